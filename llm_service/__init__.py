@@ -1,0 +1,80 @@
+"""llm_service: typed messages, chat providers with retries, and a tool-calling LLMService.
+
+Knows nothing of Obsidian or WebSockets. Importing it is cheap: provider SDKs, tenacity and
+jsonschema load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from llm_service.errors import LLMError
+from llm_service.events import (
+    ResponseComplete,
+    ServiceEvent,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStarted,
+    ToolResult,
+)
+from llm_service.messages import (
+    LLMResponse,
+    Message,
+    TextBlock,
+    ToolCall,
+    ToolResultBlock,
+    ToolSpec,
+    Usage,
+)
+from llm_service.providers.base import ChatRequest, Provider
+
+if TYPE_CHECKING:
+    from llm_service.providers.anthropic import AnthropicProvider
+    from llm_service.providers.ollama import OllamaProvider
+    from llm_service.providers.openai import OpenAIProvider
+    from llm_service.providers.scripted import ScriptedProvider
+    from llm_service.service import LLMService
+
+_LAZY = {
+    "AnthropicProvider": "llm_service.providers.anthropic",
+    "OpenAIProvider": "llm_service.providers.openai",
+    "OllamaProvider": "llm_service.providers.ollama",
+    "ScriptedProvider": "llm_service.providers.scripted",
+    "LLMService": "llm_service.service",
+}
+
+__all__ = [
+    "AnthropicProvider",
+    "ChatRequest",
+    "LLMError",
+    "LLMResponse",
+    "LLMService",
+    "Message",
+    "OllamaProvider",
+    "OpenAIProvider",
+    "Provider",
+    "ResponseComplete",
+    "ScriptedProvider",
+    "ServiceEvent",
+    "StreamEvent",
+    "TextBlock",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolCallStarted",
+    "ToolResult",
+    "ToolResultBlock",
+    "ToolSpec",
+    "Usage",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'llm_service' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,135 @@
+"""Typed, immutable conversation values: content blocks, messages, tools, usage, responses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+Role = Literal["user", "assistant"]
+StopReason = Literal[
+    "end_turn", "tool_use", "max_tokens", "stop_sequence", "max_tool_iterations", "refusal"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    """Plain text in a message."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """The model asks to run tool ``name`` with ``arguments`` (a tool_use block).
+
+    ``parse_error`` is set when the provider sent arguments that are not a JSON object; the
+    tool loop feeds it back to the model instead of running the tool.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    parse_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultBlock:
+    """The result of running the tool call ``tool_call_id`` (a tool_result block)."""
+
+    tool_call_id: str
+    content: str
+    is_error: bool = False
+
+
+ContentBlock: TypeAlias = TextBlock | ToolCall | ToolResultBlock
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One turn of a conversation: a role and its content blocks, in order."""
+
+    role: Role
+    content: tuple[ContentBlock, ...]
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls("user", (TextBlock(text),))
+
+    @classmethod
+    def assistant(cls, text: str = "", tool_calls: Iterable[ToolCall] = ()) -> Message:
+        blocks: list[ContentBlock] = [TextBlock(text)] if text else []
+        blocks.extend(tool_calls)
+        return cls("assistant", tuple(blocks))
+
+    @classmethod
+    def tool_results(cls, results: Iterable[ToolResultBlock]) -> Message:
+        """All results of one tool round, as the single user message that follows the calls."""
+        return cls("user", tuple(results))
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [b for b in self.content if isinstance(b, ToolCall)]
+
+    @property
+    def tool_results_blocks(self) -> list[ToolResultBlock]:
+        return [b for b in self.content if isinstance(b, ToolResultBlock)]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool the model may call: its name, what it does, and a JSON Schema for its input."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts of one or more provider calls; usages add up with ``+``."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LLMResponse:
+    """What a model call (or a whole tool-loop turn of LLMService) produced."""
+
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    stop_reason: StopReason = "end_turn"
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    cost_usd: float | None = None
+    request_id: str | None = None
+
+    def to_message(self) -> Message:
+        """The assistant message to append to history."""
+        return Message.assistant(self.text, self.tool_calls)

@@ -1,0 +1,192 @@
+"""The abstract provider: retry policy, error translation hook and stream semantics.
+
+A concrete provider only translates: ``_chat_once`` / ``_stream_once`` speak its API once, and
+``_convert_error`` turns whatever its SDK raised into an :class:`LLMError`. Everything about
+retrying (which codes, how long to wait, Retry-After, logging) lives here.
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from llm_service.errors import LLMError
+from llm_service.events import ResponseComplete, StreamEvent
+from llm_service.messages import LLMResponse, Message, ToolSpec
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
+
+logger = logging.getLogger("llm_service.retry")
+
+MAX_BACKOFF_SECONDS = 30.0
+"""No computed backoff wait is longer than this."""
+MAX_RETRY_AFTER_SECONDS = 60.0
+"""A server asking us to wait longer than this fails the call at once (code rate_limit)."""
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    """One call's arguments, as every provider receives them."""
+
+    messages: list[Message]
+    model: str
+    system: str | None = None
+    tools: list[ToolSpec] = field(default_factory=list)
+    max_tokens: int = 1024
+
+
+class Provider(ABC):
+    """A chat model API. Subclasses implement the three ``_``-methods and ``format_tool``."""
+
+    name: ClassVar[str] = "provider"
+    """Human name used in error messages ("Anthropic", "OpenAI", "Ollama")."""
+
+    def __init__(self, *, max_attempts: int = 3, backoff_base: float = 1.0) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        if backoff_base < 0:
+            raise ValueError("backoff_base must not be negative")
+        self.max_attempts = max_attempts
+        self.backoff_base = backoff_base
+
+    # -- what subclasses implement -------------------------------------------------------
+
+    @staticmethod
+    @abstractmethod
+    def format_tool(spec: ToolSpec) -> dict[str, Any]:
+        """``spec`` in this API's tool format."""
+
+    @abstractmethod
+    async def _chat_once(self, request: ChatRequest) -> LLMResponse:
+        """One non-streaming API call; may raise SDK exceptions."""
+
+    @abstractmethod
+    def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+        """One streaming API call; the last event is ``ResponseComplete``; may raise SDK errors.
+
+        It must close its HTTP response when closed early (use ``async with`` on the stream).
+        """
+
+    @abstractmethod
+    def _convert_error(self, exc: Exception) -> LLMError:
+        """Translate anything the SDK raised into an LLMError (the one place per provider)."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to close by default
+        """Release the SDK client's connections."""
+
+    # -- public API -----------------------------------------------------------------------
+
+    async def chat(
+        self,
+        messages: list[Message],
+        *,
+        model: str,
+        system: str | None = None,
+        tools: list[ToolSpec] | None = None,
+        max_tokens: int = 1024,
+    ) -> LLMResponse:
+        """Send ``messages`` and return the model's whole response, retrying transient errors."""
+        request = ChatRequest(list(messages), model, system, list(tools or []), max_tokens)
+        return await self._with_retries(lambda: self._translated(self._chat_once(request)))
+
+    async def stream(
+        self,
+        messages: list[Message],
+        *,
+        model: str,
+        system: str | None = None,
+        tools: list[ToolSpec] | None = None,
+        max_tokens: int = 1024,
+    ) -> AsyncIterator[StreamEvent]:
+        """Yield events as the response streams; the last one is ``ResponseComplete``.
+
+        Errors before the first event are retried like ``chat``; once an event has been yielded
+        a failure raises at once: a half-shown answer is never silently restarted.
+        """
+        request = ChatRequest(list(messages), model, system, list(tools or []), max_tokens)
+        first, events = await self._with_retries(lambda: self._open_stream(request))
+        try:
+            yield first
+            if isinstance(first, ResponseComplete):
+                return
+            while True:
+                try:
+                    event = await anext(events)
+                except StopAsyncIteration:
+                    break
+                except LLMError:
+                    raise
+                except Exception as exc:
+                    raise self._convert_error(exc) from exc
+                yield event
+        finally:
+            await events.aclose()
+
+    # -- internals ------------------------------------------------------------------------
+
+    async def _translated(self, call: Awaitable[T]) -> T:
+        try:
+            return await call
+        except LLMError:
+            raise
+        except Exception as exc:
+            raise self._convert_error(exc) from exc
+
+    async def _open_stream(
+        self, request: ChatRequest
+    ) -> tuple[StreamEvent, AsyncGenerator[StreamEvent, None]]:
+        events = self._stream_once(request)
+        try:
+            first = await self._translated(anext(events))
+        except BaseException:
+            await events.aclose()
+            raise
+        return first, events
+
+    async def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=self._wait_seconds,
+            retry=retry_if_exception(_worth_retrying),
+            before_sleep=self._log_retry,
+            reraise=True,
+        )
+        return await retrying(attempt)
+
+    def _wait_seconds(self, state: RetryCallState) -> float:
+        """Exponential backoff with jitter, capped at 30 s, but never less than Retry-After."""
+        from tenacity import wait_exponential_jitter
+
+        backoff = wait_exponential_jitter(
+            initial=self.backoff_base, max=MAX_BACKOFF_SECONDS, jitter=self.backoff_base
+        )(state)
+        exc = state.outcome.exception() if state.outcome else None
+        retry_after = exc.retry_after if isinstance(exc, LLMError) else None
+        return max(backoff, retry_after or 0.0)
+
+    def _log_retry(self, state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        code = exc.code if isinstance(exc, LLMError) else type(exc).__name__
+        wait = state.next_action.sleep if state.next_action else 0.0
+        logger.info(
+            "%s call failed (attempt %d/%d, %s); retrying in %.2fs",
+            self.name,
+            state.attempt_number,
+            self.max_attempts,
+            code,
+            wait,
+        )
+
+
+def _worth_retrying(exc: BaseException) -> bool:
+    if not isinstance(exc, LLMError) or not exc.retryable:
+        return False
+    return exc.retry_after is None or exc.retry_after <= MAX_RETRY_AFTER_SECONDS
