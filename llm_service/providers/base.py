@@ -80,6 +80,10 @@ class Provider(ABC):
     async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to close by default
         """Release the SDK client's connections."""
 
+    async def list_models(self) -> list[str]:
+        """Model names this endpoint serves, newest first where the API says; [] if unknown."""
+        return []
+
     # -- public API -----------------------------------------------------------------------
 
     async def chat(
