@@ -1,0 +1,24 @@
+"""Per-vault state folder: search index, undo snapshots, audit log, and the server info file."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Final
+
+APP_NAME: Final = "obsidian-ai-bridge"
+
+
+def vault_key(root: Path) -> str:
+    """A stable folder name for a vault: its name (sanitised) and 12 hex of sha256(abs path)."""
+    resolved = str(root.resolve())
+    slug = re.sub(r"[^\w.-]+", "-", root.resolve().name, flags=re.UNICODE).strip("-.") or "vault"
+    return f"{slug[:40]}-{hashlib.sha256(resolved.encode()).hexdigest()[:12]}"
+
+
+def default_data_dir(root: Path) -> Path:
+    """``<user state dir>/obsidian-ai-bridge/vaults/<vault key>``, outside the vault."""
+    from platformdirs import user_state_dir
+
+    return Path(user_state_dir(APP_NAME)) / "vaults" / vault_key(root)

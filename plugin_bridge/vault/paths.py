@@ -1,0 +1,99 @@
+"""Where a path from outside may point inside a vault, and which files the vault layer ignores.
+
+Every path that comes from a model tool call or a plugin request goes through :func:`resolve_note`:
+it must stay inside the vault root (no absolute paths, no ``..`` escape, no symlink leading out),
+must not be inside a hidden system folder, and must name a note type we handle.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath
+from typing import Final
+
+from plugin_bridge.vault.errors import VaultError
+
+EXCLUDED_DIRS: Final = frozenset({".obsidian", ".git", ".trash", ".ai-bridge"})
+"""Folders never read, written, indexed or watched (``.ai-bridge`` is our data dir when inside)."""
+TEMP_PREFIX: Final = ".~aib-"
+"""Prefix of our atomic-write temp files; the watcher and the indexer skip them."""
+WRITABLE_SUFFIXES: Final = frozenset({".md"})
+READABLE_SUFFIXES: Final = frozenset({".md", ".canvas", ".base"})
+_EDITOR_TEMP_SUFFIXES: Final = (".tmp", ".swp", ".swx", ".swo", "~", ".crdownload", ".part")
+
+
+def to_posix(rel_path: str) -> str:
+    """Normalise a vault-relative path to forward slashes without a leading ``./``."""
+    return PurePosixPath(rel_path.replace("\\", "/")).as_posix().removeprefix("./")
+
+
+def is_ignored(rel_path: str, *, extra_dirs: frozenset[str] = frozenset()) -> bool:
+    """True for files the vault layer must never index or watch (system folders, temp files)."""
+    parts = PurePosixPath(to_posix(rel_path)).parts
+    if any(part in EXCLUDED_DIRS or part in extra_dirs for part in parts[:-1]):
+        return True
+    name = parts[-1] if parts else ""
+    return (
+        name.startswith(TEMP_PREFIX)
+        or name.startswith(".#")
+        or name.endswith(_EDITOR_TEMP_SUFFIXES)
+        or name in EXCLUDED_DIRS
+    )
+
+
+def resolve_note(
+    root: Path,
+    rel_path: str,
+    *,
+    write: bool = False,
+    excluded: frozenset[Path] = frozenset(),
+) -> Path:
+    """The absolute path of ``rel_path`` inside ``root`` or ``VaultError(forbidden_path)``.
+
+    ``root`` must already be resolved. ``excluded`` holds extra absolute folders to refuse (the
+    data dir when it sits inside the vault). Missing files are fine: existence is the caller's.
+    """
+    if not rel_path or not rel_path.strip():
+        raise VaultError("forbidden_path", "Give a note path relative to the vault root.")
+    if "\x00" in rel_path:
+        raise VaultError("forbidden_path", "A note path cannot contain a NUL character.")
+    posix = to_posix(rel_path.strip())
+    pure = PurePosixPath(posix)
+    if pure.is_absolute() or (len(posix) > 1 and posix[1] == ":"):
+        raise VaultError(
+            "forbidden_path",
+            f"'{rel_path}' is absolute: give a path relative to the vault root.",
+            path=rel_path,
+        )
+    if ".." in pure.parts:
+        raise VaultError(
+            "forbidden_path",
+            f"'{rel_path}' leaves the vault: remove the '..' parts.",
+            path=rel_path,
+        )
+    if any(part in EXCLUDED_DIRS for part in pure.parts):
+        raise VaultError(
+            "forbidden_path",
+            f"'{rel_path}' is inside a system folder ({', '.join(sorted(EXCLUDED_DIRS))}).",
+            path=rel_path,
+        )
+    allowed = WRITABLE_SUFFIXES if write else READABLE_SUFFIXES
+    if pure.suffix.lower() not in allowed:
+        kinds = ", ".join(sorted(allowed))
+        verb = "written" if write else "read"
+        raise VaultError(
+            "forbidden_path", f"Only {kinds} notes can be {verb}: '{rel_path}'.", path=rel_path
+        )
+    candidate = root.joinpath(*pure.parts)
+    real = Path(os.path.realpath(candidate))
+    if not real.is_relative_to(root):
+        raise VaultError(
+            "forbidden_path",
+            f"'{rel_path}' points outside the vault through a link.",
+            path=rel_path,
+        )
+    if any(real.is_relative_to(folder) for folder in excluded):
+        raise VaultError(
+            "forbidden_path", f"'{rel_path}' is inside the assistant's data folder.", path=rel_path
+        )
+    return candidate
