@@ -39,6 +39,8 @@ class ChatRequest:
     system: str | None = None
     tools: list[ToolSpec] = field(default_factory=list)
     max_tokens: int = 1024
+    tool_choice: str | None = None
+    """Name of a tool the model must call (a forced tool call); None lets the model choose."""
 
 
 class Provider(ABC):
@@ -94,9 +96,10 @@ class Provider(ABC):
         system: str | None = None,
         tools: list[ToolSpec] | None = None,
         max_tokens: int = 1024,
+        tool_choice: str | None = None,
     ) -> LLMResponse:
         """Send ``messages`` and return the model's whole response, retrying transient errors."""
-        request = ChatRequest(list(messages), model, system, list(tools or []), max_tokens)
+        request = _request(messages, model, system, tools, max_tokens, tool_choice)
         return await self._with_retries(lambda: self._translated(self._chat_once(request)))
 
     async def stream(
@@ -107,13 +110,14 @@ class Provider(ABC):
         system: str | None = None,
         tools: list[ToolSpec] | None = None,
         max_tokens: int = 1024,
+        tool_choice: str | None = None,
     ) -> AsyncIterator[StreamEvent]:
         """Yield events as the response streams; the last one is ``ResponseComplete``.
 
         Errors before the first event are retried like ``chat``; once an event has been yielded
         a failure raises at once: a half-shown answer is never silently restarted.
         """
-        request = ChatRequest(list(messages), model, system, list(tools or []), max_tokens)
+        request = _request(messages, model, system, tools, max_tokens, tool_choice)
         first, events = await self._with_retries(lambda: self._open_stream(request))
         try:
             yield first
@@ -188,6 +192,19 @@ class Provider(ABC):
             code,
             wait,
         )
+
+
+def _request(
+    messages: list[Message],
+    model: str,
+    system: str | None,
+    tools: list[ToolSpec] | None,
+    max_tokens: int,
+    tool_choice: str | None,
+) -> ChatRequest:
+    if tool_choice is not None and not any(t.name == tool_choice for t in tools or []):
+        raise ValueError(f"tool_choice {tool_choice!r} names no tool in the request")
+    return ChatRequest(list(messages), model, system, list(tools or []), max_tokens, tool_choice)
 
 
 def _worth_retrying(exc: BaseException) -> bool:
