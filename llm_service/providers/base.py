@@ -167,14 +167,18 @@ class Provider(ABC):
             before_sleep=self._log_retry,
             reraise=True,
         )
-        return await retrying(attempt)
+
+        async def call() -> T:  # tenacity awaits only coroutine functions
+            return await attempt()
+
+        return await retrying(call)
 
     def _wait_seconds(self, state: RetryCallState) -> float:
         """Exponential backoff with jitter, capped at 30 s, but never less than Retry-After."""
         from tenacity import wait_exponential_jitter
 
         backoff = wait_exponential_jitter(
-            initial=self.backoff_base, max=MAX_BACKOFF_SECONDS, jitter=self.backoff_base
+            multiplier=self.backoff_base, max=MAX_BACKOFF_SECONDS, jitter=self.backoff_base
         )(state)
         exc = state.outcome.exception() if state.outcome else None
         retry_after = exc.retry_after if isinstance(exc, LLMError) else None
