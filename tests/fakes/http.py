@@ -67,7 +67,7 @@ class FakeHTTPServer:
         self.requests: list[Recorded] = []
         self.disconnected = asyncio.Event()
         self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
+        self._handlers: set[asyncio.Task[None]] = set()
         self.port = 0
 
     @property
@@ -85,19 +85,24 @@ class FakeHTTPServer:
     async def __aexit__(self, *exc: object) -> None:
         assert self._server is not None
         self._server.close()
-        for writer in list(self._writers):
-            writer.transport.abort()
+        for task in list(self._handlers):
+            task.cancel()
+        await asyncio.gather(*self._handlers, return_exceptions=True)
         await self._server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._writers.add(writer)
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
         try:
             while await self._one_request(reader, writer):
                 pass
         except (ConnectionError, asyncio.IncompleteReadError):
             self.disconnected.set()
+        except asyncio.CancelledError:
+            pass  # the server is shutting down
         finally:
-            self._writers.discard(writer)
+            self._handlers.discard(task)
             writer.transport.abort()
 
     async def _one_request(

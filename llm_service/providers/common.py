@@ -1,0 +1,130 @@
+"""Pieces every provider translation shares: the HTTP status table and tool-argument parsing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from llm_service.errors import ErrorCode
+
+_STATUS_CODES: dict[int, ErrorCode] = {
+    400: "invalid_request",
+    401: "auth_error",
+    403: "auth_error",
+    404: "invalid_request",
+    408: "timeout",
+    413: "invalid_request",
+    422: "invalid_request",
+    429: "rate_limit",
+    529: "overloaded",
+}
+
+_BODY_TYPES: dict[str, ErrorCode] = {
+    "overloaded_error": "overloaded",
+    "rate_limit_error": "rate_limit",
+    "insufficient_quota": "quota_exceeded",
+    "authentication_error": "auth_error",
+    "permission_error": "auth_error",
+    "invalid_request_error": "invalid_request",
+    "not_found_error": "invalid_request",
+    "request_too_large": "invalid_request",
+    "api_error": "server_error",
+    "timeout_error": "timeout",
+}
+
+
+def code_for(status: int | None, error_type: str | None = None, message: str = "") -> ErrorCode:
+    """The LLMError code for an HTTP status and the API's own error type.
+
+    Quota and overload are recognised by type first; then the status decides; the type alone
+    decides only for errors without one (an error event inside a 200 stream)."""
+    lowered = message.lower()
+    if error_type == "insufficient_quota" or "credit balance is too low" in lowered:
+        return "quota_exceeded"
+    if error_type == "overloaded_error":
+        return "overloaded"
+    if status is not None and status in _STATUS_CODES:
+        return _STATUS_CODES[status]
+    if status is not None and status >= 500:
+        return "server_error"
+    return _BODY_TYPES.get(error_type or "", "unknown")
+
+
+def error_details(body: object) -> tuple[str | None, str]:
+    """(error type or code, message) from an API error body in any of the usual shapes."""
+    if not isinstance(body, dict):
+        return None, str(body or "")
+    error = body.get("error", body)
+    if isinstance(error, str):
+        return None, error
+    if not isinstance(error, dict):
+        return None, ""
+    kind = error.get("code") if error.get("code") == "insufficient_quota" else error.get("type")
+    return (str(kind) if kind else None), str(error.get("message") or "")
+
+
+def parse_tool_arguments(raw: str | dict[str, Any] | None) -> tuple[dict[str, Any], str | None]:
+    """Tool arguments as a dict, or ({}, reason) when they are not a JSON object."""
+    if isinstance(raw, dict):
+        return raw, None
+    if raw is None or not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        excerpt = raw if len(raw) <= 80 else raw[:77] + "..."
+        return {}, f"arguments are not valid JSON ({exc.msg} at char {exc.pos}): {excerpt}"
+    if not isinstance(value, dict):
+        return {}, f"arguments must be a JSON object, got {type(value).__name__}"
+    return value, None
+
+
+def describe(code: ErrorCode, provider: str, status: int | None, detail: str, hint: str) -> str:
+    """One sentence: what happened, with the status, the API's words, and what to do."""
+    what = {
+        "auth_error": "rejected the API key",
+        "rate_limit": "rate limit reached",
+        "quota_exceeded": "quota or credit is used up",
+        "overloaded": "is overloaded",
+        "server_error": "had a server error",
+        "invalid_request": "refused the request",
+        "timeout": "did not answer in time",
+        "network_error": "could not be reached",
+        "invalid_response": "sent a response that could not be read",
+        "cancelled": "request was cancelled",
+        "unknown": "failed",
+    }[code]
+    status_text = f" ({status})" if status else ""
+    detail_text = f": {detail.rstrip('.')}" if detail else ""
+    return f"{provider} {what}{status_text}{detail_text}; {hint}."
+
+
+HINTS: dict[ErrorCode, str] = {
+    "rate_limit": "wait a moment and send the message again",
+    "quota_exceeded": "add credit or raise the quota in your provider account",
+    "overloaded": "try again in a minute",
+    "server_error": "try again in a minute",
+    "invalid_request": "check the model name and the request",
+    "timeout": "try again, or raise the timeout",
+    "network_error": "check your connection and the base URL",
+    "invalid_response": "check that the base URL points at a compatible API",
+    "cancelled": "send the message again if you still need the answer",
+    "unknown": "see the server log for details",
+}
+
+
+def transport_code(exc: BaseException) -> ErrorCode | None:
+    """The code for an httpx / httpx2 transport failure, judged by class name (both libraries
+    share their exception hierarchy's names), or None when ``exc`` is not one."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if "TimeoutException" in names or isinstance(exc, TimeoutError):
+        return "timeout"
+    if "DecodingError" in names:
+        return "invalid_response"
+    if names & {"TransportError", "NetworkError", "ProtocolError"} or isinstance(
+        exc, ConnectionError
+    ):
+        return "network_error"
+    if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
+        return "invalid_response"
+    return None
