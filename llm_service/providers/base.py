@@ -11,7 +11,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent
@@ -46,7 +46,7 @@ class ChatRequest:
 class Provider(ABC):
     """A chat model API. Subclasses implement the three ``_``-methods and ``format_tool``."""
 
-    name: ClassVar[str] = "provider"
+    name: str = "provider"
     """Human name used in error messages ("Anthropic", "OpenAI", "Ollama")."""
 
     def __init__(self, *, max_attempts: int = 3, backoff_base: float = 1.0) -> None:

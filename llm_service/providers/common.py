@@ -41,7 +41,8 @@ def code_for(status: int | None, error_type: str | None = None, message: str = "
     lowered = message.lower()
     if error_type == "insufficient_quota" or "credit balance is too low" in lowered:
         return "quota_exceeded"
-    if error_type == "overloaded_error":
+    server_side = status is None or status >= 500
+    if error_type == "overloaded_error" or (server_side and "overloaded" in lowered):
         return "overloaded"
     if status is not None and status in _STATUS_CODES:
         return _STATUS_CODES[status]
@@ -100,6 +101,7 @@ def describe(code: ErrorCode, provider: str, status: int | None, detail: str, hi
 
 
 HINTS: dict[ErrorCode, str] = {
+    "auth_error": "check the API key",
     "rate_limit": "wait a moment and send the message again",
     "quota_exceeded": "add credit or raise the quota in your provider account",
     "overloaded": "try again in a minute",

@@ -175,6 +175,9 @@ def quota_reply() -> Reply:
     )
 
 
+SUPPORTS_TOOL_CHOICE = True
+
+
 def forced_tool(body: dict[str, Any]) -> str | None:
     """The tool a request body forces, if any."""
     choice = body.get("tool_choice") or {}
