@@ -1,4 +1,8 @@
-"""Crash-safe file replacement: a reader sees the old bytes or the new, never a torn file."""
+"""Crash-safe file replacement: a reader sees the old bytes or the new, never a torn file.
+
+The temp file is ``TEMP_PREFIX`` + random hex in the target's own folder (``os.replace`` is only
+atomic within one file system), so the watcher and the indexer skip it if a crash leaves it behind.
+"""
 
 from __future__ import annotations
 
@@ -9,28 +13,43 @@ from pathlib import Path
 
 from plugin_bridge.vault.paths import TEMP_PREFIX
 
+NEW_FILE_MODE = 0o666
+"""Mode of new files before the umask, as any editor would create them."""
+
 
 def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to a temp file beside ``path``, fsync it, and rename it over ``path``."""
+    """Replace ``path`` with ``data`` (creating missing folders) so that a crash leaves either.
+
+    Writes a temp file beside ``path``, fsyncs it, renames it over ``path`` and fsyncs the folder.
+    ``mode`` (permission bits) is set exactly; None gives a new file's default mode.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f"{TEMP_PREFIX}{secrets.token_hex(6)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode)
+    temp = path.with_name(f"{TEMP_PREFIX}{secrets.token_hex(8)}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    fd = os.open(temp, flags, NEW_FILE_MODE)
     try:
         with os.fdopen(fd, "wb") as handle:
+            if mode is not None:
+                os.chmod(temp, mode)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
-def _fsync_dir(folder: Path) -> None:
+def remove_durably(path: Path) -> None:
+    """Delete ``path`` (if present) and make the removal survive a crash."""
+    path.unlink(missing_ok=True)
+    fsync_dir(path.parent)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Flush a folder's entries to disk; a no-op where folders cannot be opened (Windows)."""
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
         try:

@@ -30,6 +30,7 @@ logger = logging.getLogger("plugin_bridge.vault.index")
 
 MAX_NOTE_BYTES = 5 * 1024 * 1024
 BATCH = 500
+WATCH_READY_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ class SearchIndex:
         self._queue: queue.Queue[_Work] = queue.Queue()
         self._in_progress = 0
         self._scanned = threading.Event()
+        self._watching = threading.Event()
         self._read_lock = threading.Lock()
         self._reader: sqlite3.Connection | None = None
         self._thread: threading.Thread | None = None
@@ -115,6 +117,7 @@ class SearchIndex:
                     self._on_change,
                     self._on_vault_state,
                     self._stop,
+                    on_ready=self._watching.set,
                     debounce_ms=self.debounce_ms,
                 ),
                 name="vault-watcher",
@@ -189,6 +192,8 @@ class SearchIndex:
     # -- worker thread ------------------------------------------------------------------
 
     def _run(self, conn: sqlite3.Connection) -> None:
+        if self.watch and not self._watching.wait(WATCH_READY_SECONDS):
+            logger.warning("the vault watcher did not start in time; scanning anyway")
         try:
             self._scan(conn)
         except Exception:

@@ -18,6 +18,8 @@ from plugin_bridge.vault.paths import READABLE_SUFFIXES, is_ignored, to_posix
 logger = logging.getLogger("plugin_bridge.vault.watcher")
 
 MISSING_POLL_SECONDS = 0.5
+READY_TIMEOUT_MS = 100
+"""How often an idle watcher wakes: bounds how late readiness and a vanished vault are seen."""
 
 
 async def watch_vault(
@@ -26,9 +28,14 @@ async def watch_vault(
     on_state: Callable[[bool], None],
     stop: asyncio.Event,
     *,
+    on_ready: Callable[[], None] = lambda: None,
     debounce_ms: int = 30,
 ) -> None:
-    """Call ``on_change`` with vault-relative note paths as they change, until ``stop``."""
+    """Call ``on_change`` with vault-relative note paths as they change, until ``stop``.
+
+    ``on_ready`` is called once the OS watch is in place (the first, possibly empty, batch), so
+    a scan started after it cannot miss a change.
+    """
     from watchfiles import awatch
 
     def wanted(_change: object, path: str) -> bool:
@@ -51,9 +58,10 @@ async def watch_vault(
                 debounce=debounce_ms,
                 step=10,
                 stop_event=stop,
-                rust_timeout=500,
+                rust_timeout=READY_TIMEOUT_MS,
                 yield_on_timeout=True,
             ):
+                on_ready()
                 if not await asyncio.to_thread(root.is_dir):
                     break
                 paths = {_relative(root, p) for _, p in changes}
