@@ -1,0 +1,246 @@
+"""The tool registry: checked registrations, argument validation, permissions, timeouts.
+
+A :class:`ToolRegistry` needs no provider: ``LLMService`` composes one for its tool loop, and the
+bridge uses one on its own to run tools when no model is configured.
+
+Everything a model can get wrong becomes an error :class:`ToolResultBlock` (``is_error=True``)
+that goes back to the model so it can correct itself; :meth:`ToolRegistry.run_tool_call` never
+raises except ``asyncio.CancelledError``. Mistakes of the programmer registering a tool (a bad
+name, schema, permission or timeout) raise ``ValueError`` at registration.
+
+jsonschema is imported on first registration, not with the package.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
+
+from llm_service.messages import ToolCall, ToolResultBlock, ToolSpec
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+logger = logging.getLogger("llm_service.tools")
+
+Permission = Literal["allow", "ask", "deny"]
+PERMISSIONS: Final[frozenset[str]] = frozenset(get_args(Permission))
+ToolOutput: TypeAlias = str | dict[str, Any] | list[Any]
+ToolHandler: TypeAlias = Callable[[dict[str, Any]], ToolOutput | Awaitable[ToolOutput]]
+"""Receives the arguments dict; sync handlers run in a worker thread, async ones on the loop."""
+ConfirmCallback: TypeAlias = Callable[[ToolCall], Awaitable[bool]]
+"""Asked before running a tool whose permission is "ask"; True runs it."""
+
+TOOL_NAME_PATTERN: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+DEFAULT_TIMEOUT: Final = 30.0
+_MAX_REASON_CHARS: Final = 300
+"""Validation messages quote the offending value; long values are cut to keep results short."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Tool:
+    spec: ToolSpec
+    handler: ToolHandler
+    permission: Permission
+    timeout: float
+    validator: Validator
+
+
+class ToolRegistry:
+    """Named tools with JSON Schema inputs, run under their permission and timeout."""
+
+    def __init__(self, *, confirm: ConfirmCallback | None = None) -> None:
+        self.confirm = confirm
+        self._tools: dict[str, _Tool] = {}
+
+    def register_tool(
+        self,
+        name: str,
+        description: str,
+        input_schema: Mapping[str, Any],
+        handler: ToolHandler,
+        *,
+        permission: Permission = "allow",
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        """Add a tool, or replace the one with the same name.
+
+        Raises ValueError for a name outside ``^[a-zA-Z0-9_-]{1,64}$``, an input schema that is not
+        a valid JSON Schema for an object, an unknown permission or a timeout that is not positive.
+        """
+        if not TOOL_NAME_PATTERN.match(name):
+            raise ValueError(
+                f"Tool name {name!r} is invalid: use 1-64 letters, digits, '_' or '-'."
+            )
+        if permission not in PERMISSIONS:
+            raise ValueError(
+                f"Tool {name!r} has unknown permission {permission!r}: use allow, ask or deny."
+            )
+        if not timeout > 0:
+            raise ValueError(f"Tool {name!r} needs a positive timeout, not {timeout!r}.")
+        if not callable(handler):
+            raise ValueError(f"Tool {name!r} needs a callable handler.")
+        if not isinstance(input_schema, Mapping):
+            raise ValueError(f"Tool {name!r} needs an input_schema that is a JSON object.")
+        schema = copy.deepcopy(dict(input_schema))
+        validator = _validator(name, schema)
+        if name in self._tools:
+            logger.info("Tool %r registered again; the new definition replaces the old one", name)
+        self._tools[name] = _Tool(
+            ToolSpec(name, description, schema), handler, permission, timeout, validator
+        )
+
+    def get_registered_tools(self) -> list[ToolSpec]:
+        """The tools' specs, in registration order."""
+        return [tool.spec for tool in self._tools.values()]
+
+    def permission(self, name: str) -> Permission | None:
+        """The permission of tool ``name``, or None when no such tool is registered."""
+        tool = self._tools.get(name)
+        return None if tool is None else tool.permission
+
+    def validate_tool_call(self, call: ToolCall) -> str | None:
+        """None if ``call`` names a registered tool with valid arguments, else why it is not."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            available = ", ".join(self._tools) or "none"
+            return f"Unknown tool {call.name!r}. Available: {available}."
+        if call.parse_error is not None:
+            return (
+                f"Invalid arguments for {call.name!r}: {_cut(call.parse_error)}; "
+                "send the arguments as one JSON object."
+            )
+        return _schema_problem(tool, call.arguments)
+
+    async def run_tool_call(self, call: ToolCall) -> ToolResultBlock:
+        """Validate, check the permission, then run ``call``'s handler under its timeout.
+
+        Never raises (except CancelledError): every failure is an error result. A sync handler
+        that times out keeps running in its worker thread; its result is discarded.
+        """
+        problem = self.validate_tool_call(call)
+        if problem is not None:
+            return _error(call, problem)
+        tool = self._tools[call.name]
+        refusal = await self._refusal(tool, call)
+        if refusal is not None:
+            return _error(call, refusal)
+        return await _execute(tool, call)
+
+    async def _refusal(self, tool: _Tool, call: ToolCall) -> str | None:
+        """None when ``call`` may run, else why not."""
+        name = call.name
+        if tool.permission == "allow":
+            return None
+        if tool.permission == "deny":
+            return f"Tool {name!r} is not allowed in this conversation; not run."
+        if self.confirm is None:
+            return f"Tool {name!r} needs approval and this conversation has no way to ask; not run."
+        try:
+            approved = await self.confirm(call)
+        except Exception:
+            logger.warning("Asking to approve tool %r failed", name, exc_info=True)
+            return f"Tool {name!r} needs approval and asking for it failed; not run."
+        return None if approved else f"The user did not approve running tool {name!r}; not run."
+
+
+def _validator(name: str, schema: dict[str, Any]) -> Validator:
+    from jsonschema import SchemaError
+    from jsonschema.validators import validator_for
+
+    cls = validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        raise ValueError(
+            f"Tool {name!r} has an invalid input_schema: {_cut(exc.message)}."
+        ) from exc
+    if schema.get("type") != "object":
+        raise ValueError(f'Tool {name!r} needs an input_schema with "type": "object".')
+    return cls(schema)
+
+
+def _schema_problem(tool: _Tool, arguments: dict[str, Any]) -> str | None:
+    from jsonschema.exceptions import best_match
+
+    error = best_match(tool.validator.iter_errors(arguments))
+    if error is None:
+        return None
+    field = _field_path(error.absolute_path)
+    where = f" (at {field!r})" if field else ""
+    return f"Invalid arguments for {tool.spec.name!r}: {_cut(error.message)}{where}."
+
+
+def _field_path(path: Any) -> str:
+    parts: list[str] = []
+    for key in path:
+        if isinstance(key, int):
+            parts.append(f"[{key}]")
+        else:
+            parts.append(f".{key}" if parts else str(key))
+    return "".join(parts)
+
+
+async def _execute(tool: _Tool, call: ToolCall) -> ToolResultBlock:
+    name = call.name
+    arguments = copy.deepcopy(call.arguments)
+    try:
+        async with asyncio.timeout(tool.timeout) as deadline:
+            output = await _call_handler(tool.handler, arguments)
+    except TimeoutError as exc:
+        if not deadline.expired():  # the handler's own TimeoutError, not our deadline
+            return _failure(call, exc)
+        logger.warning("Tool %r timed out after %g s", name, tool.timeout)
+        return _error(call, f"Tool {name!r} timed out after {tool.timeout:g} s.")
+    except Exception as exc:
+        return _failure(call, exc)
+    return _result(call, output)
+
+
+async def _call_handler(handler: ToolHandler, arguments: dict[str, Any]) -> object:
+    if inspect.iscoroutinefunction(handler):
+        output: object = await handler(arguments)
+    else:
+        output = await asyncio.to_thread(handler, arguments)
+    if inspect.isawaitable(output):
+        output = await output
+    return output
+
+
+def _failure(call: ToolCall, exc: Exception) -> ToolResultBlock:
+    logger.warning("Tool %r raised %s", call.name, type(exc).__name__)
+    logger.debug("Tool %r traceback", call.name, exc_info=exc)
+    message = str(exc).strip() or type(exc).__name__
+    return _error(call, f"Tool {call.name!r} failed: {message}")
+
+
+def _result(call: ToolCall, output: object) -> ToolResultBlock:
+    if isinstance(output, str):
+        return ToolResultBlock(call.id, output)
+    if isinstance(output, (dict, list)):
+        try:
+            text = json.dumps(output, ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError) as exc:
+            logger.warning("Tool %r returned a value JSON cannot encode: %s", call.name, exc)
+            return _error(call, f"Tool {call.name!r} failed: its result is not valid JSON.")
+        return ToolResultBlock(call.id, text)
+    logger.warning("Tool %r returned %s, not str, dict or list", call.name, type(output).__name__)
+    return _error(call, f"Tool {call.name!r} failed: it returned no usable result.")
+
+
+def _error(call: ToolCall, message: str) -> ToolResultBlock:
+    return ToolResultBlock(call.id, message, is_error=True)
+
+
+def _cut(text: str) -> str:
+    text = text.rstrip(".")
+    if len(text) <= _MAX_REASON_CHARS:
+        return text
+    return text[: _MAX_REASON_CHARS - 1] + "…"

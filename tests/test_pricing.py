@@ -1,0 +1,156 @@
+"""Pricing table, cost arithmetic, default/recommended models and the deprecation table."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import subprocess
+import sys
+from typing import get_args
+
+import pytest
+
+from llm_service.messages import Usage
+from llm_service.pricing import (
+    DEFAULT_MODEL,
+    DEPRECATED_MODELS,
+    PRICES,
+    RECOMMENDED_MODELS,
+    Price,
+    cost_usd,
+    price_for,
+    retirement_date,
+)
+
+_DATED = r"(-\d{4}-\d\d-\d\d)?$"
+
+
+def _anthropic_models() -> list[str]:
+    from anthropic.types.model_param import ModelParam
+
+    literal = get_args(ModelParam)[0]
+    return list(get_args(literal))
+
+
+def _openai_models() -> list[str]:
+    from openai.types.shared.chat_model import ChatModel
+
+    return list(get_args(ChatModel))
+
+
+def _openai_deprecated() -> set[str]:
+    """Model ids the openai SDK's ChatModel notes list under "Deprecated values"."""
+    import openai.types.shared.chat_model as module
+
+    notes = inspect.getsource(module).split("Deprecated values:", 1)[1]
+    return set(re.findall(r'"([^"]+)"', notes))
+
+
+def test_deprecation_table_matches_the_anthropic_sdk() -> None:
+    """Our copy of the retirement dates equals the installed SDK's DEPRECATED_MODELS."""
+    from anthropic._data.deprecated_models import DEPRECATED_MODELS as SDK_DEPRECATED
+
+    assert DEPRECATED_MODELS == SDK_DEPRECATED
+
+
+def test_default_model_is_a_current_sdk_model() -> None:
+    """DEFAULT_MODEL is a Sonnet the SDK lists and does not mark deprecated."""
+    from anthropic._data.deprecated_models import DEPRECATED_MODELS as SDK_DEPRECATED
+
+    assert DEFAULT_MODEL in _anthropic_models()
+    assert DEFAULT_MODEL not in SDK_DEPRECATED
+    assert "sonnet" in DEFAULT_MODEL
+    assert price_for(DEFAULT_MODEL) is not None
+
+
+def test_every_claude_haiku_sonnet_and_opus_model_has_a_price() -> None:
+    """All Haiku/Sonnet/Opus ids of the SDK's ModelParam, dated ones included, are priced."""
+    models = [m for m in _anthropic_models() if re.match(r"claude-(haiku|sonnet|opus)-", m)]
+    assert len(models) >= 14
+    assert [m for m in models if price_for(m) is None] == []
+
+
+def test_every_anthropic_sdk_model_has_a_price() -> None:
+    """Fable and Mythos ids of the SDK are priced too (by family where unpublished)."""
+    assert [m for m in _anthropic_models() if price_for(m) is None] == []
+
+
+@pytest.mark.parametrize(
+    "family", [r"gpt-6", r"gpt-5", r"gpt-4\.1", rf"gpt-4o{_DATED}", rf"gpt-4o-mini{_DATED}"]
+)
+def test_current_openai_chat_models_have_prices(family: str) -> None:
+    """The SDK's gpt-6/5.x/4.1/4o/4o-mini text models, dated ids too, are priced.
+
+    The audio and search previews of gpt-4o are not chat models this service uses.
+    """
+    models = [m for m in _openai_models() if re.match(family, m)]
+    assert models
+    assert [m for m in models if price_for(m) is None] == []
+
+
+@pytest.mark.parametrize(
+    ("dated", "alias"),
+    [
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
+        ("claude-haiku-4-5-20251001", "claude-haiku-4-5"),
+        ("gpt-4.1-mini-2025-04-14", "gpt-4.1-mini"),
+        ("gpt-5.2-pro-2025-12-11", "gpt-5.2-pro"),
+    ],
+)
+def test_dated_ids_use_their_alias_price(dated: str, alias: str) -> None:
+    """A snapshot id with a date suffix costs what its alias costs."""
+    assert dated not in PRICES
+    assert price_for(dated) == PRICES[alias]
+
+
+@pytest.mark.parametrize("model", ["llama3.1:8b", "qwen3:8b", "claude-unknown-9", "gpt-99", ""])
+def test_unknown_and_local_models_cost_none(model: str) -> None:
+    """Unpriced models (every Ollama model among them) cost None, not 0."""
+    assert price_for(model) is None
+    assert cost_usd(model, Usage(1000, 1000)) is None
+
+
+def test_cost_is_the_sum_of_tokens_times_rates() -> None:
+    """cost = sum(tokens * rate / 1e6) over input, output, cache read and cache write."""
+    price = Price(input=3.0, output=15.0, cache_read=0.30, cache_write=3.75)
+    usage = Usage(
+        input_tokens=1000, output_tokens=500, cache_read_tokens=2000, cache_write_tokens=400
+    )
+    expected = (1000 * 3.0 + 500 * 15.0 + 2000 * 0.30 + 400 * 3.75) / 1e6
+    assert price.cost(usage) == pytest.approx(expected)
+    assert cost_usd("claude-sonnet-4-6", usage) == pytest.approx(expected)
+
+
+def test_zero_usage_on_a_priced_model_costs_zero() -> None:
+    """A known model with no tokens costs exactly 0.0."""
+    assert cost_usd(DEFAULT_MODEL, Usage()) == 0.0
+
+
+def test_retirement_dates_come_from_the_table() -> None:
+    """retirement_date answers the deprecation date, or None for current models."""
+    assert retirement_date("claude-sonnet-4-5") == "November 30th, 2026"
+    assert retirement_date(DEFAULT_MODEL) is None
+
+
+def test_recommended_models_per_provider() -> None:
+    """Each provider has a best-first list; cloud picks are current SDK models with prices."""
+    assert set(RECOMMENDED_MODELS) == {"anthropic", "openai", "ollama"}
+    assert all(RECOMMENDED_MODELS.values())
+    assert RECOMMENDED_MODELS["anthropic"][0] == DEFAULT_MODEL
+    for model in RECOMMENDED_MODELS["anthropic"]:
+        assert model in _anthropic_models() and model not in DEPRECATED_MODELS
+        assert price_for(model) is not None
+    deprecated = _openai_deprecated()
+    assert "gpt-4o" in deprecated  # the parse of the SDK's notes found the list
+    for model in RECOMMENDED_MODELS["openai"]:
+        assert model in _openai_models() and model not in deprecated
+        assert price_for(model) is not None
+
+
+def test_pricing_does_not_import_the_sdks() -> None:
+    """llm_service.pricing loads without anthropic or openai (the bridge must start fast)."""
+    code = (
+        "import sys, llm_service.pricing; "
+        "assert 'anthropic' not in sys.modules and 'openai' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=30)
