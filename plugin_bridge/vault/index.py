@@ -18,11 +18,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from stat import S_ISREG
 
 from plugin_bridge.vault import search as search_sql
 from plugin_bridge.vault.parse import parse_note
 from plugin_bridge.vault.paths import READABLE_SUFFIXES, is_ignored, to_posix
-from plugin_bridge.vault.query import CJK_RUN
+from plugin_bridge.vault.query import spaced
 from plugin_bridge.vault.schema import connect, migrate
 from plugin_bridge.vault.watcher import watch_vault
 
@@ -85,6 +86,8 @@ class SearchIndex:
         self.watch = watch
         self.debounce_ms = debounce_ms
         self.excluded = frozenset(p.resolve() for p in excluded)
+        self._root_str = str(self.root)
+        self._excluded_prefixes = tuple(str(p) + os.sep for p in self.excluded)
         self.last_scan_stats = ScanStats()
         self.applied_migrations: list[str] = []
         self._queue: queue.Queue[_Work] = queue.Queue()
@@ -286,20 +289,16 @@ class SearchIndex:
             raise
 
     def _apply_one(self, conn: sqlite3.Connection, rel: str) -> None:
-        full = self.root / rel
         row = conn.execute("SELECT id, hash FROM notes WHERE path = ?", (rel,)).fetchone()
-        if not self._indexable(rel) or not full.is_file():
+        raw, stat = self._read(rel)
+        if raw is None or stat is None:
             if row and self.root.is_dir():  # a vanished vault keeps its last indexed state
                 _delete(conn, row[0])
             return
         try:
-            stat = full.stat()
-            if stat.st_size > MAX_NOTE_BYTES:
-                raise ValueError("too large")
-            raw = full.read_bytes()
             text = raw.decode("utf-8-sig")
-        except (OSError, ValueError) as exc:
-            logger.debug("not indexing %s: %s", rel, exc)
+        except UnicodeDecodeError:
+            logger.debug("not indexing %s: not UTF-8 text", rel)
             if row:
                 _delete(conn, row[0])
             return
@@ -330,7 +329,7 @@ class SearchIndex:
                 note.body,
             ),
         )
-        cjk = "\n".join(CJK_RUN.findall(f"{note.title}\n{' '.join(note.aliases)}\n{note.body}"))
+        cjk = spaced(f"{note.title}\n{' '.join(note.aliases)}\n{note.body}")
         if cjk:
             conn.execute("INSERT INTO notes_cjk (rowid, text) VALUES (?, ?)", (note_id, cjk))
         conn.executemany("INSERT INTO tags VALUES (?, ?)", [(note_id, t) for t in note.tags])
@@ -339,10 +338,21 @@ class SearchIndex:
         }
         conn.executemany("INSERT INTO links VALUES (?, ?)", [(note_id, t) for t in targets])
 
-    def _indexable(self, rel: str) -> bool:
-        if is_ignored(rel) or PurePosixPath(rel).suffix.lower() not in READABLE_SUFFIXES:
-            return False
-        return not any((self.root / rel).is_relative_to(folder) for folder in self.excluded)
+    def _read(self, rel: str) -> tuple[bytes | None, os.stat_result | None]:
+        """The bytes and stat of an indexable note, or (None, None) for anything else."""
+        if is_ignored(rel) or os.path.splitext(rel)[1].lower() not in READABLE_SUFFIXES:
+            return None, None
+        full = os.path.join(self._root_str, rel)
+        if any(full.startswith(prefix) for prefix in self._excluded_prefixes):
+            return None, None
+        try:
+            stat = os.stat(full)
+            if not S_ISREG(stat.st_mode) or stat.st_size > MAX_NOTE_BYTES:
+                return None, None
+            with open(full, "rb") as handle:
+                return handle.read(), stat
+        except OSError:
+            return None, None
 
     # -- watcher callbacks (event loop thread) ---------------------------------------------
 

@@ -1,8 +1,12 @@
 """Search syntax → SQL: words, ``prefix*``, ``"phrases"``, ``tag:x`` and ``path:folder``.
 
 Any string is a valid query: every term is quoted for FTS5, so operators, stray quotes and
-punctuation in user input are searched as text and never reach SQLite as syntax. Terms with
-Chinese, Japanese or Korean characters go to the trigram side index, which holds only CJK runs.
+punctuation in user input are searched as text and never reach SQLite as syntax.
+
+Chinese, Japanese and Korean have no spaces between words, so unicode61 would make a whole run
+one token. The side table ``notes_cjk`` holds only the CJK runs of each note, one character per
+token (:func:`spaced`); a CJK term of any length is then the phrase of its characters, which
+FTS5 answers from its index (a trigram index cannot serve one- and two-character words).
 """
 
 from __future__ import annotations
@@ -17,6 +21,20 @@ _TOKEN = re.compile(
     r'(?P<key>tag|path):(?:"(?P<qval>[^"]*)"|(?P<val>\S+))|"(?P<phrase>[^"]*)"?|(?P<word>\S+)'
 )
 _WORD_CHARS = re.compile(r"[\w]+", re.UNICODE)
+
+
+RUN_BREAK = " zzbreak "
+"""Put between runs so a phrase cannot match across two separate runs."""
+
+
+def spaced(text: str) -> str:
+    """The CJK runs of ``text``, one character per token, for the ``notes_cjk`` table."""
+    return RUN_BREAK.join(" ".join(run) for run in CJK_RUN.findall(text))
+
+
+def cjk_phrase(term: str) -> str:
+    """The FTS5 phrase that finds the CJK ``term`` in ``notes_cjk``."""
+    return '"' + " ".join(term) + '"'
 
 
 @dataclass

@@ -21,7 +21,8 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
             title, aliases, headings, tags, body,
             tokenize = 'unicode61 remove_diacritics 2'
         );
-        CREATE VIRTUAL TABLE notes_cjk USING fts5(text, tokenize = 'trigram');
+        INSERT INTO notes_fts (notes_fts, rank) VALUES ('rank', 'bm25(10.0, 8.0, 4.0, 3.0, 1.0)');
+        CREATE VIRTUAL TABLE notes_cjk USING fts5(text, tokenize = 'unicode61');
         CREATE TABLE tags (note INTEGER NOT NULL, tag TEXT NOT NULL);
         CREATE INDEX tags_by_tag ON tags(tag);
         CREATE INDEX tags_by_note ON tags(note);

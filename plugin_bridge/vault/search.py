@@ -1,52 +1,38 @@
-"""The SQL behind one search: FTS5 BM25 over the fields, the CJK trigram side table, filters.
+"""The SQL behind one search: BM25 over the fields, the CJK side table, tag and path filters.
 
-Field weights (title, aliases, headings, tags, body) rank a title match above a body match.
+Ranking and snippets are separate steps: the best ``limit`` notes are found first, then
+snippets are made for those alone (computing one per match made common words slow).
+Field weights (title, aliases, headings, tags, body), set as the table's ``rank`` in the schema,
+rank a title match above a body match.
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from typing import TypeAlias
 
-from plugin_bridge.vault.query import Query, parse_query
+from plugin_bridge.vault.query import CJK_RUN, RUN_BREAK, Query, cjk_phrase, parse_query
 
-Connection: TypeAlias = sqlite3.Connection
 Row: TypeAlias = tuple[str, str, float, str]
 
-WEIGHTS = (10.0, 8.0, 4.0, 3.0, 1.0)
-_MARK = ("**", "**")
-_SNIPPET_TOKENS = 16
+_SNIPPET = "snippet({table}, -1, '**', '**', '…', 16)"
+_CJK_SPACE = re.compile(rf"(?<=[{CJK_RUN.pattern[1:-2]}*]) (?=[{CJK_RUN.pattern[1:-2]}*])")
 
 
-def run(conn: Connection, text: str, limit: int) -> list[Row]:
+def run(conn: sqlite3.Connection, text: str, limit: int) -> list[Row]:
     """Up to ``limit`` (path, title, score, snippet) rows, best first; any text is valid."""
     query = parse_query(text)
     if query.empty:
         return []
     filters, params = _filters(query)
     if query.fts:
-        sql = (
-            "SELECT n.path, n.title, -bm25(notes_fts, {w}) AS score, "
-            "snippet(notes_fts, -1, '{a}', '{b}', '…', {t}) FROM notes_fts "
-            "JOIN notes n ON n.id = notes_fts.rowid "
-            "WHERE notes_fts MATCH ? {filters} ORDER BY score DESC LIMIT ?"
-        ).format(
-            w=", ".join(map(str, WEIGHTS)),
-            a=_MARK[0],
-            b=_MARK[1],
-            t=_SNIPPET_TOKENS,
-            filters=filters,
-        )
-        rows = conn.execute(sql, (query.fts, *params, limit)).fetchall()
-        return [_with_cjk_snippet(conn, row, query) for row in rows]
+        return _ranked(conn, "notes_fts", query.fts, filters, params, limit)
     if query.cjk:
-        sql = (
-            "SELECT n.path, n.title, 1.0 AS score, notes_cjk.text FROM notes_cjk "
-            f"JOIN notes n ON n.id = notes_cjk.rowid WHERE 1=1 {filters} "
-            "ORDER BY length(notes_cjk.text) LIMIT ?"
-        )
-        rows = conn.execute(sql, (*params, limit)).fetchall()
-        return [(p, t, s, _cjk_snippet(text_, query.cjk)) for p, t, s, text_ in rows]
+        first, rest = query.cjk[0], Query(cjk=query.cjk[1:], tags=query.tags, paths=query.paths)
+        filters, params = _filters(rest)
+        rows = _ranked(conn, "notes_cjk", cjk_phrase(first), filters, params, limit)
+        return [(p, t, s, _unspace(snippet)) for p, t, s, snippet in rows]
     sql = (
         "SELECT n.path, n.title, 0.0, substr(f.body, 1, 160) FROM notes n "
         f"JOIN notes_fts f ON f.rowid = n.id WHERE 1=1 {filters} ORDER BY n.path LIMIT ?"
@@ -54,43 +40,51 @@ def run(conn: Connection, text: str, limit: int) -> list[Row]:
     return [(p, t, s, " ".join(b.split())) for p, t, s, b in conn.execute(sql, (*params, limit))]
 
 
+def _ranked(
+    conn: sqlite3.Connection,
+    table: str,
+    match: str,
+    filters: str,
+    params: list[object],
+    limit: int,
+) -> list[Row]:
+    top = conn.execute(
+        f"SELECT {table}.rowid, n.path, n.title, -{table}.rank FROM {table} "
+        f"JOIN notes n ON n.id = {table}.rowid "
+        f"WHERE {table} MATCH ? {filters} ORDER BY {table}.rank LIMIT ?",
+        (match, *params, limit),
+    ).fetchall()
+    if not top:
+        return []
+    snippets = dict(
+        conn.execute(
+            f"SELECT rowid, {_SNIPPET.format(table=table)} FROM {table} "
+            f"WHERE {table} MATCH ? AND rowid IN ({','.join('?' * len(top))})",
+            (match, *(row[0] for row in top)),
+        ).fetchall()
+    )
+    return [(path, title, score, snippets.get(rowid, "")) for rowid, path, title, score in top]
+
+
 def _filters(query: Query) -> tuple[str, list[object]]:
     clauses: list[str] = []
     params: list[object] = []
     for term in query.cjk:
-        if len(term) >= 3:
-            clauses.append("n.id IN (SELECT rowid FROM notes_cjk WHERE notes_cjk MATCH ?)")
-            params.append('"' + term.replace('"', '""') + '"')
-        else:
-            clauses.append("n.id IN (SELECT rowid FROM notes_cjk WHERE instr(text, ?) > 0)")
-            params.append(term)
+        clauses.append("n.id IN (SELECT rowid FROM notes_cjk WHERE notes_cjk MATCH ?)")
+        params.append(cjk_phrase(term))
     for tag in query.tags:
-        clauses.append("n.id IN (SELECT note FROM tags WHERE tag = ? OR tag LIKE ? ESCAPE '\\')")
-        params += [tag, _escape_like(tag) + "/%"]
+        clauses.append("n.id IN (SELECT note FROM tags WHERE tag = ? OR tag GLOB ?)")
+        params += [tag, _escape_glob(tag) + "/*"]
     for folder in query.paths:
-        clauses.append("(n.path = ? OR n.path LIKE ? ESCAPE '\\')")
-        params += [folder, _escape_like(folder) + "%"]
+        clauses.append("n.path >= ? AND n.path < ?")  # a prefix, as a range the index serves
+        params += [folder, folder + "\U0010ffff"]
     return "".join(f" AND {c}" for c in clauses), params
 
 
-def _with_cjk_snippet(conn: Connection, row: Row, query: Query) -> Row:
-    if not query.cjk or "**" in row[3]:
-        return row
-    found = conn.execute(
-        "SELECT text FROM notes_cjk JOIN notes n ON n.id = notes_cjk.rowid WHERE n.path = ?",
-        (row[0],),
-    ).fetchone()
-    return (row[0], row[1], row[2], _cjk_snippet(found[0], query.cjk) if found else row[3])
+def _unspace(snippet: str) -> str:
+    """Undo the one-character-per-token spacing of the CJK side table in a snippet."""
+    return _CJK_SPACE.sub("", snippet.replace(RUN_BREAK.strip(), "…"))
 
 
-def _cjk_snippet(text: str, terms: list[str], width: int = 30) -> str:
-    at = min((i for i in (text.find(t) for t in terms) if i >= 0), default=0)
-    start = max(0, at - width)
-    piece = text[start : at + width * 2].replace("\n", " ")
-    for term in terms:
-        piece = piece.replace(term, f"**{term}**")
-    return ("…" if start else "") + piece + "…"
-
-
-def _escape_like(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+def _escape_glob(value: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", value)
