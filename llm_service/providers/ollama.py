@@ -1,19 +1,27 @@
 """Ollama's native ``/api/chat`` over httpx (imported on first call), streaming NDJSON.
 
-Ollama sends tool-call arguments as objects, gives tool calls no ids (we make them), reports
-``done_reason: "stop"`` even after tool calls (we say ``tool_use``), and may put an
-``{"error": ...}`` line in the middle of a stream (we raise it as an LLMError).
+Wire facts this module translates (Ollama's docs/api.md and server/routes.go):
+
+* Tool-call arguments arrive as JSON objects, whole, one or more calls per NDJSON line. Older
+  servers send no call ids (we make ``call_<uuid hex>`` ones); newer ones send ``id`` and we
+  keep it. Tool results go back as ``{"role": "tool", "tool_name": ...}`` messages.
+* ``done_reason`` is ``"stop"`` even after tool calls (we report ``tool_use``); ``"length"``
+  means the ``num_predict`` cap was hit (``max_tokens``).
+* Errors are ``{"error": "<text>"}``, as an HTTP error body or as a line in the middle of a
+  200 stream. Ollama has no tool_choice field, so a forced tool call is not sent; it has no
+  request ids and no prompt-cache counters either.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from llm_service.errors import LLMError, parse_retry_after
+from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 from llm_service.messages import (
     LLMResponse,
@@ -39,23 +47,30 @@ if TYPE_CHECKING:
     import httpx
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
+_MISSING_MODEL = re.compile(r"""model ["']([^"']+)["'] not found""")
+"""Ollama's 404 texts: ``model 'x' not found`` and ``model "x" not found, try pulling it first``."""
 
 
 class OllamaError(Exception):
-    """An error Ollama (or a proxy before it) reported, before conversion to LLMError."""
+    """An error Ollama (or a proxy in front of it) reported; ``status`` is None mid-stream."""
 
     def __init__(
         self,
-        message: str,
+        detail: str,
         status: int | None = None,
         *,
         kind: str | None = None,
         retry_after: float | None = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(detail)
+        self.detail = detail
         self.status = status
         self.kind = kind
         self.retry_after = retry_after
+
+
+class OllamaResponseError(Exception):
+    """Ollama's answer was not its API's JSON (a wrong base URL, a cut-off or garbled stream)."""
 
 
 class OllamaProvider(Provider):
@@ -84,6 +99,7 @@ class OllamaProvider(Provider):
         return self._client
 
     async def aclose(self) -> None:
+        """Close the pooled HTTP connections; the next call opens new ones."""
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -100,12 +116,16 @@ class OllamaProvider(Provider):
         }
 
     async def list_models(self) -> list[str]:
-        try:
+        """Names of the models pulled into this Ollama (``GET /api/tags``), not retried."""
+
+        async def fetch() -> list[str]:
             response = await self._http().get("/api/tags")
-            body = _checked(response.status_code, response.content, response.headers)
-        except Exception as exc:
-            raise self._convert_error(exc) from exc
-        return [str(m.get("name")) for m in body.get("models", []) if m.get("name")]
+            models = _decode(response.status_code, response.content, response.headers).get("models")
+            if not isinstance(models, list):
+                raise OllamaResponseError("/api/tags has no model list")
+            return [m["name"] for m in models if isinstance(m, dict) and m.get("name")]
+
+        return await self._translated(fetch())
 
     def _body(self, request: ChatRequest, *, stream: bool) -> dict[str, Any]:
         names = {
@@ -129,67 +149,108 @@ class OllamaProvider(Provider):
     async def _chat_once(self, request: ChatRequest) -> LLMResponse:
         response = await self._http().post("/api/chat", json=self._body(request, stream=False))
         assembly = _Assembly()
-        assembly.feed(_checked(response.status_code, response.content, response.headers))
+        assembly.feed(_decode(response.status_code, response.content, response.headers))
         return assembly.response()
 
     async def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         body = self._body(request, stream=True)
         async with self._http().stream("POST", "/api/chat", json=body) as response:
             if response.status_code >= 400:
-                _checked(response.status_code, await response.aread(), response.headers)
+                _decode(response.status_code, await response.aread(), response.headers)
             assembly = _Assembly()
             async for line in response.aiter_lines():
                 if line.strip():
-                    for event in assembly.feed(_checked(200, line.encode())):
+                    for event in assembly.feed(_decode(200, line.encode())):
                         yield event
         yield ResponseComplete(assembly.response())
 
     def _convert_error(self, exc: Exception) -> LLMError:
         if isinstance(exc, OllamaError):
-            text = str(exc)
-            code = code_for(exc.status, exc.kind, text)
-            if code == "unknown":
-                code = "server_error"
-            hint = HINTS[code]
-            if "not found" in text and "model" in text:
-                hint = "pull the model first with `ollama pull <model>`"
-            return LLMError(
-                describe(code, self.name, exc.status, text, hint),
-                code=code,
-                provider=self.name,
-                status=exc.status,
-                retry_after=exc.retry_after,
+            return self._api_error(exc)
+        if isinstance(exc, OllamaResponseError):
+            message = (
+                f"Ollama sent a response that could not be read ({exc}); "
+                f"check that {self.base_url} is an Ollama server."
             )
+            return LLMError(message, code="invalid_response", provider=self.name)
         code = transport_code(exc) or "unknown"
         if code == "network_error":
-            message = f"Ollama is not reachable at {self.base_url}: start it with `ollama serve`."
+            message = self._network_message(exc)
+        elif code == "timeout":
+            message = (
+                f"Ollama did not answer within {self.timeout:g} s; try again, or raise the "
+                "timeout for slow or still-loading models."
+            )
         else:
-            message = describe(code, self.name, None, "", HINTS[code])
+            message = describe(code, self.name, None, type(exc).__name__, HINTS[code])
         return LLMError(message, code=code, provider=self.name)
 
+    def _api_error(self, exc: OllamaError) -> LLMError:
+        code = _api_code(exc)
+        hint = HINTS[code]
+        missing = _MISSING_MODEL.search(exc.detail)
+        if code == "invalid_request" and missing:
+            hint = f"download it with `ollama pull {missing.group(1)}`"
+        elif code == "auth_error":
+            hint = "sign in with `ollama signin` for cloud models, or check the proxy's credentials"
+        elif code == "rate_limit" and exc.retry_after is not None:
+            hint = f"retry in {exc.retry_after:g} s"
+        return LLMError(
+            describe(code, self.name, exc.status, exc.detail, hint),
+            code=code,
+            provider=self.name,
+            status=exc.status,
+            retry_after=exc.retry_after,
+        )
 
-def _checked(status: int, raw: bytes, headers: object = None) -> dict[str, Any]:
-    """One JSON object from Ollama, or the error it carries raised as OllamaError."""
+    def _network_message(self, exc: Exception) -> str:
+        import httpx
+
+        if isinstance(exc, (httpx.ConnectError, ConnectionRefusedError)):
+            return f"Ollama is not reachable at {self.base_url}: start it with `ollama serve`."
+        return (
+            f"Ollama at {self.base_url} dropped the connection; check that it is still "
+            "running and send the message again."
+        )
+
+
+def _api_code(exc: OllamaError) -> ErrorCode:
+    """The code for an error Ollama reported: the shared status table plus Ollama's own words."""
+    server_side = exc.status is None or exc.status >= 500
+    if exc.status == 499:  # Ollama's "request canceled"
+        return "cancelled"
+    if exc.status == 402:  # Ollama cloud's usage limit
+        return "quota_exceeded"
+    if server_side and "server busy" in exc.detail.lower():  # OLLAMA_MAX_QUEUE is full
+        return "overloaded"
+    code = code_for(exc.status, exc.kind, exc.detail)
+    return "server_error" if code == "unknown" and exc.status is None else code
+
+
+def _decode(status: int, raw: bytes, headers: object = None) -> dict[str, Any]:
+    """One JSON object from Ollama; an error status or an ``error`` field raises OllamaError."""
     retry_after = parse_retry_after(headers)
     try:
         value = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
         if status >= 400:
-            text = raw.decode(errors="replace")[:200]
+            text = raw.decode(errors="replace").strip().split("\n", 1)[0][:200]
             raise OllamaError(text, status, retry_after=retry_after) from exc
-        raise
-    if not isinstance(value, dict):
-        raise json.JSONDecodeError("expected a JSON object", raw.decode(errors="replace"), 0)
-    if "error" in value:
+        raise OllamaResponseError("a line is not JSON") from exc
+    if isinstance(value, dict) and "error" in value:
         kind, detail = error_details(value)
-        code_status = status if status >= 400 else None
-        raise OllamaError(detail, code_status, kind=kind, retry_after=retry_after)
+        raise OllamaError(
+            detail, status if status >= 400 else None, kind=kind, retry_after=retry_after
+        )
     if status >= 400:
-        raise OllamaError(f"HTTP {status}", status, retry_after=retry_after)
+        raise OllamaError("", status, retry_after=retry_after)
+    if not isinstance(value, dict):
+        raise OllamaResponseError(f"expected a JSON object, got {type(value).__name__}")
     return value
 
 
 def _wire_messages(message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
+    """One of our messages as Ollama messages: tool results become one ``tool`` message each."""
     results = [b for b in message.content if isinstance(b, ToolResultBlock)]
     wire: list[dict[str, Any]] = [
         {
@@ -213,47 +274,72 @@ def _wire_messages(message: Message, names: dict[str, str]) -> list[dict[str, An
     return wire
 
 
+def _tool_call(raw: object, index: int) -> tuple[ToolCall, ToolCallDelta]:
+    """A wire tool call as a ToolCall and the one delta that carries it whole."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("function"), dict):
+        raise OllamaResponseError("a tool call has no function")
+    function: dict[str, Any] = raw["function"]
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise OllamaResponseError("a tool call has no function name")
+    wire_args = function.get("arguments")
+    if wire_args is None or isinstance(wire_args, (str, dict)):
+        arguments, error = parse_tool_arguments(wire_args)
+    else:
+        arguments, error = {}, f"arguments must be a JSON object, got {type(wire_args).__name__}"
+    wire_id = raw.get("id")
+    call_id = wire_id if isinstance(wire_id, str) and wire_id else f"call_{uuid.uuid4().hex}"
+    call = ToolCall(call_id, name, arguments, error)
+    delta = wire_args if isinstance(wire_args, str) else json.dumps(arguments, ensure_ascii=False)
+    return call, ToolCallDelta(index, call.id, call.name, delta)
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 @dataclass
 class _Assembly:
-    """Builds one LLMResponse from Ollama's NDJSON objects."""
+    """Builds one LLMResponse from Ollama's JSON objects (one, or one per NDJSON line)."""
 
     text: list[str] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
-    done_reason: str | None = None
+    done_reason: object = None
     done: bool = False
     model: str = ""
     usage: Usage = field(default_factory=Usage)
 
     def feed(self, line: dict[str, Any]) -> list[StreamEvent]:
+        """Take in one object; return the events it carries."""
         events: list[StreamEvent] = []
-        self.model = str(line.get("model") or self.model)
+        if isinstance(line.get("model"), str):
+            self.model = line["model"]
         message = line.get("message") or {}
+        if not isinstance(message, dict):
+            raise OllamaResponseError("`message` is not an object")
         content = message.get("content") or ""
+        calls = message.get("tool_calls") or []
+        if not isinstance(content, str) or not isinstance(calls, list):
+            raise OllamaResponseError("`message` has a malformed content or tool_calls field")
         if content:
             self.text.append(content)
             events.append(TextDelta(content))
-        for raw in message.get("tool_calls") or []:
-            function = raw.get("function") or {}
-            arguments, error = parse_tool_arguments(function.get("arguments"))
-            call_id = str(raw.get("id") or f"call_{uuid.uuid4().hex[:12]}")
-            call = ToolCall(call_id, str(function.get("name") or ""), arguments, error)
-            events.append(ToolCallDelta(len(self.calls), call.id, call.name, json.dumps(arguments)))
+        for raw in calls:
+            call, delta = _tool_call(raw, len(self.calls))
             self.calls.append(call)
-        if line.get("done"):
+            events.append(delta)
+        if line.get("done") is True:
             self.done = True
             self.done_reason = line.get("done_reason")
             self.usage = Usage(
-                int(line.get("prompt_eval_count") or 0), int(line.get("eval_count") or 0)
+                _count(line.get("prompt_eval_count")), _count(line.get("eval_count"))
             )
         return events
 
     def response(self) -> LLMResponse:
+        """The whole response; raises if Ollama never sent its ``done`` line."""
         if not self.done:
-            raise LLMError(
-                "Ollama ended the response early; send the message again.",
-                code="invalid_response",
-                provider="Ollama",
-            )
+            raise OllamaResponseError("the stream ended before its final `done` line")
         reason: StopReason = "max_tokens" if self.done_reason == "length" else "end_turn"
         return LLMResponse(
             text="".join(self.text),
