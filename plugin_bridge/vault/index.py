@@ -94,6 +94,7 @@ class SearchIndex:
         self._in_progress = 0
         self._scanned = threading.Event()
         self._watching = threading.Event()
+        self._closing = threading.Event()
         self._read_lock = threading.Lock()
         self._reader: sqlite3.Connection | None = None
         self._thread: threading.Thread | None = None
@@ -128,6 +129,8 @@ class SearchIndex:
 
     async def close(self) -> None:
         self._stop.set()
+        self._closing.set()
+        self._watching.set()  # releases a worker still waiting for the watcher
         if self._watcher is not None:
             self._watcher.cancel()
             await asyncio.gather(self._watcher, return_exceptions=True)
@@ -152,7 +155,9 @@ class SearchIndex:
 
     @property
     def pending(self) -> int:
-        return self._queue.qsize() + self._in_progress
+        """Files waiting to be indexed; at least 1 until the start-up scan has listed them all."""
+        waiting = self._queue.qsize() + self._in_progress
+        return waiting if self._scanned.is_set() else max(waiting, 1)
 
     @property
     def note_count(self) -> int:
@@ -197,6 +202,9 @@ class SearchIndex:
     def _run(self, conn: sqlite3.Connection) -> None:
         if self.watch and not self._watching.wait(WATCH_READY_SECONDS):
             logger.warning("the vault watcher did not start in time; scanning anyway")
+        if self._closing.is_set():
+            conn.close()
+            return
         try:
             self._scan(conn)
         except Exception:
