@@ -1,0 +1,124 @@
+"""Server settings, and which model provider they select.
+
+Command-line options arrive as init values; every setting can also come from an
+``AI_BRIDGE_<NAME>`` environment variable (``AI_BRIDGE_ALLOWED_ORIGINS='["app://obsidian.md"]'``),
+and the API keys from ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``. Keys are ``SecretStr``: they
+never appear in a repr or a log.
+
+Provider choice: ``--provider`` if given, else anthropic when ANTHROPIC_API_KEY is set, else
+openai when OPENAI_API_KEY is set, else none. A chosen provider whose key is missing counts as
+none (openai with ``--base-url`` needs no key: local servers ignore it). Without a provider the
+server still serves search and notes; chat answers -32011 with :attr:`ProviderChoice.missing`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Literal
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from plugin_bridge.security import DEFAULT_ALLOWED_ORIGINS
+
+if TYPE_CHECKING:
+    from llm_service import Provider
+
+ProviderName = Literal["anthropic", "openai", "ollama"]
+DEFAULT_OLLAMA_URL: Final = "http://127.0.0.1:11434"
+NO_PROVIDER: Final = (
+    "No model provider is configured: set ANTHROPIC_API_KEY or start with --provider ollama."
+)
+
+
+class BridgeSettings(BaseSettings):
+    """Everything ``serve`` needs to know."""
+
+    model_config = SettingsConfigDict(env_prefix="AI_BRIDGE_", extra="ignore", frozen=True)
+
+    vault: Path
+    provider: ProviderName | None = None
+    model: str | None = None
+    base_url: str | None = None
+    host: str = "127.0.0.1"
+    port: int = Field(0, ge=0, le=65535)
+    data_dir: Path | None = None
+    info_file: Path | None = None
+    allowed_origins: tuple[str, ...] = DEFAULT_ALLOWED_ORIGINS
+    anthropic_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")
+    )
+    openai_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("openai_api_key", "OPENAI_API_KEY")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderChoice:
+    """The provider and model the settings select; ``name`` None means chat is unavailable."""
+
+    name: ProviderName | None
+    model: str | None
+    missing: str = NO_PROVIDER
+    """The -32011 message when ``name`` is None."""
+
+    def describe(self) -> str:
+        return f"provider {self.name}, model {self.model}" if self.name else "no provider"
+
+
+def choose_provider(settings: BridgeSettings) -> ProviderChoice:
+    """Which provider and model ``settings`` select (see the module docstring)."""
+    anthropic_key = _present(settings.anthropic_api_key)
+    openai_key = _present(settings.openai_api_key)
+    name = settings.provider
+    if name is None:
+        name = "anthropic" if anthropic_key else "openai" if openai_key else None
+    if name is None:
+        return ProviderChoice(None, None)
+    if name == "anthropic" and not anthropic_key:
+        return ProviderChoice(
+            None,
+            None,
+            "No model provider is configured: --provider anthropic needs ANTHROPIC_API_KEY; "
+            "set it and restart.",
+        )
+    if name == "openai" and not openai_key and settings.base_url is None:
+        return ProviderChoice(
+            None,
+            None,
+            "No model provider is configured: --provider openai needs OPENAI_API_KEY "
+            "(or --base-url for a local server); set it and restart.",
+        )
+    return ProviderChoice(name, settings.model or default_model(name))
+
+
+def default_model(name: ProviderName) -> str:
+    from llm_service.pricing import DEFAULT_MODEL, RECOMMENDED_MODELS
+
+    return DEFAULT_MODEL if name == "anthropic" else RECOMMENDED_MODELS[name][0]
+
+
+def build_provider(settings: BridgeSettings, choice: ProviderChoice) -> Provider | None:
+    """The provider instance for ``choice`` (its SDK is imported on first use, not here)."""
+    if choice.name == "anthropic":
+        from llm_service import AnthropicProvider
+
+        return AnthropicProvider(_secret(settings.anthropic_api_key), settings.base_url)
+    if choice.name == "openai":
+        from llm_service import OpenAIProvider
+
+        return OpenAIProvider(_secret(settings.openai_api_key), settings.base_url)
+    if choice.name == "ollama":
+        from llm_service import OllamaProvider
+
+        return OllamaProvider(settings.base_url or DEFAULT_OLLAMA_URL)
+    return None
+
+
+def _present(secret: SecretStr | None) -> bool:
+    return secret is not None and bool(secret.get_secret_value().strip())
+
+
+def _secret(secret: SecretStr | None) -> str | None:
+    return secret.get_secret_value() if _present(secret) and secret is not None else None

@@ -1,0 +1,157 @@
+"""One client connection: runs requests as tasks, cancels them, asks the client questions.
+
+Transport-agnostic: it gets frames through :meth:`Connection.handle_frame` and sends bytes through
+the ``send`` coroutine it was given (which must swallow errors of a closed transport). The JSON-RPC
+rules are in :mod:`plugin_bridge.protocol`; this module adds time and tasks: ``initialize`` runs
+inline (so a client may pipeline requests after it), every other request in its own task, so
+``$/cancelRequest`` and a disconnect can cancel it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Final
+
+from pydantic import ValidationError
+
+from plugin_bridge.context import RequestContext, current_request
+from plugin_bridge.errors import ErrorCode, WireError, to_wire_error
+from plugin_bridge.models import CancelRequestParams
+from plugin_bridge.protocol import (
+    INITIALIZE,
+    ErrorReply,
+    Notification,
+    Protocol,
+    Request,
+    RequestId,
+    Response,
+    State,
+)
+
+if TYPE_CHECKING:
+    from plugin_bridge.app import BridgeApp
+
+logger = logging.getLogger("plugin_bridge.connection")
+
+CANCEL_METHOD: Final = "$/cancelRequest"
+DRAIN_SECONDS: Final = 5.0
+"""How long a closing connection waits for its cancelled requests to unwind."""
+
+Send = Callable[[bytes], Awaitable[None]]
+
+
+class Connection:
+    """The server side of one client connection."""
+
+    def __init__(self, app: BridgeApp, send: Send, *, peer_name: str = "client") -> None:
+        self.app = app
+        self.protocol = Protocol()
+        self.peer_name = peer_name
+        self._send = send
+        self._tasks: dict[RequestId, asyncio.Task[None]] = {}
+        self._cancel_requested: set[RequestId] = set()
+        self._waiting: dict[str, asyncio.Future[Response]] = {}
+        self._closing = False
+
+    @property
+    def ready(self) -> bool:
+        return self.protocol.state is State.READY
+
+    async def handle_frame(self, frame: str | bytes) -> None:
+        """Process one received frame."""
+        event = (
+            self.protocol.receive_bytes(frame)
+            if isinstance(frame, bytes)
+            else self.protocol.receive_text(frame)
+        )
+        if event is None:
+            return
+        if isinstance(event, ErrorReply):
+            await self._send(event.data)
+        elif isinstance(event, Response):
+            waiter = self._waiting.get(str(event.id))
+            if waiter is not None and not waiter.done():
+                waiter.set_result(event)
+        elif isinstance(event, Notification):
+            self._handle_notification(event)
+        elif event.method == INITIALIZE:
+            await self._serve(event)
+        else:
+            task = asyncio.create_task(self._serve(event), name=f"rpc {event.method}")
+            self._tasks[event.id] = task
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        if not self._closing:
+            await self._send(self.protocol.notification(method, params))
+
+    async def request(self, method: str, params: dict[str, Any]) -> Response:
+        request_id, data = self.protocol.request(method, params)
+        waiter: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = waiter
+        try:
+            await self._send(data)
+            return await waiter
+        finally:
+            self._waiting.pop(request_id, None)
+            self.protocol.forget(request_id)
+
+    async def connection_lost(self) -> None:
+        """The client is gone (or the server stops): cancel everything still running."""
+        self._closing = True
+        self.protocol.close()
+        for waiter in self._waiting.values():
+            waiter.cancel()
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=DRAIN_SECONDS)
+            if pending:
+                logger.warning(
+                    "%d requests did not stop within %.0f s", len(pending), DRAIN_SECONDS
+                )
+
+    def _handle_notification(self, event: Notification) -> None:
+        if event.method != CANCEL_METHOD:
+            logger.debug("ignoring notification %.60s", event.method)
+            return
+        try:
+            target = CancelRequestParams.model_validate(
+                event.params, by_alias=True, by_name=False
+            ).id
+        except ValidationError:
+            logger.debug("ignoring a malformed $/cancelRequest")
+            return
+        task = self._tasks.get(target)
+        if task is None or task.done():
+            logger.debug("$/cancelRequest for a request that is not running")
+            return
+        self._cancel_requested.add(target)
+        task.cancel()
+
+    async def _serve(self, request: Request) -> None:
+        ctx = RequestContext(self.app, self, request.id)
+        token = current_request.set(ctx)
+        logger.debug("%s: request %r %s", self.peer_name, request.id, request.method)
+        try:
+            result = await self.app.router.dispatch(ctx, request.method, request.params)
+        except asyncio.CancelledError:
+            if self._closing or request.id not in self._cancel_requested:
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            data = self.protocol.error(
+                request.id, WireError(int(ErrorCode.CANCELLED), "Request cancelled.")
+            )
+        except Exception as exc:
+            data = self.protocol.error(request.id, to_wire_error(exc))
+        else:
+            data = self.protocol.result(request.id, result)
+        finally:
+            current_request.reset(token)
+            self._tasks.pop(request.id, None)
+            self._cancel_requested.discard(request.id)
+        await self._send(data)

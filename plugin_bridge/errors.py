@@ -1,0 +1,167 @@
+"""Wire error codes and the one function that turns exceptions into JSON-RPC errors.
+
+Exception tree (what handlers raise; everything else becomes -32603)::
+
+    Exception
+    ├── RpcError                a refusal with its own wire code (bad params, no provider, ...)
+    │   └── ToolDeniedError     tools/execute stopped at a call the user did not approve
+    ├── VaultError              plugin_bridge.vault: mapped by ``.code`` (-32020 ... -32024)
+    ├── LLMError                llm_service: -32010 with ``data: {code, retryable, retryAfter}``
+    └── pydantic ValidationError   -32602 naming the field
+
+:func:`to_wire_error` is the only place that decides what a client sees for an exception.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any, Final
+
+from llm_service.errors import LLMError
+from plugin_bridge.vault.errors import VaultError
+
+logger = logging.getLogger("plugin_bridge.errors")
+
+
+class ErrorCode(IntEnum):
+    """Every error code the bridge sends."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    UNAUTHORIZED = -32001
+    NOT_INITIALIZED = -32002
+    TOO_MANY_REQUESTS = -32003
+    PROVIDER_ERROR = -32010
+    NO_PROVIDER = -32011
+    NOTE_NOT_FOUND = -32020
+    NOTE_EXISTS = -32021
+    NOTE_CONFLICT = -32022
+    FORBIDDEN_PATH = -32023
+    NOTE_UNREADABLE = -32024
+    TOOL_DENIED = -32030
+    CANCELLED = -32800
+
+
+ERROR_MEANINGS: Final[dict[ErrorCode, str]] = {
+    ErrorCode.PARSE_ERROR: "The frame is not valid JSON.",
+    ErrorCode.INVALID_REQUEST: (
+        "Not a valid JSON-RPC 2.0 request: batch, binary frame, bad id, missing method, or "
+        "initialize sent twice."
+    ),
+    ErrorCode.METHOD_NOT_FOUND: "No such method.",
+    ErrorCode.INVALID_PARAMS: (
+        "Params fail the method's schema (the message names the field), an unknown "
+        "conversationId, or an unsupported protocolVersion."
+    ),
+    ErrorCode.INTERNAL_ERROR: "A bug in the bridge; details are in the server log only.",
+    ErrorCode.UNAUTHORIZED: "Wrong token in initialize; the server then closes with 4401.",
+    ErrorCode.NOT_INITIALIZED: "A request other than initialize came first.",
+    ErrorCode.TOO_MANY_REQUESTS: "More than 32 requests in flight on this connection.",
+    ErrorCode.PROVIDER_ERROR: (
+        "The model provider failed after retries; data: {code, retryable, retryAfter}."
+    ),
+    ErrorCode.NO_PROVIDER: "No model provider is configured; the message says what to set.",
+    ErrorCode.NOTE_NOT_FOUND: "The note does not exist.",
+    ErrorCode.NOTE_EXISTS: "The note already exists (pass overwrite: true to replace it).",
+    ErrorCode.NOTE_CONFLICT: "The note changed since it was read.",
+    ErrorCode.FORBIDDEN_PATH: (
+        "The path is absolute, leaves the vault, is in a system folder or has a wrong type."
+    ),
+    ErrorCode.NOTE_UNREADABLE: "The note is too large (> 5 MiB) or not text; data: {reason}.",
+    ErrorCode.TOOL_DENIED: (
+        "A tool call was not approved; data: {index, name, results} (calls run before it)."
+    ),
+    ErrorCode.CANCELLED: "The request was cancelled with $/cancelRequest.",
+}
+
+_VAULT_CODES: Final[dict[str, ErrorCode]] = {
+    "not_found": ErrorCode.NOTE_NOT_FOUND,
+    "exists": ErrorCode.NOTE_EXISTS,
+    "conflict": ErrorCode.NOTE_CONFLICT,
+    "forbidden_path": ErrorCode.FORBIDDEN_PATH,
+    "too_large": ErrorCode.NOTE_UNREADABLE,
+    "not_text": ErrorCode.NOTE_UNREADABLE,
+}
+
+MAX_FIELD_ERRORS: Final = 3
+"""At most this many field problems are listed in one -32602 message."""
+
+
+@dataclass(frozen=True, slots=True)
+class WireError:
+    """The ``error`` member of a JSON-RPC response."""
+
+    code: int
+    message: str
+    data: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class RpcError(Exception):
+    """A request refused with a specific wire code; ``str(error)`` is the client's sentence."""
+
+    def __init__(self, code: ErrorCode, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class ToolDeniedError(RpcError):
+    """tools/execute stopped at call ``index``: the user (or its permission) did not allow it."""
+
+    def __init__(self, index: int, name: str, results: list[dict[str, Any]]) -> None:
+        super().__init__(
+            ErrorCode.TOOL_DENIED,
+            f"Tool call {index} ('{name}') was not approved; the calls after it were not run.",
+            {"index": index, "name": name, "results": results},
+        )
+
+
+def to_wire_error(exc: BaseException) -> WireError:
+    """What the client sees for ``exc``; unexpected exceptions are logged and never leaked."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, RpcError):
+        return WireError(int(exc.code), exc.message, exc.data)
+    if isinstance(exc, VaultError):
+        data: dict[str, Any] = {"reason": exc.code}
+        if exc.path is not None:
+            data["path"] = exc.path
+        return WireError(int(_VAULT_CODES[exc.code]), exc.message, data)
+    if isinstance(exc, LLMError):
+        return WireError(
+            int(ErrorCode.PROVIDER_ERROR),
+            str(exc),
+            {"code": exc.code, "retryable": exc.retryable, "retryAfter": exc.retry_after},
+        )
+    if isinstance(exc, ValidationError):
+        return WireError(int(ErrorCode.INVALID_PARAMS), invalid_params_message(exc))
+    logger.error("internal error while handling a request", exc_info=exc)
+    return WireError(int(ErrorCode.INTERNAL_ERROR), "Internal error.")
+
+
+def invalid_params_message(exc: Any) -> str:
+    """The -32602 sentence for a pydantic ``ValidationError``."""
+    return f"Invalid params: {field_problems(exc)}."
+
+
+def field_problems(exc: Any) -> str:
+    """The failing fields of a pydantic ``ValidationError`` and why, e.g. ``'limit': ...``."""
+    problems = []
+    for error in exc.errors(include_url=False)[:MAX_FIELD_ERRORS]:
+        field = ".".join(str(part) for part in error["loc"]) or "params"
+        problems.append(f"'{field}': {error['msg'].rstrip('.')}")
+    more = exc.error_count() - len(problems)
+    suffix = f" (and {more} more)" if more > 0 else ""
+    return "; ".join(problems) + suffix

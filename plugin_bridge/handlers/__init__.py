@@ -1,0 +1,15 @@
+"""Method handlers, one module per area; :func:`build_router` registers them all."""
+
+from __future__ import annotations
+
+from plugin_bridge.rpc import Router
+
+
+def build_router() -> Router:
+    """A router with every method of the protocol."""
+    from plugin_bridge.handlers import chat, commands, session, tools, vault
+
+    router = Router()
+    for area in (session, vault, chat, commands, tools):
+        area.register(router)
+    return router

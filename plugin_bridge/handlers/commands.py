@@ -1,0 +1,199 @@
+"""Commands: command/createNote (a forced save_note tool call) and command/searchSummarize."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Final
+
+from llm_service import LLMError, LLMResponse, Message, ResponseComplete, TextDelta, ToolSpec
+from plugin_bridge.context import RequestContext
+from plugin_bridge.models import (
+    ChatDelta,
+    CreateNoteParams,
+    NoteWriteResult,
+    SearchSummarizeParams,
+    SearchSummarizeResult,
+)
+from plugin_bridge.rpc import Router
+from plugin_bridge.vault.errors import VaultError
+
+if TYPE_CHECKING:
+    from plugin_bridge.vault.notes import NoteStore, WriteResult
+
+SAVE_NOTE: Final = ToolSpec(
+    name="save_note",
+    description=(
+        "Save the note you wrote. title: a short title; it becomes the file name, so no "
+        "extension and no folder. content: the note's Markdown body, without the title as a "
+        "heading."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "description": "Short note title, e.g. Kafka basics"},
+            "content": {"type": "string", "description": "The note body in Markdown"},
+        },
+        "required": ["title", "content"],
+        "additionalProperties": False,
+    },
+)
+NOTE_MAX_TOKENS: Final = 4096
+MAX_TITLE_CHARS: Final = 100
+SAVE_ATTEMPTS: Final = 5
+"""Retries when another writer takes the unique name between choosing and creating it."""
+SUMMARY_BUDGET_TOKENS: Final = 6000
+CHARS_PER_TOKEN: Final = 4
+SUMMARY_MAX_TOKENS: Final = 1024
+_WIKILINK = re.compile(r"\[\[([^\]|#^\n]+)")
+
+
+async def create_note(ctx: RequestContext, params: CreateNoteParams) -> NoteWriteResult:
+    """Have the model write a note for the prompt and save it under folder (never overwriting)."""
+    app = ctx.app
+    provider = app.require_provider()
+    response = await provider.chat(
+        [Message.user(params.prompt)],
+        model=app.require_model(),
+        system=(
+            f"You write notes for the user's Obsidian vault named “{app.vault.name}”. Write the "
+            "note the user asks for in Markdown and save it with the save_note tool."
+        ),
+        tools=[SAVE_NOTE],
+        tool_choice=SAVE_NOTE.name,
+        max_tokens=NOTE_MAX_TOKENS,
+    )
+    title, body = note_from_response(response, provider.name)
+    written = await asyncio.to_thread(save_unique, app.vault.notes, params.folder, title, body)
+    return NoteWriteResult(path=written.path, hash=written.hash)
+
+
+def note_from_response(response: LLMResponse, provider_name: str) -> tuple[str, str]:
+    """Title and body from the save_note call, else from the text (first line = title)."""
+    for call in response.tool_calls:
+        title = call.arguments.get("title")
+        content = call.arguments.get("content")
+        if (
+            call.name == SAVE_NOTE.name
+            and call.parse_error is None
+            and isinstance(title, str)
+            and title.strip()
+            and isinstance(content, str)
+        ):
+            return title.strip()[:MAX_TITLE_CHARS], content
+    text = response.text.strip()
+    if not text:
+        raise LLMError(
+            "The model returned no note: try again or rephrase the prompt.",
+            code="invalid_response",
+            provider=provider_name,
+        )
+    first, _, rest = text.partition("\n")
+    title = first.strip().lstrip("#").strip() or "Untitled"
+    return title[:MAX_TITLE_CHARS], rest.strip() + "\n"
+
+
+def save_unique(notes: NoteStore, folder: str, title: str, body: str) -> WriteResult:
+    """Create ``folder/title.md`` or the first free ``title N.md``; never overwrite."""
+    for attempt in range(SAVE_ATTEMPTS):
+        path = notes.unique_path(folder, title)
+        try:
+            return notes.create(path, body, overwrite=False, origin="model")
+        except VaultError as exc:
+            if exc.code != "exists" or attempt == SAVE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+@dataclass(frozen=True, slots=True)
+class GivenNote:
+    """A note as given to the model: its path and (possibly truncated) text."""
+
+    path: str
+    text: str
+
+    @property
+    def link(self) -> str:
+        return self.path.removesuffix(".md")
+
+
+async def search_summarize(
+    ctx: RequestContext, params: SearchSummarizeParams
+) -> SearchSummarizeResult:
+    """Search, then stream a summary of the top notes citing them (chat/delta notifications)."""
+    app = ctx.app
+    hits = app.vault.index.search(params.query, params.limit).hits
+    notes = await asyncio.to_thread(
+        read_within_budget,
+        app.vault.notes,
+        [hit.path for hit in hits],
+        SUMMARY_BUDGET_TOKENS * CHARS_PER_TOKEN,
+    )
+    if not notes:
+        return SearchSummarizeResult(summary=f"No notes match “{params.query}”.", sources=[])
+    provider = app.require_provider()
+    reply = None
+    stream = provider.stream(
+        [Message.user(summary_prompt(params.query, notes))],
+        model=app.require_model(),
+        system=(
+            "You summarise notes from the user's Obsidian vault. Use only what the notes say and "
+            "cite each note you use as a [[wikilink]] exactly as written in its header."
+        ),
+        max_tokens=SUMMARY_MAX_TOKENS,
+    )
+    try:
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                await ctx.notify(
+                    "chat/delta", ChatDelta(request_id=ctx.request_id, text=event.text)
+                )
+            elif isinstance(event, ResponseComplete):
+                reply = event.response
+    finally:
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            await close()
+    summary = reply.text if reply is not None else ""
+    return SearchSummarizeResult(summary=summary, sources=cited_sources(summary, notes))
+
+
+def read_within_budget(notes: NoteStore, paths: list[str], budget_chars: int) -> list[GivenNote]:
+    """Read ``paths`` in order, sharing ``budget_chars`` (unused shares roll over)."""
+    given: list[GivenNote] = []
+    remaining = budget_chars
+    for index, path in enumerate(paths):
+        share = remaining // (len(paths) - index)
+        try:
+            content = notes.read(path).content
+        except VaultError:
+            continue
+        remaining -= min(len(content), share)
+        if len(content) > share:
+            cut = len(content) - share
+            content = f"{content[:share]}\n[… {cut} more characters not shown]"
+        given.append(GivenNote(path, content))
+    return given
+
+
+def summary_prompt(query: str, notes: list[GivenNote]) -> str:
+    sections = "\n\n".join(f"## [[{note.link}]]\n{note.text}" for note in notes)
+    return f"Summarise what these notes say about “{query}”.\n\n{sections}"
+
+
+def cited_sources(summary: str, notes: list[GivenNote]) -> list[str]:
+    """Paths of the given notes the summary links to; all of them if it links to none."""
+    targets = {target.strip().lower().removesuffix(".md") for target in _WIKILINK.findall(summary)}
+    cited = [
+        note.path
+        for note in notes
+        if note.link.lower() in targets or PurePosixPath(note.link).name.lower() in targets
+    ]
+    return cited or [note.path for note in notes]
+
+
+def register(router: Router) -> None:
+    router.register("command/createNote", CreateNoteParams, create_note)
+    router.register("command/searchSummarize", SearchSummarizeParams, search_summarize)

@@ -1,0 +1,78 @@
+"""Session methods: initialize (the handshake's token check), health, models/list."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+
+from plugin_bridge import __version__
+from plugin_bridge.context import RequestContext
+from plugin_bridge.errors import ErrorCode, RpcError
+from plugin_bridge.models import (
+    Capabilities,
+    Empty,
+    HealthResult,
+    IndexStatus,
+    InitializeParams,
+    InitializeResult,
+    ModelsListResult,
+    ServerInfo,
+    VaultInfo,
+)
+from plugin_bridge.protocol import PROTOCOL_VERSION
+from plugin_bridge.rpc import Router
+
+logger = logging.getLogger("plugin_bridge.session")
+
+SERVER_NAME = "obsidian-ai-bridge"
+
+
+async def initialize(ctx: RequestContext, params: InitializeParams) -> InitializeResult:
+    """Authenticate with the info file's token; must be the first request of a connection."""
+    if not hmac.compare_digest(params.token.encode(), ctx.app.token.encode()):
+        raise RpcError(
+            ErrorCode.UNAUTHORIZED, "Wrong token: read the current one from the server info file."
+        )
+    if params.protocol_version != PROTOCOL_VERSION:
+        raise RpcError(
+            ErrorCode.INVALID_PARAMS,
+            f"Unsupported protocolVersion {params.protocol_version}: this server speaks "
+            f"protocolVersion {PROTOCOL_VERSION}.",
+        )
+    logger.info("client %.60s %.30s initialized", params.client.name, params.client.version)
+    app = ctx.app
+    return InitializeResult(
+        protocol_version=PROTOCOL_VERSION,
+        server=ServerInfo(name=SERVER_NAME, version=__version__),
+        capabilities=Capabilities(
+            methods=sorted(app.router.methods), chat=app.provider is not None
+        ),
+        vault=VaultInfo(name=app.vault.name, note_count=app.vault.index.note_count),
+    )
+
+
+async def health(ctx: RequestContext, params: Empty) -> HealthResult:
+    """Server status: version, provider and model, index size and backlog."""
+    from llm_service.pricing import RECOMMENDED_MODELS
+
+    app = ctx.app
+    index = app.vault.index
+    return HealthResult(
+        status="ok",
+        version=__version__,
+        provider=app.provider_name,
+        model=app.model,
+        index=IndexStatus(notes=index.note_count, pending=index.pending),
+        recommended_models={name: list(models) for name, models in RECOMMENDED_MODELS.items()},
+    )
+
+
+async def list_models(ctx: RequestContext, params: Empty) -> ModelsListResult:
+    """Models the configured provider serves."""
+    return ModelsListResult(models=await ctx.app.require_provider().list_models())
+
+
+def register(router: Router) -> None:
+    router.register("initialize", InitializeParams, initialize)
+    router.register("health", Empty, health)
+    router.register("models/list", Empty, list_models)

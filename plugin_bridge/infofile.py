@@ -1,0 +1,94 @@
+"""The server info file: how a client finds the running server's URL and token.
+
+``<user state dir>/obsidian-ai-bridge/vaults/<vault key>/server.json`` by default (see
+docs/protocol.md for the exact algorithm), written atomically with mode 0600 once the server
+listens, removed when it stops::
+
+    {"url": "ws://127.0.0.1:PORT", "token": "...", "pid": 1234, "protocolVersion": 1}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+INFO_FILE_NAME: Final = "server.json"
+
+
+class InfoFileError(Exception):
+    """The info file is missing or unreadable; ``str(error)`` says what to do."""
+
+
+class ServerInfo(NamedTuple):
+    """What the info file holds (a NamedTuple: this module is on the fast start-up path)."""
+
+    url: str
+    token: str
+    pid: int
+    protocol_version: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "token": self.token,
+            "pid": self.pid,
+            "protocolVersion": self.protocol_version,
+        }
+
+
+def default_info_file(vault_root: Path) -> Path:
+    """Where the server for ``vault_root`` writes its info file unless told otherwise."""
+    from plugin_bridge.vault.datadir import default_data_dir
+
+    return default_data_dir(vault_root) / INFO_FILE_NAME
+
+
+def write_info_file(path: Path, info: ServerInfo) -> None:
+    """Write ``info`` to ``path`` atomically, readable by the user only (0600).
+
+    No fsync: readers on this machine see the whole file after the rename, and after a crash
+    the file is stale anyway.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, json.dumps(info.to_json()).encode())
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def read_info_file(path: Path) -> ServerInfo:
+    """The info at ``path``, or :class:`InfoFileError` with a sentence saying what to do."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return ServerInfo(
+            url=str(raw["url"]),
+            token=str(raw["token"]),
+            pid=int(raw["pid"]),
+            protocol_version=int(raw["protocolVersion"]),
+        )
+    except FileNotFoundError:
+        raise InfoFileError(
+            f"No server is running for this vault ({path} is missing): "
+            "start one with `python -m plugin_bridge serve --vault PATH`."
+        ) from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InfoFileError(
+            f"The server info file {path} is unreadable ({type(exc).__name__}): "
+            "restart the server to rewrite it."
+        ) from None
+
+
+def remove_info_file(path: Path, token: str) -> None:
+    """Remove ``path`` if it is still ours (another server may have replaced it since)."""
+    try:
+        if read_info_file(path).token != token:
+            return
+        path.unlink()
+    except (InfoFileError, FileNotFoundError):
+        return

@@ -1,0 +1,272 @@
+"""Wire models: the params and result of every method, notifications and server requests.
+
+The single source of truth for the protocol: handlers validate params with these models, build
+results with them, and ``python -m plugin_bridge schema`` generates docs/protocol.schema.json from
+them. Field names are snake_case in Python and camelCase on the wire. Params refuse unknown
+fields and do not coerce types (``"5"`` is not a number). Validators are built on first use
+(``defer_build``), which keeps them off the server's start-up path.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+ProviderName = Literal["anthropic", "openai", "ollama"]
+WireId = str | int
+
+
+class WireModel(BaseModel):
+    """Base of results and notifications: camelCase on the wire."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        frozen=True,
+        defer_build=True,
+    )
+
+
+class Params(WireModel):
+    """Base of params: unknown fields are an error, no type coercion."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Empty(Params):
+    """No params (or an empty object)."""
+
+
+class EmptyResult(WireModel):
+    """An empty object."""
+
+
+# -- session -------------------------------------------------------------------------------
+
+
+class ClientInfo(Params):
+    name: str = Field(max_length=200, description="Client name, e.g. obsidian-ai-plugin.")
+    version: str = Field(max_length=100)
+
+
+class InitializeParams(Params):
+    token: str = Field(max_length=1000, description="The token from the info file.")
+    protocol_version: int = Field(description="Protocol version the client speaks (1).")
+    client: ClientInfo
+
+
+class ServerInfo(WireModel):
+    name: str
+    version: str
+
+
+class Capabilities(WireModel):
+    methods: list[str] = Field(description="Every method this server answers.")
+    chat: bool = Field(description="A model provider is configured (chat and commands work).")
+
+
+class VaultInfo(WireModel):
+    name: str
+    note_count: int
+
+
+class InitializeResult(WireModel):
+    protocol_version: int
+    server: ServerInfo
+    capabilities: Capabilities
+    vault: VaultInfo
+
+
+class IndexStatus(WireModel):
+    notes: int = Field(description="Notes in the search index.")
+    pending: int = Field(description="Files waiting to be indexed.")
+
+
+class HealthResult(WireModel):
+    status: Literal["ok"]
+    version: str
+    provider: str | None = Field(description="anthropic, openai, ollama, or null without one.")
+    model: str | None
+    index: IndexStatus
+    recommended_models: dict[str, list[str]]
+
+
+class ModelsListResult(WireModel):
+    models: list[str]
+
+
+# -- vault ---------------------------------------------------------------------------------
+
+
+class SearchParams(Params):
+    query: str = Field(
+        max_length=1000,
+        description='Words, "a phrase", prefix*, tag:x and path:folder filters.',
+    )
+    limit: int = Field(10, ge=1, le=50)
+
+
+class SearchHitModel(WireModel):
+    path: str
+    title: str
+    score: float = Field(description="Higher is better.")
+    snippet: str = Field(description="Matched text, the matches wrapped in **…**.")
+
+
+class SearchResult(WireModel):
+    results: list[SearchHitModel]
+    took_ms: float
+    pending: int = Field(description="Files not indexed yet (results may be partial).")
+
+
+class NoteReadParams(Params):
+    path: str = Field(max_length=1000, description="Vault-relative path, e.g. Projects/Kafka.md.")
+
+
+class NoteReadResult(WireModel):
+    path: str
+    content: str
+    hash: str = Field(description="sha256 hex of the file bytes.")
+
+
+class NoteCreateParams(Params):
+    path: str = Field(max_length=1000, description="Vault-relative .md path.")
+    content: str
+    overwrite: bool = False
+
+
+class NoteWriteResult(WireModel):
+    path: str
+    hash: str
+
+
+# -- chat ----------------------------------------------------------------------------------
+
+
+class ChatSendParams(Params):
+    text: str = Field(min_length=1, max_length=100_000)
+    conversation_id: str | None = Field(
+        None, max_length=100, description="Omit to start a new conversation."
+    )
+
+
+class UsageModel(WireModel):
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+
+
+class ChatSendResult(WireModel):
+    conversation_id: str
+    text: str
+    stop_reason: str = Field(
+        description="end_turn, max_tokens, stop_sequence, max_tool_iterations or refusal."
+    )
+    usage: UsageModel
+    cost_usd: float | None = Field(description="Null when the model's price is unknown.")
+
+
+class ChatClearParams(Params):
+    conversation_id: str = Field(max_length=100)
+
+
+# -- commands ------------------------------------------------------------------------------
+
+
+class CreateNoteParams(Params):
+    prompt: str = Field(min_length=1, max_length=20_000)
+    folder: str = Field("", max_length=1000, description="Vault-relative folder; '' = root.")
+
+
+class SearchSummarizeParams(Params):
+    query: str = Field(min_length=1, max_length=1000)
+    limit: int = Field(5, ge=1, le=20, description="How many top notes to read.")
+
+
+class SearchSummarizeResult(WireModel):
+    summary: str
+    sources: list[str] = Field(description="Paths of the notes given to the model and cited.")
+
+
+# -- tools ---------------------------------------------------------------------------------
+
+
+class ToolsListParams(Params):
+    format: ProviderName | None = Field(
+        None, description="Tool format; default: the configured provider's, else anthropic."
+    )
+
+
+class ToolsListResult(WireModel):
+    tools: list[dict[str, Any]]
+
+
+class ToolCallParams(Params):
+    name: str = Field(max_length=100)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolsExecuteParams(Params):
+    calls: list[ToolCallParams] = Field(min_length=1, max_length=32)
+
+
+class ToolExecution(WireModel):
+    name: str
+    is_error: bool
+    content: str
+
+
+class InvalidCall(WireModel):
+    index: int
+    name: str
+    reason: str
+
+
+class ToolsExecuteResult(WireModel):
+    results: list[ToolExecution]
+    invalid_calls: list[InvalidCall]
+
+
+# -- notifications and server requests -----------------------------------------------------
+
+
+class CancelRequestParams(Params):
+    id: WireId = Field(description="The id of the request to cancel.")
+
+
+class ChatDelta(WireModel):
+    request_id: WireId
+    text: str
+
+
+class ChatToolCall(WireModel):
+    request_id: WireId
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class ChatToolResult(WireModel):
+    request_id: WireId
+    id: str
+    is_error: bool
+    content: str
+
+
+class ToolConfirmParams(WireModel):
+    tool: str
+    arguments: dict[str, Any]
+    preview: str | None = Field(None, description="Unified diff of a write, when known.")
+
+
+class ToolConfirmResult(WireModel):
+    approved: bool
+
+
+def dump(model: BaseModel) -> dict[str, Any]:
+    """``model`` as a JSON-ready dict with camelCase keys."""
+    return model.model_dump(mode="json", by_alias=True)

@@ -1,0 +1,309 @@
+"""Pure JSON-RPC 2.0 for one connection: frames in, events out, replies serialised. No I/O.
+
+Feed each received frame to :meth:`Protocol.receive_text` (or ``receive_bytes`` for a binary
+frame); it returns at most one event:
+
+* :class:`Request` — run it, then answer with :meth:`Protocol.result` or :meth:`Protocol.error`;
+* :class:`Notification` — a client notification (no answer);
+* :class:`Response` — the client's answer to one of OUR requests (:meth:`Protocol.request`);
+* :class:`ErrorReply` — the frame was refused: send ``data`` as it is;
+* ``None`` — nothing to do (an ignored notification, or an answer to an unknown request id).
+
+Rules (the contract in docs/protocol.md): ``jsonrpc`` must be ``"2.0"``; ids are strings or
+integers (``null``, floats and booleans are refused); ``params`` is an object or an array; batches
+(JSON arrays) are refused with -32600; binary frames are refused with -32600; NaN/Infinity are not
+JSON. The connection starts awaiting ``initialize``: any other request gets -32002; initialize
+answered with a result makes it ready, with -32001 closes it (``close_request`` 4401), with any
+other error lets the client try again. At most ``max_in_flight`` requests may be unanswered.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Final, TypeAlias
+
+from plugin_bridge import PROTOCOL_VERSION
+from plugin_bridge.errors import ErrorCode, WireError
+
+logger = logging.getLogger("plugin_bridge.protocol")
+
+RequestId: TypeAlias = str | int
+Params: TypeAlias = dict[str, Any] | list[Any] | None
+
+__all__ = ["PROTOCOL_VERSION", "Protocol"]
+
+MAX_IN_FLIGHT: Final = 32
+INITIALIZE: Final = "initialize"
+CLOSE_UNAUTHORIZED: Final = 4401
+CLOSE_INIT_TIMEOUT: Final = 4408
+_SERVER_ID_PREFIX: Final = "s"
+
+
+class State(Enum):
+    """Where a connection is in its life."""
+
+    AWAITING_INIT = "awaiting_init"
+    INITIALIZING = "initializing"
+    READY = "ready"
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A client request that must be answered exactly once."""
+
+    id: RequestId
+    method: str
+    params: Params
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """A client notification (no id, no answer)."""
+
+    method: str
+    params: Params
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """The client's answer to a server request; exactly one of result / error is meaningful."""
+
+    id: RequestId
+    result: Any = None
+    error: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReply:
+    """A refused frame: send ``data``; ``error`` says why (for logs and tests)."""
+
+    id: RequestId | None
+    error: WireError
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class CloseRequest:
+    """The protocol wants the connection closed with this WebSocket close code."""
+
+    code: int
+    reason: str
+
+
+Event: TypeAlias = Request | Notification | Response | ErrorReply
+
+
+class Protocol:
+    """The state of one JSON-RPC connection; see the module docstring."""
+
+    def __init__(self, *, max_in_flight: int = MAX_IN_FLIGHT) -> None:
+        self.state = State.AWAITING_INIT
+        self.close_request: CloseRequest | None = None
+        self.max_in_flight = max_in_flight
+        self._in_flight: set[RequestId] = set()
+        self._init_id: RequestId | None = None
+        self._pending: set[str] = set()
+        self._next_id = 0
+
+    @property
+    def in_flight(self) -> int:
+        """How many client requests are unanswered."""
+        return len(self._in_flight)
+
+    @property
+    def pending_server_requests(self) -> int:
+        """How many of our requests to the client are unanswered."""
+        return len(self._pending)
+
+    # -- incoming ---------------------------------------------------------------------------
+
+    def receive_bytes(self, data: bytes) -> ErrorReply | None:
+        """A binary frame: always refused (the connection stays open)."""
+        if self.state is State.CLOSED:
+            return None
+        return self._refuse(
+            None, ErrorCode.INVALID_REQUEST, "Binary frames are not supported: send JSON as text."
+        )
+
+    def receive_text(self, text: str) -> Event | None:
+        """Parse one text frame into at most one event."""
+        if self.state is State.CLOSED:
+            return None
+        try:
+            message = json.loads(text, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            return self._refuse(None, ErrorCode.PARSE_ERROR, "Parse error: the frame is not JSON.")
+        if isinstance(message, list):
+            return self._refuse(
+                None,
+                ErrorCode.INVALID_REQUEST,
+                "Batches are not supported: send one JSON-RPC message per frame.",
+            )
+        if not isinstance(message, dict):
+            return self._refuse(
+                None, ErrorCode.INVALID_REQUEST, "A JSON-RPC message must be a JSON object."
+            )
+        return self._receive_object(message)
+
+    def _receive_object(self, message: dict[str, Any]) -> Event | None:
+        raw_id = message.get("id")
+        reply_id = raw_id if _is_valid_id(raw_id) else None
+        if message.get("jsonrpc") != "2.0":
+            return self._refuse(reply_id, ErrorCode.INVALID_REQUEST, 'jsonrpc must be "2.0".')
+        if "method" not in message and ("result" in message or "error" in message):
+            return self._receive_response(message)
+        method = message.get("method")
+        if not isinstance(method, str):
+            return self._refuse(
+                reply_id, ErrorCode.INVALID_REQUEST, "A JSON-RPC request needs a string method."
+            )
+        params = message.get("params")
+        if "params" in message and not isinstance(params, (dict, list)):
+            return self._refuse(
+                reply_id, ErrorCode.INVALID_REQUEST, "params must be an object or an array."
+            )
+        if "id" not in message:
+            if self.state is not State.READY:
+                logger.debug("ignoring notification %.60s before initialize", method)
+                return None
+            return Notification(method, params)
+        if reply_id is None:
+            return self._refuse(
+                None, ErrorCode.INVALID_REQUEST, "id must be a string or an integer."
+            )
+        return self._receive_request(reply_id, method, params)
+
+    def _receive_request(self, request_id: RequestId, method: str, params: Params) -> Event:
+        if request_id in self._in_flight:
+            return self._refuse(
+                request_id,
+                ErrorCode.INVALID_REQUEST,
+                "This id belongs to a request still in flight: use a new id.",
+            )
+        if self.state is State.AWAITING_INIT and method != INITIALIZE:
+            return self._refuse(
+                request_id, ErrorCode.NOT_INITIALIZED, "Not initialized: send initialize first."
+            )
+        if self.state is State.INITIALIZING:
+            return self._refuse(
+                request_id,
+                ErrorCode.NOT_INITIALIZED,
+                "Not initialized yet: wait for the initialize reply.",
+            )
+        if self.state is State.READY and method == INITIALIZE:
+            return self._refuse(
+                request_id, ErrorCode.INVALID_REQUEST, "Already initialized on this connection."
+            )
+        if len(self._in_flight) >= self.max_in_flight:
+            return self._refuse(
+                request_id,
+                ErrorCode.TOO_MANY_REQUESTS,
+                f"Too many requests in flight (limit {self.max_in_flight}): "
+                "wait for replies before sending more.",
+            )
+        if method == INITIALIZE:
+            self.state = State.INITIALIZING
+            self._init_id = request_id
+        self._in_flight.add(request_id)
+        return Request(request_id, method, params)
+
+    def _receive_response(self, message: dict[str, Any]) -> Response | None:
+        response_id = message.get("id")
+        error = message.get("error")
+        well_formed = (
+            isinstance(response_id, str)
+            and ("result" in message) != ("error" in message)
+            and (error is None or isinstance(error, dict))
+        )
+        if not well_formed:
+            logger.info("ignoring a malformed response from the client")
+            return None
+        assert isinstance(response_id, str)
+        if response_id not in self._pending:
+            logger.info("ignoring a response to unknown request id %.40r", response_id)
+            return None
+        self._pending.discard(response_id)
+        return Response(response_id, message.get("result"), error)
+
+    # -- outgoing ---------------------------------------------------------------------------
+
+    def result(self, request_id: RequestId, result: Any) -> bytes:
+        """The reply to request ``request_id``; an unserialisable result becomes -32603."""
+        try:
+            data = _encode({"jsonrpc": "2.0", "id": request_id, "result": result})
+        except (TypeError, ValueError):
+            logger.error("result of request %r is not JSON-serialisable", request_id)
+            return self.error(request_id, WireError(ErrorCode.INTERNAL_ERROR, "Internal error."))
+        self._finish(request_id)
+        if request_id == self._init_id:
+            self.state = State.READY
+            self._init_id = None
+        return data
+
+    def error(self, request_id: RequestId, error: WireError) -> bytes:
+        """The error reply to request ``request_id``."""
+        self._finish(request_id)
+        if request_id == self._init_id:
+            self._init_id = None
+            if error.code == ErrorCode.UNAUTHORIZED:
+                self.close(CloseRequest(CLOSE_UNAUTHORIZED, "unauthorized"))
+            else:
+                self.state = State.AWAITING_INIT
+        return _encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})
+
+    def notification(self, method: str, params: dict[str, Any]) -> bytes:
+        """A server notification."""
+        return _encode({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def request(self, method: str, params: dict[str, Any]) -> tuple[str, bytes]:
+        """A server request to the client: its id (for matching the Response) and its bytes."""
+        self._next_id += 1
+        request_id = f"{_SERVER_ID_PREFIX}{self._next_id}"
+        self._pending.add(request_id)
+        return request_id, _encode(
+            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        )
+
+    def forget(self, request_id: str) -> None:
+        """Stop waiting for an answer to our request (timed out); a late answer is ignored."""
+        self._pending.discard(request_id)
+
+    def close(self, request: CloseRequest | None = None) -> None:
+        """The connection is over (or should be closed with ``request``)."""
+        self.state = State.CLOSED
+        if request is not None and self.close_request is None:
+            self.close_request = request
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _finish(self, request_id: RequestId) -> None:
+        if request_id not in self._in_flight:
+            raise ValueError(f"request {request_id!r} is not in flight (answered twice?)")
+        self._in_flight.discard(request_id)
+
+    def _refuse(self, request_id: RequestId | None, code: ErrorCode, message: str) -> ErrorReply:
+        error = WireError(int(code), message)
+        logger.debug("refused a frame: %s", message)
+        data = _encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})
+        return ErrorReply(request_id, error, data)
+
+
+def _is_valid_id(value: object) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    """Compact UTF-8 JSON; text with lone surrogates is sent \\u-escaped instead of failing."""
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(message, separators=(",", ":"), allow_nan=False).encode("ascii")

@@ -1,0 +1,48 @@
+"""``search``: bring the vault's index up to date (incrementally), then print the best notes."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Final, TextIO
+
+INDEX_TIMEOUT: Final = 600.0
+
+
+async def search(
+    vault_root: Path, query: str, *, limit: int, data_dir: Path | None, out: TextIO
+) -> int:
+    from plugin_bridge.vault.vault import Vault
+
+    vault = Vault(vault_root, data_dir, watch=False)
+    await vault.start()
+    try:
+        await vault.index.wait_until_idle(INDEX_TIMEOUT)
+        found = vault.index.search(query, limit)
+        notes = vault.index.note_count
+    finally:
+        await vault.close()
+    print(f"{notes} notes indexed.", file=sys.stderr)
+    if not found.hits:
+        out.write(f"No notes match “{query}”.\n")
+        return 0
+    for rank, hit in enumerate(found.hits, 1):
+        snippet = " ".join(hit.snippet.split())
+        out.write(f"{rank}. {hit.path} — {hit.title} ({hit.score:.2f})\n   {snippet}\n")
+    out.write(f"{len(found.hits)} results in {found.took_ms:.1f} ms\n")
+    return 0
+
+
+def run(vault: Path, query: str, *, limit: int, data_dir: Path | None) -> int:
+    root = vault.expanduser()
+    if not root.is_dir():
+        print(
+            f"Vault folder {root} does not exist: pass an existing folder to --vault.",
+            file=sys.stderr,
+        )
+        return 2
+    if limit < 1:
+        print("--limit must be at least 1.", file=sys.stderr)
+        return 2
+    return asyncio.run(search(root, query, limit=limit, data_dir=data_dir, out=sys.stdout))

@@ -1,0 +1,153 @@
+"""``serve``: listen first, then load everything else.
+
+Start-up order, chosen so a client finds the server fast: check the arguments, bind the port,
+write the info file (the server is now reachable: TCP connections queue in the backlog), and
+only then import pydantic, the WebSocket server, the vault index and the provider. Requests are
+answered once that is done; indexing continues in the background and the provider SDK is
+imported on the first model call. bench/startup.py measures both moments.
+
+SIGTERM / SIGINT: stop accepting, cancel in-flight work, close connections with 1001, remove the
+info file, exit 0.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from plugin_bridge import PROTOCOL_VERSION
+from plugin_bridge.infofile import ServerInfo, default_info_file, remove_info_file, write_info_file
+from plugin_bridge.security import bind_host, bind_socket, is_loopback_host, ws_url
+
+if TYPE_CHECKING:
+    import socket
+
+
+class ServeOptions(NamedTuple):
+    """The ``serve`` command line (a NamedTuple: dataclasses cost start-up time)."""
+
+    vault: Path
+    host: str = "127.0.0.1"
+    port: int = 0
+    info_file: Path | None = None
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    data_dir: Path | None = None
+
+
+class _Interrupted(Exception):
+    """SIGTERM arrived before the event loop took over signal handling."""
+
+
+def run(options: ServeOptions) -> int:
+    """Run the server until SIGTERM / SIGINT; the process exit code."""
+    vault = options.vault.expanduser()
+    if not vault.is_dir():
+        return _fail(2, f"Vault folder {vault} does not exist: pass an existing folder to --vault.")
+    if not is_loopback_host(options.host):
+        return _fail(
+            2,
+            f"Refusing to listen on {options.host}: the bridge serves this machine only; "
+            "use --host 127.0.0.1, ::1 or localhost.",
+        )
+    host = bind_host(options.host)
+    try:
+        sock = bind_socket(host, options.port)
+    except OSError as exc:
+        return _fail(
+            1,
+            f"Cannot listen on {host}:{options.port} ({exc.strerror}): choose another --port, "
+            "or 0 for a free one.",
+        )
+    token = secrets.token_urlsafe(32)
+    info_path = options.info_file or default_info_file(vault)
+    url = ws_url(host, sock.getsockname()[1])
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        write_info_file(info_path, ServerInfo(url, token, os.getpid(), PROTOCOL_VERSION))
+        print(f"Listening on {url}", file=sys.stderr, flush=True)
+        print(f"Info file: {info_path}", file=sys.stderr, flush=True)
+        import asyncio
+
+        return asyncio.run(_serve(options, vault, sock, token, info_path))
+    except (_Interrupted, KeyboardInterrupt):
+        return 0
+    except Exception as exc:
+        import logging
+
+        logging.getLogger("plugin_bridge.serve").error("the server failed", exc_info=exc)
+        return _fail(1, f"The server stopped on an error ({type(exc).__name__}: {exc}).")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        remove_info_file(info_path, token)
+        sock.close()
+
+
+async def _serve(
+    options: ServeOptions, vault_root: Path, sock: socket.socket, token: str, info_path: Path
+) -> int:
+    import asyncio
+    import logging
+
+    logger = logging.getLogger("plugin_bridge.serve")
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    from pydantic import ValidationError
+
+    from plugin_bridge.app import BridgeApp
+    from plugin_bridge.config import BridgeSettings, build_provider, choose_provider
+    from plugin_bridge.errors import field_problems
+    from plugin_bridge.server import start_server
+    from plugin_bridge.vault.vault import Vault
+
+    given = {key: value for key, value in options._asdict().items() if value is not None}
+    try:
+        settings = BridgeSettings(**{**given, "vault": vault_root, "info_file": info_path})
+    except ValidationError as exc:
+        print(f"Bad settings: {field_problems(exc)}.", file=sys.stderr)
+        return 2
+    choice = choose_provider(settings)
+    print(choice.describe().capitalize(), file=sys.stderr, flush=True)
+    vault = Vault(vault_root, settings.data_dir)
+    await vault.start()
+    app = BridgeApp(
+        vault,
+        provider=build_provider(settings, choice),
+        provider_name=choice.name,
+        model=choice.model,
+        no_provider_message=choice.missing,
+        token=token,
+        allowed_origins=settings.allowed_origins,
+    )
+    try:
+        async with await start_server(app, sock=sock):
+            print(
+                f"Ready. Try: python -m plugin_bridge chat --vault {vault_root}",
+                file=sys.stderr,
+                flush=True,
+            )
+            await stop.wait()
+            logger.info("shutting down")
+    finally:
+        await app.aclose()
+        await vault.close()
+    return 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise _Interrupted
+
+
+def _fail(code: int, message: str) -> int:
+    print(message, file=sys.stderr)
+    return code

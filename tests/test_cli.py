@@ -1,0 +1,236 @@
+"""The command line as a user runs it: serve (subprocess), search, chat, schema, refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import stat
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from plugin_bridge.vault.datadir import default_data_dir
+from tests.conftest import REPO_ROOT
+from tests.test_bridge_helpers import copy_example_vault, init_params
+
+START_WAIT = 30.0
+"""Generous bound for a subprocess to start on a loaded CI machine (not a speed target)."""
+
+
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+async def run_cli(tmp_path: Path, *args: str, stdin: bytes = b"") -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "plugin_bridge",
+        *args,
+        cwd=REPO_ROOT,
+        env=cli_env(tmp_path),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    async with asyncio.timeout(START_WAIT * 2):
+        out, err = await process.communicate(stdin)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+@dataclass
+class Served:
+    process: asyncio.subprocess.Process
+    info_file: Path
+    info: dict[str, object]
+    seconds_to_info_file: float
+
+
+@asynccontextmanager
+async def serve(tmp_path: Path, *args: str) -> AsyncIterator[Served]:
+    """Start `serve` on a copy of examples/vault; yield once its info file exists."""
+    vault = copy_example_vault(tmp_path)
+    info_file = default_data_dir(vault) / "server.json"
+    if "--info-file" in args:
+        info_file = Path(args[args.index("--info-file") + 1])
+    started = time.perf_counter()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "plugin_bridge",
+        "serve",
+        "--vault",
+        str(vault),
+        "--data-dir",
+        str(tmp_path / "data"),
+        *args,
+        cwd=REPO_ROOT,
+        env=cli_env(tmp_path),
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        async with asyncio.timeout(START_WAIT):
+            while not info_file.exists():
+                assert process.returncode is None, "serve exited before writing its info file"
+                await asyncio.sleep(0.005)
+        elapsed = time.perf_counter() - started
+        yield Served(process, info_file, json.loads(info_file.read_text()), elapsed)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+@pytest.fixture(autouse=True)
+def _state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """default_data_dir in this process agrees with the subprocesses' XDG_STATE_HOME."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+async def test_serve_lifecycle_info_file_and_clean_shutdown(
+    tmp_path: Path, sig: signal.Signals, record_property: Callable[[str, object], None]
+) -> None:
+    """serve writes a 0600 info file, answers, and on a signal closes with 1001 and cleans up."""
+    async with serve(tmp_path) as served:
+        record_property("seconds_to_info_file", round(served.seconds_to_info_file, 3))
+        print(f"serve: info file after {served.seconds_to_info_file:.3f} s")
+        info = served.info
+        assert stat.S_IMODE(served.info_file.stat().st_mode) == 0o600
+        assert set(info) == {"url", "token", "pid", "protocolVersion"}
+        assert info["pid"] == served.process.pid
+        assert info["protocolVersion"] == 1
+        assert str(info["url"]).startswith("ws://127.0.0.1:")
+        async with connect(str(info["url"]), open_timeout=START_WAIT) as ws:
+            await ws.send(
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "method": "initialize",
+                        "params": init_params(str(info["token"])),
+                    }
+                )
+            )
+            async with asyncio.timeout(START_WAIT):
+                reply = json.loads(await ws.recv())
+            assert reply["result"]["vault"]["name"] == "vault"
+            served.process.send_signal(sig)
+            with pytest.raises(ConnectionClosed):
+                async with asyncio.timeout(START_WAIT):
+                    await ws.recv()
+            assert ws.close_code == 1001
+        async with asyncio.timeout(START_WAIT):
+            assert await served.process.wait() == 0
+        assert not served.info_file.exists()
+        assert served.process.stderr is not None
+        stderr = (await served.process.stderr.read()).decode()
+    lines = stderr.splitlines()
+    assert lines[0] == f"Listening on {info['url']}"
+    assert lines[1] == f"Info file: {served.info_file}"
+    assert "No provider" in lines[2]
+    assert str(info["token"]) not in stderr
+
+
+async def test_serve_uses_the_documented_default_info_file(tmp_path: Path) -> None:
+    """Without --info-file the file is <state dir>/obsidian-ai-bridge/vaults/<key>/server.json."""
+    async with serve(tmp_path) as served:
+        vault = tmp_path / "vault"
+        expected = tmp_path / "state" / "obsidian-ai-bridge" / "vaults"
+        assert served.info_file.parent.parent == expected
+        assert served.info_file == default_data_dir(vault) / "server.json"
+        served.process.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(START_WAIT):
+            assert await served.process.wait() == 0
+
+
+async def test_chat_cli_finds_the_server_through_the_info_file(tmp_path: Path) -> None:
+    """`chat --vault V` connects via the default info file; without a provider it says why."""
+    async with serve(tmp_path) as served:
+        code, out, err = await run_cli(
+            tmp_path, "chat", "--vault", str(tmp_path / "vault"), stdin=b"hello\n"
+        )
+        served.process.send_signal(signal.SIGTERM)
+    assert code == 0, err
+    assert "Connected to vault vault (" in out  # the note count depends on indexing progress
+    assert "error: No model provider is configured" in out
+
+
+async def test_chat_cli_without_a_server_explains(tmp_path: Path) -> None:
+    """`chat` for a vault with no running server exits 1 saying how to start one."""
+    vault = copy_example_vault(tmp_path)
+    code, _, err = await run_cli(tmp_path, "chat", "--vault", str(vault))
+    assert code == 1
+    assert "No server is running for this vault" in err
+    assert "plugin_bridge serve" in err
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.5", "example.com", "::"])
+async def test_serve_refuses_non_loopback_hosts(tmp_path: Path, host: str) -> None:
+    """A non-loopback --host exits 2 with a clear message and writes no info file."""
+    vault = copy_example_vault(tmp_path)
+    info_file = tmp_path / "info.json"
+    code, _, err = await run_cli(
+        tmp_path, "serve", "--vault", str(vault), "--host", host, "--info-file", str(info_file)
+    )
+    assert code == 2
+    assert f"Refusing to listen on {host}" in err
+    assert not info_file.exists()
+
+
+async def test_serve_refuses_a_missing_vault(tmp_path: Path) -> None:
+    """A --vault that is not a folder exits 2."""
+    code, _, err = await run_cli(tmp_path, "serve", "--vault", str(tmp_path / "nope"))
+    assert code == 2
+    assert "does not exist" in err
+
+
+async def test_search_cli_indexes_and_prints_results(tmp_path: Path) -> None:
+    """`search` indexes the vault (incrementally) and prints ranked paths with snippets."""
+    vault = copy_example_vault(tmp_path)
+    args = ("search", "kafka", "--vault", str(vault), "--data-dir", str(tmp_path / "d"))
+    code, out, err = await run_cli(tmp_path, *args, "--limit", "2")
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("1. Projects/Kafka pipeline.md — Kafka pipeline")
+    assert "**" in out
+    assert "16 notes indexed" in err
+    code, out, _ = await run_cli(
+        tmp_path, "search", "zeppelinxyz", "--vault", str(vault), "--data-dir", str(tmp_path / "d")
+    )
+    assert (code, out) == (0, "No notes match “zeppelinxyz”.\n")
+
+
+async def test_schema_cli_prints_the_committed_schema(tmp_path: Path) -> None:
+    """`schema` prints exactly docs/protocol.schema.json."""
+    code, out, _ = await run_cli(tmp_path, "schema")
+    assert code == 0
+    assert out == (REPO_ROOT / "docs" / "protocol.schema.json").read_text(encoding="utf-8")
+
+
+def test_the_cli_does_not_import_heavy_modules_before_listening() -> None:
+    """Importing the serve path loads no pydantic, websockets server, index or provider SDK."""
+    import subprocess
+
+    code = (
+        "import sys, plugin_bridge.cli, plugin_bridge.serve; "
+        "heavy = [m for m in ('pydantic', 'websockets.asyncio.server', 'anthropic', 'openai', "
+        "'httpx', 'sqlite3', 'llm_service', 'plugin_bridge.vault.index') if m in sys.modules]; "
+        "print(heavy)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO_ROOT
+    ).stdout
+    assert out.strip() == "[]"

@@ -1,0 +1,74 @@
+"""The terminal chat client against an in-process server: streaming, tools, y/n, /clear."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+from llm_service import ScriptedProvider
+from plugin_bridge.chat_cli import Ask, chat
+from plugin_bridge.infofile import ServerInfo, write_info_file
+from tests.test_bridge_helpers import running_bridge
+
+
+def scripted_input(lines: list[str]) -> tuple[list[str], Ask]:
+    """An ``ask`` that answers with ``lines`` in order (then end of input), recording prompts."""
+    prompts: list[str] = []
+    answers: Iterator[str] = iter(lines)
+
+    async def ask(prompt: str) -> str | None:
+        prompts.append(prompt)
+        return next(answers, None)
+
+    return prompts, ask
+
+
+async def test_chat_shows_text_tools_and_asks_before_writing(tmp_path: Path) -> None:
+    """A turn with a write: the tool call, the diff, the y/n prompt, the result and usage."""
+    provider = ScriptedProvider()
+    provider.enqueue_tool_call("create_note", {"path": "Kites.md", "content": "Kites fly.\n"})
+    provider.enqueue_text("Saved [[Kites]].")
+    provider.enqueue_text("Fresh start.")
+    async with running_bridge(tmp_path, provider=provider) as bridge:
+        info_file = tmp_path / "server.json"
+        write_info_file(info_file, ServerInfo(bridge.url, bridge.app.token, 1, 1))
+        prompts, ask = scripted_input(["write a kite note", "y", "/clear", "again", "/quit"])
+        out = io.StringIO()
+        assert await chat(info_file, out, ask) == 0
+        assert (bridge.vault.root / "Kites.md").read_text() == "Kites fly.\n"
+    text = out.getvalue()
+    assert "Connected to vault vault (16 notes)" in text
+    assert '[tool] create_note {"path": "Kites.md", "content": "Kites fly.\\n"}' in text
+    assert "+Kites fly." in text
+    assert "[result]" in text
+    assert "Saved [[Kites]]." in text
+    assert "(conversation cleared)" in text
+    assert "Fresh start." in text
+    assert "tokens" in text
+    assert prompts == ["you> ", "  Allow? [y/N] ", "you> ", "you> ", "you> "]
+    assert [m.text for m in provider.requests[2].messages] == ["again"]
+
+
+async def test_chat_declines_a_write_on_anything_but_yes(tmp_path: Path) -> None:
+    """Answering anything but y/yes denies the write."""
+    provider = ScriptedProvider()
+    provider.enqueue_tool_call("create_note", {"path": "No.md", "content": "x"})
+    provider.enqueue_text("Not saved.")
+    async with running_bridge(tmp_path, provider=provider) as bridge:
+        info_file = tmp_path / "server.json"
+        write_info_file(info_file, ServerInfo(bridge.url, bridge.app.token, 1, 1))
+        _, ask = scripted_input(["write", "maybe"])
+        out = io.StringIO()
+        assert await chat(info_file, out, ask) == 0
+        assert not (bridge.vault.root / "No.md").exists()
+    assert "[error]" in out.getvalue()
+
+
+async def test_chat_reports_a_wrong_token(tmp_path: Path) -> None:
+    """A stale info file (old token) exits 1 with a sentence, not a traceback."""
+    async with running_bridge(tmp_path) as bridge:
+        info_file = tmp_path / "server.json"
+        write_info_file(info_file, ServerInfo(bridge.url, "stale-token", 1, 1))
+        _, ask = scripted_input([])
+        assert await chat(info_file, io.StringIO(), ask) == 1

@@ -1,0 +1,88 @@
+"""docs/protocol.schema.json is generated from the wire models and describes real messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+import pytest
+
+from plugin_bridge.errors import ErrorCode
+from plugin_bridge.handlers import build_router
+from plugin_bridge.schema import build_schema, schema_text
+from tests.conftest import REPO_ROOT
+
+SCHEMA_FILE = REPO_ROOT / "docs" / "protocol.schema.json"
+
+
+def validate(instance: Any, ref: dict[str, str]) -> None:
+    """Check ``instance`` against one ``$ref`` of the schema."""
+    schema = build_schema()
+    jsonschema.validate(instance, {**ref, "$defs": schema["$defs"]})
+
+
+def test_the_committed_schema_is_current() -> None:
+    """The committed file equals a fresh `python -m plugin_bridge schema` (run make schema)."""
+    assert SCHEMA_FILE.read_text(encoding="utf-8") == schema_text()
+
+
+def test_every_method_notification_and_error_is_described() -> None:
+    """The schema lists every registered method with params and result, and every error code."""
+    schema = build_schema()
+    assert set(schema["methods"]) == set(build_router().methods)
+    for entry in schema["methods"].values():
+        assert entry["params"]["$ref"].startswith("#/$defs/")
+        assert entry["result"]["$ref"].startswith("#/$defs/")
+        assert entry["description"]
+    assert {e["code"] for e in schema["errors"]} == {int(code) for code in ErrorCode}
+    assert set(schema["notifications"]["serverToClient"]) == {
+        "chat/delta",
+        "chat/toolCall",
+        "chat/toolResult",
+    }
+    assert set(schema["serverRequests"]) == {"tool/confirm"}
+
+
+def test_the_schema_is_valid_json_schema() -> None:
+    """The document itself passes the 2020-12 metaschema."""
+    jsonschema.Draft202012Validator.check_schema(build_schema())
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "valid"),
+    [
+        ("vault/search", {"query": "kafka", "limit": 5}, True),
+        ("vault/search", {"query": "kafka", "limit": 500}, False),
+        ("vault/search", {"query": "kafka", "maxResults": 5}, False),
+        ("chat/send", {"text": "hi", "conversationId": "abc"}, True),
+        ("chat/send", {"text": "hi", "conversation_id": "abc"}, False),
+        (
+            "initialize",
+            {"token": "t", "protocolVersion": 1, "client": {"name": "p", "version": "1"}},
+            True,
+        ),
+        ("tools/execute", {"calls": [{"name": "read_note", "arguments": {"path": "a.md"}}]}, True),
+    ],
+)
+def test_params_schemas_use_camel_case_and_refuse_extras(
+    method: str, params: dict[str, Any], valid: bool
+) -> None:
+    """Params in the schema are camelCase, bounded and closed, like the server's validation."""
+    ref = build_schema()["methods"][method]["params"]
+    if valid:
+        validate(params, ref)
+    else:
+        with pytest.raises(jsonschema.ValidationError):
+            validate(params, ref)
+
+
+def test_result_schemas_describe_wire_results() -> None:
+    """A chat/send result as the server sends it validates against its schema."""
+    result = {
+        "conversationId": "c1",
+        "text": "Hi",
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 1, "outputTokens": 2, "cacheReadTokens": 0, "cacheWriteTokens": 0},
+        "costUsd": None,
+    }
+    validate(result, build_schema()["methods"]["chat/send"]["result"])
