@@ -1,18 +1,25 @@
-"""Anthropic Messages API on the official ``anthropic`` SDK (imported on first call).
+"""Anthropic Messages API on the official ``anthropic`` SDK (imported on the first call).
 
-The SDK's own retries are off (``max_retries=0``): the Provider base retries. The system prompt and
-the tool list carry ``cache_control`` so the stable prefix of every call is cached.
+* The SDK's own retries are off (``max_retries=0``): the Provider base retries.
+* The system prompt and the last tool carry ``cache_control`` so the stable prefix of every call
+  is served from Anthropic's prompt cache.
+* Streaming reads the raw SSE events (``messages.create(stream=True)``) and assembles them here;
+  ``ToolCallDelta.index`` is the call's position among the response's tool calls (0, 1, ...),
+  not Anthropic's content-block index.
+* Responses that do not follow the API's shapes raise ``invalid_response``; unknown event, block
+  and delta types are skipped, as the API's versioning policy asks of clients.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-import os
+import math
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from llm_service.errors import LLMError, parse_retry_after
+from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 from llm_service.messages import (
     LLMResponse,
@@ -29,15 +36,19 @@ from llm_service.providers.common import (
     HINTS,
     code_for,
     describe,
-    error_details,
     parse_tool_arguments,
     transport_code,
 )
 
 if TYPE_CHECKING:
-    from anthropic import AsyncAnthropic
+    from anthropic import APIStatusError, AsyncAnthropic
 
 logger = logging.getLogger("llm_service.providers.anthropic")
+
+T = TypeVar("T")
+
+MISSING_KEY = "Anthropic API key is missing: set ANTHROPIC_API_KEY."
+DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -46,7 +57,10 @@ _STOP_REASONS: dict[str, StopReason] = {
     "stop_sequence": "stop_sequence",
     "refusal": "refusal",
     "pause_turn": "end_turn",
+    "model_context_window_exceeded": "max_tokens",  # cut short for length, like max_tokens
 }
+_SPEND_LIMIT_CODES = frozenset({"enforced_spend_limit_reached", "contract_spend_limit_reached"})
+"""``error.details.error_code`` of a 429 that no wait will fix (a spend limit, not a rate)."""
 _EPHEMERAL = {"type": "ephemeral"}
 
 
@@ -71,25 +85,22 @@ class AnthropicProvider(Provider):
         self._client: AsyncAnthropic | None = None
 
     def _sdk(self) -> AsyncAnthropic:
+        """The SDK client, built on first use; without any credential, LLMError(auth_error)."""
         if self._client is None:
-            key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
-            if not key:
-                raise LLMError(
-                    "Anthropic API key is missing: set ANTHROPIC_API_KEY.",
-                    code="auth_error",
-                    provider=self.name,
-                )
             from anthropic import AsyncAnthropic
 
-            self._client = AsyncAnthropic(
-                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+            client = AsyncAnthropic(
+                api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout
             )
+            if client.api_key is None and client.auth_token is None and client.credentials is None:
+                raise LLMError(MISSING_KEY, code="auth_error", provider=self.name)
+            self._client = client
         return self._client
 
     async def aclose(self) -> None:
         if self._client is not None:
-            await self._client.close()
-            self._client = None
+            client, self._client = self._client, None
+            await client.close()
 
     @staticmethod
     def format_tool(spec: ToolSpec) -> dict[str, Any]:
@@ -100,29 +111,23 @@ class AnthropicProvider(Provider):
         }
 
     async def list_models(self) -> list[str]:
-        client = self._sdk()
-        try:
-            page = await client.models.list(limit=100)
-        except Exception as exc:
-            raise self._convert_error(exc) from exc
-        return [model.id for model in page.data]
+        """Ids of the models this key may use, newest first (all pages of GET /v1/models)."""
+
+        async def ids() -> list[str]:
+            return [model.id async for model in self._sdk().models.list(limit=100)]
+
+        return await self._with_retries(lambda: self._translated(ids()))
 
     async def _chat_once(self, request: ChatRequest) -> LLMResponse:
         message = await self._sdk().messages.create(**_params(request))
-        assembly = _Assembly(model=message.model, request_id=getattr(message, "_request_id", None))
-        assembly.usage = _usage(message.usage)
-        assembly.stop_reason = message.stop_reason
-        for index, block in enumerate(message.content):
-            if block.type == "text":
-                assembly.texts.append(block.text)
-            elif block.type == "tool_use":
-                assembly.calls[index] = _PartialCall(block.id, block.name, dict(block.input))
+        assembly = _Assembly(request.model, getattr(message, "_request_id", None))
+        assembly.add_message(message)
         return assembly.response()
 
     async def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         stream = await self._sdk().messages.create(**_params(request), stream=True)
         async with stream:
-            assembly = _Assembly(request_id=stream.response.headers.get("request-id"))
+            assembly = _Assembly(request.model, stream.response.headers.get("request-id"))
             async for event in stream:
                 for out in assembly.feed(event):
                     yield out
@@ -132,33 +137,75 @@ class AnthropicProvider(Provider):
         import anthropic
 
         if isinstance(exc, anthropic.APIStatusError):
-            kind, detail = error_details(exc.body)
-            status = exc.status_code if exc.status_code >= 400 else None
-            code = code_for(status, kind, detail)
-            if code == "unknown" and status is None:
-                code = "server_error"  # an error event inside a 200 stream
-            hint = "check ANTHROPIC_API_KEY" if code == "auth_error" else HINTS[code]
-            retry_after = parse_retry_after(exc.response.headers)
-            return LLMError(
-                describe(code, self.name, exc.status_code, detail, hint),
-                code=code,
-                provider=self.name,
-                status=exc.status_code,
-                retry_after=retry_after,
-                request_id=exc.request_id,
-            )
-        if isinstance(exc, anthropic.APITimeoutError):
+            return self._api_error(exc)
+        detail, request_id = "", None
+        code: ErrorCode
+        if isinstance(exc, _UnreadableResponse):
+            code, detail, request_id = "invalid_response", str(exc), exc.request_id
+        elif isinstance(exc, anthropic.APITimeoutError):
             code = "timeout"
         elif isinstance(exc, anthropic.APIConnectionError):
             code = transport_code(exc.__cause__ or exc) or "network_error"
         elif isinstance(exc, anthropic.APIResponseValidationError):
             code = "invalid_response"
+        elif isinstance(exc, anthropic.CredentialsError):
+            code, detail = "auth_error", _first_sentence(str(exc))
         else:
             code = transport_code(exc) or "unknown"
-        where = f" at {self.base_url}" if self.base_url and code == "network_error" else ""
+        if code == "unknown":
+            logger.warning("Unexpected %s from the Anthropic SDK", type(exc).__name__)
+            logger.debug("Unexpected Anthropic SDK error", exc_info=exc)
+        who = self.name
+        if code == "network_error":
+            who = f"{self.name} at {self._client.base_url if self._client else DEFAULT_BASE_URL}"
         return LLMError(
-            describe(code, self.name + where, None, "", HINTS[code]), code=code, provider=self.name
+            describe(code, who, None, detail, self._hint(code, None, None)),
+            code=code,
+            provider=self.name,
+            request_id=request_id,
         )
+
+    def _api_error(self, exc: APIStatusError) -> LLMError:
+        """An HTTP error status, or an ``event: error`` inside a 200 stream (no error status)."""
+        status = exc.status_code if exc.status_code >= 400 else None
+        code: ErrorCode
+        if status == 402 or exc.error_code in _SPEND_LIMIT_CODES:
+            code = "quota_exceeded"
+        else:
+            code = code_for(status, exc.type, exc.api_message or "")
+        retry_after = parse_retry_after(exc.response.headers)
+        detail = _first_sentence(exc.api_message or "")
+        if status is None:
+            detail = f"the answer broke off ({detail or exc.type or 'error event'})"
+        return LLMError(
+            describe(code, self.name, status, detail, self._hint(code, status, retry_after)),
+            code=code,
+            provider=self.name,
+            status=status,
+            retry_after=retry_after,
+            request_id=exc.request_id,
+        )
+
+    def _hint(self, code: ErrorCode, status: int | None, retry_after: float | None) -> str:
+        if code == "auth_error" and status == 403:
+            return "check in the Claude Console that this API key may use the model"
+        if code == "auth_error":
+            return "check ANTHROPIC_API_KEY"
+        if code == "rate_limit" and retry_after:
+            return f"retry in {math.ceil(retry_after)} s"
+        if code == "quota_exceeded":
+            return "add credit or raise the spend limit in the Claude Console"
+        if code == "timeout" and status is None:
+            return f"try again, or raise the timeout ({self.timeout:g} s)"
+        return HINTS[code]
+
+
+class _UnreadableResponse(Exception):
+    """The API's answer does not have the Messages API's shape (mapped to invalid_response)."""
+
+    def __init__(self, detail: str, request_id: str | None) -> None:
+        super().__init__(detail)
+        self.request_id = request_id
 
 
 def _params(request: ChatRequest) -> dict[str, Any]:
@@ -179,6 +226,7 @@ def _params(request: ChatRequest) -> dict[str, Any]:
 
 
 def _wire_message(message: Message) -> dict[str, Any]:
+    """Our blocks as Anthropic content blocks; empty text is dropped (the API refuses it)."""
     content: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextBlock):
@@ -200,14 +248,20 @@ def _wire_message(message: Message) -> dict[str, Any]:
     return {"role": message.role, "content": content}
 
 
-def _usage(raw: Any, base: Usage | None = None) -> Usage:
+def _first_sentence(text: str, limit: int = 200) -> str:
+    """The first sentence of an API message, on one line, without its full stop."""
+    sentence = " ".join(text.split()).split(". ", 1)[0].rstrip(".")
+    return sentence if len(sentence) <= limit else sentence[: limit - 3] + "..."
+
+
+def _usage(raw: object, base: Usage | None = None) -> Usage:
     """Usage from an API usage object; fields it lacks keep ``base``'s (message_delta is
     cumulative: it replaces, never adds)."""
     base = base or Usage()
 
     def pick(name: str, current: int) -> int:
         value = getattr(raw, name, None)
-        return current if value is None else int(value)
+        return value if isinstance(value, int) else current
 
     return Usage(
         input_tokens=pick("input_tokens", base.input_tokens),
@@ -221,73 +275,140 @@ def _usage(raw: Any, base: Usage | None = None) -> Usage:
 class _PartialCall:
     id: str
     name: str
-    arguments: dict[str, Any] | None = None
+    ordinal: int
+    start_input: object
     json: str = ""
 
     def finish(self) -> ToolCall:
-        if self.arguments is not None:
-            return ToolCall(self.id, self.name, self.arguments)
-        arguments, error = parse_tool_arguments(self.json)
+        raw = self.json if self.json.strip() else self.start_input
+        if not (raw is None or isinstance(raw, (str, dict))):
+            raw = json.dumps(raw)
+        arguments, error = parse_tool_arguments(raw)
         return ToolCall(self.id, self.name, arguments, error)
 
 
 @dataclass
 class _Assembly:
-    """Builds one LLMResponse from a stream of raw Messages API events."""
+    """Builds one LLMResponse from raw Messages API events, or from a whole message."""
 
-    model: str = ""
-    request_id: str | None = None
+    model: str
+    request_id: str | None
     texts: list[str] = field(default_factory=list)
-    calls: dict[int, _PartialCall] = field(default_factory=dict)
+    blocks: set[int] = field(default_factory=set)
+    pending: dict[int, _PartialCall] = field(default_factory=dict)
+    calls: dict[int, ToolCall] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None
+    complete: bool = False
 
-    def feed(self, event: Any) -> list[StreamEvent]:
-        kind = event.type
+    def feed(self, event: object) -> list[StreamEvent]:
+        kind = getattr(event, "type", None)
         if kind == "message_start":
-            self.model = event.message.model
-            self.usage = _usage(event.message.usage)
-        elif kind == "content_block_start" and event.content_block.type == "tool_use":
-            block = event.content_block
-            self.calls[event.index] = _PartialCall(block.id, block.name)
-            return [ToolCallDelta(event.index, block.id, block.name, "")]
-        elif kind == "content_block_start" and event.content_block.type == "text":
-            if event.content_block.text:
-                self.texts.append(event.content_block.text)
-                return [TextDelta(event.content_block.text)]
+            self._begin(self._field(event, "message", object))
+        elif kind == "content_block_start":
+            block = self._field(event, "content_block", object)
+            return self._start_block(self._field(event, "index", int), block)
         elif kind == "content_block_delta":
-            return self._delta(event.index, event.delta)
+            delta = self._field(event, "delta", object)
+            return self._delta(self._field(event, "index", int), delta)
+        elif kind == "content_block_stop":
+            self._stop_block(self._field(event, "index", int))
         elif kind == "message_delta":
-            self.stop_reason = event.delta.stop_reason or self.stop_reason
-            self.usage = _usage(event.usage, self.usage)
+            delta = self._field(event, "delta", object)
+            self.stop_reason = self._optional(delta, "stop_reason", str) or self.stop_reason
+            self.usage = _usage(getattr(event, "usage", None), self.usage)
+        elif kind == "message_stop":
+            self.complete = True
+        else:
+            logger.debug("skipping Anthropic stream event of type %r", kind)
         return []
 
-    def _delta(self, index: int, delta: Any) -> list[StreamEvent]:
-        if delta.type == "text_delta":
-            self.texts.append(delta.text)
-            return [TextDelta(delta.text)]
-        if delta.type == "input_json_delta" and index in self.calls:
-            self.calls[index].json += delta.partial_json
-            return [ToolCallDelta(index, arguments_delta=delta.partial_json)]
-        return []
+    def add_message(self, message: object) -> None:
+        """A whole (non-streamed) message."""
+        if isinstance(message, str):  # the SDK hands back bodies that are not JSON as text
+            raise self._unreadable("the response body is not JSON")
+        self._begin(message)
+        for index, block in enumerate(self._field(message, "content", list)):
+            self._start_block(index, block)
+            self._stop_block(index)
+        self.stop_reason = self._optional(message, "stop_reason", str)
+        self.complete = True
 
     def response(self) -> LLMResponse:
+        if not self.complete:
+            raise self._unreadable("the stream ended before message_stop")
         if self.stop_reason is None:
-            raise LLMError(
-                "Anthropic ended the response without a stop reason; send the message again.",
-                code="invalid_response",
-                provider="Anthropic",
-                request_id=self.request_id,
-            )
+            raise self._unreadable("the message has no stop_reason")
+        for index in list(self.pending):
+            self._stop_block(index)
         reason = _STOP_REASONS.get(self.stop_reason)
         if reason is None:
             logger.debug("unknown Anthropic stop_reason %r treated as end_turn", self.stop_reason)
             reason = "end_turn"
         return LLMResponse(
             text="".join(self.texts),
-            tool_calls=[self.calls[i].finish() for i in sorted(self.calls)],
+            tool_calls=[self.calls[i] for i in sorted(self.calls)],
             stop_reason=reason,
             usage=self.usage,
             model=self.model,
             request_id=self.request_id,
         )
+
+    def _begin(self, message: object) -> None:
+        self.model = self._optional(message, "model", str) or self.model
+        self.usage = _usage(getattr(message, "usage", None))
+
+    def _start_block(self, index: int, block: object) -> list[StreamEvent]:
+        kind = self._field(block, "type", str)
+        self.blocks.add(index)
+        if kind == "text":
+            return self._text(self._field(block, "text", str))
+        if kind == "tool_use":
+            ordinal = len(self.pending) + len(self.calls)
+            call_id, name = self._field(block, "id", str), self._field(block, "name", str)
+            self.pending[index] = _PartialCall(
+                call_id, name, ordinal, getattr(block, "input", None)
+            )
+            return [ToolCallDelta(ordinal, call_id, name, "")]
+        return []
+
+    def _delta(self, index: int, delta: object) -> list[StreamEvent]:
+        if index not in self.blocks:
+            raise self._unreadable(f"content block {index} got a delta before it started")
+        kind = self._field(delta, "type", str)
+        if kind == "text_delta":
+            return self._text(self._field(delta, "text", str))
+        if kind == "input_json_delta" and index in self.pending:
+            part = self._field(delta, "partial_json", str)
+            call = self.pending[index]
+            call.json += part
+            return [ToolCallDelta(call.ordinal, arguments_delta=part)] if part else []
+        return []
+
+    def _stop_block(self, index: int) -> None:
+        call = self.pending.pop(index, None)
+        if call is not None:
+            self.calls[call.ordinal] = call.finish()
+
+    def _text(self, text: str) -> list[StreamEvent]:
+        if not text:
+            return []
+        self.texts.append(text)
+        return [TextDelta(text)]
+
+    def _field(self, obj: object, name: str, kind: type[T]) -> T:
+        value = self._optional(obj, name, kind)
+        if value is None:
+            raise self._unreadable(f"{type(obj).__name__}.{name} is missing")
+        return value
+
+    def _optional(self, obj: object, name: str, kind: type[T]) -> T | None:
+        value = getattr(obj, name, None)
+        if value is None:
+            return None
+        if not isinstance(value, kind):
+            raise self._unreadable(f"{type(obj).__name__}.{name} is not a {kind.__name__}")
+        return value
+
+    def _unreadable(self, detail: str) -> _UnreadableResponse:
+        return _UnreadableResponse(detail, self.request_id)
