@@ -3,18 +3,24 @@
 Also serves every OpenAI-compatible endpoint (LM Studio, vLLM, llama.cpp server, ...) through
 ``base_url``. Tool arguments arrive as JSON strings; malformed ones become a ``ToolCall`` with
 ``parse_error`` set, which the tool loop feeds back to the model.
+
+Replies are read defensively: the SDK does not validate responses (a missing field is ``None``,
+a non-JSON body comes back as ``str``) and compatible servers leave out fields the official API
+always sends, so what cannot be read becomes an ``invalid_response`` error, never a crash.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import uuid
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from llm_service.errors import LLMError, parse_retry_after
+from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 from llm_service.messages import (
     LLMResponse,
@@ -48,6 +54,9 @@ _FINISH_REASONS: dict[str, StopReason] = {
 }
 LOCAL_PLACEHOLDER_KEY = "not-needed"
 """Sent to compatible local servers that were given no key: they ignore it, the SDK needs one."""
+_SECRET = re.compile(r"\bsk-[\w*-]{4,}")
+"""Anything shaped like an OpenAI key; error messages may quote one (even masked)."""
+_DETAIL_LIMIT = 160
 
 
 class OpenAIProvider(Provider):
@@ -74,6 +83,7 @@ class OpenAIProvider(Provider):
         self._client: AsyncOpenAI | None = None
 
     def _sdk(self) -> AsyncOpenAI:
+        """The SDK client, built (and the SDK imported) on first use."""
         if self._client is None:
             key = self._api_key or os.environ.get("OPENAI_API_KEY")
             if not key and self.base_url is None:
@@ -84,10 +94,11 @@ class OpenAIProvider(Provider):
                 )
             from openai import AsyncOpenAI
 
+            self._api_key = key
             self._client = AsyncOpenAI(
                 api_key=key or LOCAL_PLACEHOLDER_KEY,
                 base_url=self.base_url,
-                max_retries=0,
+                max_retries=0,  # Provider's retry policy applies, not the SDK's
                 timeout=self.timeout,
             )
         return self._client
@@ -109,12 +120,15 @@ class OpenAIProvider(Provider):
         }
 
     async def list_models(self) -> list[str]:
+        """Model ids from the models endpoint, newest first (by ``created``), then by name."""
         client = self._sdk()
         try:
             page = await client.models.list()
         except Exception as exc:
             raise self._convert_error(exc) from exc
-        return sorted(model.id for model in page.data)
+        models = [m for m in getattr(page, "data", None) or [] if isinstance(m.id, str)]
+        models.sort(key=lambda m: (-_count(m.created), m.id))
+        return [m.id for m in models]
 
     def _params(self, request: ChatRequest) -> dict[str, Any]:
         messages: list[dict[str, Any]] = []
@@ -124,7 +138,7 @@ class OpenAIProvider(Provider):
             messages.extend(_wire_messages(message))
         params: dict[str, Any] = {"model": request.model, "messages": messages}
         # The official API wants max_completion_tokens (reasoning models refuse max_tokens);
-        # compatible local servers mostly know only the older max_tokens.
+        # compatible local servers do not all know that newer field, but all know max_tokens.
         limit_field = "max_completion_tokens" if self.base_url is None else "max_tokens"
         params[limit_field] = request.max_tokens
         if request.tools:
@@ -135,67 +149,61 @@ class OpenAIProvider(Provider):
 
     async def _chat_once(self, request: ChatRequest) -> LLMResponse:
         completion = await self._sdk().chat.completions.create(**self._params(request))
-        assembly = _Assembly(
-            model=completion.model, request_id=getattr(completion, "_request_id", None)
-        )
-        if not completion.choices:
-            raise LLMError(
-                f"{self.name} sent a completion without choices; check that the base URL "
-                "points at a chat completions API.",
-                code="invalid_response",
-                provider=self.name,
-            )
-        choice = completion.choices[0]
-        assembly.text.append(choice.message.content or "")
-        for index, call in enumerate(choice.message.tool_calls or []):
-            function = getattr(call, "function", None)
-            assembly.call(index, call.id, getattr(function, "name", None))
-            assembly.calls[index].json = getattr(function, "arguments", "") or ""
-        assembly.finish_reason = choice.finish_reason
-        assembly.usage = _usage(completion.usage)
+        assembly = _Assembly(self.name, request_id=getattr(completion, "_request_id", None))
+        assembly.add_completion(completion)
         return assembly.response()
 
     async def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         stream = await self._sdk().chat.completions.create(
             **self._params(request), stream=True, stream_options={"include_usage": True}
         )
-        async with stream:
-            assembly = _Assembly(request_id=stream.response.headers.get("x-request-id"))
-            async for chunk in stream:
-                for event in assembly.feed(chunk):
-                    yield event
+        async with stream:  # closes the HTTP response however the generator ends
+            request_id = stream.response.headers.get("x-request-id")
+            assembly = _Assembly(self.name, request_id=request_id)
+            try:
+                async for chunk in stream:
+                    for event in assembly.feed(chunk):
+                        yield event
+            except LLMError:
+                raise
+            except Exception as exc:
+                raise self._convert_error(exc, request_id) from exc
+        if assembly.chunks == 0:  # e.g. a server that ignored stream=True and sent JSON
+            raise assembly.invalid("a stream without any chunk")
         yield ResponseComplete(assembly.response())
 
-    def _convert_error(self, exc: Exception) -> LLMError:
+    def _convert_error(self, exc: Exception, request_id: str | None = None) -> LLMError:
+        """The one translation of SDK / HTTP failures; ``request_id`` for mid-stream ones."""
         import openai
 
         status: int | None = None
         retry_after = None
-        request_id = None
         detail = ""
+        code: ErrorCode
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             kind, detail = error_details(exc.body)
             code = code_for(status, kind, detail)
             retry_after = parse_retry_after(exc.response.headers)
-            request_id = exc.request_id
+            request_id = exc.request_id or request_id
         elif isinstance(exc, openai.APITimeoutError):
             code = "timeout"
         elif isinstance(exc, openai.APIConnectionError):
             code = transport_code(exc.__cause__ or exc) or "network_error"
         elif isinstance(exc, openai.APIResponseValidationError):
             code = "invalid_response"
-        elif isinstance(exc, openai.APIError):  # an error object inside a stream
+        elif isinstance(exc, openai.APIError):  # an error object inside a 200 stream
             kind, detail = error_details(exc.body)
             code = code_for(None, kind, detail or exc.message)
             if code == "unknown":
                 code = "server_error"
         else:
             code = transport_code(exc) or "unknown"
-        hint = "check OPENAI_API_KEY" if code == "auth_error" else HINTS[code]
         where = f" at {self.base_url}" if self.base_url and code == "network_error" else ""
         return LLMError(
-            describe(code, self.name + where, status, detail, hint),
+            describe(
+                code, self.name + where, status, self._clean(detail), self._hint(code, retry_after)
+            ),
             code=code,
             provider=self.name,
             status=status,
@@ -203,26 +211,44 @@ class OpenAIProvider(Provider):
             request_id=request_id,
         )
 
+    def _hint(self, code: ErrorCode, retry_after: float | None) -> str:
+        if code == "auth_error":
+            return "check OPENAI_API_KEY" if self.base_url is None else "check the API key"
+        if code == "rate_limit" and retry_after:
+            return f"retry in {math.ceil(retry_after)} s"
+        return HINTS[code]
+
+    def _clean(self, detail: str) -> str:
+        """The API's own words, cut to one short sentence, with keys removed."""
+        text = " ".join(detail.split())
+        if text.startswith("<"):  # an HTML error page (from a proxy) says nothing useful
+            return ""
+        if self._api_key:
+            text = text.replace(self._api_key, "[redacted]")
+        text = _SECRET.sub("[redacted]", text).split(". ", 1)[0]
+        return text if len(text) <= _DETAIL_LIMIT else text[: _DETAIL_LIMIT - 3] + "..."
+
 
 def _wire_messages(message: Message) -> list[dict[str, Any]]:
     """One of our messages as Chat Completions messages (tool results are one message each)."""
-    results = [b for b in message.content if isinstance(b, ToolResultBlock)]
     wire: list[dict[str, Any]] = [
         {
             "role": "tool",
-            "tool_call_id": r.tool_call_id,
-            "content": f"Error: {r.content}" if r.is_error else r.content,
+            "tool_call_id": b.tool_call_id,
+            "content": f"Error: {b.content}" if b.is_error else b.content,
         }
-        for r in results
+        for b in message.content
+        if isinstance(b, ToolResultBlock)
     ]
     text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
     calls = [b for b in message.content if isinstance(b, ToolCall)]
     if message.role == "assistant":
-        entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+        # The API takes a null content only next to tool calls.
+        entry: dict[str, Any] = {"role": "assistant", "content": text or (None if calls else "")}
         if calls:
             entry["tool_calls"] = [_wire_call(c) for c in calls]
         wire.append(entry)
-    elif text or not results:
+    elif text or not wire:
         wire.append({"role": "user", "content": text})
     return wire
 
@@ -235,14 +261,18 @@ def _wire_call(call: ToolCall) -> dict[str, Any]:
     }
 
 
+def _count(value: object) -> int:
+    """A token count or timestamp as sent, or 0 when a server left it out (or sent junk)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _usage(raw: Any) -> Usage:
-    if raw is None:
-        return Usage()
+    """Our usage from the API's: cached prompt tokens are reported apart from the rest."""
     details = getattr(raw, "prompt_tokens_details", None)
-    cached = int(getattr(details, "cached_tokens", 0) or 0)
+    cached = _count(getattr(details, "cached_tokens", None))
     return Usage(
-        input_tokens=int(raw.prompt_tokens or 0) - cached,
-        output_tokens=int(raw.completion_tokens or 0),
+        input_tokens=max(_count(getattr(raw, "prompt_tokens", None)) - cached, 0),
+        output_tokens=_count(getattr(raw, "completion_tokens", None)),
         cache_read_tokens=cached,
     )
 
@@ -256,58 +286,94 @@ class _PartialCall:
 
 @dataclass
 class _Assembly:
-    """Builds one LLMResponse from chat completion chunks (tool calls assembled by index)."""
+    """Builds one LLMResponse from a completion or its chunks (tool calls assembled by index).
 
-    model: str = ""
+    SDK objects are typed ``Any`` here on purpose: the SDK builds them without validation, so
+    their declared types do not hold for what compatible servers send.
+    """
+
+    provider: str
     request_id: str | None = None
+    model: str = ""
     text: list[str] = field(default_factory=list)
     calls: dict[int, _PartialCall] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
+    chunks: int = 0
 
-    def call(self, index: int, call_id: str | None, name: str | None) -> _PartialCall:
-        if index not in self.calls:
-            self.calls[index] = _PartialCall(call_id or f"call_{uuid.uuid4().hex[:12]}", name or "")
-        elif name and not self.calls[index].name:
-            self.calls[index].name = name
-        return self.calls[index]
+    def add_completion(self, completion: Any) -> None:
+        """Read a whole (non-streamed) completion."""
+        choice = (getattr(completion, "choices", None) or [None])[0]
+        message = getattr(choice, "message", None)
+        if message is None:
+            raise self.invalid("a completion without a message")
+        self.model = _text(getattr(completion, "model", None))
+        self.usage = _usage(getattr(completion, "usage", None))
+        self.finish_reason = getattr(choice, "finish_reason", None)
+        self.text.append(_text(getattr(message, "content", None)))
+        for index, call in enumerate(getattr(message, "tool_calls", None) or []):
+            function = getattr(call, "function", None)
+            partial = self.call(index, getattr(call, "id", None), getattr(function, "name", None))
+            partial.json = _text(getattr(function, "arguments", None))
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
-        self.model = chunk.model or self.model
-        if chunk.usage is not None:
+        """Read one streamed chunk; return the events it makes."""
+        self.chunks += 1
+        self.model = _text(getattr(chunk, "model", None)) or self.model
+        if getattr(chunk, "usage", None) is not None:  # the last chunk, which has no choices
             self.usage = _usage(chunk.usage)
+        choices = getattr(chunk, "choices", None)
+        if not choices:
+            return []
+        self.finish_reason = getattr(choices[0], "finish_reason", None) or self.finish_reason
+        delta = getattr(choices[0], "delta", None)
+        if delta is None:
+            return []
         events: list[StreamEvent] = []
-        for choice in chunk.choices[:1]:
-            delta = choice.delta
-            if delta.content:
-                self.text.append(delta.content)
-                events.append(TextDelta(delta.content))
-            for piece in delta.tool_calls or []:
-                function = piece.function
-                is_new = piece.index not in self.calls
-                partial = self.call(piece.index, piece.id, getattr(function, "name", None))
-                fragment = getattr(function, "arguments", None) or ""
-                partial.json += fragment
-                events.append(
-                    ToolCallDelta(
-                        piece.index,
-                        partial.id if is_new else None,
-                        partial.name if is_new else None,
-                        fragment,
-                    )
+        content = _text(delta.content)
+        if content:
+            self.text.append(content)
+            events.append(TextDelta(content))
+        for position, piece in enumerate(delta.tool_calls or []):
+            index = piece.index if isinstance(piece.index, int) else position
+            function = getattr(piece, "function", None)
+            is_new = index not in self.calls
+            had_name = not is_new and bool(self.calls[index].name)
+            partial = self.call(index, piece.id, getattr(function, "name", None))
+            fragment = _text(getattr(function, "arguments", None))
+            partial.json += fragment
+            named_now = bool(partial.name) and not had_name
+            events.append(
+                ToolCallDelta(
+                    index,
+                    partial.id if is_new else None,
+                    partial.name if named_now else None,
+                    fragment,
                 )
-            self.finish_reason = choice.finish_reason or self.finish_reason
+            )
         return events
+
+    def call(self, index: int, call_id: object, name: object) -> _PartialCall:
+        """The call at ``index``; the first id wins (one is generated if the server sent none)."""
+        if index not in self.calls:
+            new_id = _text(call_id) or f"call_{uuid.uuid4().hex[:24]}"
+            self.calls[index] = _PartialCall(new_id, "")
+        partial = self.calls[index]
+        if not partial.name:
+            partial.name = _text(name)
+        return partial
 
     def response(self) -> LLMResponse:
         calls = []
         for index in sorted(self.calls):
             partial = self.calls[index]
+            if not partial.name:
+                raise self.invalid(f"tool call {partial.id} without a function name")
             arguments, error = parse_tool_arguments(partial.json)
             calls.append(ToolCall(partial.id, partial.name, arguments, error))
         reason = _FINISH_REASONS.get(self.finish_reason or "stop", "end_turn")
-        if calls:
-            reason = "tool_use"  # some compatible servers say "stop" after tool calls
+        if calls and reason == "end_turn":
+            reason = "tool_use"  # some compatible servers say "stop" (or nothing) after tool calls
         return LLMResponse(
             text="".join(self.text),
             tool_calls=calls,
@@ -316,3 +382,16 @@ class _Assembly:
             model=self.model,
             request_id=self.request_id,
         )
+
+    def invalid(self, what: str) -> LLMError:
+        return LLMError(
+            describe("invalid_response", self.provider, None, what, HINTS["invalid_response"]),
+            code="invalid_response",
+            provider=self.provider,
+            request_id=self.request_id,
+        )
+
+
+def _text(value: object) -> str:
+    """``value`` if the server sent a string there, else ""."""
+    return value if isinstance(value, str) else ""
