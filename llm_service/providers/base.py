@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -111,7 +111,7 @@ class Provider(ABC):
         tools: list[ToolSpec] | None = None,
         max_tokens: int = 1024,
         tool_choice: str | None = None,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         """Yield events as the response streams; the last one is ``ResponseComplete``.
 
         Errors before the first event are retried like ``chat``; once an event has been yielded
