@@ -250,6 +250,18 @@ async def test_forced_tool_choice_reaches_the_api(
     assert wire.forced_tool(fake_http.requests[0].json()) == expected
 
 
+async def test_aclose_releases_the_client_and_a_later_call_reopens_it(
+    wire: ModuleType, fake_http: FakeHTTPServer
+) -> None:
+    """After aclose the provider still works: its next call builds a new client."""
+    fake_http.enqueue(wire.text_reply("one", stream=False), wire.text_reply("two", stream=False))
+    provider = wire.make_provider(fake_http)
+    assert (await provider.chat(HELLO, model="m")).text == "one"
+    await provider.aclose()
+    assert (await provider.chat(HELLO, model="m")).text == "two"
+    await provider.aclose()
+
+
 @pytest.mark.parametrize(
     ("cls", "sdk"),
     [("AnthropicProvider", "anthropic"), ("OpenAIProvider", "openai"), ("OllamaProvider", "httpx")],
