@@ -229,3 +229,11 @@ def test_writer_killed_mid_write_leaves_old_or_new_never_torn(tmp_path: Path) ->
     store = NoteStore(vault, data)
     assert [n.path for n in store.list_notes()] == ["big.md"]
     assert store.read("big.md").hash == sha256((vault / "big.md").read_bytes())
+
+
+def test_links_into_system_folders_are_refused(store: NoteStore) -> None:
+    """A note that is a link into .obsidian cannot be used to reach it."""
+    (store.root / "sneaky.md").symlink_to(store.root / ".obsidian" / "app.json")
+    with pytest.raises(VaultError) as caught:
+        store.read("sneaky.md")
+    assert caught.value.code == "forbidden_path"

@@ -192,7 +192,12 @@ class SearchIndex:
             return [r[0] for r in rows]
 
     def notify_changed(self, rel_path: str, *, timeout: float = 5.0) -> None:
-        """Re-index one path now (after our own writes) and wait until it is searchable."""
+        """Re-index one path now (after our own writes) and wait until it is searchable.
+
+        Does nothing before ``start()`` or after ``close()``: the next start-up scan sees it.
+        """
+        if self._thread is None or not self._thread.is_alive():
+            return
         done = threading.Event()
         self._queue.put(_Work(to_posix(rel_path), done))
         done.wait(timeout)

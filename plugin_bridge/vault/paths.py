@@ -92,6 +92,10 @@ def resolve_note(
             f"'{rel_path}' points outside the vault through a link.",
             path=rel_path,
         )
+    if any(part in EXCLUDED_DIRS for part in real.relative_to(root).parts):
+        raise VaultError(
+            "forbidden_path", f"'{rel_path}' links into a system folder.", path=rel_path
+        )
     if any(real.is_relative_to(folder) for folder in excluded):
         raise VaultError(
             "forbidden_path", f"'{rel_path}' is inside the assistant's data folder.", path=rel_path
