@@ -1,31 +1,48 @@
-"""Safe note access: path checks, atomic writes that keep line endings and BOM, optimistic
-concurrency by sha256, undo snapshots and an audit log (both in the data dir, never the vault).
+"""Safe note access for one vault: path checks, atomic writes that keep each file's line endings,
+BOM and mode, optimistic concurrency by sha256, undo snapshots and an audit log (both in the data
+dir, never in the vault).
+
+Every method is synchronous and may block on disk I/O: async callers use ``asyncio.to_thread``.
+Writes to the same file from several threads are serialised by a per-file lock.
 """
 
 from __future__ import annotations
 
-import difflib
-import hashlib
-import json
+import logging
+import os
 import re
+import stat
 import threading
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
+from typing import Final
 
-from plugin_bridge.vault.atomic import write_atomic
+from plugin_bridge.vault.atomic import remove_durably, write_atomic
+from plugin_bridge.vault.audit import AuditAction, AuditLog, Snapshot, SnapshotStore, sha256
+from plugin_bridge.vault.encoding import appended, decode_note, encode_like, unified_diff
 from plugin_bridge.vault.errors import VaultError
-from plugin_bridge.vault.paths import is_ignored, resolve_note, to_posix
+from plugin_bridge.vault.paths import (
+    EXCLUDED_DIRS,
+    READABLE_SUFFIXES,
+    is_ignored,
+    resolve_note,
+    to_posix,
+)
 
-BOM = b"\xef\xbb\xbf"
-SNAPSHOTS_KEPT = 20
-_FORBIDDEN_NAME_CHARS = re.compile(r'[\\/:*?"<>|#^\[\]]')
+__all__ = ["NoteContent", "NoteInfo", "NoteStore", "WriteResult", "sha256"]
+
+logger = logging.getLogger("plugin_bridge.vault.notes")
+
+DEFAULT_MAX_BYTES: Final = 5 * 1024 * 1024
+MAX_NAME_CHARS: Final = 120
+_FORBIDDEN_NAME_CHARS: Final = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]')
 
 
 @dataclass(frozen=True)
 class NoteContent:
+    """A note's text and ``hash``, the sha256 hex of its file's bytes (pass it to ``modify``)."""
+
     path: str
     content: str
     hash: str
@@ -33,6 +50,8 @@ class NoteContent:
 
 @dataclass(frozen=True)
 class WriteResult:
+    """What a write left on disk; ``hash`` is "" when an undo deleted the note."""
+
     path: str
     hash: str
     previous_hash: str | None
@@ -41,234 +60,355 @@ class WriteResult:
 
 @dataclass(frozen=True)
 class NoteInfo:
+    """A note found by ``list_notes``: its path, size in bytes and modification time."""
+
     path: str
     size: int
     mtime: float
 
 
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 class NoteStore:
-    """Reads and writes notes of the vault at ``root``; state goes to ``data_dir``."""
+    """Reads and writes the notes of the vault at ``root``; history goes to ``data_dir``.
+
+    ``on_write(path)`` is called after every successful write (outside the note's lock), e.g. to
+    re-index the note; its failure is logged, never reported as a failed write.
+    """
 
     def __init__(
         self,
         root: Path,
         data_dir: Path,
         *,
-        max_bytes: int = 5 * 1024 * 1024,
+        max_bytes: int = DEFAULT_MAX_BYTES,
         on_write: Callable[[str], None] | None = None,
     ) -> None:
         self.root = root.resolve()
-        self.data_dir = data_dir
+        self.data_dir = data_dir.resolve()
         self.max_bytes = max_bytes
         self.on_write = on_write
-        self._excluded = frozenset({data_dir.resolve()})
+        self.snapshots = SnapshotStore(self.data_dir / "snapshots")
+        self.audit = AuditLog(self.data_dir / "audit.jsonl")
+        self._excluded = frozenset({self.data_dir})
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
     # -- reading ------------------------------------------------------------------------
 
     def read(self, path: str) -> NoteContent:
+        """The text of a .md, .canvas or .base note.
+
+        Raises VaultError: forbidden_path, not_found, too_large (over ``max_bytes``) or
+        not_text (binary or not UTF-8).
+        """
         rel, full = self._resolve(path, write=False)
-        raw = self._read_bytes(rel, full)
-        return NoteContent(rel, _decode(rel, raw), sha256(raw))
+        raw = self._load(rel, full)
+        if raw is None:
+            raise VaultError("not_found", f"There is no note '{rel}'.", path=rel)
+        return NoteContent(rel, decode_note(rel, raw), sha256(raw))
+
+    def info(self, path: str) -> NoteInfo:
+        """Size and mtime of a readable note without reading it (forbidden_path, not_found)."""
+        rel, full = self._resolve(path, write=False)
+        try:
+            st = full.stat()
+        except OSError:
+            st = None
+        if st is None or not stat.S_ISREG(st.st_mode):
+            raise VaultError("not_found", f"There is no note '{rel}'.", path=rel)
+        return NoteInfo(rel, st.st_size, st.st_mtime)
 
     def list_notes(self, folder: str = "", limit: int = 100) -> list[NoteInfo]:
-        base = self.root
-        if folder.strip().strip("/"):
-            rel_folder = to_posix(folder.strip().strip("/"))
-            if ".." in PurePosixPath(rel_folder).parts or is_ignored(rel_folder + "/x"):
-                raise VaultError("forbidden_path", f"'{folder}' is not a folder you can list.")
-            base = self.root / rel_folder
-            if not base.resolve().is_relative_to(self.root):
-                raise VaultError("forbidden_path", f"'{folder}' points outside the vault.")
-            if not base.is_dir():
-                raise VaultError("not_found", f"There is no folder '{folder}' in the vault.")
-        notes = []
-        for full in sorted(base.rglob("*")):
-            rel = to_posix(str(full.relative_to(self.root)))
-            if full.suffix.lower() not in {".md", ".canvas", ".base"} or is_ignored(rel):
-                continue
-            if any(full.resolve().is_relative_to(x) for x in self._excluded) or not full.is_file():
-                continue
-            stat = full.stat()
-            notes.append(NoteInfo(rel, stat.st_size, stat.st_mtime))
-            if len(notes) >= limit:
+        """Up to ``limit`` notes in ``folder`` and below, sorted by path.
+
+        Skips hidden and system folders, the data dir, temp files and links leading out of the
+        vault. Raises VaultError: forbidden_path for a folder outside the vault, not_found.
+        """
+        base = self._folder(folder)
+        found: list[NoteInfo] = []
+        for rel in sorted(self._walk(base)):
+            if len(found) >= limit:
                 break
-        return notes
+            try:
+                st = (self.root / rel).stat()
+            except OSError:  # vanished since the walk
+                continue
+            if stat.S_ISREG(st.st_mode):
+                found.append(NoteInfo(rel, st.st_size, st.st_mtime))
+        return found
 
     def preview_write(self, path: str, new_content: str) -> str:
-        """A unified diff of the note as it is (or empty) to ``new_content``."""
+        """A unified diff of the note as it is (or nothing, for a new note) to ``new_content``."""
         rel, full = self._resolve(path, write=True)
-        old = _decode(rel, full.read_bytes()) if full.is_file() else ""
-        diff = difflib.unified_diff(
-            old.splitlines(keepends=True),
-            new_content.splitlines(keepends=True),
-            fromfile=f"a/{rel}" if full.is_file() else "/dev/null",
-            tofile=f"b/{rel}",
-        )
-        return "".join(diff)
+        old = self._load(rel, full)
+        return unified_diff(rel, None if old is None else decode_note(rel, old), new_content)
+
+    def preview_create(self, path: str, content: str) -> str:
+        """A unified diff of what ``create(path, content)`` would write (exists if it fails)."""
+        rel, full = self._resolve(path, write=True)
+        if self._load(rel, full) is not None:
+            raise _exists(rel)
+        return unified_diff(rel, None, content)
+
+    def preview_append(self, path: str, content: str) -> str:
+        """A unified diff of what ``append(path, content)`` would change (not_found if missing)."""
+        rel, full = self._resolve(path, write=True)
+        old = self._require(rel, full, "append to")
+        return unified_diff(rel, decode_note(rel, old), decode_note(rel, appended(old, content)))
 
     def unique_path(self, folder: str, title: str) -> str:
-        """``folder/Title.md``, or ``Title 1.md``, ``Title 2.md``… that does not exist yet."""
-        name = _FORBIDDEN_NAME_CHARS.sub(" ", title).strip().strip(".") or "Untitled"
-        name = " ".join(name.split())[:120]
-        prefix = to_posix(folder.strip().strip("/")) + "/" if folder.strip().strip("/") else ""
+        """``folder/Title.md``, or ``Title 1.md``, ``Title 2.md``… whichever does not exist yet.
+
+        Characters Obsidian forbids in file names (``\\ / : * ? " < > | # ^ [ ]``) become spaces.
+        """
+        name = _FORBIDDEN_NAME_CHARS.sub(" ", title)
+        name = re.sub(r"\.md$", "", " ".join(name.split()), flags=re.IGNORECASE)
+        name = name[:MAX_NAME_CHARS].strip(" .") or "Untitled"
+        prefix = self._folder_rel(folder)
+        prefix = f"{prefix}/" if prefix else ""
         for n in range(10_000):
             candidate = f"{prefix}{name}{f' {n}' if n else ''}.md"
-            _, full = self._resolve(candidate, write=True)
-            if not full.exists():
+            self._resolve(candidate, write=True)
+            if not os.path.lexists(self.root / candidate):
                 return candidate
-        raise VaultError("exists", f"Too many notes named '{name}' in '{folder}'.")
+        raise VaultError("exists", f"Too many notes are named '{name}': choose another title.")
 
     # -- writing ------------------------------------------------------------------------
 
     def create(
         self, path: str, content: str, *, overwrite: bool = False, origin: str = "model"
     ) -> WriteResult:
+        """Create a .md note and any missing folders; an existing note only with ``overwrite``.
+
+        Raises VaultError: forbidden_path, exists, too_large.
+        """
         rel, full = self._resolve(path, write=True)
-        with self._lock(rel):
-            old = self._existing(rel, full)
+        with self._lock(full):
+            old = self._load(rel, full)
             if old is not None and not overwrite:
-                raise VaultError(
-                    "exists", f"'{rel}' already exists: choose another name or modify it.", path=rel
-                )
-            action = "overwrite" if old is not None else "create"
-            return self._write(rel, full, old, content, action, origin)
+                raise _exists(rel)
+            action: AuditAction = "create" if old is None else "overwrite"
+            result = self._commit(rel, full, old, encode_like(content, old), action, origin)
+        self._notify(rel)
+        return result
 
     def modify(
         self, path: str, content: str, *, expected_hash: str, origin: str = "model"
     ) -> WriteResult:
+        """Replace a note's text if it still has the sha256 ``expected_hash`` the caller read.
+
+        Raises VaultError: forbidden_path, not_found, too_large, conflict (changed since read).
+        """
         rel, full = self._resolve(path, write=True)
-        with self._lock(rel):
-            old = self._existing(rel, full)
-            if old is None:
-                raise VaultError("not_found", f"There is no note '{rel}'.", path=rel)
+        with self._lock(full):
+            old = self._require(rel, full, "modify")
             if sha256(old) != expected_hash:
                 raise VaultError(
                     "conflict",
-                    f"'{rel}' changed since it was read: read it again and redo the edit.",
+                    f"'{rel}' changed since it was read: read it again and redo the change.",
                     path=rel,
                 )
-            return self._write(rel, full, old, content, "modify", origin)
+            result = self._commit(rel, full, old, encode_like(content, old), "modify", origin)
+        self._notify(rel)
+        return result
 
     def append(self, path: str, content: str, *, origin: str = "model") -> WriteResult:
+        """Add ``content`` at the end of a note, on a new line; earlier bytes are kept as they are.
+
+        Raises VaultError: forbidden_path, not_found, not_text, too_large.
+        """
         rel, full = self._resolve(path, write=True)
-        with self._lock(rel):
-            old = self._existing(rel, full)
-            if old is None:
-                raise VaultError("not_found", f"There is no note '{rel}' to append to.", path=rel)
-            current = _decode(rel, old).replace("\r\n", "\n")
-            separator = "" if not current or current.endswith("\n") else "\n"
-            return self._write(rel, full, old, current + separator + content, "append", origin)
+        with self._lock(full):
+            old = self._require(rel, full, "append to")
+            decode_note(rel, old)
+            result = self._commit(rel, full, old, appended(old, content), "append", origin)
+        self._notify(rel)
+        return result
 
     def undo(self, path: str, *, origin: str = "user") -> WriteResult:
-        """Restore the note as it was before its last write (delete it if that write made it)."""
+        """Restore the note as it was before its last write, or delete it if that write made it.
+
+        Raises VaultError: not_found (nothing to undo), conflict (the note changed after that
+        write, so undoing would lose those edits).
+        """
         rel, full = self._resolve(path, write=True)
-        with self._lock(rel):
-            snapshots = sorted(self._snapshot_dir(rel).glob("*.snap"))
-            if not snapshots:
-                raise VaultError("not_found", f"There is no earlier version of '{rel}' to restore.")
-            last = snapshots[-1]
-            old = self._existing(rel, full)
-            if last.name.endswith("-absent.snap"):
-                full.unlink(missing_ok=True)
+        with self._lock(full):
+            current = self._load(rel, full)
+            current_hash = None if current is None else sha256(current)
+            snapshot = self.snapshots.latest(rel)
+            while snapshot is not None and _never_written(snapshot, current_hash):
+                self.snapshots.discard(snapshot)
+                snapshot = self.snapshots.latest(rel)
+            if snapshot is None:
+                raise VaultError(
+                    "not_found", f"There is no earlier version of '{rel}' to restore.", path=rel
+                )
+            if current_hash != snapshot.written_hash:
+                raise VaultError(
+                    "conflict",
+                    f"'{rel}' changed after its last write, so undo would lose those edits: "
+                    "restore it by hand.",
+                    path=rel,
+                )
+            if snapshot.content is None:
+                remove_durably(full)
                 new_hash = ""
             else:
-                data = last.read_bytes()
-                write_atomic(full, data)
-                new_hash = sha256(data)
-            last.unlink()
-            self._audit(rel, "undo", sha256(old) if old is not None else None, new_hash, origin)
-            self._changed(rel)
-            return WriteResult(rel, new_hash, sha256(old) if old is not None else None, False)
+                write_atomic(full, snapshot.content, mode=_mode(full))
+                new_hash = sha256(snapshot.content)
+            self.snapshots.discard(snapshot)
+            self.audit.record(rel, "undo", current_hash, new_hash or None, origin)
+        self._notify(rel)
+        return WriteResult(rel, new_hash, current_hash, False)
 
     # -- internals ----------------------------------------------------------------------
 
     def _resolve(self, path: str, *, write: bool) -> tuple[str, Path]:
+        """The canonical vault-relative path and the real file it names (links followed)."""
         full = resolve_note(self.root, path, write=write, excluded=self._excluded)
-        return to_posix(str(full.relative_to(self.root))), full
+        rel = to_posix(str(full.relative_to(self.root)))
+        real = Path(os.path.realpath(full))
+        if any(part in EXCLUDED_DIRS for part in real.relative_to(self.root).parts):
+            raise VaultError(
+                "forbidden_path", f"'{rel}' links into a system folder of the vault.", path=rel
+            )
+        return rel, real
 
-    def _read_bytes(self, rel: str, full: Path) -> bytes:
-        if not full.is_file():
-            raise VaultError("not_found", f"There is no note '{rel}'.", path=rel)
-        size = full.stat().st_size
-        if size > self.max_bytes:
+    def _folder_rel(self, folder: str) -> str:
+        """``folder`` normalised ("" for the root), or VaultError(forbidden_path)."""
+        rel = to_posix(folder.strip())
+        if rel in (".", "/"):  # the vault root
+            return ""
+        # A note path inside the folder carries every check: absolute, '..', system folders,
+        # links leading out, the data dir.
+        try:
+            resolve_note(self.root, f"{rel}/x.md", excluded=self._excluded)
+        except VaultError as exc:
+            raise VaultError(
+                "forbidden_path",
+                f"'{folder}' is not a folder you may use: give a folder relative to the vault "
+                "root, outside its system folders.",
+                path=folder,
+            ) from exc
+        return rel
+
+    def _folder(self, folder: str) -> Path:
+        rel = self._folder_rel(folder)
+        base = self.root / rel if rel else self.root
+        if not base.is_dir():
+            raise VaultError(
+                "not_found", f"There is no folder '{folder}' in the vault.", path=folder
+            )
+        return base
+
+    def _walk(self, base: Path) -> Iterator[str]:
+        """Vault-relative paths of candidate notes under ``base`` (not followed into links)."""
+        for dirpath, dirnames, filenames in os.walk(base):
+            folder = Path(dirpath)
+            dirnames[:] = [
+                d
+                for d in dirnames
+                if not d.startswith(".") and d not in EXCLUDED_DIRS and folder / d != self.data_dir
+            ]
+            for name in filenames:
+                full = folder / name
+                rel = to_posix(str(full.relative_to(self.root)))
+                if PurePosixPath(name).suffix.lower() not in READABLE_SUFFIXES or is_ignored(rel):
+                    continue
+                if full.is_symlink() and not self._inside(full):
+                    continue
+                yield rel
+
+    def _inside(self, full: Path) -> bool:
+        real = Path(os.path.realpath(full))
+        return real.is_relative_to(self.root) and not real.is_relative_to(self.data_dir)
+
+    def _load(self, rel: str, full: Path) -> bytes | None:
+        """The note's bytes, or None if there is no such file.
+
+        Raises VaultError: too_large over ``max_bytes``, forbidden_path for a folder.
+        """
+        try:
+            st = full.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            raise VaultError("forbidden_path", f"'{rel}' is a folder, not a note.", path=rel)
+        if st.st_size > self.max_bytes:
             raise VaultError(
                 "too_large",
-                f"'{rel}' is {size / 1e6:.1f} MB, over the {self.max_bytes / 1e6:.0f} MB limit.",
+                f"'{rel}' is {_megabytes(st.st_size)}, over the {_megabytes(self.max_bytes)} "
+                "limit for notes.",
                 path=rel,
             )
-        return full.read_bytes()
+        try:
+            return full.read_bytes()
+        except FileNotFoundError:  # deleted since the stat
+            return None
 
-    def _existing(self, rel: str, full: Path) -> bytes | None:
-        return self._read_bytes(rel, full) if full.is_file() else None
+    def _require(self, rel: str, full: Path, verb: str) -> bytes:
+        old = self._load(rel, full)
+        if old is None:
+            raise VaultError("not_found", f"There is no note '{rel}' to {verb}.", path=rel)
+        return old
 
-    def _write(
-        self, rel: str, full: Path, old: bytes | None, content: str, action: str, origin: str
+    def _commit(
+        self,
+        rel: str,
+        full: Path,
+        old: bytes | None,
+        data: bytes,
+        action: AuditAction,
+        origin: str,
     ) -> WriteResult:
-        data = _encode_like(content, old)
-        self._snapshot(rel, old)
-        mode = full.stat().st_mode & 0o777 if old is not None else None
-        write_atomic(full, data, mode=mode)
-        old_hash = sha256(old) if old is not None else None
+        if len(data) > self.max_bytes:
+            raise VaultError(
+                "too_large",
+                f"The new text of '{rel}' is {_megabytes(len(data))}, over the "
+                f"{_megabytes(self.max_bytes)} limit for notes: write less.",
+                path=rel,
+            )
+        old_hash = None if old is None else sha256(old)
         new_hash = sha256(data)
-        self._audit(rel, action, old_hash, new_hash, origin)
-        self._changed(rel)
+        snapshot = self.snapshots.save(rel, old, new_hash)
+        try:
+            write_atomic(full, data, mode=None if old is None else _mode(full))
+        except BaseException:
+            self.snapshots.discard(snapshot)
+            raise
+        self.audit.record(rel, action, old_hash, new_hash, origin)
         return WriteResult(rel, new_hash, old_hash, old is None)
 
-    def _snapshot_dir(self, rel: str) -> Path:
-        return self.data_dir / "snapshots" / sha256(rel.encode())[:24]
-
-    def _snapshot(self, rel: str, old: bytes | None) -> None:
-        folder = self._snapshot_dir(rel)
-        folder.mkdir(parents=True, exist_ok=True)
-        stamp = f"{time.time_ns():020d}"
-        name = f"{stamp}-absent.snap" if old is None else f"{stamp}-{sha256(old)[:12]}.snap"
-        write_atomic(folder / name, old or b"")
-        for stale in sorted(folder.glob("*.snap"))[:-SNAPSHOTS_KEPT]:
-            stale.unlink(missing_ok=True)
-
-    def _audit(
-        self, rel: str, action: str, old_hash: str | None, new_hash: str, origin: str
-    ) -> None:
-        entry = {
-            "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
-            "path": rel,
-            "action": action,
-            "oldHash": old_hash,
-            "newHash": new_hash or None,
-            "origin": origin,
-        }
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        with (self.data_dir / "audit.jsonl").open("a", encoding="utf-8") as log:
-            log.write(json.dumps(entry, ensure_ascii=False) + "\n")
-
-    def _changed(self, rel: str) -> None:
-        if self.on_write is not None:
+    def _notify(self, rel: str) -> None:
+        if self.on_write is None:
+            return
+        try:
             self.on_write(rel)
+        except Exception:
+            logger.warning("The write of %s succeeded but its follow-up failed", rel, exc_info=True)
 
-    def _lock(self, rel: str) -> threading.Lock:
+    def _lock(self, real: Path) -> threading.Lock:
         with self._locks_guard:
-            return self._locks.setdefault(rel, threading.Lock())
+            return self._locks.setdefault(str(real), threading.Lock())
 
 
-def _decode(rel: str, raw: bytes) -> str:
-    if b"\x00" in raw[:8192]:
-        raise VaultError("not_text", f"'{rel}' is not a text note.", path=rel)
+def _never_written(snapshot: Snapshot, current_hash: str | None) -> bool:
+    """True for a snapshot whose write did not happen (a crash before the rename)."""
+    before_hash = None if snapshot.content is None else sha256(snapshot.content)
+    return snapshot.written_hash != current_hash and before_hash == current_hash
+
+
+def _exists(rel: str) -> VaultError:
+    return VaultError(
+        "exists", f"'{rel}' already exists: choose another path, or add to that note.", path=rel
+    )
+
+
+def _mode(full: Path) -> int | None:
     try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise VaultError("not_text", f"'{rel}' is not UTF-8 text.", path=rel) from exc
+        return stat.S_IMODE(full.stat().st_mode)
+    except OSError:
+        return None
 
 
-def _encode_like(content: str, old: bytes | None) -> bytes:
-    """``content`` encoded with the old file's line endings and BOM."""
-    text = content.replace("\r\n", "\n")
-    if old is not None and b"\r\n" in old:
-        text = text.replace("\n", "\r\n")
-    data = text.encode("utf-8")
-    return BOM + data if old is not None and old.startswith(BOM) else data
+def _megabytes(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"

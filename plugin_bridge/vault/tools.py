@@ -1,56 +1,38 @@
-"""The vault tools a model may call, and their registration on an LLMService or ToolRegistry.
+"""The vault tools a model may call, and their registration on an LLMService or a ToolRegistry.
 
-Reads run freely; writes go through the safe note store and, by default, ask the user first.
-A refused operation raises VaultError, whose sentence the model reads as an error result.
+Reads run freely; writes go through the safe note store with ``write_permission`` ("ask" by
+default: the user approves each one, shown the diff from :func:`preview_tool_call`). A refused
+operation raises VaultError, whose sentence the model reads as an error result. Results are
+compact JSON objects with short keys.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
 
-from llm_service import ToolCall
-from plugin_bridge.vault.errors import VaultError
+from llm_service.messages import ToolCall
+from llm_service.tools import Permission, ToolHandler, ToolOutput
 from plugin_bridge.vault.vault import Vault
 
-Permission = Literal["allow", "ask", "deny"]
-READ_LIMIT_CHARS = 20_000
-VAULT_TOOL_NAMES = (
-    "search_notes",
-    "read_note",
-    "list_notes",
-    "get_backlinks",
-    "create_note",
-    "append_to_note",
-)
-WRITE_TOOLS = frozenset({"create_note", "append_to_note"})
+READ_LIMIT_CHARS: Final = 20_000
+"""read_note returns at most this many characters per call."""
+DEFAULT_LIMIT: Final = 10
+MAX_LIMIT: Final = 50
 
-_PATH = {
-    "type": "string",
-    "minLength": 1,
-    "description": "Note path relative to the vault root, with extension, e.g. 'Projects/Plan.md'.",
-}
-_LIMIT = {"type": "integer", "minimum": 1, "maximum": 50, "default": 10}
-
-
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
+WRITE_TOOL_NAMES: Final = frozenset({"create_note", "append_to_note"})
 
 
 class ToolTarget(Protocol):
-    """Anything tools can be registered on: LLMService or llm_service.tools.ToolRegistry."""
+    """Where tools are registered: ``LLMService`` or ``llm_service.tools.ToolRegistry``."""
 
     def register_tool(
         self,
         name: str,
         description: str,
-        input_schema: dict[str, Any],
-        handler: Callable[[dict[str, Any]], Any],
+        input_schema: Mapping[str, Any],
+        handler: ToolHandler,
         *,
         permission: Permission = "allow",
         timeout: float = 30.0,
@@ -60,103 +42,220 @@ class ToolTarget(Protocol):
 def register_vault_tools(
     target: ToolTarget, vault: Vault, *, write_permission: Permission = "ask"
 ) -> list[str]:
-    """Register the six vault tools on ``target``; returns their names."""
-    notes, index = vault.notes, vault.index
+    """Register the six vault tools on ``target`` (reads "allow", writes ``write_permission``).
 
-    def search_notes(args: dict[str, Any]) -> dict[str, Any]:
-        found = index.search(args["query"], args.get("limit", 10))
+    Returns their names, ``VAULT_TOOL_NAMES`` in order.
+    """
+    tools = _VaultTools(vault)
+    for spec in _SPECS:
+        target.register_tool(
+            spec.name,
+            spec.description,
+            spec.input_schema,
+            _bind(spec.run, tools),
+            permission=write_permission if spec.name in WRITE_TOOL_NAMES else "allow",
+        )
+    return list(VAULT_TOOL_NAMES)
+
+
+def preview_tool_call(vault: Vault, call: ToolCall) -> str | None:
+    """The unified diff a write tool call would make; None for read-only tools.
+
+    Raises VaultError when the write would be refused (bad path, note exists or is missing).
+    """
+    path = str(call.arguments.get("path", ""))
+    content = str(call.arguments.get("content", ""))
+    if call.name == "create_note":
+        return vault.notes.preview_create(path, content)
+    if call.name == "append_to_note":
+        return vault.notes.preview_append(path, content)
+    return None
+
+
+class _VaultTools:
+    """The handlers: sync (the tool registry runs them in a worker thread)."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.notes = vault.notes
+        self.index = vault.index
+
+    def search_notes(self, args: dict[str, Any]) -> ToolOutput:
+        found = self.index.search(args["query"], args.get("limit", DEFAULT_LIMIT))
         result: dict[str, Any] = {
             "results": [
                 {"path": h.path, "title": h.title, "snippet": h.snippet} for h in found.hits
             ]
         }
         if found.pending:
-            result["stillIndexing"] = found.pending
+            result["pending"] = found.pending
+            result["note"] = "The index is still being built: results may be incomplete."
         return result
 
-    def read_note(args: dict[str, Any]) -> dict[str, Any]:
-        note = notes.read(args["path"])
-        content = note.content
-        if len(content) > READ_LIMIT_CHARS:
-            cut = len(content) - READ_LIMIT_CHARS
-            content = (
-                content[:READ_LIMIT_CHARS]
-                + f"\n\n[… truncated: {cut} more characters of this note are not shown.]"
+    def read_note(self, args: dict[str, Any]) -> ToolOutput:
+        note = self.notes.read(args["path"])
+        text, offset = note.content, args.get("offset", 0)
+        if offset > len(text):
+            raise ValueError(
+                f"offset {offset} is past the end of '{note.path}' ({len(text)} characters)."
+            )
+        content = text[offset : offset + READ_LIMIT_CHARS]
+        end = offset + len(content)
+        if end < len(text):
+            content += (
+                f"\n\n[… truncated: characters {offset}-{end} of {len(text)} shown; "
+                f"{len(text) - end} more exist. Call read_note with offset={end} to read on.]"
             )
         return {"path": note.path, "hash": note.hash, "content": content}
 
-    def list_notes(args: dict[str, Any]) -> dict[str, Any]:
-        found = notes.list_notes(args.get("folder", ""), args.get("limit", 10))
-        return {"notes": [n.path for n in found]}
+    def list_notes(self, args: dict[str, Any]) -> ToolOutput:
+        limit = args.get("limit", DEFAULT_LIMIT)
+        found = self.notes.list_notes(args.get("folder", ""), limit + 1)
+        result: dict[str, Any] = {"notes": [n.path for n in found[:limit]]}
+        if len(found) > limit:
+            result["more"] = True
+        return result
 
-    def get_backlinks(args: dict[str, Any]) -> dict[str, Any]:
-        notes.read(args["path"])  # not_found / forbidden_path for the model to see
-        return {"path": args["path"], "backlinks": index.backlinks(args["path"])}
+    def get_backlinks(self, args: dict[str, Any]) -> ToolOutput:
+        path = self.notes.info(args["path"]).path
+        return {"path": path, "backlinks": self.index.backlinks(path)}
 
-    def create_note(args: dict[str, Any]) -> dict[str, Any]:
-        written = notes.create(args["path"], args["content"], origin="model")
-        return {"path": written.path, "hash": written.hash, "created": True}
-
-    def append_to_note(args: dict[str, Any]) -> dict[str, Any]:
-        written = notes.append(args["path"], args["content"], origin="model")
+    def create_note(self, args: dict[str, Any]) -> ToolOutput:
+        written = self.notes.create(args["path"], args["content"], origin="model")
         return {"path": written.path, "hash": written.hash}
 
-    register = target.register_tool
-    register(
+    def append_to_note(self, args: dict[str, Any]) -> ToolOutput:
+        written = self.notes.append(args["path"], args["content"], origin="model")
+        return {"path": written.path, "hash": written.hash}
+
+
+@dataclass(frozen=True)
+class _Spec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    run: Callable[[_VaultTools, dict[str, Any]], ToolOutput]
+
+
+def _bind(
+    run: Callable[[_VaultTools, dict[str, Any]], ToolOutput], tools: _VaultTools
+) -> Callable[[dict[str, Any]], ToolOutput]:
+    def handler(args: dict[str, Any]) -> ToolOutput:
+        return run(tools, args)
+
+    return handler
+
+
+def _object(required: list[str], **properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+def _path(kinds: str) -> dict[str, Any]:
+    return {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 1000,
+        "description": f"Path of the note relative to the vault root, with '/' between folders "
+        f"and the {kinds} extension, e.g. 'Projects/Kafka.md'.",
+    }
+
+
+_LIMIT: Final = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": MAX_LIMIT,
+    "default": DEFAULT_LIMIT,
+    "description": f"How many results at most (1-{MAX_LIMIT}, default {DEFAULT_LIMIT}).",
+}
+
+_SPECS: Final = (
+    _Spec(
         "search_notes",
-        "Full-text search over the user's notes. Returns the best matches with a snippet. "
-        'Syntax: words (all must match), "exact phrase", prefix*, tag:name, path:Folder.',
-        _schema({"query": {"type": "string", "minLength": 1}, "limit": _LIMIT}, ["query"]),
-        search_notes,
-    )
-    register(
-        "read_note",
-        "Read one note's Markdown content (very long notes are truncated with a marker).",
-        _schema({"path": _PATH}, ["path"]),
-        read_note,
-    )
-    register(
-        "list_notes",
-        "List note paths in a folder and its subfolders ('' for the whole vault).",
-        _schema({"folder": {"type": "string", "default": ""}, "limit": _LIMIT}, []),
-        list_notes,
-    )
-    register(
-        "get_backlinks",
-        "List the notes that link to this note with [[wikilinks]].",
-        _schema({"path": _PATH}, ["path"]),
-        get_backlinks,
-    )
-    register(
-        "create_note",
-        "Create a new Markdown note. Fails if the path exists; never overwrites.",
-        _schema({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
-        create_note,
-        permission=write_permission,
-    )
-    register(
-        "append_to_note",
-        "Append Markdown to the end of an existing note.",
-        _schema(
-            {"path": _PATH, "content": {"type": "string", "minLength": 1}}, ["path", "content"]
+        "Full-text search over the user's notes, best matches first (title matches rank "
+        "highest). Returns each match's path, title and a snippet with the matched words in "
+        "**bold**. Read a note in full with read_note.",
+        _object(
+            ["query"],
+            query={
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 500,
+                "description": 'Words that must all appear (any order); "an exact phrase" in '
+                "double quotes; prefix* for words starting so; tag:name for notes with that tag; "
+                "path:Folder for notes under that folder. Combine them, e.g. "
+                "'kafka retention tag:project path:Work'.",
+            },
+            limit=_LIMIT,
         ),
-        append_to_note,
-        permission=write_permission,
-    )
-    return list(VAULT_TOOL_NAMES)
+        _VaultTools.search_notes,
+    ),
+    _Spec(
+        "read_note",
+        "Read one note: returns its path, hash and content (Markdown; .canvas and .base files "
+        f"as their JSON/YAML text). Long notes come in parts of {READ_LIMIT_CHARS} characters "
+        "ending with a marker that says how much is left and which offset reads on.",
+        _object(
+            ["path"],
+            path=_path(".md, .canvas or .base"),
+            offset={
+                "type": "integer",
+                "minimum": 0,
+                "default": 0,
+                "description": "Character to start from, for the rest of a long note.",
+            },
+        ),
+        _VaultTools.read_note,
+    ),
+    _Spec(
+        "list_notes",
+        "List the paths of the notes in a folder and all its subfolders, sorted by path; "
+        '"more": true means there are more than limit.',
+        _object(
+            [],
+            folder={
+                "type": "string",
+                "maxLength": 1000,
+                "default": "",
+                "description": "Folder relative to the vault root, e.g. 'Projects' or "
+                "'Projects/2024'; '' (the default) for the whole vault.",
+            },
+            limit=_LIMIT,
+        ),
+        _VaultTools.list_notes,
+    ),
+    _Spec(
+        "get_backlinks",
+        "List the paths of the notes that link to a note with [[wikilinks]] or ![[embeds]].",
+        _object(["path"], path=_path(".md, .canvas or .base")),
+        _VaultTools.get_backlinks,
+    ),
+    _Spec(
+        "create_note",
+        "Create a new Markdown note; missing folders are created. Never overwrites: if a note "
+        "exists at the path this fails, so pick another path or use append_to_note. The user "
+        "may be asked to approve. Returns the path and hash.",
+        _object(
+            ["path", "content"],
+            path=_path(".md"),
+            content={"type": "string", "description": "The note's Markdown text."},
+        ),
+        _VaultTools.create_note,
+    ),
+    _Spec(
+        "append_to_note",
+        "Add Markdown at the end of an existing .md note, on a new line; the text already in the "
+        "note is kept as it is. The user may be asked to approve. Returns the path and hash.",
+        _object(
+            ["path", "content"],
+            path=_path(".md"),
+            content={"type": "string", "minLength": 1, "description": "Markdown to add."},
+        ),
+        _VaultTools.append_to_note,
+    ),
+)
 
-
-def preview_tool_call(vault: Vault, call: ToolCall) -> str | None:
-    """A unified diff of what a write tool call would change; None for read-only tools."""
-    if call.name not in WRITE_TOOLS:
-        return None
-    path = str(call.arguments.get("path", ""))
-    content = str(call.arguments.get("content", ""))
-    try:
-        if call.name == "append_to_note":
-            current = vault.notes.read(path).content.replace("\r\n", "\n")
-            separator = "" if not current or current.endswith("\n") else "\n"
-            content = current + separator + content
-        return vault.notes.preview_write(path, content)
-    except VaultError as exc:
-        return f"(no preview: {exc})"
+VAULT_TOOL_NAMES: Final[tuple[str, ...]] = tuple(spec.name for spec in _SPECS)

@@ -1,37 +1,69 @@
-"""One vault: its notes, its search index, and where its state lives."""
+"""One vault: its note store, its live search index, and where its state lives."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from types import TracebackType
 
 from plugin_bridge.vault.datadir import default_data_dir
 from plugin_bridge.vault.index import SearchIndex
 from plugin_bridge.vault.notes import NoteStore
 
+INDEX_FILE = "index.sqlite3"
+
 
 class Vault:
-    """The note store and the live search index of the vault folder at ``root``.
+    """The notes and the search index of the vault folder at ``root``.
 
-    Writes made through ``notes`` are searchable as soon as they return.
+    State (index, undo snapshots, audit log) goes to ``data_dir``, by default a per-vault folder
+    outside the vault; a data dir inside the vault is never read, written or indexed as notes.
+    While the index runs (between ``start`` and ``close``), writes made through ``notes`` are
+    searchable as soon as they return.
     """
 
     def __init__(self, root: Path, data_dir: Path | None = None, *, watch: bool = True) -> None:
         if not root.is_dir():
-            raise ValueError(f"The vault folder {root} does not exist: give an existing folder.")
+            raise ValueError(
+                f"The vault folder {root} does not exist or is not a folder: "
+                "give the path of an existing folder."
+            )
         self.root = root.resolve()
-        self.data_dir = (data_dir or default_data_dir(self.root)).resolve()
+        self.data_dir = (
+            data_dir if data_dir is not None else default_data_dir(self.root)
+        ).resolve()
         self.name = self.root.name
         self.index = SearchIndex(
             self.root,
-            self.data_dir / "index.sqlite3",
+            self.data_dir / INDEX_FILE,
             watch=watch,
             excluded=frozenset({self.data_dir}),
         )
-        self.notes = NoteStore(self.root, self.data_dir, on_write=self.index.notify_changed)
+        self.notes = NoteStore(self.root, self.data_dir, on_write=self._written)
+        self._indexing = False
 
     async def start(self) -> None:
-        """Open the index; indexing continues in the background."""
+        """Open the index and return; the first indexing continues in the background."""
         await self.index.start()
+        self._indexing = True
 
     async def close(self) -> None:
+        """Stop the watcher and the indexer; the note store stays usable."""
+        self._indexing = False
         await self.index.close()
+
+    async def __aenter__(self) -> Vault:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def _written(self, rel_path: str) -> None:
+        # Without a running indexer nobody would pick the change up: the next start's scan will.
+        if self._indexing:
+            self.index.notify_changed(rel_path)
