@@ -53,7 +53,7 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
     title = _first_str(frontmatter.get("title")) or PurePosixPath(rel_path).stem
     tags = _strings(frontmatter.get("tags")) + _strings(frontmatter.get("tag"))
     tags += _inline_tags(prose)
-    links = [_normalise_link(t) for t in _WIKILINK.findall(body)]
+    links = [_normalise_link(t) for t in _WIKILINK.findall(body)] if "[[" in body else []
     return ParsedNote(
         title=title,
         aliases=tuple(

@@ -29,8 +29,9 @@ def to_posix(rel_path: str) -> str:
 
 def is_ignored(rel_path: str, *, extra_dirs: frozenset[str] = frozenset()) -> bool:
     """True for files the vault layer must never index or watch (system folders, temp files)."""
-    parts = PurePosixPath(to_posix(rel_path)).parts
-    if any(part in EXCLUDED_DIRS or part in extra_dirs for part in parts[:-1]):
+    parts = [p for p in rel_path.replace("\\", "/").split("/") if p and p != "."]
+    excluded = EXCLUDED_DIRS | extra_dirs if extra_dirs else EXCLUDED_DIRS
+    if any(part in excluded for part in parts[:-1]):
         return True
     name = parts[-1] if parts else ""
     return (
