@@ -64,7 +64,10 @@ class ProviderChoice:
     """The -32011 message when ``name`` is None."""
 
     def describe(self) -> str:
-        return f"provider {self.name}, model {self.model}" if self.name else "no provider"
+        """One line for the start-up banner; without a provider it says what to set."""
+        if self.name:
+            return f"provider {self.name}, model {self.model}"
+        return f"no provider (search and notes work; chat needs one). {self.missing}"
 
 
 def choose_provider(settings: BridgeSettings) -> ProviderChoice:

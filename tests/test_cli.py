@@ -141,7 +141,7 @@ async def test_serve_lifecycle_info_file_and_clean_shutdown(
     lines = stderr.splitlines()
     assert lines[0] == f"Listening on {info['url']}"
     assert lines[1] == f"Info file: {served.info_file}"
-    assert "No provider" in lines[2]
+    assert "No provider" in lines[2] and "ANTHROPIC_API_KEY" in lines[2]
     assert str(info["token"]) not in stderr
 
 
