@@ -117,7 +117,8 @@ async def _serve(
         print(f"Bad settings: {field_problems(exc)}.", file=sys.stderr)
         return 2
     choice = choose_provider(settings)
-    print(choice.describe().capitalize(), file=sys.stderr, flush=True)
+    banner = choice.describe()
+    print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
     vault = Vault(vault_root, settings.data_dir)
     await vault.start()
     app = BridgeApp(
