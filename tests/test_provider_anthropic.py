@@ -24,21 +24,12 @@ from llm_service import (
     ToolCall,
     ToolCallDelta,
     ToolResultBlock,
-    ToolSpec,
     Usage,
 )
 from tests.fakes import anthropic as wire
 from tests.fakes.http import HANG, RESET, FakeHTTPServer, Reply
+from tests.fakes.specs import HELLO, READ, SEARCH
 
-HELLO = [Message.user("hello")]
-SEARCH = ToolSpec(
-    "search_notes",
-    "Search the vault",
-    {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
-)
-READ = ToolSpec(
-    "read_note", "Read a note", {"type": "object", "properties": {"path": {"type": "string"}}}
-)
 CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("toolu_01A", "search_notes", {"query": "kafka streams", "limit": 5}),
     ("toolu_01B", "read_note", {"path": "Projects/日本語.md"}),
@@ -623,25 +614,6 @@ async def test_timeouts_are_retried_then_reported(fake_http: FakeHTTPServer) -> 
     err = await fails(fake_http, stream=True, max_attempts=2, timeout=0.2)
     assert (err.code, err.retryable) == ("timeout", True)
     assert "raise the timeout (0.2 s)" in str(err) and len(fake_http.requests) == 2
-
-
-async def test_cancelling_the_consumer_closes_the_connection(fake_http: FakeHTTPServer) -> None:
-    """Cancelling a task reading stream() drops the HTTP connection and stays cancelled."""
-    fake_http.enqueue(Reply.stream([*wire.hanging_reply("Thinking"), HANG]))
-    started = asyncio.Event()
-
-    async def consume() -> None:
-        async for event in wire.make_provider(fake_http).stream(HELLO, model="claude-x"):
-            if isinstance(event, TextDelta):
-                started.set()
-
-    task = asyncio.create_task(consume())
-    await asyncio.wait_for(started.wait(), 5)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    await asyncio.wait_for(fake_http.disconnected.wait(), 2)
-    assert len(fake_http.requests) == 1
 
 
 async def test_closing_the_stream_early_closes_the_connection(

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from llm_service import LLMError, LLMResponse, Message, ScriptedProvider, TextDelta, ToolSpec
+from llm_service import LLMError, LLMResponse, ScriptedProvider, TextDelta, ToolSpec
 from llm_service.events import ResponseComplete, StreamEvent
 from llm_service.providers.base import ChatRequest, Provider
-
-HELLO = [Message.user("hello")]
+from tests.fakes.specs import HELLO
 
 
 def _err(code: str, **kw: Any) -> LLMError:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 import time
@@ -20,21 +19,12 @@ from llm_service import (
     ToolCall,
     ToolCallDelta,
     ToolResultBlock,
-    ToolSpec,
     Usage,
 )
 from tests.fakes import ollama as fake
 from tests.fakes.http import HANG, FakeHTTPServer, Reply
+from tests.fakes.specs import HELLO, READ, SEARCH
 
-HELLO = [Message.user("hello")]
-SEARCH = ToolSpec(
-    "search_notes",
-    "Search the vault",
-    {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
-)
-READ = ToolSpec(
-    "read_note", "Read a note", {"type": "object", "properties": {"path": {"type": "string"}}}
-)
 GENERATED_ID = re.compile(r"^call_[0-9a-f]{32}$")
 
 
@@ -495,22 +485,3 @@ async def test_a_silent_server_times_out_and_is_retried(fake_http: FakeHTTPServe
     err = await failure(fake.make_provider(fake_http, max_attempts=2, timeout=0.2), stream=True)
     assert (err.code, err.retryable, len(fake_http.requests)) == ("timeout", True, 2)
     assert "within 0.2 s" in str(err)
-
-
-async def test_cancelling_the_consumer_drops_the_connection(fake_http: FakeHTTPServer) -> None:
-    """Cancelling a task reading a hanging stream closes the HTTP connection within 2 s."""
-    fake_http.enqueue(Reply.stream([*fake.hanging_reply("Thinking"), HANG], fake.NDJSON))
-    started = asyncio.Event()
-
-    async def consume() -> None:
-        async for event in fake.make_provider(fake_http).stream(HELLO, model="m"):
-            if isinstance(event, TextDelta):
-                started.set()
-
-    task = asyncio.create_task(consume())
-    await asyncio.wait_for(started.wait(), 5)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    await asyncio.wait_for(fake_http.disconnected.wait(), 2)
-    assert len(fake_http.requests) == 1

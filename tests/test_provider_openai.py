@@ -23,21 +23,12 @@ from llm_service import (
     ToolCall,
     ToolCallDelta,
     ToolResultBlock,
-    ToolSpec,
     Usage,
 )
 from tests.fakes import openai as fake
 from tests.fakes.http import HANG, RESET, FakeHTTPServer, Reply
+from tests.fakes.specs import HELLO, READ, SEARCH
 
-HELLO = [Message.user("hello")]
-SEARCH = ToolSpec(
-    "search_notes",
-    "Search the vault",
-    {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
-)
-READ = ToolSpec(
-    "read_note", "Read a note", {"type": "object", "properties": {"path": {"type": "string"}}}
-)
 KAFKA = ("call_a", "search_notes", {"query": "kafka streams", "limit": 5})
 UNICODE = ("call_b", "read_note", {"path": "Projects/日本語.md"})
 
@@ -634,24 +625,6 @@ async def test_silent_server_times_out(fake_http: FakeHTTPServer, stream: bool) 
     fake_http.enqueue(Reply.stream([HANG], content_type))
     err = await _failure(fake.make_provider(fake_http, max_attempts=1, timeout=0.2), stream)
     assert (err.code, err.retryable) == ("timeout", True)
-
-
-async def test_cancelling_the_consumer_closes_the_http_request(fake_http: FakeHTTPServer) -> None:
-    """Cancelling a task reading stream() drops the connection and re-raises CancelledError."""
-    fake_http.enqueue(Reply.stream([*fake.hanging_reply("Thinking"), HANG]))
-    started = asyncio.Event()
-
-    async def consume() -> None:
-        async for event in fake.make_provider(fake_http).stream(HELLO, model="m"):
-            if isinstance(event, TextDelta):
-                started.set()
-
-    task = asyncio.create_task(consume())
-    await asyncio.wait_for(started.wait(), 5)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await asyncio.wait_for(task, 5)
-    await asyncio.wait_for(fake_http.disconnected.wait(), 2)
 
 
 async def test_closing_the_stream_early_closes_the_http_request(

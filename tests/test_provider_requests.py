@@ -13,22 +13,14 @@ from llm_service import (
     OpenAIProvider,
     ToolCall,
     ToolResultBlock,
-    ToolSpec,
     Usage,
 )
 from tests.fakes import anthropic as anthropic_wire
 from tests.fakes import ollama as ollama_wire
 from tests.fakes import openai as openai_wire
 from tests.fakes.http import FakeHTTPServer, Reply
+from tests.fakes.specs import READ, SEARCH
 
-SEARCH = ToolSpec(
-    "search_notes",
-    "Search the vault",
-    {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
-)
-READ = ToolSpec(
-    "read_note", "Read a note", {"type": "object", "properties": {"path": {"type": "string"}}}
-)
 CALL_A = ToolCall("call_a", "search_notes", {"query": "kafka"})
 CALL_B = ToolCall("call_b", "read_note", {"path": "a.md"})
 HISTORY = [

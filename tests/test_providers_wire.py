@@ -13,16 +13,11 @@ from typing import Any
 
 import pytest
 
-from llm_service import LLMError, Message, ResponseComplete, TextDelta, ToolCallDelta, ToolSpec
+from llm_service import LLMError, ResponseComplete, TextDelta, ToolCallDelta
 from tests.fakes.http import HANG, RESET, FakeHTTPServer, Reply
+from tests.fakes.specs import HELLO, SEARCH
 
 PROVIDERS = ["anthropic", "openai", "ollama"]
-HELLO = [Message.user("hello")]
-SEARCH = ToolSpec(
-    "search_notes",
-    "Search the vault",
-    {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
-)
 
 
 @pytest.fixture(params=PROVIDERS)
