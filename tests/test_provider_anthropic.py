@@ -66,9 +66,6 @@ async def fails(fake_http: FakeHTTPServer, *, stream: bool = False, **kw: Any) -
     return caught.value
 
 
-# -- the SDK loads lazily -----------------------------------------------------------------
-
-
 # -- replies ------------------------------------------------------------------------------
 
 
