@@ -1,32 +1,46 @@
-"""What the index needs from a note: front matter, title, aliases, tags, headings, wikilinks.
+"""What the index needs from a note: front matter, title, aliases, tags, headings and wikilinks.
 
 Malformed front matter never stops indexing: the body is still indexed and a warning names the
-file (never its content).
+file (never its content). Tags, headings and links inside code are not tags, headings or links.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import unicodedata
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, Final
 
 logger = logging.getLogger("plugin_bridge.vault.parse")
 
-_FRONT_MATTER = re.compile(
-    r"\A\ufeff?---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.S | re.M
+_FRONT_MATTER: Final = re.compile(r"\A---[ \t]*\n(.*?)^---[ \t]*$\n?", re.S | re.M)
+# Line-based patterns start with "\n" (the text gets one prepended): a literal first character
+# lets the regex engine jump between lines instead of trying "^" at every position.
+_FENCED_CODE: Final = re.compile(
+    r"\n {0,3}(`{3,}|~{3,})[^\n]*.*?(?:\n {0,3}\1[`~]*[ \t]*(?=\n|\Z)|\Z)", re.S
 )
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
-_WIKILINK = re.compile(r"!?\[\[([^\[\]|#^]*)(?:[#^][^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
-_TAG_CANDIDATE = re.compile(r"#([^\s#.,;:!?()\[\]{}\"'`]+)")
-_TAG_PRECEDERS = frozenset(" \t\n\r(,;")
-_CODE = re.compile(r"```.*?```|~~~.*?~~~|`[^`\n]*`", re.S)
+_INLINE_CODE: Final = re.compile(r"``[^\n]*?``|`[^`\n]*`")
+_HEADING: Final = re.compile(r"\n {0,3}#{1,6}[ \t]+([^\n]*?)(?:[ \t]+#+)?[ \t]*(?=\n|\Z)")
+_WIKILINK: Final = re.compile(r"\[\[([^\[\]\n]+)\]\]")  # embeds ![[…]] too
+_LINK_ALIAS: Final = re.compile(r"\\?\|")  # "\|" inside tables
+_LINK_ANCHOR: Final = re.compile(r"[#^]")
+_TAG_STOP: Final = (
+    r"\s!\"#$%&'()*+,.:;<=>?@\[\\\]^`{|}~"  # ASCII punctuation except _ - /
+    "\u2000-\u206f"  # general punctuation (… “ ” – —)
+    "\u3000-\u3004\u3008-\u303f"  # CJK punctuation (、 。 「 」), not 々 〆 〇
+    "\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"  # full-width punctuation
+)
+_TAG: Final = re.compile(f"#([^{_TAG_STOP}]+)")
+_LIST_SPLIT: Final = re.compile(r"[,\s]+")
+_ALIAS_SPLIT: Final = re.compile(r"\s*[,\n]\s*")
 
 
 @dataclass(frozen=True)
 class ParsedNote:
-    """The searchable parts of one note."""
+    """The searchable parts of one note; ``body`` is the text after the front matter."""
 
     title: str
     aliases: tuple[str, ...] = ()
@@ -39,80 +53,116 @@ class ParsedNote:
 
 
 def parse_note(rel_path: str, text: str) -> ParsedNote:
-    """Parse ``text`` of the note at ``rel_path`` (used for the title fallback and logs)."""
+    """Parse the ``text`` of the note at ``rel_path`` (used for the title fallback and logs).
+
+    Line endings become ``\\n`` and text is NFC-normalised, so "é" typed on any system matches.
+    """
+    text = _normalise(text)
     frontmatter: dict[str, Any] = {}
     error = None
-    body = text.removeprefix("\ufeff")
+    body = text
     match = _FRONT_MATTER.match(text)
     if match:
         body = text[match.end() :]
         frontmatter, error = _load_yaml(match.group(1))
         if error:
-            logger.warning("front matter of %s is not valid YAML; indexing its body", rel_path)
-    prose = _CODE.sub(" ", body)
-    title = _first_str(frontmatter.get("title")) or PurePosixPath(rel_path).stem
-    tags = _strings(frontmatter.get("tags")) + _strings(frontmatter.get("tag"))
-    tags += _inline_tags(prose)
-    links = [_normalise_link(t) for t in _WIKILINK.findall(body)] if "[[" in body else []
+            logger.warning(
+                "Front matter of %s is not valid YAML; its text is indexed without it.", rel_path
+            )
+    prose = _strip_code("\n" + body)
     return ParsedNote(
-        title=title,
-        aliases=tuple(
-            _unique(_strings(frontmatter.get("aliases")) + _strings(frontmatter.get("alias")))
-        ),
-        tags=tuple(_unique(t.lstrip("#").lower() for t in tags if t.strip("#"))),
-        headings=tuple(h.strip() for h in _HEADING.findall(prose)),
-        links=tuple(_unique(link for link in links if link)),
+        title=_scalar(frontmatter.get("title")) or _normalise(PurePosixPath(rel_path).stem),
+        aliases=_unique(_items(frontmatter, ("aliases", "alias"), _ALIAS_SPLIT)),
+        tags=_unique(_tags(frontmatter, prose), key=str.casefold),
+        headings=tuple(h for h in (m.strip() for m in _HEADING.findall(prose)) if h),
+        links=_unique(link for link in map(_link_target, _WIKILINK.findall(prose)) if link),
         body=body,
         frontmatter=frontmatter,
         frontmatter_error=error,
     )
 
 
-def _inline_tags(prose: str) -> list[str]:
-    """``#tags`` that start a word (not ``a#b``, not ``#123``, not headings' ``# ``)."""
-    return [
-        m.group(1)
-        for m in _TAG_CANDIDATE.finditer(prose)
-        if (m.start() == 0 or prose[m.start() - 1] in _TAG_PRECEDERS) and not m.group(1).isdigit()
-    ]
+def link_key(target: str) -> str:
+    """How a link target or a note path (without ``.md``) is compared: NFC, case-folded."""
+    return _normalise(target).casefold()
+
+
+def _normalise(text: str) -> str:
+    text = text.removeprefix("\ufeff")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 def _load_yaml(raw: str) -> tuple[dict[str, Any], str | None]:
+    """The front matter as a mapping, or ``({}, reason)``; the reason never quotes the text."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~20x faster
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~20x faster
     try:
         value = yaml.load(raw, Loader=loader)
-    except yaml.YAMLError as exc:
-        return {}, str(exc).splitlines()[0]
+    except yaml.MarkedYAMLError as exc:
+        line = f" at line {exc.problem_mark.line + 2}" if exc.problem_mark else ""
+        return {}, f"invalid YAML{line}: {exc.problem or 'syntax error'}"
+    except Exception as exc:  # an untrusted file: bad dates, unhashable keys, deep nesting
+        return {}, f"invalid YAML: {type(exc).__name__}"
     if value is None:
         return {}, None
     if not isinstance(value, dict):
-        return {}, "front matter is not a mapping"
-    return {str(k): v for k, v in value.items()}, None
+        return {}, "front matter is not a list of properties"
+    return {str(key): item for key, item in value.items()}, None
 
 
-def _strings(value: Any) -> list[str]:
-    """A front-matter list, or a comma/space separated string, as clean strings."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [part.strip() for part in re.split(r"[,\n]", value) if part.strip()]
-    if isinstance(value, (list, tuple)):
-        return [str(item).strip() for item in value if item is not None and str(item).strip()]
-    return [str(value)]
+def _tags(frontmatter: dict[str, Any], prose: str) -> Iterable[str]:
+    for tag in _items(frontmatter, ("tags", "tag"), _LIST_SPLIT):
+        if clean := tag.lstrip("#").strip("/"):
+            yield clean
+    for match in _TAG.finditer(prose):
+        if match.start() and not prose[match.start() - 1].isspace():
+            continue  # "a#b", "[[Note#Heading]]": a tag starts a word
+        clean = match.group(1).strip("/")
+        if clean and not clean.replace("/", "").isdecimal():  # "#2024" is not a tag
+            yield clean
 
 
-def _first_str(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""
+def _items(frontmatter: dict[str, Any], keys: tuple[str, ...], split: re.Pattern[str]) -> list[str]:
+    """Scalar items of list properties, or the parts of a string property split by ``split``."""
+    found: list[str] = []
+    for key in keys:
+        value = frontmatter.get(key)
+        values = value if isinstance(value, list) else [value]
+        for item in values:
+            if isinstance(item, str):
+                found += [part for part in split.split(item) if part.strip()]
+            elif text := _scalar(item):
+                found.append(text)
+    return [item.strip() for item in found]
 
 
-def _normalise_link(target: str) -> str:
-    return target.strip().replace("\\", "/").removesuffix(".md")
+def _scalar(value: Any) -> str:
+    """A string or number property as text; anything else (lists, maps, booleans) as ""."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return ""
+    return str(value).strip()
 
 
-def _unique(items: Any) -> list[str]:
-    seen: dict[str, None] = {}
+def _strip_code(body: str) -> str:
+    if "```" in body or "~~~" in body:
+        body = _FENCED_CODE.sub("\n", body)
+    return _INLINE_CODE.sub(" ", body) if "`" in body else body
+
+
+def _link_target(inner: str) -> str:
+    """``folder/Note`` from ``folder/Note.md#Heading^block|alias``."""
+    target = _LINK_ALIAS.split(inner, maxsplit=1)[0]
+    target = _LINK_ANCHOR.split(target, maxsplit=1)[0].strip().replace("\\", "/")
+    target = target.removeprefix("./").lstrip("/")
+    return target[:-3] if target.lower().endswith(".md") else target
+
+
+def _unique(items: Iterable[str], key: Callable[[str], str] | None = None) -> tuple[str, ...]:
+    """``items`` without repeats (compared by ``key``), in first-seen order."""
+    seen: dict[str, str] = {}
     for item in items:
-        seen.setdefault(item, None)
-    return list(seen)
+        seen.setdefault(key(item) if key else item, item)
+    return tuple(seen.values())

@@ -1,76 +1,91 @@
-"""Search syntax → SQL: words, ``prefix*``, ``"phrases"``, ``tag:x`` and ``path:folder``.
+"""Search syntax → an FTS5 MATCH expression, CJK terms and filters.
 
-Any string is a valid query: every term is quoted for FTS5, so operators, stray quotes and
-punctuation in user input are searched as text and never reach SQLite as syntax.
-
-Chinese, Japanese and Korean have no spaces between words, so unicode61 would make a whole run
-one token. The side table ``notes_cjk`` holds only the CJK runs of each note, one character per
-token (:func:`spaced`); a CJK term of any length is then the phrase of its characters, which
-FTS5 answers from its index (a trigram index cannot serve one- and two-character words).
+Syntax: words (all must match), ``prefix*``, ``"a phrase"``, ``tag:name`` (also its nested
+tags ``name/…``) and ``path:text`` (notes whose path contains it); a query of only filters lists
+the matching notes. Any string is a valid query: every term is quoted for FTS5, so operators
+(``AND``, ``NOT``, ``-``, ``*``, parentheses) and stray quotes are searched as text and never
+reach SQLite as syntax. Chinese, Japanese and Korean runs become separate terms for the CJK
+side table (see :mod:`plugin_bridge.vault.cjk`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+import unicodedata
+from dataclasses import dataclass
+from typing import Final
 
-CJK_RUN = re.compile(
-    "[\u3005\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+"
+from plugin_bridge.vault.cjk import split_cjk
+
+MAX_QUERY_CHARS: Final = 1000
+MAX_TERMS: Final = 32
+
+_TOKEN: Final = re.compile(
+    r'(?P<key>tag|path):(?:"(?P<quoted>[^"]*)"?|(?P<value>\S*))'
+    r'|"(?P<phrase>[^"]*)"?'
+    r'|(?P<word>[^\s"]+)',
+    re.IGNORECASE,
 )
-_TOKEN = re.compile(
-    r'(?P<key>tag|path):(?:"(?P<qval>[^"]*)"|(?P<val>\S+))|"(?P<phrase>[^"]*)"?|(?P<word>\S+)'
-)
-_WORD_CHARS = re.compile(r"[\w]+", re.UNICODE)
+_WORD_CATEGORIES: Final = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Nd", "Nl", "No", "So", "Co"})
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
-RUN_BREAK = " zzbreak "
-"""Put between runs so a phrase cannot match across two separate runs."""
-
-
-def spaced(text: str) -> str:
-    """The CJK runs of ``text``, one character per token, for the ``notes_cjk`` table."""
-    return RUN_BREAK.join(" ".join(run) for run in CJK_RUN.findall(text))
-
-
-def cjk_phrase(term: str) -> str:
-    """The FTS5 phrase that finds the CJK ``term`` in ``notes_cjk``."""
-    return '"' + " ".join(term) + '"'
-
-
-@dataclass
+@dataclass(frozen=True)
 class Query:
-    """A parsed query. ``fts`` is an FTS5 MATCH expression or empty."""
+    """A parsed query: ``match`` for ``notes_fts`` ("" when none), CJK terms, filters."""
 
-    fts: str = ""
-    cjk: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    paths: list[str] = field(default_factory=list)
+    match: str = ""
+    cjk: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not (self.fts or self.cjk or self.tags or self.paths)
+        return not (self.match or self.cjk or self.tags or self.paths)
 
 
 def parse_query(text: str) -> Query:
-    query = Query()
+    """Parse user input; never raises, whatever ``text`` holds."""
+    text = _sanitise(text)
     terms: list[str] = []
-    for match in _TOKEN.finditer(text):
-        if match.group("key"):
-            value = (match.group("qval") or match.group("val") or "").strip()
-            target = query.tags if match.group("key") == "tag" else query.paths
-            if value:
-                target.append(
-                    value.lstrip("#").lower() if target is query.tags else value.strip("/")
-                )
+    cjk: list[str] = []
+    tags: list[str] = []
+    paths: list[str] = []
+    for token in _TOKEN.finditer(text):
+        if token.group("key"):
+            value = (token.group("quoted") or token.group("value") or "").strip()
+            if token.group("key").lower() == "tag":
+                tags += [tag] if (tag := value.lstrip("#").strip("/").casefold()) else []
+            else:
+                path = value.replace("\\", "/").removeprefix("./").lstrip("/")
+                paths += [path] if path else []
             continue
-        raw = match.group("phrase") if match.group("phrase") is not None else match.group("word")
-        prefix = match.group("word") is not None and raw.endswith("*")
-        query.cjk += CJK_RUN.findall(raw)
-        latin = CJK_RUN.sub(" ", raw)
-        words = _WORD_CHARS.findall(latin)
-        if not words:
-            continue
-        body = " ".join(words)
-        terms.append(f'"{body}"*' if prefix else f'"{body}"')
-    query.fts = " ".join(terms)
-    return query
+        phrase = token.group("phrase")
+        raw = phrase if phrase is not None else token.group("word")
+        prefix = phrase is None and raw.endswith("*")
+        runs, rest = split_cjk(raw.rstrip("*") if prefix else raw)
+        cjk += runs
+        if _has_word(rest):
+            terms.append(_quote(" ".join(rest.split()), prefix=prefix))
+    return Query(
+        match=" ".join(terms[:MAX_TERMS]),
+        cjk=tuple(dict.fromkeys(cjk[:MAX_TERMS])),
+        tags=tuple(dict.fromkeys(tags)),
+        paths=tuple(dict.fromkeys(paths)),
+    )
+
+
+def _sanitise(text: str) -> str:
+    """Drop what SQLite or FTS5 cannot take: NUL and control characters, lone surrogates."""
+    text = text[:MAX_QUERY_CHARS].encode("utf-8", "ignore").decode("utf-8")
+    return unicodedata.normalize("NFC", _CONTROL.sub(" ", text))
+
+
+def _has_word(text: str) -> bool:
+    """Whether ``text`` holds a letter, digit or emoji: else FTS5 would see an empty term."""
+    return any(unicodedata.category(char) in _WORD_CATEGORIES for char in text)
+
+
+def _quote(term: str, *, prefix: bool) -> str:
+    """``term`` as an FTS5 string (a phrase when it holds several words), maybe a prefix."""
+    return '"' + term.replace('"', '""') + '"' + ("*" if prefix else "")

@@ -1,4 +1,8 @@
-"""The search database's schema as named, append-only migrations (never edit a shipped one)."""
+"""The search database's schema as named, append-only migrations, and how to open it.
+
+Never edit a migration that has shipped: append a new one. Each runs once, in its own
+transaction, and is recorded by name in ``migrations``.
+"""
 
 from __future__ import annotations
 
@@ -21,8 +25,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
             title, aliases, headings, tags, body,
             tokenize = 'unicode61 remove_diacritics 2'
         );
-        INSERT INTO notes_fts (notes_fts, rank) VALUES ('rank', 'bm25(10.0, 8.0, 4.0, 3.0, 1.0)');
-        CREATE VIRTUAL TABLE notes_cjk USING fts5(text, tokenize = 'unicode61');
+        CREATE VIRTUAL TABLE notes_cjk USING fts5(text, tokenize = 'trigram');
         CREATE TABLE tags (note INTEGER NOT NULL, tag TEXT NOT NULL);
         CREATE INDEX tags_by_tag ON tags(tag);
         CREATE INDEX tags_by_note ON tags(note);
@@ -31,22 +34,57 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         CREATE INDEX links_by_src ON links(src);
         """,
     ),
+    (
+        # Files too large or not text were read again at every start; remember them instead.
+        "002_skipped_files",
+        """
+        CREATE TABLE skipped (
+            path TEXT PRIMARY KEY,
+            mtime REAL NOT NULL,
+            size INTEGER NOT NULL,
+            reason TEXT NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    ),
+    (
+        # Links are stored once, as the case-folded target, and resolved when asked (a bare
+        # name also matched notes of that name in other folders). Every note is read again.
+        "003_links_resolved_on_read",
+        """
+        DELETE FROM links;
+        UPDATE notes SET mtime = -1, hash = '';
+        """,
+    ),
+    (
+        # CJK runs are indexed as bigram tokens: a trigram table cannot answer one- and
+        # two-character words from its index (see cjk.py). Every note is read again.
+        "004_cjk_bigrams",
+        """
+        DROP TABLE notes_cjk;
+        CREATE VIRTUAL TABLE notes_cjk USING fts5(text, tokenize = 'unicode61 remove_diacritics 0');
+        UPDATE notes SET mtime = -1, hash = '';
+        """,
+    ),
 )
 
 
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
-    """A connection in WAL mode that waits for a busy writer instead of failing."""
+    """A WAL-mode connection usable from any thread (callers serialise it) that waits for a
+    busy writer instead of failing; ``readonly`` refuses writes."""
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    conn.execute("PRAGMA busy_timeout=5000")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA busy_timeout=5000")
+    conn.execute("PRAGMA temp_store=MEMORY")
     if readonly:
         conn.execute("PRAGMA query_only=1")
+    else:
+        conn.execute("PRAGMA cache_size=-32768")  # 32 MB: FTS5 segment merges stay in memory
     return conn
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:
-    """Apply the migrations this database has not seen, in order; return their names."""
+    """Apply, in order, the migrations this database has not recorded; return their names."""
     conn.execute(
         "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
@@ -55,12 +93,30 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     for name, sql in MIGRATIONS:
         if name in done:
             continue
-        conn.execute("BEGIN")
-        for statement in filter(str.strip, sql.split(";")):
-            conn.execute(statement)
-        conn.execute(
-            "INSERT INTO migrations VALUES (?, strftime('%Y-%m-%dT%H:%M:%SZ','now'))", (name,)
-        )
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO migrations VALUES (?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                (name,),
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
         conn.execute("COMMIT")
         applied.append(name)
     return applied
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a script into complete statements (a ``;`` inside a string does not split)."""
+    statements: list[str] = []
+    pending = ""
+    for part in sql.split(";"):
+        pending += part + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                statements.append(pending.strip())
+            pending = ""
+    return statements

@@ -1,90 +1,159 @@
-"""The SQL behind one search: BM25 over the fields, the CJK side table, tag and path filters.
+"""The SQL behind one search: BM25 over weighted fields, the CJK side table, tag and path filters.
 
-Ranking and snippets are separate steps: the best ``limit`` notes are found first, then
-snippets are made for those alone (computing one per match made common words slow).
-Field weights (title, aliases, headings, tags, body), set as the table's ``rank`` in the schema,
-rank a title match above a body match.
+Ranking and snippets are separate steps: the best ``limit`` notes are found first, then snippets
+are made for those alone. The full-text table is always the outer loop (``CROSS JOIN``) and
+filters test the joined ``notes`` row: given a rowid constraint, FTS5 would run the MATCH again
+for each rowid (~0.4 ms each).
 """
 
 from __future__ import annotations
 
-import re
 import sqlite3
-from typing import TypeAlias
+from collections.abc import Sequence
+from typing import Final, TypeAlias
 
-from plugin_bridge.vault.query import CJK_RUN, RUN_BREAK, Query, cjk_phrase, parse_query
+from plugin_bridge.vault.cjk import highlight, match_term, snippet_around
+from plugin_bridge.vault.query import Query
 
 Row: TypeAlias = tuple[str, str, float, str]
+"""path, title, score (higher is better), snippet."""
 
-_SNIPPET = "snippet({table}, -1, '**', '**', '…', 16)"
-_CJK_SPACE = re.compile(rf"(?<=[{CJK_RUN.pattern[1:-2]}*]) (?=[{CJK_RUN.pattern[1:-2]}*])")
+WEIGHTS: Final = {"title": 10.0, "aliases": 8.0, "headings": 4.0, "tags": 3.0, "body": 1.0}
+"""bm25() weights of the ``notes_fts`` columns, in column order."""
+CJK_TITLE_BONUS: Final = 5.0
+"""Added to a CJK hit's score for each term its title contains."""
+SNIPPET_TOKENS: Final = 14
+LISTING_CHARS: Final = 200
+
+_BM25: Final = f"bm25(notes_fts, {', '.join(map(str, WEIGHTS.values()))})"
+_OPEN: Final = "\x02"
+_CLOSE: Final = "\x03"
+_BODY_SNIPPET: Final = (
+    f"snippet(notes_fts, {list(WEIGHTS).index('body')}, '{_OPEN}', '{_CLOSE}', '…', "
+    f"{SNIPPET_TOKENS})"
+)
 
 
-def run(conn: sqlite3.Connection, text: str, limit: int) -> list[Row]:
-    """Up to ``limit`` (path, title, score, snippet) rows, best first; any text is valid."""
-    query = parse_query(text)
-    if query.empty:
+def run(conn: sqlite3.Connection, query: Query, limit: int) -> list[Row]:
+    """Up to ``limit`` rows, best first."""
+    if query.empty or limit <= 0:
         return []
-    filters, params = _filters(query)
-    if query.fts:
-        return _ranked(conn, "notes_fts", query.fts, filters, params, limit)
+    if query.match:
+        return _words(conn, query, limit)
     if query.cjk:
-        first, rest = query.cjk[0], Query(cjk=query.cjk[1:], tags=query.tags, paths=query.paths)
-        filters, params = _filters(rest)
-        rows = _ranked(conn, "notes_cjk", cjk_phrase(first), filters, params, limit)
-        return [(p, t, s, _unspace(snippet)) for p, t, s, snippet in rows]
-    sql = (
-        "SELECT n.path, n.title, 0.0, substr(f.body, 1, 160) FROM notes n "
-        f"JOIN notes_fts f ON f.rowid = n.id WHERE 1=1 {filters} ORDER BY n.path LIMIT ?"
-    )
-    return [(p, t, s, " ".join(b.split())) for p, t, s, b in conn.execute(sql, (*params, limit))]
+        return _cjk_only(conn, query, limit)
+    return _listing(conn, query, limit)
 
 
-def _ranked(
-    conn: sqlite3.Connection,
-    table: str,
-    match: str,
-    filters: str,
-    params: list[object],
-    limit: int,
-) -> list[Row]:
+def _words(conn: sqlite3.Connection, query: Query, limit: int) -> list[Row]:
+    """Rank first, then make snippets for the top rows only.
+
+    bm25() in ORDER BY (not FTS5's ``rank``) is computed after the filters, so a filter that
+    keeps few notes also keeps ranking cheap when the words are in most notes.
+    """
+    where, params = _filters(query, with_cjk=True)
     top = conn.execute(
-        f"SELECT {table}.rowid, n.path, n.title, -{table}.rank FROM {table} "
-        f"JOIN notes n ON n.id = {table}.rowid "
-        f"WHERE {table} MATCH ? {filters} ORDER BY {table}.rank LIMIT ?",
-        (match, *params, limit),
+        f"SELECT n.id, n.path, n.title, -{_BM25} AS score "
+        "FROM notes_fts CROSS JOIN notes n ON n.id = notes_fts.rowid "
+        f"WHERE notes_fts MATCH :match {where} ORDER BY score DESC, n.path LIMIT :limit",
+        {"match": query.match, "limit": limit, **params},
     ).fetchall()
-    if not top:
-        return []
-    snippets = dict(
-        conn.execute(
-            f"SELECT rowid, {_SNIPPET.format(table=table)} FROM {table} "
-            f"WHERE {table} MATCH ? AND rowid IN ({','.join('?' * len(top))})",
-            (match, *(row[0] for row in top)),
-        ).fetchall()
+    snippets = _snippets(conn, query.match, [row[0] for row in top])
+    return [
+        (path, title, score, highlight(snippets.get(note_id, ""), query.cjk))
+        for note_id, path, title, score in top
+    ]
+
+
+def _cjk_only(conn: sqlite3.Connection, query: Query, limit: int) -> list[Row]:
+    """CJK terms alone: BM25 over the CJK side table plus a bonus per term in the title."""
+    where, params = _filters(query, with_cjk=False)
+    bonus = " + ".join(
+        f"{CJK_TITLE_BONUS} * (instr(n.title, :t{i}) > 0)" for i in range(len(query.cjk))
     )
-    return [(path, title, score, snippets.get(rowid, "")) for rowid, path, title, score in top]
+    rows = conn.execute(
+        f"SELECT n.id, n.path, n.title, -bm25(notes_cjk) + {bonus} AS score "
+        "FROM notes_cjk CROSS JOIN notes n ON n.id = notes_cjk.rowid "
+        f"WHERE notes_cjk MATCH :cjk {where} ORDER BY score DESC LIMIT :limit",
+        {
+            "cjk": _cjk_match(query.cjk),
+            "limit": limit,
+            **{f"t{i}": term for i, term in enumerate(query.cjk)},
+            **params,
+        },
+    ).fetchall()
+    bodies = _bodies(conn, [row[0] for row in rows])
+    return [
+        (path, title, score, snippet_around(bodies.get(note_id, ""), query.cjk))
+        for note_id, path, title, score in rows
+    ]
 
 
-def _filters(query: Query) -> tuple[str, list[object]]:
+def _listing(conn: sqlite3.Connection, query: Query, limit: int) -> list[Row]:
+    """Filters only: the matching notes by path, each with the start of its text."""
+    where, params = _filters(query, with_cjk=False)
+    rows = conn.execute(
+        f"SELECT n.id, n.path, n.title FROM notes n WHERE 1 {where} ORDER BY n.path LIMIT :limit",
+        {"limit": limit, **params},
+    ).fetchall()
+    bodies = _bodies(conn, [row[0] for row in rows])
+    return [(path, title, 0.0, _opening(bodies.get(note_id, ""))) for note_id, path, title in rows]
+
+
+def _filters(query: Query, *, with_cjk: bool) -> tuple[str, dict[str, object]]:
+    """``AND …`` clauses on the joined ``notes n`` row for the query's filters."""
     clauses: list[str] = []
-    params: list[object] = []
-    for term in query.cjk:
-        clauses.append("n.id IN (SELECT rowid FROM notes_cjk WHERE notes_cjk MATCH ?)")
-        params.append(cjk_phrase(term))
-    for tag in query.tags:
-        clauses.append("n.id IN (SELECT note FROM tags WHERE tag = ? OR tag GLOB ?)")
-        params += [tag, _escape_glob(tag) + "/*"]
-    for folder in query.paths:
-        clauses.append("n.path >= ? AND n.path < ?")  # a prefix, as a range the index serves
-        params += [folder, folder + "\U0010ffff"]
-    return "".join(f" AND {c}" for c in clauses), params
+    params: dict[str, object] = {}
+    if with_cjk and query.cjk:
+        clauses.append("n.id IN (SELECT rowid FROM notes_cjk WHERE notes_cjk MATCH :cjk)")
+        params["cjk"] = _cjk_match(query.cjk)
+    for i, tag in enumerate(query.tags):
+        # "0" sorts right after "/": the range holds the nested tags ``tag/…``
+        clauses.append(
+            f"n.id IN (SELECT note FROM tags "
+            f"WHERE tag = :tag{i} OR (tag > :tag{i} || '/' AND tag < :tag{i} || '0'))"
+        )
+        params[f"tag{i}"] = tag
+    for i, fragment in enumerate(query.paths):
+        clauses.append(f"n.path LIKE :path{i} ESCAPE '\\'")
+        params[f"path{i}"] = "%" + _escape_like(fragment) + "%"
+    return "".join(f" AND {clause}" for clause in clauses), params
 
 
-def _unspace(snippet: str) -> str:
-    """Undo the one-character-per-token spacing of the CJK side table in a snippet."""
-    return _CJK_SPACE.sub("", snippet.replace(RUN_BREAK.strip(), "…"))
+def _cjk_match(terms: Sequence[str]) -> str:
+    return " ".join(map(match_term, terms))
 
 
-def _escape_glob(value: str) -> str:
-    return re.sub(r"([*?\[])", r"[\1]", value)
+def _snippets(conn: sqlite3.Connection, match: str, note_ids: Sequence[int]) -> dict[int, str]:
+    """Body snippets of ``note_ids`` for ``match``. ``+rowid`` keeps the id list a filter: as a
+    constraint, FTS5 would run the whole MATCH again for each id."""
+    if not note_ids:
+        return {}
+    marks = ", ".join("?" * len(note_ids))
+    sql = (
+        f"SELECT rowid, {_BODY_SNIPPET} FROM notes_fts "
+        f"WHERE notes_fts MATCH ? AND +rowid IN ({marks})"
+    )
+    return {
+        int(rowid): _marked(snippet) for rowid, snippet in conn.execute(sql, (match, *note_ids))
+    }
+
+
+def _bodies(conn: sqlite3.Connection, note_ids: Sequence[int]) -> dict[int, str]:
+    if not note_ids:
+        return {}
+    marks = ", ".join("?" * len(note_ids))
+    sql = f"SELECT rowid, body FROM notes_fts WHERE rowid IN ({marks})"
+    return {int(rowid): body for rowid, body in conn.execute(sql, note_ids)}
+
+
+def _opening(body: str) -> str:
+    return " ".join(body[: LISTING_CHARS * 2].split())[:LISTING_CHARS]
+
+
+def _marked(snippet: str) -> str:
+    return " ".join(snippet.split()).replace(_OPEN, "**").replace(_CLOSE, "**")
+
+
+def _escape_like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -1,7 +1,10 @@
-"""Live updates: watchfiles ``awatch`` on the vault, debounced, reporting changed note paths.
+"""Live updates: watchfiles ``awatch`` on the vault folder, reporting changed paths.
 
-Ignores system folders, editors' temp files and our own atomic-write temp files. When the vault
-folder disappears it reports that, polls for its return, and reports that too.
+Each (re)start of the OS watch is reported with ``ready()`` once it is in place, so the index can
+rescan then without missing a change. When the vault folder is deleted, moved away or replaced
+by a new folder of the same name, the watch stops; while the folder is gone ``missing()`` is
+called and the folder is polled for until it is back; then the watch restarts. If the OS refuses
+a watch (e.g. the inotify limit), watching falls back to polling.
 """
 
 from __future__ import annotations
@@ -10,94 +13,129 @@ import asyncio
 import contextlib
 import logging
 import os
+import stat
 from collections.abc import Callable
-from pathlib import Path, PurePath, PurePosixPath
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Final
 
-from plugin_bridge.vault.paths import READABLE_SUFFIXES, is_ignored, to_posix
+from plugin_bridge.vault.paths import to_posix
 
 logger = logging.getLogger("plugin_bridge.vault.watcher")
 
-MISSING_POLL_SECONDS = 0.5
-READY_TIMEOUT_MS = 100
-"""How often an idle watcher wakes: bounds how late readiness and a vanished vault are seen."""
+STEP_MS: Final = 10
+"""How often watchfiles checks for the end of a debounce window and for ``stop``."""
+IDLE_WAKE_MS: Final = 100
+"""How often an idle watch wakes to check the vault folder: bounds how late a vanished vault
+(and the first ``ready()``) is seen."""
+MISSING_POLL_SECONDS: Final = 0.5
+RETRY_SECONDS: Final = 1.0
+
+
+@dataclass(frozen=True)
+class WatchCallbacks:
+    """What the watcher reports; all are called on the event loop thread."""
+
+    changed: Callable[[set[str]], None]
+    """Vault-relative paths (files or folders) created, modified, deleted or moved."""
+    ready: Callable[[], None]
+    missing: Callable[[], None]
 
 
 async def watch_vault(
     root: Path,
-    on_change: Callable[[set[str]], None],
-    on_state: Callable[[bool], None],
+    callbacks: WatchCallbacks,
     stop: asyncio.Event,
     *,
-    on_ready: Callable[[], None] = lambda: None,
+    ignored: Callable[[str], bool],
     debounce_ms: int = 30,
 ) -> None:
-    """Call ``on_change`` with vault-relative note paths as they change, until ``stop``.
+    """Watch ``root`` until ``stop`` is set, skipping paths for which ``ignored(rel)`` is true."""
+    from watchfiles import Change, awatch
 
-    ``on_ready`` is called once the OS watch is in place (the first, possibly empty, batch), so
-    a scan started after it cannot miss a change.
-    """
-    from watchfiles import awatch
-
-    def wanted(_change: object, path: str) -> bool:
+    def wanted(change: Change, path: str) -> bool:
         rel = _relative(root, path)
-        if rel == "." or is_ignored(rel):
-            return False
-        suffix = PurePosixPath(rel).suffix.lower()
-        return suffix in READABLE_SUFFIXES or suffix == ""  # "" : a folder moved or deleted
+        if rel is None:  # the vault folder itself: only its deletion matters
+            return change == Change.deleted and path == str(root)
+        return not ignored(rel)
 
+    polling = False
     while not stop.is_set():
-        if not await asyncio.to_thread(root.is_dir):
-            on_state(False)
+        identity = await asyncio.to_thread(_identity, root)
+        if identity is None:
+            callbacks.missing()
             if not await _wait_for_folder(root, stop):
                 return
-        on_state(True)
+            continue
+        announced = False
+        changes_stream = awatch(
+            root,
+            watch_filter=wanted,
+            debounce=debounce_ms,
+            step=STEP_MS,
+            stop_event=stop,
+            rust_timeout=IDLE_WAKE_MS,
+            yield_on_timeout=True,
+            force_polling=polling or None,
+        )
         try:
-            async for changes in awatch(
-                root,
-                watch_filter=wanted,
-                debounce=debounce_ms,
-                step=10,
-                stop_event=stop,
-                rust_timeout=READY_TIMEOUT_MS,
-                yield_on_timeout=True,
-            ):
-                on_ready()
-                if not await asyncio.to_thread(root.is_dir):
-                    break
-                paths = {_relative(root, p) for _, p in changes}
-                notes = {p for p in paths if PurePosixPath(p).suffix.lower() in READABLE_SUFFIXES}
-                folders = paths - notes
-                if folders:
-                    notes |= _notes_under(root, folders)
-                if notes:
-                    on_change(notes)
-        except (FileNotFoundError, RuntimeError) as exc:
-            logger.debug("watcher restarting after %s", exc)
+            async with contextlib.aclosing(changes_stream):  # releases the OS watch on break
+                async for changes in changes_stream:
+                    if not announced:
+                        callbacks.ready()
+                        announced = True
+                    root_deleted = any(_relative(root, path) is None for _, path in changes)
+                    if root_deleted or await asyncio.to_thread(_identity, root) != identity:
+                        break  # gone, or replaced by another folder: watch it afresh
+                    paths = {rel for _, path in changes if (rel := _relative(root, path))}
+                    if paths:
+                        callbacks.changed(paths)
+        except (OSError, RuntimeError) as exc:
+            if announced or await asyncio.to_thread(_identity, root) is None:
+                logger.debug("The vault watch stopped (%s); restarting it.", exc)
+            elif not polling:
+                logger.warning(
+                    "Cannot watch the vault folder %s (%s); checking it for changes by polling.",
+                    root,
+                    exc,
+                )
+                polling = True
+                continue
+            else:
+                logger.warning(
+                    "Live updates of the vault folder %s are off (%s); restart to see changes.",
+                    root,
+                    exc,
+                )
+                callbacks.ready()
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), RETRY_SECONDS)
 
 
 async def _wait_for_folder(root: Path, stop: asyncio.Event) -> bool:
     """Poll until ``root`` exists again (True) or ``stop`` is set (False)."""
-    while not await asyncio.to_thread(root.is_dir):
+    while not stop.is_set():
+        if await asyncio.to_thread(root.is_dir):
+            return True
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), MISSING_POLL_SECONDS)
-        if stop.is_set():
-            return False
-    return True
+    return False
 
 
-def _relative(root: Path, path: str) -> str:
-    return to_posix(str(PurePath(path).relative_to(root)))
+def _identity(root: Path) -> tuple[int, int] | None:
+    """(device, inode) of the vault folder, or None when it is not there."""
+    try:
+        info = os.stat(root)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
 
 
-def _notes_under(root: Path, folders: set[str]) -> set[str]:
-    """Notes inside folders that moved in (an added folder arrives as one event)."""
-    found: set[str] = set()
-    for folder in folders:
-        base = root / folder
-        if base.is_dir():
-            for dirpath, _dirs, files in os.walk(base):
-                for name in files:
-                    rel = to_posix(os.path.relpath(os.path.join(dirpath, name), root))
-                    if PurePosixPath(rel).suffix.lower() in READABLE_SUFFIXES:
-                        found.add(rel)
-    return found
+def _relative(root: Path, path: str) -> str | None:
+    """``path`` relative to ``root`` in POSIX form; None for the root itself or outside it."""
+    try:
+        rel = to_posix(str(PurePath(path).relative_to(root)))
+    except ValueError:
+        return None
+    return None if rel in ("", ".") else rel
