@@ -279,8 +279,7 @@ class LLMService:
         if not stream:
             yield ResponseComplete(await self.provider.chat(messages, **kwargs))
             return
-        events = self.provider.stream(messages, **kwargs)
-        try:
+        async with aclosing(self.provider.stream(messages, **kwargs)) as events:
             async for event in events:
                 if isinstance(event, ResponseComplete):
                     yield event
@@ -290,10 +289,6 @@ class LLMService:
                         after_text = False
                         yield TextDelta(ROUND_SEPARATOR)
                     yield event
-        finally:
-            close = getattr(events, "aclose", None)
-            if close is not None:
-                await close()
         raise LLMError(
             f"{self.provider.name} ended its stream without a final response; try again.",
             code="invalid_response",

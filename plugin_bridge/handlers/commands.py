@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Final
@@ -144,18 +145,14 @@ async def search_summarize(
         ),
         max_tokens=SUMMARY_MAX_TOKENS,
     )
-    try:
-        async for event in stream:
+    async with aclosing(stream) as events:
+        async for event in events:
             if isinstance(event, TextDelta):
                 await ctx.notify(
                     "chat/delta", ChatDelta(request_id=ctx.request_id, text=event.text)
                 )
             elif isinstance(event, ResponseComplete):
                 reply = event.response
-    finally:
-        close = getattr(stream, "aclose", None)
-        if close is not None:
-            await close()
     summary = reply.text if reply is not None else ""
     return SearchSummarizeResult(summary=summary, sources=cited_sources(summary, notes))
 
