@@ -226,7 +226,7 @@ async def test_a_vanished_client_stops_its_work_and_others_are_served(tmp_path: 
         leaving.ws.transport.abort()
         await asyncio.wait_for(gate.cancelled.wait(), WAIT)
         assert (await staying.result("chat/send", {"text": "hi"}))["text"] == "Still here."
-        await wait_for(lambda: len(bridge.app.connections) == 1)
+        await wait_for(lambda: len(bridge.server.connections) == 1)
 
 
 async def test_fifty_concurrent_streaming_chats_each_get_their_own_text(tmp_path: Path) -> None:

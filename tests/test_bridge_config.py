@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from llm_service.pricing import DEFAULT_MODEL, RECOMMENDED_MODELS
-from plugin_bridge.config import NO_PROVIDER, BridgeSettings, build_provider, choose_provider
+from plugin_bridge.app.config import NO_PROVIDER, BridgeSettings, build_provider, choose_provider
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ import asyncio
 import itertools
 import json
 import shutil
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,9 +20,12 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 
 from llm_service import Provider
-from plugin_bridge.app import BridgeApp
-from plugin_bridge.server import BridgeServer, start_server
+from plugin_bridge.app.confirm import DEFAULT_CONFIRM_TIMEOUT, ask_client
+from plugin_bridge.app.state import BridgeApp
+from plugin_bridge.handlers import build_router
 from plugin_bridge.vault.vault import Vault
+from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
+from plugin_bridge.wire.server import DEFAULT_INIT_TIMEOUT, BridgeServer, start_server
 from tests.conftest import REPO_ROOT
 
 EXAMPLE_VAULT = REPO_ROOT / "examples" / "vault"
@@ -114,7 +117,7 @@ class Wire:
 @dataclass
 class Bridge:
     app: BridgeApp
-    server: BridgeServer
+    server: BridgeServer[BridgeApp]
     vault: Vault
 
     @property
@@ -148,6 +151,9 @@ async def running_bridge(
     model: str | None = "test-model",
     provider_name: str | None = None,
     watch: bool = False,
+    confirm_timeout: float = DEFAULT_CONFIRM_TIMEOUT,
+    allowed_origins: Collection[str] = DEFAULT_ALLOWED_ORIGINS,
+    init_timeout: float = DEFAULT_INIT_TIMEOUT,
     **app_kw: Any,
 ) -> AsyncIterator[Bridge]:
     """Serve a copy of examples/vault (fully indexed) in this process."""
@@ -156,12 +162,15 @@ async def running_bridge(
     await vault.index.wait_until_idle(WAIT)
     app = BridgeApp(
         vault,
+        confirm=ask_client(vault, timeout=confirm_timeout),
         provider=provider,
         provider_name=provider_name,
         model=model if provider is not None else None,
         **app_kw,
     )
-    server = await start_server(app)
+    server = await start_server(
+        build_router(), app, allowed_origins=allowed_origins, init_timeout=init_timeout
+    )
     try:
         yield Bridge(app, server, vault)
     finally:

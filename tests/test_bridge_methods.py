@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from llm_service import LLMError, ScriptedProvider
-from plugin_bridge.errors import ErrorCode, to_wire_error
 from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.wire.errors import WireCode, to_wire_error
 from tests.test_bridge_helpers import running_bridge
 
 
@@ -149,7 +149,7 @@ def test_llm_errors_carry_code_retryable_and_retry_after() -> None:
             retry_after=20.0,
         )
     )
-    assert error.code == ErrorCode.PROVIDER_ERROR
+    assert error.code == WireCode.PROVIDER_ERROR
     assert error.data == {"code": "rate_limit", "retryable": True, "retryAfter": 20.0}
     assert error.message.startswith("Anthropic rate limit")
 

@@ -14,7 +14,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from llm_service import LLMResponse, ScriptedProvider
 from llm_service.providers.base import ChatRequest
-from plugin_bridge.server import MAX_FRAME_BYTES
+from plugin_bridge.wire.transport import MAX_FRAME_BYTES
 from tests.test_bridge_helpers import WAIT, init_params, running_bridge
 
 

@@ -225,7 +225,7 @@ def test_the_cli_does_not_import_heavy_modules_before_listening() -> None:
     import subprocess
 
     code = (
-        "import sys, plugin_bridge.cli, plugin_bridge.serve; "
+        "import sys, plugin_bridge.cli, plugin_bridge.cli.serve; "
         "heavy = [m for m in ('pydantic', 'websockets.asyncio.server', 'anthropic', 'openai', "
         "'httpx', 'sqlite3', 'llm_service', 'plugin_bridge.vault.index') if m in sys.modules]; "
         "print(heavy)"

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from llm_service import ScriptedProvider
-from plugin_bridge.chat_cli import Ask, chat
-from plugin_bridge.infofile import ServerInfo, write_info_file
+from plugin_bridge.cli.chat import Ask, chat
+from plugin_bridge.wire.infofile import InfoRecord, write_info_file
 from tests.test_bridge_helpers import running_bridge
 
 
@@ -32,7 +32,7 @@ async def test_chat_shows_text_tools_and_asks_before_writing(tmp_path: Path) -> 
     provider.enqueue_text("Fresh start.")
     async with running_bridge(tmp_path, provider=provider) as bridge:
         info_file = tmp_path / "server.json"
-        write_info_file(info_file, ServerInfo(bridge.url, bridge.app.token, 1, 1))
+        write_info_file(info_file, InfoRecord(bridge.url, bridge.app.token, 1, 1))
         prompts, ask = scripted_input(["write a kite note", "y", "/clear", "again", "/quit"])
         out = io.StringIO()
         assert await chat(info_file, out, ask) == 0
@@ -57,7 +57,7 @@ async def test_chat_declines_a_write_on_anything_but_yes(tmp_path: Path) -> None
     provider.enqueue_text("Not saved.")
     async with running_bridge(tmp_path, provider=provider) as bridge:
         info_file = tmp_path / "server.json"
-        write_info_file(info_file, ServerInfo(bridge.url, bridge.app.token, 1, 1))
+        write_info_file(info_file, InfoRecord(bridge.url, bridge.app.token, 1, 1))
         _, ask = scripted_input(["write", "maybe"])
         out = io.StringIO()
         assert await chat(info_file, out, ask) == 0
@@ -69,6 +69,6 @@ async def test_chat_reports_a_wrong_token(tmp_path: Path) -> None:
     """A stale info file (old token) exits 1 with a sentence, not a traceback."""
     async with running_bridge(tmp_path) as bridge:
         info_file = tmp_path / "server.json"
-        write_info_file(info_file, ServerInfo(bridge.url, "stale-token", 1, 1))
+        write_info_file(info_file, InfoRecord(bridge.url, "stale-token", 1, 1))
         _, ask = scripted_input([])
         assert await chat(info_file, io.StringIO(), ask) == 1

@@ -1,4 +1,4 @@
-"""plugin_bridge.protocol: JSON-RPC 2.0 framing, ids, connection state and limits, no sockets."""
+"""The JSON-RPC 2.0 protocol module: framing, ids, connection state and limits, no sockets."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugin_bridge.errors import ErrorCode, WireError
-from plugin_bridge.protocol import (
+from plugin_bridge.wire.errors import WireCode, WireError
+from plugin_bridge.wire.protocol import (
     CLOSE_UNAUTHORIZED,
     ErrorReply,
     Notification,
@@ -45,26 +45,26 @@ def refused(event: object) -> tuple[Any, int]:
 @pytest.mark.parametrize(
     ("text", "code"),
     [
-        ("{", ErrorCode.PARSE_ERROR),
-        ("", ErrorCode.PARSE_ERROR),
-        ('{"jsonrpc": "2.0", "id": 1, "method": "health", "params": NaN}', ErrorCode.PARSE_ERROR),
-        ("[" * 100_000 + "]" * 100_000, ErrorCode.PARSE_ERROR),
-        ("[]", ErrorCode.INVALID_REQUEST),
-        ('[{"jsonrpc": "2.0", "id": 1, "method": "health"}]', ErrorCode.INVALID_REQUEST),
-        ('"health"', ErrorCode.INVALID_REQUEST),
-        ("42", ErrorCode.INVALID_REQUEST),
-        ('{"id": 1, "method": "health"}', ErrorCode.INVALID_REQUEST),
-        ('{"jsonrpc": "1.0", "id": 1, "method": "health"}', ErrorCode.INVALID_REQUEST),
-        ('{"jsonrpc": "2.0", "id": 1}', ErrorCode.INVALID_REQUEST),
-        ('{"jsonrpc": "2.0", "id": 1, "method": 7}', ErrorCode.INVALID_REQUEST),
-        ('{"jsonrpc": "2.0", "id": 1, "method": "health", "params": 3}', ErrorCode.INVALID_REQUEST),
-        ('{"jsonrpc": "2.0", "id": null, "method": "health"}', ErrorCode.INVALID_REQUEST),
-        ('{"jsonrpc": "2.0", "id": 1.5, "method": "health"}', ErrorCode.INVALID_REQUEST),
-        ('{"jsonrpc": "2.0", "id": true, "method": "health"}', ErrorCode.INVALID_REQUEST),
-        ('{"jsonrpc": "2.0", "id": [1], "method": "health"}', ErrorCode.INVALID_REQUEST),
+        ("{", WireCode.PARSE_ERROR),
+        ("", WireCode.PARSE_ERROR),
+        ('{"jsonrpc": "2.0", "id": 1, "method": "health", "params": NaN}', WireCode.PARSE_ERROR),
+        ("[" * 100_000 + "]" * 100_000, WireCode.PARSE_ERROR),
+        ("[]", WireCode.INVALID_REQUEST),
+        ('[{"jsonrpc": "2.0", "id": 1, "method": "health"}]', WireCode.INVALID_REQUEST),
+        ('"health"', WireCode.INVALID_REQUEST),
+        ("42", WireCode.INVALID_REQUEST),
+        ('{"id": 1, "method": "health"}', WireCode.INVALID_REQUEST),
+        ('{"jsonrpc": "1.0", "id": 1, "method": "health"}', WireCode.INVALID_REQUEST),
+        ('{"jsonrpc": "2.0", "id": 1}', WireCode.INVALID_REQUEST),
+        ('{"jsonrpc": "2.0", "id": 1, "method": 7}', WireCode.INVALID_REQUEST),
+        ('{"jsonrpc": "2.0", "id": 1, "method": "health", "params": 3}', WireCode.INVALID_REQUEST),
+        ('{"jsonrpc": "2.0", "id": null, "method": "health"}', WireCode.INVALID_REQUEST),
+        ('{"jsonrpc": "2.0", "id": 1.5, "method": "health"}', WireCode.INVALID_REQUEST),
+        ('{"jsonrpc": "2.0", "id": true, "method": "health"}', WireCode.INVALID_REQUEST),
+        ('{"jsonrpc": "2.0", "id": [1], "method": "health"}', WireCode.INVALID_REQUEST),
     ],
 )
-def test_malformed_frames_get_the_matching_error(text: str, code: ErrorCode) -> None:
+def test_malformed_frames_get_the_matching_error(text: str, code: WireCode) -> None:
     """Unparseable JSON is -32700; batches, non-objects and bad members are -32600."""
     _, got = refused(ready_protocol().receive_text(text))
     assert got == code
@@ -81,7 +81,7 @@ def test_binary_frames_are_refused_with_invalid_request() -> None:
     """A binary frame is answered -32600 and the connection stays usable."""
     protocol = ready_protocol()
     _, code = refused(protocol.receive_bytes(b'{"jsonrpc":"2.0","id":1,"method":"health"}'))
-    assert code == ErrorCode.INVALID_REQUEST
+    assert code == WireCode.INVALID_REQUEST
     assert protocol.state is State.READY
     assert isinstance(protocol.receive_text(frame(id=1, method="health")), Request)
 
@@ -90,7 +90,7 @@ def test_requests_before_initialize_get_not_initialized() -> None:
     """Any request other than initialize first is -32002; notifications are ignored."""
     protocol = Protocol()
     _, code = refused(protocol.receive_text(frame(id=1, method="health")))
-    assert code == ErrorCode.NOT_INITIALIZED
+    assert code == WireCode.NOT_INITIALIZED
     assert protocol.receive_text(frame(method="$/cancelRequest", params={"id": 1})) is None
     assert protocol.state is State.AWAITING_INIT
 
@@ -102,7 +102,7 @@ def test_initialize_result_makes_the_connection_ready() -> None:
     assert request == Request("init", "initialize", {"token": "t"})
     states = [protocol.state]
     _, code = refused(protocol.receive_text(frame(id=2, method="health")))
-    assert code == ErrorCode.NOT_INITIALIZED
+    assert code == WireCode.NOT_INITIALIZED
     reply = json.loads(protocol.result("init", {"ok": True}))
     assert reply == {"jsonrpc": "2.0", "id": "init", "result": {"ok": True}}
     states.append(protocol.state)
@@ -113,7 +113,7 @@ def test_unauthorized_initialize_asks_to_close_with_4401() -> None:
     """initialize answered -32001 closes the connection with code 4401."""
     protocol = Protocol()
     protocol.receive_text(frame(id=1, method="initialize", params={}))
-    protocol.error(1, WireError(ErrorCode.UNAUTHORIZED, "Wrong token."))
+    protocol.error(1, WireError(WireCode.UNAUTHORIZED, "Wrong token."))
     assert protocol.state is State.CLOSED
     assert protocol.close_request is not None
     assert protocol.close_request.code == CLOSE_UNAUTHORIZED
@@ -124,7 +124,7 @@ def test_a_failed_initialize_may_be_retried() -> None:
     """initialize answered with another error (bad params) lets the client try again."""
     protocol = Protocol()
     protocol.receive_text(frame(id=1, method="initialize"))
-    protocol.error(1, WireError(ErrorCode.INVALID_PARAMS, "Invalid params."))
+    protocol.error(1, WireError(WireCode.INVALID_PARAMS, "Invalid params."))
     assert protocol.state is State.AWAITING_INIT
     assert isinstance(protocol.receive_text(frame(id=2, method="initialize")), Request)
 
@@ -132,7 +132,7 @@ def test_a_failed_initialize_may_be_retried() -> None:
 def test_initialize_twice_is_invalid() -> None:
     """A second initialize on a ready connection is -32600."""
     _, code = refused(ready_protocol().receive_text(frame(id=9, method="initialize")))
-    assert code == ErrorCode.INVALID_REQUEST
+    assert code == WireCode.INVALID_REQUEST
 
 
 def test_notifications_after_initialize_are_events() -> None:
@@ -147,7 +147,7 @@ def test_the_in_flight_limit_refuses_the_request_past_it() -> None:
     assert isinstance(protocol.receive_text(frame(id=1, method="a")), Request)
     assert isinstance(protocol.receive_text(frame(id=2, method="a")), Request)
     _, code = refused(protocol.receive_text(frame(id=3, method="a")))
-    assert code == ErrorCode.TOO_MANY_REQUESTS
+    assert code == WireCode.TOO_MANY_REQUESTS
     protocol.result(1, None)
     assert protocol.in_flight == 1
     assert isinstance(protocol.receive_text(frame(id=3, method="a")), Request)
@@ -158,7 +158,7 @@ def test_an_id_in_flight_cannot_be_reused() -> None:
     protocol = ready_protocol()
     protocol.receive_text(frame(id=5, method="a"))
     _, code = refused(protocol.receive_text(frame(id=5, method="b")))
-    assert code == ErrorCode.INVALID_REQUEST
+    assert code == WireCode.INVALID_REQUEST
 
 
 def test_answering_twice_is_a_programming_error() -> None:
@@ -202,7 +202,7 @@ def test_unserialisable_results_become_internal_errors() -> None:
     protocol = ready_protocol()
     protocol.receive_text(frame(id=1, method="a"))
     reply = json.loads(protocol.result(1, {"score": float("nan")}))
-    assert reply["error"]["code"] == ErrorCode.INTERNAL_ERROR
+    assert reply["error"]["code"] == WireCode.INTERNAL_ERROR
     assert protocol.in_flight == 0
 
 
@@ -247,7 +247,7 @@ def assert_valid_handling(protocol: Protocol, text: str) -> None:
         assert isinstance(reply["error"]["code"], int)
         assert isinstance(reply["error"]["message"], str)
     elif isinstance(event, Request):
-        protocol.error(event.id, WireError(ErrorCode.METHOD_NOT_FOUND, "no"))
+        protocol.error(event.id, WireError(WireCode.METHOD_NOT_FOUND, "no"))
     else:
         assert event is None or isinstance(event, (Notification, Response))
 

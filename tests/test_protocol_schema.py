@@ -7,9 +7,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from plugin_bridge.errors import ErrorCode
+from plugin_bridge.cli.schema import build_schema, schema_text
 from plugin_bridge.handlers import build_router
-from plugin_bridge.schema import build_schema, schema_text
+from plugin_bridge.wire.errors import WireCode
 from tests.conftest import REPO_ROOT
 
 SCHEMA_FILE = REPO_ROOT / "docs" / "protocol.schema.json"
@@ -34,7 +34,7 @@ def test_every_method_notification_and_error_is_described() -> None:
         assert entry["params"]["$ref"].startswith("#/$defs/")
         assert entry["result"]["$ref"].startswith("#/$defs/")
         assert entry["description"]
-    assert {e["code"] for e in schema["errors"]} == {int(code) for code in ErrorCode}
+    assert {e["code"] for e in schema["errors"]} == {int(code) for code in WireCode}
     assert set(schema["notifications"]["serverToClient"]) == {
         "chat/delta",
         "chat/toolCall",

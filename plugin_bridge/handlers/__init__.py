@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from plugin_bridge.rpc import Router
+from plugin_bridge.handlers.context import AppRouter
 
 
-def build_router() -> Router:
+def build_router() -> AppRouter:
     """A router with every method of the protocol."""
     from plugin_bridge.handlers import chat, commands, session, tools, vault
 
-    router = Router()
+    router = AppRouter()
     for area in (session, vault, chat, commands, tools):
         area.register(router)
     return router

@@ -5,8 +5,8 @@ from __future__ import annotations
 from contextlib import aclosing
 
 from llm_service import ResponseComplete, TextDelta, ToolCallStarted, ToolResult
-from plugin_bridge.context import RequestContext
-from plugin_bridge.models import (
+from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.wire.models import (
     ChatClearParams,
     ChatDelta,
     ChatSendParams,
@@ -16,10 +16,9 @@ from plugin_bridge.models import (
     EmptyResult,
     UsageModel,
 )
-from plugin_bridge.rpc import Router
 
 
-async def send(ctx: RequestContext, params: ChatSendParams) -> ChatSendResult:
+async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
     """Send a user message; the model may call vault tools; notifications stream the turn."""
     app = ctx.app
     app.require_provider()
@@ -75,12 +74,12 @@ async def send(ctx: RequestContext, params: ChatSendParams) -> ChatSendResult:
     )
 
 
-async def clear(ctx: RequestContext, params: ChatClearParams) -> EmptyResult:
+async def clear(ctx: Context, params: ChatClearParams) -> EmptyResult:
     """Forget a conversation's messages (its id stays valid)."""
     ctx.app.conversations.get(params.conversation_id).clear_conversation()
     return EmptyResult()
 
 
-def register(router: Router) -> None:
+def register(router: AppRouter) -> None:
     router.register("chat/send", ChatSendParams, send)
     router.register("chat/clear", ChatClearParams, clear)

@@ -10,16 +10,15 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError, LLMResponse, Message, ResponseComplete, TextDelta, ToolSpec
-from plugin_bridge.context import RequestContext
-from plugin_bridge.models import (
+from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.wire.models import (
     ChatDelta,
     CreateNoteParams,
     NoteWriteResult,
     SearchSummarizeParams,
     SearchSummarizeResult,
 )
-from plugin_bridge.rpc import Router
-from plugin_bridge.vault.errors import VaultError
 
 if TYPE_CHECKING:
     from plugin_bridge.vault.notes import NoteStore, WriteResult
@@ -51,7 +50,7 @@ SUMMARY_MAX_TOKENS: Final = 1024
 _WIKILINK = re.compile(r"\[\[([^\]|#^\n]+)")
 
 
-async def create_note(ctx: RequestContext, params: CreateNoteParams) -> NoteWriteResult:
+async def create_note(ctx: Context, params: CreateNoteParams) -> NoteWriteResult:
     """Have the model write a note for the prompt and save it under folder (never overwriting)."""
     app = ctx.app
     provider = app.require_provider()
@@ -120,9 +119,7 @@ class GivenNote:
         return self.path.removesuffix(".md")
 
 
-async def search_summarize(
-    ctx: RequestContext, params: SearchSummarizeParams
-) -> SearchSummarizeResult:
+async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> SearchSummarizeResult:
     """Search, then stream a summary of the top notes citing them (chat/delta notifications)."""
     app = ctx.app
     hits = app.vault.index.search(params.query, params.limit).hits
@@ -191,6 +188,6 @@ def cited_sources(summary: str, notes: list[GivenNote]) -> list[str]:
     return cited or [note.path for note in notes]
 
 
-def register(router: Router) -> None:
+def register(router: AppRouter) -> None:
     router.register("command/createNote", CreateNoteParams, create_note)
     router.register("command/searchSummarize", SearchSummarizeParams, search_summarize)

@@ -6,9 +6,9 @@ import hmac
 import logging
 
 from plugin_bridge import __version__
-from plugin_bridge.context import RequestContext
-from plugin_bridge.errors import ErrorCode, RpcError
-from plugin_bridge.models import (
+from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.wire.errors import RpcError, WireCode
+from plugin_bridge.wire.models import (
     Capabilities,
     Empty,
     HealthResult,
@@ -19,23 +19,22 @@ from plugin_bridge.models import (
     ServerInfo,
     VaultInfo,
 )
-from plugin_bridge.protocol import PROTOCOL_VERSION
-from plugin_bridge.rpc import Router
+from plugin_bridge.wire.protocol import PROTOCOL_VERSION
 
-logger = logging.getLogger("plugin_bridge.session")
+logger = logging.getLogger(__name__)
 
 SERVER_NAME = "obsidian-ai-bridge"
 
 
-async def initialize(ctx: RequestContext, params: InitializeParams) -> InitializeResult:
+async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult:
     """Authenticate with the info file's token; must be the first request of a connection."""
     if not hmac.compare_digest(params.token.encode(), ctx.app.token.encode()):
         raise RpcError(
-            ErrorCode.UNAUTHORIZED, "Wrong token: read the current one from the server info file."
+            WireCode.UNAUTHORIZED, "Wrong token: read the current one from the server info file."
         )
     if params.protocol_version != PROTOCOL_VERSION:
         raise RpcError(
-            ErrorCode.INVALID_PARAMS,
+            WireCode.INVALID_PARAMS,
             f"Unsupported protocolVersion {params.protocol_version}: this server speaks "
             f"protocolVersion {PROTOCOL_VERSION}.",
         )
@@ -44,14 +43,12 @@ async def initialize(ctx: RequestContext, params: InitializeParams) -> Initializ
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
         server=ServerInfo(name=SERVER_NAME, version=__version__),
-        capabilities=Capabilities(
-            methods=sorted(app.router.methods), chat=app.provider is not None
-        ),
+        capabilities=Capabilities(methods=sorted(ctx.methods), chat=app.provider is not None),
         vault=VaultInfo(name=app.vault.name, note_count=app.vault.index.note_count),
     )
 
 
-async def health(ctx: RequestContext, params: Empty) -> HealthResult:
+async def health(ctx: Context, params: Empty) -> HealthResult:
     """Server status: version, provider and model, index size and backlog."""
     from llm_service.pricing import RECOMMENDED_MODELS
 
@@ -67,12 +64,12 @@ async def health(ctx: RequestContext, params: Empty) -> HealthResult:
     )
 
 
-async def list_models(ctx: RequestContext, params: Empty) -> ModelsListResult:
+async def list_models(ctx: Context, params: Empty) -> ModelsListResult:
     """Models the configured provider serves."""
     return ModelsListResult(models=await ctx.app.require_provider().list_models())
 
 
-def register(router: Router) -> None:
+def register(router: AppRouter) -> None:
     router.register("initialize", InitializeParams, initialize)
     router.register("health", Empty, health)
     router.register("models/list", Empty, list_models)

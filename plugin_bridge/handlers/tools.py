@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from llm_service import ToolCall
-from plugin_bridge.context import RequestContext
-from plugin_bridge.errors import ToolDeniedError
-from plugin_bridge.models import (
+from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.wire.errors import ToolDeniedError
+from plugin_bridge.wire.models import (
     InvalidCall,
     ToolExecution,
     ToolsExecuteParams,
@@ -16,7 +16,6 @@ from plugin_bridge.models import (
     ToolsListResult,
     dump,
 )
-from plugin_bridge.rpc import Router
 
 if TYPE_CHECKING:
     from llm_service import Provider
@@ -36,7 +35,7 @@ def provider_class(name: str) -> type[Provider]:
     return classes.get(name, AnthropicProvider)
 
 
-async def list_tools(ctx: RequestContext, params: ToolsListParams) -> ToolsListResult:
+async def list_tools(ctx: Context, params: ToolsListParams) -> ToolsListResult:
     """The vault tools, in the given provider's tool format."""
     app = ctx.app
     cls = provider_class(params.format or app.provider_name or DEFAULT_FORMAT)
@@ -45,7 +44,7 @@ async def list_tools(ctx: RequestContext, params: ToolsListParams) -> ToolsListR
     )
 
 
-async def execute(ctx: RequestContext, params: ToolsExecuteParams) -> ToolsExecuteResult:
+async def execute(ctx: Context, params: ToolsExecuteParams) -> ToolsExecuteResult:
     """Validate every call, then run the valid ones in order under their permissions.
 
     A call that is not approved (permission "deny", or "ask" answered no / not answered) stops
@@ -72,6 +71,6 @@ async def execute(ctx: RequestContext, params: ToolsExecuteParams) -> ToolsExecu
     return ToolsExecuteResult(results=results, invalid_calls=invalid)
 
 
-def register(router: Router) -> None:
+def register(router: AppRouter) -> None:
     router.register("tools/list", ToolsListParams, list_tools)
     router.register("tools/execute", ToolsExecuteParams, execute)

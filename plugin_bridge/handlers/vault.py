@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from plugin_bridge.context import RequestContext
-from plugin_bridge.models import (
+from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.wire.models import (
     NoteCreateParams,
     NoteReadParams,
     NoteReadResult,
@@ -14,10 +14,9 @@ from plugin_bridge.models import (
     SearchParams,
     SearchResult,
 )
-from plugin_bridge.rpc import Router
 
 
-async def search(ctx: RequestContext, params: SearchParams) -> SearchResult:
+async def search(ctx: Context, params: SearchParams) -> SearchResult:
     """Full-text search (answers from what is indexed so far; pending says how much is not)."""
     found = ctx.app.vault.index.search(params.query, params.limit)
     return SearchResult(
@@ -30,13 +29,13 @@ async def search(ctx: RequestContext, params: SearchParams) -> SearchResult:
     )
 
 
-async def read_note(ctx: RequestContext, params: NoteReadParams) -> NoteReadResult:
+async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
     """A note's text and the sha256 of its bytes."""
     note = await asyncio.to_thread(ctx.app.vault.notes.read, params.path)
     return NoteReadResult(path=note.path, content=note.content, hash=note.hash)
 
 
-async def create_note(ctx: RequestContext, params: NoteCreateParams) -> NoteWriteResult:
+async def create_note(ctx: Context, params: NoteCreateParams) -> NoteWriteResult:
     """Create a note atomically; an existing one only with overwrite."""
     written = await asyncio.to_thread(
         ctx.app.vault.notes.create,
@@ -48,7 +47,7 @@ async def create_note(ctx: RequestContext, params: NoteCreateParams) -> NoteWrit
     return NoteWriteResult(path=written.path, hash=written.hash)
 
 
-def register(router: Router) -> None:
+def register(router: AppRouter) -> None:
     router.register("vault/search", SearchParams, search)
     router.register("note/read", NoteReadParams, read_note)
     router.register("note/create", NoteCreateParams, create_note)

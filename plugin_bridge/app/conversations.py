@@ -8,12 +8,12 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from plugin_bridge.errors import ErrorCode, RpcError
+from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
     from llm_service import LLMService
 
-logger = logging.getLogger("plugin_bridge.conversations")
+logger = logging.getLogger(__name__)
 
 MAX_CONVERSATIONS: Final = 64
 
@@ -45,7 +45,7 @@ class Conversations:
         service = self._items.get(conversation_id)
         if service is None:
             raise RpcError(
-                ErrorCode.INVALID_PARAMS,
+                WireCode.INVALID_PARAMS,
                 f"Unknown conversationId '{conversation_id[:100]}': omit it to start a new "
                 "conversation.",
             )

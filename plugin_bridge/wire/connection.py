@@ -2,8 +2,8 @@
 
 Transport-agnostic: it gets frames through :meth:`Connection.handle_frame` and sends bytes through
 the ``send`` coroutine it was given (which must swallow errors of a closed transport). The JSON-RPC
-rules are in :mod:`plugin_bridge.protocol`; this module adds time and tasks: ``initialize`` runs
-inline (so a client may pipeline requests after it), every other request in its own task, so
+rules are in :mod:`plugin_bridge.wire.protocol`; this module adds time and tasks: ``initialize``
+runs inline (so a client may pipeline requests after it), every other request in its own task, so
 ``$/cancelRequest`` and a disconnect can cancel it.
 """
 
@@ -12,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Generic, TypeVar
 
 from pydantic import ValidationError
 
-from plugin_bridge.context import RequestContext, current_request
-from plugin_bridge.errors import ErrorCode, WireError, to_wire_error
-from plugin_bridge.models import CancelRequestParams
-from plugin_bridge.protocol import (
+from plugin_bridge.wire.context import RequestContext, current_request
+from plugin_bridge.wire.errors import WireCode, WireError, to_wire_error
+from plugin_bridge.wire.models import CancelRequestParams
+from plugin_bridge.wire.protocol import (
     INITIALIZE,
     ErrorReply,
     Notification,
@@ -29,23 +29,23 @@ from plugin_bridge.protocol import (
     Response,
     State,
 )
+from plugin_bridge.wire.rpc import Router
 
-if TYPE_CHECKING:
-    from plugin_bridge.app import BridgeApp
-
-logger = logging.getLogger("plugin_bridge.connection")
+logger = logging.getLogger(__name__)
 
 CANCEL_METHOD: Final = "$/cancelRequest"
 DRAIN_SECONDS: Final = 5.0
 """How long a closing connection waits for its cancelled requests to unwind."""
 
 Send = Callable[[bytes], Awaitable[None]]
+S = TypeVar("S")
 
 
-class Connection:
-    """The server side of one client connection."""
+class Connection(Generic[S]):
+    """The server side of one client connection: ``router``'s methods, served with ``app``."""
 
-    def __init__(self, app: BridgeApp, send: Send, *, peer_name: str = "client") -> None:
+    def __init__(self, router: Router[S], app: S, send: Send, *, peer_name: str = "client") -> None:
+        self.router = router
         self.app = app
         self.protocol = Protocol()
         self.peer_name = peer_name
@@ -132,11 +132,11 @@ class Connection:
         task.cancel()
 
     async def _serve(self, request: Request) -> None:
-        ctx = RequestContext(self.app, self, request.id)
+        ctx = RequestContext(self.app, self, request.id, self.router.names)
         token = current_request.set(ctx)
         logger.debug("%s: request %r %s", self.peer_name, request.id, request.method)
         try:
-            result = await self.app.router.dispatch(ctx, request.method, request.params)
+            result = await self.router.dispatch(ctx, request.method, request.params)
         except asyncio.CancelledError:
             if self._closing or request.id not in self._cancel_requested:
                 raise
@@ -144,7 +144,7 @@ class Connection:
             if task is not None:
                 task.uncancel()
             data = self.protocol.error(
-                request.id, WireError(int(ErrorCode.CANCELLED), "Request cancelled.")
+                request.id, WireError(int(WireCode.CANCELLED), "Request cancelled.")
             )
         except Exception as exc:
             data = self.protocol.error(request.id, to_wire_error(exc))

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from plugin_bridge import __version__
-from plugin_bridge.protocol import PROTOCOL_VERSION
-from plugin_bridge.server import MAX_FRAME_BYTES, quiet_websockets_logger
+from plugin_bridge.wire.protocol import PROTOCOL_VERSION
+from plugin_bridge.wire.transport import MAX_FRAME_BYTES, quiet_websockets_logger
 
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
-logger = logging.getLogger("plugin_bridge.client")
+logger = logging.getLogger(__name__)
 
 NotificationHandler = Callable[[str, dict[str, Any]], None]
 RequestHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -73,7 +73,7 @@ class BridgeClient:
         url: str,
         token: str,
         *,
-        client_name: str = "plugin_bridge.client",
+        client_name: str = "plugin_bridge.wire.client",
         on_notification: NotificationHandler | None = None,
         on_request: RequestHandler | None = None,
     ) -> BridgeClient:

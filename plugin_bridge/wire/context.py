@@ -1,5 +1,7 @@
-"""What a handler knows about the request it serves: the app, the client, the request id.
+"""What a handler knows about the request it serves: the app state, the client, the request id.
 
+``RequestContext`` is generic in the state the server was given (the bridge's
+:class:`~plugin_bridge.app.state.BridgeApp`), so the wire layer never imports the application.
 The context of the running request is also kept in a context variable, so that callbacks deep
 inside llm_service (the tool-permission ``confirm`` callback) reach the connection that sent the
 request: asyncio copies context variables into the tasks and threads a request starts.
@@ -7,17 +9,18 @@ request: asyncio copies context variables into the tasks and threads a request s
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from plugin_bridge.models import dump
-from plugin_bridge.protocol import RequestId, Response
+from plugin_bridge.wire.models import dump
+from plugin_bridge.wire.protocol import RequestId, Response
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from plugin_bridge.app import BridgeApp
+S = TypeVar("S")
 
 
 class Peer(Protocol):
@@ -31,12 +34,14 @@ class Peer(Protocol):
 
 
 @dataclass
-class RequestContext:
+class RequestContext(Generic[S]):
     """One request being served."""
 
-    app: BridgeApp
+    app: S
     peer: Peer
     request_id: RequestId
+    methods: Collection[str] = ()
+    """The names of every method the server answers (``initialize`` lists them)."""
     denied: set[str] = field(default_factory=set)
     """Ids of tool calls the user did not approve during this request."""
 
@@ -44,4 +49,6 @@ class RequestContext:
         await self.peer.notify(method, dump(params))
 
 
-current_request: ContextVar[RequestContext | None] = ContextVar("current_request", default=None)
+current_request: ContextVar[RequestContext[Any] | None] = ContextVar(
+    "current_request", default=None
+)

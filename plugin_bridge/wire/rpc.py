@@ -9,41 +9,42 @@ exceptions propagate to the connection, which maps them with ``errors.to_wire_er
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
-from typing import Any, TypeVar, get_type_hints
+from typing import Any, Generic, TypeVar, get_type_hints
 
 from pydantic import BaseModel
 
-from plugin_bridge.context import RequestContext
-from plugin_bridge.errors import ErrorCode, RpcError
-from plugin_bridge.models import Params, dump
+from plugin_bridge.wire.context import RequestContext
+from plugin_bridge.wire.errors import RpcError, WireCode
+from plugin_bridge.wire.models import Params, dump
 
 P = TypeVar("P", bound=Params)
-Handler = Callable[[RequestContext, P], Awaitable[BaseModel]]
+S = TypeVar("S")
+Handler = Callable[[RequestContext[S], P], Awaitable[BaseModel]]
 
 MAX_ECHOED_NAME = 80
 """A method name longer than this is cut in the 'not found' message."""
 
 
 @dataclass(frozen=True, slots=True)
-class Method:
+class Method(Generic[S]):
     """A registered method."""
 
     name: str
     params: type[Params]
     result: type[BaseModel]
-    handler: Handler[Any]
+    handler: Handler[S, Any]
     summary: str
 
 
-class Router:
-    """Methods by name."""
+class Router(Generic[S]):
+    """Methods by name, served with a state of type ``S`` (handed to handlers as ``ctx.app``)."""
 
     def __init__(self) -> None:
-        self._methods: dict[str, Method] = {}
+        self._methods: dict[str, Method[S]] = {}
 
-    def register(self, name: str, params: type[P], handler: Handler[P]) -> None:
+    def register(self, name: str, params: type[P], handler: Handler[S, P]) -> None:
         """Add ``name``; the result model is the handler's return annotation."""
         if name in self._methods:
             raise ValueError(f"method {name!r} is registered twice")
@@ -54,18 +55,23 @@ class Router:
         self._methods[name] = Method(name, params, result, handler, summary)
 
     @property
-    def methods(self) -> dict[str, Method]:
+    def methods(self) -> dict[str, Method[S]]:
         return dict(self._methods)
 
-    async def dispatch(self, ctx: RequestContext, method: str, params: Any) -> dict[str, Any]:
+    @property
+    def names(self) -> Collection[str]:
+        """The registered method names (a live, read-only view)."""
+        return self._methods.keys()
+
+    async def dispatch(self, ctx: RequestContext[S], method: str, params: Any) -> dict[str, Any]:
         """Run ``method``; the JSON-ready result, or an exception for the error mapper."""
         entry = self._methods.get(method)
         if entry is None:
             shown = method if len(method) <= MAX_ECHOED_NAME else method[:MAX_ECHOED_NAME] + "…"
-            raise RpcError(ErrorCode.METHOD_NOT_FOUND, f"Method not found: '{shown}'.")
+            raise RpcError(WireCode.METHOD_NOT_FOUND, f"Method not found: '{shown}'.")
         if isinstance(params, list):
             raise RpcError(
-                ErrorCode.INVALID_PARAMS, "params must be an object (by-name parameters)."
+                WireCode.INVALID_PARAMS, "params must be an object (by-name parameters)."
             )
         parsed = entry.params.model_validate(params or {}, by_alias=True, by_name=False)
         return dump(await entry.handler(ctx, parsed))

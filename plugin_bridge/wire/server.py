@@ -1,20 +1,32 @@
 """The thin WebSocket layer: handshake checks, then frames between websockets and a Connection.
 
-Limits: frames over 4 MiB close the connection with 1009 (websockets ``max_size``); keepalive
-pings every 20 s (a peer silent for 20 s more is dropped); a connection that has not completed
-``initialize`` within ``app.init_timeout`` seconds is closed with 4408.
+The server owns its live connections (as websockets' own server does). Limits are in
+:mod:`plugin_bridge.wire.transport`; a connection that has not completed ``initialize`` within
+``init_timeout`` seconds is closed with 4408.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Collection
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
-from plugin_bridge.connection import Connection
-from plugin_bridge.protocol import CLOSE_INIT_TIMEOUT
-from plugin_bridge.security import bind_socket, check_handshake, ws_url
+from plugin_bridge.wire.connection import Connection
+from plugin_bridge.wire.protocol import CLOSE_INIT_TIMEOUT
+from plugin_bridge.wire.security import (
+    DEFAULT_ALLOWED_ORIGINS,
+    bind_socket,
+    check_handshake,
+    ws_url,
+)
+from plugin_bridge.wire.transport import (
+    MAX_FRAME_BYTES,
+    PING_INTERVAL,
+    PING_TIMEOUT,
+    quiet_websockets_logger,
+)
 
 if TYPE_CHECKING:
     import socket
@@ -23,27 +35,31 @@ if TYPE_CHECKING:
     from websockets.asyncio.server import Server, ServerConnection
     from websockets.http11 import Request, Response
 
-    from plugin_bridge.app import BridgeApp
+    from plugin_bridge.wire.rpc import Router
 
-logger = logging.getLogger("plugin_bridge.server")
+logger = logging.getLogger(__name__)
 
-MAX_FRAME_BYTES: Final = 4 * 1024 * 1024
-PING_INTERVAL: Final = 20.0
-PING_TIMEOUT: Final = 20.0
-
-
-def quiet_websockets_logger(name: str) -> logging.Logger:
-    """A logger for websockets that never logs frames: they carry the token and note text."""
-    ws_logger = logging.getLogger(name)
-    ws_logger.setLevel(logging.INFO)
-    return ws_logger
+DEFAULT_INIT_TIMEOUT: Final = 10.0
+S = TypeVar("S")
 
 
-class BridgeServer:
-    """A running server; ``async with await start_server(app) as server: server.url``."""
+class BridgeServer(Generic[S]):
+    """A running server; ``async with await start_server(router, app) as server: server.url``."""
 
-    def __init__(self, app: BridgeApp, sock: socket.socket) -> None:
+    def __init__(
+        self,
+        router: Router[S],
+        app: S,
+        sock: socket.socket,
+        *,
+        allowed_origins: Collection[str] = DEFAULT_ALLOWED_ORIGINS,
+        init_timeout: float = DEFAULT_INIT_TIMEOUT,
+    ) -> None:
+        self.router = router
         self.app = app
+        self.allowed_origins = frozenset(allowed_origins)
+        self.init_timeout = init_timeout
+        self.connections: set[Connection[S]] = set()
         host, self.port = sock.getsockname()[:2]
         self.url = ws_url(host, self.port)
         self._sock = sock
@@ -64,12 +80,12 @@ class BridgeServer:
 
     async def close(self) -> None:
         """Stop accepting, cancel in-flight work, close connections with 1001 (going away)."""
-        await self.app.shutdown_connections()
+        await asyncio.gather(*(c.connection_lost() for c in list(self.connections)))
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
 
-    async def __aenter__(self) -> BridgeServer:
+    async def __aenter__(self) -> BridgeServer[S]:
         return self
 
     async def __aexit__(
@@ -81,7 +97,7 @@ class BridgeServer:
         await self.close()
 
     def _check_handshake(self, connection: ServerConnection, request: Request) -> Response | None:
-        reason = check_handshake(request.headers, self.port, self.app.allowed_origins)
+        reason = check_handshake(request.headers, self.port, self.allowed_origins)
         if reason is None:
             return None
         logger.warning("refused a WebSocket handshake: %s", reason.strip())
@@ -96,9 +112,9 @@ class BridgeServer:
             except ConnectionClosed:
                 logger.debug("dropped a message for a closed connection")
 
-        connection = Connection(self.app, send, peer_name=str(ws.id)[:8])
-        self.app.connections.add(connection)
-        deadline = asyncio.get_running_loop().time() + self.app.init_timeout
+        connection = Connection(self.router, self.app, send, peer_name=str(ws.id)[:8])
+        self.connections.add(connection)
+        deadline = asyncio.get_running_loop().time() + self.init_timeout
         try:
             while True:
                 if connection.ready:
@@ -119,13 +135,26 @@ class BridgeServer:
             pass
         finally:
             await connection.connection_lost()
-            self.app.connections.discard(connection)
+            self.connections.discard(connection)
 
 
 async def start_server(
-    app: BridgeApp, *, host: str = "127.0.0.1", port: int = 0, sock: socket.socket | None = None
-) -> BridgeServer:
-    """Serve ``app`` on ``sock`` (already listening) or a new socket on ``host:port``."""
-    server = BridgeServer(app, sock if sock is not None else bind_socket(host, port))
+    router: Router[S],
+    app: S,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    sock: socket.socket | None = None,
+    allowed_origins: Collection[str] = DEFAULT_ALLOWED_ORIGINS,
+    init_timeout: float = DEFAULT_INIT_TIMEOUT,
+) -> BridgeServer[S]:
+    """Serve ``router``'s methods with ``app`` on ``sock`` (listening) or a new ``host:port``."""
+    server = BridgeServer(
+        router,
+        app,
+        sock if sock is not None else bind_socket(host, port),
+        allowed_origins=allowed_origins,
+        init_timeout=init_timeout,
+    )
     await server.start()
     return server

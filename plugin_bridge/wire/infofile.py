@@ -21,7 +21,7 @@ class InfoFileError(Exception):
     """The info file is missing or unreadable; ``str(error)`` says what to do."""
 
 
-class ServerInfo(NamedTuple):
+class InfoRecord(NamedTuple):
     """What the info file holds (a NamedTuple: this module is on the fast start-up path)."""
 
     url: str
@@ -45,7 +45,7 @@ def default_info_file(vault_root: Path) -> Path:
     return default_data_dir(vault_root) / INFO_FILE_NAME
 
 
-def write_info_file(path: Path, info: ServerInfo) -> None:
+def write_info_file(path: Path, info: InfoRecord) -> None:
     """Write ``info`` to ``path`` atomically, readable by the user only (0600).
 
     No fsync: readers on this machine see the whole file after the rename, and after a crash
@@ -62,11 +62,11 @@ def write_info_file(path: Path, info: ServerInfo) -> None:
     os.replace(tmp, path)
 
 
-def read_info_file(path: Path) -> ServerInfo:
+def read_info_file(path: Path) -> InfoRecord:
     """The info at ``path``, or :class:`InfoFileError` with a sentence saying what to do."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-        return ServerInfo(
+        return InfoRecord(
             url=str(raw["url"]),
             token=str(raw["token"]),
             pid=int(raw["pid"]),

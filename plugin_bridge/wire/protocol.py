@@ -26,12 +26,13 @@ from enum import Enum
 from typing import Any, Final, TypeAlias
 
 from plugin_bridge import PROTOCOL_VERSION
-from plugin_bridge.errors import ErrorCode, WireError
+from plugin_bridge.wire.errors import WireCode, WireError
 
-logger = logging.getLogger("plugin_bridge.protocol")
+logger = logging.getLogger(__name__)
 
 RequestId: TypeAlias = str | int
-Params: TypeAlias = dict[str, Any] | list[Any] | None
+RawParams: TypeAlias = dict[str, Any] | list[Any] | None
+"""``params`` as received: not yet validated against the method's params model."""
 
 __all__ = ["PROTOCOL_VERSION", "Protocol"]
 
@@ -57,7 +58,7 @@ class Request:
 
     id: RequestId
     method: str
-    params: Params
+    params: RawParams
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,7 @@ class Notification:
     """A client notification (no id, no answer)."""
 
     method: str
-    params: Params
+    params: RawParams
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +115,6 @@ class Protocol:
         """How many client requests are unanswered."""
         return len(self._in_flight)
 
-    @property
-    def pending_server_requests(self) -> int:
-        """How many of our requests to the client are unanswered."""
-        return len(self._pending)
-
     # -- incoming ---------------------------------------------------------------------------
 
     def receive_bytes(self, data: bytes) -> ErrorReply | None:
@@ -126,7 +122,7 @@ class Protocol:
         if self.state is State.CLOSED:
             return None
         return self._refuse(
-            None, ErrorCode.INVALID_REQUEST, "Binary frames are not supported: send JSON as text."
+            None, WireCode.INVALID_REQUEST, "Binary frames are not supported: send JSON as text."
         )
 
     def receive_text(self, text: str) -> Event | None:
@@ -136,16 +132,16 @@ class Protocol:
         try:
             message = json.loads(text, parse_constant=_reject_constant)
         except (ValueError, RecursionError):
-            return self._refuse(None, ErrorCode.PARSE_ERROR, "Parse error: the frame is not JSON.")
+            return self._refuse(None, WireCode.PARSE_ERROR, "Parse error: the frame is not JSON.")
         if isinstance(message, list):
             return self._refuse(
                 None,
-                ErrorCode.INVALID_REQUEST,
+                WireCode.INVALID_REQUEST,
                 "Batches are not supported: send one JSON-RPC message per frame.",
             )
         if not isinstance(message, dict):
             return self._refuse(
-                None, ErrorCode.INVALID_REQUEST, "A JSON-RPC message must be a JSON object."
+                None, WireCode.INVALID_REQUEST, "A JSON-RPC message must be a JSON object."
             )
         return self._receive_object(message)
 
@@ -153,18 +149,18 @@ class Protocol:
         raw_id = message.get("id")
         reply_id = raw_id if _is_valid_id(raw_id) else None
         if message.get("jsonrpc") != "2.0":
-            return self._refuse(reply_id, ErrorCode.INVALID_REQUEST, 'jsonrpc must be "2.0".')
+            return self._refuse(reply_id, WireCode.INVALID_REQUEST, 'jsonrpc must be "2.0".')
         if "method" not in message and ("result" in message or "error" in message):
             return self._receive_response(message)
         method = message.get("method")
         if not isinstance(method, str):
             return self._refuse(
-                reply_id, ErrorCode.INVALID_REQUEST, "A JSON-RPC request needs a string method."
+                reply_id, WireCode.INVALID_REQUEST, "A JSON-RPC request needs a string method."
             )
         params = message.get("params")
         if "params" in message and not isinstance(params, (dict, list)):
             return self._refuse(
-                reply_id, ErrorCode.INVALID_REQUEST, "params must be an object or an array."
+                reply_id, WireCode.INVALID_REQUEST, "params must be an object or an array."
             )
         if "id" not in message:
             if self.state is not State.READY:
@@ -173,35 +169,35 @@ class Protocol:
             return Notification(method, params)
         if reply_id is None:
             return self._refuse(
-                None, ErrorCode.INVALID_REQUEST, "id must be a string or an integer."
+                None, WireCode.INVALID_REQUEST, "id must be a string or an integer."
             )
         return self._receive_request(reply_id, method, params)
 
-    def _receive_request(self, request_id: RequestId, method: str, params: Params) -> Event:
+    def _receive_request(self, request_id: RequestId, method: str, params: RawParams) -> Event:
         if request_id in self._in_flight:
             return self._refuse(
                 request_id,
-                ErrorCode.INVALID_REQUEST,
+                WireCode.INVALID_REQUEST,
                 "This id belongs to a request still in flight: use a new id.",
             )
         if self.state is State.AWAITING_INIT and method != INITIALIZE:
             return self._refuse(
-                request_id, ErrorCode.NOT_INITIALIZED, "Not initialized: send initialize first."
+                request_id, WireCode.NOT_INITIALIZED, "Not initialized: send initialize first."
             )
         if self.state is State.INITIALIZING:
             return self._refuse(
                 request_id,
-                ErrorCode.NOT_INITIALIZED,
+                WireCode.NOT_INITIALIZED,
                 "Not initialized yet: wait for the initialize reply.",
             )
         if self.state is State.READY and method == INITIALIZE:
             return self._refuse(
-                request_id, ErrorCode.INVALID_REQUEST, "Already initialized on this connection."
+                request_id, WireCode.INVALID_REQUEST, "Already initialized on this connection."
             )
         if len(self._in_flight) >= self.max_in_flight:
             return self._refuse(
                 request_id,
-                ErrorCode.TOO_MANY_REQUESTS,
+                WireCode.TOO_MANY_REQUESTS,
                 f"Too many requests in flight (limit {self.max_in_flight}): "
                 "wait for replies before sending more.",
             )
@@ -237,7 +233,7 @@ class Protocol:
             data = _encode({"jsonrpc": "2.0", "id": request_id, "result": result})
         except (TypeError, ValueError):
             logger.error("result of request %r is not JSON-serialisable", request_id)
-            return self.error(request_id, WireError(ErrorCode.INTERNAL_ERROR, "Internal error."))
+            return self.error(request_id, WireError(WireCode.INTERNAL_ERROR, "Internal error."))
         self._finish(request_id)
         if request_id == self._init_id:
             self.state = State.READY
@@ -249,7 +245,7 @@ class Protocol:
         self._finish(request_id)
         if request_id == self._init_id:
             self._init_id = None
-            if error.code == ErrorCode.UNAUTHORIZED:
+            if error.code == WireCode.UNAUTHORIZED:
                 self.close(CloseRequest(CLOSE_UNAUTHORIZED, "unauthorized"))
             else:
                 self.state = State.AWAITING_INIT
@@ -285,7 +281,7 @@ class Protocol:
             raise ValueError(f"request {request_id!r} is not in flight (answered twice?)")
         self._in_flight.discard(request_id)
 
-    def _refuse(self, request_id: RequestId | None, code: ErrorCode, message: str) -> ErrorReply:
+    def _refuse(self, request_id: RequestId | None, code: WireCode, message: str) -> ErrorReply:
         error = WireError(int(code), message)
         logger.debug("refused a frame: %s", message)
         data = _encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})

@@ -22,10 +22,10 @@ from typing import Any, Final
 from llm_service.errors import LLMError
 from plugin_bridge.vault.errors import VaultError
 
-logger = logging.getLogger("plugin_bridge.errors")
+logger = logging.getLogger(__name__)
 
 
-class ErrorCode(IntEnum):
+class WireCode(IntEnum):
     """Every error code the bridge sends."""
 
     PARSE_ERROR = -32700
@@ -47,45 +47,45 @@ class ErrorCode(IntEnum):
     CANCELLED = -32800
 
 
-ERROR_MEANINGS: Final[dict[ErrorCode, str]] = {
-    ErrorCode.PARSE_ERROR: "The frame is not valid JSON.",
-    ErrorCode.INVALID_REQUEST: (
+ERROR_MEANINGS: Final[dict[WireCode, str]] = {
+    WireCode.PARSE_ERROR: "The frame is not valid JSON.",
+    WireCode.INVALID_REQUEST: (
         "Not a valid JSON-RPC 2.0 request: batch, binary frame, bad id, missing method, or "
         "initialize sent twice."
     ),
-    ErrorCode.METHOD_NOT_FOUND: "No such method.",
-    ErrorCode.INVALID_PARAMS: (
+    WireCode.METHOD_NOT_FOUND: "No such method.",
+    WireCode.INVALID_PARAMS: (
         "Params fail the method's schema (the message names the field), an unknown "
         "conversationId, or an unsupported protocolVersion."
     ),
-    ErrorCode.INTERNAL_ERROR: "A bug in the bridge; details are in the server log only.",
-    ErrorCode.UNAUTHORIZED: "Wrong token in initialize; the server then closes with 4401.",
-    ErrorCode.NOT_INITIALIZED: "A request other than initialize came first.",
-    ErrorCode.TOO_MANY_REQUESTS: "More than 32 requests in flight on this connection.",
-    ErrorCode.PROVIDER_ERROR: (
+    WireCode.INTERNAL_ERROR: "A bug in the bridge; details are in the server log only.",
+    WireCode.UNAUTHORIZED: "Wrong token in initialize; the server then closes with 4401.",
+    WireCode.NOT_INITIALIZED: "A request other than initialize came first.",
+    WireCode.TOO_MANY_REQUESTS: "More than 32 requests in flight on this connection.",
+    WireCode.PROVIDER_ERROR: (
         "The model provider failed after retries; data: {code, retryable, retryAfter}."
     ),
-    ErrorCode.NO_PROVIDER: "No model provider is configured; the message says what to set.",
-    ErrorCode.NOTE_NOT_FOUND: "The note does not exist.",
-    ErrorCode.NOTE_EXISTS: "The note already exists (pass overwrite: true to replace it).",
-    ErrorCode.NOTE_CONFLICT: "The note changed since it was read.",
-    ErrorCode.FORBIDDEN_PATH: (
+    WireCode.NO_PROVIDER: "No model provider is configured; the message says what to set.",
+    WireCode.NOTE_NOT_FOUND: "The note does not exist.",
+    WireCode.NOTE_EXISTS: "The note already exists (pass overwrite: true to replace it).",
+    WireCode.NOTE_CONFLICT: "The note changed since it was read.",
+    WireCode.FORBIDDEN_PATH: (
         "The path is absolute, leaves the vault, is in a system folder or has a wrong type."
     ),
-    ErrorCode.NOTE_UNREADABLE: "The note is too large (> 5 MiB) or not text; data: {reason}.",
-    ErrorCode.TOOL_DENIED: (
+    WireCode.NOTE_UNREADABLE: "The note is too large (> 5 MiB) or not text; data: {reason}.",
+    WireCode.TOOL_DENIED: (
         "A tool call was not approved; data: {index, name, results} (calls run before it)."
     ),
-    ErrorCode.CANCELLED: "The request was cancelled with $/cancelRequest.",
+    WireCode.CANCELLED: "The request was cancelled with $/cancelRequest.",
 }
 
-_VAULT_CODES: Final[dict[str, ErrorCode]] = {
-    "not_found": ErrorCode.NOTE_NOT_FOUND,
-    "exists": ErrorCode.NOTE_EXISTS,
-    "conflict": ErrorCode.NOTE_CONFLICT,
-    "forbidden_path": ErrorCode.FORBIDDEN_PATH,
-    "too_large": ErrorCode.NOTE_UNREADABLE,
-    "not_text": ErrorCode.NOTE_UNREADABLE,
+_VAULT_CODES: Final[dict[str, WireCode]] = {
+    "not_found": WireCode.NOTE_NOT_FOUND,
+    "exists": WireCode.NOTE_EXISTS,
+    "conflict": WireCode.NOTE_CONFLICT,
+    "forbidden_path": WireCode.FORBIDDEN_PATH,
+    "too_large": WireCode.NOTE_UNREADABLE,
+    "not_text": WireCode.NOTE_UNREADABLE,
 }
 
 MAX_FIELD_ERRORS: Final = 3
@@ -110,7 +110,7 @@ class WireError:
 class RpcError(Exception):
     """A request refused with a specific wire code; ``str(error)`` is the client's sentence."""
 
-    def __init__(self, code: ErrorCode, message: str, data: dict[str, Any] | None = None) -> None:
+    def __init__(self, code: WireCode, message: str, data: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -122,7 +122,7 @@ class ToolDeniedError(RpcError):
 
     def __init__(self, index: int, name: str, results: list[dict[str, Any]]) -> None:
         super().__init__(
-            ErrorCode.TOOL_DENIED,
+            WireCode.TOOL_DENIED,
             f"Tool call {index} ('{name}') was not approved; the calls after it were not run.",
             {"index": index, "name": name, "results": results},
         )
@@ -141,14 +141,14 @@ def to_wire_error(exc: BaseException) -> WireError:
         return WireError(int(_VAULT_CODES[exc.code]), exc.message, data)
     if isinstance(exc, LLMError):
         return WireError(
-            int(ErrorCode.PROVIDER_ERROR),
+            int(WireCode.PROVIDER_ERROR),
             str(exc),
             {"code": exc.code, "retryable": exc.retryable, "retryAfter": exc.retry_after},
         )
     if isinstance(exc, ValidationError):
-        return WireError(int(ErrorCode.INVALID_PARAMS), invalid_params_message(exc))
+        return WireError(int(WireCode.INVALID_PARAMS), invalid_params_message(exc))
     logger.error("internal error while handling a request", exc_info=exc)
-    return WireError(int(ErrorCode.INTERNAL_ERROR), "Internal error.")
+    return WireError(int(WireCode.INTERNAL_ERROR), "Internal error.")
 
 
 def invalid_params_message(exc: Any) -> str:

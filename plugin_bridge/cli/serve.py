@@ -20,8 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from plugin_bridge import PROTOCOL_VERSION
-from plugin_bridge.infofile import ServerInfo, default_info_file, remove_info_file, write_info_file
-from plugin_bridge.security import bind_host, bind_socket, is_loopback_host, ws_url
+from plugin_bridge.wire.infofile import (
+    InfoRecord,
+    default_info_file,
+    remove_info_file,
+    write_info_file,
+)
+from plugin_bridge.wire.security import bind_host, bind_socket, is_loopback_host, ws_url
 
 if TYPE_CHECKING:
     import socket
@@ -69,7 +74,7 @@ def run(options: ServeOptions) -> int:
     url = ws_url(host, sock.getsockname()[1])
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        write_info_file(info_path, ServerInfo(url, token, os.getpid(), PROTOCOL_VERSION))
+        write_info_file(info_path, InfoRecord(url, token, os.getpid(), PROTOCOL_VERSION))
         print(f"Listening on {url}", file=sys.stderr, flush=True)
         print(f"Info file: {info_path}", file=sys.stderr, flush=True)
         import asyncio
@@ -80,7 +85,7 @@ def run(options: ServeOptions) -> int:
     except Exception as exc:
         import logging
 
-        logging.getLogger("plugin_bridge.serve").error("the server failed", exc_info=exc)
+        logging.getLogger(__name__).error("the server failed", exc_info=exc)
         return _fail(1, f"The server stopped on an error ({type(exc).__name__}: {exc}).")
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -94,7 +99,7 @@ async def _serve(
     import asyncio
     import logging
 
-    logger = logging.getLogger("plugin_bridge.serve")
+    logger = logging.getLogger(__name__)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -104,11 +109,13 @@ async def _serve(
     )
     from pydantic import ValidationError
 
-    from plugin_bridge.app import BridgeApp
-    from plugin_bridge.config import BridgeSettings, build_provider, choose_provider
-    from plugin_bridge.errors import field_problems
-    from plugin_bridge.server import start_server
+    from plugin_bridge.app.config import BridgeSettings, build_provider, choose_provider
+    from plugin_bridge.app.confirm import ask_client
+    from plugin_bridge.app.state import BridgeApp
+    from plugin_bridge.handlers import build_router
     from plugin_bridge.vault.vault import Vault
+    from plugin_bridge.wire.errors import field_problems
+    from plugin_bridge.wire.server import start_server
 
     given = {key: value for key, value in options._asdict().items() if value is not None}
     try:
@@ -123,15 +130,17 @@ async def _serve(
     await vault.start()
     app = BridgeApp(
         vault,
+        confirm=ask_client(vault),
         provider=build_provider(settings, choice),
         provider_name=choice.name,
         model=choice.model,
         no_provider_message=choice.missing,
         token=token,
-        allowed_origins=settings.allowed_origins,
     )
     try:
-        async with await start_server(app, sock=sock):
+        async with await start_server(
+            build_router(), app, sock=sock, allowed_origins=settings.allowed_origins
+        ):
             print(
                 f"Ready. Try: python -m plugin_bridge chat --vault {vault_root}",
                 file=sys.stderr,

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from plugin_bridge.client import BridgeClient, RpcCallError
-from plugin_bridge.infofile import InfoFileError, default_info_file, read_info_file
+from plugin_bridge.wire.client import BridgeClient, RpcCallError
+from plugin_bridge.wire.infofile import InfoFileError, default_info_file, read_info_file
 
 Ask = Callable[[str], Awaitable[str | None]]
 """Prompt and read one line; None at end of input."""

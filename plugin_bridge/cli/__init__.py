@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
-        from plugin_bridge.serve import ServeOptions, run
+        from plugin_bridge.cli.serve import ServeOptions, run
 
         return run(
             ServeOptions(
@@ -63,14 +63,14 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
     if args.command == "search":
-        from plugin_bridge.search_cli import run as run_search
+        from plugin_bridge.cli.search import run as run_search
 
         return run_search(args.vault, args.query, limit=args.limit, data_dir=args.data_dir)
     if args.command == "chat":
-        from plugin_bridge.chat_cli import run as run_chat
+        from plugin_bridge.cli.chat import run as run_chat
 
         return run_chat(args.vault, args.info_file)
-    from plugin_bridge.schema import schema_text
+    from plugin_bridge.cli.schema import schema_text
 
     sys.stdout.write(schema_text())
     return 0

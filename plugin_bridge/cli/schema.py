@@ -13,9 +13,9 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from plugin_bridge.errors import ERROR_MEANINGS
 from plugin_bridge.handlers import build_router
-from plugin_bridge.models import (
+from plugin_bridge.wire.errors import ERROR_MEANINGS
+from plugin_bridge.wire.models import (
     CancelRequestParams,
     ChatDelta,
     ChatToolCall,
@@ -23,8 +23,8 @@ from plugin_bridge.models import (
     ToolConfirmParams,
     ToolConfirmResult,
 )
-from plugin_bridge.protocol import MAX_IN_FLIGHT, PROTOCOL_VERSION
-from plugin_bridge.server import MAX_FRAME_BYTES
+from plugin_bridge.wire.protocol import MAX_IN_FLIGHT, PROTOCOL_VERSION
+from plugin_bridge.wire.transport import MAX_FRAME_BYTES
 
 CLIENT_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
     "$/cancelRequest": CancelRequestParams,
@@ -61,7 +61,7 @@ def build_schema() -> dict[str, Any]:
         "title": "obsidian-ai-bridge protocol",
         "description": (
             f"JSON-RPC 2.0 over WebSocket text frames, protocolVersion {PROTOCOL_VERSION}. "
-            "Generated from plugin_bridge/models.py: do not edit; see docs/protocol.md."
+            "Generated from plugin_bridge/wire/models.py: do not edit; see docs/protocol.md."
         ),
         "protocolVersion": PROTOCOL_VERSION,
         "limits": {"maxFrameBytes": MAX_FRAME_BYTES, "maxRequestsInFlight": MAX_IN_FLIGHT},

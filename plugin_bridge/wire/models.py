@@ -14,8 +14,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from plugin_bridge.wire.protocol import RequestId
+
 ProviderName = Literal["anthropic", "openai", "ollama"]
-WireId = str | int
 
 
 class WireModel(BaseModel):
@@ -235,23 +236,23 @@ class ToolsExecuteResult(WireModel):
 
 
 class CancelRequestParams(Params):
-    id: WireId = Field(description="The id of the request to cancel.")
+    id: RequestId = Field(description="The id of the request to cancel.")
 
 
 class ChatDelta(WireModel):
-    request_id: WireId
+    request_id: RequestId
     text: str
 
 
 class ChatToolCall(WireModel):
-    request_id: WireId
+    request_id: RequestId
     id: str
     name: str
     arguments: dict[str, Any]
 
 
 class ChatToolResult(WireModel):
-    request_id: WireId
+    request_id: RequestId
     id: str
     is_error: bool
     content: str

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from plugin_bridge.security import DEFAULT_ALLOWED_ORIGINS
+from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
 
 if TYPE_CHECKING:
     from llm_service import Provider
