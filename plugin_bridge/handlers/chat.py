@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-from contextlib import aclosing
-
-from llm_service import ResponseComplete, TextDelta, ToolCallStarted, ToolResult
 from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.handlers.relay import relay
 from plugin_bridge.wire.models import (
     ChatClearParams,
-    ChatDelta,
     ChatSendParams,
     ChatSendResult,
-    ChatToolCall,
-    ChatToolResult,
     EmptyResult,
     UsageModel,
 )
@@ -27,49 +22,12 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
     else:
         conversation_id = params.conversation_id
         service = app.conversations.get(conversation_id)
-    reply = None
-    async with aclosing(service.stream_message(params.text)) as events:
-        async for event in events:
-            if isinstance(event, TextDelta):
-                await ctx.notify(
-                    "chat/delta", ChatDelta(request_id=ctx.request_id, text=event.text)
-                )
-            elif isinstance(event, ToolCallStarted):
-                call = event.call
-                await ctx.notify(
-                    "chat/toolCall",
-                    ChatToolCall(
-                        request_id=ctx.request_id,
-                        id=call.id,
-                        name=call.name,
-                        arguments=call.arguments,
-                    ),
-                )
-            elif isinstance(event, ToolResult):
-                await ctx.notify(
-                    "chat/toolResult",
-                    ChatToolResult(
-                        request_id=ctx.request_id,
-                        id=event.call_id,
-                        is_error=event.is_error,
-                        content=event.content,
-                    ),
-                )
-            elif isinstance(event, ResponseComplete):
-                reply = event.response
-    if reply is None:
-        raise RuntimeError("the model's stream ended without a reply")
-    usage = reply.usage
+    reply = await relay(ctx, service.stream_message(params.text))
     return ChatSendResult(
         conversation_id=conversation_id,
         text=reply.text,
         stop_reason=reply.stop_reason,
-        usage=UsageModel(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_read_tokens=usage.cache_read_tokens,
-            cache_write_tokens=usage.cache_write_tokens,
-        ),
+        usage=UsageModel.model_validate(reply.usage, from_attributes=True),
         cost_usd=reply.cost_usd,
     )
 

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import re
-from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Final
 
-from llm_service import LLMError, LLMResponse, Message, ResponseComplete, TextDelta, ToolSpec
+from llm_service import LLMError, LLMResponse, Message, ToolSpec
 from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.handlers.relay import relay
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.models import (
-    ChatDelta,
     CreateNoteParams,
     NoteWriteResult,
     SearchSummarizeParams,
@@ -132,26 +131,19 @@ async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> Searc
     if not notes:
         return SearchSummarizeResult(summary=f"No notes match “{params.query}”.", sources=[])
     provider = app.require_provider()
-    reply = None
-    stream = provider.stream(
-        [Message.user(summary_prompt(params.query, notes))],
-        model=app.require_model(),
-        system=(
-            "You summarise notes from the user's Obsidian vault. Use only what the notes say and "
-            "cite each note you use as a [[wikilink]] exactly as written in its header."
+    reply = await relay(
+        ctx,
+        provider.stream(
+            [Message.user(summary_prompt(params.query, notes))],
+            model=app.require_model(),
+            system=(
+                "You summarise notes from the user's Obsidian vault. Use only what the notes say and "
+                "cite each note you use as a [[wikilink]] exactly as written in its header."
+            ),
+            max_tokens=SUMMARY_MAX_TOKENS,
         ),
-        max_tokens=SUMMARY_MAX_TOKENS,
     )
-    async with aclosing(stream) as events:
-        async for event in events:
-            if isinstance(event, TextDelta):
-                await ctx.notify(
-                    "chat/delta", ChatDelta(request_id=ctx.request_id, text=event.text)
-                )
-            elif isinstance(event, ResponseComplete):
-                reply = event.response
-    summary = reply.text if reply is not None else ""
-    return SearchSummarizeResult(summary=summary, sources=cited_sources(summary, notes))
+    return SearchSummarizeResult(summary=reply.text, sources=cited_sources(reply.text, notes))
 
 
 def read_within_budget(notes: NoteStore, paths: list[str], budget_chars: int) -> list[GivenNote]:
