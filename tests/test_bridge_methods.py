@@ -259,6 +259,8 @@ async def test_models_list_asks_the_provider(tmp_path: Path) -> None:
         ("anthropic", lambda tool: "input_schema" in tool and "name" in tool),
         ("openai", lambda tool: tool["type"] == "function" and "parameters" in tool["function"]),
         ("ollama", lambda tool: tool["type"] == "function" and "parameters" in tool["function"]),
+        ("lmstudio", lambda tool: tool["type"] == "function" and "parameters" in tool["function"]),
+        ("vllm", lambda tool: tool["type"] == "function" and "parameters" in tool["function"]),
     ],
 )
 async def test_tools_list_speaks_each_provider_format(tmp_path: Path, fmt: str, check: Any) -> None:

@@ -137,8 +137,8 @@ async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> Searc
             [Message.user(summary_prompt(params.query, notes))],
             model=app.require_model(),
             system=(
-                "You summarise notes from the user's Obsidian vault. Use only what the notes say and "
-                "cite each note you use as a [[wikilink]] exactly as written in its header."
+                "You summarise notes from the user's Obsidian vault. Use only what the notes say "
+                "and cite each note you use as a [[wikilink]] exactly as written in its header."
             ),
             max_tokens=SUMMARY_MAX_TOKENS,
         ),

@@ -30,6 +30,8 @@ def provider_class(name: str) -> type[Provider]:
     classes: dict[str, type[Provider]] = {
         "anthropic": AnthropicProvider,
         "openai": OpenAIProvider,
+        "lmstudio": OpenAIProvider,
+        "vllm": OpenAIProvider,
         "ollama": OllamaProvider,
     }
     return classes.get(name, AnthropicProvider)

@@ -17,6 +17,8 @@ from pydantic.alias_generators import to_camel
 from plugin_bridge.wire.protocol import RequestId
 
 ProviderName = Literal["anthropic", "openai", "ollama"]
+ToolFormat = Literal["anthropic", "openai", "ollama", "lmstudio", "vllm"]
+"""Tool formats: LM Studio and vLLM speak OpenAI's."""
 
 
 class WireModel(BaseModel):
@@ -197,8 +199,12 @@ class SearchSummarizeResult(WireModel):
 
 
 class ToolsListParams(Params):
-    format: ProviderName | None = Field(
-        None, description="Tool format; default: the configured provider's, else anthropic."
+    format: ToolFormat | None = Field(
+        None,
+        description=(
+            "Tool format; lmstudio and vllm are OpenAI's; default: the configured provider's, "
+            "else anthropic."
+        ),
     )
 
 
