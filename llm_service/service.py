@@ -24,7 +24,7 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
-from typing import Any
+from typing import Any, Unpack
 
 from llm_service.errors import LLMError
 from llm_service.events import (
@@ -46,7 +46,7 @@ from llm_service.messages import (
 )
 from llm_service.pricing import DEFAULT_MODEL, cost_usd, price_for, retirement_date
 from llm_service.providers.base import Provider
-from llm_service.tools import ConfirmCallback, Permission, ToolHandler, ToolRegistry
+from llm_service.tools import ConfirmCallback, ToolHandler, ToolOptions, ToolRegistry
 
 logger = logging.getLogger("llm_service.service")
 
@@ -144,14 +144,11 @@ class LLMService:
         description: str,
         input_schema: Mapping[str, Any],
         handler: ToolHandler,
-        *,
-        permission: Permission = "allow",
-        timeout: float = 30.0,
+        **options: Unpack[ToolOptions],
     ) -> None:
-        """Add or replace a tool; see :meth:`ToolRegistry.register_tool`."""
-        self.tools.register_tool(
-            name, description, input_schema, handler, permission=permission, timeout=timeout
-        )
+        """Add or replace a tool (``permission="allow"``, ``timeout=30.0`` by default); see
+        :meth:`ToolRegistry.register_tool`, which ``self.tools`` is."""
+        self.tools.register_tool(name, description, input_schema, handler, **options)
 
     def get_registered_tools(self) -> list[ToolSpec]:
         return self.tools.get_registered_tools()

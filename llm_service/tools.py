@@ -21,7 +21,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypedDict, get_args
 
 from llm_service.messages import ToolCall, ToolResultBlock, ToolSpec
 
@@ -37,6 +37,14 @@ ToolHandler: TypeAlias = Callable[[dict[str, Any]], ToolOutput | Awaitable[ToolO
 """Receives the arguments dict; sync handlers run in a worker thread, async ones on the loop."""
 ConfirmCallback: TypeAlias = Callable[[ToolCall], Awaitable[bool]]
 """Asked before running a tool whose permission is "ask"; True runs it."""
+
+
+class ToolOptions(TypedDict, total=False):
+    """The keyword options of a tool registration (see :meth:`ToolRegistry.register_tool`)."""
+
+    permission: Permission
+    timeout: float
+
 
 TOOL_NAME_PATTERN: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 DEFAULT_TIMEOUT: Final = 30.0

@@ -133,7 +133,7 @@ async def test_a_model_searches_then_reads_a_note_through_the_service(tmp_path: 
     async with Vault(root, tmp_path / "data", watch=False) as vault:
         await vault.index.wait_until_idle(IDLE_TIMEOUT)
         service = LLMService(provider, model="scripted")
-        register_vault_tools(service, vault)
+        register_vault_tools(service.tools, vault)
         reply = await service.process_message("What is Kafka?")
 
     assert reply.text == "Kafka is a distributed log, see [[Kafka]]."
@@ -159,7 +159,7 @@ async def test_a_model_write_the_user_denies_is_not_made(tmp_path: Path) -> None
     provider.enqueue_text("I could not create it.")
     async with Vault(root, tmp_path / "data", watch=False) as vault:
         service = LLMService(provider, model="scripted", confirm=deny)
-        register_vault_tools(service, vault)
+        register_vault_tools(service.tools, vault)
         await service.process_message("Make a note")
 
     assert [call.name for call in asked] == ["create_note"]

@@ -34,9 +34,12 @@ from llm_service.messages import (
 from llm_service.providers.base import ChatRequest, Provider
 from llm_service.providers.common import (
     HINTS,
+    UnreadableResponse,
+    anthropic_tool,
     code_for,
     describe,
     parse_tool_arguments,
+    shorten,
     transport_code,
 )
 
@@ -104,19 +107,11 @@ class AnthropicProvider(Provider):
 
     @staticmethod
     def format_tool(spec: ToolSpec) -> dict[str, Any]:
-        return {
-            "name": spec.name,
-            "description": spec.description,
-            "input_schema": dict(spec.input_schema),
-        }
+        return anthropic_tool(spec)
 
-    async def list_models(self) -> list[str]:
+    async def _list_models_once(self) -> list[str]:
         """Ids of the models this key may use, newest first (all pages of GET /v1/models)."""
-
-        async def ids() -> list[str]:
-            return [model.id async for model in self._sdk().models.list(limit=100)]
-
-        return await self._with_retries(lambda: self._translated(ids()))
+        return [model.id async for model in self._sdk().models.list(limit=100)]
 
     async def _chat_once(self, request: ChatRequest) -> LLMResponse:
         message = await self._sdk().messages.create(**_params(request))
@@ -140,7 +135,7 @@ class AnthropicProvider(Provider):
             return self._api_error(exc)
         detail, request_id = "", None
         code: ErrorCode
-        if isinstance(exc, _UnreadableResponse):
+        if isinstance(exc, UnreadableResponse):
             code, detail, request_id = "invalid_response", str(exc), exc.request_id
         elif isinstance(exc, anthropic.APITimeoutError):
             code = "timeout"
@@ -149,7 +144,7 @@ class AnthropicProvider(Provider):
         elif isinstance(exc, anthropic.APIResponseValidationError):
             code = "invalid_response"
         elif isinstance(exc, anthropic.CredentialsError):
-            code, detail = "auth_error", _first_sentence(str(exc))
+            code, detail = "auth_error", shorten(str(exc))
         else:
             code = transport_code(exc) or "unknown"
         if code == "unknown":
@@ -174,7 +169,7 @@ class AnthropicProvider(Provider):
         else:
             code = code_for(status, exc.type, exc.api_message or "")
         retry_after = parse_retry_after(exc.response.headers)
-        detail = _first_sentence(exc.api_message or "")
+        detail = shorten(exc.api_message or "")
         if status is None:
             detail = f"the answer broke off ({detail or exc.type or 'error event'})"
         return LLMError(
@@ -198,14 +193,6 @@ class AnthropicProvider(Provider):
         if code == "timeout" and status is None:
             return f"try again, or raise the timeout ({self.timeout:g} s)"
         return HINTS[code]
-
-
-class _UnreadableResponse(Exception):
-    """The API's answer does not have the Messages API's shape (mapped to invalid_response)."""
-
-    def __init__(self, detail: str, request_id: str | None) -> None:
-        super().__init__(detail)
-        self.request_id = request_id
 
 
 def _params(request: ChatRequest) -> dict[str, Any]:
@@ -246,12 +233,6 @@ def _wire_message(message: Message) -> dict[str, Any]:
                 }
             )
     return {"role": message.role, "content": content}
-
-
-def _first_sentence(text: str, limit: int = 200) -> str:
-    """The first sentence of an API message, on one line, without its full stop."""
-    sentence = " ".join(text.split()).split(". ", 1)[0].rstrip(".")
-    return sentence if len(sentence) <= limit else sentence[: limit - 3] + "..."
 
 
 def _usage(raw: object, base: Usage | None = None) -> Usage:
@@ -410,5 +391,5 @@ class _Assembly:
             raise self._unreadable(f"{type(obj).__name__}.{name} is not a {kind.__name__}")
         return value
 
-    def _unreadable(self, detail: str) -> _UnreadableResponse:
-        return _UnreadableResponse(detail, self.request_id)
+    def _unreadable(self, detail: str) -> UnreadableResponse:
+        return UnreadableResponse(detail, self.request_id)

@@ -82,11 +82,17 @@ class Provider(ABC):
     async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to close by default
         """Release the SDK client's connections."""
 
-    async def list_models(self) -> list[str]:
-        """Model names this endpoint serves, newest first where the API says; [] if unknown."""
+    async def _list_models_once(self) -> list[str]:
+        """One models-list API call; may raise SDK exceptions. [] when the API has none."""
         return []
 
     # -- public API -----------------------------------------------------------------------
+
+    async def list_models(self) -> list[str]:
+        """Model names this endpoint serves, newest first where the API says; [] if unknown.
+
+        Retried and translated like ``chat``."""
+        return await self._with_retries(lambda: self._translated(self._list_models_once()))
 
     async def chat(
         self,

@@ -1,4 +1,5 @@
-"""Pieces every provider translation shares: the HTTP status table and tool-argument parsing."""
+"""Pieces every provider translation shares: tool formats, the HTTP status table, token counts,
+tool-argument parsing and error sentences."""
 
 from __future__ import annotations
 
@@ -6,6 +7,49 @@ import json
 from typing import Any
 
 from llm_service.errors import ErrorCode
+from llm_service.messages import ToolSpec
+
+
+class UnreadableResponse(Exception):
+    """The API's answer does not have the API's shape; ``_convert_error`` makes it
+    invalid_response (with the request id, when the response had one)."""
+
+    def __init__(self, detail: str, request_id: str | None = None) -> None:
+        super().__init__(detail)
+        self.request_id = request_id
+
+
+def anthropic_tool(spec: ToolSpec) -> dict[str, Any]:
+    """``spec`` in Anthropic's tool shape (also the scripted provider's)."""
+    return {
+        "name": spec.name,
+        "description": spec.description,
+        "input_schema": dict(spec.input_schema),
+    }
+
+
+def function_tool(spec: ToolSpec) -> dict[str, Any]:
+    """``spec`` in the ``{"type": "function", ...}`` shape of OpenAI and Ollama."""
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": dict(spec.input_schema),
+        },
+    }
+
+
+def count(value: object) -> int:
+    """A token count or timestamp as sent, or 0 when a server left it out (or sent junk)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def shorten(text: str, limit: int = 200) -> str:
+    """The first sentence of an API's message, on one line, without its full stop, cut."""
+    sentence = " ".join(text.split()).split(". ", 1)[0].rstrip(".")
+    return sentence if len(sentence) <= limit else sentence[: limit - 3] + "..."
+
 
 _STATUS_CODES: dict[int, ErrorCode] = {
     400: "invalid_request",

@@ -37,8 +37,10 @@ from llm_service.providers.base import ChatRequest, Provider
 from llm_service.providers.common import (
     HINTS,
     code_for,
+    count,
     describe,
     error_details,
+    function_tool,
     parse_tool_arguments,
     transport_code,
 )
@@ -106,26 +108,15 @@ class OllamaProvider(Provider):
 
     @staticmethod
     def format_tool(spec: ToolSpec) -> dict[str, Any]:
-        return {
-            "type": "function",
-            "function": {
-                "name": spec.name,
-                "description": spec.description,
-                "parameters": dict(spec.input_schema),
-            },
-        }
+        return function_tool(spec)
 
-    async def list_models(self) -> list[str]:
-        """Names of the models pulled into this Ollama (``GET /api/tags``), not retried."""
-
-        async def fetch() -> list[str]:
-            response = await self._http().get("/api/tags")
-            models = _decode(response.status_code, response.content, response.headers).get("models")
-            if not isinstance(models, list):
-                raise OllamaResponseError("/api/tags has no model list")
-            return [m["name"] for m in models if isinstance(m, dict) and m.get("name")]
-
-        return await self._translated(fetch())
+    async def _list_models_once(self) -> list[str]:
+        """Names of the models pulled into this Ollama (``GET /api/tags``)."""
+        response = await self._http().get("/api/tags")
+        models = _decode(response.status_code, response.content, response.headers).get("models")
+        if not isinstance(models, list):
+            raise OllamaResponseError("/api/tags has no model list")
+        return [m["name"] for m in models if isinstance(m, dict) and m.get("name")]
 
     def _body(self, request: ChatRequest, *, stream: bool) -> dict[str, Any]:
         names = {
@@ -294,10 +285,6 @@ def _tool_call(raw: object, index: int) -> tuple[ToolCall, ToolCallDelta]:
     return call, ToolCallDelta(index, call.id, call.name, delta)
 
 
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 @dataclass
 class _Assembly:
     """Builds one LLMResponse from Ollama's JSON objects (one, or one per NDJSON line)."""
@@ -331,9 +318,7 @@ class _Assembly:
         if line.get("done") is True:
             self.done = True
             self.done_reason = line.get("done_reason")
-            self.usage = Usage(
-                _count(line.get("prompt_eval_count")), _count(line.get("eval_count"))
-            )
+            self.usage = Usage(count(line.get("prompt_eval_count")), count(line.get("eval_count")))
         return events
 
     def response(self) -> LLMResponse:

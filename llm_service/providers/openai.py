@@ -35,10 +35,14 @@ from llm_service.messages import (
 from llm_service.providers.base import ChatRequest, Provider
 from llm_service.providers.common import (
     HINTS,
+    UnreadableResponse,
     code_for,
+    count,
     describe,
     error_details,
+    function_tool,
     parse_tool_arguments,
+    shorten,
     transport_code,
 )
 
@@ -110,24 +114,13 @@ class OpenAIProvider(Provider):
 
     @staticmethod
     def format_tool(spec: ToolSpec) -> dict[str, Any]:
-        return {
-            "type": "function",
-            "function": {
-                "name": spec.name,
-                "description": spec.description,
-                "parameters": dict(spec.input_schema),
-            },
-        }
+        return function_tool(spec)
 
-    async def list_models(self) -> list[str]:
+    async def _list_models_once(self) -> list[str]:
         """Model ids from the models endpoint, newest first (by ``created``), then by name."""
-        client = self._sdk()
-        try:
-            page = await client.models.list()
-        except Exception as exc:
-            raise self._convert_error(exc) from exc
+        page = await self._sdk().models.list()
         models = [m for m in getattr(page, "data", None) or [] if isinstance(m.id, str)]
-        models.sort(key=lambda m: (-_count(m.created), m.id))
+        models.sort(key=lambda m: (-count(m.created), m.id))
         return [m.id for m in models]
 
     def _params(self, request: ChatRequest) -> dict[str, Any]:
@@ -149,7 +142,7 @@ class OpenAIProvider(Provider):
 
     async def _chat_once(self, request: ChatRequest) -> LLMResponse:
         completion = await self._sdk().chat.completions.create(**self._params(request))
-        assembly = _Assembly(self.name, request_id=getattr(completion, "_request_id", None))
+        assembly = _Assembly(request_id=getattr(completion, "_request_id", None))
         assembly.add_completion(completion)
         return assembly.response()
 
@@ -159,14 +152,12 @@ class OpenAIProvider(Provider):
         )
         async with stream:  # closes the HTTP response however the generator ends
             request_id = stream.response.headers.get("x-request-id")
-            assembly = _Assembly(self.name, request_id=request_id)
+            assembly = _Assembly(request_id=request_id)
             try:
                 async for chunk in stream:
                     for event in assembly.feed(chunk):
                         yield event
-            except LLMError:
-                raise
-            except Exception as exc:
+            except Exception as exc:  # only here is the stream's request id known
                 raise self._convert_error(exc, request_id) from exc
         if assembly.chunks == 0:  # e.g. a server that ignored stream=True and sent JSON
             raise assembly.invalid("a stream without any chunk")
@@ -180,7 +171,9 @@ class OpenAIProvider(Provider):
         retry_after = None
         detail = ""
         code: ErrorCode
-        if isinstance(exc, openai.APIStatusError):
+        if isinstance(exc, UnreadableResponse):
+            code, detail, request_id = "invalid_response", str(exc), exc.request_id or request_id
+        elif isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             kind, detail = error_details(exc.body)
             code = code_for(status, kind, detail)
@@ -225,8 +218,7 @@ class OpenAIProvider(Provider):
             return ""
         if self._api_key:
             text = text.replace(self._api_key, "[redacted]")
-        text = _SECRET.sub("[redacted]", text).split(". ", 1)[0]
-        return text if len(text) <= _DETAIL_LIMIT else text[: _DETAIL_LIMIT - 3] + "..."
+        return shorten(_SECRET.sub("[redacted]", text), _DETAIL_LIMIT)
 
 
 def _wire_messages(message: Message) -> list[dict[str, Any]]:
@@ -261,18 +253,13 @@ def _wire_call(call: ToolCall) -> dict[str, Any]:
     }
 
 
-def _count(value: object) -> int:
-    """A token count or timestamp as sent, or 0 when a server left it out (or sent junk)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def _usage(raw: Any) -> Usage:
     """Our usage from the API's: cached prompt tokens are reported apart from the rest."""
     details = getattr(raw, "prompt_tokens_details", None)
-    cached = _count(getattr(details, "cached_tokens", None))
+    cached = count(getattr(details, "cached_tokens", None))
     return Usage(
-        input_tokens=max(_count(getattr(raw, "prompt_tokens", None)) - cached, 0),
-        output_tokens=_count(getattr(raw, "completion_tokens", None)),
+        input_tokens=max(count(getattr(raw, "prompt_tokens", None)) - cached, 0),
+        output_tokens=count(getattr(raw, "completion_tokens", None)),
         cache_read_tokens=cached,
     )
 
@@ -292,7 +279,6 @@ class _Assembly:
     their declared types do not hold for what compatible servers send.
     """
 
-    provider: str
     request_id: str | None = None
     model: str = ""
     text: list[str] = field(default_factory=list)
@@ -383,13 +369,8 @@ class _Assembly:
             request_id=self.request_id,
         )
 
-    def invalid(self, what: str) -> LLMError:
-        return LLMError(
-            describe("invalid_response", self.provider, None, what, HINTS["invalid_response"]),
-            code="invalid_response",
-            provider=self.provider,
-            request_id=self.request_id,
-        )
+    def invalid(self, what: str) -> UnreadableResponse:
+        return UnreadableResponse(what, self.request_id)
 
 
 def _text(value: object) -> str:

@@ -11,6 +11,7 @@ from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 from llm_service.messages import LLMResponse, ToolCall, ToolSpec, Usage
 from llm_service.providers.base import ChatRequest, Provider
+from llm_service.providers.common import anthropic_tool
 
 ScriptItem: TypeAlias = LLMResponse | LLMError | Callable[[ChatRequest], Awaitable[LLMResponse]]
 """A canned response, an error to raise, or a coroutine function computing the response."""
@@ -83,11 +84,7 @@ class ScriptedProvider(Provider):
 
     @staticmethod
     def format_tool(spec: ToolSpec) -> dict[str, Any]:
-        return {
-            "name": spec.name,
-            "description": spec.description,
-            "input_schema": dict(spec.input_schema),
-        }
+        return anthropic_tool(spec)
 
     async def _chat_once(self, request: ChatRequest) -> LLMResponse:
         self.requests.append(request)

@@ -96,6 +96,6 @@ class BridgeApp:
         service = LLMService(
             self.require_provider(), model=self.require_model(), confirm=self.confirm
         )
-        register_vault_tools(service, self.vault, write_permission="ask")
+        register_vault_tools(service.tools, self.vault, write_permission="ask")
         service.set_system_prompt(system_prompt(self.vault.name))
         return service

@@ -1,4 +1,4 @@
-"""The vault tools a model may call, and their registration on an LLMService or a ToolRegistry.
+"""The vault tools a model may call, and their registration on a ToolRegistry.
 
 Reads run freely; writes go through the safe note store with ``write_permission`` ("ask" by
 default: the user approves each one, shown the diff from :func:`preview_tool_call`). A refused
@@ -8,12 +8,12 @@ compact JSON objects with short keys.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from llm_service.messages import ToolCall
-from llm_service.tools import Permission, ToolHandler, ToolOutput
+from llm_service.tools import Permission, ToolOutput, ToolRegistry
 from plugin_bridge.vault.vault import Vault
 
 READ_LIMIT_CHARS: Final = 20_000
@@ -24,31 +24,17 @@ MAX_LIMIT: Final = 50
 WRITE_TOOL_NAMES: Final = frozenset({"create_note", "append_to_note"})
 
 
-class ToolTarget(Protocol):
-    """Where tools are registered: ``LLMService`` or ``llm_service.tools.ToolRegistry``."""
-
-    def register_tool(
-        self,
-        name: str,
-        description: str,
-        input_schema: Mapping[str, Any],
-        handler: ToolHandler,
-        *,
-        permission: Permission = "allow",
-        timeout: float = 30.0,
-    ) -> None: ...
-
-
 def register_vault_tools(
-    target: ToolTarget, vault: Vault, *, write_permission: Permission = "ask"
+    registry: ToolRegistry, vault: Vault, *, write_permission: Permission = "ask"
 ) -> list[str]:
-    """Register the six vault tools on ``target`` (reads "allow", writes ``write_permission``).
+    """Register the six vault tools on ``registry`` (an ``LLMService``'s is ``service.tools``);
+    reads "allow", writes ``write_permission``.
 
     Returns their names, ``VAULT_TOOL_NAMES`` in order.
     """
     tools = _VaultTools(vault)
     for spec in _SPECS:
-        target.register_tool(
+        registry.register_tool(
             spec.name,
             spec.description,
             spec.input_schema,
