@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from plugin_bridge.vault.files import MAX_NOTE_BYTES
 from plugin_bridge.vault.index import SearchIndex
-from plugin_bridge.vault.indexer import MAX_NOTE_BYTES, Indexer, Outcome, Prepared
+from plugin_bridge.vault.indexer import Indexer, Outcome, Prepared
 from plugin_bridge.vault.schema import MIGRATIONS, connect, migrate
 from plugin_bridge.vault.worker import BATCH
 
@@ -379,7 +380,7 @@ async def test_hidden_system_temp_and_excluded_files_are_not_indexed(tmp_path: P
     await index.start()
     await index.wait_until_idle(20)
     assert index.list_paths() == ["ok.md"]
-    assert index.ignored("data/inside.md") and not index.ignored("database.md")
+    assert index.files.ignored("data/inside.md") and not index.files.ignored("database.md")
     await index.close()
 
 

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plugin_bridge.vault import search as search_sql
+from plugin_bridge.vault.files import VaultFiles
 from plugin_bridge.vault.indexer import Indexer
 from plugin_bridge.vault.query import MAX_TERMS, Query, parse_query
 from plugin_bridge.vault.schema import connect, migrate
@@ -91,7 +92,7 @@ def conn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.Connectio
     db = root.parent / "fuzz.sqlite3"
     writer = connect(str(db))
     migrate(writer)
-    indexer = Indexer(writer, root, lambda _rel: False)
+    indexer = Indexer(writer, VaultFiles(root))
     indexer.apply(indexer.changes()[0])
     writer.close()
     reader = connect(str(db), readonly=True)

@@ -9,22 +9,7 @@ from __future__ import annotations
 import difflib
 from typing import Final
 
-from plugin_bridge.vault.errors import VaultError
-
 BOM: Final = b"\xef\xbb\xbf"
-_BINARY_SNIFF_BYTES: Final = 8192
-
-
-def decode_note(rel: str, raw: bytes) -> str:
-    """The text of a note file (BOM dropped), or VaultError(not_text) for binary or non-UTF-8."""
-    if b"\x00" in raw[:_BINARY_SNIFF_BYTES]:
-        raise VaultError("not_text", f"'{rel}' is a binary file, not a text note.", path=rel)
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise VaultError(
-            "not_text", f"'{rel}' is not UTF-8 text, so it cannot be used as a note.", path=rel
-        ) from exc
 
 
 def _newline(like: bytes | None) -> bytes:

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Final
 
 from plugin_bridge.vault import search as search_sql
+from plugin_bridge.vault.files import VaultFiles
 from plugin_bridge.vault.indexer import Indexer, ScanStats
 from plugin_bridge.vault.parse import link_key
-from plugin_bridge.vault.paths import is_ignored, to_posix
+from plugin_bridge.vault.paths import to_posix
 from plugin_bridge.vault.query import parse_query
 from plugin_bridge.vault.schema import connect, migrate
 from plugin_bridge.vault.watcher import WatchCallbacks, watch_vault
@@ -81,11 +82,7 @@ class SearchIndex:
         self.debounce_ms = debounce_ms
         self.applied_migrations: list[str] = []
         """Names of the migrations ``start()`` applied to this database."""
-        self._excluded = tuple(
-            to_posix(os.path.relpath(folder, self.root))
-            for folder in (p.resolve() for p in excluded)
-            if folder != self.root and folder.is_relative_to(self.root)
-        )
+        self.files = VaultFiles(self.root, excluded)
         self._scan_requested = False
         self._missing = False
         self._missing_lock = threading.Lock()
@@ -106,7 +103,7 @@ class SearchIndex:
             return
         writer = await asyncio.to_thread(self._open)
         self._reader = connect(str(self.db_path), readonly=True)
-        self._worker = IndexWorker(Indexer(writer, self.root, self.ignored), self._vault_gone)
+        self._worker = IndexWorker(Indexer(writer, self.files), self._vault_gone)
         self._worker.start()
         if not self.watch:
             self._request_scan()
@@ -117,7 +114,7 @@ class SearchIndex:
                 self.root,
                 callbacks,
                 self._stop,
-                ignored=self.ignored,
+                ignored=self.files.ignored,
                 debounce_ms=self.debounce_ms,
             ),
             name="vault-watcher",
@@ -214,14 +211,6 @@ class SearchIndex:
                 (*targets, rel),
             )
             return [row[0] for row in rows]
-
-    def ignored(self, rel_path: str) -> bool:
-        """Whether a vault-relative path is never indexed: system and hidden folders, temp
-        files, the excluded folders."""
-        rel = to_posix(rel_path)
-        if is_ignored(rel) or any(part.startswith(".") for part in rel.split("/")):
-            return True
-        return any(rel == folder or rel.startswith(folder + "/") for folder in self._excluded)
 
     # -- changes ----------------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 Used only from the index's worker thread, which owns the one writing connection. A scan lists
 the vault and compares each file's mtime and size with what the index recorded; only new,
 changed and deleted files are read, and a changed file whose sha256 is unchanged is not parsed
-again. Files over 5 MB or not UTF-8 text are skipped and remembered, never fatal.
+again. Which files are notes is :mod:`plugin_bridge.vault.files`' rule; files over its size
+limit or not UTF-8 text are skipped and remembered, never fatal.
 """
 
 from __future__ import annotations
@@ -13,19 +14,16 @@ import logging
 import os
 import sqlite3
 import stat
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Final, Literal
+from typing import Literal
 
 from plugin_bridge.vault.cjk import bigrams
+from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.vault.files import VaultFiles, decode_note, is_note_name
 from plugin_bridge.vault.parse import link_key, parse_note
-from plugin_bridge.vault.paths import READABLE_SUFFIXES, to_posix
 
-logger = logging.getLogger("plugin_bridge.vault.index")
-
-MAX_NOTE_BYTES: Final = 5 * 1024 * 1024
-_BINARY_SNIFF: Final = 8192
+logger = logging.getLogger(__name__)
 
 Outcome = Literal["added", "updated", "removed", "unchanged", "skipped", "absent"]
 Signature = tuple[float, int]
@@ -85,42 +83,19 @@ Prepared = Gone | Skipped | Note
 
 
 class Indexer:
-    """Reads notes under ``root`` into the database behind ``conn``.
+    """Reads the notes of ``files`` into the database behind ``conn``."""
 
-    ``ignored(rel_path)`` says which vault-relative paths (files or folders) are never indexed.
-    """
-
-    def __init__(self, conn: sqlite3.Connection, root: Path, ignored: Callable[[str], bool]):
+    def __init__(self, conn: sqlite3.Connection, files: VaultFiles):
         self.conn = conn
-        self.root = root
-        self._root = str(root)
-        self._ignored = ignored
+        self.files = files
+        self.root = files.root
+        self._root = str(files.root)
 
     # -- finding work ----------------------------------------------------------------------
 
     def walk(self, folder: str = "") -> dict[str, Signature]:
         """Every indexable file under ``folder`` (vault-relative, "" = all) and its signature."""
-        found: dict[str, Signature] = {}
-        stack = [os.path.join(self._root, folder) if folder else self._root]
-        while stack:
-            try:
-                entries = list(os.scandir(stack.pop()))
-            except OSError:
-                continue  # vanished or unreadable folder
-            for entry in entries:
-                rel = to_posix(os.path.relpath(entry.path, self._root))
-                if self._ignored(rel):
-                    continue
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                    elif _readable(rel) and self._inside(entry.path, entry.is_symlink()):
-                        info = entry.stat()
-                        if stat.S_ISREG(info.st_mode):
-                            found[rel] = (info.st_mtime, info.st_size)
-                except OSError:
-                    continue  # vanished between listing and stat: it is not there
-        return found
+        return {rel: (info.st_mtime, info.st_size) for rel, info in self.files.walk(folder)}
 
     def known(self, folder: str = "") -> dict[str, Signature]:
         """What the index recorded (notes and skipped files) under ``folder``."""
@@ -150,34 +125,32 @@ class Indexer:
         if os.path.isdir(full) and not os.path.islink(full):
             return self.changes(rel)[0]
         gone = [] if os.path.lexists(full) else list(self.known(rel))
-        return ([rel] if _readable(rel) else []) + gone
+        return ([rel] if is_note_name(rel) else []) + gone
 
     # -- reading (no database: may run in another thread) -----------------------------------
 
     def prepare(self, rel: str) -> Prepared:
         """Read and parse one path into what the index should hold for it."""
         full = os.path.join(self._root, rel)
-        if self._ignored(rel) or not _readable(rel):
+        if self.files.ignored(rel) or not is_note_name(rel):
             return Gone(rel)
         try:
             info = os.stat(full)
-            if not stat.S_ISREG(info.st_mode) or not self._inside(full, os.path.islink(full)):
+            if not stat.S_ISREG(info.st_mode) or (
+                os.path.islink(full) and not self.files.inside(full)
+            ):
                 return Gone(rel)
             signature = (info.st_mtime, info.st_size)
-            if info.st_size > MAX_NOTE_BYTES:
-                return Skipped(rel, signature, "too_large")
-            with open(full, "rb") as handle:
-                raw = handle.read(MAX_NOTE_BYTES + 1)
+            loaded = self.files.load(rel, full)
+            if loaded is None:
+                return Gone(rel)  # vanished between listing and reading
+            raw, info = loaded
+            signature = (info.st_mtime, info.st_size)
+            text = decode_note(rel, raw)
         except OSError:
-            return Gone(rel)  # vanished between listing and reading
-        if len(raw) > MAX_NOTE_BYTES:
-            return Skipped(rel, signature, "too_large")
-        if b"\x00" in raw[:_BINARY_SNIFF]:
-            return Skipped(rel, signature, "not_text")
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            return Skipped(rel, signature, "not_text")
+            return Gone(rel)
+        except VaultError as exc:  # too large, not text
+            return Skipped(rel, signature, exc.code)
         try:
             note = parse_note(rel, text)
         except Exception as exc:  # a parser bug must not stop the other notes
@@ -267,17 +240,6 @@ class Indexer:
         _drop_content(self.conn, int(row[0]))
         self.conn.execute("DELETE FROM notes WHERE id = ?", (row[0],))
         return "removed"
-
-    def _inside(self, path: str, is_link: bool) -> bool:
-        """A symlinked note is indexed only when it points inside the vault."""
-        if not is_link:
-            return True
-        real = os.path.realpath(path)
-        return real == self._root or real.startswith(self._root + os.sep)
-
-
-def _readable(rel: str) -> bool:
-    return os.path.splitext(rel)[1].lower() in READABLE_SUFFIXES
 
 
 def _drop_content(conn: sqlite3.Connection, note_id: int) -> None:

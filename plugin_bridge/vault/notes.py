@@ -13,28 +13,22 @@ import os
 import re
 import stat
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Final
 
 from plugin_bridge.vault.atomic import remove_durably, write_atomic
 from plugin_bridge.vault.audit import AuditAction, AuditLog, Snapshot, SnapshotStore, sha256
-from plugin_bridge.vault.encoding import appended, decode_note, encode_like, unified_diff
+from plugin_bridge.vault.encoding import appended, encode_like, unified_diff
 from plugin_bridge.vault.errors import VaultError
-from plugin_bridge.vault.paths import (
-    EXCLUDED_DIRS,
-    READABLE_SUFFIXES,
-    is_ignored,
-    resolve_note,
-    to_posix,
-)
+from plugin_bridge.vault.files import MAX_NOTE_BYTES, VaultFiles, decode_note, megabytes
+from plugin_bridge.vault.paths import resolve_note, to_posix
 
 __all__ = ["NoteContent", "NoteInfo", "NoteStore", "WriteResult", "sha256"]
 
 logger = logging.getLogger("plugin_bridge.vault.notes")
 
-DEFAULT_MAX_BYTES: Final = 5 * 1024 * 1024
 MAX_NAME_CHARS: Final = 120
 _FORBIDDEN_NAME_CHARS: Final = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]')
 
@@ -79,7 +73,7 @@ class NoteStore:
         root: Path,
         data_dir: Path,
         *,
-        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_bytes: int = MAX_NOTE_BYTES,
         on_write: Callable[[str], None] | None = None,
     ) -> None:
         self.root = root.resolve()
@@ -89,6 +83,7 @@ class NoteStore:
         self.snapshots = SnapshotStore(self.data_dir / "snapshots")
         self.audit = AuditLog(self.data_dir / "audit.jsonl")
         self._excluded = frozenset({self.data_dir})
+        self.files = VaultFiles(self.root, self._excluded, max_bytes=max_bytes)
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
@@ -123,18 +118,8 @@ class NoteStore:
         Skips hidden and system folders, the data dir, temp files and links leading out of the
         vault. Raises VaultError: forbidden_path for a folder outside the vault, not_found.
         """
-        base = self._folder(folder)
-        found: list[NoteInfo] = []
-        for rel in sorted(self._walk(base)):
-            if len(found) >= limit:
-                break
-            try:
-                st = (self.root / rel).stat()
-            except OSError:  # vanished since the walk
-                continue
-            if stat.S_ISREG(st.st_mode):
-                found.append(NoteInfo(rel, st.st_size, st.st_mtime))
-        return found
+        notes = sorted(self.files.walk(self._folder(folder)), key=lambda note: note[0])
+        return [NoteInfo(rel, st.st_size, st.st_mtime) for rel, st in notes[:limit]]
 
     def preview_write(self, path: str, new_content: str) -> str:
         """A unified diff of the note as it is (or nothing, for a new note) to ``new_content``."""
@@ -266,12 +251,7 @@ class NoteStore:
         """The canonical vault-relative path and the real file it names (links followed)."""
         full = resolve_note(self.root, path, write=write, excluded=self._excluded)
         rel = to_posix(str(full.relative_to(self.root)))
-        real = Path(os.path.realpath(full))
-        if any(part in EXCLUDED_DIRS for part in real.relative_to(self.root).parts):
-            raise VaultError(
-                "forbidden_path", f"'{rel}' links into a system folder of the vault.", path=rel
-            )
-        return rel, real
+        return rel, Path(os.path.realpath(full))
 
     def _folder_rel(self, folder: str) -> str:
         """``folder`` normalised ("" for the root), or VaultError(forbidden_path)."""
@@ -291,59 +271,20 @@ class NoteStore:
             ) from exc
         return rel
 
-    def _folder(self, folder: str) -> Path:
+    def _folder(self, folder: str) -> str:
+        """``folder`` normalised ("" for the root), or VaultError: forbidden_path, not_found."""
         rel = self._folder_rel(folder)
-        base = self.root / rel if rel else self.root
-        if not base.is_dir():
+        if not (self.root / rel if rel else self.root).is_dir():
             raise VaultError(
                 "not_found", f"There is no folder '{folder}' in the vault.", path=folder
             )
-        return base
-
-    def _walk(self, base: Path) -> Iterator[str]:
-        """Vault-relative paths of candidate notes under ``base`` (not followed into links)."""
-        for dirpath, dirnames, filenames in os.walk(base):
-            folder = Path(dirpath)
-            dirnames[:] = [
-                d
-                for d in dirnames
-                if not d.startswith(".") and d not in EXCLUDED_DIRS and folder / d != self.data_dir
-            ]
-            for name in filenames:
-                full = folder / name
-                rel = to_posix(str(full.relative_to(self.root)))
-                if PurePosixPath(name).suffix.lower() not in READABLE_SUFFIXES or is_ignored(rel):
-                    continue
-                if full.is_symlink() and not self._inside(full):
-                    continue
-                yield rel
-
-    def _inside(self, full: Path) -> bool:
-        real = Path(os.path.realpath(full))
-        return real.is_relative_to(self.root) and not real.is_relative_to(self.data_dir)
+        return rel
 
     def _load(self, rel: str, full: Path) -> bytes | None:
-        """The note's bytes, or None if there is no such file.
-
-        Raises VaultError: too_large over ``max_bytes``, forbidden_path for a folder.
-        """
-        try:
-            st = full.stat()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        if not stat.S_ISREG(st.st_mode):
-            raise VaultError("forbidden_path", f"'{rel}' is a folder, not a note.", path=rel)
-        if st.st_size > self.max_bytes:
-            raise VaultError(
-                "too_large",
-                f"'{rel}' is {_megabytes(st.st_size)}, over the {_megabytes(self.max_bytes)} "
-                "limit for notes.",
-                path=rel,
-            )
-        try:
-            return full.read_bytes()
-        except FileNotFoundError:  # deleted since the stat
-            return None
+        """The note's bytes, or None if there is no such file (VaultError: too_large,
+        forbidden_path for a folder)."""
+        loaded = self.files.load(rel, full)
+        return None if loaded is None else loaded[0]
 
     def _require(self, rel: str, full: Path, verb: str) -> bytes:
         old = self._load(rel, full)
@@ -363,8 +304,8 @@ class NoteStore:
         if len(data) > self.max_bytes:
             raise VaultError(
                 "too_large",
-                f"The new text of '{rel}' is {_megabytes(len(data))}, over the "
-                f"{_megabytes(self.max_bytes)} limit for notes: write less.",
+                f"The new text of '{rel}' is {megabytes(len(data))}, over the "
+                f"{megabytes(self.max_bytes)} limit for notes: write less.",
                 path=rel,
             )
         old_hash = None if old is None else sha256(old)
@@ -408,7 +349,3 @@ def _mode(full: Path) -> int | None:
         return stat.S_IMODE(full.stat().st_mode)
     except OSError:
         return None
-
-
-def _megabytes(size: int) -> str:
-    return f"{size / (1024 * 1024):.1f} MB"

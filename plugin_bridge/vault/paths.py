@@ -27,19 +27,18 @@ def to_posix(rel_path: str) -> str:
     return PurePosixPath(rel_path.replace("\\", "/")).as_posix().removeprefix("./")
 
 
-def is_ignored(rel_path: str, *, extra_dirs: frozenset[str] = frozenset()) -> bool:
-    """True for files the vault layer must never index or watch (system folders, temp files)."""
-    parts = [p for p in rel_path.replace("\\", "/").split("/") if p and p != "."]
-    excluded = EXCLUDED_DIRS | extra_dirs if extra_dirs else EXCLUDED_DIRS
-    if any(part in excluded for part in parts[:-1]):
-        return True
-    name = parts[-1] if parts else ""
-    return (
-        name.startswith(TEMP_PREFIX)
-        or name.startswith(".#")
-        or name.endswith(_EDITOR_TEMP_SUFFIXES)
-        or name in EXCLUDED_DIRS
+def is_hidden(rel_path: str) -> bool:
+    """True when a part of the path starts with a dot: Obsidian shows no dot-file or dot-folder
+    (``.obsidian``, ``.git``, ``.trash``, our ``.~aib-`` temp files among them)."""
+    return any(
+        part.startswith(".") and part != "." for part in rel_path.replace("\\", "/").split("/")
     )
+
+
+def is_ignored(rel_path: str) -> bool:
+    """True for paths the vault layer never treats as notes: hidden ones and editors' temp
+    files (see :mod:`plugin_bridge.vault.files` for the whole rule)."""
+    return is_hidden(rel_path) or rel_path.endswith(_EDITOR_TEMP_SUFFIXES)
 
 
 def resolve_note(
@@ -78,6 +77,13 @@ def resolve_note(
             f"'{rel_path}' is inside a system folder ({', '.join(sorted(EXCLUDED_DIRS))}).",
             path=rel_path,
         )
+    if is_hidden(posix):
+        raise VaultError(
+            "forbidden_path",
+            f"'{rel_path}' is hidden (a name starting with '.'), and Obsidian shows no hidden "
+            "files or folders: use a visible path.",
+            path=rel_path,
+        )
     allowed = WRITABLE_SUFFIXES if write else READABLE_SUFFIXES
     if pure.suffix.lower() not in allowed:
         kinds = ", ".join(sorted(allowed))
@@ -93,9 +99,9 @@ def resolve_note(
             f"'{rel_path}' points outside the vault through a link.",
             path=rel_path,
         )
-    if any(part in EXCLUDED_DIRS for part in real.relative_to(root).parts):
+    if is_hidden(real.relative_to(root).as_posix()):
         raise VaultError(
-            "forbidden_path", f"'{rel_path}' links into a system folder.", path=rel_path
+            "forbidden_path", f"'{rel_path}' links into a hidden or system folder.", path=rel_path
         )
     if any(real.is_relative_to(folder) for folder in excluded):
         raise VaultError(

@@ -1,0 +1,134 @@
+"""The one rule for which files are notes, asked by the note store, the index and the watcher.
+
+A note is a regular file with a ``.md``, ``.canvas`` or ``.base`` suffix that is
+
+* inside the vault: a symbolic link may point elsewhere inside it, never out;
+* not hidden: no part of its path starts with a dot. Obsidian shows neither dot-files nor
+  dot-folders, and ``.obsidian``, ``.git`` and ``.trash`` are among them;
+* not in the assistant's data folder when that sits inside the vault, and not a temp file;
+* at most :data:`MAX_NOTE_BYTES`, and UTF-8 text (a NUL byte in its first 8 KiB means binary).
+
+:class:`VaultFiles` answers the questions (``ignored``, ``inside``, ``walk``, ``load``);
+:func:`decode_note` turns a note's bytes into its text.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Final
+
+from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.vault.paths import READABLE_SUFFIXES, is_ignored, to_posix
+
+MAX_NOTE_BYTES: Final = 5 * 1024 * 1024
+_BINARY_SNIFF_BYTES: Final = 8192
+
+
+def decode_note(rel: str, raw: bytes) -> str:
+    """The text of a note file (BOM dropped), or VaultError(not_text) for binary or non-UTF-8."""
+    if b"\x00" in raw[:_BINARY_SNIFF_BYTES]:
+        raise VaultError("not_text", f"'{rel}' is a binary file, not a text note.", path=rel)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise VaultError(
+            "not_text", f"'{rel}' is not UTF-8 text, so it cannot be used as a note.", path=rel
+        ) from exc
+
+
+def is_note_name(rel: str) -> bool:
+    """Whether ``rel`` has a note's suffix."""
+    return os.path.splitext(rel)[1].lower() in READABLE_SUFFIXES
+
+
+class VaultFiles:
+    """The note files of the vault at ``root``; ``excluded`` folders (the data dir) are never
+    notes."""
+
+    def __init__(
+        self, root: Path, excluded: Iterable[Path] = (), *, max_bytes: int = MAX_NOTE_BYTES
+    ) -> None:
+        self.root = root.resolve()
+        self.max_bytes = max_bytes
+        self._root = str(self.root)
+        self._excluded = tuple(p.resolve() for p in excluded)
+        self._excluded_rel = tuple(
+            to_posix(os.path.relpath(folder, self.root))
+            for folder in self._excluded
+            if folder != self.root and folder.is_relative_to(self.root)
+        )
+
+    def ignored(self, rel: str) -> bool:
+        """Whether a vault-relative path (file or folder) is never a note or a note's folder:
+        hidden, a temp file, or inside an excluded folder."""
+        rel = to_posix(rel)
+        if is_ignored(rel):
+            return True
+        return any(rel == folder or rel.startswith(folder + "/") for folder in self._excluded_rel)
+
+    def inside(self, path: str | Path) -> bool:
+        """Whether ``path``'s real location (links followed) is a visible place in the vault."""
+        real = os.path.realpath(path)
+        if real != self._root and not real.startswith(self._root + os.sep):
+            return False
+        return not self.ignored(os.path.relpath(real, self._root))
+
+    def walk(self, folder: str = "") -> Iterator[tuple[str, os.stat_result]]:
+        """Every note under ``folder`` (vault-relative, "" = all) with its ``stat``; folder
+        links are not followed, file links only when they stay inside the vault."""
+        stack = [os.path.join(self._root, folder) if folder else self._root]
+        while stack:
+            try:
+                entries = list(os.scandir(stack.pop()))
+            except OSError:
+                continue  # vanished or unreadable folder
+            for entry in entries:
+                rel = to_posix(os.path.relpath(entry.path, self._root))
+                if self.ignored(rel):
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    elif is_note_name(rel) and (not entry.is_symlink() or self.inside(entry.path)):
+                        info = entry.stat()
+                        if stat.S_ISREG(info.st_mode):
+                            yield rel, info
+                except OSError:
+                    continue  # vanished between listing and stat: it is not there
+
+    def load(self, rel: str, full: Path | str) -> tuple[bytes, os.stat_result] | None:
+        """A note's bytes and the ``stat`` they were read under, or None if there is no file.
+
+        Raises VaultError: too_large over ``max_bytes``, forbidden_path for a folder.
+        """
+        try:
+            info = os.stat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            raise VaultError("forbidden_path", f"'{rel}' is a folder, not a note.", path=rel)
+        if info.st_size > self.max_bytes:
+            raise self.too_large(rel, info.st_size)
+        try:
+            with open(full, "rb") as handle:
+                raw = handle.read(self.max_bytes + 1)
+        except FileNotFoundError:  # deleted since the stat
+            return None
+        if len(raw) > self.max_bytes:  # grew since the stat
+            raise self.too_large(rel, len(raw))
+        return raw, info
+
+    def too_large(self, rel: str, size: int) -> VaultError:
+        return VaultError(
+            "too_large",
+            f"'{rel}' is {megabytes(size)}, over the {megabytes(self.max_bytes)} limit for notes.",
+            path=rel,
+        )
+
+
+def megabytes(size: int) -> str:
+    """``size`` bytes as MB with one decimal, for messages."""
+    return f"{size / (1024 * 1024):.1f} MB"
