@@ -24,7 +24,7 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import aclosing
-from typing import Any, Unpack
+from typing import Any, Final, Unpack
 
 from llm_service.errors import LLMError
 from llm_service.events import (
@@ -45,13 +45,17 @@ from llm_service.messages import (
     Usage,
 )
 from llm_service.pricing import DEFAULT_MODEL, cost_usd, price_for, retirement_date
-from llm_service.providers.base import Provider
+from llm_service.providers.base import ChatOptions, Provider
 from llm_service.tools import ConfirmCallback, ToolHandler, ToolOptions, ToolRegistry
 
-logger = logging.getLogger("llm_service.service")
+logger = logging.getLogger(__name__)
 
 ROUND_SEPARATOR = "\n\n"
 """Joins the texts of the model's responses within one turn."""
+
+
+DEFAULT_MAX_TOKENS: Final = 4096
+"""The most tokens one model answer may have unless ``max_tokens=`` says otherwise."""
 
 
 class LLMService:
@@ -65,12 +69,18 @@ class LLMService:
         self,
         provider: Provider,
         *,
-        model: str,
+        model: str | None = None,
         max_history: int = 20,
         max_tool_iterations: int = 10,
         confirm: ConfirmCallback | None = None,
-        max_tokens: int = 1024,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
+        model = model or provider.model
+        if not model:
+            raise ValueError(
+                "No model to use: pass model= to LLMService, or give the provider a default "
+                'model, e.g. AnthropicProvider(api_key, "claude-haiku-5-5").'
+            )
         if max_history < 2:
             raise ValueError("max_history must be at least 2 (a question and its answer).")
         if max_tool_iterations < 0:
@@ -138,6 +148,8 @@ class LLMService:
 
     # -- tools ----------------------------------------------------------------------------
 
+    # The library's pinned entry point; it only delegates to ToolRegistry.register_tool, whose
+    # first four parameters it names again (duplicates lists the pair: a deliberate choice).
     def register_tool(
         self,
         name: str,
@@ -267,16 +279,16 @@ class LLMService:
         ``after_text``: earlier responses of this turn had text, so this one's text starts with
         the round separator. The provider stream is closed when this generator is.
         """
-        kwargs: dict[str, Any] = {
+        options: ChatOptions = {
             "model": model,
             "system": system,
             "tools": tools,
             "max_tokens": self.max_tokens,
         }
         if not stream:
-            yield ResponseComplete(await self.provider.chat(messages, **kwargs))
+            yield ResponseComplete(await self.provider.chat(messages, **options))
             return
-        async with aclosing(self.provider.stream(messages, **kwargs)) as events:
+        async with aclosing(self.provider.stream(messages, **options)) as events:
             async for event in events:
                 if isinstance(event, ResponseComplete):
                     yield event

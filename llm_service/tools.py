@@ -28,7 +28,7 @@ from llm_service.messages import ToolCall, ToolResultBlock, ToolSpec
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
-logger = logging.getLogger("llm_service.tools")
+logger = logging.getLogger(__name__)
 
 Permission = Literal["allow", "ask", "deny"]
 PERMISSIONS: Final[frozenset[str]] = frozenset(get_args(Permission))

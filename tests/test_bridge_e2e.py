@@ -202,7 +202,7 @@ async def test_an_unreachable_ollama_is_a_retryable_network_error(tmp_path: Path
     """Ollama not running: -32010 network_error telling how to start it."""
     async with FakeHTTPServer() as server:
         url_of_closed_port = server.url
-    provider = OllamaProvider(url_of_closed_port, max_attempts=1)
+    provider = OllamaProvider(base_url=url_of_closed_port, max_attempts=1)
     async with running_bridge(tmp_path, provider=provider, provider_name="ollama") as bridge:
         error = await (await bridge.wire()).error("models/list")
     assert error["code"] == -32010

@@ -480,7 +480,7 @@ async def test_each_retry_logs_one_info_line_without_secrets(
         wire.error_reply(500), wire.error_reply(529, "Overloaded"), wire.text_reply("ok")
     )
     await collect(wire.make_provider(fake_http))
-    retries = [r.getMessage() for r in caplog.records if r.name == "llm_service.retry"]
+    retries = [r.getMessage() for r in caplog.records if r.name == "llm_service.providers.base"]
     assert len(retries) == 2 and len(fake_http.requests) == 3
     assert "attempt 1/3, server_error" in retries[0] and "attempt 2/3, overloaded" in retries[1]
     logged = " ".join(r.getMessage() for r in caplog.records)

@@ -85,10 +85,10 @@ def test_backoff_grows_exponentially_and_is_capped() -> None:
 
 async def test_each_retry_is_logged_at_info(caplog: pytest.LogCaptureFixture) -> None:
     """Every retry logs the attempt, the error code and the wait."""
-    caplog.set_level(logging.INFO, logger="llm_service.retry")
+    caplog.set_level(logging.INFO, logger="llm_service.providers.base")
     provider = _provider(_err("overloaded"), _err("overloaded"), LLMResponse(text="ok"))
     await provider.chat(HELLO, model="m")
-    lines = [r.getMessage() for r in caplog.records if r.name == "llm_service.retry"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "llm_service.providers.base"]
     assert len(lines) == 2
     assert "attempt 1/3" in lines[0] and "overloaded" in lines[0] and "retrying in" in lines[0]
 

@@ -358,7 +358,7 @@ async def test_refused_connection_says_how_to_start_ollama() -> None:
     """Nothing listening: a retried network_error naming the URL and `ollama serve`."""
     async with FakeHTTPServer() as closed:
         url = closed.url
-    provider = OllamaProvider(url + "/", max_attempts=2, backoff_base=0.001)
+    provider = OllamaProvider(base_url=url + "/", max_attempts=2, backoff_base=0.001)
     err = await failure(provider, stream=True)
     assert (err.code, err.retryable) == ("network_error", True)
     assert str(err) == f"Ollama is not reachable at {url}: start it with `ollama serve`."
@@ -386,14 +386,14 @@ async def test_retries_back_off_and_log_one_info_line_each(
     fake_http: FakeHTTPServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Two 500s then success: three requests and two INFO retry lines naming Ollama."""
-    caplog.set_level(logging.INFO, logger="llm_service.retry")
+    caplog.set_level(logging.INFO, logger="llm_service.providers.base")
     fake_http.enqueue(
         fake.error_reply(500), fake.error_reply(500), fake.text_reply("ok", stream=False)
     )
     reply = await fake.make_provider(fake_http).chat(HELLO, model="m")
     assert reply.text == "ok" and len(fake_http.requests) == 3
-    lines = [r.getMessage() for r in caplog.records if r.name == "llm_service.retry"]
-    assert [r.levelno for r in caplog.records if r.name == "llm_service.retry"] == [
+    lines = [r.getMessage() for r in caplog.records if r.name == "llm_service.providers.base"]
+    assert [r.levelno for r in caplog.records if r.name == "llm_service.providers.base"] == [
         logging.INFO
     ] * 2
     assert lines[0].startswith("Ollama call failed (attempt 1/3, server_error)")

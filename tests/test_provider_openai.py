@@ -526,7 +526,7 @@ async def test_each_retry_logs_one_info_line_without_the_key(
     retries = [
         r.getMessage()
         for r in caplog.records
-        if r.name == "llm_service.retry" and r.levelno == logging.INFO
+        if r.name == "llm_service.providers.base" and r.levelno == logging.INFO
     ]
     assert len(retries) == 2 and len(fake_http.requests) == 3
     assert "attempt 1/3, server_error" in retries[0] and "attempt 2/3" in retries[1]
@@ -583,7 +583,9 @@ async def test_reset_mid_stream_raises_network_error_once(fake_http: FakeHTTPSer
 async def test_refused_connection_names_the_server_and_url() -> None:
     """Nothing listening at base_url: network_error naming the server and the URL."""
     url = f"http://127.0.0.1:{_free_port()}/v1"
-    provider = OpenAIProvider("sk-test", url, max_attempts=2, backoff_base=0.001, name="vLLM")
+    provider = OpenAIProvider(
+        "sk-test", base_url=url, max_attempts=2, backoff_base=0.001, name="vLLM"
+    )
     err = await _failure(provider)
     assert (err.code, err.retryable) == ("network_error", True)
     assert (

@@ -217,7 +217,7 @@ async def test_ollama_generates_unique_call_ids(fake_http: FakeHTTPServer) -> No
 
 async def test_ollama_unreachable_says_how_to_start_it() -> None:
     """A refused connection names the URL and the command that fixes it."""
-    provider = ollama_wire.OllamaProvider("http://127.0.0.1:9", max_attempts=1)
+    provider = ollama_wire.OllamaProvider(base_url="http://127.0.0.1:9", max_attempts=1)
     with pytest.raises(LLMError) as caught:
         await provider.chat(HISTORY, model="m")
     assert caught.value.code == "network_error"
@@ -250,3 +250,16 @@ async def test_list_models_reads_each_api(fake_http: FakeHTTPServer) -> None:
     )
     assert await ollama_wire.make_provider(fake_http).list_models() == ["llama3.1:8b", "qwen3:4b"]
     assert await openai_wire.make_provider(fake_http).list_models() == ["gpt-a", "gpt-b"]
+
+
+def test_the_second_positional_argument_is_the_default_model() -> None:
+    """AnthropicProvider(key, model) and OpenAIProvider(key, model); the rest is keyword-only."""
+    anthropic = AnthropicProvider("sk-ant-test", "claude-haiku-5-5")
+    openai = OpenAIProvider("sk-test", "gpt-5-mini", base_url="http://127.0.0.1:1/v1")
+    assert (anthropic.model, anthropic.base_url) == ("claude-haiku-5-5", None)
+    assert (openai.model, openai.base_url) == ("gpt-5-mini", "http://127.0.0.1:1/v1")
+    with pytest.raises(TypeError):
+        AnthropicProvider("sk-ant-test", "claude-haiku-5-5", "http://127.0.0.1:1")  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        ollama_wire.OllamaProvider("http://127.0.0.1:11434")  # type: ignore[misc]
+    assert ollama_wire.OllamaProvider(model="qwen3:8b").model == "qwen3:8b"

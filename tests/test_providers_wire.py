@@ -143,7 +143,7 @@ async def test_retries_are_logged(
     wire: ModuleType, fake_http: FakeHTTPServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Each retry leaves one INFO line with the attempt and code."""
-    caplog.set_level(logging.INFO, logger="llm_service.retry")
+    caplog.set_level(logging.INFO, logger="llm_service.providers.base")
     fake_http.enqueue(wire.error_reply(500), wire.text_reply("ok", stream=False))
     await wire.make_provider(fake_http).chat(HELLO, model="m")
     assert [r.getMessage() for r in caplog.records if "attempt 1/3, server_error" in r.getMessage()]

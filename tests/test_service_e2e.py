@@ -114,7 +114,7 @@ class AnthropicWire(Wire):
     def body(self, messages: list[dict[str, Any]], *, stream: bool) -> dict[str, Any]:
         cache = {"type": "ephemeral"}
         body = {
-            "max_tokens": 1024,
+            "max_tokens": 4096,
             "messages": messages,
             "model": self.fake.MODEL,
             "system": [{"type": "text", "text": f"{SYSTEM}\n\n{CONTEXT}", "cache_control": cache}],
@@ -168,7 +168,7 @@ class OpenAIWire(Wire):
         body = {
             "model": self.fake.MODEL,
             "messages": [{"role": "system", "content": f"{SYSTEM}\n\n{CONTEXT}"}, *messages],
-            "max_tokens": 1024,
+            "max_tokens": 4096,
             "tools": OPENAI_STYLE_TOOLS,
         }
         if stream:
@@ -203,7 +203,7 @@ class OllamaWire(OpenAIWire):
             "model": self.fake.MODEL,
             "messages": [{"role": "system", "content": f"{SYSTEM}\n\n{CONTEXT}"}, *messages],
             "stream": stream,
-            "options": {"num_predict": 1024},
+            "options": {"num_predict": 4096},
             "tools": OPENAI_STYLE_TOOLS,
         }
 

@@ -86,6 +86,22 @@ def test_max_history_must_hold_an_exchange() -> None:
         LLMService(provider, model="m", max_tokens=0)
 
 
+async def test_the_provider_default_model_is_used_when_the_service_names_none() -> None:
+    """LLMService(provider) calls the provider's default model; model= overrides it."""
+    provider = ScriptedProvider(model="default-model")
+    provider.enqueue_text("a")
+    provider.enqueue_text("b")
+    await LLMService(provider).process_message("q")
+    await LLMService(provider, model="chosen").process_message("q")
+    assert [request.model for request in provider.requests] == ["default-model", "chosen"]
+
+
+def test_a_service_without_any_model_is_one_clear_error() -> None:
+    """Neither the service nor the provider naming a model is refused with one sentence."""
+    with pytest.raises(ValueError, match="No model to use: pass model="):
+        LLMService(ScriptedProvider())
+
+
 async def test_history_property_returns_a_copy() -> None:
     """Mutating svc.history does not change the conversation."""
     provider = ScriptedProvider()

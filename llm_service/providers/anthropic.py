@@ -17,7 +17,7 @@ import logging
 import math
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
@@ -28,10 +28,9 @@ from llm_service.messages import (
     TextBlock,
     ToolCall,
     ToolResultBlock,
-    ToolSpec,
     Usage,
 )
-from llm_service.providers.base import ChatRequest, Provider
+from llm_service.providers.base import ChatRequest, Provider, ProviderOptions
 from llm_service.providers.common import (
     HINTS,
     UnreadableResponse,
@@ -46,7 +45,7 @@ from llm_service.providers.common import (
 if TYPE_CHECKING:
     from anthropic import APIStatusError, AsyncAnthropic
 
-logger = logging.getLogger("llm_service.providers.anthropic")
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -75,16 +74,13 @@ class AnthropicProvider(Provider):
     def __init__(
         self,
         api_key: str | None = None,
-        base_url: str | None = None,
-        *,
-        max_attempts: int = 3,
-        backoff_base: float = 1.0,
-        timeout: float = 60.0,
+        model: str | None = None,
+        **options: Unpack[ProviderOptions],
     ) -> None:
-        super().__init__(max_attempts=max_attempts, backoff_base=backoff_base)
+        """``AnthropicProvider(key, "claude-haiku-4-5")``: the key (default: ANTHROPIC_API_KEY),
+        the default model, then keyword options (``base_url``, ``timeout``, retries)."""
+        super().__init__(model, **options)
         self._api_key = api_key
-        self.base_url = base_url
-        self.timeout = timeout
         self._client: AsyncAnthropic | None = None
 
     def _sdk(self) -> AsyncAnthropic:
@@ -105,9 +101,7 @@ class AnthropicProvider(Provider):
             client, self._client = self._client, None
             await client.close()
 
-    @staticmethod
-    def format_tool(spec: ToolSpec) -> dict[str, Any]:
-        return anthropic_tool(spec)
+    format_tool = staticmethod(anthropic_tool)
 
     async def _list_models_once(self) -> list[str]:
         """Ids of the models this key may use, newest first (all pages of GET /v1/models)."""

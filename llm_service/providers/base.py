@@ -11,7 +11,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Required, TypedDict, TypeVar, Unpack
 
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent
@@ -20,14 +20,41 @@ from llm_service.messages import LLMResponse, Message, ToolSpec
 if TYPE_CHECKING:
     from tenacity import RetryCallState
 
-logger = logging.getLogger("llm_service.retry")
+logger = logging.getLogger(__name__)
 
 MAX_BACKOFF_SECONDS = 30.0
 """No computed backoff wait is longer than this."""
 MAX_RETRY_AFTER_SECONDS = 60.0
 """A server asking us to wait longer than this fails the call at once (code rate_limit)."""
 
+DEFAULT_MAX_TOKENS = 1024
 T = TypeVar("T")
+
+
+class ProviderOptions(TypedDict, total=False):
+    """The keyword options every provider takes."""
+
+    base_url: str | None
+    """The API's address (an OpenAI-compatible or Ollama server, a proxy)."""
+    max_attempts: int
+    """Tries per call, retries included (default 3)."""
+    backoff_base: float
+    """Seconds of the first retry wait, doubled each retry (default 1.0)."""
+    timeout: float
+    """Seconds one request may take (default: the provider's ``default_timeout``)."""
+
+
+class ChatOptions(TypedDict, total=False):
+    """The keyword arguments of :meth:`Provider.chat` and :meth:`Provider.stream`."""
+
+    model: Required[str]
+    system: str | None
+    """The system prompt."""
+    tools: list[ToolSpec] | None
+    max_tokens: int
+    """The most tokens the answer may have (default 1024)."""
+    tool_choice: str | None
+    """Name of a tool the model must call (a forced tool call); None lets the model choose."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +65,7 @@ class ChatRequest:
     model: str
     system: str | None = None
     tools: list[ToolSpec] = field(default_factory=list)
-    max_tokens: int = 1024
+    max_tokens: int = DEFAULT_MAX_TOKENS
     tool_choice: str | None = None
     """Name of a tool the model must call (a forced tool call); None lets the model choose."""
 
@@ -48,14 +75,21 @@ class Provider(ABC):
 
     name: str = "provider"
     """Human name used in error messages ("Anthropic", "OpenAI", "Ollama")."""
+    default_timeout: float = 60.0
 
-    def __init__(self, *, max_attempts: int = 3, backoff_base: float = 1.0) -> None:
+    def __init__(self, model: str | None = None, **options: Unpack[ProviderOptions]) -> None:
+        max_attempts = options.get("max_attempts", 3)
+        backoff_base = options.get("backoff_base", 1.0)
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         if backoff_base < 0:
             raise ValueError("backoff_base must not be negative")
+        self.model = model
+        """The model of calls that name none (``LLMService(provider)`` uses it)."""
+        self.base_url = options.get("base_url")
         self.max_attempts = max_attempts
         self.backoff_base = backoff_base
+        self.timeout = options.get("timeout", self.default_timeout)
 
     # -- what subclasses implement -------------------------------------------------------
 
@@ -94,36 +128,20 @@ class Provider(ABC):
         Retried and translated like ``chat``."""
         return await self._with_retries(lambda: self._translated(self._list_models_once()))
 
-    async def chat(
-        self,
-        messages: list[Message],
-        *,
-        model: str,
-        system: str | None = None,
-        tools: list[ToolSpec] | None = None,
-        max_tokens: int = 1024,
-        tool_choice: str | None = None,
-    ) -> LLMResponse:
+    async def chat(self, messages: list[Message], **options: Unpack[ChatOptions]) -> LLMResponse:
         """Send ``messages`` and return the model's whole response, retrying transient errors."""
-        request = _request(messages, model, system, tools, max_tokens, tool_choice)
+        request = _request(messages, options)
         return await self._with_retries(lambda: self._translated(self._chat_once(request)))
 
     async def stream(
-        self,
-        messages: list[Message],
-        *,
-        model: str,
-        system: str | None = None,
-        tools: list[ToolSpec] | None = None,
-        max_tokens: int = 1024,
-        tool_choice: str | None = None,
+        self, messages: list[Message], **options: Unpack[ChatOptions]
     ) -> AsyncGenerator[StreamEvent, None]:
         """Yield events as the response streams; the last one is ``ResponseComplete``.
 
         Errors before the first event are retried like ``chat``; once an event has been yielded
         a failure raises at once: a half-shown answer is never silently restarted.
         """
-        request = _request(messages, model, system, tools, max_tokens, tool_choice)
+        request = _request(messages, options)
         first, events = await self._with_retries(lambda: self._open_stream(request))
         try:
             yield first
@@ -204,17 +222,19 @@ class Provider(ABC):
         )
 
 
-def _request(
-    messages: list[Message],
-    model: str,
-    system: str | None,
-    tools: list[ToolSpec] | None,
-    max_tokens: int,
-    tool_choice: str | None,
-) -> ChatRequest:
-    if tool_choice is not None and not any(t.name == tool_choice for t in tools or []):
+def _request(messages: list[Message], options: ChatOptions) -> ChatRequest:
+    tools = list(options.get("tools") or [])
+    tool_choice = options.get("tool_choice")
+    if tool_choice is not None and not any(t.name == tool_choice for t in tools):
         raise ValueError(f"tool_choice {tool_choice!r} names no tool in the request")
-    return ChatRequest(list(messages), model, system, list(tools or []), max_tokens, tool_choice)
+    return ChatRequest(
+        list(messages),
+        options["model"],
+        options.get("system"),
+        tools,
+        options.get("max_tokens", DEFAULT_MAX_TOKENS),
+        tool_choice,
+    )
 
 
 def _worth_retrying(exc: BaseException) -> bool:

@@ -19,7 +19,7 @@ import re
 import uuid
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
@@ -30,10 +30,9 @@ from llm_service.messages import (
     TextBlock,
     ToolCall,
     ToolResultBlock,
-    ToolSpec,
     Usage,
 )
-from llm_service.providers.base import ChatRequest, Provider
+from llm_service.providers.base import ChatRequest, Provider, ProviderOptions
 from llm_service.providers.common import (
     HINTS,
     code_for,
@@ -79,18 +78,13 @@ class OllamaProvider(Provider):
     """Local models served by Ollama. ``tool_choice`` has no Ollama equivalent and is not sent."""
 
     name = "Ollama"
+    default_timeout = 120.0  # a model may have to load first
 
-    def __init__(
-        self,
-        base_url: str = DEFAULT_BASE_URL,
-        *,
-        max_attempts: int = 3,
-        backoff_base: float = 1.0,
-        timeout: float = 120.0,
-    ) -> None:
-        super().__init__(max_attempts=max_attempts, backoff_base=backoff_base)
-        self.base_url = base_url.rstrip("/")
-        self.timeout = timeout
+    def __init__(self, *, model: str | None = None, **options: Unpack[ProviderOptions]) -> None:
+        """``OllamaProvider(model="llama3.1", base_url=...)``: keywords only (a URL can never
+        be taken for a model name); ``base_url`` defaults to the local Ollama."""
+        super().__init__(model, **options)
+        self.base_url: str = (self.base_url or DEFAULT_BASE_URL).rstrip("/")
         self._client: httpx.AsyncClient | None = None
 
     def _http(self) -> httpx.AsyncClient:
@@ -106,9 +100,7 @@ class OllamaProvider(Provider):
             await self._client.aclose()
             self._client = None
 
-    @staticmethod
-    def format_tool(spec: ToolSpec) -> dict[str, Any]:
-        return function_tool(spec)
+    format_tool = staticmethod(function_tool)
 
     async def _list_models_once(self) -> list[str]:
         """Names of the models pulled into this Ollama (``GET /api/tags``)."""

@@ -18,7 +18,7 @@ import re
 import uuid
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
@@ -29,10 +29,9 @@ from llm_service.messages import (
     TextBlock,
     ToolCall,
     ToolResultBlock,
-    ToolSpec,
     Usage,
 )
-from llm_service.providers.base import ChatRequest, Provider
+from llm_service.providers.base import ChatRequest, Provider, ProviderOptions
 from llm_service.providers.common import (
     HINTS,
     UnreadableResponse,
@@ -71,17 +70,16 @@ class OpenAIProvider(Provider):
     def __init__(
         self,
         api_key: str | None = None,
-        base_url: str | None = None,
+        model: str | None = None,
         *,
-        max_attempts: int = 3,
-        backoff_base: float = 1.0,
-        timeout: float = 60.0,
         name: str | None = None,
+        **options: Unpack[ProviderOptions],
     ) -> None:
-        super().__init__(max_attempts=max_attempts, backoff_base=backoff_base)
+        """``OpenAIProvider(key, "gpt-5-mini")``: the key (default: OPENAI_API_KEY; none needed
+        with a local ``base_url``), the default model, then keyword options; ``name`` names a
+        compatible server in messages ("LM Studio")."""
+        super().__init__(model, **options)
         self._api_key = api_key
-        self.base_url = base_url
-        self.timeout = timeout
         if name:
             self.name = name
         self._client: AsyncOpenAI | None = None
@@ -112,9 +110,7 @@ class OpenAIProvider(Provider):
             await self._client.close()
             self._client = None
 
-    @staticmethod
-    def format_tool(spec: ToolSpec) -> dict[str, Any]:
-        return function_tool(spec)
+    format_tool = staticmethod(function_tool)
 
     async def _list_models_once(self) -> list[str]:
         """Model ids from the models endpoint, newest first (by ``created``), then by name."""

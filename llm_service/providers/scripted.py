@@ -9,7 +9,7 @@ from typing import Any, TypeAlias
 
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
-from llm_service.messages import LLMResponse, ToolCall, ToolSpec, Usage
+from llm_service.messages import LLMResponse, ToolCall, Usage
 from llm_service.providers.base import ChatRequest, Provider
 from llm_service.providers.common import anthropic_tool
 
@@ -28,9 +28,13 @@ class ScriptedProvider(Provider):
     name = "Scripted"
 
     def __init__(
-        self, *script: ScriptItem, max_attempts: int = 1, backoff_base: float = 0.0
+        self,
+        *script: ScriptItem,
+        model: str | None = None,
+        max_attempts: int = 1,
+        backoff_base: float = 0.0,
     ) -> None:
-        super().__init__(max_attempts=max_attempts, backoff_base=backoff_base)
+        super().__init__(model, max_attempts=max_attempts, backoff_base=backoff_base)
         self._script: deque[ScriptItem] = deque(script)
         self.requests: list[ChatRequest] = []
         self._call_ids = 0
@@ -82,9 +86,7 @@ class ScriptedProvider(Provider):
         """How many enqueued items have not been used yet."""
         return len(self._script)
 
-    @staticmethod
-    def format_tool(spec: ToolSpec) -> dict[str, Any]:
-        return anthropic_tool(spec)
+    format_tool = staticmethod(anthropic_tool)
 
     async def _chat_once(self, request: ChatRequest) -> LLMResponse:
         self.requests.append(request)

@@ -107,15 +107,19 @@ def build_provider(settings: BridgeSettings, choice: ProviderChoice) -> Provider
     if choice.name == "anthropic":
         from llm_service import AnthropicProvider
 
-        return AnthropicProvider(_secret(settings.anthropic_api_key), settings.base_url)
+        return AnthropicProvider(
+            _secret(settings.anthropic_api_key), choice.model, base_url=settings.base_url
+        )
     if choice.name == "openai":
         from llm_service import OpenAIProvider
 
-        return OpenAIProvider(_secret(settings.openai_api_key), settings.base_url)
+        return OpenAIProvider(
+            _secret(settings.openai_api_key), choice.model, base_url=settings.base_url
+        )
     if choice.name == "ollama":
         from llm_service import OllamaProvider
 
-        return OllamaProvider(settings.base_url or DEFAULT_OLLAMA_URL)
+        return OllamaProvider(model=choice.model, base_url=settings.base_url or DEFAULT_OLLAMA_URL)
     return None
 
 

@@ -12,9 +12,12 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any
 
+from pydantic import BaseModel
+
 from llm_service import LLMResponse, ResponseComplete, TextDelta, ToolCallStarted, ToolResult
 from plugin_bridge.wire.context import RequestContext
 from plugin_bridge.wire.models import ChatDelta, ChatToolCall, ChatToolResult
+from plugin_bridge.wire.protocol import RequestId
 
 
 async def relay(ctx: RequestContext[Any], events: AsyncGenerator[Any, None]) -> LLMResponse:
@@ -22,33 +25,28 @@ async def relay(ctx: RequestContext[Any], events: AsyncGenerator[Any, None]) -> 
     reply = None
     async with aclosing(events) as stream:
         async for event in stream:
-            if isinstance(event, TextDelta):
-                await ctx.notify(
-                    "chat/delta", ChatDelta(request_id=ctx.request_id, text=event.text)
-                )
-            elif isinstance(event, ToolCallStarted):
-                call = event.call
-                await ctx.notify(
-                    "chat/toolCall",
-                    ChatToolCall(
-                        request_id=ctx.request_id,
-                        id=call.id,
-                        name=call.name,
-                        arguments=call.arguments,
-                    ),
-                )
-            elif isinstance(event, ToolResult):
-                await ctx.notify(
-                    "chat/toolResult",
-                    ChatToolResult(
-                        request_id=ctx.request_id,
-                        id=event.call_id,
-                        is_error=event.is_error,
-                        content=event.content,
-                    ),
-                )
-            elif isinstance(event, ResponseComplete):
+            if isinstance(event, ResponseComplete):
                 reply = event.response
+                continue
+            notification = _notification(ctx.request_id, event)
+            if notification is not None:
+                await ctx.notify(*notification)
     if reply is None:
         raise RuntimeError("the model's stream ended without a reply")
     return reply
+
+
+def _notification(request_id: RequestId, event: object) -> tuple[str, BaseModel] | None:
+    """The notification that tells the client about ``event``, if it is one to tell."""
+    if isinstance(event, TextDelta):
+        return "chat/delta", ChatDelta(request_id=request_id, text=event.text)
+    if isinstance(event, ToolCallStarted):
+        call = event.call
+        return "chat/toolCall", ChatToolCall(
+            request_id=request_id, id=call.id, name=call.name, arguments=call.arguments
+        )
+    if isinstance(event, ToolResult):
+        return "chat/toolResult", ChatToolResult(
+            request_id=request_id, id=event.call_id, is_error=event.is_error, content=event.content
+        )
+    return None

@@ -32,7 +32,7 @@ from plugin_bridge.vault.worker import IndexWorker
 
 __all__ = ["ScanStats", "SearchHit", "SearchIndex", "SearchResults"]
 
-logger = logging.getLogger("plugin_bridge.vault.index")
+logger = logging.getLogger(__name__)
 
 MAX_LIMIT: Final = 200
 NOTIFY_TIMEOUT: Final = 10.0

@@ -27,7 +27,7 @@ from plugin_bridge.vault.paths import resolve_note, to_posix
 
 __all__ = ["NoteContent", "NoteInfo", "NoteStore", "WriteResult", "sha256"]
 
-logger = logging.getLogger("plugin_bridge.vault.notes")
+logger = logging.getLogger(__name__)
 
 MAX_NAME_CHARS: Final = 120
 _FORBIDDEN_NAME_CHARS: Final = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]')

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Final
 
-logger = logging.getLogger("plugin_bridge.vault.parse")
+logger = logging.getLogger(__name__)
 
 _FRONT_MATTER: Final = re.compile(r"\A---[ \t]*\n(.*?)^---[ \t]*$\n?", re.S | re.M)
 # Line-based patterns start with "\n" (the text gets one prepended): a literal first character

@@ -21,7 +21,7 @@ from typing import Final
 
 from plugin_bridge.vault.paths import to_posix
 
-logger = logging.getLogger("plugin_bridge.vault.watcher")
+logger = logging.getLogger(__name__)
 
 STEP_MS: Final = 10
 """How often watchfiles checks for the end of a debounce window and for ``stop``."""

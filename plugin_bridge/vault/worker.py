@@ -20,7 +20,7 @@ from typing import Final
 
 from plugin_bridge.vault.indexer import Indexer, Outcome, ScanStats
 
-logger = logging.getLogger("plugin_bridge.vault.index")
+logger = logging.getLogger(__name__)
 
 BATCH: Final = 500
 """Files per write transaction."""

@@ -39,7 +39,7 @@ def make_provider(server: FakeHTTPServer, **kw: Any) -> OllamaProvider:
     """An OllamaProvider over httpx, pointed at ``server``, with a tiny backoff."""
     options: dict[str, Any] = {"max_attempts": 3, "backoff_base": 0.001, "timeout": 5.0}
     options.update(kw)
-    return OllamaProvider(server.url, **options)
+    return OllamaProvider(base_url=server.url, **options)
 
 
 def line(payload: dict[str, Any]) -> bytes:
