@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from plugin_bridge.vault.files import MAX_NOTE_BYTES
 from plugin_bridge.vault.index import SearchIndex
@@ -177,6 +179,15 @@ async def test_hostile_queries_answer_quietly(
             assert isinstance(index.search(query).hits, list)
     assert not caplog.records
     assert index.note_count == len(NOTES)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.text(max_size=60))
+async def test_any_query_string_is_safe(index: SearchIndex, query: str) -> None:
+    """Quotes, operators, emoji and control characters never raise."""
+    assert isinstance(index.search(query).hits, list)
 
 
 async def test_limit_is_clamped(index: SearchIndex) -> None:

@@ -18,7 +18,6 @@ from llm_service import (
     LLMError,
     LLMResponse,
     Message,
-    ResponseComplete,
     StreamEvent,
     TextDelta,
     ToolCall,
@@ -28,7 +27,7 @@ from llm_service import (
 )
 from tests.fakes import anthropic as wire
 from tests.fakes.http import HANG, RESET, FakeHTTPServer, Reply
-from tests.fakes.specs import HELLO, READ, SEARCH
+from tests.fakes.specs import HELLO, READ, SEARCH, collect, failure, final
 
 CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("toolu_01A", "search_notes", {"query": "kafka streams", "limit": 5}),
@@ -42,28 +41,6 @@ async def _close_providers() -> AsyncIterator[None]:
     """Every provider a test made is closed on the test's own event loop."""
     yield
     await wire.close_providers()
-
-
-async def collect(provider: AnthropicProvider, **kw: Any) -> list[StreamEvent]:
-    """Every event of one streamed call with HELLO."""
-    return [event async for event in provider.stream(HELLO, model="claude-x", **kw)]
-
-
-def final(events: list[StreamEvent]) -> LLMResponse:
-    last = events[-1]
-    assert isinstance(last, ResponseComplete)
-    return last.response
-
-
-async def fails(fake_http: FakeHTTPServer, *, stream: bool = False, **kw: Any) -> LLMError:
-    """The LLMError one call (chat or stream) raises."""
-    provider = wire.make_provider(fake_http, **kw)
-    with pytest.raises(LLMError) as caught:
-        if stream:
-            await collect(provider)
-        else:
-            await provider.chat(HELLO, model="claude-x")
-    return caught.value
 
 
 # -- replies ------------------------------------------------------------------------------
@@ -407,7 +384,7 @@ async def test_http_errors_map_to_codes(
 ) -> None:
     """Each API error becomes its code; retryable ones are tried max_attempts (3) times."""
     fake_http.enqueue(reply, reply, reply)
-    err = await fails(fake_http)
+    err = await failure(wire.make_provider(fake_http))
     assert (err.code, err.retryable, err.status, err.provider) == (
         code,
         retryable,
@@ -450,7 +427,7 @@ async def test_error_messages_say_what_to_do(
 ) -> None:
     """The sentence names the provider, the status, the API's words and the fix."""
     fake_http.enqueue(reply)
-    assert str(await fails(fake_http)) == expected
+    assert str(await failure(wire.make_provider(fake_http))) == expected
 
 
 @pytest.mark.parametrize("headers", [{"retry-after": "0.05"}, {"retry-after-ms": "50"}])
@@ -466,7 +443,7 @@ async def test_retry_after_is_honoured(fake_http: FakeHTTPServer, headers: dict[
 async def test_retry_after_over_a_minute_fails_at_once(fake_http: FakeHTTPServer) -> None:
     """Retry-After above 60 s is not waited for: rate_limit with retry_after set, one request."""
     fake_http.enqueue(wire.error_reply(429, "slow down", headers={"retry-after": "120"}))
-    err = await fails(fake_http)
+    err = await failure(wire.make_provider(fake_http))
     assert (err.code, err.retry_after, err.retryable) == ("rate_limit", 120.0, True)
     assert "retry in 120 s" in str(err) and len(fake_http.requests) == 1
 
@@ -523,7 +500,7 @@ async def test_error_before_anything_is_shown_is_retried(
 async def test_connection_resets_are_retried_network_errors(fake_http: FakeHTTPServer) -> None:
     """A reset before any response byte is network_error, retried until max_attempts."""
     fake_http.enqueue(Reply(reset=True), Reply(reset=True))
-    err = await fails(fake_http, max_attempts=2)
+    err = await failure(wire.make_provider(fake_http, max_attempts=2))
     assert (err.code, err.retryable) == ("network_error", True)
     assert len(fake_http.requests) == 2
 
@@ -539,7 +516,7 @@ async def test_reset_mid_stream_is_a_network_error_without_retry(
 ) -> None:
     """A connection torn down after text was shown raises network_error after one request."""
     fake_http.enqueue(Reply.stream([*wire.hanging_reply("Hel"), RESET]), wire.text_reply("x"))
-    err = await fails(fake_http, stream=True)
+    err = await failure(wire.make_provider(fake_http), stream=True)
     assert err.code == "network_error" and len(fake_http.requests) == 1
 
 
@@ -599,7 +576,7 @@ async def test_unreadable_responses_are_invalid_response(
 ) -> None:
     """Bytes that are not the Messages API's format give invalid_response, never retried."""
     fake_http.enqueue(reply, wire.text_reply("never", stream=stream))
-    err = await fails(fake_http, stream=stream)
+    err = await failure(wire.make_provider(fake_http), stream=stream)
     assert (err.code, err.retryable) == ("invalid_response", False)
     assert str(err).startswith("Anthropic sent a response that could not be read")
     assert len(fake_http.requests) == 1
@@ -608,7 +585,7 @@ async def test_unreadable_responses_are_invalid_response(
 async def test_timeouts_are_retried_then_reported(fake_http: FakeHTTPServer) -> None:
     """A server that stops answering gives code timeout, retried like other transient errors."""
     fake_http.enqueue(Reply.stream([HANG]), Reply.stream([HANG]))
-    err = await fails(fake_http, stream=True, max_attempts=2, timeout=0.2)
+    err = await failure(wire.make_provider(fake_http, max_attempts=2, timeout=0.2), stream=True)
     assert (err.code, err.retryable) == ("timeout", True)
     assert "raise the timeout (0.2 s)" in str(err) and len(fake_http.requests) == 2
 

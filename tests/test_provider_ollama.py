@@ -13,8 +13,6 @@ from llm_service import (
     LLMError,
     Message,
     OllamaProvider,
-    ResponseComplete,
-    StreamEvent,
     TextDelta,
     ToolCall,
     ToolCallDelta,
@@ -23,28 +21,9 @@ from llm_service import (
 )
 from tests.fakes import ollama as fake
 from tests.fakes.http import HANG, FakeHTTPServer, Reply
-from tests.fakes.specs import HELLO, READ, SEARCH
+from tests.fakes.specs import HELLO, READ, SEARCH, collect, failure, final
 
 GENERATED_ID = re.compile(r"^call_[0-9a-f]{32}$")
-
-
-async def collect(provider: OllamaProvider, **kw: Any) -> list[StreamEvent]:
-    return [event async for event in provider.stream(HELLO, model="m", **kw)]
-
-
-def final_response(events: list[StreamEvent]) -> Any:
-    last = events[-1]
-    assert isinstance(last, ResponseComplete)
-    return last.response
-
-
-async def failure(provider: OllamaProvider, *, stream: bool = False) -> LLMError:
-    with pytest.raises(LLMError) as caught:
-        if stream:
-            await collect(provider)
-        else:
-            await provider.chat(HELLO, model="m")
-    return caught.value
 
 
 # -- text ------------------------------------------------------------------------------------
@@ -74,7 +53,7 @@ async def test_stream_yields_text_pieces_then_the_whole_response(fake_http: Fake
     events = await collect(fake.make_provider(fake_http))
     deltas = [e.text for e in events if isinstance(e, TextDelta)]
     assert deltas == [text[i : i + 4] for i in range(0, len(text), 4)]
-    response = final_response(events)
+    response = final(events)
     assert (response.text, response.usage, response.model) == (text, Usage(40, 9), "qwen3:4b")
     assert fake_http.requests[0].json()["stream"] is True
 
@@ -89,7 +68,7 @@ async def test_lines_split_or_joined_across_http_chunks_are_parsed(
     fake_http.enqueue(Reply.stream([first[:10], first[10:] + second, b"\n" + last], fake.NDJSON))
     events = await collect(fake.make_provider(fake_http))
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hel", "lo"]
-    assert final_response(events).text == "Hello"
+    assert final(events).text == "Hello"
 
 
 @pytest.mark.parametrize(
@@ -101,7 +80,7 @@ async def test_done_reason_maps_to_stop_reason(
 ) -> None:
     """done_reason "length" (num_predict reached) is max_tokens; other reasons end the turn."""
     fake_http.enqueue(fake.reply("Cut", [], stream=True, done_reason=done_reason))
-    assert final_response(await collect(fake.make_provider(fake_http))).stop_reason == stop_reason
+    assert final(await collect(fake.make_provider(fake_http))).stop_reason == stop_reason
 
 
 # -- tool calls ------------------------------------------------------------------------------
@@ -124,7 +103,7 @@ async def test_tool_calls_keep_wire_ids_and_report_tool_use(
             ToolCallDelta(0, "call_k3x9", "search_notes", '{"query": "kafka streams", "limit": 5}'),
             ToolCallDelta(1, "call_p2m7", "read_note", '{"path": "Projects/日本語.md"}'),
         ]
-        reply = final_response(events)
+        reply = final(events)
     else:
         reply = await provider.chat(HELLO, model="m", tools=[SEARCH, READ])
     assert reply.tool_calls == [ToolCall(i, n, a) for i, n, a in calls]
@@ -137,7 +116,7 @@ async def test_several_id_less_calls_in_one_line_get_unique_ids(fake_http: FakeH
     fake_http.enqueue(fake.ndjson(fake.chunk("", calls), fake.final()))
     events = await collect(fake.make_provider(fake_http), tools=[SEARCH])
     deltas = [e for e in events if isinstance(e, ToolCallDelta)]
-    reply = final_response(events)
+    reply = final(events)
     assert [d.index for d in deltas] == [0, 1]
     assert [d.id for d in deltas] == [c.id for c in reply.tool_calls]
     assert all(GENERATED_ID.match(c.id) for c in reply.tool_calls)
@@ -371,7 +350,7 @@ async def test_connection_reset_is_retried(fake_http: FakeHTTPServer) -> None:
     """A connection torn down before the answer is network_error, and the retry succeeds."""
     fake_http.enqueue(Reply(reset=True), fake.text_reply("second try"))
     events = await collect(fake.make_provider(fake_http))
-    assert final_response(events).text == "second try" and len(fake_http.requests) == 2
+    assert final(events).text == "second try" and len(fake_http.requests) == 2
 
 
 async def test_repeated_resets_fail_as_a_dropped_connection(fake_http: FakeHTTPServer) -> None:
@@ -446,7 +425,7 @@ async def test_error_line_before_the_first_event_is_retried(fake_http: FakeHTTPS
     """A stream whose first line is an error is retried like a failed call."""
     fake_http.enqueue(fake.early_error_reply(fake.BUSY), fake.text_reply("second try"))
     events = await collect(fake.make_provider(fake_http))
-    assert final_response(events).text == "second try" and len(fake_http.requests) == 2
+    assert final(events).text == "second try" and len(fake_http.requests) == 2
 
 
 @pytest.mark.parametrize(

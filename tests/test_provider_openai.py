@@ -26,35 +26,12 @@ from llm_service import (
     Usage,
 )
 from tests.fakes import openai as fake
+from tests.fakes import specs
 from tests.fakes.http import HANG, RESET, FakeHTTPServer, Reply
-from tests.fakes.specs import HELLO, READ, SEARCH
+from tests.fakes.specs import HELLO, READ, SEARCH, collect, failure
 
 KAFKA = ("call_a", "search_notes", {"query": "kafka streams", "limit": 5})
 UNICODE = ("call_b", "read_note", {"path": "Projects/日本語.md"})
-
-
-async def _events(provider: OpenAIProvider, **kw: Any) -> list[StreamEvent]:
-    kw.setdefault("model", "m")
-    messages = kw.pop("messages", HELLO)
-    return [event async for event in provider.stream(messages, **kw)]
-
-
-async def _final(provider: OpenAIProvider, **kw: Any) -> LLMResponse:
-    last = (await _events(provider, **kw))[-1]
-    assert isinstance(last, ResponseComplete)
-    return last.response
-
-
-async def _reply(provider: OpenAIProvider, stream: bool, **kw: Any) -> LLMResponse:
-    if stream:
-        return await _final(provider, **kw)
-    return await provider.chat(kw.pop("messages", HELLO), model="m", **kw)
-
-
-async def _failure(provider: OpenAIProvider, stream: bool = False, **kw: Any) -> LLMError:
-    with pytest.raises(LLMError) as caught:
-        await _reply(provider, stream, **kw)
-    return caught.value
 
 
 def _free_port() -> int:
@@ -88,7 +65,7 @@ async def test_stream_yields_text_deltas_then_one_complete_response(
     """Streaming yields several TextDeltas in order, then a ResponseComplete with all the text."""
     text = "Streaming answers arrive piece by piece."
     fake_http.enqueue(fake.text_reply(text, usage=Usage(9, 4)))
-    events = await _events(fake.make_provider(fake_http))
+    events = await collect(fake.make_provider(fake_http))
     deltas = [e.text for e in events[:-1] if isinstance(e, TextDelta)]
     assert len(deltas) == len(events) - 1 > 1 and "".join(deltas) == text
     final = events[-1]
@@ -101,7 +78,7 @@ async def test_stream_yields_text_deltas_then_one_complete_response(
 async def test_streamed_tool_call_arguments_arrive_as_fragments(fake_http: FakeHTTPServer) -> None:
     """The first delta of a call carries id and name; the others carry argument fragments."""
     fake_http.enqueue(fake.tool_reply([KAFKA]))
-    events = await _events(fake.make_provider(fake_http), tools=[SEARCH])
+    events = await collect(fake.make_provider(fake_http), tools=[SEARCH])
     deltas = [e for e in events if isinstance(e, ToolCallDelta)]
     raw = json.dumps(KAFKA[2])
     assert deltas[0] == ToolCallDelta(0, "call_a", "search_notes", "")
@@ -119,7 +96,7 @@ async def test_several_tool_calls_come_back_whole_and_in_order(
 ) -> None:
     """Two tool calls (one with non-ASCII arguments) and text in one response, in order."""
     fake_http.enqueue(fake.tool_reply([KAFKA, UNICODE], text="Let me look.", stream=stream))
-    reply = await _reply(fake.make_provider(fake_http), stream, tools=[SEARCH, READ])
+    reply = await specs.reply(fake.make_provider(fake_http), stream=stream, tools=[SEARCH, READ])
     assert reply.tool_calls == [ToolCall(*KAFKA), ToolCall(*UNICODE)]
     assert (reply.text, reply.stop_reason) == ("Let me look.", "tool_use")
 
@@ -145,7 +122,7 @@ async def test_interleaved_tool_call_deltas_are_assembled_by_index(
         fake.data("[DONE]"),
     ]
     fake_http.enqueue(Reply.stream(chunks))
-    events = await _events(fake.make_provider(fake_http), tools=[READ])
+    events = await collect(fake.make_provider(fake_http), tools=[READ])
     assert [e for e in events if isinstance(e, ToolCallDelta)] == [
         ToolCallDelta(0, "c0", "read_note", ""),
         ToolCallDelta(0, None, None, '{"path"'),
@@ -168,7 +145,7 @@ async def test_tool_call_without_index_counts_by_position(fake_http: FakeHTTPSer
         {"id": "c1", "type": "function", "function": {"name": "search_notes", "arguments": "{}"}},
     ]
     fake_http.enqueue(Reply.stream([fake.chunk({"tool_calls": calls}, "tool_calls")]))
-    reply = await _final(fake.make_provider(fake_http), tools=[SEARCH, READ])
+    reply = await specs.reply(fake.make_provider(fake_http), stream=True, tools=[SEARCH, READ])
     assert [(c.id, c.name) for c in reply.tool_calls] == [
         ("c0", "read_note"),
         ("c1", "search_notes"),
@@ -181,7 +158,7 @@ async def test_cached_prompt_tokens_are_reported_apart(
 ) -> None:
     """prompt_tokens includes cached tokens: input = prompt - cached, cache_read = cached."""
     fake_http.enqueue(fake.text_reply("x", usage=Usage(100, 7, 400, 0), stream=stream))
-    reply = await _reply(fake.make_provider(fake_http), stream)
+    reply = await specs.reply(fake.make_provider(fake_http), stream=stream)
     assert reply.usage == Usage(input_tokens=100, output_tokens=7, cache_read_tokens=400)
 
 
@@ -211,7 +188,7 @@ async def test_finish_reasons_map_to_stop_reasons(
 ) -> None:
     """Each finish_reason of the API becomes our stop_reason."""
     fake_http.enqueue(fake.reply("Some text", [], finish, stream=True))
-    assert (await _final(fake.make_provider(fake_http))).stop_reason == expected
+    assert (await specs.reply(fake.make_provider(fake_http), stream=True)).stop_reason == expected
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "chat"])
@@ -221,7 +198,7 @@ async def test_tool_calls_ending_in_stop_are_tool_use_with_generated_ids(
     """Local servers may end tool calls with 'stop' and send no ids: tool_use, distinct ids."""
     calls = [("", "search_notes", {"query": "a"}), ("", "search_notes", {"query": "b"})]
     fake_http.enqueue(fake.reply("", calls, "stop", stream=stream))
-    reply = await _reply(fake.make_provider(fake_http), stream)
+    reply = await specs.reply(fake.make_provider(fake_http), stream=stream)
     ids = [c.id for c in reply.tool_calls]
     assert reply.stop_reason == "tool_use" and [c.arguments for c in reply.tool_calls] == [
         {"query": "a"},
@@ -245,7 +222,7 @@ async def test_bad_tool_arguments_become_parse_errors(
 ) -> None:
     """Arguments that are not a JSON object never crash: {} and a parse_error saying why."""
     fake_http.enqueue(fake.tool_reply([("c1", "search_notes", raw)], stream=stream))
-    call = (await _reply(fake.make_provider(fake_http), stream)).tool_calls[0]
+    call = (await specs.reply(fake.make_provider(fake_http), stream=stream)).tool_calls[0]
     assert (call.id, call.name, call.arguments) == ("c1", "search_notes", {})
     assert call.parse_error is not None and expected in call.parse_error
 
@@ -322,7 +299,7 @@ async def test_stream_request_body_carries_the_whole_history(fake_http: FakeHTTP
     """System first, tool calls as JSON strings, one tool message per result, usage requested."""
     fake_http.enqueue(fake.text_reply("Flink is not in your notes."))
     provider = fake.make_provider(fake_http)
-    await _events(
+    await collect(
         provider, messages=HISTORY, model="gpt-x", system="Be brief.", tools=[SEARCH, READ]
     )
     request = fake_http.requests[0]
@@ -439,7 +416,7 @@ async def test_http_errors_map_to_codes_and_retry_only_when_transient(
     """Each HTTP error gets its code; transient ones are tried max_attempts (3) times."""
     for _ in range(3):
         fake_http.enqueue(fake.error_reply(status, "Something is off", error_type=error_type))
-    err = await _failure(fake.make_provider(fake_http))
+    err = await failure(fake.make_provider(fake_http))
     assert (err.code, err.retryable, err.status) == (code, retryable, status)
     assert (err.provider, err.request_id) == ("OpenAI", fake.REQUEST_ID)
     assert len(fake_http.requests) == (3 if retryable else 1)
@@ -453,7 +430,7 @@ async def test_rate_limit_message_says_when_to_retry(fake_http: FakeHTTPServer) 
     fake_http.enqueue(
         fake.error_reply(429, "Rate limit reached for requests", headers={"retry-after": "20"})
     )
-    err = await _failure(fake.make_provider(fake_http, max_attempts=1))
+    err = await failure(fake.make_provider(fake_http, max_attempts=1))
     assert (err.code, err.retry_after) == ("rate_limit", 20.0)
     assert str(err) == (
         "OpenAI rate limit reached (429): Rate limit reached for requests; retry in 20 s "
@@ -470,7 +447,7 @@ async def test_auth_error_never_shows_the_key(fake_http: FakeHTTPServer) -> None
             "https://platform.openai.com/account/api-keys.",
         )
     )
-    err = await _failure(fake.make_provider(fake_http))
+    err = await failure(fake.make_provider(fake_http))
     assert "sk-test" not in str(err) and "sk-test" not in repr(err)
     assert str(err).startswith("OpenAI rejected the API key (401)")
     assert "check the API key" in str(err) and "platform.openai.com" not in str(err)
@@ -480,7 +457,7 @@ async def test_html_error_page_is_not_quoted(fake_http: FakeHTTPServer) -> None:
     """A proxy's HTML 502 page stays out of the message."""
     page = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
     fake_http.enqueue(Reply(502, {"content-type": "text/html"}, page))
-    err = await _failure(fake.make_provider(fake_http, max_attempts=1))
+    err = await failure(fake.make_provider(fake_http, max_attempts=1))
     assert err.code == "server_error"
     assert str(err) == "OpenAI had a server error (502); try again in a minute."
 
@@ -488,7 +465,7 @@ async def test_html_error_page_is_not_quoted(fake_http: FakeHTTPServer) -> None:
 async def test_server_name_override_appears_in_messages(fake_http: FakeHTTPServer) -> None:
     """name="LM Studio" makes errors name the server the user runs."""
     fake_http.enqueue(fake.error_reply(404, "Model qwen9 not found"))
-    err = await _failure(fake.make_provider(fake_http, name="LM Studio"))
+    err = await failure(fake.make_provider(fake_http, name="LM Studio"))
     assert err.provider == "LM Studio" and str(err).startswith("LM Studio refused the request")
 
 
@@ -509,7 +486,7 @@ async def test_retry_after_is_waited_for(fake_http: FakeHTTPServer, header: str)
 async def test_retry_after_over_a_minute_fails_at_once(fake_http: FakeHTTPServer) -> None:
     """Retry-After above 60 s is not waited for: rate_limit, retry_after set, one request."""
     fake_http.enqueue(fake.error_reply(429, "slow down", headers={"retry-after": "120"}))
-    err = await _failure(fake.make_provider(fake_http))
+    err = await failure(fake.make_provider(fake_http))
     assert (err.code, err.retry_after, err.retryable) == ("rate_limit", 120.0, True)
     assert len(fake_http.requests) == 1 and "retry in 120 s" in str(err)
 
@@ -558,7 +535,7 @@ async def test_error_mid_stream_raises_without_retry(
 async def test_error_before_the_first_event_is_retried(fake_http: FakeHTTPServer) -> None:
     """A stream that fails before showing anything is retried like a call."""
     fake_http.enqueue(fake.early_error_reply(), fake.text_reply("second try"))
-    reply = await _final(fake.make_provider(fake_http))
+    reply = await specs.reply(fake.make_provider(fake_http), stream=True)
     assert reply.text == "second try" and len(fake_http.requests) == 2
 
 
@@ -568,7 +545,7 @@ async def test_connection_reset_is_a_retried_network_error(
 ) -> None:
     """A reset before the response is network_error, tried max_attempts times."""
     fake_http.enqueue(Reply(reset=True), Reply(reset=True), Reply(reset=True))
-    err = await _failure(fake.make_provider(fake_http), stream)
+    err = await failure(fake.make_provider(fake_http), stream=stream)
     assert (err.code, err.retryable) == ("network_error", True)
     assert len(fake_http.requests) == 3
 
@@ -576,7 +553,7 @@ async def test_connection_reset_is_a_retried_network_error(
 async def test_reset_mid_stream_raises_network_error_once(fake_http: FakeHTTPServer) -> None:
     """A connection torn down after text was shown ends the stream with network_error."""
     fake_http.enqueue(Reply.stream([*fake.hanging_reply("Hel"), RESET]))
-    err = await _failure(fake.make_provider(fake_http), stream=True)
+    err = await failure(fake.make_provider(fake_http), stream=True)
     assert err.code == "network_error" and len(fake_http.requests) == 1
 
 
@@ -586,7 +563,7 @@ async def test_refused_connection_names_the_server_and_url() -> None:
     provider = OpenAIProvider(
         "sk-test", base_url=url, max_attempts=2, backoff_base=0.001, name="vLLM"
     )
-    err = await _failure(provider)
+    err = await failure(provider)
     assert (err.code, err.retryable) == ("network_error", True)
     assert (
         str(err) == f"vLLM at {url} could not be reached; check your connection and the base URL."
@@ -615,7 +592,7 @@ async def test_unreadable_replies_are_invalid_response(
 ) -> None:
     """A reply that is not a readable completion gives invalid_response, not retried."""
     fake_http.enqueue(bad)
-    err = await _failure(fake.make_provider(fake_http), stream)
+    err = await failure(fake.make_provider(fake_http), stream=stream)
     assert (err.code, err.retryable) == ("invalid_response", False)
     assert len(fake_http.requests) == 1 and str(err).startswith("OpenAI sent a response")
 
@@ -625,7 +602,7 @@ async def test_silent_server_times_out(fake_http: FakeHTTPServer, stream: bool) 
     """A server that stops sending gives code timeout (retryable)."""
     content_type = "text/event-stream" if stream else "application/json"
     fake_http.enqueue(Reply.stream([HANG], content_type))
-    err = await _failure(fake.make_provider(fake_http, max_attempts=1, timeout=0.2), stream)
+    err = await failure(fake.make_provider(fake_http, max_attempts=1, timeout=0.2), stream=stream)
     assert (err.code, err.retryable) == ("timeout", True)
 
 
