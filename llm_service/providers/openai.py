@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
+
+# Each provider translates the same message types, so the three import lists match (deliberate).
 from llm_service.messages import (
     LLMResponse,
     Message,
