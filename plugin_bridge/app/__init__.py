@@ -1,0 +1,1 @@
+"""The application: its state (vault, provider, conversations, tools), settings, confirmations."""
