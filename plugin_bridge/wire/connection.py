@@ -52,6 +52,7 @@ class Connection(Generic[S]):
         self._send = send
         self._tasks: dict[RequestId, asyncio.Task[None]] = {}
         self._cancel_requested: set[RequestId] = set()
+        self._started: set[RequestId] = set()
         self._waiting: dict[str, asyncio.Future[Response]] = {}
         self._closing = False
 
@@ -129,9 +130,25 @@ class Connection(Generic[S]):
             logger.debug("$/cancelRequest for a request that is not running")
             return
         self._cancel_requested.add(target)
-        task.cancel()
+        if target in self._started:
+            task.cancel()  # else _serve answers it as soon as it starts
 
     async def _serve(self, request: Request) -> None:
+        """Run one request and send its answer; a cancel that came before it started (the
+        task had not run yet) is answered here, so the request never goes unanswered."""
+        self._started.add(request.id)
+        try:
+            if request.id in self._cancel_requested:
+                data = self._cancelled(request.id)
+            else:
+                data = await self._run(request)
+        finally:
+            self._started.discard(request.id)
+            self._tasks.pop(request.id, None)
+            self._cancel_requested.discard(request.id)
+        await self._send(data)
+
+    async def _run(self, request: Request) -> bytes:
         ctx = RequestContext(self.app, self, request.id, self.router.names)
         token = current_request.set(ctx)
         logger.debug("%s: request %r %s", self.peer_name, request.id, request.method)
@@ -143,15 +160,14 @@ class Connection(Generic[S]):
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-            data = self.protocol.error(
-                request.id, WireError(int(WireCode.CANCELLED), "Request cancelled.")
-            )
+            return self._cancelled(request.id)
         except Exception as exc:
-            data = self.protocol.error(request.id, to_wire_error(exc))
-        else:
-            data = self.protocol.result(request.id, result)
+            return self.protocol.error(request.id, to_wire_error(exc))
         finally:
             current_request.reset(token)
-            self._tasks.pop(request.id, None)
-            self._cancel_requested.discard(request.id)
-        await self._send(data)
+        return self.protocol.result(request.id, result)
+
+    def _cancelled(self, request_id: RequestId) -> bytes:
+        return self.protocol.error(
+            request_id, WireError(int(WireCode.CANCELLED), "Request cancelled.")
+        )
