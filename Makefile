@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(VENV)/bin/python bench/search.py --notes $(BENCH_NOTES)
 	$(VENV)/bin/python bench/import_time.py
 	$(VENV)/bin/python bench/startup.py
+	$(VENV)/bin/python bench/bridge_latency.py
 
 schema: $(STAMP)
 	$(VENV)/bin/python -m plugin_bridge schema > docs/protocol.schema.json

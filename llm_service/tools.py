@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import inspect
 import json
 import logging
@@ -161,17 +162,27 @@ class ToolRegistry:
 
 def _validator(name: str, schema: dict[str, Any]) -> Validator:
     from jsonschema import SchemaError
-    from jsonschema.validators import validator_for
 
-    cls = validator_for(schema)
     try:
-        cls.check_schema(schema)
+        validator = _compiled(json.dumps(schema, sort_keys=True))
     except SchemaError as exc:
         raise ValueError(
             f"Tool {name!r} has an invalid input_schema: {_cut(exc.message)}."
         ) from exc
     if schema.get("type") != "object":
         raise ValueError(f'Tool {name!r} needs an input_schema with "type": "object".')
+    return validator
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(schema_json: str) -> Validator:
+    """A checked validator for a schema, built once per process: every new conversation
+    registers the same tools, and checking a schema costs about a millisecond."""
+    from jsonschema.validators import validator_for
+
+    schema = json.loads(schema_json)
+    cls = validator_for(schema)
+    cls.check_schema(schema)
     return cls(schema)
 
 

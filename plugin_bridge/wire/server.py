@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from collections.abc import Collection
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Final, Generic, TypeVar
@@ -29,7 +30,6 @@ from plugin_bridge.wire.transport import (
 )
 
 if TYPE_CHECKING:
-    import socket
     from types import TracebackType
 
     from websockets.asyncio.server import Server, ServerConnection
@@ -112,6 +112,7 @@ class BridgeServer(Generic[S]):
             except ConnectionClosed:
                 logger.debug("dropped a message for a closed connection")
 
+        no_delay(ws.transport.get_extra_info("socket"))
         connection = Connection(self.router, self.app, send, peer_name=str(ws.id)[:8])
         self.connections.add(connection)
         deadline = asyncio.get_running_loop().time() + self.init_timeout
@@ -136,6 +137,14 @@ class BridgeServer(Generic[S]):
         finally:
             await connection.connection_lost()
             self.connections.discard(connection)
+
+
+def no_delay(sock: socket.socket | None) -> None:
+    """Send small frames at once (TCP_NODELAY). asyncio sets it only on sockets whose protocol
+    is IPPROTO_TCP, and an accepted socket of ``socket.create_server`` says 0: Nagle then held
+    each small notification back for up to 40 ms."""
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 async def start_server(
