@@ -6,6 +6,9 @@ only then import pydantic, the WebSocket server, the vault index and the provide
 answered once that is done; indexing continues in the background and the provider SDK is
 imported on the first model call. bench/startup.py measures both moments.
 
+One server per vault: ``serve`` first takes the lock in the vault's data dir (see
+:mod:`plugin_bridge.app.lock`); a second one exits 2 naming the running server.
+
 SIGTERM / SIGINT: stop accepting, cancel in-flight work, close connections with 1001, remove the
 info file, exit 0.
 """
@@ -20,6 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from plugin_bridge import PROTOCOL_VERSION
+from plugin_bridge.app.lock import ServerRunning, acquire
+from plugin_bridge.vault.datadir import default_data_dir
 from plugin_bridge.wire.infofile import (
     InfoRecord,
     default_info_file,
@@ -62,8 +67,15 @@ def run(options: ServeOptions) -> int:
         )
     host = bind_host(options.host)
     try:
+        lock = acquire(options.data_dir or default_data_dir(vault))
+    except ServerRunning as exc:
+        return _fail(2, str(exc))
+    except OSError as exc:
+        return _fail(2, f"Cannot use the data folder ({exc}): pass a writable --data-dir.")
+    try:
         sock = bind_socket(host, options.port)
     except OSError as exc:
+        lock.release()
         return _fail(
             1,
             f"Cannot listen on {host}:{options.port} ({exc.strerror}): choose another --port, "
@@ -74,6 +86,7 @@ def run(options: ServeOptions) -> int:
     url = ws_url(host, sock.getsockname()[1])
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
+        lock.announce(url)
         write_info_file(info_path, InfoRecord(url, token, os.getpid(), PROTOCOL_VERSION))
         print(f"Listening on {url}", file=sys.stderr, flush=True)
         print(f"Info file: {info_path}", file=sys.stderr, flush=True)
@@ -91,6 +104,7 @@ def run(options: ServeOptions) -> int:
         signal.signal(signal.SIGTERM, previous)
         remove_info_file(info_path, token)
         sock.close()
+        lock.release()
 
 
 async def _serve(

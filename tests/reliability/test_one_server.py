@@ -1,0 +1,78 @@
+"""One server per vault: a second serve is refused by name, a dead server's lock is taken over."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from plugin_bridge.app.lock import LOCK_FILE
+from tests.conftest import REPO_ROOT
+from tests.test_cli import START_WAIT, cli_env, run_cli, serve
+
+SERVE = (sys.executable, "-m", "plugin_bridge", "serve")
+
+
+@pytest.fixture(autouse=True)
+def _state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """default_data_dir in this process agrees with the subprocesses' XDG_STATE_HOME."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
+async def test_a_second_server_on_the_same_vault_exits_2_naming_the_first(tmp_path: Path) -> None:
+    """The second serve says which server runs (pid, URL); the first keeps its info file."""
+    async with serve(tmp_path) as first:
+        code, _out, err = await run_cli(
+            tmp_path,
+            "serve",
+            "--vault",
+            str(tmp_path / "vault"),
+            "--data-dir",
+            str(tmp_path / "data"),
+        )
+        assert code == 2
+        assert f"pid {first.process.pid}" in err and str(first.info["url"]) in err
+        assert len(err.strip().splitlines()) == 1
+        assert json.loads(first.info_file.read_text()) == first.info
+        first.process.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(START_WAIT):
+            assert await first.process.wait() == 0
+
+
+async def test_the_lock_of_a_killed_server_is_taken_over(tmp_path: Path) -> None:
+    """SIGKILL leaves the lock file naming a dead pid; the next serve on the vault starts."""
+    async with serve(tmp_path) as first:
+        first.process.kill()
+        await first.process.wait()
+    lock = tmp_path / "data" / LOCK_FILE
+    assert json.loads(lock.read_text())["pid"] == first.process.pid
+    info_file = tmp_path / "second.json"
+    second = await asyncio.create_subprocess_exec(
+        *SERVE,
+        "--vault",
+        str(tmp_path / "vault"),
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--info-file",
+        str(info_file),
+        cwd=REPO_ROOT,
+        env=cli_env(tmp_path),
+    )
+    try:
+        async with asyncio.timeout(START_WAIT):
+            while not info_file.exists():
+                assert second.returncode is None, "the second serve exited"
+                await asyncio.sleep(0.01)
+        assert json.loads(info_file.read_text())["pid"] == second.pid
+        assert json.loads(lock.read_text())["pid"] == second.pid
+        second.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(START_WAIT):
+            assert await second.wait() == 0
+    finally:
+        if second.returncode is None:
+            second.kill()
+            await second.wait()
