@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import threading
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,8 +153,8 @@ class NoteStore:
         prefix = f"{prefix}/" if prefix else ""
         for n in range(10_000):
             candidate = f"{prefix}{name}{f' {n}' if n else ''}.md"
-            self._resolve(candidate, write=True)
-            if not os.path.lexists(self.root / candidate):
+            full = self._resolve(candidate, write=True)[1]
+            if not os.path.lexists(full) and _twin(full) is None:
                 return candidate
         raise VaultError("exists", f"Too many notes are named '{name}': choose another title.")
 
@@ -171,6 +172,8 @@ class NoteStore:
             old = self._load(rel, full)
             if old is not None and not overwrite:
                 raise _exists(rel)
+            if old is None:
+                self._check_new_path(rel, full)
             action: AuditAction = "create" if old is None else "overwrite"
             result = self._commit(rel, full, old, encode_like(content, old), action, origin)
         self._notify(rel)
@@ -252,6 +255,31 @@ class NoteStore:
         full = resolve_note(self.root, path, write=write, excluded=self._excluded)
         rel = to_posix(str(full.relative_to(self.root)))
         return rel, Path(os.path.realpath(full))
+
+    def _check_new_path(self, rel: str, full: Path) -> None:
+        """A new note may not sit under a file, nor twin an existing name that differs only in
+        case or Unicode normalisation (they collide on macOS, Windows and sync services)."""
+        parent = full.parent
+        for folder in (parent, *parent.parents):
+            if folder == self.root or not folder.is_relative_to(self.root):
+                break
+            if folder.exists() and not folder.is_dir():
+                inside = to_posix(str(folder.relative_to(self.root)))
+                raise VaultError(
+                    "forbidden_path",
+                    f"'{inside}' is a file, so '{rel}' cannot go inside it: choose a folder.",
+                    path=rel,
+                )
+        twin_path = _twin(full)
+        if twin_path is not None:
+            twin = to_posix(str(twin_path.relative_to(self.root)))
+            raise VaultError(
+                "exists",
+                f"'{rel}' differs from the existing note '{twin}' only in case or accents' "
+                "encoding, and the two would collide on macOS, Windows and sync: use "
+                f"'{twin}' or another name.",
+                path=twin,
+            )
 
     def _folder_rel(self, folder: str) -> str:
         """``folder`` normalised ("" for the root), or VaultError(forbidden_path)."""
@@ -336,6 +364,24 @@ def _never_written(snapshot: Snapshot, current_hash: str | None) -> bool:
     """True for a snapshot whose write did not happen (a crash before the rename)."""
     before_hash = None if snapshot.content is None else sha256(snapshot.content)
     return snapshot.written_hash != current_hash and before_hash == current_hash
+
+
+def _name_key(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def _twin(full: Path) -> Path | None:
+    """Another entry of ``full``'s folder whose name equals its name but for case or Unicode
+    normalisation, if there is one."""
+    key = _name_key(full.name)
+    try:
+        entries = list(os.scandir(full.parent))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    for entry in entries:
+        if entry.name != full.name and _name_key(entry.name) == key:
+            return full.parent / entry.name
+    return None
 
 
 def _exists(rel: str) -> VaultError:

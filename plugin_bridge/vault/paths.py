@@ -8,6 +8,7 @@ must not be inside a hidden system folder, and must name a note type we handle.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path, PurePosixPath
 from typing import Final
 
@@ -41,6 +42,38 @@ def is_ignored(rel_path: str) -> bool:
     return is_hidden(rel_path) or rel_path.endswith(_EDITOR_TEMP_SUFFIXES)
 
 
+MAX_NAME_BYTES: Final = 255
+"""The longest file or folder name (in UTF-8 bytes) common file systems accept."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_names(posix: str) -> None:
+    """Refuse, with one sentence, a path whose names a file system or a sync service would
+    mangle: a name over 255 bytes, a control character, a leading or trailing space."""
+    for name in posix.split("/"):
+        if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+            raise VaultError(
+                "forbidden_path",
+                f"'{name[:40]}…' is longer than {MAX_NAME_BYTES} bytes, which file systems "
+                "refuse: use a shorter name.",
+                path=posix,
+            )
+        if _CONTROL.search(name):
+            raise VaultError(
+                "forbidden_path",
+                f"{posix!r} contains a control character (a line break or a tab, say): "
+                "remove it from the name.",
+                path=posix,
+            )
+        if name != name.strip():
+            raise VaultError(
+                "forbidden_path",
+                f"'{name}' starts or ends with a space, which sync services and Windows trim: "
+                "remove the space.",
+                path=posix,
+            )
+
+
 def resolve_note(
     root: Path,
     rel_path: str,
@@ -57,7 +90,10 @@ def resolve_note(
         raise VaultError("forbidden_path", "Give a note path relative to the vault root.")
     if "\x00" in rel_path:
         raise VaultError("forbidden_path", "A note path cannot contain a NUL character.")
-    posix = to_posix(rel_path.strip())
+    # Reads forgive blanks around the whole path; a write never trims a name silently.
+    posix = to_posix(rel_path if write else rel_path.strip())
+    if write:
+        check_names(posix)
     pure = PurePosixPath(posix)
     if pure.is_absolute() or (len(posix) > 1 and posix[1] == ":"):
         raise VaultError(
