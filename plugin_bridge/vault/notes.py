@@ -153,8 +153,9 @@ class NoteStore:
         prefix = f"{prefix}/" if prefix else ""
         for n in range(10_000):
             candidate = f"{prefix}{name}{f' {n}' if n else ''}.md"
-            full = self._resolve(candidate, write=True)[1]
-            if not os.path.lexists(full) and _twin(full) is None:
+            self._resolve(candidate, write=True)
+            spot = self.root / candidate  # the name itself: a dangling link is taken too
+            if not os.path.lexists(spot) and _twin(spot) is None:
                 return candidate
         raise VaultError("exists", f"Too many notes are named '{name}': choose another title.")
 
