@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 
 from plugin_bridge.vault.paths import TEMP_PREFIX
@@ -17,11 +18,19 @@ NEW_FILE_MODE = 0o666
 """Mode of new files before the umask, as any editor would create them."""
 
 
-def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
+def write_atomic(
+    path: Path,
+    data: bytes,
+    *,
+    mode: int | None = None,
+    before_replace: Callable[[], None] | None = None,
+) -> None:
     """Replace ``path`` with ``data`` (creating missing folders) so that a crash leaves either.
 
-    Writes a temp file beside ``path``, fsyncs it, renames it over ``path`` and fsyncs the folder.
-    ``mode`` (permission bits) is set exactly; None gives a new file's default mode.
+    Writes a temp file beside ``path``, fsyncs it, calls ``before_replace`` (which may raise to
+    call the write off: the temp file is removed and ``path`` left as it is), renames the temp
+    file over ``path`` and fsyncs the folder. ``mode`` (permission bits) is set exactly; None
+    gives a new file's default mode.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f"{TEMP_PREFIX}{secrets.token_hex(8)}")
@@ -34,6 +43,8 @@ def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if before_replace is not None:
+            before_replace()
         os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):

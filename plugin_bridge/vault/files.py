@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Final
@@ -25,6 +26,8 @@ from plugin_bridge.vault.paths import READABLE_SUFFIXES, is_ignored, to_posix
 
 MAX_NOTE_BYTES: Final = 5 * 1024 * 1024
 _BINARY_SNIFF_BYTES: Final = 8192
+READ_ATTEMPTS: Final = 5
+"""Reads of a file that changes under us before giving up with a conflict."""
 
 
 def decode_note(rel: str, raw: bytes) -> str:
@@ -99,27 +102,48 @@ class VaultFiles:
                 except OSError:
                     continue  # vanished between listing and stat: it is not there
 
-    def load(self, rel: str, full: Path | str) -> tuple[bytes, os.stat_result] | None:
+    def load(
+        self, rel: str, full: Path | str, *, settle: float = 0.0
+    ) -> tuple[bytes, os.stat_result] | None:
         """A note's bytes and the ``stat`` they were read under, or None if there is no file.
 
-        Raises VaultError: too_large over ``max_bytes``, forbidden_path for a folder.
+        A read that sees the file change under it (its inode, size or mtime moved: another
+        program is writing it) reads again. With ``settle`` (seconds), a file modified more
+        recently than that is read again after a pause, so a program still writing a note in
+        place is not caught half-way: writers use it before they write back. Raises
+        VaultError: too_large over ``max_bytes``, forbidden_path for a folder, conflict when the
+        file keeps changing.
         """
-        try:
-            info = os.stat(full)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        if not stat.S_ISREG(info.st_mode):
-            raise VaultError("forbidden_path", f"'{rel}' is a folder, not a note.", path=rel)
-        if info.st_size > self.max_bytes:
-            raise self.too_large(rel, info.st_size)
-        try:
-            with open(full, "rb") as handle:
-                raw = handle.read(self.max_bytes + 1)
-        except FileNotFoundError:  # deleted since the stat
-            return None
-        if len(raw) > self.max_bytes:  # grew since the stat
-            raise self.too_large(rel, len(raw))
-        return raw, info
+        for _attempt in range(READ_ATTEMPTS):
+            try:
+                before = os.stat(full)
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            if not stat.S_ISREG(before.st_mode):
+                raise VaultError("forbidden_path", f"'{rel}' is a folder, not a note.", path=rel)
+            if before.st_size > self.max_bytes:
+                raise self.too_large(rel, before.st_size)
+            try:
+                with open(full, "rb") as handle:
+                    raw = handle.read(self.max_bytes + 1)
+                    during = os.fstat(handle.fileno())
+                after = os.stat(full)
+            except FileNotFoundError:  # deleted (or being replaced) right now
+                continue
+            if len(raw) > self.max_bytes:  # grew since the stat
+                raise self.too_large(rel, len(raw))
+            if not (_same(before, during) and _same(during, after) and len(raw) == after.st_size):
+                continue
+            if settle and time.time() - after.st_mtime < settle:
+                time.sleep(settle)
+                continue
+            return raw, after
+        raise VaultError(
+            "conflict",
+            f"'{rel}' kept changing while it was read: try again once the other program has "
+            "saved it.",
+            path=rel,
+        )
 
     def too_large(self, rel: str, size: int) -> VaultError:
         return VaultError(
@@ -127,6 +151,15 @@ class VaultFiles:
             f"'{rel}' is {megabytes(size)}, over the {megabytes(self.max_bytes)} limit for notes.",
             path=rel,
         )
+
+
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_ino, a.st_dev, a.st_size, a.st_mtime_ns) == (
+        b.st_ino,
+        b.st_dev,
+        b.st_size,
+        b.st_mtime_ns,
+    )
 
 
 def megabytes(size: int) -> str:

@@ -31,6 +31,9 @@ __all__ = ["NoteContent", "NoteInfo", "NoteStore", "WriteResult", "sha256"]
 logger = logging.getLogger(__name__)
 
 MAX_NAME_CHARS: Final = 120
+SETTLE_SECONDS: Final = 0.05
+"""A write reads a note modified less than this long ago again after a pause: a program still
+writing it in place must not be caught half-way and its half written back."""
 _FORBIDDEN_NAME_CHARS: Final = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]')
 
 
@@ -170,7 +173,7 @@ class NoteStore:
         """
         rel, full = self._resolve(path, write=True)
         with self._lock(full):
-            old = self._load(rel, full)
+            old = self._load(rel, full, settle=SETTLE_SECONDS)
             if old is not None and not overwrite:
                 raise _exists(rel)
             if old is None:
@@ -221,7 +224,7 @@ class NoteStore:
         """
         rel, full = self._resolve(path, write=True)
         with self._lock(full):
-            current = self._load(rel, full)
+            current = self._load(rel, full, settle=SETTLE_SECONDS)
             current_hash = None if current is None else sha256(current)
             snapshot = self.snapshots.latest(rel)
             while snapshot is not None and _never_written(snapshot, current_hash):
@@ -309,14 +312,14 @@ class NoteStore:
             )
         return rel
 
-    def _load(self, rel: str, full: Path) -> bytes | None:
+    def _load(self, rel: str, full: Path, *, settle: float = 0.0) -> bytes | None:
         """The note's bytes, or None if there is no such file (VaultError: too_large,
-        forbidden_path for a folder)."""
-        loaded = self.files.load(rel, full)
+        forbidden_path for a folder, conflict while it keeps changing)."""
+        loaded = self.files.load(rel, full, settle=settle)
         return None if loaded is None else loaded[0]
 
     def _require(self, rel: str, full: Path, verb: str) -> bytes:
-        old = self._load(rel, full)
+        old = self._load(rel, full, settle=SETTLE_SECONDS)
         if old is None:
             raise VaultError("not_found", f"There is no note '{rel}' to {verb}.", path=rel)
         return old
@@ -341,12 +344,29 @@ class NoteStore:
         new_hash = sha256(data)
         snapshot = self.snapshots.save(rel, old, new_hash)
         try:
-            write_atomic(full, data, mode=None if old is None else _mode(full))
+            write_atomic(
+                full,
+                data,
+                mode=None if old is None else _mode(full),
+                before_replace=lambda: self._check_unchanged(rel, full, old_hash),
+            )
         except BaseException:
             self.snapshots.discard(snapshot)
             raise
         self.audit.record(rel, action, old_hash, new_hash, origin)
         return WriteResult(rel, new_hash, old_hash, old is None)
+
+    def _check_unchanged(self, rel: str, full: Path, old_hash: str | None) -> None:
+        """Right before our rename: the note must still be what we read (or still absent).
+
+        Another program may have saved it since (an editor, a sync client): then nothing is
+        written and the caller gets a conflict, never a silent overwrite of their edit."""
+        try:
+            current = self.files.load(rel, full, settle=SETTLE_SECONDS)
+        except VaultError as exc:
+            raise _changed(rel) from exc
+        if (None if current is None else sha256(current[0])) != old_hash:
+            raise _changed(rel)
 
     def _notify(self, rel: str) -> None:
         if self.on_write is None:
@@ -383,6 +403,15 @@ def _twin(full: Path) -> Path | None:
         if entry.name != full.name and _name_key(entry.name) == key:
             return full.parent / entry.name
     return None
+
+
+def _changed(rel: str) -> VaultError:
+    return VaultError(
+        "conflict",
+        f"'{rel}' was changed by another program while the assistant was writing it, so "
+        "nothing was written: read it again and redo the change.",
+        path=rel,
+    )
 
 
 def _exists(rel: str) -> VaultError:
