@@ -89,6 +89,8 @@ class NoteStore:
         self._excluded = frozenset({self.data_dir})
         self.files = VaultFiles(self.root, self._excluded, max_bytes=max_bytes)
         self._locks: dict[str, threading.Lock] = {}
+        self._ours: dict[str, tuple[int, int, int] | None] = {}
+        """The (inode, size, mtime) each note had after our last write to it."""
         self._locks_guard = threading.Lock()
 
     # -- reading ------------------------------------------------------------------------
@@ -314,7 +316,10 @@ class NoteStore:
 
     def _load(self, rel: str, full: Path, *, settle: float = 0.0) -> bytes | None:
         """The note's bytes, or None if there is no such file (VaultError: too_large,
-        forbidden_path for a folder, conflict while it keeps changing)."""
+        forbidden_path for a folder, conflict while it keeps changing). A note exactly as our
+        own last write left it needs no settling."""
+        if settle and self._ours.get(str(full)) == _signature(full):
+            settle = 0.0
         loaded = self.files.load(rel, full, settle=settle)
         return None if loaded is None else loaded[0]
 
@@ -353,6 +358,7 @@ class NoteStore:
         except BaseException:
             self.snapshots.discard(snapshot)
             raise
+        self._ours[str(full)] = _signature(full)
         self.audit.record(rel, action, old_hash, new_hash, origin)
         return WriteResult(rel, new_hash, old_hash, old is None)
 
@@ -362,10 +368,10 @@ class NoteStore:
         Another program may have saved it since (an editor, a sync client): then nothing is
         written and the caller gets a conflict, never a silent overwrite of their edit."""
         try:
-            current = self.files.load(rel, full, settle=SETTLE_SECONDS)
+            current = self._load(rel, full, settle=SETTLE_SECONDS)
         except VaultError as exc:
             raise _changed(rel) from exc
-        if (None if current is None else sha256(current[0])) != old_hash:
+        if (None if current is None else sha256(current)) != old_hash:
             raise _changed(rel)
 
     def _notify(self, rel: str) -> None:
@@ -385,6 +391,14 @@ def _never_written(snapshot: Snapshot, current_hash: str | None) -> bool:
     """True for a snapshot whose write did not happen (a crash before the rename)."""
     before_hash = None if snapshot.content is None else sha256(snapshot.content)
     return snapshot.written_hash != current_hash and before_hash == current_hash
+
+
+def _signature(full: Path) -> tuple[int, int, int] | None:
+    try:
+        st = full.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _name_key(name: str) -> str:
