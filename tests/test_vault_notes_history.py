@@ -95,6 +95,18 @@ def test_undo_skips_a_snapshot_whose_write_never_happened(store: NoteStore) -> N
     assert store.read("Projects/Plan.md").content == PLAN
 
 
+def test_undo_after_a_manual_revert_never_deletes_the_note(store: NoteStore) -> None:
+    """The user undid our edit by hand (back to what we created): undo is a conflict and the
+    note, which an older snapshot says we created, stays."""
+    store.create("New.md", "first", origin="model")
+    store.modify("New.md", "second", expected_hash=store.read("New.md").hash)
+    (store.root / "New.md").write_bytes(b"first")
+    with pytest.raises(VaultError) as caught:
+        store.undo("New.md")
+    assert caught.value.code == "conflict"
+    assert (store.root / "New.md").read_bytes() == b"first"
+
+
 def test_undo_keeps_only_the_last_twenty_snapshots(store: NoteStore) -> None:
     """History is bounded per note: the 21st undo has nothing left to restore."""
     for i in range(SNAPSHOTS_KEPT + 5):

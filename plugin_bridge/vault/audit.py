@@ -2,8 +2,11 @@
 
 Snapshots: ``snapshots/<sha256 of the note path>/<sequence>-<hash written>.snap`` holds a note's
 bytes from before one write (``.absent`` when that write created the note); the newest
-``SNAPSHOTS_KEPT`` per note are kept. The audit log ``audit.jsonl`` has one JSON object per write:
-time (ISO 8601 UTC), path, action, oldHash, newHash, origin — hashes, never note contents.
+``SNAPSHOTS_KEPT`` per note are kept. A snapshot is saved ``.pending`` and committed only once its
+write has happened, so a crash in between leaves nothing that undo could mistake for a write.
+
+The audit log ``audit.jsonl`` has one JSON object per write: time (ISO 8601 UTC), path, action,
+oldHash, newHash, origin — hashes, never note contents.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ AuditAction = Literal["create", "overwrite", "modify", "append", "undo"]
 
 _CONTENT_SUFFIX: Final = ".snap"
 _ABSENT_SUFFIX: Final = ".absent"
+_PENDING_SUFFIX: Final = ".pending"
 
 
 def sha256(data: bytes) -> str:
@@ -57,15 +61,27 @@ class SnapshotStore:
         if existing:
             sequence = max(sequence, int(existing[-1].name.split("-", 1)[0]) + 1)
         suffix = _ABSENT_SUFFIX if before is None else _CONTENT_SUFFIX
-        file = folder / f"{sequence:020d}-{written_hash}{suffix}"
+        file = folder / f"{sequence:020d}-{written_hash}{suffix}{_PENDING_SUFFIX}"
         write_atomic(file, before or b"")
-        for stale in existing[: max(0, len(existing) + 1 - self.keep)]:
-            stale.unlink(missing_ok=True)
         return Snapshot(file, before, written_hash)
 
+    def commit(self, snapshot: Snapshot) -> None:
+        """The write ``snapshot`` was taken for has happened: make it undoable, drop the oldest
+        snapshots beyond ``keep``."""
+        final = snapshot.file.with_suffix("")
+        snapshot.file.replace(final)
+        existing = self._files(final.parent)
+        for stale in existing[: max(0, len(existing) - self.keep)]:
+            stale.unlink(missing_ok=True)
+
     def latest(self, rel_path: str) -> Snapshot | None:
-        """The snapshot taken before the last write of ``rel_path``, if any is left."""
-        files = self._files(self._folder(rel_path))
+        """The snapshot taken before the last write of ``rel_path``, if any is left (pending
+        ones, left by a crash before their write, are removed)."""
+        folder = self._folder(rel_path)
+        if folder.is_dir():
+            for leftover in folder.glob(f"*{_PENDING_SUFFIX}"):
+                leftover.unlink(missing_ok=True)
+        files = self._files(folder)
         if not files:
             return None
         file = files[-1]

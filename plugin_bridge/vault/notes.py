@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from plugin_bridge.vault.atomic import remove_durably, write_atomic
-from plugin_bridge.vault.audit import AuditAction, AuditLog, Snapshot, SnapshotStore, sha256
+from plugin_bridge.vault.audit import AuditAction, AuditLog, SnapshotStore, sha256
 from plugin_bridge.vault.encoding import appended, encode_like, unified_diff
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.files import MAX_NOTE_BYTES, VaultFiles, decode_note, megabytes
@@ -229,9 +229,6 @@ class NoteStore:
             current = self._load(rel, full, settle=SETTLE_SECONDS)
             current_hash = None if current is None else sha256(current)
             snapshot = self.snapshots.latest(rel)
-            while snapshot is not None and _never_written(snapshot, current_hash):
-                self.snapshots.discard(snapshot)
-                snapshot = self.snapshots.latest(rel)
             if snapshot is None:
                 raise VaultError(
                     "not_found", f"There is no earlier version of '{rel}' to restore.", path=rel
@@ -358,6 +355,7 @@ class NoteStore:
         except BaseException:
             self.snapshots.discard(snapshot)
             raise
+        self.snapshots.commit(snapshot)
         self._ours[str(full)] = _signature(full)
         self.audit.record(rel, action, old_hash, new_hash, origin)
         return WriteResult(rel, new_hash, old_hash, old is None)
@@ -385,12 +383,6 @@ class NoteStore:
     def _lock(self, real: Path) -> threading.Lock:
         with self._locks_guard:
             return self._locks.setdefault(str(real), threading.Lock())
-
-
-def _never_written(snapshot: Snapshot, current_hash: str | None) -> bool:
-    """True for a snapshot whose write did not happen (a crash before the rename)."""
-    before_hash = None if snapshot.content is None else sha256(snapshot.content)
-    return snapshot.written_hash != current_hash and before_hash == current_hash
 
 
 def _signature(full: Path) -> tuple[int, int, int] | None:
