@@ -13,10 +13,15 @@ INDEX_TIMEOUT: Final = 600.0
 async def search(
     vault_root: Path, query: str, *, limit: int, data_dir: Path | None, out: TextIO
 ) -> int:
+    from plugin_bridge.vault.errors import VaultError
     from plugin_bridge.vault.vault import Vault
 
     vault = Vault(vault_root, data_dir, watch=False)
-    await vault.start()
+    try:
+        await vault.start()
+    except VaultError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     try:
         await vault.index.wait_until_idle(INDEX_TIMEOUT)
         found = vault.index.search(query, limit)

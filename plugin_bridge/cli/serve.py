@@ -127,6 +127,7 @@ async def _serve(
     from plugin_bridge.app.confirm import ask_client
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.handlers import build_router
+    from plugin_bridge.vault.errors import VaultError
     from plugin_bridge.vault.vault import Vault
     from plugin_bridge.wire.errors import field_problems
     from plugin_bridge.wire.server import start_server
@@ -141,7 +142,10 @@ async def _serve(
     banner = choice.describe()
     print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
     vault = Vault(vault_root, settings.data_dir)
-    await vault.start()
+    try:
+        await vault.start()
+    except VaultError as exc:
+        return _fail(2, str(exc))
     app = BridgeApp(
         vault,
         confirm=ask_client(vault),

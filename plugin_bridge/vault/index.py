@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Final
 
 from plugin_bridge.vault import search as search_sql
+from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.files import VaultFiles
 from plugin_bridge.vault.indexer import Indexer, ScanStats
 from plugin_bridge.vault.parse import link_key
@@ -273,13 +274,22 @@ class SearchIndex:
     # -- helpers ----------------------------------------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
-        """The writing connection, migrated; an unreadable database is rebuilt (it is a cache)."""
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        """The writing connection, migrated; an unreadable database is rebuilt (it is a cache).
+
+        Raises VaultError(forbidden_path) when the index cannot live at ``db_path`` at all (a
+        folder there, a read-only or missing data folder)."""
         try:
+            self.db_path.parent.mkdir(parents=True, exist_ok=True)
+            if self.db_path.is_dir():
+                raise IsADirectoryError(f"{self.db_path} is a folder")
             return self._open_and_migrate()
+        except (OSError, sqlite3.OperationalError) as exc:
+            raise VaultError(
+                "forbidden_path",
+                f"The search index cannot be stored at {self.db_path} ({exc}): pass a writable "
+                "--data-dir.",
+            ) from exc
         except sqlite3.DatabaseError as exc:
-            if isinstance(exc, sqlite3.OperationalError):
-                raise
             logger.warning(
                 "The search index %s is unreadable (%s); rebuilding it from the notes.",
                 self.db_path,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from types import TracebackType
 
@@ -42,7 +43,9 @@ class Vault:
         self._indexing = False
 
     async def start(self) -> None:
-        """Open the index and return; the first indexing continues in the background."""
+        """Remove temp files left by killed writes, open the index and return; the first
+        indexing continues in the background."""
+        await asyncio.to_thread(self.notes.remove_orphans)
         await self.index.start()
         self._indexing = True
 

@@ -76,3 +76,21 @@ async def test_the_lock_of_a_killed_server_is_taken_over(tmp_path: Path) -> None
         if second.returncode is None:
             second.kill()
             await second.wait()
+
+
+@pytest.mark.parametrize("command", ["serve", "search"])
+async def test_an_unusable_index_path_is_one_sentence_and_exit_2(
+    tmp_path: Path, command: str
+) -> None:
+    """A folder where the index file belongs: the command says where and what to pass."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (tmp_path / "data" / "index.sqlite3").mkdir(parents=True)
+    args = ["kafka"] if command == "search" else []
+    code, _out, err = await run_cli(
+        tmp_path, command, *args, "--vault", str(vault), "--data-dir", str(tmp_path / "data")
+    )
+    assert code == 2
+    last = err.strip().splitlines()[-1]
+    assert "index.sqlite3" in last and "--data-dir" in last
+    assert "Traceback" not in err
