@@ -46,17 +46,36 @@ def test_a_missing_note_is_not_found(store: NoteStore) -> None:
 
 @pytest.mark.parametrize(
     "raw",
-    [b"\x00\x01\x02binary", b"PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "caf\xe9".encode("latin-1")],
-    ids=["nul-bytes", "png-header", "latin-1"],
+    [b"\x00\x01\x02binary", b"PNG\r\n\x1a\n\x00\x00\x00\rIHDR"],
+    ids=["nul-bytes", "png-header"],
 )
-def test_binary_or_undecodable_files_are_not_text(store: NoteStore, raw: bytes) -> None:
-    """A .md file that is not UTF-8 text is refused with not_text, and append leaves it alone."""
+def test_binary_files_are_not_text(store: NoteStore, raw: bytes) -> None:
+    """A binary .md file is refused with not_text, and append leaves it alone."""
     (store.root / "blob.md").write_bytes(raw)
     for attempt in (lambda: store.read("blob.md"), lambda: store.append("blob.md", "x")):
         with pytest.raises(VaultError) as caught:
             attempt()
         assert code_of(caught) == "not_text"
     assert (store.root / "blob.md").read_bytes() == raw
+
+
+def test_a_stray_non_utf8_byte_reads_lossy_and_only_an_overwrite_writes(store: NoteStore) -> None:
+    """One Latin-1 byte: the note reads with U+FFFD and lossy set; append and modify refuse
+    (they would rewrite that byte), an explicit overwrite replaces the note."""
+    raw = "Café au lait\n".encode() + "caf\xe9\n".encode("latin-1")
+    (store.root / "Mixed.md").write_bytes(raw)
+    note = store.read("Mixed.md")
+    assert note.lossy and note.content == "Café au lait\ncaf\ufffd\n"
+    for attempt in (
+        lambda: store.append("Mixed.md", "x"),
+        lambda: store.modify("Mixed.md", "y", expected_hash=note.hash),
+    ):
+        with pytest.raises(VaultError) as caught:
+            attempt()
+        assert code_of(caught) == "not_text" and "overwrite" in str(caught.value)
+    assert (store.root / "Mixed.md").read_bytes() == raw
+    store.create("Mixed.md", "Café\n", overwrite=True)
+    assert not store.read("Mixed.md").lossy
 
 
 def test_a_note_over_five_megabytes_is_too_large(store: NoteStore) -> None:

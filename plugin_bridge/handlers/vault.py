@@ -32,7 +32,7 @@ async def search(ctx: Context, params: SearchParams) -> SearchResult:
 async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
     """A note's text and the sha256 of its bytes."""
     note = await asyncio.to_thread(ctx.app.vault.notes.read, params.path)
-    return NoteReadResult(path=note.path, content=note.content, hash=note.hash)
+    return NoteReadResult(path=note.path, content=note.content, hash=note.hash, lossy=note.lossy)
 
 
 async def create_note(ctx: Context, params: NoteCreateParams) -> NoteWriteResult:

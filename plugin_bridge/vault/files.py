@@ -6,7 +6,8 @@ A note is a regular file with a ``.md``, ``.canvas`` or ``.base`` suffix that is
 * not hidden: no part of its path starts with a dot. Obsidian shows neither dot-files nor
   dot-folders, and ``.obsidian``, ``.git`` and ``.trash`` are among them;
 * not in the assistant's data folder when that sits inside the vault, and not a temp file;
-* at most :data:`MAX_NOTE_BYTES`, and UTF-8 text (a NUL byte in its first 8 KiB means binary).
+* at most :data:`MAX_NOTE_BYTES`, and text (a NUL byte in its first 8 KiB means binary); bytes
+  that are not UTF-8 read as U+FFFD and flag the note as lossy.
 
 :class:`VaultFiles` answers the questions (``ignored``, ``inside``, ``walk``, ``load``);
 :func:`decode_note` turns a note's bytes into its text.
@@ -30,16 +31,30 @@ READ_ATTEMPTS: Final = 5
 """Reads of a file that changes under us before giving up with a conflict."""
 
 
-def decode_note(rel: str, raw: bytes) -> str:
-    """The text of a note file (BOM dropped), or VaultError(not_text) for binary or non-UTF-8."""
+def read_text(rel: str, raw: bytes) -> tuple[str, bool]:
+    """The text of a note file (BOM dropped) and whether it was lossy: bytes that are not UTF-8
+    (one stray Latin-1 byte, say) read as U+FFFD, so the note stays readable and searchable.
+    VaultError(not_text) for a binary file."""
     if b"\x00" in raw[:_BINARY_SNIFF_BYTES]:
         raise VaultError("not_text", f"'{rel}' is a binary file, not a text note.", path=rel)
     try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
+        return raw.decode("utf-8-sig"), False
+    except UnicodeDecodeError:
+        return raw.decode("utf-8-sig", errors="replace"), True
+
+
+def decode_note(rel: str, raw: bytes) -> str:
+    """The text of a note about to be rewritten: VaultError(not_text) when it is binary or not
+    all UTF-8, since writing it back would replace those bytes; overwriting it is explicit."""
+    text, lossy = read_text(rel, raw)
+    if lossy:
         raise VaultError(
-            "not_text", f"'{rel}' is not UTF-8 text, so it cannot be used as a note.", path=rel
-        ) from exc
+            "not_text",
+            f"'{rel}' has bytes that are not UTF-8, which a change would replace: overwrite the "
+            "whole note explicitly if that is what you want.",
+            path=rel,
+        )
+    return text
 
 
 def is_note_name(rel: str) -> bool:

@@ -20,7 +20,7 @@ from typing import Literal
 
 from plugin_bridge.vault.cjk import bigrams
 from plugin_bridge.vault.errors import VaultError
-from plugin_bridge.vault.files import VaultFiles, decode_note, is_note_name
+from plugin_bridge.vault.files import VaultFiles, is_note_name, read_text
 from plugin_bridge.vault.parse import link_key, parse_note
 
 logger = logging.getLogger(__name__)
@@ -146,7 +146,7 @@ class Indexer:
                 return Gone(rel)  # vanished between listing and reading
             raw, info = loaded
             signature = (info.st_mtime, info.st_size)
-            text = decode_note(rel, raw)
+            text = read_text(rel, raw)[0]
         except OSError:
             return Gone(rel)
         except VaultError as exc:  # too large, not text

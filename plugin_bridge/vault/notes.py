@@ -25,7 +25,13 @@ from plugin_bridge.vault.atomic import remove_durably, write_atomic
 from plugin_bridge.vault.audit import AuditAction, AuditLog, SnapshotStore, sha256
 from plugin_bridge.vault.encoding import appended, encode_like, unified_diff
 from plugin_bridge.vault.errors import VaultError
-from plugin_bridge.vault.files import MAX_NOTE_BYTES, VaultFiles, decode_note, megabytes
+from plugin_bridge.vault.files import (
+    MAX_NOTE_BYTES,
+    VaultFiles,
+    decode_note,
+    megabytes,
+    read_text,
+)
 from plugin_bridge.vault.paths import TEMP_PREFIX, resolve_note, to_posix
 
 __all__ = ["NoteContent", "NoteInfo", "NoteStore", "WriteResult", "sha256"]
@@ -47,6 +53,8 @@ class NoteContent:
     path: str
     content: str
     hash: str
+    lossy: bool = False
+    """Some bytes were not UTF-8 and read as U+FFFD; only an explicit overwrite may write it."""
 
 
 @dataclass(frozen=True)
@@ -102,13 +110,14 @@ class NoteStore:
         """The text of a .md, .canvas or .base note.
 
         Raises VaultError: forbidden_path, not_found, too_large (over ``max_bytes``) or
-        not_text (binary or not UTF-8).
+        not_text (binary). Bytes that are not UTF-8 read as U+FFFD with ``lossy`` set.
         """
         rel, full = self._resolve(path, write=False)
         raw = self._load(rel, full)
         if raw is None:
             raise VaultError("not_found", f"There is no note '{rel}'.", path=rel)
-        return NoteContent(rel, decode_note(rel, raw), sha256(raw))
+        text, lossy = read_text(rel, raw)
+        return NoteContent(rel, text, sha256(raw), lossy)
 
     def info(self, path: str) -> NoteInfo:
         """Size and mtime of a readable note without reading it (forbidden_path, not_found)."""
@@ -193,11 +202,13 @@ class NoteStore:
     ) -> WriteResult:
         """Replace a note's text if it still has the sha256 ``expected_hash`` the caller read.
 
-        Raises VaultError: forbidden_path, not_found, too_large, conflict (changed since read).
+        Raises VaultError: forbidden_path, not_found, too_large, conflict (changed since read),
+        not_text (binary, or lossy: overwrite it with ``create(..., overwrite=True)``).
         """
         rel, full = self._resolve(path, write=True)
         with self._lock(full):
             old = self._require(rel, full, "modify")
+            decode_note(rel, old)
             if sha256(old) != expected_hash:
                 raise VaultError(
                     "conflict",

@@ -91,7 +91,10 @@ class _VaultTools:
                 f"\n\n[… truncated: characters {offset}-{end} of {len(text)} shown; "
                 f"{len(text) - end} more exist. Call read_note with offset={end} to read on.]"
             )
-        return {"path": note.path, "hash": note.hash, "content": content}
+        result: dict[str, Any] = {"path": note.path, "hash": note.hash, "content": content}
+        if note.lossy:
+            result["lossy"] = "some bytes were not UTF-8 and show as U+FFFD; do not rewrite it"
+        return result
 
     def list_notes(self, args: dict[str, Any]) -> ToolOutput:
         limit = args.get("limit", DEFAULT_LIMIT)

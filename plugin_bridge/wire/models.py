@@ -133,6 +133,13 @@ class NoteReadResult(WireModel):
     path: str
     content: str
     hash: str = Field(description="sha256 hex of the file bytes.")
+    lossy: bool = Field(
+        False,
+        description=(
+            "Some bytes were not UTF-8 and read as U+FFFD; only note/create with overwrite "
+            "may write the note."
+        ),
+    )
 
 
 class NoteCreateParams(Params):

@@ -87,3 +87,16 @@ async def test_the_wire_gives_32023_for_bad_names_and_32021_for_twins(tmp_path: 
 def test_unique_path_steps_over_twins(store: NoteStore) -> None:
     """A title whose file name would twin an existing note gets a numbered name instead."""
     assert store.unique_path("", "welcome") == "welcome 1.md"
+
+
+async def test_note_read_flags_a_lossy_note_and_search_finds_it(tmp_path: Path) -> None:
+    """A stray non-UTF-8 byte: note/read answers with lossy true and search still finds it."""
+    async with running_bridge(tmp_path) as bridge:
+        raw = b"zeppelin notes " + "caf\xe9".encode("latin-1")
+        (bridge.vault.root / "Mixed.md").write_bytes(raw)
+        bridge.vault.index.notify_changed("Mixed.md")
+        wire = await bridge.wire()
+        note = await wire.result("note/read", {"path": "Mixed.md"})
+        assert note["lossy"] is True and note["content"].endswith("caf\ufffd")
+        hits = await wire.result("vault/search", {"query": "zeppelin"})
+        assert [hit["path"] for hit in hits["results"]] == ["Mixed.md"]
