@@ -25,7 +25,12 @@ from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.handlers import build_router
 from plugin_bridge.vault.vault import Vault
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
-from plugin_bridge.wire.server import DEFAULT_INIT_TIMEOUT, BridgeServer, start_server
+from plugin_bridge.wire.server import (
+    DEFAULT_DRAIN_TIMEOUT,
+    DEFAULT_INIT_TIMEOUT,
+    BridgeServer,
+    start_server,
+)
 from tests.conftest import REPO_ROOT
 
 EXAMPLE_VAULT = REPO_ROOT / "examples" / "vault"
@@ -154,6 +159,7 @@ async def running_bridge(
     confirm_timeout: float = DEFAULT_CONFIRM_TIMEOUT,
     allowed_origins: Collection[str] = DEFAULT_ALLOWED_ORIGINS,
     init_timeout: float = DEFAULT_INIT_TIMEOUT,
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
     **app_kw: Any,
 ) -> AsyncIterator[Bridge]:
     """Serve a copy of examples/vault (fully indexed) in this process."""
@@ -169,7 +175,11 @@ async def running_bridge(
         **app_kw,
     )
     server = await start_server(
-        build_router(), app, allowed_origins=allowed_origins, init_timeout=init_timeout
+        build_router(),
+        app,
+        allowed_origins=allowed_origins,
+        init_timeout=init_timeout,
+        drain_timeout=drain_timeout,
     )
     try:
         yield Bridge(app, server, vault)

@@ -34,6 +34,8 @@ from plugin_bridge.wire.rpc import Router
 logger = logging.getLogger(__name__)
 
 CANCEL_METHOD: Final = "$/cancelRequest"
+OUTGOING_LIMIT: Final = 4 * 1024 * 1024
+"""Past this many unsent bytes the client is not read until they drain (see the server)."""
 DRAIN_SECONDS: Final = 5.0
 """How long a closing connection waits for its cancelled requests to unwind."""
 
@@ -49,12 +51,40 @@ class Connection(Generic[S]):
         self.app = app
         self.protocol = Protocol()
         self.peer_name = peer_name
-        self._send = send
+        self._transport_send = send
+        self.outgoing = 0
+        """Bytes handed to ``send`` whose sending has not finished (a client that does not read
+        keeps them here); the server stops reading this client while it is over its bound."""
+        self._drained = asyncio.Event()
+        self._drained.set()
+        self._over_limit = asyncio.Event()
         self._tasks: dict[RequestId, asyncio.Task[None]] = {}
         self._cancel_requested: set[RequestId] = set()
         self._started: set[RequestId] = set()
         self._waiting: dict[str, asyncio.Future[Response]] = {}
         self._closing = False
+
+    async def _send(self, data: bytes) -> None:
+        self.outgoing += len(data)
+        self._drained.clear()
+        if self.outgoing > OUTGOING_LIMIT:
+            self._over_limit.set()
+        try:
+            await self._transport_send(data)
+        finally:
+            self.outgoing -= len(data)
+            if self.outgoing <= OUTGOING_LIMIT:
+                self._over_limit.clear()
+            if self.outgoing == 0:
+                self._drained.set()
+
+    async def drained(self) -> None:
+        """Return once everything sent so far has gone out."""
+        await self._drained.wait()
+
+    async def over_limit(self) -> None:
+        """Return once more than :data:`OUTGOING_LIMIT` bytes wait to be sent."""
+        await self._over_limit.wait()
 
     @property
     def ready(self) -> bool:

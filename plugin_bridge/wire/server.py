@@ -14,8 +14,8 @@ from collections.abc import Collection
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
-from plugin_bridge.wire.connection import Connection
-from plugin_bridge.wire.protocol import CLOSE_INIT_TIMEOUT
+from plugin_bridge.wire.connection import OUTGOING_LIMIT, Connection
+from plugin_bridge.wire.protocol import CLOSE_INIT_TIMEOUT, CLOSE_NOT_READING
 from plugin_bridge.wire.security import (
     DEFAULT_ALLOWED_ORIGINS,
     bind_socket,
@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_INIT_TIMEOUT: Final = 10.0
+DEFAULT_DRAIN_TIMEOUT: Final = 30.0
+STUCK_CLOSE_SECONDS: Final = 1.0
+"""A client that reads none of its replies for this long is closed with 4429."""
 S = TypeVar("S")
 
 
@@ -54,7 +57,9 @@ class BridgeServer(Generic[S]):
         *,
         allowed_origins: Collection[str] = DEFAULT_ALLOWED_ORIGINS,
         init_timeout: float = DEFAULT_INIT_TIMEOUT,
+        drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
     ) -> None:
+        self.drain_timeout = drain_timeout
         self.router = router
         self.app = app
         self.allowed_origins = frozenset(allowed_origins)
@@ -103,6 +108,22 @@ class BridgeServer(Generic[S]):
         logger.warning("refused a WebSocket handshake: %s", reason.strip())
         return connection.respond(HTTPStatus.FORBIDDEN, reason)
 
+    async def _watch_drain(self, ws: ServerConnection, connection: Connection[S]) -> None:
+        """Close a client that leaves more than OUTGOING_LIMIT bytes unread for
+        ``drain_timeout`` seconds (4429); the read loop reads nothing from it meanwhile."""
+        while True:
+            await connection.over_limit()
+            try:
+                async with asyncio.timeout(self.drain_timeout):
+                    await connection.drained()
+            except TimeoutError:
+                logger.warning(
+                    "closing a client that read none of its replies for %.0f s",
+                    self.drain_timeout,
+                )
+                await _close_stuck(ws)
+                return
+
     async def _handle(self, ws: ServerConnection) -> None:
         from websockets.exceptions import ConnectionClosed
 
@@ -115,9 +136,12 @@ class BridgeServer(Generic[S]):
         no_delay(ws.transport.get_extra_info("socket"))
         connection = Connection(self.router, self.app, send, peer_name=str(ws.id)[:8])
         self.connections.add(connection)
+        watchdog = asyncio.create_task(self._watch_drain(ws, connection))
         deadline = asyncio.get_running_loop().time() + self.init_timeout
         try:
             while True:
+                if connection.outgoing > OUTGOING_LIMIT:
+                    await connection.drained()  # backpressure: read nothing meanwhile
                 if connection.ready:
                     frame = await ws.recv()
                 else:
@@ -135,8 +159,19 @@ class BridgeServer(Generic[S]):
         except ConnectionClosed:
             pass
         finally:
+            watchdog.cancel()
             await connection.connection_lost()
             self.connections.discard(connection)
+
+
+async def _close_stuck(ws: ServerConnection) -> None:
+    """Close a client that reads nothing: its close frame may never get through, so the
+    connection is dropped if the closing handshake does not finish within a second."""
+    try:
+        async with asyncio.timeout(STUCK_CLOSE_SECONDS):
+            await ws.close(CLOSE_NOT_READING, "the client does not read its replies")
+    except TimeoutError:
+        ws.transport.abort()
 
 
 def no_delay(sock: socket.socket | None) -> None:
@@ -156,6 +191,7 @@ async def start_server(
     sock: socket.socket | None = None,
     allowed_origins: Collection[str] = DEFAULT_ALLOWED_ORIGINS,
     init_timeout: float = DEFAULT_INIT_TIMEOUT,
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
 ) -> BridgeServer[S]:
     """Serve ``router``'s methods with ``app`` on ``sock`` (listening) or a new ``host:port``."""
     server = BridgeServer(
@@ -164,6 +200,7 @@ async def start_server(
         sock if sock is not None else bind_socket(host, port),
         allowed_origins=allowed_origins,
         init_timeout=init_timeout,
+        drain_timeout=drain_timeout,
     )
     await server.start()
     return server
