@@ -83,7 +83,7 @@ async def ok(registry: ToolRegistry, name: str, **arguments: Any) -> Any:
 # -- registration and schemas --------------------------------------------------------------
 
 
-def test_registration_returns_the_six_tool_names_in_order(vault: Vault) -> None:
+def test_registration_returns_the_seven_tool_names_in_order(vault: Vault) -> None:
     """register_vault_tools reports exactly what it registered."""
     tools = ToolRegistry()
     names = register_vault_tools(tools, vault)
@@ -95,6 +95,7 @@ def test_registration_returns_the_six_tool_names_in_order(vault: Vault) -> None:
         "get_backlinks",
         "create_note",
         "append_to_note",
+        "edit_note",
     }
 
 
@@ -134,7 +135,7 @@ def test_descriptions_teach_the_path_format_and_search_syntax(registry: ToolRegi
 def test_reads_are_allowed_and_writes_take_the_given_permission(
     vault: Vault, write_permission: Any
 ) -> None:
-    """Only create_note and append_to_note are gated."""
+    """Only the writes (create_note, append_to_note, edit_note) are gated."""
     tools = ToolRegistry()
     register_vault_tools(tools, vault, write_permission=write_permission)
     assert {name: tools.permission(name) for name in VAULT_TOOL_NAMES} == {
@@ -144,6 +145,7 @@ def test_reads_are_allowed_and_writes_take_the_given_permission(
         "get_backlinks": "allow",
         "create_note": write_permission,
         "append_to_note": write_permission,
+        "edit_note": write_permission,
     }
 
 
@@ -352,6 +354,33 @@ async def test_model_writes_are_audited_as_the_model(registry: ToolRegistry, vau
     ]
 
 
+async def test_edit_note_replaces_each_quoted_passage_and_keeps_the_rest(
+    registry: ToolRegistry, vault: Vault
+) -> None:
+    """Each old_text occurring once is replaced in order; everything else stays byte for byte."""
+    original = NOTES["Projects/Notes.md"]
+    first_line = original.splitlines()[0]
+    edits = [{"old_text": first_line, "new_text": "# Renamed"}]
+    result = await ok(registry, "edit_note", path="Projects/Notes.md", edits=edits)
+    path = vault.root / "Projects" / "Notes.md"
+    assert path.read_text(encoding="utf-8") == original.replace(first_line, "# Renamed", 1)
+    assert result == {"path": "Projects/Notes.md", "hash": sha256(path.read_bytes())}
+
+
+@pytest.mark.parametrize(
+    ("old_text", "why"), [("no such words", "is not in the note"), ("e", "times")]
+)
+async def test_edit_note_with_a_missing_or_ambiguous_passage_changes_nothing(
+    registry: ToolRegistry, vault: Vault, old_text: str, why: str
+) -> None:
+    """The model is told which edit failed and why; the note is untouched."""
+    edits = [{"old_text": old_text, "new_text": "x"}]
+    result = await call(registry, "edit_note", path="Projects/Notes.md", edits=edits)
+    assert result.is_error and "Edit 1" in str(result.content) and why in str(result.content)
+    path = vault.root / "Projects" / "Notes.md"
+    assert path.read_text(encoding="utf-8") == NOTES["Projects/Notes.md"]
+
+
 # -- previews ------------------------------------------------------------------------------
 
 
@@ -370,6 +399,18 @@ def test_preview_of_append_to_note_shows_the_added_lines(vault: Vault) -> None:
     assert preview is not None
     assert [line for line in preview.splitlines() if line.startswith("+")][1:] == ["+- new"]
     assert (vault.root / "Projects" / "Notes.md").read_text() == NOTES["Projects/Notes.md"]
+
+
+def test_preview_of_edit_note_is_the_diff_of_the_edits(vault: Vault) -> None:
+    """The user sees exactly the replaced lines before approving."""
+    first = NOTES["Projects/Notes.md"].splitlines()[0]
+    call_ = ToolCall(
+        "1",
+        "edit_note",
+        {"path": "Projects/Notes.md", "edits": [{"old_text": first, "new_text": "# New"}]},
+    )
+    preview = preview_tool_call(vault, call_)
+    assert preview is not None and f"-{first}" in preview and "+# New" in preview
 
 
 @pytest.mark.parametrize("name", ["search_notes", "read_note", "list_notes", "get_backlinks"])

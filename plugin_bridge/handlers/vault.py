@@ -1,4 +1,5 @@
-"""Vault methods: vault/search, note/read, note/create (writes by the user: origin "user")."""
+"""Vault methods: vault/search, note/read and the user's writes (origin "user"): note/create,
+note/append, note/edit, note/undo; audit/list."""
 
 from __future__ import annotations
 
@@ -6,9 +7,15 @@ import asyncio
 
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.models import (
+    AuditListParams,
+    AuditListResult,
+    NoteAppendParams,
     NoteCreateParams,
+    NoteEditParams,
     NoteReadParams,
     NoteReadResult,
+    NoteUndoParams,
+    NoteUndoResult,
     NoteWriteResult,
     SearchHitModel,
     SearchParams,
@@ -42,12 +49,53 @@ async def create_note(ctx: Context, params: NoteCreateParams) -> NoteWriteResult
         params.path,
         params.content,
         overwrite=params.overwrite,
+        expected_hash=params.expected_hash,
         origin="user",
     )
     return NoteWriteResult(path=written.path, hash=written.hash)
+
+
+async def append_note(ctx: Context, params: NoteAppendParams) -> NoteWriteResult:
+    """Add text at the end of a note, on a new line; earlier bytes are kept as they are."""
+    written = await asyncio.to_thread(
+        ctx.app.vault.notes.append,
+        params.path,
+        params.text,
+        expected_hash=params.expected_hash,
+        origin="user",
+    )
+    return NoteWriteResult(path=written.path, hash=written.hash)
+
+
+async def edit_note(ctx: Context, params: NoteEditParams) -> NoteWriteResult:
+    """Search-and-replace edits, each old text occurring exactly once, applied in order."""
+    written = await asyncio.to_thread(
+        ctx.app.vault.notes.edit,
+        params.path,
+        [(edit.old_text, edit.new_text) for edit in params.edits],
+        expected_hash=params.expected_hash,
+        origin="user",
+    )
+    return NoteWriteResult(path=written.path, hash=written.hash)
+
+
+async def undo_note(ctx: Context, params: NoteUndoParams) -> NoteUndoResult:
+    """Restore the note as it was before its last write (-32022 if it changed since)."""
+    undone = await asyncio.to_thread(ctx.app.vault.notes.undo, params.path, origin="user")
+    return NoteUndoResult(path=undone.path, hash=undone.hash, removed=not undone.hash)
+
+
+async def list_audit(ctx: Context, params: AuditListParams) -> AuditListResult:
+    """The write log, newest first: who wrote which note when, with hashes (never contents)."""
+    entries = await asyncio.to_thread(ctx.app.vault.notes.audit.entries, params.limit)
+    return AuditListResult.model_validate({"entries": entries})
 
 
 def register(router: AppRouter) -> None:
     router.register("vault/search", SearchParams, search)
     router.register("note/read", NoteReadParams, read_note)
     router.register("note/create", NoteCreateParams, create_note)
+    router.register("note/append", NoteAppendParams, append_note)
+    router.register("note/edit", NoteEditParams, edit_note)
+    router.register("note/undo", NoteUndoParams, undo_note)
+    router.register("audit/list", AuditListParams, list_audit)

@@ -11,19 +11,21 @@ oldHash, newHash, origin — hashes, never note contents.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from plugin_bridge.vault.atomic import remove_durably, write_atomic
 
 SNAPSHOTS_KEPT: Final = 20
-AuditAction = Literal["create", "overwrite", "modify", "append", "undo"]
+AuditAction = Literal["create", "overwrite", "modify", "append", "edit", "undo"]
 
 _CONTENT_SUFFIX: Final = ".snap"
 _ABSENT_SUFFIX: Final = ".absent"
@@ -132,3 +134,18 @@ class AuditLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as log:
                 log.write(line)
+
+    def entries(self, limit: int) -> list[dict[str, Any]]:
+        """The last ``limit`` entries, newest first (lines that are not JSON are skipped)."""
+        try:
+            with self.path.open(encoding="utf-8") as log:
+                lines = deque(log, maxlen=limit)
+        except FileNotFoundError:
+            return []
+        found: list[dict[str, Any]] = []
+        for line in reversed(lines):
+            with contextlib.suppress(ValueError):
+                entry = json.loads(line)
+                if isinstance(entry, dict):
+                    found.append(entry)
+        return found

@@ -7,7 +7,10 @@ UTF-8 BOM; an append keeps every earlier byte as it is.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from typing import Final
+
+from plugin_bridge.vault.errors import VaultError
 
 BOM: Final = b"\xef\xbb\xbf"
 
@@ -53,3 +56,28 @@ def unified_diff(rel: str, old: str | None, new: str) -> str:
     return "".join(
         line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n" for line in lines
     )
+
+
+def apply_edits(rel: str, text: str, edits: Sequence[tuple[str, str]]) -> str:
+    """``text`` with each search-and-replace edit applied in order; each old text must occur
+    exactly once (VaultError invalid_edit naming the edit otherwise)."""
+    normalised = text.replace("\r\n", "\n")
+    for number, (old_text, new_text) in enumerate(edits, 1):
+        needle = old_text.replace("\r\n", "\n")
+        found = normalised.count(needle) if needle else 0
+        if found != 1:
+            why = (
+                "is empty"
+                if not needle
+                else "is not in the note"
+                if not found
+                else (f"occurs {found} times")
+            )
+            raise VaultError(
+                "invalid_edit",
+                f"Edit {number} of '{rel}': its old text {why}; quote a passage that occurs "
+                "exactly once, as the note is now.",
+                path=rel,
+            )
+        normalised = normalised.replace(needle, new_text.replace("\r\n", "\n"), 1)
+    return normalised

@@ -4,7 +4,8 @@ Exception tree::
 
     Exception
     └── VaultError        a note operation was refused; ``.code`` says why:
-                          not_found, exists, conflict, forbidden_path, too_large, not_text
+                          not_found, exists, conflict, forbidden_path, too_large, not_text,
+                          invalid_edit
 
 The bridge maps each code to its JSON-RPC error; the tool loop shows the message to the model.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Literal
 
 VaultErrorCode = Literal[
-    "not_found", "exists", "conflict", "forbidden_path", "too_large", "not_text"
+    "not_found", "exists", "conflict", "forbidden_path", "too_large", "not_text", "invalid_edit"
 ]
 
 

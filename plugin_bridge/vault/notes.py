@@ -15,15 +15,14 @@ import re
 import stat
 import threading
 import time
-import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from plugin_bridge.vault.atomic import remove_durably, write_atomic
 from plugin_bridge.vault.audit import AuditAction, AuditLog, SnapshotStore, sha256
-from plugin_bridge.vault.encoding import appended, encode_like, unified_diff
+from plugin_bridge.vault.encoding import appended, apply_edits, encode_like, unified_diff
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.files import (
     MAX_NOTE_BYTES,
@@ -32,6 +31,7 @@ from plugin_bridge.vault.files import (
     megabytes,
     read_text,
 )
+from plugin_bridge.vault.names import twin_of
 from plugin_bridge.vault.paths import TEMP_PREFIX, resolve_note, to_posix
 
 __all__ = ["NoteContent", "NoteInfo", "NoteStore", "WriteResult", "sha256"]
@@ -172,24 +172,32 @@ class NoteStore:
             candidate = f"{prefix}{name}{f' {n}' if n else ''}.md"
             self._resolve(candidate, write=True)
             spot = self.root / candidate  # the name itself: a dangling link is taken too
-            if not os.path.lexists(spot) and _twin(spot) is None:
+            if not os.path.lexists(spot) and twin_of(spot) is None:
                 return candidate
         raise VaultError("exists", f"Too many notes are named '{name}': choose another title.")
 
     # -- writing ------------------------------------------------------------------------
 
     def create(
-        self, path: str, content: str, *, overwrite: bool = False, origin: str = "model"
+        self,
+        path: str,
+        content: str,
+        *,
+        overwrite: bool = False,
+        expected_hash: str | None = None,
+        origin: str = "model",
     ) -> WriteResult:
-        """Create a .md note and any missing folders; an existing note only with ``overwrite``.
+        """Create a .md note and any missing folders; an existing note only with ``overwrite``
+        (and, given ``expected_hash``, only while it still has that sha256).
 
-        Raises VaultError: forbidden_path, exists, too_large.
+        Raises VaultError: forbidden_path, exists, too_large, conflict.
         """
         rel, full = self._resolve(path, write=True)
         with self._lock(full):
             old = self._load(rel, full, settle=SETTLE_SECONDS)
             if old is not None and not overwrite:
                 raise _exists(rel)
+            _expect(rel, old, expected_hash)
             if old is None:
                 self._check_new_path(rel, full)
             action: AuditAction = "create" if old is None else "overwrite"
@@ -209,28 +217,63 @@ class NoteStore:
         with self._lock(full):
             old = self._require(rel, full, "modify")
             decode_note(rel, old)
-            if sha256(old) != expected_hash:
-                raise VaultError(
-                    "conflict",
-                    f"'{rel}' changed since it was read: read it again and redo the change.",
-                    path=rel,
-                )
+            _expect(rel, old, expected_hash)
             result = self._commit(rel, full, old, encode_like(content, old), "modify", origin)
         self._notify(rel)
         return result
 
-    def append(self, path: str, content: str, *, origin: str = "model") -> WriteResult:
-        """Add ``content`` at the end of a note, on a new line; earlier bytes are kept as they are.
+    def append(
+        self,
+        path: str,
+        content: str,
+        *,
+        expected_hash: str | None = None,
+        origin: str = "model",
+    ) -> WriteResult:
+        """Add ``content`` at the end of a note, on a new line; earlier bytes are kept as they are
+        (given ``expected_hash``, only while the note still has that sha256).
 
-        Raises VaultError: forbidden_path, not_found, not_text, too_large.
+        Raises VaultError: forbidden_path, not_found, not_text, too_large, conflict.
         """
         rel, full = self._resolve(path, write=True)
         with self._lock(full):
             old = self._require(rel, full, "append to")
             decode_note(rel, old)
+            _expect(rel, old, expected_hash)
             result = self._commit(rel, full, old, appended(old, content), "append", origin)
         self._notify(rel)
         return result
+
+    def edit(
+        self,
+        path: str,
+        edits: Sequence[tuple[str, str]],
+        *,
+        expected_hash: str | None = None,
+        origin: str = "model",
+    ) -> WriteResult:
+        """Replace each ``(old_text, new_text)`` in turn; every old text must occur exactly once
+        in the note as the earlier edits left it (given ``expected_hash``, only while the note
+        still has that sha256).
+
+        Raises VaultError: forbidden_path, not_found, not_text, too_large, conflict, and
+        invalid_edit naming the edit whose old text is missing or ambiguous.
+        """
+        rel, full = self._resolve(path, write=True)
+        with self._lock(full):
+            old = self._require(rel, full, "edit")
+            text = decode_note(rel, old)
+            _expect(rel, old, expected_hash)
+            new = apply_edits(rel, text, edits)
+            result = self._commit(rel, full, old, encode_like(new, old), "edit", origin)
+        self._notify(rel)
+        return result
+
+    def preview_edit(self, path: str, edits: Sequence[tuple[str, str]]) -> str:
+        """The unified diff :meth:`edit` would make (VaultError as it would raise)."""
+        rel, full = self._resolve(path, write=True)
+        text = decode_note(rel, self._require(rel, full, "edit"))
+        return unified_diff(rel, text, apply_edits(rel, text, edits))
 
     def undo(self, path: str, *, origin: str = "user") -> WriteResult:
         """Restore the note as it was before its last write, or delete it if that write made it.
@@ -258,7 +301,12 @@ class NoteStore:
                 remove_durably(full)
                 new_hash = ""
             else:
-                write_atomic(full, snapshot.content, mode=_mode(full))
+                write_atomic(
+                    full,
+                    snapshot.content,
+                    mode=_mode(full),
+                    before_replace=lambda: self._check_unchanged(rel, full, current_hash),
+                )
                 new_hash = sha256(snapshot.content)
             self.snapshots.discard(snapshot)
             self.audit.record(rel, "undo", current_hash, new_hash or None, origin)
@@ -310,7 +358,7 @@ class NoteStore:
                     f"'{inside}' is a file, so '{rel}' cannot go inside it: choose a folder.",
                     path=rel,
                 )
-        twin_path = _twin(full)
+        twin_path = twin_of(full)
         if twin_path is not None:
             twin = to_posix(str(twin_path.relative_to(self.root)))
             raise VaultError(
@@ -430,22 +478,14 @@ def _signature(full: Path) -> tuple[int, int, int] | None:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def _name_key(name: str) -> str:
-    return unicodedata.normalize("NFC", name).casefold()
-
-
-def _twin(full: Path) -> Path | None:
-    """Another entry of ``full``'s folder whose name equals its name but for case or Unicode
-    normalisation, if there is one."""
-    key = _name_key(full.name)
-    try:
-        entries = list(os.scandir(full.parent))
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    for entry in entries:
-        if entry.name != full.name and _name_key(entry.name) == key:
-            return full.parent / entry.name
-    return None
+def _expect(rel: str, old: bytes | None, expected_hash: str | None) -> None:
+    """VaultError(conflict) when the caller read another version than the one on disk."""
+    if expected_hash is not None and (old is None or sha256(old) != expected_hash):
+        raise VaultError(
+            "conflict",
+            f"'{rel}' changed since it was read: read it again and redo the change.",
+            path=rel,
+        )
 
 
 def _changed(rel: str) -> VaultError:

@@ -21,13 +21,13 @@ READ_LIMIT_CHARS: Final = 20_000
 DEFAULT_LIMIT: Final = 10
 MAX_LIMIT: Final = 50
 
-WRITE_TOOL_NAMES: Final = frozenset({"create_note", "append_to_note"})
+WRITE_TOOL_NAMES: Final = frozenset({"create_note", "append_to_note", "edit_note"})
 
 
 def register_vault_tools(
     registry: ToolRegistry, vault: Vault, *, write_permission: Permission = "ask"
 ) -> list[str]:
-    """Register the six vault tools on ``registry`` (an ``LLMService``'s is ``service.tools``);
+    """Register the seven vault tools on ``registry`` (an ``LLMService``'s is ``service.tools``);
     reads "allow", writes ``write_permission``.
 
     Returns their names, ``VAULT_TOOL_NAMES`` in order.
@@ -55,7 +55,13 @@ def preview_tool_call(vault: Vault, call: ToolCall) -> str | None:
         return vault.notes.preview_create(path, content)
     if call.name == "append_to_note":
         return vault.notes.preview_append(path, content)
+    if call.name == "edit_note":
+        return vault.notes.preview_edit(path, _edits(call.arguments))
     return None
+
+
+def _edits(args: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(str(e.get("old_text", "")), str(e.get("new_text", ""))) for e in args["edits"]]
 
 
 class _VaultTools:
@@ -114,6 +120,10 @@ class _VaultTools:
 
     def append_to_note(self, args: dict[str, Any]) -> ToolOutput:
         written = self.notes.append(args["path"], args["content"], origin="model")
+        return {"path": written.path, "hash": written.hash}
+
+    def edit_note(self, args: dict[str, Any]) -> ToolOutput:
+        written = self.notes.edit(args["path"], _edits(args), origin="model")
         return {"path": written.path, "hash": written.hash}
 
 
@@ -244,6 +254,40 @@ _SPECS: Final = (
             content={"type": "string", "minLength": 1, "description": "Markdown to add."},
         ),
         _VaultTools.append_to_note,
+    ),
+    _Spec(
+        "edit_note",
+        "Change parts of an existing .md note with search-and-replace edits, applied in order. "
+        "Each old_text must be copied exactly from the note (read it first) and occur exactly "
+        "once; include a few surrounding words to make it unique. The rest of the note is kept "
+        "as it is. The user may be asked to approve. Returns the path and hash.",
+        _object(
+            ["path", "edits"],
+            path=_path(".md"),
+            edits={
+                "type": "array",
+                "description": "The replacements, applied one after another.",
+                "minItems": 1,
+                "maxItems": 20,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "old_text": {
+                            "type": "string",
+                            "minLength": 1,
+                            "description": "Text now in the note, exactly once.",
+                        },
+                        "new_text": {
+                            "type": "string",
+                            "description": "What replaces it ('' deletes it).",
+                        },
+                    },
+                    "required": ["old_text", "new_text"],
+                    "additionalProperties": False,
+                },
+            },
+        ),
+        _VaultTools.edit_note,
     ),
 )
 

@@ -86,6 +86,7 @@ _VAULT_CODES: Final[dict[str, WireCode]] = {
     "forbidden_path": WireCode.FORBIDDEN_PATH,
     "too_large": WireCode.NOTE_UNREADABLE,
     "not_text": WireCode.NOTE_UNREADABLE,
+    "invalid_edit": WireCode.INVALID_PARAMS,
 }
 
 MAX_FIELD_ERRORS: Final = 3
