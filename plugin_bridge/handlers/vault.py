@@ -4,8 +4,11 @@ note/append, note/edit, note/undo; audit/list."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Any
 
 from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.vault.notes import WriteResult
 from plugin_bridge.wire.models import (
     AuditListParams,
     AuditListResult,
@@ -44,39 +47,29 @@ async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
 
 async def create_note(ctx: Context, params: NoteCreateParams) -> NoteWriteResult:
     """Create a note atomically; an existing one only with overwrite."""
-    written = await asyncio.to_thread(
-        ctx.app.vault.notes.create,
+    notes = ctx.app.vault.notes
+    return await _user_write(
+        notes.create,
         params.path,
         params.content,
         overwrite=params.overwrite,
         expected_hash=params.expected_hash,
-        origin="user",
     )
-    return NoteWriteResult(path=written.path, hash=written.hash)
 
 
 async def append_note(ctx: Context, params: NoteAppendParams) -> NoteWriteResult:
     """Add text at the end of a note, on a new line; earlier bytes are kept as they are."""
-    written = await asyncio.to_thread(
-        ctx.app.vault.notes.append,
-        params.path,
-        params.text,
-        expected_hash=params.expected_hash,
-        origin="user",
+    notes = ctx.app.vault.notes
+    return await _user_write(
+        notes.append, params.path, params.text, expected_hash=params.expected_hash
     )
-    return NoteWriteResult(path=written.path, hash=written.hash)
 
 
 async def edit_note(ctx: Context, params: NoteEditParams) -> NoteWriteResult:
     """Search-and-replace edits, each old text occurring exactly once, applied in order."""
-    written = await asyncio.to_thread(
-        ctx.app.vault.notes.edit,
-        params.path,
-        [(edit.old_text, edit.new_text) for edit in params.edits],
-        expected_hash=params.expected_hash,
-        origin="user",
-    )
-    return NoteWriteResult(path=written.path, hash=written.hash)
+    edits = [(edit.old_text, edit.new_text) for edit in params.edits]
+    notes = ctx.app.vault.notes
+    return await _user_write(notes.edit, params.path, edits, expected_hash=params.expected_hash)
 
 
 async def undo_note(ctx: Context, params: NoteUndoParams) -> NoteUndoResult:
@@ -89,6 +82,14 @@ async def list_audit(ctx: Context, params: AuditListParams) -> AuditListResult:
     """The write log, newest first: who wrote which note when, with hashes (never contents)."""
     entries = await asyncio.to_thread(ctx.app.vault.notes.audit.entries, params.limit)
     return AuditListResult.model_validate({"entries": entries})
+
+
+async def _user_write(
+    write: Callable[..., WriteResult], *args: Any, **options: Any
+) -> NoteWriteResult:
+    """Run one of the note store's writes off the event loop as the user's."""
+    written = await asyncio.to_thread(write, *args, origin="user", **options)
+    return NoteWriteResult(path=written.path, hash=written.hash)
 
 
 def register(router: AppRouter) -> None:
