@@ -6,6 +6,7 @@ STAMP := $(VENV)/.synced
 UV = $(shell command -v uv 2>/dev/null || echo $(PYTHON) -m uv)
 export UV_PYTHON_DOWNLOADS := never
 VAULT ?= examples/vault
+ARGS ?=
 BENCH_NOTES ?= 10000
 
 .PHONY: setup serve test lint typecheck pytest bench schema format clean
@@ -19,7 +20,7 @@ $(STAMP): uv.lock pyproject.toml
 	@touch $@
 
 serve: $(STAMP)
-	$(VENV)/bin/python -m plugin_bridge serve --vault $(VAULT)
+	$(VENV)/bin/obsidian-ai-bridge serve --vault "$(VAULT)" $(ARGS)
 
 test: lint typecheck pytest
 

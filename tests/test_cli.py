@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import signal
 import stat
 import sys
@@ -234,3 +235,33 @@ def test_the_cli_does_not_import_heavy_modules_before_listening() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO_ROOT
     ).stdout
     assert out.strip() == "[]"
+
+
+async def test_serve_hint_is_a_command_that_works_when_pasted(tmp_path: Path) -> None:
+    """The 'Ready. Try:' line, run as a shell would, connects to this very server."""
+    info_file = tmp_path / "custom-info.json"
+    async with serve(tmp_path, "--info-file", str(info_file)) as served:
+        assert served.process.stderr is not None
+        async with asyncio.timeout(START_WAIT):
+            while True:
+                line = (await served.process.stderr.readline()).decode()
+                assert line, "serve ended without printing its hint"
+                if line.startswith("Ready. Try: "):
+                    break
+        command = shlex.split(line.removeprefix("Ready. Try: ").strip())
+        assert "--info-file" in command and str(info_file) in command
+        chat = await asyncio.create_subprocess_exec(
+            *command,
+            cwd=tmp_path,
+            env=cli_env(tmp_path),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        async with asyncio.timeout(START_WAIT):
+            out, _err = await chat.communicate()
+        assert chat.returncode == 0
+        assert "Connected to vault vault" in out.decode()
+        served.process.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(START_WAIT):
+            assert await served.process.wait() == 0

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 from collections.abc import Iterator
 from pathlib import Path
 
-from llm_service import ScriptedProvider
-from plugin_bridge.cli.chat import Ask, chat
+from llm_service import LLMResponse, ScriptedProvider
+from llm_service.providers.base import ChatRequest
+from plugin_bridge.cli.chat import Ask, Interrupts, chat
 from plugin_bridge.wire.infofile import InfoRecord, write_info_file
-from tests.test_bridge_helpers import running_bridge
+from tests.test_bridge_helpers import WAIT, running_bridge
 
 
 def scripted_input(lines: list[str]) -> tuple[list[str], Ask]:
@@ -43,7 +45,7 @@ async def test_chat_shows_text_tools_and_asks_before_writing(tmp_path: Path) -> 
     assert "+Kites fly." in text
     assert "[result]" in text
     assert "Saved [[Kites]]." in text
-    assert "(conversation cleared)" in text
+    assert "(new conversation)" in text
     assert "Fresh start." in text
     assert "tokens" in text
     assert prompts == ["you> ", "  Allow? [y/N] ", "you> ", "you> ", "you> "]
@@ -72,3 +74,51 @@ async def test_chat_reports_a_wrong_token(tmp_path: Path) -> None:
         write_info_file(info_file, InfoRecord(bridge.url, "stale-token", 1, 1))
         _, ask = scripted_input([])
         assert await chat(info_file, io.StringIO(), ask) == 1
+
+
+async def test_slash_commands_are_handled_here_and_never_reach_the_model(tmp_path: Path) -> None:
+    """/help, /model and an unknown /command answer locally; the model sees none of them."""
+    provider = ScriptedProvider()
+    async with running_bridge(tmp_path, provider=provider, provider_name="anthropic") as bridge:
+        info_file = tmp_path / "server.json"
+        write_info_file(info_file, InfoRecord(bridge.url, bridge.app.token, 1, 1))
+        _, ask = scripted_input(["/help", "/model", "/frobnicate now", "/new"])
+        out = io.StringIO()
+        assert await chat(info_file, out, ask) == 0
+    text = out.getvalue()
+    assert "/new starts a new conversation" in text
+    assert "anthropic: test-model" in text
+    assert "Unknown command /frobnicate: /help lists the commands." in text
+    assert provider.requests == []
+
+
+async def test_ctrl_c_during_an_answer_stops_it_on_the_server(tmp_path: Path) -> None:
+    """Ctrl-C while the model answers cancels that request; the next question still works."""
+    entered = asyncio.Event()
+
+    async def slow(request: ChatRequest) -> LLMResponse:
+        entered.set()
+        await asyncio.sleep(WAIT)
+        raise AssertionError("not cancelled")
+
+    provider = ScriptedProvider(slow)
+    provider.enqueue_text("Second answer.")
+    interrupts = Interrupts()
+    lines = iter(["a long question", "a short one"])
+
+    async def ask(prompt: str) -> str | None:
+        return next(lines, None)
+
+    async def press_ctrl_c_once_answering() -> None:
+        await asyncio.wait_for(entered.wait(), WAIT)
+        interrupts.fire()
+
+    async with running_bridge(tmp_path, provider=provider) as bridge:
+        info_file = tmp_path / "server.json"
+        write_info_file(info_file, InfoRecord(bridge.url, bridge.app.token, 1, 1))
+        out = io.StringIO()
+        pressing = asyncio.create_task(press_ctrl_c_once_answering())
+        assert await chat(info_file, out, ask, interrupts) == 0
+        await pressing
+    text = out.getvalue()
+    assert "(stopped)" in text and "Second answer." in text

@@ -16,7 +16,7 @@ PROVIDERS: Final = ("anthropic", "openai", "ollama")
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m plugin_bridge",
+        prog="obsidian-ai-bridge",
         description="Local AI backend for Obsidian: a localhost WebSocket JSON-RPC bridge.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -43,6 +43,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("schema", help="print the protocol's JSON Schema")
     return parser
+
+
+def command_line(*args: str) -> str:
+    """A command that runs this CLI when pasted into a shell: the venv's ``obsidian-ai-bridge``
+    entry point when installed, else this Python with ``-m plugin_bridge``."""
+    import shlex
+
+    entry = Path(sys.executable).with_name("obsidian-ai-bridge")
+    head = [str(entry)] if entry.exists() else [sys.executable, "-m", "plugin_bridge"]
+    return shlex.join([*head, *args])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,14 +2,19 @@
 
 It finds the running server through the vault's info file, streams the model's text as it
 arrives, shows each tool call and its result, and asks y/n when the model wants to write
-(``tool/confirm``, with the diff). ``/clear`` starts over, ``/quit`` or end of input leaves.
+(``tool/confirm``, with the diff). Lines starting with ``/`` are commands handled here, never
+sent to the model (``/help`` lists them). Ctrl-C during an answer cancels it on the server;
+Ctrl-C at the prompt, ``/quit`` or Ctrl-D (end of input) leaves with exit code 0.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import signal
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, TextIO
@@ -22,6 +27,40 @@ Ask = Callable[[str], Awaitable[str | None]]
 
 PROMPT: Final = "you> "
 RESULT_PREVIEW_CHARS: Final = 100
+HELP: Final = (
+    "/new starts a new conversation, /model shows the provider and model, /help shows this, "
+    "/quit leaves (so do Ctrl-D and Ctrl-C at the prompt). Ctrl-C during an answer stops it.\n"
+)
+
+
+class Interrupts:
+    """Ctrl-C presses, as an awaitable: the terminal's SIGINT handler calls :meth:`fire`."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def fire(self) -> None:
+        self._event.set()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+        self._event.clear()
+
+
+async def _first(work: Awaitable[Any], interrupts: Interrupts) -> tuple[bool, Any]:
+    """``(False, result of work)``, or ``(True, None)`` if Ctrl-C came first (work cancelled)."""
+    task = asyncio.ensure_future(work)
+    interrupted = asyncio.ensure_future(interrupts.wait())
+    try:
+        await asyncio.wait({task, interrupted}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        interrupted.cancel()
+    if task.done():
+        return False, task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return True, None
 
 
 class ChatView:
@@ -59,27 +98,37 @@ class ChatView:
         return {"approved": (answer or "").strip().lower() in {"y", "yes"}}
 
 
-async def repl(client: BridgeClient, view: ChatView) -> None:
-    """Read messages and send them until /quit or end of input."""
+async def repl(client: BridgeClient, view: ChatView, interrupts: Interrupts) -> None:
+    """Read messages and send them until /quit, end of input or Ctrl-C at the prompt."""
     conversation_id: str | None = None
     while True:
-        line = await view.ask(PROMPT)
-        if line is None or line.strip() in {"/quit", "/exit"}:
+        interrupted, line = await _first(view.ask(PROMPT), interrupts)
+        if interrupted or line is None:
+            view.write("\n")
             return
         text = line.strip()
         if not text:
             continue
-        if text == "/clear":
-            if conversation_id is not None:
-                await client.request("chat/clear", {"conversationId": conversation_id})
-            view.write("(conversation cleared)\n")
+        if text.startswith("/"):
+            if text in {"/quit", "/exit"}:
+                return
+            if text in {"/new", "/clear"}:
+                conversation_id = None
+                view.write("(new conversation)\n")
+            else:
+                view.write(await local_command(client, text))
             continue
         params: dict[str, Any] = {"text": text}
         if conversation_id is not None:
             params["conversationId"] = conversation_id
         view.write("ai> ")
         try:
-            result = await client.request("chat/send", params)
+            call = await client.begin("chat/send", params)
+            interrupted, result = await _first(call.reply, interrupts)
+            if interrupted:
+                await client.cancel(call.id)
+                view.write("\n(stopped)\n")
+                continue
         except RpcCallError as exc:
             view.write(f"\nerror: {exc.message}\n")
             continue
@@ -90,6 +139,18 @@ async def repl(client: BridgeClient, view: ChatView) -> None:
         view.write(f"\n  ({usage_line(result)})\n")
 
 
+async def local_command(client: BridgeClient, text: str) -> str:
+    """What a /command prints (never sent to the model)."""
+    if text == "/help":
+        return HELP
+    if text == "/model":
+        health = await client.request("health")
+        if not health.get("provider"):
+            return "No model provider is configured on the server.\n"
+        return f"{health['provider']}: {health['model']}\n"
+    return f"Unknown command {text.split()[0]}: /help lists the commands.\n"
+
+
 def usage_line(result: dict[str, Any]) -> str:
     usage = result["usage"]
     cost = result.get("costUsd")
@@ -98,15 +159,29 @@ def usage_line(result: dict[str, Any]) -> str:
 
 
 async def read_line(prompt: str) -> str | None:
-    """``input()`` off the event loop; None at end of input."""
-    try:
-        return await asyncio.to_thread(input, prompt)
-    except EOFError:
-        return None
+    """``input()`` in a daemon thread (so leaving never waits for a pending read); None at
+    end of input."""
+    loop = asyncio.get_running_loop()
+    line: asyncio.Future[str | None] = loop.create_future()
+
+    def deliver(value: str | None) -> None:
+        if not line.done():
+            line.set_result(value)
+
+    def read() -> None:
+        try:
+            value: str | None = input(prompt)
+        except (EOFError, OSError, ValueError):
+            value = None
+        loop.call_soon_threadsafe(deliver, value)
+
+    threading.Thread(target=read, daemon=True, name="chat-input").start()
+    return await line
 
 
-async def chat(info_path: Path, out: TextIO, ask: Ask) -> int:
+async def chat(info_path: Path, out: TextIO, ask: Ask, interrupts: Interrupts | None = None) -> int:
     """Connect through the info file and run the REPL; the exit code."""
+    interrupts = interrupts or Interrupts()
     try:
         info = read_info_file(info_path)
     except InfoFileError as exc:
@@ -132,10 +207,10 @@ async def chat(info_path: Path, out: TextIO, ask: Ask) -> int:
     vault = client.initialize_result.get("vault", {})
     view.write(
         f"Connected to vault {vault.get('name')} ({vault.get('noteCount')} notes). "
-        "/clear starts over, /quit leaves.\n"
+        "/help lists the commands; Ctrl-C stops an answer.\n"
     )
     try:
-        await repl(client, view)
+        await repl(client, view, interrupts)
     finally:
         await client.close()
     return 0
@@ -143,4 +218,10 @@ async def chat(info_path: Path, out: TextIO, ask: Ask) -> int:
 
 def run(vault: Path, info_file: Path | None) -> int:
     path = info_file or default_info_file(vault.expanduser())
-    return asyncio.run(chat(path, sys.stdout, read_line))
+
+    async def main() -> int:
+        interrupts = Interrupts()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, interrupts.fire)
+        return await chat(path, sys.stdout, read_line, interrupts)
+
+    return asyncio.run(main())

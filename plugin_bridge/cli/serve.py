@@ -160,7 +160,7 @@ async def _serve(
             build_router(), app, sock=sock, allowed_origins=settings.allowed_origins
         ):
             print(
-                f"Ready. Try: python -m plugin_bridge chat --vault {vault_root}",
+                f"Ready. Try: {chat_hint(vault_root, options.info_file)}",
                 file=sys.stderr,
                 flush=True,
             )
@@ -170,6 +170,14 @@ async def _serve(
         await app.aclose()
         await vault.close()
     return 0
+
+
+def chat_hint(vault_root: Path, info_file: Path | None) -> str:
+    """The chat command for this server, ready to paste (with --info-file when one was given)."""
+    from plugin_bridge.cli import command_line
+
+    extra = ["--info-file", str(info_file)] if info_file is not None else []
+    return command_line("chat", "--vault", str(vault_root), *extra)
 
 
 def _interrupt(signum: int, frame: object) -> None:
