@@ -133,3 +133,53 @@ class LLMResponse:
     def to_message(self) -> Message:
         """The assistant message to append to history."""
         return Message.assistant(self.text, self.tool_calls)
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """``message`` as JSON-ready data (for storing a conversation); :func:`message_from_dict`
+    reads it back."""
+    return {"role": message.role, "content": [_block_to_dict(block) for block in message.content]}
+
+
+def message_from_dict(data: dict[str, Any]) -> Message:
+    """The message :func:`message_to_dict` wrote (ValueError for anything else)."""
+    role = data.get("role")
+    if role not in ("user", "assistant"):
+        raise ValueError(f"not a stored message role: {role!r}")
+    return Message(role, tuple(_block_from_dict(block) for block in data.get("content", [])))
+
+
+def _block_to_dict(block: ContentBlock) -> dict[str, Any]:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ToolCall):
+        data: dict[str, Any] = {
+            "type": "tool_use",
+            "id": block.id,
+            "name": block.name,
+            "arguments": block.arguments,
+        }
+        if block.parse_error is not None:
+            data["parseError"] = block.parse_error
+        return data
+    return {
+        "type": "tool_result",
+        "toolCallId": block.tool_call_id,
+        "content": block.content,
+        "isError": block.is_error,
+    }
+
+
+def _block_from_dict(data: dict[str, Any]) -> ContentBlock:
+    kind = data.get("type")
+    if kind == "text":
+        return TextBlock(str(data["text"]))
+    if kind == "tool_use":
+        return ToolCall(
+            str(data["id"]), str(data["name"]), dict(data["arguments"]), data.get("parseError")
+        )
+    if kind == "tool_result":
+        return ToolResultBlock(
+            str(data["toolCallId"]), str(data["content"]), bool(data.get("isError"))
+        )
+    raise ValueError(f"not a stored content block: {kind!r}")

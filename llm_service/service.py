@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any, Final, Unpack
 
@@ -97,6 +97,9 @@ class LLMService:
         self._system_prompt = ""
         self._context = ""
         self._history: list[Message] = []
+        self.last_exchange: list[Message] = []
+        """The messages the last completed turn added: the question, any tool calls and results,
+        the answer (uncompacted: what a transcript should store)."""
         self._lock = asyncio.Lock()
         self._usage = Usage()
         self._cost = 0.0
@@ -138,6 +141,11 @@ class LLMService:
     def set_conversation_context(self, text: str | None) -> None:
         """Replace the context sent after the system prompt; None or "" removes it."""
         self._context = text or ""
+
+    def load_history(self, messages: Sequence[Message]) -> None:
+        """Continue a stored conversation: its last messages become the working history,
+        trimmed to ``max_history`` by whole exchanges (a tool call never loses its result)."""
+        self._history = trim_history(list(messages), self.max_history)
 
     def clear_conversation(self) -> None:
         """Start a new conversation: empty history and usage; tools and prompts stay."""
@@ -316,6 +324,7 @@ class LLMService:
 
     def _commit(self, previous: list[Message], exchange: list[Message], reply_text: str) -> None:
         """Store the finished exchange (compacted if longer than the limit) and trim."""
+        self.last_exchange = list(exchange)
         if len(exchange) > self.max_history:
             exchange = compact_exchange(exchange, reply_text)
         self._history = trim_history([*previous, *exchange], self.max_history)

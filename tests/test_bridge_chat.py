@@ -109,10 +109,11 @@ async def test_unknown_conversations_are_invalid_params(tmp_path: Path) -> None:
             assert "nope" in error["message"]
 
 
-async def test_conversations_are_capped_least_recently_used_first(tmp_path: Path) -> None:
-    """Past max_conversations the least recently used conversation is forgotten."""
+async def test_conversations_past_the_memory_cap_come_back_from_the_store(tmp_path: Path) -> None:
+    """Past max_conversations the least recently used leaves memory, not the store: the next
+    message to it continues with its history."""
     provider = ScriptedProvider()
-    for _ in range(4):
+    for _ in range(5):
         provider.enqueue_text("ok")
     async with running_bridge(tmp_path, provider=provider, max_conversations=2) as bridge:
         wire = await bridge.wire()
@@ -120,8 +121,11 @@ async def test_conversations_are_capped_least_recently_used_first(tmp_path: Path
         second = (await wire.result("chat/send", {"text": "b"}))["conversationId"]
         await wire.result("chat/send", {"text": "c", "conversationId": first})
         await wire.result("chat/send", {"text": "d"})
-        assert (await wire.error("chat/clear", {"conversationId": second}))["code"] == -32602
-        assert await wire.result("chat/clear", {"conversationId": first}) == {}
+        assert len(bridge.app.conversations) == 2
+        await wire.result("chat/send", {"text": "e", "conversationId": second})
+        assert [m.text for m in provider.requests[-1].messages] == ["b", "ok", "e"]
+        unknown = await wire.error("chat/clear", {"conversationId": "no-such-id"})
+        assert unknown["code"] == -32602
 
 
 async def test_tool_rounds_are_announced_with_call_and_result(tmp_path: Path) -> None:

@@ -53,6 +53,8 @@ class Wire:
     ws: ClientConnection
     notifications: list[dict[str, Any]] = field(default_factory=list)
     server_requests: list[dict[str, Any]] = field(default_factory=list)
+    replies: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    """Replies read while waiting for another one (replies may come in any order)."""
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(100))
 
     async def send(self, message: dict[str, Any] | str | bytes) -> None:
@@ -79,10 +81,14 @@ class Wire:
     ) -> dict[str, Any]:
         """Read frames until the reply to ``request_id``; notifications and server requests are
         kept, and server requests answered with ``answer(method, params)``."""
+        if request_id in self.replies:
+            return self.replies.pop(request_id)
         while True:
             message = await self.recv(wait)
             if "method" not in message and message.get("id") == request_id:
                 return message
+            if "method" not in message:
+                self.replies[message.get("id")] = message
             if "method" in message and "id" in message:
                 self.server_requests.append(message)
                 if answer is not None:

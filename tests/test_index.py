@@ -423,15 +423,12 @@ async def test_a_missing_vault_at_start_keeps_the_index(tmp_path: Path) -> None:
     await index.close()
 
 
-def test_migrate_rolls_back_a_failing_migration(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_migrate_rolls_back_a_failing_migration() -> None:
     """A migration that fails leaves no half-applied schema and is not recorded."""
-    from plugin_bridge.vault import schema
-
     bad = (*MIGRATIONS, ("999_broken", "CREATE TABLE t (x); INSERT INTO nowhere VALUES (1)"))
-    monkeypatch.setattr(schema, "MIGRATIONS", bad)
     conn = sqlite3.connect(":memory:", isolation_level=None)
     with pytest.raises(sqlite3.OperationalError):
-        migrate(conn)
+        migrate(conn, bad)
     names = [row[0] for row in conn.execute("SELECT name FROM migrations")]
     tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE name = 't'")]
     assert names == [name for name, _ in MIGRATIONS] and tables == []

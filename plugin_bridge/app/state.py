@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from plugin_bridge.app.config import NO_PROVIDER
 from plugin_bridge.app.conversations import MAX_CONVERSATIONS, Conversations
+from plugin_bridge.app.store import ConversationStore
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ class BridgeApp:
         no_provider_message: str = NO_PROVIDER,
         token: str | None = None,
         max_conversations: int = MAX_CONVERSATIONS,
+        store: ConversationStore | None = None,
     ) -> None:
         if provider is not None and not model:
             raise ValueError("a provider needs a model name")
@@ -59,7 +61,11 @@ class BridgeApp:
         self.no_provider_message = no_provider_message
         self.token = token or secrets.token_urlsafe(32)
         self.confirm = confirm
-        self.conversations = Conversations(self._new_service, limit=max_conversations)
+        self.conversations = Conversations(
+            self._new_service,
+            store if store is not None else ConversationStore(vault.data_dir),
+            limit=max_conversations,
+        )
         self._tools: ToolRegistry | None = None
 
     @property
@@ -85,7 +91,8 @@ class BridgeApp:
         return self.model
 
     async def aclose(self) -> None:
-        """Release the provider's HTTP client."""
+        """Close the conversation store and the provider's HTTP client."""
+        self.conversations.store.close()
         if self.provider is not None:
             await self.provider.aclose()
 

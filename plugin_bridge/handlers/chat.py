@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.relay import relay
 from plugin_bridge.wire.models import (
@@ -23,6 +25,7 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
         conversation_id = params.conversation_id
         service = app.conversations.get(conversation_id)
     reply = await relay(ctx, service.stream_message(params.text))
+    await asyncio.to_thread(app.conversations.record, conversation_id, service)
     return ChatSendResult(
         conversation_id=conversation_id,
         text=reply.text,
@@ -34,7 +37,7 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
 
 async def clear(ctx: Context, params: ChatClearParams) -> EmptyResult:
     """Forget a conversation's messages (its id stays valid)."""
-    ctx.app.conversations.get(params.conversation_id).clear_conversation()
+    await asyncio.to_thread(ctx.app.conversations.clear, params.conversation_id)
     return EmptyResult()
 
 

@@ -7,6 +7,7 @@ transaction, and is recorded by name in ``migrations``.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from typing import Final
 
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
@@ -83,14 +84,17 @@ def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
     return conn
 
 
-def migrate(conn: sqlite3.Connection) -> list[str]:
-    """Apply, in order, the migrations this database has not recorded; return their names."""
+def migrate(
+    conn: sqlite3.Connection, migrations: Sequence[tuple[str, str]] = MIGRATIONS
+) -> list[str]:
+    """Apply, in order, the ``migrations`` this database has not recorded (the search index's
+    by default); return their names."""
     conn.execute(
         "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
     done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
     applied = []
-    for name, sql in MIGRATIONS:
+    for name, sql in migrations:
         if name in done:
             continue
         conn.execute("BEGIN IMMEDIATE")

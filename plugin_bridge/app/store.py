@@ -1,0 +1,177 @@
+"""Stored conversations: every message of every completed turn, in SQLite in the data dir.
+
+One row per conversation (title, model, created/updated times) and one per message (its JSON,
+as ``llm_service.messages.message_to_dict`` writes it). Each completed turn is one transaction
+(WAL, synchronous NORMAL), so a turn survives a kill -9 as a whole or not at all. Schema
+changes are named, append-only migrations, as in the search index.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from llm_service.messages import Message, message_from_dict, message_to_dict
+from plugin_bridge.vault.schema import connect, migrate
+
+FILE_NAME: Final = "conversations.sqlite3"
+TITLE_CHARS: Final = 80
+
+MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
+    (
+        "001_conversations_and_messages",
+        """
+        CREATE TABLE conversations (
+            id TEXT PRIMARY KEY,
+            title TEXT NOT NULL,
+            model TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX conversations_by_update ON conversations(updated_at DESC, id);
+        CREATE TABLE messages (
+            conversation TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (conversation, seq)
+        ) WITHOUT ROWID;
+        """,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ConversationRow:
+    """A stored conversation without its messages; times are Unix seconds."""
+
+    id: str
+    title: str
+    model: str | None
+    created_at: float
+    updated_at: float
+
+
+class ConversationStore:
+    """The conversations of one vault, in ``<data dir>/conversations.sqlite3``."""
+
+    def __init__(self, data_dir: Path) -> None:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self._conn = connect(str(data_dir / FILE_NAME))
+        self._conn.execute("PRAGMA foreign_keys=ON")
+        migrate(self._conn, MIGRATIONS)
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def new_id() -> str:
+        """An id for a new conversation; it is stored with its first completed turn."""
+        return secrets.token_hex(8)
+
+    def append(self, conversation_id: str, messages: Sequence[Message], model: str) -> None:
+        """Store one completed turn's messages (creating the conversation with its first), in
+        one transaction: after a crash, a turn is there whole or not at all."""
+        bodies = [json.dumps(message_to_dict(m), ensure_ascii=False) for m in messages]
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                now = time.time()
+                conn.execute(
+                    "INSERT OR IGNORE INTO conversations VALUES (?, '', ?, ?, ?)",
+                    (conversation_id, model, now, now),
+                )
+                (last,) = conn.execute(
+                    "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE conversation = ?",
+                    (conversation_id,),
+                ).fetchone()
+                conn.executemany(
+                    "INSERT INTO messages VALUES (?, ?, ?)",
+                    [(conversation_id, last + 1 + i, body) for i, body in enumerate(bodies)],
+                )
+                conn.execute(
+                    "UPDATE conversations SET updated_at = ?, model = ?, "
+                    "title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
+                    (now, model, _title(messages), conversation_id),
+                )
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def get(self, conversation_id: str) -> ConversationRow | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT id, title, model, created_at, updated_at FROM conversations WHERE id = ?",
+                (conversation_id,),
+            ).fetchone()
+        return None if row is None else ConversationRow(*row)
+
+    def messages(self, conversation_id: str) -> list[Message]:
+        """Every stored message of a conversation, in order."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT body FROM messages WHERE conversation = ? ORDER BY seq",
+                (conversation_id,),
+            ).fetchall()
+        return [message_from_dict(json.loads(body)) for (body,) in rows]
+
+    def page(self, limit: int, cursor: str | None) -> tuple[list[ConversationRow], str | None]:
+        """Up to ``limit`` conversations with at least one turn, newest first, from ``cursor``
+        (the ``next`` of the previous page); and the cursor of the next page, if any."""
+        after = _cursor(cursor)
+        sql = (
+            "SELECT id, title, model, created_at, updated_at FROM conversations "
+            "WHERE title != '' AND (? IS NULL OR (updated_at, id) < (?, ?)) "
+            "ORDER BY updated_at DESC, id DESC LIMIT ?"
+        )
+        with self._lock:
+            rows = self._conn.execute(
+                sql, (after and after[0], after and after[0], after and after[1], limit + 1)
+            ).fetchall()
+        found = [ConversationRow(*row) for row in rows[:limit]]
+        more = len(rows) > limit
+        return found, (f"{found[-1].updated_at!r}:{found[-1].id}" if more and found else None)
+
+    def rename(self, conversation_id: str, title: str) -> bool:
+        with self._lock:
+            changed = self._conn.execute(
+                "UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id)
+            ).rowcount
+        return changed > 0
+
+    def delete(self, conversation_id: str) -> bool:
+        with self._lock:
+            changed = self._conn.execute(
+                "DELETE FROM conversations WHERE id = ?", (conversation_id,)
+            ).rowcount
+        return changed > 0
+
+    def clear(self, conversation_id: str) -> None:
+        """Forget a conversation's messages; the conversation stays."""
+        with self._lock:
+            self._conn.execute("DELETE FROM messages WHERE conversation = ?", (conversation_id,))
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def _title(messages: Sequence[Message]) -> str:
+    """The first words of the question that opened the conversation."""
+    text = " ".join(messages[0].text.split()) if messages else ""
+    text = text or "Untitled"
+    return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+
+
+def _cursor(cursor: str | None) -> tuple[float, str] | None:
+    if not cursor:
+        return None
+    stamp, _, conversation_id = cursor.partition(":")
+    try:
+        return float(stamp), conversation_id
+    except ValueError:
+        raise ValueError("cursor is not one this server gave out") from None
