@@ -7,9 +7,9 @@ from plugin_bridge.handlers.context import AppRouter
 
 def build_router() -> AppRouter:
     """A router with every method of the protocol."""
-    from plugin_bridge.handlers import chat, commands, session, tools, vault
+    from plugin_bridge.handlers import chat, commands, conversations, session, tools, vault
 
     router = AppRouter()
-    for area in (session, vault, chat, commands, tools):
+    for area in (session, vault, chat, conversations, commands, tools):
         area.register(router)
     return router

@@ -1,0 +1,86 @@
+"""Stored conversations: conversations/list, get, rename and delete."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from llm_service.messages import message_to_dict
+from plugin_bridge.app.conversations import unknown
+from plugin_bridge.app.store import ConversationRow
+from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.wire.errors import RpcError, WireCode
+from plugin_bridge.wire.models import (
+    ConversationIdParams,
+    ConversationResult,
+    ConversationsListParams,
+    ConversationsListResult,
+    ConversationsRenameParams,
+    ConversationSummary,
+    EmptyResult,
+    StoredMessage,
+)
+
+
+async def list_conversations(
+    ctx: Context, params: ConversationsListParams
+) -> ConversationsListResult:
+    """Stored conversations, newest first, a page at a time."""
+    store = ctx.app.conversations.store
+    try:
+        rows, next_cursor = await asyncio.to_thread(store.page, params.limit, params.cursor)
+    except ValueError as exc:
+        raise RpcError(WireCode.INVALID_PARAMS, "Invalid cursor: pass a nextCursor.") from exc
+    return ConversationsListResult(
+        conversations=[_summary(row) for row in rows], next_cursor=next_cursor
+    )
+
+
+async def get_conversation(ctx: Context, params: ConversationIdParams) -> ConversationResult:
+    """One stored conversation with its whole transcript, tool calls and results included."""
+    store = ctx.app.conversations.store
+    row = await asyncio.to_thread(store.get, params.id)
+    if row is None:
+        raise unknown(params.id)
+    messages = await asyncio.to_thread(store.messages, params.id)
+    return ConversationResult(
+        **_summary(row).model_dump(),
+        messages=[StoredMessage.model_validate(message_to_dict(m)) for m in messages],
+    )
+
+
+async def rename_conversation(ctx: Context, params: ConversationsRenameParams) -> EmptyResult:
+    """Give a stored conversation a title of the user's choosing."""
+    if not await asyncio.to_thread(ctx.app.conversations.store.rename, params.id, params.title):
+        raise unknown(params.id)
+    return EmptyResult()
+
+
+async def delete_conversation(ctx: Context, params: ConversationIdParams) -> EmptyResult:
+    """Delete a stored conversation and its messages for good."""
+    conversations = ctx.app.conversations
+    if not await asyncio.to_thread(conversations.store.delete, params.id):
+        raise unknown(params.id)
+    conversations.forget(params.id)
+    return EmptyResult()
+
+
+def _summary(row: ConversationRow) -> ConversationSummary:
+    return ConversationSummary(
+        id=row.id,
+        title=row.title,
+        created_at=_iso(row.created_at),
+        updated_at=_iso(row.updated_at),
+        model=row.model,
+    )
+
+
+def _iso(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def register(router: AppRouter) -> None:
+    router.register("conversations/list", ConversationsListParams, list_conversations)
+    router.register("conversations/get", ConversationIdParams, get_conversation)
+    router.register("conversations/rename", ConversationsRenameParams, rename_conversation)
+    router.register("conversations/delete", ConversationIdParams, delete_conversation)
