@@ -130,3 +130,21 @@ async def test_a_completed_turn_survives_kill_9_and_the_conversation_goes_on(
         server.send_signal(signal.SIGTERM)
         async with asyncio.timeout(START_WAIT):
             await server.wait()
+
+
+async def test_export_writes_a_new_markdown_note_with_the_transcript(tmp_path: Path) -> None:
+    """The conversation becomes a note named after it, questions, answers and tool calls."""
+    provider = ScriptedProvider()
+    provider.enqueue_tool_call("search_notes", {"query": "sourdough"})
+    provider.enqueue_text("Feed it daily.")
+    async with running_bridge(tmp_path, provider=provider) as bridge:
+        wire = await bridge.wire()
+        chat = await wire.result("chat/send", {"text": "How do I keep my starter?"})
+        first = await wire.result("conversations/export", {"id": chat["conversationId"]})
+        again = await wire.result("conversations/export", {"id": chat["conversationId"]})
+        assert first["path"] == "Assistant/Conversations/How do I keep my starter.md"
+        assert again["path"] == "Assistant/Conversations/How do I keep my starter 1.md"
+        text = (bridge.vault.root / first["path"]).read_text(encoding="utf-8")
+        assert "**You:** How do I keep my starter?" in text
+        assert '> Tool `search_notes` {"query": "sourdough"}' in text
+        assert "**Assistant:** Feed it daily." in text

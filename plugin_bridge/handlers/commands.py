@@ -94,12 +94,14 @@ def note_from_response(response: LLMResponse, provider_name: str) -> tuple[str, 
     return title[:MAX_TITLE_CHARS], rest.strip() + "\n"
 
 
-def save_unique(notes: NoteStore, folder: str, title: str, body: str) -> WriteResult:
+def save_unique(
+    notes: NoteStore, folder: str, title: str, body: str, *, origin: str = "model"
+) -> WriteResult:
     """Create ``folder/title.md`` or the first free ``title N.md``; never overwrite."""
     for attempt in range(SAVE_ATTEMPTS):
         path = notes.unique_path(folder, title)
         try:
-            return notes.create(path, body, overwrite=False, origin="model")
+            return notes.create(path, body, overwrite=False, origin=origin)
         except VaultError as exc:
             if exc.code != "exists" or attempt == SAVE_ATTEMPTS - 1:
                 raise

@@ -1,23 +1,27 @@
-"""Stored conversations: conversations/list, get, rename and delete."""
+"""Stored conversations: conversations/list, get, rename, delete and export."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import UTC, datetime
 
-from llm_service.messages import message_to_dict
+from llm_service.messages import Message, TextBlock, ToolCall, message_to_dict
 from plugin_bridge.app.conversations import unknown
 from plugin_bridge.app.store import ConversationRow
+from plugin_bridge.handlers.commands import save_unique
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
     ConversationIdParams,
     ConversationResult,
+    ConversationsExportParams,
     ConversationsListParams,
     ConversationsListResult,
     ConversationsRenameParams,
     ConversationSummary,
     EmptyResult,
+    NoteWriteResult,
     StoredMessage,
 )
 
@@ -65,6 +69,35 @@ async def delete_conversation(ctx: Context, params: ConversationIdParams) -> Emp
     return EmptyResult()
 
 
+async def export_conversation(ctx: Context, params: ConversationsExportParams) -> NoteWriteResult:
+    """Save a conversation as a Markdown note in the vault (a new note, never overwriting)."""
+    app = ctx.app
+    store = app.conversations.store
+    row = await asyncio.to_thread(store.get, params.id)
+    if row is None:
+        raise unknown(params.id)
+    messages = await asyncio.to_thread(store.messages, params.id)
+    notes, body = app.vault.notes, transcript(messages)
+    written = await asyncio.to_thread(
+        save_unique, notes, params.folder, row.title, body, origin="user"
+    )
+    return NoteWriteResult(path=written.path, hash=written.hash)
+
+
+def transcript(messages: list[Message]) -> str:
+    """A conversation as Markdown: each question and answer, tool calls as quoted lines."""
+    parts: list[str] = []
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, TextBlock) and block.text.strip():
+                speaker = "You" if message.role == "user" else "Assistant"
+                parts.append(f"**{speaker}:** {block.text.strip()}")
+            elif isinstance(block, ToolCall):
+                arguments = json.dumps(block.arguments, ensure_ascii=False)
+                parts.append(f"> Tool `{block.name}` {arguments}")
+    return "\n\n".join(parts) + "\n"
+
+
 def _summary(row: ConversationRow) -> ConversationSummary:
     return ConversationSummary(
         id=row.id,
@@ -84,3 +117,4 @@ def register(router: AppRouter) -> None:
     router.register("conversations/get", ConversationIdParams, get_conversation)
     router.register("conversations/rename", ConversationsRenameParams, rename_conversation)
     router.register("conversations/delete", ConversationIdParams, delete_conversation)
+    router.register("conversations/export", ConversationsExportParams, export_conversation)

@@ -387,3 +387,12 @@ class ConversationResult(ConversationSummary):
 class ConversationsRenameParams(Params):
     id: str = Field(min_length=1, max_length=100)
     title: str = Field(min_length=1, max_length=200)
+
+
+class ConversationsExportParams(Params):
+    id: str = Field(min_length=1, max_length=100)
+    folder: str = Field(
+        "Assistant/Conversations",
+        max_length=1000,
+        description="Vault folder of the new note; the title names it (never overwriting).",
+    )
