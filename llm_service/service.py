@@ -39,6 +39,7 @@ from llm_service.messages import (
     LLMResponse,
     Message,
     StopReason,
+    TextBlock,
     ToolCall,
     ToolResultBlock,
     ToolSpec,
@@ -202,31 +203,40 @@ class LLMService:
 
     # -- turns ----------------------------------------------------------------------------
 
-    async def process_message(self, text: str) -> LLMResponse:
-        """Run one turn with ``provider.chat`` and return the reply (``tool_calls`` is [])."""
+    async def process_message(self, text: str, *, context: str | None = None) -> LLMResponse:
+        """Run one turn with ``provider.chat`` and return the reply (``tool_calls`` is []).
+
+        ``context`` (the note the user is in, a selection...) goes with this question only, as
+        a second text block of its message, and stays in the history with it."""
         reply: LLMResponse | None = None
-        async with aclosing(self._turn(text, stream=False)) as events:
+        async with aclosing(self._turn(text, context, stream=False)) as events:
             async for event in events:
                 if isinstance(event, ResponseComplete):
                     reply = event.response
         assert reply is not None  # _turn always ends with ResponseComplete or raises
         return reply
 
-    def stream_message(self, text: str) -> AsyncGenerator[ServiceEvent, None]:
+    def stream_message(
+        self, text: str, *, context: str | None = None
+    ) -> AsyncGenerator[ServiceEvent, None]:
         """Run one turn with ``provider.stream``, yielding events; the last is ResponseComplete.
 
         ``TextDelta`` as the model writes, a ``ToolCallStarted`` / ``ToolResult`` pair per tool
         run, then ``ResponseComplete(reply)``. Close the generator (``aclose``) when stopping early.
+        ``context`` as for :meth:`process_message`.
         """
-        return self._turn(text, stream=True)
+        return self._turn(text, context, stream=True)
 
-    async def _turn(self, text: str, *, stream: bool) -> AsyncGenerator[ServiceEvent, None]:
+    async def _turn(
+        self, text: str, context: str | None, *, stream: bool
+    ) -> AsyncGenerator[ServiceEvent, None]:
         async with self._lock:
             model = self.model
             system = self._system()
             tools = self.tools.get_registered_tools()
             previous = list(self._history)
-            exchange = [Message.user(text)]
+            blocks = (TextBlock(text), TextBlock(context)) if context else (TextBlock(text),)
+            exchange = [Message("user", blocks)]
             texts: list[str] = []
             usage = Usage()
             rounds = 0

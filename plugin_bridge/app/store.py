@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from llm_service.messages import Message, message_from_dict, message_to_dict
+from llm_service.messages import Message, TextBlock, message_from_dict, message_to_dict
 from plugin_bridge.vault.schema import connect, migrate
 
 FILE_NAME: Final = "conversations.sqlite3"
@@ -162,7 +162,8 @@ class ConversationStore:
 
 def _title(messages: Sequence[Message]) -> str:
     """The first words of the question that opened the conversation."""
-    text = " ".join(messages[0].text.split()) if messages else ""
+    first = messages[0].content[0] if messages and messages[0].content else None
+    text = " ".join(first.text.split()) if isinstance(first, TextBlock) else ""
     text = text or "Untitled"
     return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from plugin_bridge.app.turn_context import resolve_context, turn_sources
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.relay import relay
 from plugin_bridge.wire.models import (
@@ -24,7 +25,8 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
     else:
         conversation_id = params.conversation_id
         service = app.conversations.get(conversation_id)
-    reply = await relay(ctx, service.stream_message(params.text))
+    context, given = await asyncio.to_thread(resolve_context, app.vault, params.context)
+    reply = await relay(ctx, service.stream_message(params.text, context=context or None))
     await asyncio.to_thread(app.conversations.record, conversation_id, service)
     return ChatSendResult(
         conversation_id=conversation_id,
@@ -32,6 +34,7 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
         stop_reason=reply.stop_reason,
         usage=UsageModel.model_validate(reply.usage, from_attributes=True),
         cost_usd=reply.cost_usd,
+        sources=turn_sources(given, service.last_exchange),
     )
 
 

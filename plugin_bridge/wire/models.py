@@ -213,10 +213,30 @@ class AuditListResult(WireModel):
 # -- chat ----------------------------------------------------------------------------------
 
 
+class NoteContext(Params):
+    note: str = Field(max_length=1000, description="Vault-relative path of the note.")
+    selection: str | None = Field(
+        None, max_length=100_000, description="The selected text; the whole note when absent."
+    )
+
+
+class FolderContext(Params):
+    folder: str = Field(max_length=1000, description="A vault folder: its notes are listed.")
+
+
+class TagContext(Params):
+    tag: str = Field(min_length=1, max_length=200, description="A tag: its notes are listed.")
+
+
 class ChatSendParams(Params):
     text: str = Field(min_length=1, max_length=100_000)
     conversation_id: str | None = Field(
         None, max_length=100, description="Omit to start a new conversation."
+    )
+    context: list[NoteContext | FolderContext | TagContext] = Field(
+        default_factory=list,
+        max_length=20,
+        description="What the user is looking at or @-mentioned, sent with this message only.",
     )
 
 
@@ -235,6 +255,10 @@ class ChatSendResult(WireModel):
     )
     usage: UsageModel
     cost_usd: float | None = Field(description="Null when the model's price is unknown.")
+    sources: list[str] = Field(
+        default_factory=list,
+        description="Notes the model was given (context) or read during the turn, in order.",
+    )
 
 
 class ChatClearParams(Params):
