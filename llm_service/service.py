@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
-from typing import Any, Final, Unpack
+from typing import Any, Final, TypeAlias, Unpack
 
 from llm_service.errors import LLMError
 from llm_service.events import (
@@ -55,6 +55,9 @@ ROUND_SEPARATOR = "\n\n"
 """Joins the texts of the model's responses within one turn."""
 
 
+UsageCallback: TypeAlias = Callable[[str, Usage, float | None], None]
+"""``(model, usage, cost_usd)`` of one provider call; cost None when the price is unknown."""
+
 DEFAULT_MAX_TOKENS: Final = 4096
 """The most tokens one model answer may have unless ``max_tokens=`` says otherwise."""
 
@@ -75,6 +78,7 @@ class LLMService:
         max_tool_iterations: int = 10,
         confirm: ConfirmCallback | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        on_usage: UsageCallback | None = None,
     ) -> None:
         model = model or provider.model
         if not model:
@@ -89,6 +93,9 @@ class LLMService:
         if max_tokens < 1:
             raise ValueError("max_tokens must be at least 1.")
         self.provider = provider
+        self.on_usage = on_usage
+        """Told of every provider call: model, tokens and cost (None when the price is
+        unknown), failed turns' calls included."""
         self.tools = ToolRegistry(confirm=confirm)
         self.max_history = max_history
         self.max_tool_iterations = max_tool_iterations
@@ -345,6 +352,8 @@ class LLMService:
     def _account(self, model: str, usage: Usage) -> None:
         self._usage += usage
         cost = cost_usd(model, usage)
+        if self.on_usage is not None:
+            self.on_usage(model, usage, cost)
         if cost is None:
             self._unpriced_calls += 1
         else:

@@ -46,6 +46,8 @@ class BridgeSettings(BaseSettings):
     data_dir: Path | None = None
     info_file: Path | None = None
     allowed_origins: tuple[str, ...] = DEFAULT_ALLOWED_ORIGINS
+    daily_budget_usd: float | None = Field(None, gt=0)
+    monthly_budget_usd: float | None = Field(None, gt=0)
     anthropic_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")
     )

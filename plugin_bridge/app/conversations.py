@@ -28,7 +28,7 @@ class Conversations:
 
     def __init__(
         self,
-        factory: Callable[[], LLMService],
+        factory: Callable[[str], LLMService],
         store: ConversationStore,
         *,
         limit: int = MAX_CONVERSATIONS,
@@ -43,8 +43,8 @@ class Conversations:
 
     def start(self) -> tuple[str, LLMService]:
         """A new conversation (stored once its first turn completes)."""
-        service = self._factory()
         conversation_id = self.store.new_id()
+        service = self._factory(conversation_id)
         self._keep(conversation_id, service)
         return conversation_id, service
 
@@ -56,7 +56,7 @@ class Conversations:
             return service
         if self.store.get(conversation_id) is None:
             raise unknown(conversation_id)
-        service = self._factory()
+        service = self._factory(conversation_id)
         service.load_history(self.store.messages(conversation_id))
         self._keep(conversation_id, service)
         return service

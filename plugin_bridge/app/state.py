@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from plugin_bridge.app.config import NO_PROVIDER
 from plugin_bridge.app.conversations import MAX_CONVERSATIONS, Conversations
 from plugin_bridge.app.store import ConversationStore
+from plugin_bridge.app.usage import Budgets, Spending
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ class BridgeApp:
         token: str | None = None,
         max_conversations: int = MAX_CONVERSATIONS,
         store: ConversationStore | None = None,
+        budgets: Budgets | None = None,
     ) -> None:
         if provider is not None and not model:
             raise ValueError("a provider needs a model name")
@@ -61,11 +63,9 @@ class BridgeApp:
         self.no_provider_message = no_provider_message
         self.token = token or secrets.token_urlsafe(32)
         self.confirm = confirm
-        self.conversations = Conversations(
-            self._new_service,
-            store if store is not None else ConversationStore(vault.data_dir),
-            limit=max_conversations,
-        )
+        store = store if store is not None else ConversationStore(vault.data_dir)
+        self.spending = Spending(store, budgets or Budgets())
+        self.conversations = Conversations(self._new_service, store, limit=max_conversations)
         self._tools: ToolRegistry | None = None
 
     @property
@@ -96,12 +96,15 @@ class BridgeApp:
         if self.provider is not None:
             await self.provider.aclose()
 
-    def _new_service(self) -> LLMService:
+    def _new_service(self, conversation_id: str) -> LLMService:
         from llm_service import LLMService
         from plugin_bridge.vault.tools import register_vault_tools
 
         service = LLMService(
-            self.require_provider(), model=self.require_model(), confirm=self.confirm
+            self.require_provider(),
+            model=self.require_model(),
+            confirm=self.confirm,
+            on_usage=self.spending.recorder(conversation_id, "chat"),
         )
         register_vault_tools(service.tools, self.vault, write_permission="ask")
         service.set_system_prompt(system_prompt(self.vault.name))

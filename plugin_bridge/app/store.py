@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from llm_service.messages import Message, TextBlock, message_from_dict, message_to_dict
+from llm_service.messages import (
+    Message,
+    TextBlock,
+    Usage,
+    message_from_dict,
+    message_to_dict,
+)
 from plugin_bridge.vault.schema import connect, migrate
 
 FILE_NAME: Final = "conversations.sqlite3"
@@ -41,6 +47,24 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
             body TEXT NOT NULL,
             PRIMARY KEY (conversation, seq)
         ) WITHOUT ROWID;
+        """,
+    ),
+    (
+        # Every provider call, for usage/summary and the budgets; cost NULL = price unknown.
+        "002_usage",
+        """
+        CREATE TABLE usage (
+            time REAL NOT NULL,
+            conversation TEXT,
+            purpose TEXT NOT NULL,
+            model TEXT NOT NULL,
+            input_tokens INTEGER NOT NULL,
+            output_tokens INTEGER NOT NULL,
+            cache_read_tokens INTEGER NOT NULL,
+            cache_write_tokens INTEGER NOT NULL,
+            cost_usd REAL
+        );
+        CREATE INDEX usage_by_time ON usage(time);
         """,
     ),
 )
@@ -156,8 +180,60 @@ class ConversationStore:
         with self._lock:
             self._conn.execute("DELETE FROM messages WHERE conversation = ?", (conversation_id,))
 
+    def record_usage(
+        self,
+        conversation_id: str | None,
+        purpose: str,
+        model: str,
+        usage: Usage,
+        cost_usd: float | None,
+    ) -> None:
+        """Log one provider call."""
+        with self._lock:
+            self._conn.execute(
+                "INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    time.time(),
+                    conversation_id,
+                    purpose,
+                    model,
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.cache_read_tokens,
+                    usage.cache_write_tokens,
+                    cost_usd,
+                ),
+            )
+
+    def usage_by_model(self, since: float) -> list[ModelUsage]:
+        """Calls since ``since`` (Unix seconds) per model, most expensive first."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT model, COUNT(*), SUM(input_tokens), SUM(output_tokens), "
+                "SUM(cache_read_tokens), SUM(cache_write_tokens), SUM(cost_usd), "
+                "SUM(cost_usd IS NULL) FROM usage WHERE time >= ? GROUP BY model "
+                "ORDER BY SUM(cost_usd) DESC, model",
+                (since,),
+            ).fetchall()
+        return [ModelUsage(*row) for row in rows]
+
     def close(self) -> None:
         self._conn.close()
+
+
+@dataclass(frozen=True)
+class ModelUsage:
+    """One model's calls over a period; ``cost_usd`` sums the priced ones (None: no call had a
+    known price), ``unpriced_calls`` counts the others."""
+
+    model: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float | None
+    unpriced_calls: int
 
 
 def _title(messages: Sequence[Message]) -> str:

@@ -30,6 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--model", help="model name (default: the provider's recommended one)")
     serve.add_argument("--base-url", help="provider endpoint, e.g. http://127.0.0.1:1234/v1")
     serve.add_argument("--data-dir", type=Path, help="index and undo data folder")
+    serve.add_argument(
+        "--daily-budget", type=float, metavar="USD", help="stop chat once a day costs this much"
+    )
+    serve.add_argument(
+        "--monthly-budget", type=float, metavar="USD", help="stop chat once a month costs this"
+    )
 
     search = commands.add_parser("search", help="index the vault and print search results")
     search.add_argument("query", help='words, "a phrase", prefix*, tag:x, path:folder')
@@ -70,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
                 model=args.model,
                 base_url=args.base_url,
                 data_dir=args.data_dir,
+                daily_budget_usd=args.daily_budget,
+                monthly_budget_usd=args.monthly_budget,
             )
         )
     if args.command == "search":

@@ -48,6 +48,8 @@ class ServeOptions(NamedTuple):
     model: str | None = None
     base_url: str | None = None
     data_dir: Path | None = None
+    daily_budget_usd: float | None = None
+    monthly_budget_usd: float | None = None
 
 
 class _Interrupted(Exception):
@@ -126,6 +128,7 @@ async def _serve(
     from plugin_bridge.app.config import BridgeSettings, build_provider, choose_provider
     from plugin_bridge.app.confirm import ask_client
     from plugin_bridge.app.state import BridgeApp
+    from plugin_bridge.app.usage import Budgets
     from plugin_bridge.handlers import build_router
     from plugin_bridge.vault.errors import VaultError
     from plugin_bridge.vault.vault import Vault
@@ -154,6 +157,7 @@ async def _serve(
         model=choice.model,
         no_provider_message=choice.missing,
         token=token,
+        budgets=Budgets(settings.daily_budget_usd, settings.monthly_budget_usd),
     )
     try:
         async with await start_server(

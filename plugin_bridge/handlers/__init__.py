@@ -7,9 +7,17 @@ from plugin_bridge.handlers.context import AppRouter
 
 def build_router() -> AppRouter:
     """A router with every method of the protocol."""
-    from plugin_bridge.handlers import chat, commands, conversations, session, tools, vault
+    from plugin_bridge.handlers import (
+        chat,
+        commands,
+        conversations,
+        session,
+        tools,
+        usage,
+        vault,
+    )
 
     router = AppRouter()
-    for area in (session, vault, chat, conversations, commands, tools):
+    for area in (session, vault, chat, conversations, commands, tools, usage):
         area.register(router)
     return router

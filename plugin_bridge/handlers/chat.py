@@ -6,7 +6,7 @@ import asyncio
 
 from plugin_bridge.app.turn_context import resolve_context, turn_sources
 from plugin_bridge.handlers.context import AppRouter, Context
-from plugin_bridge.handlers.relay import relay
+from plugin_bridge.handlers.relay import relay, spending
 from plugin_bridge.wire.models import (
     ChatClearParams,
     ChatSendParams,
@@ -26,7 +26,8 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
         conversation_id = params.conversation_id
         service = app.conversations.get(conversation_id)
     context, given = await asyncio.to_thread(resolve_context, app.vault, params.context)
-    reply = await relay(ctx, service.stream_message(params.text, context=context or None))
+    async with spending(ctx):
+        reply = await relay(ctx, service.stream_message(params.text, context=context or None))
     await asyncio.to_thread(app.conversations.record, conversation_id, service)
     return ChatSendResult(
         conversation_id=conversation_id,

@@ -9,8 +9,9 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError, LLMResponse, Message, ToolSpec
+from llm_service.pricing import cost_usd
 from plugin_bridge.handlers.context import AppRouter, Context
-from plugin_bridge.handlers.relay import relay
+from plugin_bridge.handlers.relay import relay, spending
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.models import (
     CreateNoteParams,
@@ -53,17 +54,20 @@ async def create_note(ctx: Context, params: CreateNoteParams) -> NoteWriteResult
     """Have the model write a note for the prompt and save it under folder (never overwriting)."""
     app = ctx.app
     provider = app.require_provider()
-    response = await provider.chat(
-        [Message.user(params.prompt)],
-        model=app.require_model(),
-        system=(
-            f"You write notes for the user's Obsidian vault named “{app.vault.name}”. Write the "
-            "note the user asks for in Markdown and save it with the save_note tool."
-        ),
-        tools=[SAVE_NOTE],
-        tool_choice=SAVE_NOTE.name,
-        max_tokens=NOTE_MAX_TOKENS,
-    )
+    model = app.require_model()
+    async with spending(ctx):
+        response = await provider.chat(
+            [Message.user(params.prompt)],
+            model=model,
+            system=(
+                f"You write notes for the user's Obsidian vault named “{app.vault.name}”. Write "
+                "the note the user asks for in Markdown and save it with the save_note tool."
+            ),
+            tools=[SAVE_NOTE],
+            tool_choice=SAVE_NOTE.name,
+            max_tokens=NOTE_MAX_TOKENS,
+        )
+        app.spending.recorder(None, "note")(model, response.usage, cost_usd(model, response.usage))
     title, body = note_from_response(response, provider.name)
     written = await asyncio.to_thread(save_unique, app.vault.notes, params.folder, title, body)
     return NoteWriteResult(path=written.path, hash=written.hash)
@@ -133,18 +137,22 @@ async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> Searc
     if not notes:
         return SearchSummarizeResult(summary=f"No notes match “{params.query}”.", sources=[])
     provider = app.require_provider()
-    reply = await relay(
-        ctx,
-        provider.stream(
-            [Message.user(summary_prompt(params.query, notes))],
-            model=app.require_model(),
-            system=(
-                "You summarise notes from the user's Obsidian vault. Use only what the notes say "
-                "and cite each note you use as a [[wikilink]] exactly as written in its header."
+    model = app.require_model()
+    async with spending(ctx):
+        reply = await relay(
+            ctx,
+            provider.stream(
+                [Message.user(summary_prompt(params.query, notes))],
+                model=model,
+                system=(
+                    "You summarise notes from the user's Obsidian vault. Use only what the notes "
+                    "say and cite each note you use as a [[wikilink]] exactly as written in its "
+                    "header."
+                ),
+                max_tokens=SUMMARY_MAX_TOKENS,
             ),
-            max_tokens=SUMMARY_MAX_TOKENS,
-        ),
-    )
+        )
+        app.spending.recorder(None, "summary")(model, reply.usage, cost_usd(model, reply.usage))
     return SearchSummarizeResult(summary=reply.text, sources=cited_sources(reply.text, notes))
 
 

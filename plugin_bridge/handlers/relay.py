@@ -1,4 +1,5 @@
-"""The one relay from a model's event stream to the client's notifications.
+"""The one relay from a model's event stream to the client's notifications, and the budget
+guard around every model call a request makes.
 
 ``chat/send`` and ``command/searchSummarize`` both stream through :func:`relay`: text deltas
 become ``chat/delta``, tool calls ``chat/toolCall``, tool results ``chat/toolResult``, all
@@ -8,16 +9,38 @@ drops the provider's HTTP stream at once).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
-from contextlib import aclosing
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing, asynccontextmanager
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from llm_service import LLMResponse, ResponseComplete, TextDelta, ToolCallStarted, ToolResult
 from plugin_bridge.wire.context import RequestContext
-from plugin_bridge.wire.models import ChatDelta, ChatToolCall, ChatToolResult
+from plugin_bridge.wire.models import BudgetWarning, ChatDelta, ChatToolCall, ChatToolResult
 from plugin_bridge.wire.protocol import RequestId
+
+if TYPE_CHECKING:
+    from plugin_bridge.app.state import BridgeApp
+
+
+@asynccontextmanager
+async def spending(ctx: RequestContext[BridgeApp]) -> AsyncIterator[None]:
+    """Refuse (-32012) when a budget is used up, before any provider call; after the calls,
+    send ``budget/warning`` for each budget whose 80 % mark they passed."""
+    app = ctx.app
+    app.spending.check()
+    before = app.spending.snapshot()
+    yield
+    for crossing in app.spending.crossings(before):
+        await ctx.notify(
+            "budget/warning",
+            BudgetWarning(
+                period=crossing.period,
+                spent_usd=round(crossing.spent_usd, 6),
+                budget_usd=crossing.budget_usd,
+            ),
+        )
 
 
 async def relay(ctx: RequestContext[Any], events: AsyncGenerator[Any, None]) -> LLMResponse:

@@ -38,6 +38,7 @@ class WireCode(IntEnum):
     TOO_MANY_REQUESTS = -32003
     PROVIDER_ERROR = -32010
     NO_PROVIDER = -32011
+    BUDGET_EXCEEDED = -32012
     NOTE_NOT_FOUND = -32020
     NOTE_EXISTS = -32021
     NOTE_CONFLICT = -32022
@@ -66,6 +67,10 @@ ERROR_MEANINGS: Final[dict[WireCode, str]] = {
         "The model provider failed after retries; data: {code, retryable, retryAfter}."
     ),
     WireCode.NO_PROVIDER: "No model provider is configured; the message says what to set.",
+    WireCode.BUDGET_EXCEEDED: (
+        "A daily or monthly budget is used up; nothing was sent to the provider; "
+        "data: {period, spentUsd, budgetUsd}."
+    ),
     WireCode.NOTE_NOT_FOUND: "The note does not exist.",
     WireCode.NOTE_EXISTS: "The note already exists (pass overwrite: true to replace it).",
     WireCode.NOTE_CONFLICT: "The note changed since it was read.",

@@ -420,3 +420,37 @@ class ConversationsExportParams(Params):
         max_length=1000,
         description="Vault folder of the new note; the title names it (never overwriting).",
     )
+
+
+# -- usage and budgets -----------------------------------------------------------------------
+
+
+class BudgetWarning(WireModel):
+    """Notification: the calls just made passed 80 % of a budget."""
+
+    period: Literal["day", "month"]
+    spent_usd: float
+    budget_usd: float
+
+
+class ModelUsageModel(WireModel):
+    model: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float | None = Field(description="Null when no call of this model had a price.")
+    unpriced_calls: int = Field(description="Calls whose model has no known price.")
+
+
+class PeriodUsage(WireModel):
+    cost_usd: float = Field(description="Sum of the priced calls.")
+    budget_usd: float | None
+    unpriced_calls: int
+    by_model: list[ModelUsageModel]
+
+
+class UsageSummaryResult(WireModel):
+    today: PeriodUsage
+    month: PeriodUsage

@@ -1,0 +1,33 @@
+"""usage/summary: what today and this month cost, per model, against the budgets."""
+
+from __future__ import annotations
+
+import asyncio
+
+from plugin_bridge.app.usage import Period
+from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.wire.models import Empty, ModelUsageModel, PeriodUsage, UsageSummaryResult
+
+
+async def usage_summary(ctx: Context, params: Empty) -> UsageSummaryResult:
+    """Spending of today and this month (local time), per model; unknown prices never count as
+    $0: those calls are counted apart."""
+    today, month = await asyncio.gather(
+        asyncio.to_thread(_period, ctx, "day"), asyncio.to_thread(_period, ctx, "month")
+    )
+    return UsageSummaryResult(today=today, month=month)
+
+
+def _period(ctx: Context, period: Period) -> PeriodUsage:
+    spending = ctx.app.spending
+    rows = spending.by_model(period)
+    return PeriodUsage(
+        cost_usd=round(sum(row.cost_usd or 0.0 for row in rows), 6),
+        budget_usd=spending.budgets.limit(period),
+        unpriced_calls=sum(row.unpriced_calls for row in rows),
+        by_model=[ModelUsageModel.model_validate(row, from_attributes=True) for row in rows],
+    )
+
+
+def register(router: AppRouter) -> None:
+    router.register("usage/summary", Empty, usage_summary)
