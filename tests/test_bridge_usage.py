@@ -64,3 +64,23 @@ async def test_a_used_up_budget_stops_chat_before_the_provider_and_warns_at_80_p
     assert error["data"]["period"] == "day" and error["data"]["budgetUsd"] == 0.001
     assert len(provider.requests) == 2
     assert summary["today"]["budgetUsd"] == 0.001
+
+
+async def test_the_usage_command_prints_today_and_this_month_per_model(tmp_path: Path) -> None:
+    """obsidian-ai-bridge usage reads the data folder: totals, per-model rows, unknown prices."""
+    from plugin_bridge.app.store import ConversationStore
+    from tests.test_cli import run_cli
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    store = ConversationStore(tmp_path / "data")
+    store.record_usage("c1", "chat", PRICED, CALL, 0.0006)
+    store.record_usage(None, "note", "llama3.1:8b", CALL, None)
+    store.close()
+    code, out, _err = await run_cli(
+        tmp_path, "usage", "--vault", str(vault), "--data-dir", str(tmp_path / "data")
+    )
+    assert code == 0
+    assert "Today: $0.0006 (+1 calls of models without a known price)" in out
+    assert "claude-haiku-5-5" in out and "price unknown" in out
+    assert out.count("This month: $0.0006") == 1

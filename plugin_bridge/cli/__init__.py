@@ -1,4 +1,4 @@
-"""The command line: ``serve``, ``search``, ``chat`` and ``schema``.
+"""The command line: ``serve``, ``search``, ``chat``, ``usage`` and ``schema``.
 
 argparse rather than typer: typer costs ~0.16 s to import on this machine, a third of the
 start-up budget of ``serve``. Each command imports what it needs when it runs.
@@ -47,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--vault", type=Path, required=True)
     chat.add_argument("--info-file", type=Path, help="the server's info file")
 
+    usage = commands.add_parser("usage", help="what the model cost today and this month")
+    usage.add_argument("--vault", type=Path, required=True)
+    usage.add_argument("--data-dir", type=Path)
+
     commands.add_parser("schema", help="print the protocol's JSON Schema")
     return parser
 
@@ -88,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         from plugin_bridge.cli.chat import run as run_chat
 
         return run_chat(args.vault, args.info_file)
+    if args.command == "usage":
+        from plugin_bridge.cli.usage import run as run_usage
+
+        return run_usage(args.vault, args.data_dir)
     from plugin_bridge.cli.schema import schema_text
 
     sys.stdout.write(schema_text())

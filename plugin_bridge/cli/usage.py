@@ -1,0 +1,48 @@
+"""``usage``: what the model cost today and this month, per model, read from the data folder."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+
+def report(data_dir: Path, out: TextIO) -> int:
+    from plugin_bridge.app.store import FILE_NAME, ConversationStore
+    from plugin_bridge.app.usage import Budgets, Period, Spending
+
+    if not (data_dir / FILE_NAME).exists():
+        out.write("No usage recorded yet for this vault.\n")
+        return 0
+    store = ConversationStore(data_dir)
+    try:
+        spending = Spending(store, Budgets())
+        periods: tuple[tuple[Period, str], ...] = (("day", "Today"), ("month", "This month"))
+        for period, label in periods:
+            rows = spending.by_model(period)
+            total = sum(row.cost_usd or 0.0 for row in rows)
+            unpriced = sum(row.unpriced_calls for row in rows)
+            note = f" (+{unpriced} calls of models without a known price)" if unpriced else ""
+            out.write(f"{label}: ${total:.4f}{note}\n")
+            for row in rows:
+                cost = "price unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
+                out.write(
+                    f"  {row.model:<28} {row.calls:>5} calls {row.input_tokens:>9} in "
+                    f"{row.output_tokens:>8} out  {cost}\n"
+                )
+    finally:
+        store.close()
+    return 0
+
+
+def run(vault: Path, data_dir: Path | None) -> int:
+    from plugin_bridge.vault.datadir import default_data_dir
+
+    root = vault.expanduser()
+    if not root.is_dir():
+        print(
+            f"Vault folder {root} does not exist: pass an existing folder to --vault.",
+            file=sys.stderr,
+        )
+        return 2
+    return report(data_dir or default_data_dir(root.resolve()), sys.stdout)
