@@ -11,6 +11,7 @@ def build_router() -> AppRouter:
         chat,
         commands,
         conversations,
+        prompts,
         session,
         tools,
         usage,
@@ -18,6 +19,6 @@ def build_router() -> AppRouter:
     )
 
     router = AppRouter()
-    for area in (session, vault, chat, conversations, commands, tools, usage):
+    for area in (session, vault, chat, conversations, prompts, commands, tools, usage):
         area.register(router)
     return router

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from plugin_bridge.app.prompts import context_note, read_prompt
+from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.app.turn_context import resolve_context, turn_sources
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.relay import relay, spending
@@ -25,9 +27,10 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
     else:
         conversation_id = params.conversation_id
         service = app.conversations.get(conversation_id)
-    context, given = await asyncio.to_thread(resolve_context, app.vault, params.context)
+    text, context, given = await asyncio.to_thread(_turn_input, app, params)
+    service.set_conversation_context(await asyncio.to_thread(context_note, app.vault))
     async with spending(ctx):
-        reply = await relay(ctx, service.stream_message(params.text, context=context or None))
+        reply = await relay(ctx, service.stream_message(text, context=context or None))
     await asyncio.to_thread(app.conversations.record, conversation_id, service)
     return ChatSendResult(
         conversation_id=conversation_id,
@@ -37,6 +40,17 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
         cost_usd=reply.cost_usd,
         sources=turn_sources(given, service.last_exchange),
     )
+
+
+def _turn_input(app: BridgeApp, params: ChatSendParams) -> tuple[str, str, list[str]]:
+    """The message (a custom prompt's instruction first, when one is named), its context block
+    and the notes given as context (blocking)."""
+    text = params.text.strip()
+    if params.prompt_id is not None:
+        instruction = read_prompt(app.vault, params.prompt_id).instruction
+        text = f"{instruction}\n\n{text}" if text else instruction
+    context, given = resolve_context(app.vault, params.context)
+    return text, context, given
 
 
 async def clear(ctx: Context, params: ChatClearParams) -> EmptyResult:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
 from plugin_bridge.wire.protocol import RequestId
@@ -229,7 +229,14 @@ class TagContext(Params):
 
 
 class ChatSendParams(Params):
-    text: str = Field(min_length=1, max_length=100_000)
+    prompt_id: str | None = Field(
+        None,
+        max_length=1000,
+        description="Run this custom prompt (prompts/list); text is added after it.",
+    )
+    text: str = Field(
+        "", max_length=100_000, description="The message; may be empty only with promptId."
+    )
     conversation_id: str | None = Field(
         None, max_length=100, description="Omit to start a new conversation."
     )
@@ -238,6 +245,13 @@ class ChatSendParams(Params):
         max_length=20,
         description="What the user is looking at or @-mentioned, sent with this message only.",
     )
+
+    @field_validator("text")
+    @classmethod
+    def _has_a_message(cls, text: str, info: ValidationInfo) -> str:
+        if not text.strip() and info.data.get("prompt_id") is None:
+            raise ValueError("must not be empty (unless promptId is given)")
+        return text
 
 
 class UsageModel(WireModel):
@@ -454,3 +468,19 @@ class PeriodUsage(WireModel):
 class UsageSummaryResult(WireModel):
     today: PeriodUsage
     month: PeriodUsage
+
+
+# -- custom prompts --------------------------------------------------------------------------
+
+
+class PromptModel(WireModel):
+    id: str = Field(description="The prompt note's path: pass it as chat/send promptId.")
+    name: str
+    description: str
+    insert: Literal["selection", "note", "none"] = Field(
+        description="What the client should send as context with it."
+    )
+
+
+class PromptsListResult(WireModel):
+    prompts: list[PromptModel]

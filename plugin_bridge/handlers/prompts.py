@@ -1,0 +1,24 @@
+"""prompts/list: the custom prompts in the vault's Assistant/Prompts folder, read now."""
+
+from __future__ import annotations
+
+import asyncio
+
+from plugin_bridge.app.prompts import list_prompts
+from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.wire.models import Empty, PromptModel, PromptsListResult
+
+
+async def prompts(ctx: Context, params: Empty) -> PromptsListResult:
+    """The custom prompts (notes in Assistant/Prompts/), by name; edits show at once."""
+    found = await asyncio.to_thread(list_prompts, ctx.app.vault)
+    return PromptsListResult(
+        prompts=[
+            PromptModel(id=p.id, name=p.name, description=p.description, insert=p.insert)
+            for p in found
+        ]
+    )
+
+
+def register(router: AppRouter) -> None:
+    router.register("prompts/list", Empty, prompts)
