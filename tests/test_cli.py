@@ -265,3 +265,26 @@ async def test_serve_hint_is_a_command_that_works_when_pasted(tmp_path: Path) ->
         served.process.send_signal(signal.SIGTERM)
         async with asyncio.timeout(START_WAIT):
             assert await served.process.wait() == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--provider", "openai"], "OPENAI_API_KEY"),
+        (["--provider", "anthropic"], "ANTHROPIC_API_KEY"),
+        (["--base-url", "http://127.0.0.1:1234/v1"], "--base-url needs --provider"),
+        (["--provider", "ollama", "--base-url", "http://127.0.0.1:9"], "ollama serve"),
+    ],
+)
+async def test_serve_fails_fast_on_settings_that_cannot_work(
+    tmp_path: Path, args: list[str], says: str
+) -> None:
+    """A provider asked for but unusable, or a base URL alone: one sentence, exit 2, no server
+    left running without the provider it was asked for."""
+    vault = copy_example_vault(tmp_path)
+    code, _out, err = await run_cli(
+        tmp_path, "serve", "--vault", str(vault), "--data-dir", str(tmp_path / "data"), *args
+    )
+    assert code == 2
+    last = err.strip().splitlines()[-1]
+    assert says in last and "Traceback" not in err

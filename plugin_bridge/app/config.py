@@ -98,6 +98,48 @@ def choose_provider(settings: BridgeSettings) -> ProviderChoice:
     return ProviderChoice(name, settings.model or default_model(name))
 
 
+PROBE_SECONDS: Final = 3.0
+
+
+async def startup_problem(settings: BridgeSettings, choice: ProviderChoice) -> str | None:
+    """Why ``serve`` must not start with these settings (one sentence), or None.
+
+    A server started with no provider at all is valid (search works); but a provider that was
+    asked for and cannot work, a base URL without a provider, or a local model server that does
+    not answer, fail at start instead of leaving a server that silently has no provider.
+    """
+    if settings.base_url is not None and settings.provider is None:
+        return (
+            "--base-url needs --provider: openai for LM Studio, vLLM and other OpenAI-compatible "
+            "servers, or ollama."
+        )
+    if settings.provider is not None and choice.name is None:
+        return choice.missing.removeprefix("No model provider is configured: ")
+    local = choice.name == "ollama" or (choice.name == "openai" and settings.base_url)
+    if local:
+        url = settings.base_url or DEFAULT_OLLAMA_URL
+        if not await _answers(url):
+            hint = "start it with `ollama serve`" if choice.name == "ollama" else "start it"
+            return f"Nothing answers at {url}: {hint}, or pass the right --base-url."
+    return None
+
+
+async def _answers(url: str) -> bool:
+    """Whether something accepts TCP connections at ``url``'s host and port."""
+    import asyncio
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        async with asyncio.timeout(PROBE_SECONDS):
+            _reader, writer = await asyncio.open_connection(parts.hostname or "127.0.0.1", port)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    return True
+
+
 def default_model(name: ProviderName) -> str:
     from llm_service.pricing import DEFAULT_MODEL, RECOMMENDED_MODELS
 

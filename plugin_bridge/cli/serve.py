@@ -125,7 +125,12 @@ async def _serve(
     )
     from pydantic import ValidationError
 
-    from plugin_bridge.app.config import BridgeSettings, build_provider, choose_provider
+    from plugin_bridge.app.config import (
+        BridgeSettings,
+        build_provider,
+        choose_provider,
+        startup_problem,
+    )
     from plugin_bridge.app.confirm import ask_client
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.app.usage import Budgets
@@ -142,6 +147,9 @@ async def _serve(
         print(f"Bad settings: {field_problems(exc)}.", file=sys.stderr)
         return 2
     choice = choose_provider(settings)
+    problem = await startup_problem(settings, choice)
+    if problem is not None:
+        return _fail(2, problem[:1].upper() + problem[1:])
     banner = choice.describe()
     print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
     vault = Vault(vault_root, settings.data_dir)
