@@ -181,7 +181,8 @@ async def test_models_list_through_ollama(tmp_path: Path, fake_http: FakeHTTPSer
     fake_http.enqueue(Reply.json({"models": [{"name": "llama3.1:8b"}, {"name": "qwen3:4b"}]}))
     async with bridge_for(tmp_path, "ollama", fake_http) as bridge:
         result = await (await bridge.wire()).result("models/list")
-    assert result == {"models": ["llama3.1:8b", "qwen3:4b"]}
+    assert [m["id"] for m in result["models"]] == ["llama3.1:8b", "qwen3:4b"]
+    assert result["source"] == "api"
     assert fake_http.requests[0].path == "/api/tags"
 
 
@@ -199,12 +200,15 @@ async def test_api_errors_reach_the_client_as_32010(
 
 
 async def test_an_unreachable_ollama_is_a_retryable_network_error(tmp_path: Path) -> None:
-    """Ollama not running: -32010 network_error telling how to start it."""
+    """Ollama not running: chat answers -32010 network_error telling how to start it (while
+    models/list falls back to the built-in catalog)."""
     async with FakeHTTPServer() as server:
         url_of_closed_port = server.url
     provider = OllamaProvider(base_url=url_of_closed_port, max_attempts=1)
     async with running_bridge(tmp_path, provider=provider, provider_name="ollama") as bridge:
-        error = await (await bridge.wire()).error("models/list")
+        wire = await bridge.wire()
+        assert (await wire.result("models/list"))["source"] == "catalog"
+        error = await wire.error("chat/send", {"text": "hi"})
     assert error["code"] == -32010
     assert error["data"]["code"] == "network_error"
     assert "ollama serve" in error["message"]

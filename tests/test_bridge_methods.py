@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from llm_service import LLMError, ScriptedProvider
+from llm_service.catalog import ModelInfo
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.errors import WireCode, to_wire_error
 from tests.test_bridge_helpers import running_bridge
@@ -20,11 +21,13 @@ class ModelListingProvider(ScriptedProvider):
     def __init__(self, models: list[str] | LLMError) -> None:
         super().__init__()
         self.models = models
+        self.asked = 0
 
-    async def list_models(self) -> list[str]:
+    async def _list_models_once(self) -> list[ModelInfo]:
+        self.asked += 1
         if isinstance(self.models, LLMError):
             raise self.models
-        return self.models
+        return [ModelInfo(model) for model in self.models]
 
 
 async def test_search_finds_notes_with_snippets(tmp_path: Path) -> None:
@@ -242,15 +245,34 @@ async def test_models_list_without_provider_is_no_provider(tmp_path: Path) -> No
             assert "ANTHROPIC_API_KEY" in error["message"]
 
 
-async def test_models_list_asks_the_provider(tmp_path: Path) -> None:
-    """models/list returns the provider's models; its LLMError is -32010 with data."""
-    async with running_bridge(tmp_path, provider=ModelListingProvider(["m1", "m2"])) as bridge:
-        assert (await (await bridge.wire()).result("models/list")) == {"models": ["m1", "m2"]}
-    failing = ModelListingProvider(LLMError("Ollama is not reachable.", code="network_error"))
-    async with running_bridge(tmp_path / "b", provider=failing) as bridge:
+async def test_models_list_asks_the_provider_then_serves_its_cache(tmp_path: Path) -> None:
+    """models/list returns ModelInfo from the provider, then from the day's cache; refresh asks
+    again; prices and limits come from the catalog, null where unknown."""
+    provider = ModelListingProvider(["claude-haiku-5-5", "my-local-model"])
+    async with running_bridge(tmp_path, provider=provider, provider_name="anthropic") as bridge:
+        wire = await bridge.wire()
+        first = await wire.result("models/list")
+        second = await wire.result("models/list")
+        third = await wire.result("models/list", {"refresh": True})
+    assert (first["source"], second["source"], third["source"]) == ("api", "cache", "api")
+    assert provider.asked == 2
+    haiku, local = first["models"]
+    assert haiku["id"] == "claude-haiku-5-5" and haiku["inputPricePerMtok"] == 0.10
+    assert haiku["contextWindow"] and haiku["supportsTools"] is True
+    assert local["inputPricePerMtok"] is None and local["contextWindow"] is None
+
+
+async def test_models_list_offline_falls_back_and_other_errors_are_32010(tmp_path: Path) -> None:
+    """An unreachable provider gives the built-in catalog; a refused key is -32010 with data."""
+    offline = ModelListingProvider(LLMError("Ollama is not reachable.", code="network_error"))
+    async with running_bridge(tmp_path, provider=offline, provider_name="ollama") as bridge:
+        result = await (await bridge.wire()).result("models/list")
+    assert result["source"] == "catalog" and result["models"]
+    refused = ModelListingProvider(LLMError("Anthropic rejected the API key.", code="auth_error"))
+    async with running_bridge(tmp_path / "b", provider=refused) as bridge:
         error = await (await bridge.wire()).error("models/list")
-        assert error["code"] == -32010
-        assert error["data"] == {"code": "network_error", "retryable": True, "retryAfter": None}
+    assert error["code"] == -32010
+    assert error["data"] == {"code": "auth_error", "retryable": False, "retryAfter": None}
 
 
 @pytest.mark.parametrize(

@@ -619,8 +619,8 @@ async def test_list_models_reads_every_page(fake_http: FakeHTTPServer) -> None:
     fake_http.enqueue(
         _models_page(["claude-b", "claude-a"], True), _models_page(["claude-old"], False)
     )
-    ids = await wire.make_provider(fake_http).list_models()
-    assert ids == ["claude-b", "claude-a", "claude-old"]
+    models = await wire.make_provider(fake_http).list_models()
+    assert [m.id for m in models] == ["claude-b", "claude-a", "claude-old"]
     first, second = fake_http.requests
     assert first.path.startswith("/v1/models") and "after_id=claude-a" in second.path
 

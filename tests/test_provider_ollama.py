@@ -243,7 +243,8 @@ async def test_list_models_reads_api_tags(fake_http: FakeHTTPServer) -> None:
     fake_http.enqueue(
         Reply.json({"models": [{"name": "llama3.1:8b", "size": 1}, {"name": "qwen3:4b"}]})
     )
-    assert await fake.make_provider(fake_http).list_models() == ["llama3.1:8b", "qwen3:4b"]
+    models = await fake.make_provider(fake_http).list_models()
+    assert [m.id for m in models] == ["llama3.1:8b", "qwen3:4b"]
     assert (fake_http.requests[0].method, fake_http.requests[0].path) == ("GET", "/api/tags")
 
 

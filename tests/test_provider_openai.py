@@ -385,9 +385,38 @@ async def test_list_models_reads_the_models_endpoint_newest_first(
     ]
     fake_http.enqueue(Reply.json({"object": "list", "data": models}), fake.models_reply("b", "a"))
     provider = fake.make_provider(fake_http)
-    assert await provider.list_models() == ["gpt-new", "gpt-old", "local-model"]
-    assert await provider.list_models() == ["a", "b"]
+    assert [m.id for m in await provider.list_models()] == ["gpt-new", "gpt-old", "local-model"]
+    assert [m.id for m in await provider.list_models()] == ["a", "b"]
     assert [(r.method, r.path) for r in fake_http.requests] == [("GET", "/v1/models")] * 2
+
+
+async def test_the_official_api_lists_chat_models_only_with_what_is_known_of_them(
+    fake_http: FakeHTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From api.openai.com: no embedding, speech or image models; prices and limits from the
+    catalog; validate_key is that same cheap call."""
+    models = [
+        {"id": name, "object": "model", "created": n, "owned_by": "openai"}
+        for n, name in enumerate(
+            ["gpt-5-mini", "text-embedding-3-small", "tts-1", "whisper-1", "dall-e-3", "o3"]
+        )
+    ]
+    fake_http.enqueue(Reply.json({"object": "list", "data": models}), fake.models_reply("x"))
+    provider = fake.make_provider(fake_http)
+    provider.base_url = None  # as the official API, which the fake stands in for
+    monkeypatch.setattr(provider, "_sdk", lambda: _sdk_at(fake_http))
+    listed = await provider.list_models()
+    assert [m.id for m in listed] == ["o3", "gpt-5-mini"]
+    mini = listed[1]
+    assert (mini.input_price_per_mtok, mini.output_price_per_mtok) == (0.25, 2.0)
+    assert mini.context_window and mini.max_output_tokens and mini.supports_tools
+    assert await provider.validate_key() is None
+
+
+def _sdk_at(fake_http: FakeHTTPServer) -> Any:
+    from openai import AsyncOpenAI
+
+    return AsyncOpenAI(api_key="sk-test", base_url=fake_http.url + "/v1", max_retries=0)
 
 
 # -- errors ---------------------------------------------------------------------------------

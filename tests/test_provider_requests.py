@@ -248,8 +248,10 @@ async def test_list_models_reads_each_api(fake_http: FakeHTTPServer) -> None:
             }
         ),
     )
-    assert await ollama_wire.make_provider(fake_http).list_models() == ["llama3.1:8b", "qwen3:4b"]
-    assert await openai_wire.make_provider(fake_http).list_models() == ["gpt-a", "gpt-b"]
+    ollama_models = await ollama_wire.make_provider(fake_http).list_models()
+    openai_models = await openai_wire.make_provider(fake_http).list_models()
+    assert [m.id for m in ollama_models] == ["llama3.1:8b", "qwen3:4b"]
+    assert [m.id for m in openai_models] == ["gpt-a", "gpt-b"]
 
 
 def test_the_second_positional_argument_is_the_default_model() -> None:

@@ -19,6 +19,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
+from llm_service.catalog import ModelInfo
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 
@@ -105,9 +106,12 @@ class AnthropicProvider(Provider):
 
     format_tool = staticmethod(anthropic_tool)
 
-    async def _list_models_once(self) -> list[str]:
-        """Ids of the models this key may use, newest first (all pages of GET /v1/models)."""
-        return [model.id async for model in self._sdk().models.list(limit=100)]
+    async def _list_models_once(self) -> list[ModelInfo]:
+        """The models this key may use, newest first (all pages of GET /v1/models)."""
+        return [
+            ModelInfo(model.id, getattr(model, "display_name", None))
+            async for model in self._sdk().models.list(limit=100)
+        ]
 
     async def _chat_once(self, request: ChatRequest) -> LLMResponse:
         message = await self._sdk().messages.create(**_params(request))

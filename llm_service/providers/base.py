@@ -13,6 +13,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Required, TypedDict, TypeVar, Unpack
 
+from llm_service.catalog import ModelInfo, described
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent
 from llm_service.messages import LLMResponse, Message, ToolSpec
@@ -116,17 +117,23 @@ class Provider(ABC):
     async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to close by default
         """Release the SDK client's connections."""
 
-    async def _list_models_once(self) -> list[str]:
+    async def _list_models_once(self) -> list[ModelInfo]:
         """One models-list API call; may raise SDK exceptions. [] when the API has none."""
         return []
 
     # -- public API -----------------------------------------------------------------------
 
-    async def list_models(self) -> list[str]:
-        """Model names this endpoint serves, newest first where the API says; [] if unknown.
+    async def list_models(self) -> list[ModelInfo]:
+        """The models this endpoint serves, newest first where the API says, with what the
+        built-in catalog knows of each; [] if the API lists none. Retried and translated like
+        ``chat``."""
+        models = await self._with_retries(lambda: self._translated(self._list_models_once()))
+        return [described(model) for model in models]
 
-        Retried and translated like ``chat``."""
-        return await self._with_retries(lambda: self._translated(self._list_models_once()))
+    async def validate_key(self) -> None:
+        """Check the key (or the local server) with a cheap call: None when it works, else the
+        LLMError saying why (auth_error, quota_exceeded, network_error, ...)."""
+        await self.list_models()
 
     async def chat(self, messages: list[Message], **options: Unpack[ChatOptions]) -> LLMResponse:
         """Send ``messages`` and return the model's whole response, retrying transient errors."""

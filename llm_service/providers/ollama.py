@@ -21,6 +21,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
+from llm_service.catalog import ModelInfo
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 
@@ -104,13 +105,13 @@ class OllamaProvider(Provider):
 
     format_tool = staticmethod(function_tool)
 
-    async def _list_models_once(self) -> list[str]:
+    async def _list_models_once(self) -> list[ModelInfo]:
         """Names of the models pulled into this Ollama (``GET /api/tags``)."""
         response = await self._http().get("/api/tags")
         models = _decode(response.status_code, response.content, response.headers).get("models")
         if not isinstance(models, list):
             raise OllamaResponseError("/api/tags has no model list")
-        return [m["name"] for m in models if isinstance(m, dict) and m.get("name")]
+        return [ModelInfo(m["name"]) for m in models if isinstance(m, dict) and m.get("name")]
 
     def _body(self, request: ChatRequest, *, stream: bool) -> dict[str, Any]:
         names = {

@@ -18,8 +18,9 @@ import re
 import uuid
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, Final, Unpack
 
+from llm_service.catalog import ModelInfo
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 
@@ -114,12 +115,15 @@ class OpenAIProvider(Provider):
 
     format_tool = staticmethod(function_tool)
 
-    async def _list_models_once(self) -> list[str]:
-        """Model ids from the models endpoint, newest first (by ``created``), then by name."""
+    async def _list_models_once(self) -> list[ModelInfo]:
+        """Models from the models endpoint, newest first (by ``created``), then by name; from
+        the official API only its chat models (not embeddings, speech, images...)."""
         page = await self._sdk().models.list()
         models = [m for m in getattr(page, "data", None) or [] if isinstance(m.id, str)]
+        if self.base_url is None:
+            models = [m for m in models if _is_chat_model(m.id)]
         models.sort(key=lambda m: (-count(m.created), m.id))
-        return [m.id for m in models]
+        return [ModelInfo(m.id) for m in models]
 
     def _params(self, request: ChatRequest) -> dict[str, Any]:
         messages: list[dict[str, Any]] = []
@@ -369,6 +373,25 @@ class _Assembly:
 
     def invalid(self, what: str) -> UnreadableResponse:
         return UnreadableResponse(what, self.request_id)
+
+
+_CHAT_PREFIXES: Final = ("gpt-", "o1", "o3", "o4", "chatgpt-")
+_NOT_CHAT: Final = (
+    "embedding",
+    "tts",
+    "whisper",
+    "dall-e",
+    "image",
+    "audio",
+    "realtime",
+    "transcribe",
+    "moderation",
+    "search",
+)
+
+
+def _is_chat_model(model: str) -> bool:
+    return model.startswith(_CHAT_PREFIXES) and not any(word in model for word in _NOT_CHAT)
 
 
 def _text(value: object) -> str:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
+from typing import Literal
 
 from plugin_bridge import __version__
+from plugin_bridge.app.model_cache import ModelCache
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
@@ -15,6 +18,8 @@ from plugin_bridge.wire.models import (
     IndexStatus,
     InitializeParams,
     InitializeResult,
+    ModelInfoModel,
+    ModelsListParams,
     ModelsListResult,
     ServerInfo,
     VaultInfo,
@@ -64,12 +69,37 @@ async def health(ctx: Context, params: Empty) -> HealthResult:
     )
 
 
-async def list_models(ctx: Context, params: Empty) -> ModelsListResult:
-    """Models the configured provider serves."""
-    return ModelsListResult(models=await ctx.app.require_provider().list_models())
+async def list_models(ctx: Context, params: ModelsListParams) -> ModelsListResult:
+    """Models the configured provider serves, with context window, limits and prices where
+    known; cached for a day; when the provider cannot be reached, the last list or the
+    built-in catalog."""
+    from llm_service import LLMError
+    from llm_service.catalog import catalog
+
+    app = ctx.app
+    provider = app.require_provider()
+    cache = ModelCache(app.vault.data_dir)
+    key = f"{app.provider_name}:{provider.base_url or ''}"
+    source: Literal["api", "cache", "catalog"] = "cache"
+    models = None if params.refresh else await asyncio.to_thread(cache.get, key)
+    if models is None:
+        try:
+            models = await provider.list_models()
+            source = "api"
+            await asyncio.to_thread(cache.put, key, models)
+        except LLMError as exc:
+            if exc.code not in ("network_error", "timeout"):
+                raise
+            models = await asyncio.to_thread(cache.get, key, fresh_only=False)
+            if models is None:
+                models, source = catalog(app.provider_name or ""), "catalog"
+    return ModelsListResult(
+        models=[ModelInfoModel.model_validate(m, from_attributes=True) for m in models],
+        source=source,
+    )
 
 
 def register(router: AppRouter) -> None:
     router.register("initialize", InitializeParams, initialize)
     router.register("health", Empty, health)
-    router.register("models/list", Empty, list_models)
+    router.register("models/list", ModelsListParams, list_models)

@@ -97,8 +97,25 @@ class HealthResult(WireModel):
     recommended_models: dict[str, list[str]]
 
 
+class ModelsListParams(Params):
+    refresh: bool = Field(False, description="Ask the provider now instead of the 24 h cache.")
+
+
+class ModelInfoModel(WireModel):
+    id: str
+    display_name: str | None
+    context_window: int | None
+    max_output_tokens: int | None
+    supports_tools: bool | None
+    input_price_per_mtok: float | None = Field(description="USD; null when unknown, never 0.")
+    output_price_per_mtok: float | None = Field(description="USD; null when unknown, never 0.")
+
+
 class ModelsListResult(WireModel):
-    models: list[str]
+    models: list[ModelInfoModel]
+    source: Literal["api", "cache", "catalog"] = Field(
+        description="Asked now, from the 24 h cache, or the built-in list (provider unreachable)."
+    )
 
 
 # -- vault ---------------------------------------------------------------------------------

@@ -1,0 +1,66 @@
+"""What is known about a model: ``ModelInfo``, filled from the API and a built-in catalog.
+
+The catalog holds what the APIs do not say (context window, output limit, tool support) for the
+models this project recommends; prices come from :mod:`llm_service.pricing`. Unknown values stay
+None: a local model's price is unknown, never 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Final
+
+from llm_service.pricing import RECOMMENDED_MODELS, price_for
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """One model a provider serves; None where unknown. Prices are USD per million tokens."""
+
+    id: str
+    display_name: str | None = None
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    supports_tools: bool | None = None
+    input_price_per_mtok: float | None = None
+    output_price_per_mtok: float | None = None
+
+
+_LIMITS: Final[dict[str, tuple[int, int]]] = {
+    # model id prefix -> (context window, max output tokens)
+    "claude-opus-": (200_000, 32_000),
+    "claude-sonnet-": (200_000, 64_000),
+    "claude-haiku-": (200_000, 64_000),
+    "gpt-6": (400_000, 128_000),
+    "gpt-5": (400_000, 128_000),
+    "gpt-4.1": (1_047_576, 32_768),
+    "gpt-4o": (128_000, 16_384),
+    "o3": (200_000, 100_000),
+    "o4-mini": (200_000, 100_000),
+}
+
+
+def described(info: ModelInfo) -> ModelInfo:
+    """``info`` with what the catalog and the price table know added (the API's values win)."""
+    limits = next((v for k, v in _LIMITS.items() if info.id.startswith(k)), None)
+    price = price_for(info.id)
+    return replace(
+        info,
+        context_window=info.context_window or (limits[0] if limits else None),
+        max_output_tokens=info.max_output_tokens or (limits[1] if limits else None),
+        supports_tools=info.supports_tools
+        if info.supports_tools is not None
+        else (True if limits else None),
+        input_price_per_mtok=price.input if price else None,
+        output_price_per_mtok=price.output if price else None,
+    )
+
+
+def catalog(provider: str) -> list[ModelInfo]:
+    """The recommended models of ``provider`` ("anthropic", "openai", "ollama"), for offline use."""
+    return [described(ModelInfo(model)) for model in RECOMMENDED_MODELS.get(provider, [])]
+
+
+def max_output_for(model: str) -> int | None:
+    """The model's own output limit, where the catalog knows it."""
+    return described(ModelInfo(model)).max_output_tokens
