@@ -26,6 +26,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any, Final, TypeAlias, Unpack
 
+from llm_service.catalog import max_output_for
 from llm_service.errors import LLMError
 from llm_service.events import (
     ResponseComplete,
@@ -304,11 +305,12 @@ class LLMService:
         ``after_text``: earlier responses of this turn had text, so this one's text starts with
         the round separator. The provider stream is closed when this generator is.
         """
+        limit = max_output_for(model)
         options: ChatOptions = {
             "model": model,
             "system": system,
             "tools": tools,
-            "max_tokens": self.max_tokens,
+            "max_tokens": min(self.max_tokens, limit) if limit else self.max_tokens,
         }
         if not stream:
             yield ResponseComplete(await self.provider.chat(messages, **options))

@@ -379,3 +379,13 @@ async def test_streamed_and_chat_replies_match() -> None:
     assert isinstance(events[-1], ResponseComplete)
     assert events[-1].response == chat_reply
     assert stream_svc.history == chat_svc.history
+
+
+async def test_max_tokens_is_capped_by_the_models_own_limit() -> None:
+    """A max_tokens above what the model can write is cut to its limit where it is known."""
+    provider = ScriptedProvider()
+    provider.enqueue_text("a")
+    provider.enqueue_text("b")
+    await LLMService(provider, model="gpt-4o", max_tokens=100_000).process_message("q")
+    await LLMService(provider, model="my-local-model", max_tokens=100_000).process_message("q")
+    assert [r.max_tokens for r in provider.requests] == [16_384, 100_000]
