@@ -122,3 +122,21 @@ async def test_ctrl_c_during_an_answer_stops_it_on_the_server(tmp_path: Path) ->
         await pressing
     text = out.getvalue()
     assert "(stopped)" in text and "Second answer." in text
+
+
+async def test_context_command_sends_notes_with_each_message(tmp_path: Path) -> None:
+    """/context NOTE adds a note to every next message; /context lists; clear drops them."""
+    provider = ScriptedProvider()
+    provider.enqueue_text("first")
+    provider.enqueue_text("second")
+    async with running_bridge(tmp_path, provider=provider) as bridge:
+        info_file = tmp_path / "server.json"
+        write_info_file(info_file, InfoRecord(bridge.url, bridge.app.token, 1, 1))
+        lines = ["/context Welcome.md", "/context", "what is this?", "/context clear", "and now?"]
+        _, ask = scripted_input(lines)
+        out = io.StringIO()
+        assert await chat(info_file, out, ask) == 0
+    text = out.getvalue()
+    assert "Context: Welcome.md" in text and "sources: Welcome.md" in text
+    with_note, without = (request.messages[-1] for request in provider.requests)
+    assert len(with_note.content) == 2 and len(without.content) == 1

@@ -28,8 +28,10 @@ Ask = Callable[[str], Awaitable[str | None]]
 PROMPT: Final = "you> "
 RESULT_PREVIEW_CHARS: Final = 100
 HELP: Final = (
-    "/new starts a new conversation, /model shows the provider and model, /help shows this, "
-    "/quit leaves (so do Ctrl-D and Ctrl-C at the prompt). Ctrl-C during an answer stops it.\n"
+    "/new starts a new conversation, /model shows the provider and model, /context NOTE.md sends "
+    "that note with each message (/context alone lists them, /context clear drops them), /help "
+    "shows this, /quit leaves (so do Ctrl-D and Ctrl-C at the prompt). Ctrl-C during an answer "
+    "stops it.\n"
 )
 
 
@@ -101,6 +103,7 @@ class ChatView:
 async def repl(client: BridgeClient, view: ChatView, interrupts: Interrupts) -> None:
     """Read messages and send them until /quit, end of input or Ctrl-C at the prompt."""
     conversation_id: str | None = None
+    notes: list[str] = []
     while True:
         interrupted, line = await _first(view.ask(PROMPT), interrupts)
         if interrupted or line is None:
@@ -115,10 +118,14 @@ async def repl(client: BridgeClient, view: ChatView, interrupts: Interrupts) -> 
             if text in {"/new", "/clear"}:
                 conversation_id = None
                 view.write("(new conversation)\n")
+            elif text == "/context" or text.startswith("/context "):
+                view.write(context_command(notes, text.removeprefix("/context").strip()))
             else:
                 view.write(await local_command(client, text))
             continue
         params: dict[str, Any] = {"text": text}
+        if notes:
+            params["context"] = [{"note": note} for note in notes]
         if conversation_id is not None:
             params["conversationId"] = conversation_id
         view.write("ai> ")
@@ -137,6 +144,20 @@ async def repl(client: BridgeClient, view: ChatView, interrupts: Interrupts) -> 
             return
         conversation_id = result["conversationId"]
         view.write(f"\n  ({usage_line(result)})\n")
+        if result.get("sources"):
+            view.write(f"  sources: {', '.join(result['sources'])}\n")
+
+
+def context_command(notes: list[str], argument: str) -> str:
+    """/context: list, add to (a note path) or clear the notes sent with each message."""
+    if argument == "clear":
+        notes.clear()
+        return "(no notes sent as context)\n"
+    if argument:
+        if argument not in notes:
+            notes.append(argument)
+        return f"(sending {', '.join(notes)} with each message)\n"
+    return f"Context: {', '.join(notes)}\n" if notes else "No notes are sent as context.\n"
 
 
 async def local_command(client: BridgeClient, text: str) -> str:
