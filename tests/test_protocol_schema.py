@@ -39,6 +39,7 @@ def test_every_method_notification_and_error_is_described() -> None:
         "chat/delta",
         "chat/toolCall",
         "chat/toolResult",
+        "budget/warning",
     }
     assert set(schema["serverRequests"]) == {"tool/confirm"}
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from plugin_bridge.handlers import build_router
+from plugin_bridge.wire.conversation_models import BudgetWarning
 from plugin_bridge.wire.errors import ERROR_MEANINGS
 from plugin_bridge.wire.models import (
     CancelRequestParams,
@@ -33,6 +34,7 @@ SERVER_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
     "chat/delta": ChatDelta,
     "chat/toolCall": ChatToolCall,
     "chat/toolResult": ChatToolResult,
+    "budget/warning": BudgetWarning,
 }
 SERVER_REQUESTS: Final[dict[str, tuple[type[BaseModel], type[BaseModel]]]] = {
     "tool/confirm": (ToolConfirmParams, ToolConfirmResult),
@@ -61,7 +63,7 @@ def build_schema() -> dict[str, Any]:
         "title": "obsidian-ai-bridge protocol",
         "description": (
             f"JSON-RPC 2.0 over WebSocket text frames, protocolVersion {PROTOCOL_VERSION}. "
-            "Generated from plugin_bridge/wire/models.py: do not edit; see docs/protocol.md."
+            "Generated from plugin_bridge/wire/*models.py: do not edit; see docs/protocol.md."
         ),
         "protocolVersion": PROTOCOL_VERSION,
         "limits": {"maxFrameBytes": MAX_FRAME_BYTES, "maxRequestsInFlight": MAX_IN_FLIGHT},

@@ -11,8 +11,7 @@ from plugin_bridge.app.conversations import unknown
 from plugin_bridge.app.store import ConversationRow
 from plugin_bridge.handlers.commands import save_unique
 from plugin_bridge.handlers.context import AppRouter, Context
-from plugin_bridge.wire.errors import RpcError, WireCode
-from plugin_bridge.wire.models import (
+from plugin_bridge.wire.conversation_models import (
     ConversationIdParams,
     ConversationResult,
     ConversationsExportParams,
@@ -20,10 +19,10 @@ from plugin_bridge.wire.models import (
     ConversationsListResult,
     ConversationsRenameParams,
     ConversationSummary,
-    EmptyResult,
-    NoteWriteResult,
     StoredMessage,
 )
+from plugin_bridge.wire.errors import RpcError, WireCode
+from plugin_bridge.wire.models import EmptyResult, NoteWriteResult
 
 
 async def list_conversations(

@@ -6,7 +6,8 @@ import asyncio
 
 from plugin_bridge.app.prompts import list_prompts
 from plugin_bridge.handlers.context import AppRouter, Context
-from plugin_bridge.wire.models import Empty, PromptModel, PromptsListResult
+from plugin_bridge.wire.conversation_models import PromptModel, PromptsListResult
+from plugin_bridge.wire.models import Empty
 
 
 async def prompts(ctx: Context, params: Empty) -> PromptsListResult:

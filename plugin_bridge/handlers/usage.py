@@ -6,7 +6,8 @@ import asyncio
 
 from plugin_bridge.app.usage import Period
 from plugin_bridge.handlers.context import AppRouter, Context
-from plugin_bridge.wire.models import Empty, ModelUsageModel, PeriodUsage, UsageSummaryResult
+from plugin_bridge.wire.conversation_models import ModelUsageModel, PeriodUsage, UsageSummaryResult
+from plugin_bridge.wire.models import Empty
 
 
 async def usage_summary(ctx: Context, params: Empty) -> UsageSummaryResult:

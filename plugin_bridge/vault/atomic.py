@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -67,3 +68,28 @@ def fsync_dir(folder: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+ORPHAN_AGE_SECONDS = 60.0
+"""A temp file older than this was left by a killed writer (a live write takes milliseconds)."""
+
+
+def remove_orphans(
+    root: Path, ignored: Callable[[str], bool], max_age: float = ORPHAN_AGE_SECONDS
+) -> int:
+    """Delete our temp files older than ``max_age`` seconds under ``root``, outside the
+    folders ``ignored(rel)`` names; how many were removed."""
+    cutoff = time.time() - max_age
+    removed = 0
+    for folder, dirs, names in os.walk(root):
+        rel = os.path.relpath(folder, root)
+        dirs[:] = [d for d in dirs if not ignored(d if rel == "." else f"{rel}/{d}")]
+        for name in names:
+            if not name.startswith(TEMP_PREFIX):
+                continue
+            path = os.path.join(folder, name)
+            with contextlib.suppress(FileNotFoundError):
+                if os.lstat(path).st_mtime < cutoff:
+                    os.unlink(path)
+                    removed += 1
+    return removed

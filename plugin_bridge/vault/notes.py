@@ -8,13 +8,11 @@ Writes to the same file from several threads are serialised by a per-file lock.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
 import stat
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,14 +30,13 @@ from plugin_bridge.vault.files import (
     read_text,
 )
 from plugin_bridge.vault.names import twin_of
-from plugin_bridge.vault.paths import TEMP_PREFIX, resolve_note, to_posix
+from plugin_bridge.vault.paths import resolve_note, to_posix
 
 __all__ = ["NoteContent", "NoteInfo", "NoteStore", "WriteResult", "sha256"]
 
 logger = logging.getLogger(__name__)
 
 MAX_NAME_CHARS: Final = 120
-ORPHAN_AGE_SECONDS: Final = 60.0
 SETTLE_SECONDS: Final = 0.05
 """A write reads a note modified less than this long ago again after a pause: a program still
 writing it in place must not be caught half-way and its half written back."""
@@ -312,29 +309,6 @@ class NoteStore:
             self.audit.record(rel, "undo", current_hash, new_hash or None, origin)
         self._notify(rel)
         return WriteResult(rel, new_hash, current_hash, False)
-
-    def remove_orphans(self, max_age: float = ORPHAN_AGE_SECONDS) -> int:
-        """Delete our temp files older than ``max_age`` seconds (left by a killed writer; a
-        live write finishes in far less); how many were removed."""
-        cutoff = time.time() - max_age
-        removed = 0
-        for folder, dirs, names in os.walk(self.root):
-            dirs[:] = [
-                d
-                for d in dirs
-                if not self.files.ignored(os.path.join(folder, d)[len(str(self.root)) + 1 :])
-            ]
-            for name in names:
-                if not name.startswith(TEMP_PREFIX):
-                    continue
-                path = os.path.join(folder, name)
-                with contextlib.suppress(FileNotFoundError):
-                    if os.lstat(path).st_mtime < cutoff:
-                        os.unlink(path)
-                        removed += 1
-        if removed:
-            logger.info("Removed %d temp files left by an interrupted write.", removed)
-        return removed
 
     # -- internals ----------------------------------------------------------------------
 

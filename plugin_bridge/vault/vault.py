@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from types import TracebackType
 
+from plugin_bridge.vault.atomic import remove_orphans
 from plugin_bridge.vault.datadir import default_data_dir
 from plugin_bridge.vault.index import SearchIndex
 from plugin_bridge.vault.notes import NoteStore
 
 INDEX_FILE = "index.sqlite3"
+logger = logging.getLogger(__name__)
 
 
 class Vault:
@@ -45,7 +48,9 @@ class Vault:
     async def start(self) -> None:
         """Remove temp files left by killed writes, open the index and return; the first
         indexing continues in the background."""
-        await asyncio.to_thread(self.notes.remove_orphans)
+        removed = await asyncio.to_thread(remove_orphans, self.root, self.notes.files.ignored)
+        if removed:
+            logger.info("Removed %d temp files left by an interrupted write.", removed)
         await self.index.start()
         self._indexing = True
 

@@ -1,0 +1,114 @@
+"""Wire models of what the assistant keeps: stored conversations, usage and budgets, custom
+prompts. Same rules as :mod:`plugin_bridge.wire.models` (camelCase on the wire, params strict)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from plugin_bridge.wire.models import Params, WireModel
+
+# -- conversations ---------------------------------------------------------------------------
+
+
+class ConversationsListParams(Params):
+    limit: int = Field(20, ge=1, le=100)
+    cursor: str | None = Field(
+        None, max_length=200, description="nextCursor of the previous page; omit for the first."
+    )
+
+
+class ConversationSummary(WireModel):
+    id: str
+    title: str = Field(description="The first words of the opening question, or as renamed.")
+    created_at: str = Field(description="ISO 8601, UTC.")
+    updated_at: str = Field(description="ISO 8601, UTC: when its last turn completed.")
+    model: str | None
+
+
+class ConversationsListResult(WireModel):
+    conversations: list[ConversationSummary] = Field(description="Newest first.")
+    next_cursor: str | None
+
+
+class ConversationIdParams(Params):
+    id: str = Field(min_length=1, max_length=100)
+
+
+class StoredMessage(WireModel):
+    role: Literal["user", "assistant"]
+    content: list[dict[str, Any]] = Field(
+        description=(
+            "Blocks: {type: text, text} | {type: tool_use, id, name, arguments} | "
+            "{type: tool_result, toolCallId, content, isError}."
+        )
+    )
+
+
+class ConversationResult(ConversationSummary):
+    messages: list[StoredMessage] = Field(description="The whole transcript, oldest first.")
+
+
+class ConversationsRenameParams(Params):
+    id: str = Field(min_length=1, max_length=100)
+    title: str = Field(min_length=1, max_length=200)
+
+
+class ConversationsExportParams(Params):
+    id: str = Field(min_length=1, max_length=100)
+    folder: str = Field(
+        "Assistant/Conversations",
+        max_length=1000,
+        description="Vault folder of the new note; the title names it (never overwriting).",
+    )
+
+
+# -- usage and budgets -----------------------------------------------------------------------
+
+
+class BudgetWarning(WireModel):
+    """Notification: the calls just made passed 80 % of a budget."""
+
+    period: Literal["day", "month"]
+    spent_usd: float
+    budget_usd: float
+
+
+class ModelUsageModel(WireModel):
+    model: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float | None = Field(description="Null when no call of this model had a price.")
+    unpriced_calls: int = Field(description="Calls whose model has no known price.")
+
+
+class PeriodUsage(WireModel):
+    cost_usd: float = Field(description="Sum of the priced calls.")
+    budget_usd: float | None
+    unpriced_calls: int
+    by_model: list[ModelUsageModel]
+
+
+class UsageSummaryResult(WireModel):
+    today: PeriodUsage
+    month: PeriodUsage
+
+
+# -- custom prompts --------------------------------------------------------------------------
+
+
+class PromptModel(WireModel):
+    id: str = Field(description="The prompt note's path: pass it as chat/send promptId.")
+    name: str
+    description: str
+    insert: Literal["selection", "note", "none"] = Field(
+        description="What the client should send as context with it."
+    )
+
+
+class PromptsListResult(WireModel):
+    prompts: list[PromptModel]
