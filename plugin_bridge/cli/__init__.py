@@ -67,6 +67,13 @@ def command_line(*args: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    vault = getattr(args, "vault", None)
+    if vault is not None and not vault.expanduser().is_dir():
+        print(
+            f"Vault folder {vault} does not exist: pass an existing folder to --vault.",
+            file=sys.stderr,
+        )
+        return 2
     if args.command == "serve":
         from plugin_bridge.cli.serve import ServeOptions, run
 

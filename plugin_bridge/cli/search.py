@@ -41,12 +41,6 @@ async def search(
 
 def run(vault: Path, query: str, *, limit: int, data_dir: Path | None) -> int:
     root = vault.expanduser()
-    if not root.is_dir():
-        print(
-            f"Vault folder {root} does not exist: pass an existing folder to --vault.",
-            file=sys.stderr,
-        )
-        return 2
     if limit < 1:
         print("--limit must be at least 1.", file=sys.stderr)
         return 2

@@ -59,8 +59,6 @@ class _Interrupted(Exception):
 def run(options: ServeOptions) -> int:
     """Run the server until SIGTERM / SIGINT; the process exit code."""
     vault = options.vault.expanduser()
-    if not vault.is_dir():
-        return _fail(2, f"Vault folder {vault} does not exist: pass an existing folder to --vault.")
     if not is_loopback_host(options.host):
         return _fail(
             2,

@@ -39,10 +39,4 @@ def run(vault: Path, data_dir: Path | None) -> int:
     from plugin_bridge.vault.datadir import default_data_dir
 
     root = vault.expanduser()
-    if not root.is_dir():
-        print(
-            f"Vault folder {root} does not exist: pass an existing folder to --vault.",
-            file=sys.stderr,
-        )
-        return 2
     return report(data_dir or default_data_dir(root.resolve()), sys.stdout)
