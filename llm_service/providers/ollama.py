@@ -15,6 +15,7 @@ Wire facts this module translates (Ollama's docs/api.md and server/routes.go):
 from __future__ import annotations
 
 import json
+import logging
 import re
 import uuid
 from collections.abc import AsyncGenerator
@@ -46,9 +47,12 @@ from llm_service.providers.common import (
     parse_tool_arguments,
     transport_code,
 )
+from llm_service.providers.text_tools import as_text_request, parse_reply
 
 if TYPE_CHECKING:
     import httpx
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
 _MISSING_MODEL = re.compile(r"""model ["']([^"']+)["'] not found""")
@@ -89,6 +93,8 @@ class OllamaProvider(Provider):
         super().__init__(model, **options)
         self.base_url: str = (self.base_url or DEFAULT_BASE_URL).rstrip("/")
         self._client: httpx.AsyncClient | None = None
+        self._no_tool_models: set[str] = set()
+        """Models that refused tools: their tools are described in text (text_tools.py)."""
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
@@ -133,12 +139,48 @@ class OllamaProvider(Provider):
         return body
 
     async def _chat_once(self, request: ChatRequest) -> LLMResponse:
+        if self._text_tools(request):
+            return parse_reply(await self._chat_native(as_text_request(request)))
+        try:
+            return await self._chat_native(request)
+        except OllamaError as exc:
+            if not self._refused_tools(request, exc):
+                raise
+        return await self._chat_once(request)
+
+    async def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+        if not self._text_tools(request):
+            try:
+                async for event in self._stream_native(request):
+                    yield event
+                return
+            except OllamaError as exc:
+                if not self._refused_tools(request, exc):
+                    raise
+        # Text tools: the reply is parsed whole, so its tool blocks never show as text.
+        reply = await self._chat_once(request)
+        if reply.text:
+            yield TextDelta(reply.text)
+        yield ResponseComplete(reply)
+
+    def _text_tools(self, request: ChatRequest) -> bool:
+        return bool(request.tools) and request.model in self._no_tool_models
+
+    def _refused_tools(self, request: ChatRequest, exc: OllamaError) -> bool:
+        """True (and the model remembered) when Ollama refused tools for this model."""
+        if not request.tools or exc.status != 400 or "support tools" not in exc.detail:
+            return False
+        logger.info("%s has no tool support: tools are described in text instead", request.model)
+        self._no_tool_models.add(request.model)
+        return True
+
+    async def _chat_native(self, request: ChatRequest) -> LLMResponse:
         response = await self._http().post("/api/chat", json=self._body(request, stream=False))
         assembly = _Assembly()
         assembly.feed(_decode(response.status_code, response.content, response.headers))
         return assembly.response()
 
-    async def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+    async def _stream_native(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         body = self._body(request, stream=True)
         async with self._http().stream("POST", "/api/chat", json=body) as response:
             if response.status_code >= 400:
