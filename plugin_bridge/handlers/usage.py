@@ -22,8 +22,10 @@ async def usage_summary(ctx: Context, params: Empty) -> UsageSummaryResult:
 def _period(ctx: Context, period: Period) -> PeriodUsage:
     spending = ctx.app.spending
     rows = spending.by_model(period)
+    priced = [row.cost_usd for row in rows if row.cost_usd is not None]
+    only_unpriced = bool(rows) and not priced
     return PeriodUsage(
-        cost_usd=round(sum(row.cost_usd or 0.0 for row in rows), 6),
+        cost_usd=None if only_unpriced else round(sum(priced), 6),
         budget_usd=spending.budgets.limit(period),
         unpriced_calls=sum(row.unpriced_calls for row in rows),
         by_model=[ModelUsageModel.model_validate(row, from_attributes=True) for row in rows],

@@ -87,7 +87,9 @@ class ModelUsageModel(WireModel):
 
 
 class PeriodUsage(WireModel):
-    cost_usd: float = Field(description="Sum of the priced calls.")
+    cost_usd: float | None = Field(
+        description="Sum of the priced calls; null when every call had an unknown price."
+    )
     budget_usd: float | None
     unpriced_calls: int
     by_model: list[ModelUsageModel]
