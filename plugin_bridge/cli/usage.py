@@ -20,10 +20,11 @@ def report(data_dir: Path, out: TextIO) -> int:
         periods: tuple[tuple[Period, str], ...] = (("day", "Today"), ("month", "This month"))
         for period, label in periods:
             rows = spending.by_model(period)
-            total = sum(row.cost_usd or 0.0 for row in rows)
+            priced = [row.cost_usd for row in rows if row.cost_usd is not None]
             unpriced = sum(row.unpriced_calls for row in rows)
+            total = f"${sum(priced):.4f}" if priced or not rows else "price unknown"
             note = f" (+{unpriced} calls of models without a known price)" if unpriced else ""
-            out.write(f"{label}: ${total:.4f}{note}\n")
+            out.write(f"{label}: {total}{note}\n")
             for row in rows:
                 cost = "price unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
                 out.write(
