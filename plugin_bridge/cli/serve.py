@@ -66,8 +66,11 @@ def run(options: ServeOptions) -> int:
             "use --host 127.0.0.1, ::1 or localhost.",
         )
     host = bind_host(options.host)
+    env_data_dir = os.environ.get("AI_BRIDGE_DATA_DIR")
+    data_dir = options.data_dir or (Path(env_data_dir) if env_data_dir else default_data_dir(vault))
+    options = options._replace(data_dir=data_dir)  # the lock and the index agree on it
     try:
-        lock = acquire(options.data_dir or default_data_dir(vault))
+        lock = acquire(data_dir)
     except ServerRunning as exc:
         return _fail(2, str(exc))
     except OSError as exc:
