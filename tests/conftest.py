@@ -47,6 +47,12 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+@pytest.fixture(autouse=True)
+def _no_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the settings file of the machine's user."""
+    monkeypatch.setenv("AI_BRIDGE_CONFIG", str(tmp_path / "no-settings-file.toml"))
+
+
 @pytest.fixture
 async def fake_http() -> AsyncIterator[FakeHTTPServer]:
     """A scripted HTTP server on 127.0.0.1 with a free port."""

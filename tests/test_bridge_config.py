@@ -94,3 +94,65 @@ def test_build_provider_makes_the_chosen_class() -> None:
     provider = build_provider(chosen, choose_provider(chosen))
     assert type(provider).__name__ == "OllamaProvider"
     assert build_provider(settings(), choose_provider(settings())) is None
+
+
+def test_flags_beat_the_environment_which_beats_the_file_which_beats_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same keys from every source: the first that has one wins."""
+    from plugin_bridge.app.config import load_settings
+
+    config = tmp_path / "config.toml"
+    config.write_text(
+        'provider = "ollama"\nmodel = "from-file"\nbase_url = "http://127.0.0.1:1"\n'
+        "daily_budget_usd = 3.0\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("AI_BRIDGE_CONFIG", str(config))
+    monkeypatch.setenv("AI_BRIDGE_MODEL", "from-env")
+    monkeypatch.setenv("AI_BRIDGE_DAILY_BUDGET_USD", "2.0")
+    settings = load_settings(daily_budget_usd=1.0)
+    assert settings.provider == "ollama"  # file
+    assert settings.model == "from-env"  # env over file
+    assert settings.daily_budget_usd == 1.0  # flag over env
+    assert settings.monthly_budget_usd is None  # default
+
+
+@pytest.mark.parametrize(
+    ("content", "key"),
+    [("daily_budget_usd = -5\n", "daily_budget_usd"), ('provder = "ollama"\n', "provder")],
+)
+def test_an_invalid_setting_is_one_sentence_naming_the_key_and_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str, key: str
+) -> None:
+    """A bad value or an unknown key in the file: SettingsError naming both."""
+    from plugin_bridge.app.config import SettingsError, load_settings
+
+    config = tmp_path / "config.toml"
+    config.write_text(content, encoding="utf-8")
+    monkeypatch.setenv("AI_BRIDGE_CONFIG", str(config))
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    message = str(caught.value)
+    assert f"'{key}'" in message and str(config) in message and "\n" not in message
+
+
+async def test_config_commands_show_the_path_and_mask_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """config path prints the file; config show prints the effective settings, keys masked;
+    an invalid file makes serve and config show exit 2."""
+    from tests.test_cli import cli_env, run_cli
+
+    config = tmp_path / "config.toml"
+    config.write_text('model = "claude-haiku-5-5"\n', encoding="utf-8")
+    env = {"AI_BRIDGE_CONFIG": str(config), "ANTHROPIC_API_KEY": "sk-ant-secret-value-1234"}
+    monkeypatch.setattr("tests.test_cli.cli_env", lambda tmp: {**cli_env(tmp), **env})
+    code, out, _ = await run_cli(tmp_path, "config", "path")
+    assert (code, out.strip()) == (0, str(config))
+    code, out, _ = await run_cli(tmp_path, "config", "show")
+    assert code == 0 and '"model": "claude-haiku-5-5"' in out
+    assert "secret-value" not in out and '"anthropic_api_key": "sk-a' in out
+    config.write_text("daily_budget_usd = 'lots'\n", encoding="utf-8")
+    code, _, err = await run_cli(tmp_path, "config", "show")
+    assert code == 2 and "'daily_budget_usd'" in err and str(config) in err

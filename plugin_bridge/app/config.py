@@ -1,9 +1,10 @@
 """Server settings, and which model provider they select.
 
-Command-line options arrive as init values; every setting can also come from an
-``AI_BRIDGE_<NAME>`` environment variable (``AI_BRIDGE_ALLOWED_ORIGINS='["app://obsidian.md"]'``),
-and the API keys from ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``. Keys are ``SecretStr``: they
-never appear in a repr or a log.
+Sources, the first that has a value wins: command-line options (init values), environment
+variables (``AI_BRIDGE_<NAME>``, e.g. ``AI_BRIDGE_ALLOWED_ORIGINS='["app://obsidian.md"]'``, and the
+API keys ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``), the settings file (TOML, see
+:func:`config_file`), then the defaults. Keys are ``SecretStr``: they never appear in a repr or a
+log.
 
 Provider choice: ``--provider`` if given, else anthropic when ANTHROPIC_API_KEY is set, else
 openai when OPENAI_API_KEY is set, else none. A chosen provider whose key is missing counts as
@@ -18,7 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import AliasChoices, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
 
@@ -32,12 +38,27 @@ NO_PROVIDER: Final = (
 )
 
 
+CONFIG_ENV: Final = "AI_BRIDGE_CONFIG"
+CONFIG_NAME: Final = "config.toml"
+
+
+def config_file() -> Path:
+    """The settings file: ``$AI_BRIDGE_CONFIG``, else ``config.toml`` in the user's config
+    folder (platformdirs: ``~/.config/obsidian-ai-bridge`` on Linux)."""
+    import os
+
+    from platformdirs import user_config_dir
+
+    given = os.environ.get(CONFIG_ENV)
+    return Path(given) if given else Path(user_config_dir("obsidian-ai-bridge")) / CONFIG_NAME
+
+
 class BridgeSettings(BaseSettings):
     """Everything ``serve`` needs to know."""
 
-    model_config = SettingsConfigDict(env_prefix="AI_BRIDGE_", extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(env_prefix="AI_BRIDGE_", extra="forbid", frozen=True)
 
-    vault: Path
+    vault: Path | None = None
     provider: ProviderName | None = None
     model: str | None = None
     base_url: str | None = None
@@ -54,6 +75,53 @@ class BridgeSettings(BaseSettings):
     openai_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("openai_api_key", "OPENAI_API_KEY")
     )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Flags, then the environment, then the settings file, then the defaults."""
+        return init_settings, env_settings, TomlConfigSettingsSource(settings_cls, config_file())
+
+
+def load_settings(**flags: object) -> BridgeSettings:
+    """The settings for these flags, or :class:`SettingsError` naming the bad key and where it
+    came from (the settings file, the environment or a flag)."""
+    from pydantic import ValidationError
+
+    try:
+        return BridgeSettings(**flags)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = ".".join(str(part) for part in error["loc"]) or "settings"
+        raise SettingsError(
+            f"Setting '{key}' is invalid ({error['msg']}): fix it in {config_file()}, the "
+            f"AI_BRIDGE_{key.upper()} environment variable or the --{key.replace('_', '-')} flag."
+        ) from None
+    except (OSError, ValueError) as exc:  # an unreadable file, TOML that does not parse
+        raise SettingsError(f"The settings file {config_file()} cannot be read ({exc}).") from None
+
+
+class SettingsError(Exception):
+    """Settings that cannot be used; ``str()`` is one sentence naming the key and the file."""
+
+
+def shown(settings: BridgeSettings) -> dict[str, object]:
+    """The effective settings for ``config show``: every key, secrets masked."""
+    values = settings.model_dump(mode="json")
+    for name in ("anthropic_api_key", "openai_api_key"):
+        secret = getattr(settings, name)
+        values[name] = None if secret is None else _mask(secret.get_secret_value())
+    return values
+
+
+def _mask(secret: str) -> str:
+    return f"{secret[:4]}…{secret[-2:]}" if len(secret) > 10 else "…"
 
 
 @dataclass(frozen=True, slots=True)

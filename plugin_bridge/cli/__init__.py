@@ -47,6 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--vault", type=Path, required=True)
     chat.add_argument("--info-file", type=Path, help="the server's info file")
 
+    config = commands.add_parser("config", help="the settings file and the effective settings")
+    config.add_argument(
+        "action",
+        choices=("path", "show"),
+        help="path: where the file is; show: every setting in effect, keys masked",
+    )
+
     usage = commands.add_parser("usage", help="what the model cost today and this month")
     usage.add_argument("--vault", type=Path, required=True)
     usage.add_argument("--data-dir", type=Path)
@@ -99,6 +106,10 @@ def main(argv: list[str] | None = None) -> int:
         from plugin_bridge.cli.chat import run as run_chat
 
         return run_chat(args.vault, args.info_file)
+    if args.command == "config":
+        from plugin_bridge.cli.config import run as run_config
+
+        return run_config(args.action)
     if args.command == "usage":
         from plugin_bridge.cli.usage import run as run_usage
 

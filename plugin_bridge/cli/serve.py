@@ -124,12 +124,11 @@ async def _serve(
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    from pydantic import ValidationError
-
     from plugin_bridge.app.config import (
-        BridgeSettings,
+        SettingsError,
         build_provider,
         choose_provider,
+        load_settings,
         startup_problem,
     )
     from plugin_bridge.app.confirm import ask_client
@@ -138,15 +137,13 @@ async def _serve(
     from plugin_bridge.handlers import build_router
     from plugin_bridge.vault.errors import VaultError
     from plugin_bridge.vault.vault import Vault
-    from plugin_bridge.wire.errors import field_problems
     from plugin_bridge.wire.server import start_server
 
     given = {key: value for key, value in options._asdict().items() if value is not None}
     try:
-        settings = BridgeSettings(**{**given, "vault": vault_root, "info_file": info_path})
-    except ValidationError as exc:
-        print(f"Bad settings: {field_problems(exc)}.", file=sys.stderr)
-        return 2
+        settings = load_settings(**{**given, "vault": vault_root, "info_file": info_path})
+    except SettingsError as exc:
+        return _fail(2, str(exc))
     choice = choose_provider(settings)
     problem = await startup_problem(settings, choice)
     if problem is not None:
