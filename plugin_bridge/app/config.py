@@ -61,6 +61,10 @@ class BridgeSettings(BaseSettings):
     vault: Path | None = None
     provider: ProviderName | None = None
     model: str | None = None
+    fast_model: str | None = None
+    """For titles and other small jobs; the chat model when unset."""
+    deep_model: str | None = None
+    """What a client asks for when the user wants the strongest model; the chat model when unset."""
     base_url: str | None = None
     host: str = "127.0.0.1"
     port: int = Field(0, ge=0, le=65535)
@@ -118,6 +122,41 @@ def shown(settings: BridgeSettings) -> dict[str, object]:
         secret = getattr(settings, name)
         values[name] = None if secret is None else _mask(secret.get_secret_value())
     return values
+
+
+def write_settings_file(changes: dict[str, object]) -> Path:
+    """Merge ``changes`` into the settings file (None removes a key), mode 0600; its path."""
+    import os
+    import tomllib
+
+    path = config_file()
+    try:
+        values: dict[str, object] = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        values = {}
+    for key, value in changes.items():
+        if value is None:
+            values.pop(key, None)
+        else:
+            values[key] = value
+    lines = [f"{key} = {_toml_value(value)}" for key, value in sorted(values.items())]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write("\n".join(lines) + "\n")
+    temp.replace(path)
+    return path
+
+
+def _toml_value(value: object) -> str:
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(str(value), ensure_ascii=False)  # a TOML basic string
 
 
 def _mask(secret: str) -> str:

@@ -12,7 +12,7 @@ import logging
 import secrets
 from typing import TYPE_CHECKING
 
-from plugin_bridge.app.config import NO_PROVIDER
+from plugin_bridge.app.config import NO_PROVIDER, BridgeSettings
 from plugin_bridge.app.conversations import MAX_CONVERSATIONS, Conversations
 from plugin_bridge.app.store import ConversationStore
 from plugin_bridge.app.usage import Budgets, Spending
@@ -53,6 +53,7 @@ class BridgeApp:
         max_conversations: int = MAX_CONVERSATIONS,
         store: ConversationStore | None = None,
         budgets: Budgets | None = None,
+        settings: BridgeSettings | None = None,
     ) -> None:
         if provider is not None and not model:
             raise ValueError("a provider needs a model name")
@@ -63,6 +64,8 @@ class BridgeApp:
         self.no_provider_message = no_provider_message
         self.token = token or secrets.token_urlsafe(32)
         self.confirm = confirm
+        self.settings = settings
+        """What serve started with; settings/update replaces it (None in tests without one)."""
         store = store if store is not None else ConversationStore(vault.data_dir)
         self.spending = Spending(store, budgets or Budgets())
         self.conversations = Conversations(self._new_service, store, limit=max_conversations)

@@ -164,6 +164,7 @@ async def _serve(
         no_provider_message=choice.missing,
         token=token,
         budgets=Budgets(settings.daily_budget_usd, settings.monthly_budget_usd),
+        settings=settings,
     )
     try:
         async with await start_server(

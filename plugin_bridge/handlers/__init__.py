@@ -13,12 +13,13 @@ def build_router() -> AppRouter:
         conversations,
         prompts,
         session,
+        settings,
         tools,
         usage,
         vault,
     )
 
     router = AppRouter()
-    for area in (session, vault, chat, conversations, prompts, commands, tools, usage):
+    for area in (session, settings, vault, chat, conversations, prompts, commands, tools, usage):
         area.register(router)
     return router

@@ -27,6 +27,10 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
     else:
         conversation_id = params.conversation_id
         service = app.conversations.get(conversation_id)
+    service.provider, service.model = (
+        app.require_provider(),
+        app.require_model(),
+    )  # settings may change
     text, context, given = await asyncio.to_thread(_turn_input, app, params)
     service.set_conversation_context(await asyncio.to_thread(context_note, app.vault))
     async with spending(ctx):

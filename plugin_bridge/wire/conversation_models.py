@@ -114,3 +114,43 @@ class PromptModel(WireModel):
 
 class PromptsListResult(WireModel):
     prompts: list[PromptModel]
+
+
+# -- settings --------------------------------------------------------------------------------
+
+
+class ModelsByPurpose(WireModel):
+    chat: str | None = Field(description="Conversations (the default).")
+    fast: str | None = Field(description="Small jobs such as titles; the chat model when null.")
+    deep: str | None = Field(description="For the hardest questions; the chat model when null.")
+
+
+class KeysModel(WireModel):
+    anthropic: str | None = Field(description="Masked; null when not set.")
+    openai: str | None = Field(description="Masked; null when not set.")
+
+
+class SettingsResult(WireModel):
+    provider: Literal["anthropic", "openai", "ollama"] | None
+    base_url: str | None
+    models: ModelsByPurpose
+    daily_budget_usd: float | None
+    monthly_budget_usd: float | None
+    keys: KeysModel
+    config_file: str = Field(description="Where settings/update saves them.")
+
+
+class ModelsUpdate(Params):
+    chat: str | None = Field(None, max_length=200)
+    fast: str | None = Field(None, max_length=200)
+    deep: str | None = Field(None, max_length=200)
+
+
+class SettingsUpdateParams(Params):
+    provider: Literal["anthropic", "openai", "ollama"] | None = None
+    base_url: str | None = Field(None, max_length=2000)
+    models: ModelsUpdate | None = None
+    daily_budget_usd: float | None = Field(None, gt=0)
+    monthly_budget_usd: float | None = Field(None, gt=0)
+    anthropic_api_key: str | None = Field(None, max_length=500, description="Write-only.")
+    openai_api_key: str | None = Field(None, max_length=500, description="Write-only.")

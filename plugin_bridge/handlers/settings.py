@@ -1,0 +1,59 @@
+"""settings/get (keys masked) and settings/update (partial, validated, persisted, live)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plugin_bridge.app.config import BridgeSettings, config_file, shown
+from plugin_bridge.app.live_settings import update_settings
+from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.wire.conversation_models import (
+    KeysModel,
+    ModelsByPurpose,
+    SettingsResult,
+    SettingsUpdateParams,
+)
+from plugin_bridge.wire.models import Empty
+
+_PURPOSE_FIELDS = {"chat": "model", "fast": "fast_model", "deep": "deep_model"}
+
+
+async def get_settings(ctx: Context, params: Empty) -> SettingsResult:
+    """The settings in effect; API keys masked (they are write-only)."""
+    return _result(ctx.app.settings or BridgeSettings(), ctx.app.provider_name, ctx.app.model)
+
+
+async def update(ctx: Context, params: SettingsUpdateParams) -> SettingsResult:
+    """Change some settings: checked (a new key with one cheap provider call), saved to the
+    settings file, in effect from the next request. Fields not sent stay; null clears one."""
+    changes: dict[str, Any] = {
+        name: getattr(params, name) for name in params.model_fields_set if name != "models"
+    }
+    if params.models is not None:
+        for purpose in params.models.model_fields_set:
+            changes[_PURPOSE_FIELDS[purpose]] = getattr(params.models, purpose)
+    updated = await update_settings(ctx.app, changes)
+    return _result(updated, ctx.app.provider_name, ctx.app.model)
+
+
+def _result(settings: BridgeSettings, provider: str | None, model: str | None) -> SettingsResult:
+    masked = shown(settings)
+    return SettingsResult(
+        provider=settings.provider or provider,
+        base_url=settings.base_url,
+        models=ModelsByPurpose(
+            chat=settings.model or model, fast=settings.fast_model, deep=settings.deep_model
+        ),
+        daily_budget_usd=settings.daily_budget_usd,
+        monthly_budget_usd=settings.monthly_budget_usd,
+        keys=KeysModel(
+            anthropic=masked["anthropic_api_key"],
+            openai=masked["openai_api_key"],
+        ),
+        config_file=str(config_file()),
+    )
+
+
+def register(router: AppRouter) -> None:
+    router.register("settings/get", Empty, get_settings)
+    router.register("settings/update", SettingsUpdateParams, update)

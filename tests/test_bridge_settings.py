@@ -1,0 +1,74 @@
+"""settings/get and settings/update: keys masked and write-only, a change checked, saved to
+the settings file and in effect from the next request (the model switched between two turns)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from llm_service import OpenAIProvider
+from plugin_bridge.app.config import BridgeSettings, config_file
+from tests.fakes import openai as fake
+from tests.fakes.http import FakeHTTPServer
+from tests.test_bridge_helpers import running_bridge
+
+
+def _settings(fake_http: FakeHTTPServer) -> BridgeSettings:
+    return BridgeSettings(provider="openai", base_url=fake_http.url + "/v1", model="first-model")
+
+
+async def test_update_switches_the_model_between_two_turns_and_saves_it(
+    tmp_path: Path, fake_http: FakeHTTPServer
+) -> None:
+    """models.chat changes: the next turn of the same conversation uses the new model, the
+    file holds it, settings/get shows it; the key stays masked."""
+    fake_http.enqueue(fake.text_reply("one"), fake.text_reply("two"))
+    provider = OpenAIProvider("sk-test-1234567890", base_url=fake_http.url + "/v1")
+    settings = _settings(fake_http)
+    async with running_bridge(
+        tmp_path, provider=provider, provider_name="openai", model="first-model", settings=settings
+    ) as bridge:
+        wire = await bridge.wire()
+        first = await wire.result("chat/send", {"text": "hi"})
+        updated = await wire.result("settings/update", {"models": {"chat": "second-model"}})
+        await wire.result("chat/send", {"text": "again", "conversationId": first["conversationId"]})
+        got = await wire.result("settings/get")
+    assert [r.json()["model"] for r in fake_http.requests] == ["first-model", "second-model"]
+    assert updated["models"]["chat"] == got["models"]["chat"] == "second-model"
+    assert tomllib.loads(config_file().read_text())["model"] == "second-model"
+    assert got["provider"] == "openai" and got["configFile"] == str(config_file())
+
+
+async def test_a_new_key_is_checked_before_it_is_stored_and_never_read_back(
+    tmp_path: Path, fake_http: FakeHTTPServer
+) -> None:
+    """A refused key is -32010 and changes nothing; an accepted one is saved 0600, masked."""
+    fake_http.enqueue(
+        fake.error_reply(401, "Incorrect API key provided"), fake.models_reply("gpt-x")
+    )
+    async with running_bridge(tmp_path, settings=_settings(fake_http)) as bridge:
+        wire = await bridge.wire()
+        refused = await wire.error("settings/update", {"openaiApiKey": "sk-wrong-000000000"})
+        assert refused["code"] == -32010 and refused["data"]["code"] == "auth_error"
+        assert not config_file().exists()
+        accepted = await wire.result("settings/update", {"openaiApiKey": "sk-right-123456789"})
+    assert accepted["keys"]["openai"] == "sk-r…89"
+    assert "sk-right-123456789" not in str(accepted)
+    assert config_file().stat().st_mode & 0o777 == 0o600
+    assert tomllib.loads(config_file().read_text())["openai_api_key"] == "sk-right-123456789"
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [({"dailyBudgetUsd": -1}, "dailyBudgetUsd"), ({"models": {"cheap": "x"}}, "cheap")],
+)
+async def test_invalid_updates_are_32602_naming_the_field(
+    tmp_path: Path, params: dict[str, object], field: str
+) -> None:
+    """Validation happens before anything is saved."""
+    async with running_bridge(tmp_path) as bridge:
+        error = await (await bridge.wire()).error("settings/update", params)
+    assert error["code"] == -32602 and field in error["message"]
+    assert not config_file().exists()
