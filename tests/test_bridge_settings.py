@@ -72,3 +72,40 @@ async def test_invalid_updates_are_32602_naming_the_field(
         error = await (await bridge.wire()).error("settings/update", params)
     assert error["code"] == -32602 and field in error["message"]
     assert not config_file().exists()
+
+
+async def test_the_fast_model_titles_a_new_conversation_and_deep_turns_use_the_deep_model(
+    tmp_path: Path,
+) -> None:
+    """After the first turn the fast model names the conversation (in the background, its cost
+    recorded); purpose deep runs that turn on the deep model."""
+    from llm_service import ScriptedProvider
+    from tests.test_bridge_helpers import wait_for
+
+    provider = ScriptedProvider()
+    provider.enqueue_text("Sourdough needs daily feeding.")
+    provider.enqueue_text('"Keeping a sourdough starter"')
+    provider.enqueue_text("A deeper answer.")
+    settings = BridgeSettings(model="chat-m", fast_model="fast-m", deep_model="deep-m")
+    async with running_bridge(
+        tmp_path, provider=provider, model="chat-m", settings=settings
+    ) as bridge:
+        wire = await bridge.wire()
+        first = await wire.result("chat/send", {"text": "How do I keep my starter alive?"})
+        await wait_for(lambda: len(provider.requests) == 2)
+        await wire.result(
+            "chat/send",
+            {
+                "text": "And in winter?",
+                "conversationId": first["conversationId"],
+                "purpose": "deep",
+            },
+        )
+        store = bridge.app.conversations.store
+        row = lambda: store.get(first["conversationId"])  # noqa: E731
+        await wait_for(lambda: row() is not None and row().title.startswith("Keeping"))  # type: ignore[union-attr]
+        listed = (await wire.result("conversations/list"))["conversations"]
+        summary = await wire.result("usage/summary")
+    assert [r.model for r in provider.requests] == ["chat-m", "fast-m", "deep-m"]
+    assert listed[0]["title"] == "Keeping a sourdough starter"
+    assert {row["model"] for row in summary["today"]["byModel"]} == {"chat-m", "fast-m", "deep-m"}

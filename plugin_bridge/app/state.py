@@ -8,6 +8,7 @@ of connections or routing: the confirm round trip comes in as a callback
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 from typing import TYPE_CHECKING
@@ -15,11 +16,12 @@ from typing import TYPE_CHECKING
 from plugin_bridge.app.config import NO_PROVIDER, BridgeSettings
 from plugin_bridge.app.conversations import MAX_CONVERSATIONS, Conversations
 from plugin_bridge.app.store import ConversationStore
+from plugin_bridge.app.titles import make_title
 from plugin_bridge.app.usage import Budgets, Spending
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from llm_service import LLMService, Provider
+    from llm_service import LLMService, Message, Provider
     from llm_service.tools import ConfirmCallback, ToolRegistry
     from plugin_bridge.vault.vault import Vault
 
@@ -70,6 +72,7 @@ class BridgeApp:
         self.spending = Spending(store, budgets or Budgets())
         self.conversations = Conversations(self._new_service, store, limit=max_conversations)
         self._tools: ToolRegistry | None = None
+        self._background: set[asyncio.Task[None]] = set()
 
     @property
     def tools(self) -> ToolRegistry:
@@ -88,13 +91,36 @@ class BridgeApp:
             raise RpcError(WireCode.NO_PROVIDER, self.no_provider_message)
         return self.provider
 
+    def model_for(self, purpose: str) -> str:
+        """The model of a chat turn of ``purpose`` ("chat" or "deep"): the deep model when asked
+        for and configured, else the chat model."""
+        model = self.require_model()
+        if purpose == "deep" and self.settings is not None and self.settings.deep_model:
+            return self.settings.deep_model
+        return model
+
+    def title_later(self, conversation_id: str, exchange: list[Message]) -> None:
+        """Ask the fast model, in the background, for the conversation's title (only when a
+        fast model is configured: the first words of the question serve otherwise)."""
+        fast = self.settings.fast_model if self.settings is not None else None
+        if fast is None or self.provider is None:
+            return
+        task = asyncio.create_task(
+            make_title(self, conversation_id, exchange, fast), name=f"title {conversation_id}"
+        )
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     def require_model(self) -> str:
         self.require_provider()
         assert self.model is not None
         return self.model
 
     async def aclose(self) -> None:
-        """Close the conversation store and the provider's HTTP client."""
+        """Stop background work, close the conversation store and the provider's client."""
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         self.conversations.store.close()
         if self.provider is not None:
             await self.provider.aclose()

@@ -27,15 +27,16 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
     else:
         conversation_id = params.conversation_id
         service = app.conversations.get(conversation_id)
-    service.provider, service.model = (
-        app.require_provider(),
-        app.require_model(),
-    )  # settings may change
+    # settings/update may have changed the provider or the models since the last turn
+    service.provider, service.model = app.require_provider(), app.model_for(params.purpose)
+    first_turn = not service.history
     text, context, given = await asyncio.to_thread(_turn_input, app, params)
     service.set_conversation_context(await asyncio.to_thread(context_note, app.vault))
     async with spending(ctx):
         reply = await relay(ctx, service.stream_message(text, context=context or None))
     await asyncio.to_thread(app.conversations.record, conversation_id, service)
+    if first_turn:
+        app.title_later(conversation_id, service.last_exchange)
     return ChatSendResult(
         conversation_id=conversation_id,
         text=reply.text,

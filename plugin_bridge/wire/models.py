@@ -257,6 +257,9 @@ class ChatSendParams(Params):
     conversation_id: str | None = Field(
         None, max_length=100, description="Omit to start a new conversation."
     )
+    purpose: Literal["chat", "deep"] = Field(
+        "chat", description="deep: this turn uses the deep model, when one is configured."
+    )
     context: list[NoteContext | FolderContext | TagContext] = Field(
         default_factory=list,
         max_length=20,
