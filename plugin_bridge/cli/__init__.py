@@ -47,6 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--vault", type=Path, required=True)
     chat.add_argument("--info-file", type=Path, help="the server's info file")
 
+    setup = commands.add_parser("setup", help="choose a provider and model, check them, save")
+    setup.add_argument("--provider", choices=PROVIDERS)
+    setup.add_argument("--api-key", help="the provider's key (asked for without echo if absent)")
+    setup.add_argument("--base-url", help="a local or compatible server instead of a key")
+    setup.add_argument("--model", help="the chat model (chosen from the provider's list if absent)")
+
     config = commands.add_parser("config", help="the settings file and the effective settings")
     config.add_argument(
         "action",
@@ -106,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
         from plugin_bridge.cli.chat import run as run_chat
 
         return run_chat(args.vault, args.info_file)
+    if args.command == "setup":
+        from plugin_bridge.cli.setup import run as run_setup
+
+        return run_setup(args.provider, args.api_key, args.base_url, args.model)
     if args.command == "config":
         from plugin_bridge.cli.config import run as run_config
 

@@ -1,0 +1,107 @@
+"""``setup``: choose a provider, give it a key or a local URL, check it with one cheap call, pick
+a model from what it serves, save the settings file (0600) and print the command to run next.
+
+Every answer can come from a flag, so scripts run it without a terminal; what a flag does not
+give is asked for when standard input is a terminal, else it is an error naming the flag.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import sys
+from collections.abc import Callable
+from typing import Final
+
+PROVIDERS: Final = ("anthropic", "openai", "ollama")
+KEY_FLAGS: Final = {"anthropic": "anthropic_api_key", "openai": "openai_api_key"}
+
+
+class SetupError(Exception):
+    """Setup cannot go on; ``str()`` says what to pass or fix."""
+
+
+def run(
+    provider: str | None,
+    api_key: str | None,
+    base_url: str | None,
+    model: str | None,
+    *,
+    ask: Callable[[str], str] | None = None,
+    ask_secret: Callable[[str], str] | None = None,
+) -> int:
+    interactive = sys.stdin.isatty()
+    ask = ask or (input if interactive else None)
+    ask_secret = ask_secret or (getpass.getpass if interactive else None)
+    try:
+        return asyncio.run(_setup(provider, api_key, base_url, model, ask, ask_secret))
+    except SetupError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nSetup stopped; nothing was saved.", file=sys.stderr)
+        return 130
+
+
+async def _setup(
+    provider: str | None,
+    api_key: str | None,
+    base_url: str | None,
+    model: str | None,
+    ask: Callable[[str], str] | None,
+    ask_secret: Callable[[str], str] | None,
+) -> int:
+    from llm_service import LLMError
+    from plugin_bridge.app.config import (
+        BridgeSettings,
+        build_provider,
+        choose_provider,
+        write_settings_file,
+    )
+
+    if provider is None:
+        provider = _answer(ask, "--provider", f"Provider ({', '.join(PROVIDERS)}): ").lower()
+    if provider not in PROVIDERS:
+        raise SetupError(f"Unknown provider '{provider}': use one of {', '.join(PROVIDERS)}.")
+    if provider in KEY_FLAGS and api_key is None and base_url is None:
+        api_key = _answer(ask_secret, "--api-key", f"{provider.capitalize()} API key: ")
+    if provider == "ollama" and base_url is None and ask is not None:
+        base_url = ask("Ollama URL [http://127.0.0.1:11434]: ").strip() or None
+    values: dict[str, object] = {"provider": provider, "base_url": base_url}
+    if api_key:
+        values[KEY_FLAGS[provider]] = api_key
+    settings = BridgeSettings.model_validate({**BridgeSettings().model_dump(), **values})
+    built = build_provider(settings, choose_provider(settings))
+    if built is None:
+        raise SetupError(f"{provider} needs an API key or --base-url: pass one.")
+    try:
+        models = await built.list_models()  # the cheap call that checks key or URL
+    except LLMError as exc:
+        raise SetupError(f"The check failed: {exc}") from None
+    finally:
+        await built.aclose()
+    names = [m.id for m in models]
+    print(f"{provider} answers; it serves {len(names)} models.")
+    if model is None:
+        default = choose_provider(settings).model or (names[0] if names else "")
+        shown = ", ".join(names[:12]) + (" …" if len(names) > 12 else "")
+        answer = ask(f"Model [{default}] ({shown}): ").strip() if ask else ""
+        model = answer or default
+        if not model:
+            raise SetupError("No model to use: pass --model.")
+    values["model"] = model
+    path = write_settings_file({k: v for k, v in values.items() if v is not None})
+    print(f"Saved to {path} (readable by you only).")
+    from plugin_bridge.cli import command_line
+
+    print(f"Next: {command_line('serve', '--vault', 'PATH/TO/YOUR/VAULT')}")
+    return 0
+
+
+def _answer(ask: Callable[[str], str] | None, flag: str, prompt: str) -> str:
+    if ask is None:
+        raise SetupError(f"No terminal to ask on: pass {flag}.")
+    answer = ask(prompt).strip()
+    if not answer:
+        raise SetupError(f"Nothing given: pass {flag} or answer the question.")
+    return answer
