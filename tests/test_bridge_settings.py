@@ -109,3 +109,21 @@ async def test_the_fast_model_titles_a_new_conversation_and_deep_turns_use_the_d
     assert [r.model for r in provider.requests] == ["chat-m", "fast-m", "deep-m"]
     assert listed[0]["title"] == "Keeping a sourdough starter"
     assert {row["model"] for row in summary["today"]["byModel"]} == {"chat-m", "fast-m", "deep-m"}
+
+
+async def test_updating_the_exclusions_changes_search_at_once_and_is_saved(tmp_path: Path) -> None:
+    """settings/update {exclude}: search drops the folder after the incremental scan; the file
+    keeps the list; settings/get shows it."""
+    from tests.test_bridge_helpers import wait_for
+
+    async with running_bridge(tmp_path, settings=BridgeSettings()) as bridge:
+        wire = await bridge.wire()
+        before = await wire.result("vault/search", {"query": "path:Journal"})
+        assert before["results"]
+        updated = await wire.result("settings/update", {"exclude": ["Journal"]})
+        await bridge.vault.index.wait_until_idle(15)
+        await wait_for(lambda: not bridge.vault.index.search("path:Journal").hits)
+        listed = await wire.result("tools/execute", {"calls": [{"name": "list_notes"}]})
+    assert updated["exclude"] == ["Journal"]
+    assert "Journal" not in listed["results"][0]["content"]
+    assert tomllib.loads(config_file().read_text())["exclude"] == ["Journal"]

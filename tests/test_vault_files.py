@@ -97,3 +97,37 @@ def test_links_out_of_the_visible_vault_are_not_notes(tmp_path: Path, rel: str) 
     with pytest.raises(VaultError) as caught:
         vault.notes.read(rel)
     assert caught.value.code == "forbidden_path"
+
+
+async def test_the_users_exclusions_apply_everywhere_and_change_without_a_rebuild(
+    tmp_path: Path,
+) -> None:
+    """Folders and globs excluded: not indexed, listed, read or written; changing the scope
+    drops and adds notes by an incremental scan (the unchanged notes are not read again)."""
+    root = tmp_path / "vault"
+    for rel in ("Keep.md", "Archive/Old.md", "Archive/Deep/Older.md", "Board.excalidraw.md"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"# {rel}\nzebra\n", encoding="utf-8")
+    async with Vault(
+        root, tmp_path / "data", watch=False, exclude=["Archive", "*.excalidraw.md"]
+    ) as vault:
+        await vault.index.wait_until_idle(WAIT)
+        assert vault.index.list_paths() == ["Keep.md"]
+        assert [n.path for n in vault.notes.list_notes()] == ["Keep.md"]
+        for attempt in (
+            lambda: vault.notes.read("Archive/Old.md"),
+            lambda: vault.notes.create("Archive/New.md", "x"),
+        ):
+            with pytest.raises(VaultError) as caught:
+                attempt()
+            assert caught.value.code == "forbidden_path" and "excluded" in str(caught.value)
+        vault.set_scope(["Archive/Deep"])
+        await vault.index.wait_until_idle(WAIT)
+        assert sorted(vault.index.list_paths()) == [
+            "Archive/Old.md",
+            "Board.excalidraw.md",
+            "Keep.md",
+        ]
+        stats = vault.index.last_scan_stats
+        assert (stats.added, stats.unchanged) == (2, 1)
+        assert vault.notes.read("Archive/Old.md").path == "Archive/Old.md"

@@ -73,6 +73,8 @@ class BridgeSettings(BaseSettings):
     allowed_origins: tuple[str, ...] = DEFAULT_ALLOWED_ORIGINS
     daily_budget_usd: float | None = Field(None, gt=0)
     monthly_budget_usd: float | None = Field(None, gt=0)
+    exclude: tuple[str, ...] = ()
+    """Folders and globs the assistant never sees (search, tools, watcher), e.g. ``Archive``."""
     anthropic_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")
     )
@@ -156,6 +158,8 @@ def _toml_value(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     return json.dumps(str(value), ensure_ascii=False)  # a TOML basic string
 
 

@@ -49,10 +49,14 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
     app.settings = updated
     app.provider, app.provider_name, app.model = provider, choice.name, choice.model
     app.spending.budgets = Budgets(updated.daily_budget_usd, updated.monthly_budget_usd)
+    if "exclude" in changes:
+        app.vault.set_scope(updated.exclude)
     if old is not None and old is not provider:
         await old.aclose()
     return updated
 
 
 def _plain(value: Any) -> Any:
-    return value.get_secret_value() if isinstance(value, SecretStr) else value
+    if isinstance(value, SecretStr):
+        return value.get_secret_value()
+    return list(value) if isinstance(value, tuple) else value

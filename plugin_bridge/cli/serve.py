@@ -150,7 +150,7 @@ async def _serve(
         return _fail(2, problem[:1].upper() + problem[1:])
     banner = choice.describe()
     print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
-    vault = Vault(vault_root, settings.data_dir)
+    vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)
     try:
         await vault.start()
     except VaultError as exc:

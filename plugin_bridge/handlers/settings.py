@@ -46,6 +46,7 @@ def _result(settings: BridgeSettings, provider: str | None, model: str | None) -
         ),
         daily_budget_usd=settings.daily_budget_usd,
         monthly_budget_usd=settings.monthly_budget_usd,
+        exclude=list(settings.exclude),
         keys=KeysModel(
             anthropic=masked["anthropic_api_key"],
             openai=masked["openai_api_key"],

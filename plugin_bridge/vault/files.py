@@ -6,6 +6,7 @@ A note is a regular file with a ``.md``, ``.canvas`` or ``.base`` suffix that is
 * not hidden: no part of its path starts with a dot. Obsidian shows neither dot-files nor
   dot-folders, and ``.obsidian``, ``.git`` and ``.trash`` are among them;
 * not in the assistant's data folder when that sits inside the vault, and not a temp file;
+* not excluded by the user (``scope``: folders and globs, e.g. ``Archive``, ``*.excalidraw.md``);
 * at most :data:`MAX_NOTE_BYTES`, and text (a NUL byte in its first 8 KiB means binary); bytes
   that are not UTF-8 read as U+FFFD and flag the note as lossy.
 
@@ -15,10 +16,11 @@ A note is a regular file with a ``.md``, ``.canvas`` or ``.base`` suffix that is
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -57,6 +59,18 @@ def decode_note(rel: str, raw: bytes) -> str:
     return text
 
 
+def out_of_scope(rel: str, patterns: Sequence[str]) -> bool:
+    """Whether ``rel`` or a folder above it matches one of the user's exclusion patterns."""
+    parts = rel.split("/")
+    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    return any(
+        fnmatch.fnmatchcase(prefix, pattern.strip("/"))
+        for pattern in patterns
+        if pattern.strip("/")
+        for prefix in prefixes
+    )
+
+
 def is_note_name(rel: str) -> bool:
     """Whether ``rel`` has a note's suffix."""
     return os.path.splitext(rel)[1].lower() in READABLE_SUFFIXES
@@ -67,9 +81,17 @@ class VaultFiles:
     notes."""
 
     def __init__(
-        self, root: Path, excluded: Iterable[Path] = (), *, max_bytes: int = MAX_NOTE_BYTES
+        self,
+        root: Path,
+        excluded: Iterable[Path] = (),
+        *,
+        max_bytes: int = MAX_NOTE_BYTES,
+        scope: Sequence[str] = (),
     ) -> None:
         self.root = root.resolve()
+        self.scope: tuple[str, ...] = tuple(scope)
+        """The user's exclusions: folder paths (``Archive``) or globs (``*.excalidraw.md``,
+        ``Daily/2023-*``), matched against a note's path and every folder above it."""
         self.max_bytes = max_bytes
         self._root = str(self.root)
         self._excluded = tuple(p.resolve() for p in excluded)
@@ -85,7 +107,9 @@ class VaultFiles:
         rel = to_posix(rel)
         if is_ignored(rel):
             return True
-        return any(rel == folder or rel.startswith(folder + "/") for folder in self._excluded_rel)
+        if any(rel == folder or rel.startswith(folder + "/") for folder in self._excluded_rel):
+            return True
+        return bool(self.scope) and out_of_scope(rel, self.scope)
 
     def inside(self, path: str | Path) -> bool:
         """Whether ``path``'s real location (links followed) is a visible place in the vault."""

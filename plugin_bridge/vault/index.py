@@ -255,6 +255,11 @@ class SearchIndex:
             logger.warning("The vault watcher is not ready; indexing without waiting for it.")
             self._request_scan()
 
+    def rescan(self) -> None:
+        """Compare the vault with the index again (as at start) and apply the differences."""
+        if self._worker is not None and not self._closed:
+            self._request_scan()
+
     def _request_scan(self) -> None:
         if self._worker is not None:
             self._scan_requested = True

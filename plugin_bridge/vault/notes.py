@@ -27,6 +27,7 @@ from plugin_bridge.vault.files import (
     VaultFiles,
     decode_note,
     megabytes,
+    out_of_scope,
     read_text,
 )
 from plugin_bridge.vault.names import twin_of
@@ -316,6 +317,12 @@ class NoteStore:
         """The canonical vault-relative path and the real file it names (links followed)."""
         full = resolve_note(self.root, path, write=write, excluded=self._excluded)
         rel = to_posix(str(full.relative_to(self.root)))
+        if self.files.scope and out_of_scope(rel, self.files.scope):
+            raise VaultError(
+                "forbidden_path",
+                f"'{rel}' is excluded from the assistant by your settings (exclude).",
+                path=rel,
+            )
         return rel, Path(os.path.realpath(full))
 
     def _check_new_path(self, rel: str, full: Path) -> None:

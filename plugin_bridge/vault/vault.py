@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -25,7 +26,14 @@ class Vault:
     searchable as soon as they return.
     """
 
-    def __init__(self, root: Path, data_dir: Path | None = None, *, watch: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path,
+        data_dir: Path | None = None,
+        *,
+        watch: bool = True,
+        exclude: Sequence[str] = (),
+    ) -> None:
         if not root.is_dir():
             raise ValueError(
                 f"The vault folder {root} does not exist or is not a folder: "
@@ -44,6 +52,20 @@ class Vault:
         )
         self.notes = NoteStore(self.root, self.data_dir, on_write=self._written)
         self._indexing = False
+        self.set_scope(exclude)
+
+    @property
+    def exclude(self) -> tuple[str, ...]:
+        """The user's excluded folders and globs (see :class:`VaultFiles`)."""
+        return self.notes.files.scope
+
+    def set_scope(self, exclude: Sequence[str]) -> None:
+        """Exclude these folders and globs from now on, for search, the tools and the watcher:
+        the index drops what is now excluded and adds what is now included, without a rebuild
+        (an incremental scan)."""
+        self.notes.files.scope = self.index.files.scope = tuple(exclude)
+        if self._indexing:
+            self.index.rescan()
 
     async def start(self) -> None:
         """Remove temp files left by killed writes, open the index and return; the first

@@ -137,6 +137,7 @@ class SettingsResult(WireModel):
     daily_budget_usd: float | None
     monthly_budget_usd: float | None
     keys: KeysModel
+    exclude: list[str] = Field(description="Folders and globs the assistant never sees.")
     config_file: str = Field(description="Where settings/update saves them.")
 
 
@@ -154,3 +155,8 @@ class SettingsUpdateParams(Params):
     monthly_budget_usd: float | None = Field(None, gt=0)
     anthropic_api_key: str | None = Field(None, max_length=500, description="Write-only.")
     openai_api_key: str | None = Field(None, max_length=500, description="Write-only.")
+    exclude: list[str] | None = Field(
+        None,
+        max_length=200,
+        description="Folders (Archive) and globs (*.excalidraw.md); applied without a rebuild.",
+    )
