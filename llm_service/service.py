@@ -80,6 +80,7 @@ class LLMService:
         confirm: ConfirmCallback | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         on_usage: UsageCallback | None = None,
+        temperature: float | None = None,
     ) -> None:
         model = model or provider.model
         if not model:
@@ -101,6 +102,7 @@ class LLMService:
         self.max_history = max_history
         self.max_tool_iterations = max_tool_iterations
         self.max_tokens = max_tokens
+        self.temperature = temperature
         self._model = ""
         self.model = model
         self._system_prompt = ""
@@ -311,6 +313,7 @@ class LLMService:
             "system": system,
             "tools": tools,
             "max_tokens": min(self.max_tokens, limit) if limit else self.max_tokens,
+            "temperature": self.temperature,
         }
         if not stream:
             yield ResponseComplete(await self.provider.chat(messages, **options))

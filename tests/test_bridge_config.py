@@ -156,3 +156,22 @@ async def test_config_commands_show_the_path_and_mask_keys(
     config.write_text("daily_budget_usd = 'lots'\n", encoding="utf-8")
     code, _, err = await run_cli(tmp_path, "config", "show")
     assert code == 2 and "'daily_budget_usd'" in err and str(config) in err
+
+
+def test_provider_settings_reach_the_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    """timeout and OLLAMA_HOST (bare host:port too) configure the provider that is built."""
+    monkeypatch.setenv("OLLAMA_HOST", "10.0.0.5:11500")
+    chosen = settings(provider="ollama", timeout=7.5)
+    provider = build_provider(chosen, choose_provider(chosen))
+    assert provider is not None
+    assert provider.timeout == 7.5 and provider.base_url == "http://10.0.0.5:11500"
+    explicit = settings(provider="ollama", base_url="http://127.0.0.1:9")
+    assert build_provider(explicit, choose_provider(explicit)).base_url == "http://127.0.0.1:9"  # type: ignore[union-attr]
+
+
+def test_out_of_range_answer_settings_are_refused() -> None:
+    """maxTokens below 1 and a temperature above 2 are validation errors, not silent clamps."""
+    with pytest.raises(ValueError, match="max_tokens"):
+        settings(max_tokens=0)
+    with pytest.raises(ValueError, match="temperature"):
+        settings(temperature=3)

@@ -127,3 +127,30 @@ async def test_updating_the_exclusions_changes_search_at_once_and_is_saved(tmp_p
     assert updated["exclude"] == ["Journal"]
     assert "Journal" not in listed["results"][0]["content"]
     assert tomllib.loads(config_file().read_text())["exclude"] == ["Journal"]
+
+
+async def test_answer_settings_apply_to_the_next_turn_and_are_saved(
+    tmp_path: Path, fake_http: FakeHTTPServer
+) -> None:
+    """maxTokens and temperature set over the wire reach the provider's next request."""
+    fake_http.enqueue(fake.text_reply("one"), fake.text_reply("two"))
+    provider = OpenAIProvider("sk-test-1234567890", base_url=fake_http.url + "/v1")
+    async with running_bridge(
+        tmp_path,
+        provider=provider,
+        provider_name="openai",
+        model="first-model",
+        settings=_settings(fake_http),
+    ) as bridge:
+        wire = await bridge.wire()
+        await wire.result("chat/send", {"text": "hi"})
+        updated = await wire.result(
+            "settings/update", {"maxTokens": 300, "temperature": 0.3, "timeout": 20}
+        )
+        await wire.result("chat/send", {"text": "again"})
+    first, second = (r.json() for r in fake_http.requests)
+    assert first["max_tokens"] == 4096 and "temperature" not in first
+    assert second["max_tokens"] == 300 and second["temperature"] == 0.3
+    assert (updated["maxTokens"], updated["temperature"], updated["timeout"]) == (300, 0.3, 20)
+    saved = tomllib.loads(config_file().read_text())
+    assert (saved["max_tokens"], saved["temperature"], saved["timeout"]) == (300, 0.3, 20)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -265,3 +266,30 @@ def test_the_second_positional_argument_is_the_default_model() -> None:
     with pytest.raises(TypeError):
         ollama_wire.OllamaProvider("http://127.0.0.1:11434")  # type: ignore[misc]
     assert ollama_wire.OllamaProvider(model="qwen3:8b").model == "qwen3:8b"
+
+
+@pytest.mark.parametrize("wire", [anthropic_wire, openai_wire, ollama_wire])
+async def test_temperature_reaches_each_api_only_when_set(
+    fake_http: FakeHTTPServer, wire: Any
+) -> None:
+    """A set temperature is sent where the API takes one; Anthropic's current API refuses it."""
+    fake_http.enqueue(wire.text_reply("a", stream=False))
+    fake_http.enqueue(wire.text_reply("b", stream=False))
+    provider = wire.make_provider(fake_http)
+    await provider.chat([Message.user("hi")], model="m", temperature=0.2)
+    await provider.chat([Message.user("hi")], model="m")
+    first, second = (r.json() for r in fake_http.requests)
+    if wire is ollama_wire:
+        first, second = first["options"], second["options"]
+    assert "temperature" not in second
+    assert first.get("temperature") == (None if wire is anthropic_wire else 0.2)
+
+
+async def test_a_call_without_a_model_uses_the_providers_default(fake_http: FakeHTTPServer) -> None:
+    """provider.chat(messages) sends the model the provider was made with; none is a clear error."""
+    fake_http.enqueue(openai_wire.text_reply("a", stream=False))
+    provider = OpenAIProvider("sk-test", "gpt-default", base_url=fake_http.url + "/v1")
+    await provider.chat([Message.user("hi")])
+    assert fake_http.requests[0].json()["model"] == "gpt-default"
+    with pytest.raises(ValueError, match="No model named"):
+        await OpenAIProvider("sk-test", base_url=fake_http.url + "/v1").chat([Message.user("hi")])

@@ -209,6 +209,7 @@ def _params(request: ChatRequest) -> dict[str, Any]:
         params["tools"] = tools
     if request.tool_choice:
         params["tool_choice"] = {"type": "tool", "name": request.tool_choice}
+    # API version 2026-10-21 (SDK 2.x) refuses temperature, top_p and top_k on every model.
     return params
 
 

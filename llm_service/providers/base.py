@@ -11,7 +11,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Required, TypedDict, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
 from llm_service.catalog import ModelInfo, described
 from llm_service.errors import LLMError
@@ -48,7 +48,8 @@ class ProviderOptions(TypedDict, total=False):
 class ChatOptions(TypedDict, total=False):
     """The keyword arguments of :meth:`Provider.chat` and :meth:`Provider.stream`."""
 
-    model: Required[str]
+    model: str
+    """The model to use (default: the provider's own ``model``)."""
     system: str | None
     """The system prompt."""
     tools: list[ToolSpec] | None
@@ -56,6 +57,8 @@ class ChatOptions(TypedDict, total=False):
     """The most tokens the answer may have (default 1024)."""
     tool_choice: str | None
     """Name of a tool the model must call (a forced tool call); None lets the model choose."""
+    temperature: float | None
+    """Sampling temperature; None leaves the API's default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +72,8 @@ class ChatRequest:
     max_tokens: int = DEFAULT_MAX_TOKENS
     tool_choice: str | None = None
     """Name of a tool the model must call (a forced tool call); None lets the model choose."""
+    temperature: float | None = None
+    """Sampling temperature; None leaves the API's default."""
 
 
 class Provider(ABC):
@@ -137,7 +142,7 @@ class Provider(ABC):
 
     async def chat(self, messages: list[Message], **options: Unpack[ChatOptions]) -> LLMResponse:
         """Send ``messages`` and return the model's whole response, retrying transient errors."""
-        request = _request(messages, options)
+        request = _request(messages, options, self.model)
         return await self._with_retries(lambda: self._translated(self._chat_once(request)))
 
     async def stream(
@@ -148,7 +153,7 @@ class Provider(ABC):
         Errors before the first event are retried like ``chat``; once an event has been yielded
         a failure raises at once: a half-shown answer is never silently restarted.
         """
-        request = _request(messages, options)
+        request = _request(messages, options, self.model)
         first, events = await self._with_retries(lambda: self._open_stream(request))
         try:
             yield first
@@ -229,18 +234,24 @@ class Provider(ABC):
         )
 
 
-def _request(messages: list[Message], options: ChatOptions) -> ChatRequest:
+def _request(
+    messages: list[Message], options: ChatOptions, default_model: str | None
+) -> ChatRequest:
+    model = options.get("model") or default_model
+    if not model:
+        raise ValueError("No model named: pass model=... or give the provider a default model")
     tools = list(options.get("tools") or [])
     tool_choice = options.get("tool_choice")
     if tool_choice is not None and not any(t.name == tool_choice for t in tools):
         raise ValueError(f"tool_choice {tool_choice!r} names no tool in the request")
     return ChatRequest(
         list(messages),
-        options["model"],
+        model,
         options.get("system"),
         tools,
         options.get("max_tokens", DEFAULT_MAX_TOKENS),
         tool_choice,
+        options.get("temperature"),
     )
 
 

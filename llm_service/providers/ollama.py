@@ -134,6 +134,8 @@ class OllamaProvider(Provider):
             "stream": stream,
             "options": {"num_predict": request.max_tokens},
         }
+        if request.temperature is not None:
+            body["options"]["temperature"] = request.temperature
         if request.tools:
             body["tools"] = [self.format_tool(t) for t in request.tools]
         return body

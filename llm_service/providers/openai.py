@@ -140,6 +140,8 @@ class OpenAIProvider(Provider):
             params["tools"] = [self.format_tool(t) for t in request.tools]
         if request.tool_choice:
             params["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
         return params
 
     async def _chat_once(self, request: ChatRequest) -> LLMResponse:

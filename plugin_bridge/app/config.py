@@ -30,6 +30,7 @@ from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
 
 if TYPE_CHECKING:
     from llm_service import Provider
+    from llm_service.providers.base import ProviderOptions
 
 ProviderName = Literal["anthropic", "openai", "ollama"]
 DEFAULT_OLLAMA_URL: Final = "http://127.0.0.1:11434"
@@ -73,6 +74,15 @@ class BridgeSettings(BaseSettings):
     allowed_origins: tuple[str, ...] = DEFAULT_ALLOWED_ORIGINS
     daily_budget_usd: float | None = Field(None, gt=0)
     monthly_budget_usd: float | None = Field(None, gt=0)
+    max_tokens: int = Field(4096, ge=1, le=1_000_000)
+    """The most tokens of one answer; capped by the model's own limit where known."""
+    temperature: float | None = Field(None, ge=0, le=2)
+    timeout: float | None = Field(None, gt=0, le=3600)
+    """Seconds one provider request may take (default: 60, Ollama 120)."""
+    ollama_host: str | None = Field(
+        None, validation_alias=AliasChoices("ollama_host", "OLLAMA_HOST")
+    )
+    """Ollama's own OLLAMA_HOST, used when no base_url is set."""
     exclude: tuple[str, ...] = ()
     """Folders and globs the assistant never sees (search, tools, watcher), e.g. ``Archive``."""
     anthropic_api_key: SecretStr | None = Field(
@@ -228,7 +238,7 @@ async def startup_problem(settings: BridgeSettings, choice: ProviderChoice) -> s
         return choice.missing.removeprefix("No model provider is configured: ")
     local = choice.name == "ollama" or (choice.name == "openai" and settings.base_url)
     if local:
-        url = settings.base_url or DEFAULT_OLLAMA_URL
+        url = settings.base_url or ollama_url(settings)
         if not await _answers(url):
             hint = "start it with `ollama serve`" if choice.name == "ollama" else "start it"
             return f"Nothing answers at {url}: {hint}, or pass the right --base-url."
@@ -257,25 +267,41 @@ def default_model(name: ProviderName) -> str:
     return DEFAULT_MODEL if name == "anthropic" else RECOMMENDED_MODELS[name][0]
 
 
+def ollama_url(settings: BridgeSettings) -> str:
+    """Ollama's address: ``base_url``, else ``OLLAMA_HOST`` (a bare ``host:port`` too), else
+    the local default."""
+    host = settings.ollama_host
+    if host and "://" not in host:
+        host = f"http://{host}"
+    return settings.base_url or host or DEFAULT_OLLAMA_URL
+
+
 def build_provider(settings: BridgeSettings, choice: ProviderChoice) -> Provider | None:
     """The provider instance for ``choice`` (its SDK is imported on first use, not here)."""
     if choice.name == "anthropic":
         from llm_service import AnthropicProvider
 
         return AnthropicProvider(
-            _secret(settings.anthropic_api_key), choice.model, base_url=settings.base_url
+            _secret(settings.anthropic_api_key), choice.model, **_options(settings)
         )
     if choice.name == "openai":
         from llm_service import OpenAIProvider
 
-        return OpenAIProvider(
-            _secret(settings.openai_api_key), choice.model, base_url=settings.base_url
-        )
+        return OpenAIProvider(_secret(settings.openai_api_key), choice.model, **_options(settings))
     if choice.name == "ollama":
         from llm_service import OllamaProvider
 
-        return OllamaProvider(model=choice.model, base_url=settings.base_url or DEFAULT_OLLAMA_URL)
+        options = _options(settings)
+        options["base_url"] = ollama_url(settings)
+        return OllamaProvider(model=choice.model, **options)
     return None
+
+
+def _options(settings: BridgeSettings) -> ProviderOptions:
+    options: ProviderOptions = {"base_url": settings.base_url}
+    if settings.timeout is not None:
+        options["timeout"] = settings.timeout
+    return options
 
 
 def _present(secret: SecretStr | None) -> bool:

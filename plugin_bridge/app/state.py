@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from plugin_bridge.app.config import NO_PROVIDER, BridgeSettings
 from plugin_bridge.app.conversations import MAX_CONVERSATIONS, Conversations
@@ -111,6 +111,11 @@ class BridgeApp:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    def _answer_options(self) -> dict[str, Any]:
+        if self.settings is None:
+            return {}
+        return {"max_tokens": self.settings.max_tokens, "temperature": self.settings.temperature}
+
     def require_model(self) -> str:
         self.require_provider()
         assert self.model is not None
@@ -134,6 +139,7 @@ class BridgeApp:
             model=self.require_model(),
             confirm=self.confirm,
             on_usage=self.spending.recorder(conversation_id, "chat"),
+            **self._answer_options(),
         )
         register_vault_tools(service.tools, self.vault, write_permission="ask")
         service.set_system_prompt(system_prompt(self.vault.name))

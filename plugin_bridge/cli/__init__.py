@@ -36,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--monthly-budget", type=float, metavar="USD", help="stop chat once a month costs this"
     )
+    serve.add_argument("--max-tokens", type=int, metavar="N", help="most tokens of one answer")
+    serve.add_argument("--temperature", type=float, help="sampling temperature, 0 to 2")
+    serve.add_argument("--timeout", type=float, metavar="S", help="seconds per provider request")
 
     search = commands.add_parser("search", help="index the vault and print search results")
     search.add_argument("query", help='words, "a phrase", prefix*, tag:x, path:folder')
@@ -102,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
                 data_dir=args.data_dir,
                 daily_budget_usd=args.daily_budget,
                 monthly_budget_usd=args.monthly_budget,
+                max_tokens=args.max_tokens,
+                temperature=args.temperature,
+                timeout=args.timeout,
             )
         )
     if args.command == "search":

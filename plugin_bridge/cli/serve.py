@@ -50,6 +50,9 @@ class ServeOptions(NamedTuple):
     data_dir: Path | None = None
     daily_budget_usd: float | None = None
     monthly_budget_usd: float | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    timeout: float | None = None
 
 
 class _Interrupted(Exception):

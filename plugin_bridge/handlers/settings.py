@@ -47,6 +47,9 @@ def _result(settings: BridgeSettings, provider: str | None, model: str | None) -
         daily_budget_usd=settings.daily_budget_usd,
         monthly_budget_usd=settings.monthly_budget_usd,
         exclude=list(settings.exclude),
+        max_tokens=settings.max_tokens,
+        temperature=settings.temperature,
+        timeout=settings.timeout,
         keys=KeysModel(
             anthropic=masked["anthropic_api_key"],
             openai=masked["openai_api_key"],

@@ -138,6 +138,9 @@ class SettingsResult(WireModel):
     monthly_budget_usd: float | None
     keys: KeysModel
     exclude: list[str] = Field(description="Folders and globs the assistant never sees.")
+    max_tokens: int = Field(description="The most tokens of one answer (the model's cap wins).")
+    temperature: float | None = Field(description="Sampling temperature; null: the API's default.")
+    timeout: float | None = Field(description="Seconds per provider request; null: its default.")
     config_file: str = Field(description="Where settings/update saves them.")
 
 
@@ -160,3 +163,6 @@ class SettingsUpdateParams(Params):
         max_length=200,
         description="Folders (Archive) and globs (*.excalidraw.md); applied without a rebuild.",
     )
+    max_tokens: int | None = Field(None, ge=1, le=1_000_000)
+    temperature: float | None = Field(None, ge=0, le=2)
+    timeout: float | None = Field(None, gt=0, le=3600)
