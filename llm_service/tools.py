@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import functools
 import inspect
 import json
@@ -36,8 +37,10 @@ PERMISSIONS: Final[frozenset[str]] = frozenset(get_args(Permission))
 ToolOutput: TypeAlias = str | dict[str, Any] | list[Any]
 ToolHandler: TypeAlias = Callable[[dict[str, Any]], ToolOutput | Awaitable[ToolOutput]]
 """Receives the arguments dict; sync handlers run in a worker thread, async ones on the loop."""
-ConfirmCallback: TypeAlias = Callable[[ToolCall], Awaitable[bool]]
-"""Asked before running a tool whose permission is "ask"; True runs it."""
+ConfirmCallback: TypeAlias = Callable[[ToolCall], Awaitable[bool | dict[str, Any]]]
+"""Asked before running a tool whose permission is "ask": True runs the call, False refuses it,
+and a dict runs it with these arguments instead (the user edited them), checked against the
+tool's schema like any call."""
 
 
 class ToolOptions(TypedDict, total=False):
@@ -138,26 +141,33 @@ class ToolRegistry:
         if problem is not None:
             return _error(call, problem)
         tool = self._tools[call.name]
-        refusal = await self._refusal(tool, call)
-        if refusal is not None:
-            return _error(call, refusal)
-        return await _execute(tool, call)
+        approved = await self._approval(tool, call)
+        if isinstance(approved, str):
+            return _error(call, approved)
+        if approved is not call:
+            problem = _schema_problem(tool, approved.arguments)
+            if problem is not None:
+                return _error(call, f"The arguments the user approved are invalid: {problem}")
+        return await _execute(tool, approved)
 
-    async def _refusal(self, tool: _Tool, call: ToolCall) -> str | None:
-        """None when ``call`` may run, else why not."""
+    async def _approval(self, tool: _Tool, call: ToolCall) -> ToolCall | str:
+        """The call to run (``call`` itself, or with the arguments the user edited), else why
+        it may not run."""
         name = call.name
         if tool.permission == "allow":
-            return None
+            return call
         if tool.permission == "deny":
             return f"Tool {name!r} is not allowed in this conversation; not run."
         if self.confirm is None:
             return f"Tool {name!r} needs approval and this conversation has no way to ask; not run."
         try:
-            approved = await self.confirm(call)
+            answer = await self.confirm(call)
         except Exception:
             logger.warning("Asking to approve tool %r failed", name, exc_info=True)
             return f"Tool {name!r} needs approval and asking for it failed; not run."
-        return None if approved else f"The user did not approve running tool {name!r}; not run."
+        if isinstance(answer, dict):
+            return dataclasses.replace(call, arguments=answer)
+        return call if answer else f"The user did not approve running tool {name!r}; not run."
 
 
 def _validator(name: str, schema: dict[str, Any]) -> Validator:

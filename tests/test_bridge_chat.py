@@ -176,6 +176,28 @@ async def test_writes_ask_the_client_first(tmp_path: Path, approved: bool) -> No
         assert tool_result["isError"] is not approved
 
 
+async def test_approving_with_edited_arguments_writes_exactly_those(tmp_path: Path) -> None:
+    """An approval carrying `arguments` (some hunks dropped) writes those; invalid ones write
+    nothing and the model is told why."""
+    provider = ScriptedProvider()
+    asked = {"path": "Ideas/Kites.md", "content": "Kites!\nAnd drones.\n"}
+    provider.enqueue_tool_call("create_note", asked)
+    provider.enqueue_tool_call("create_note", {"path": "Bad.md", "content": "x"})
+    provider.enqueue_text("Done.")
+    kept = {"path": "Ideas/Kites.md", "content": "Kites!\n"}
+    answers = iter([{"approved": True, "arguments": kept}, {"approved": True, "arguments": {}}])
+    async with running_bridge(tmp_path, provider=provider) as bridge:
+        wire = await bridge.wire()
+        request_id = await wire.request("chat/send", {"text": "Make a note about kites"})
+        reply = await wire.reply_to(request_id, answer=lambda m, p: next(answers))
+        assert "result" in reply
+        assert (bridge.vault.root / "Ideas/Kites.md").read_text() == "Kites!\n"
+        assert not (bridge.vault.root / "Bad.md").exists()
+        first, second = wire.notes_of("chat/toolResult", request_id)
+        assert first["isError"] is False
+        assert second["isError"] is True and "arguments the user approved" in second["content"]
+
+
 async def test_an_unanswered_confirmation_is_a_denial(tmp_path: Path) -> None:
     """No tool/confirm answer within confirm_timeout means denied; the turn completes."""
     provider = ScriptedProvider()

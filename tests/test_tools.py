@@ -438,6 +438,23 @@ async def test_ask_awaits_confirm_with_the_call(approved: bool) -> None:
         assert result.content == "The user did not approve running tool 'write_note'; not run."
 
 
+async def test_confirm_may_answer_edited_arguments_which_are_validated() -> None:
+    """A dict from confirm runs the tool with those arguments; invalid ones are refused."""
+    seen: list[dict[str, Any]] = []
+    answers = iter([{"path": "kept.md"}, {"path": 3}])
+
+    async def confirm(call: ToolCall) -> dict[str, Any]:
+        return next(answers)
+
+    registry = ToolRegistry(confirm=confirm)
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    registry.register_tool("write", "d", schema, lambda a: seen.append(a) or "ok", permission="ask")
+    first = await registry.run_tool_call(ToolCall("c1", "write", {"path": "asked.md"}))
+    second = await registry.run_tool_call(ToolCall("c2", "write", {"path": "asked.md"}))
+    assert (first.content, first.is_error) == ("ok", False) and seen == [{"path": "kept.md"}]
+    assert second.is_error and "arguments the user approved are invalid" in second.content
+
+
 async def test_confirm_can_be_set_after_construction() -> None:
     """The confirm attribute is read at run time."""
     registry, ran = _permissioned("ask")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.models import ToolConfirmParams, ToolConfirmResult, dump
@@ -29,7 +29,7 @@ DEFAULT_CONFIRM_TIMEOUT: Final = 120.0
 def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> ConfirmCallback:
     """A confirm callback that sends ``tool/confirm`` (with a preview of writes to ``vault``)."""
 
-    async def confirm(call: ToolCall) -> bool:
+    async def confirm(call: ToolCall) -> bool | dict[str, Any]:
         ctx = current_request.get()
         if ctx is None:
             logger.info("tool %s needs approval and no client is asking: denied", call.name)
@@ -41,10 +41,10 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
                 answer = await ctx.peer.request(CONFIRM_METHOD, dump(params))
         except TimeoutError:
             logger.info("tool/confirm for %s unanswered in %.0f s: denied", call.name, timeout)
-            approved = False
+            approved: bool | dict[str, Any] = False
         else:
             approved = _approved(answer)
-        if not approved:
+        if approved is False:
             ctx.denied.add(call.id)
         return approved
 
@@ -61,13 +61,17 @@ def _preview(vault: Vault, call: ToolCall) -> str | None:
         return None
 
 
-def _approved(answer: Response) -> bool:
+def _approved(answer: Response) -> bool | dict[str, Any]:
+    """False (denied), True (approved as asked) or the arguments the user approved instead."""
     from pydantic import ValidationError
 
     if answer.error is not None:
         return False
     try:
-        return ToolConfirmResult.model_validate(answer.result, strict=True).approved
+        result = ToolConfirmResult.model_validate(answer.result, strict=True)
     except ValidationError:
         logger.info("ignoring a malformed tool/confirm answer: denied")
         return False
+    if result.approved and result.arguments is not None:
+        return result.arguments
+    return result.approved

@@ -394,6 +394,13 @@ class ToolConfirmParams(WireModel):
 
 class ToolConfirmResult(WireModel):
     approved: bool
+    arguments: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "With approved: run the call with these arguments instead (the user kept only some "
+            "hunks of the write); checked against the tool's schema like any call."
+        ),
+    )
 
 
 def dump(model: BaseModel) -> dict[str, Any]:
