@@ -42,6 +42,7 @@ bench: $(STAMP)
 
 schema: $(STAMP)
 	$(VENV)/bin/python -m plugin_bridge schema > docs/protocol.schema.json
+	$(VENV)/bin/python -c "from pathlib import Path; from plugin_bridge.cli.schema import with_limits_table; p = Path('docs/protocol.md'); p.write_text(with_limits_table(p.read_text(encoding='utf-8')), encoding='utf-8')"
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

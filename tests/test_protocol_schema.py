@@ -7,7 +7,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from plugin_bridge.cli.schema import build_schema, schema_text
+from plugin_bridge.cli.schema import build_schema, member, schema_text, with_limits_table
 from plugin_bridge.handlers import build_router
 from plugin_bridge.wire.errors import WireCode
 from tests.conftest import REPO_ROOT
@@ -26,22 +26,49 @@ def test_the_committed_schema_is_current() -> None:
     assert SCHEMA_FILE.read_text(encoding="utf-8") == schema_text()
 
 
+def _names(schema: dict[str, Any], group: str) -> set[str]:
+    return set(schema["$defs"][group]["properties"])
+
+
 def test_every_method_notification_and_error_is_described() -> None:
-    """The schema lists every registered method with params and result, and every error code."""
+    """The root object reaches every registered method (params, result), notification, the
+    server request and every error code."""
     schema = build_schema()
-    assert set(schema["methods"]) == set(build_router().methods)
-    for entry in schema["methods"].values():
+    assert set(schema["properties"]) == {
+        "methods",
+        "clientNotifications",
+        "serverNotifications",
+        "serverRequests",
+    }
+    assert _names(schema, "Methods") == set(build_router().methods)
+    for name in build_router().methods:
+        entry = member(schema, "Methods", name)
         assert entry["params"]["$ref"].startswith("#/$defs/")
         assert entry["result"]["$ref"].startswith("#/$defs/")
         assert entry["description"]
     assert {e["code"] for e in schema["errors"]} == {int(code) for code in WireCode}
-    assert set(schema["notifications"]["serverToClient"]) == {
+    assert _names(schema, "ServerNotifications") == {
         "chat/delta",
         "chat/toolCall",
         "chat/toolResult",
         "budget/warning",
     }
-    assert set(schema["serverRequests"]) == {"tool/confirm"}
+    assert _names(schema, "ServerRequests") == {"tool/confirm"}
+
+
+def test_only_models_carry_titles() -> None:
+    """Fields have no titles (a TypeScript generator would name them Text1, Text2, ...)."""
+    for name, model in build_schema()["$defs"].items():
+        assert model.get("title") == name
+        for field, prop in model.get("properties", {}).items():
+            assert "title" not in prop, f"{name}.{field}"
+
+
+def test_protocol_md_states_every_field_limit() -> None:
+    """docs/protocol.md's field-limits table is current (run make schema)."""
+    doc = (REPO_ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    assert doc == with_limits_table(doc)
+    assert "| SearchParams | `limit` | 1–50 |" in doc
 
 
 def test_the_schema_is_valid_json_schema() -> None:
@@ -69,7 +96,7 @@ def test_params_schemas_use_camel_case_and_refuse_extras(
     method: str, params: dict[str, Any], valid: bool
 ) -> None:
     """Params in the schema are camelCase, bounded and closed, like the server's validation."""
-    ref = build_schema()["methods"][method]["params"]
+    ref = member(build_schema(), "Methods", method)["params"]
     if valid:
         validate(params, ref)
     else:
@@ -86,4 +113,4 @@ def test_result_schemas_describe_wire_results() -> None:
         "usage": {"inputTokens": 1, "outputTokens": 2, "cacheReadTokens": 0, "cacheWriteTokens": 0},
         "costUsd": None,
     }
-    validate(result, build_schema()["methods"]["chat/send"]["result"])
+    validate(result, member(build_schema(), "Methods", "chat/send")["result"])

@@ -8,10 +8,10 @@ One document: ``methods`` (params and result of each), ``notifications`` (both d
 from __future__ import annotations
 
 import json
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from pydantic import BaseModel
-from pydantic.json_schema import JsonSchemaMode, models_json_schema
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
 
 from plugin_bridge.handlers import build_router
 from plugin_bridge.wire.conversation_models import BudgetWarning
@@ -41,8 +41,17 @@ SERVER_REQUESTS: Final[dict[str, tuple[type[BaseModel], type[BaseModel]]]] = {
 }
 
 
+class _Generator(GenerateJsonSchema):
+    """Pydantic's generator without a title on every field: titles stay on models only, so
+    json-schema-to-typescript names the models and nothing else (no ``Text1``, ``Text2``)."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
 def build_schema() -> dict[str, Any]:
-    """The whole protocol as one JSON Schema document."""
+    """The whole protocol as one JSON Schema document whose root object lists every method,
+    notification and server request (so a generator reaches every definition from it)."""
     methods = build_router().methods
     wanted: list[tuple[type[BaseModel], JsonSchemaMode]] = []
     for method in methods.values():
@@ -52,12 +61,45 @@ def build_schema() -> dict[str, Any]:
     for params, result in SERVER_REQUESTS.values():
         wanted += [(params, "serialization"), (result, "validation")]
     refs, definitions = models_json_schema(
-        list(dict.fromkeys(wanted)), by_alias=True, ref_template="#/$defs/{model}"
+        list(dict.fromkeys(wanted)),
+        by_alias=True,
+        ref_template="#/$defs/{model}",
+        schema_generator=_Generator,
     )
 
-    def ref(model: type[BaseModel], mode: Literal["validation", "serialization"]) -> Any:
+    def ref(model: type[BaseModel], mode: JsonSchemaMode) -> Any:
         return refs[(model, mode)]
 
+    def entry(description: str | None, **parts: Any) -> dict[str, Any]:
+        described = {"description": description} if description else {}
+        return {**described, **_closed(parts)}
+
+    groups = {
+        "Methods": {
+            name: entry(
+                methods[name].summary,
+                params=ref(methods[name].params, "validation"),
+                result=ref(methods[name].result, "serialization"),
+            )
+            for name in sorted(methods)
+        },
+        "ClientNotifications": {
+            name: entry(None, params=ref(model, "validation"))
+            for name, model in CLIENT_NOTIFICATIONS.items()
+        },
+        "ServerNotifications": {
+            name: entry(None, params=ref(model, "serialization"))
+            for name, model in SERVER_NOTIFICATIONS.items()
+        },
+        "ServerRequests": {
+            name: entry(None, params=ref(params, "serialization"), result=ref(result, "validation"))
+            for name, (params, result) in SERVER_REQUESTS.items()
+        },
+    }
+    defs = dict(definitions.get("$defs", {}))
+    for title, members in groups.items():
+        defs[title] = {"title": title, **_closed(members)}
+    root = {title[0].lower() + title[1:]: {"$ref": f"#/$defs/{title}"} for title in groups}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "obsidian-ai-bridge protocol",
@@ -67,34 +109,79 @@ def build_schema() -> dict[str, Any]:
         ),
         "protocolVersion": PROTOCOL_VERSION,
         "limits": {"maxFrameBytes": MAX_FRAME_BYTES, "maxRequestsInFlight": MAX_IN_FLIGHT},
-        "methods": {
-            name: {
-                "description": methods[name].summary,
-                "params": ref(methods[name].params, "validation"),
-                "result": ref(methods[name].result, "serialization"),
-            }
-            for name in sorted(methods)
-        },
-        "notifications": {
-            "clientToServer": {
-                name: {"params": ref(model, "validation")}
-                for name, model in CLIENT_NOTIFICATIONS.items()
-            },
-            "serverToClient": {
-                name: {"params": ref(model, "serialization")}
-                for name, model in SERVER_NOTIFICATIONS.items()
-            },
-        },
-        "serverRequests": {
-            name: {"params": ref(params, "serialization"), "result": ref(result, "validation")}
-            for name, (params, result) in SERVER_REQUESTS.items()
-        },
         "errors": [
             {"code": int(code), "name": code.name, "meaning": meaning}
             for code, meaning in ERROR_MEANINGS.items()
         ],
-        "$defs": definitions.get("$defs", {}),
+        **_closed(root),
+        "$defs": defs,
     }
+
+
+def _closed(properties: dict[str, Any]) -> dict[str, Any]:
+    """An object schema with exactly these (required) properties."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def member(schema: dict[str, Any], group: str, name: str) -> dict[str, Any]:
+    """One entry of a group (``Methods``, ``ServerNotifications``, ...): its params and result."""
+    entry: dict[str, Any] = schema["$defs"][group]["properties"][name]
+    return {"description": entry.get("description"), **entry["properties"]}
+
+
+def field_limits(schema: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Every bound the schema puts on a field: (model, field, limit) rows."""
+    rows: list[tuple[str, str, str]] = []
+    for name, model in sorted(schema["$defs"].items()):
+        for field, prop in model.get("properties", {}).items():
+            bounds = [_bound(option) for option in [prop, *prop.get("anyOf", [])]]
+            shown = ", ".join(b for b in bounds if b)
+            if shown:
+                rows.append((name, field, shown))
+    return rows
+
+
+def _bound(prop: dict[str, Any]) -> str:
+    if "exclusiveMinimum" in prop:
+        bound = f"more than {prop['exclusiveMinimum']}"
+        return bound + (f", at most {prop['maximum']}" if "maximum" in prop else "")
+    for low, high, unit in (
+        ("minLength", "maxLength", " characters"),
+        ("minItems", "maxItems", " items"),
+        ("minimum", "maximum", ""),
+    ):
+        if low in prop and high in prop:
+            if prop[low] == prop[high]:
+                return f"exactly {prop[low]}{unit}"
+            return f"{prop[low]}–{prop[high]}{unit}"
+        if high in prop:
+            return f"at most {prop[high]}{unit}"
+        if low in prop:
+            return f"at least {prop[low]}{unit}"
+    return ""
+
+
+LIMITS_START: Final = "<!-- field limits: generated by make schema -->"
+LIMITS_END: Final = "<!-- end of field limits -->"
+
+
+def limits_table() -> str:
+    """The Markdown table of :func:`field_limits` that docs/protocol.md holds."""
+    lines = ["| model | field | limit |", "|---|---|---|"]
+    lines += [f"| {m} | `{f}` | {limit} |" for m, f, limit in field_limits(build_schema())]
+    return "\n".join(lines) + "\n"
+
+
+def with_limits_table(doc: str) -> str:
+    """``doc`` (docs/protocol.md) with the table between its markers made current."""
+    head, _, rest = doc.partition(LIMITS_START)
+    _, _, tail = rest.partition(LIMITS_END)
+    return f"{head}{LIMITS_START}\n{limits_table()}{LIMITS_END}{tail}"
 
 
 def schema_text() -> str:
