@@ -9,7 +9,12 @@ VAULT ?= examples/vault
 ARGS ?=
 BENCH_NOTES ?= 10000
 
-.PHONY: setup serve test lint typecheck pytest bench schema format clean
+PLUGIN := obsidian-plugin
+PLUGIN_STAMP := $(PLUGIN)/node_modules/.installed
+PLUGIN_ID := ai-bridge-assistant
+
+.PHONY: setup serve test lint typecheck pytest bench schema format clean \
+	plugin plugin-test plugin-install chromium screenshot
 
 setup: $(STAMP)
 
@@ -22,7 +27,39 @@ $(STAMP): uv.lock pyproject.toml
 serve: $(STAMP)
 	$(VENV)/bin/obsidian-ai-bridge serve --vault "$(VAULT)" $(ARGS)
 
-test: lint typecheck pytest
+test: lint typecheck pytest plugin-test
+
+# The Obsidian plugin: npm ci from the lock file, generated wire types current, strict tsc,
+# Obsidian's review rules (eslint-plugin-obsidianmd) with no warnings, the bundle, then vitest
+# (core units, the client against the real server, the panel in headless Chromium).
+$(PLUGIN_STAMP): $(PLUGIN)/package-lock.json
+	cd $(PLUGIN) && npm ci --no-audit --no-fund
+	@touch $@
+
+plugin: $(PLUGIN_STAMP)
+	cd $(PLUGIN) && node scripts/gen-types.mjs --check
+	cd $(PLUGIN) && npx tsc --noEmit
+	cd $(PLUGIN) && npx eslint --max-warnings 0 .
+	cd $(PLUGIN) && node esbuild.config.mjs production
+
+plugin-test: plugin $(STAMP) chromium
+	cd $(PLUGIN) && npx vitest run
+
+# Debian's chromium for the browser test; where apt cannot install it the test says it skipped.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
+		|| echo "chromium is missing and apt-get cannot install it: the browser test will be skipped"; }
+
+# Refresh docs/assistant-panel.png from the browser test.
+screenshot: plugin $(STAMP) chromium
+	cd $(PLUGIN) && SCREENSHOT=$(CURDIR)/docs/assistant-panel.png npx vitest run tests/browser
+
+plugin-install: plugin
+	@test "$(origin VAULT)" != file -a -d "$(VAULT)" || { echo "usage: make plugin-install VAULT=/path/to/vault"; exit 2; }
+	mkdir -p "$(VAULT)/.obsidian/plugins/$(PLUGIN_ID)"
+	cp $(PLUGIN)/main.js $(PLUGIN)/manifest.json $(PLUGIN)/styles.css "$(VAULT)/.obsidian/plugins/$(PLUGIN_ID)/"
+	@echo "Installed into $(VAULT)/.obsidian/plugins/$(PLUGIN_ID): enable it in Obsidian under Settings → Community plugins."
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -43,10 +80,12 @@ bench: $(STAMP)
 schema: $(STAMP)
 	$(VENV)/bin/python -m plugin_bridge schema > docs/protocol.schema.json
 	$(VENV)/bin/python -c "from pathlib import Path; from plugin_bridge.cli.schema import with_limits_table; p = Path('docs/protocol.md'); p.write_text(with_limits_table(p.read_text(encoding='utf-8')), encoding='utf-8')"
+	@if [ -d $(PLUGIN)/node_modules ]; then cd $(PLUGIN) && node scripts/gen-types.mjs; \
+		else echo "run make plugin once to regenerate obsidian-plugin/src/core/protocol.gen.ts"; fi
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache $(PLUGIN)/node_modules $(PLUGIN)/main.js

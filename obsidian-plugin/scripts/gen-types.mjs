@@ -1,0 +1,33 @@
+// Generates src/core/protocol.gen.ts from docs/protocol.schema.json (the Python models' schema).
+// `node scripts/gen-types.mjs --check` fails when the committed file is stale.
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { compile } from "json-schema-to-typescript";
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const schemaPath = join(root, "..", "docs", "protocol.schema.json");
+const outPath = join(root, "src", "core", "protocol.gen.ts");
+
+export async function generate() {
+	const schema = JSON.parse(readFileSync(schemaPath, "utf8"));
+	const banner =
+		"/* Generated from docs/protocol.schema.json by scripts/gen-types.mjs: do not edit. */";
+	return compile(schema, "Protocol", {
+		bannerComment: banner,
+		additionalProperties: false,
+		maxItems: -1,
+		style: { useTabs: true, singleQuote: false },
+	});
+}
+
+// An empty params or result object: "no fields", not TypeScript's "any non-null value".
+const text = (await generate()).replace(/export interface (\w+) \{\}/g, "export type $1 = Record<string, never>;");
+if (process.argv.includes("--check")) {
+	if (readFileSync(outPath, "utf8") !== text) {
+		console.error("src/core/protocol.gen.ts is stale: run `npm run types` (or make schema).");
+		process.exit(1);
+	}
+} else {
+	writeFileSync(outPath, text);
+}

@@ -1,0 +1,382 @@
+// The bridge client: one WebSocket to the server, initialize, calls matched by id, notifications
+// routed by requestId, cancellation, tool/confirm answers, heartbeat and reconnect with backoff.
+// It knows nothing of Obsidian: the socket, the timers and server discovery are passed in.
+import { Backoff } from "./backoff";
+import {
+	ErrorCode,
+	PROTOCOL_VERSION,
+	type InitializeResult,
+	type MethodName,
+	type ParamsOf,
+	type ResultOf,
+} from "./protocol";
+import { RpcCodec, RpcError, type IncomingEvent } from "./rpc";
+
+export interface SocketLike {
+	readonly readyState: number;
+	send(data: string): void;
+	close(code?: number, reason?: string): void;
+	onopen: ((event: Event) => void) | null;
+	onmessage: ((event: MessageEvent) => void) | null;
+	onclose: ((event: CloseEvent) => void) | null;
+	onerror: ((event: Event) => void) | null;
+}
+
+export interface Endpoint {
+	url: string;
+	token: string;
+}
+
+export type ConnectionState =
+	| { status: "connecting" }
+	| { status: "connected"; vault: string; notes: number; pending: number }
+	| { status: "disconnected"; reason: string; retryInMs: number | null };
+
+export type Notification = { method: string; params: Record<string, unknown> };
+
+export interface Timers {
+	setTimeout(callback: () => void, ms: number): number;
+	clearTimeout(handle: number): void;
+	now(): number;
+}
+
+export interface ClientOptions {
+	socket: (url: string) => SocketLike;
+	/** Where the server is now (re-read before every attempt: a restart changes url and token). */
+	endpoint: () => Promise<Endpoint>;
+	client: { name: string; version: string };
+	timers: Timers;
+	/** Why a connection that never opened failed (a 403 on the handshake, say), or null. */
+	diagnose?: (endpoint: Endpoint) => Promise<string | null>;
+	onState?: (state: ConnectionState) => void;
+	/** Notifications that belong to no running request (budget/warning, index/progress). */
+	onNotification?: (notification: Notification) => void;
+	/** Server requests (tool/confirm): the result to send back; a throw answers an error. */
+	onServerRequest?: (method: string, params: Record<string, unknown>) => Promise<object>;
+	backoff?: Backoff;
+	heartbeatMs?: number;
+}
+
+export interface CallOptions {
+	signal?: AbortSignal;
+	onNotification?: (notification: Notification) => void;
+}
+
+/** Raised for calls made while the server cannot be reached; the message says why. */
+export class DisconnectedError extends Error {
+	constructor(message: string) {
+		super(message);
+		this.name = "DisconnectedError";
+	}
+}
+
+/** An endpoint source throws this when there is no server to connect to (yet). */
+export class NoServerError extends Error {
+	constructor(message: string) {
+		super(message);
+		this.name = "NoServerError";
+	}
+}
+
+interface Pending {
+	resolve: (value: unknown) => void;
+	reject: (error: Error) => void;
+	onNotification?: (notification: Notification) => void;
+}
+
+const OPEN = 1;
+
+export class BridgeClient {
+	private codec = new RpcCodec();
+	private socket: SocketLike | null = null;
+	private pending = new Map<number, Pending>();
+	private state: ConnectionState = { status: "disconnected", reason: "Not started.", retryInMs: null };
+	private stopped = true;
+	private retryTimer: number | null = null;
+	private heartbeatTimer: number | null = null;
+	private lastBeat = 0;
+	private readonly backoff: Backoff;
+	private readonly heartbeatMs: number;
+
+	constructor(private readonly options: ClientOptions) {
+		this.backoff = options.backoff ?? new Backoff();
+		this.heartbeatMs = options.heartbeatMs ?? 15_000;
+	}
+
+	get connection(): ConnectionState {
+		return this.state;
+	}
+
+	/** Connect now and keep reconnecting until stop(). */
+	start(): void {
+		if (!this.stopped) return;
+		this.stopped = false;
+		void this.connect();
+	}
+
+	/** Close the connection for good; running calls fail. */
+	stop(): void {
+		this.stopped = true;
+		this.clearTimers();
+		this.drop("The assistant was stopped.");
+		this.socket?.close(1000, "client stopping");
+		this.socket = null;
+		this.setState({ status: "disconnected", reason: "The assistant was stopped.", retryInMs: null });
+	}
+
+	/** Try to connect at once (a "Retry" button, or after starting a server). */
+	reconnectNow(): void {
+		if (this.stopped) return;
+		if (this.retryTimer !== null) this.options.timers.clearTimeout(this.retryTimer);
+		this.retryTimer = null;
+		this.backoff.reset();
+		if (this.state.status !== "connected") void this.connect();
+	}
+
+	/** Call a method; notifications carrying this request's id go to `onNotification`. */
+	call<M extends MethodName>(
+		method: M,
+		params: ParamsOf<M>,
+		options: CallOptions = {},
+	): Promise<ResultOf<M>> {
+		const socket = this.socket;
+		if (this.state.status !== "connected" || socket === null) {
+			const reason = this.state.status === "disconnected" ? this.state.reason : "Still connecting to the server.";
+			return Promise.reject(new DisconnectedError(reason));
+		}
+		return this.send(socket, method, params, options) as Promise<ResultOf<M>>;
+	}
+
+	private send(
+		socket: SocketLike,
+		method: string,
+		params: object,
+		options: CallOptions,
+	): Promise<unknown> {
+		const { id, frame } = this.codec.request(method, params);
+		const signal = options.signal;
+		if (signal?.aborted) {
+			return Promise.reject(new RpcError({ code: ErrorCode.cancelled, message: "Request cancelled." }));
+		}
+		return new Promise((resolve, reject) => {
+			const onAbort = (): void => {
+				if (this.pending.has(id) && socket.readyState === OPEN) socket.send(this.codec.cancel(id));
+			};
+			const settle = <T>(done: (value: T) => void) => (value: T): void => {
+				signal?.removeEventListener("abort", onAbort);
+				done(value);
+			};
+			this.pending.set(id, {
+				resolve: settle(resolve),
+				reject: settle(reject),
+				onNotification: options.onNotification,
+			});
+			signal?.addEventListener("abort", onAbort, { once: true });
+			socket.send(frame);
+		});
+	}
+
+	private async connect(): Promise<void> {
+		if (this.stopped) return;
+		this.setState({ status: "connecting" });
+		let endpoint: Endpoint;
+		try {
+			endpoint = await this.options.endpoint();
+		} catch (error) {
+			this.retryLater(messageOf(error));
+			return;
+		}
+		if (this.stopped) return;
+		let opened = false;
+		let socket: SocketLike;
+		try {
+			socket = this.options.socket(endpoint.url);
+		} catch (error) {
+			this.retryLater(`Cannot open ${endpoint.url}: ${messageOf(error)}`);
+			return;
+		}
+		this.socket = socket;
+		socket.onmessage = (event) => {
+			if (typeof event.data === "string") this.receive(socket, this.codec.decode(event.data));
+		};
+		socket.onopen = () => {
+			opened = true;
+			void this.initialize(socket, endpoint);
+		};
+		socket.onerror = () => undefined;
+		socket.onclose = (event) => {
+			if (this.socket !== socket) return;
+			this.socket = null;
+			this.stopHeartbeat();
+			void this.closed(event.code, event.reason, opened, endpoint);
+		};
+	}
+
+	private async initialize(socket: SocketLike, endpoint: Endpoint): Promise<void> {
+		try {
+			const result = (await this.send(
+				socket,
+				"initialize",
+				{ token: endpoint.token, protocolVersion: PROTOCOL_VERSION, client: this.options.client },
+				{},
+			)) as InitializeResult;
+			this.backoff.reset();
+			this.setState({
+				status: "connected",
+				vault: result.vault.name,
+				notes: result.vault.noteCount,
+				pending: 0,
+			});
+			this.startHeartbeat(socket);
+		} catch (error) {
+			if (error instanceof RpcError && error.code === ErrorCode.wrongToken) {
+				socket.close(4401, "wrong token");
+				return;
+			}
+			socket.close(1002, "initialize failed");
+		}
+	}
+
+	private async closed(code: number, reason: string, opened: boolean, endpoint: Endpoint): Promise<void> {
+		let why = closeReason(code, reason);
+		if (!opened) {
+			const diagnosis = await this.options.diagnose?.(endpoint).catch(() => null);
+			why = diagnosis ?? `The server at ${endpoint.url} does not answer: it may have stopped.`;
+		}
+		this.drop(why);
+		if (!this.stopped) this.retryLater(why);
+	}
+
+	private drop(reason: string): void {
+		const calls = [...this.pending.values()];
+		this.pending.clear();
+		for (const call of calls) call.reject(new DisconnectedError(reason));
+	}
+
+	private retryLater(reason: string): void {
+		if (this.stopped) return;
+		const wait = this.backoff.next();
+		this.setState({ status: "disconnected", reason, retryInMs: wait });
+		this.retryTimer = this.options.timers.setTimeout(() => {
+			this.retryTimer = null;
+			void this.connect();
+		}, wait);
+	}
+
+	private receive(socket: SocketLike, event: IncomingEvent): void {
+		switch (event.kind) {
+			case "result":
+				this.pending.get(event.id)?.resolve(event.result);
+				this.pending.delete(event.id);
+				return;
+			case "error":
+				if (event.id === null) return;
+				this.pending.get(event.id)?.reject(event.error);
+				this.pending.delete(event.id);
+				return;
+			case "notification": {
+				const requestId = event.params.requestId;
+				const owner = typeof requestId === "number" ? this.pending.get(requestId) : undefined;
+				const notification = { method: event.method, params: event.params };
+				if (owner?.onNotification) owner.onNotification(notification);
+				else this.options.onNotification?.(notification);
+				return;
+			}
+			case "request":
+				void this.answer(socket, event.id, event.method, event.params);
+				return;
+			case "invalid":
+				return;
+		}
+	}
+
+	private async answer(
+		socket: SocketLike,
+		id: string | number,
+		method: string,
+		params: Record<string, unknown>,
+	): Promise<void> {
+		const handler = this.options.onServerRequest;
+		let frame: string;
+		try {
+			if (!handler) throw new Error(`This client does not handle ${method}.`);
+			frame = this.codec.reply(id, await handler(method, params));
+		} catch (error) {
+			frame = this.codec.replyError(id, -32603, messageOf(error));
+		}
+		if (socket.readyState === OPEN) socket.send(frame);
+	}
+
+	private startHeartbeat(socket: SocketLike): void {
+		this.lastBeat = this.options.timers.now();
+		const beat = (): void => {
+			const now = this.options.timers.now();
+			const slept = now - this.lastBeat > this.heartbeatMs * 3;
+			this.lastBeat = now;
+			if (slept) {
+				// The machine slept: the socket may be dead without knowing it. Start over.
+				socket.close(4000, "resumed from sleep");
+				return;
+			}
+			const deadline = this.options.timers.setTimeout(() => socket.close(4000, "heartbeat lost"), this.heartbeatMs);
+			this.send(socket, "health", {}, {})
+				.then((health) => this.updateIndex(health))
+				.catch(() => undefined)
+				.finally(() => this.options.timers.clearTimeout(deadline));
+			this.heartbeatTimer = this.options.timers.setTimeout(beat, this.heartbeatMs);
+		};
+		this.heartbeatTimer = this.options.timers.setTimeout(beat, this.heartbeatMs);
+	}
+
+	/** Ask the server for its index now (the status bar follows a first index build). */
+	async refreshStatus(): Promise<void> {
+		if (this.state.status !== "connected") return;
+		this.updateIndex(await this.call("health", {}));
+	}
+
+	private updateIndex(health: unknown): void {
+		const index = (health as { index?: { notes?: number; pending?: number } }).index;
+		if (this.state.status !== "connected" || !index) return;
+		this.setState({ ...this.state, notes: index.notes ?? this.state.notes, pending: index.pending ?? 0 });
+	}
+
+	private stopHeartbeat(): void {
+		if (this.heartbeatTimer !== null) this.options.timers.clearTimeout(this.heartbeatTimer);
+		this.heartbeatTimer = null;
+	}
+
+	private clearTimers(): void {
+		this.stopHeartbeat();
+		if (this.retryTimer !== null) this.options.timers.clearTimeout(this.retryTimer);
+		this.retryTimer = null;
+	}
+
+	private setState(state: ConnectionState): void {
+		this.state = state;
+		this.options.onState?.(state);
+	}
+}
+
+/** What a close code means to the user (docs/protocol.md, "Limits and close codes"). */
+export function closeReason(code: number, reason: string): string {
+	switch (code) {
+		case 4401:
+			return "The server refused the token: it was restarted or another server runs for this vault.";
+		case 4408:
+			return "The server closed the connection: initialize came too late.";
+		case 4429:
+			return "The server closed the connection: replies were not read in time.";
+		case 1001:
+			return "The server stopped.";
+		case 1009:
+			return "The server closed the connection: a message was too large.";
+		case 4000:
+			return reason === "resumed from sleep" ? "Reconnecting after sleep." : "The server stopped answering.";
+		default:
+			return "The connection to the server was lost.";
+	}
+}
+
+export function messageOf(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
+}

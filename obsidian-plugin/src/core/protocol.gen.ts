@@ -1,0 +1,820 @@
+/* Generated from docs/protocol.schema.json by scripts/gen-types.mjs: do not edit. */
+
+/**
+ * JSON-RPC 2.0 over WebSocket text frames, protocolVersion 1. Generated from plugin_bridge/wire/*models.py: do not edit; see docs/protocol.md.
+ */
+export interface ObsidianAiBridgeProtocol {
+	methods: Methods;
+	clientNotifications: ClientNotifications;
+	serverNotifications: ServerNotifications;
+	serverRequests: ServerRequests;
+}
+export interface Methods {
+	/**
+	 * The write log, newest first: who wrote which note when, with hashes (never contents).
+	 */
+	"audit/list": {
+		params: AuditListParams;
+		result: AuditListResult;
+	};
+	/**
+	 * Forget a conversation's messages (its id stays valid).
+	 */
+	"chat/clear": {
+		params: ChatClearParams;
+		result: EmptyResult;
+	};
+	/**
+	 * Send a user message; the model may call vault tools; notifications stream the turn.
+	 */
+	"chat/send": {
+		params: ChatSendParams;
+		result: ChatSendResult;
+	};
+	/**
+	 * Have the model write a note for the prompt and save it under folder (never overwriting).
+	 */
+	"command/createNote": {
+		params: CreateNoteParams;
+		result: NoteWriteResult;
+	};
+	/**
+	 * Search, then stream a summary of the top notes citing them (chat/delta notifications).
+	 */
+	"command/searchSummarize": {
+		params: SearchSummarizeParams;
+		result: SearchSummarizeResult;
+	};
+	/**
+	 * Delete a stored conversation and its messages for good.
+	 */
+	"conversations/delete": {
+		params: ConversationIdParams;
+		result: EmptyResult;
+	};
+	/**
+	 * Save a conversation as a Markdown note in the vault (a new note, never overwriting).
+	 */
+	"conversations/export": {
+		params: ConversationsExportParams;
+		result: NoteWriteResult;
+	};
+	/**
+	 * One stored conversation with its whole transcript, tool calls and results included.
+	 */
+	"conversations/get": {
+		params: ConversationIdParams;
+		result: ConversationResult;
+	};
+	/**
+	 * Stored conversations, newest first, a page at a time.
+	 */
+	"conversations/list": {
+		params: ConversationsListParams;
+		result: ConversationsListResult;
+	};
+	/**
+	 * Give a stored conversation a title of the user's choosing.
+	 */
+	"conversations/rename": {
+		params: ConversationsRenameParams;
+		result: EmptyResult;
+	};
+	/**
+	 * Server status: version, provider and model, index size and backlog.
+	 */
+	health: {
+		params: Empty;
+		result: HealthResult;
+	};
+	/**
+	 * Authenticate with the info file's token; must be the first request of a connection.
+	 */
+	initialize: {
+		params: InitializeParams;
+		result: InitializeResult;
+	};
+	/**
+	 * Models the configured provider serves, with context window, limits and prices where
+	 */
+	"models/list": {
+		params: ModelsListParams;
+		result: ModelsListResult;
+	};
+	/**
+	 * Add text at the end of a note, on a new line; earlier bytes are kept as they are.
+	 */
+	"note/append": {
+		params: NoteAppendParams;
+		result: NoteWriteResult;
+	};
+	/**
+	 * Create a note atomically; an existing one only with overwrite.
+	 */
+	"note/create": {
+		params: NoteCreateParams;
+		result: NoteWriteResult;
+	};
+	/**
+	 * Search-and-replace edits, each old text occurring exactly once, applied in order.
+	 */
+	"note/edit": {
+		params: NoteEditParams;
+		result: NoteWriteResult;
+	};
+	/**
+	 * A note's text and the sha256 of its bytes.
+	 */
+	"note/read": {
+		params: NoteReadParams;
+		result: NoteReadResult;
+	};
+	/**
+	 * Restore the note as it was before its last write (-32022 if it changed since).
+	 */
+	"note/undo": {
+		params: NoteUndoParams;
+		result: NoteUndoResult;
+	};
+	/**
+	 * The custom prompts (notes in Assistant/Prompts/), by name; edits show at once.
+	 */
+	"prompts/list": {
+		params: Empty;
+		result: PromptsListResult;
+	};
+	/**
+	 * The settings in effect; API keys masked (they are write-only).
+	 */
+	"settings/get": {
+		params: Empty;
+		result: SettingsResult;
+	};
+	/**
+	 * Change some settings: checked (a new key with one cheap provider call), saved to the
+	 */
+	"settings/update": {
+		params: SettingsUpdateParams;
+		result: SettingsResult;
+	};
+	/**
+	 * Validate every call, then run the valid ones in order under their permissions.
+	 */
+	"tools/execute": {
+		params: ToolsExecuteParams;
+		result: ToolsExecuteResult;
+	};
+	/**
+	 * The vault tools, in the given provider's tool format.
+	 */
+	"tools/list": {
+		params: ToolsListParams;
+		result: ToolsListResult;
+	};
+	/**
+	 * Spending of today and this month (local time), per model; unknown prices never count as
+	 */
+	"usage/summary": {
+		params: Empty;
+		result: UsageSummaryResult;
+	};
+	/**
+	 * Full-text search (answers from what is indexed so far; pending says how much is not).
+	 */
+	"vault/search": {
+		params: SearchParams;
+		result: SearchResult;
+	};
+}
+export interface AuditListParams {
+	limit?: number;
+}
+export interface AuditListResult {
+	/**
+	 * Newest first.
+	 */
+	entries: AuditEntry[];
+}
+export interface AuditEntry {
+	time: string;
+	path: string;
+	action: string;
+	oldHash: string | null;
+	newHash: string | null;
+	origin: string;
+}
+export interface ChatClearParams {
+	conversationId: string;
+}
+/**
+ * An empty object.
+ */
+export type EmptyResult = Record<string, never>;
+export interface ChatSendParams {
+	/**
+	 * Run this custom prompt (prompts/list); text is added after it.
+	 */
+	promptId?: string | null;
+	/**
+	 * The message; may be empty only with promptId.
+	 */
+	text?: string;
+	/**
+	 * Omit to start a new conversation.
+	 */
+	conversationId?: string | null;
+	/**
+	 * deep: this turn uses the deep model, when one is configured.
+	 */
+	purpose?: "chat" | "deep";
+	/**
+	 * What the user is looking at or @-mentioned, sent with this message only.
+	 *
+	 * @maxItems 20
+	 */
+	context?: (NoteContext | FolderContext | TagContext)[];
+}
+export interface NoteContext {
+	/**
+	 * Vault-relative path of the note.
+	 */
+	note: string;
+	/**
+	 * The selected text; the whole note when absent.
+	 */
+	selection?: string | null;
+}
+export interface FolderContext {
+	/**
+	 * A vault folder: its notes are listed.
+	 */
+	folder: string;
+}
+export interface TagContext {
+	/**
+	 * A tag: its notes are listed.
+	 */
+	tag: string;
+}
+export interface ChatSendResult {
+	conversationId: string;
+	text: string;
+	/**
+	 * end_turn, max_tokens, stop_sequence, max_tool_iterations or refusal.
+	 */
+	stopReason: string;
+	usage: UsageModel;
+	/**
+	 * Null when the model's price is unknown.
+	 */
+	costUsd: number | null;
+	/**
+	 * Notes the model was given (context) or read during the turn, in order.
+	 */
+	sources?: string[];
+}
+export interface UsageModel {
+	inputTokens: number;
+	outputTokens: number;
+	cacheReadTokens: number;
+	cacheWriteTokens: number;
+}
+export interface CreateNoteParams {
+	prompt: string;
+	/**
+	 * Vault-relative folder; '' = root.
+	 */
+	folder?: string;
+}
+export interface NoteWriteResult {
+	path: string;
+	hash: string;
+}
+export interface SearchSummarizeParams {
+	query: string;
+	/**
+	 * How many top notes to read.
+	 */
+	limit?: number;
+}
+export interface SearchSummarizeResult {
+	summary: string;
+	/**
+	 * Paths of the notes given to the model and cited.
+	 */
+	sources: string[];
+}
+export interface ConversationIdParams {
+	id: string;
+}
+export interface ConversationsExportParams {
+	id: string;
+	/**
+	 * Vault folder of the new note; the title names it (never overwriting).
+	 */
+	folder?: string;
+}
+export interface ConversationResult {
+	id: string;
+	/**
+	 * The first words of the opening question, or as renamed.
+	 */
+	title: string;
+	/**
+	 * ISO 8601, UTC.
+	 */
+	createdAt: string;
+	/**
+	 * ISO 8601, UTC: when its last turn completed.
+	 */
+	updatedAt: string;
+	model: string | null;
+	/**
+	 * The whole transcript, oldest first.
+	 */
+	messages: StoredMessage[];
+}
+export interface StoredMessage {
+	role: "user" | "assistant";
+	/**
+	 * Blocks: {type: text, text} | {type: tool_use, id, name, arguments} | {type: tool_result, toolCallId, content, isError}.
+	 */
+	content: {
+		[k: string]: unknown;
+	}[];
+}
+export interface ConversationsListParams {
+	limit?: number;
+	/**
+	 * nextCursor of the previous page; omit for the first.
+	 */
+	cursor?: string | null;
+}
+export interface ConversationsListResult {
+	/**
+	 * Newest first.
+	 */
+	conversations: ConversationSummary[];
+	nextCursor: string | null;
+}
+export interface ConversationSummary {
+	id: string;
+	/**
+	 * The first words of the opening question, or as renamed.
+	 */
+	title: string;
+	/**
+	 * ISO 8601, UTC.
+	 */
+	createdAt: string;
+	/**
+	 * ISO 8601, UTC: when its last turn completed.
+	 */
+	updatedAt: string;
+	model: string | null;
+}
+export interface ConversationsRenameParams {
+	id: string;
+	title: string;
+}
+/**
+ * No params (or an empty object).
+ */
+export type Empty = Record<string, never>;
+export interface HealthResult {
+	status: "ok";
+	version: string;
+	/**
+	 * anthropic, openai, ollama, or null without one.
+	 */
+	provider: string | null;
+	model: string | null;
+	index: IndexStatus;
+	recommendedModels: {
+		[k: string]: string[];
+	};
+}
+export interface IndexStatus {
+	/**
+	 * Notes in the search index.
+	 */
+	notes: number;
+	/**
+	 * Files waiting to be indexed.
+	 */
+	pending: number;
+}
+export interface InitializeParams {
+	/**
+	 * The token from the info file.
+	 */
+	token: string;
+	/**
+	 * Protocol version the client speaks (1).
+	 */
+	protocolVersion: number;
+	client: ClientInfo;
+}
+export interface ClientInfo {
+	/**
+	 * Client name, e.g. obsidian-ai-plugin.
+	 */
+	name: string;
+	version: string;
+}
+export interface InitializeResult {
+	protocolVersion: number;
+	server: ServerInfo;
+	capabilities: Capabilities;
+	vault: VaultInfo;
+}
+export interface ServerInfo {
+	name: string;
+	version: string;
+}
+export interface Capabilities {
+	/**
+	 * Every method this server answers.
+	 */
+	methods: string[];
+	/**
+	 * A model provider is configured (chat and commands work).
+	 */
+	chat: boolean;
+}
+export interface VaultInfo {
+	name: string;
+	noteCount: number;
+}
+export interface ModelsListParams {
+	/**
+	 * Ask the provider now instead of the 24 h cache.
+	 */
+	refresh?: boolean;
+}
+export interface ModelsListResult {
+	models: ModelInfoModel[];
+	/**
+	 * Asked now, from the 24 h cache, or the built-in list (provider unreachable).
+	 */
+	source: "api" | "cache" | "catalog";
+}
+export interface ModelInfoModel {
+	id: string;
+	displayName: string | null;
+	contextWindow: number | null;
+	maxOutputTokens: number | null;
+	supportsTools: boolean | null;
+	/**
+	 * USD; null when unknown, never 0.
+	 */
+	inputPricePerMtok: number | null;
+	/**
+	 * USD; null when unknown, never 0.
+	 */
+	outputPricePerMtok: number | null;
+}
+export interface NoteAppendParams {
+	/**
+	 * Vault-relative .md path.
+	 */
+	path: string;
+	text: string;
+	/**
+	 * The sha256 the note had when read: the write fails with -32022 if it changed.
+	 */
+	expectedHash?: string | null;
+}
+export interface NoteCreateParams {
+	/**
+	 * Vault-relative .md path.
+	 */
+	path: string;
+	content: string;
+	overwrite?: boolean;
+	/**
+	 * The sha256 the note had when read: the write fails with -32022 if it changed.
+	 */
+	expectedHash?: string | null;
+}
+export interface NoteEditParams {
+	/**
+	 * Vault-relative .md path.
+	 */
+	path: string;
+	/**
+	 * @minItems 1
+	 * @maxItems 100
+	 */
+	edits: [NoteEditModel, ...NoteEditModel[]];
+	/**
+	 * The sha256 the note had when read.
+	 */
+	expectedHash: string;
+}
+export interface NoteEditModel {
+	/**
+	 * Must occur exactly once in the note.
+	 */
+	oldText: string;
+	newText: string;
+}
+export interface NoteReadParams {
+	/**
+	 * Vault-relative path, e.g. Projects/Kafka.md.
+	 */
+	path: string;
+}
+export interface NoteReadResult {
+	path: string;
+	content: string;
+	/**
+	 * sha256 hex of the file bytes.
+	 */
+	hash: string;
+	/**
+	 * Some bytes were not UTF-8 and read as U+FFFD; only note/create with overwrite may write the note.
+	 */
+	lossy?: boolean;
+}
+export interface NoteUndoParams {
+	/**
+	 * Vault-relative .md path.
+	 */
+	path: string;
+}
+export interface NoteUndoResult {
+	path: string;
+	/**
+	 * The note's sha256 after the undo; empty when it was removed.
+	 */
+	hash: string;
+	/**
+	 * True when the undone write had created the note.
+	 */
+	removed: boolean;
+}
+export interface PromptsListResult {
+	prompts: PromptModel[];
+}
+export interface PromptModel {
+	/**
+	 * The prompt note's path: pass it as chat/send promptId.
+	 */
+	id: string;
+	name: string;
+	description: string;
+	/**
+	 * What the client should send as context with it.
+	 */
+	insert: "selection" | "note" | "none";
+}
+export interface SettingsResult {
+	provider: ("anthropic" | "openai" | "ollama") | null;
+	baseUrl: string | null;
+	models: ModelsByPurpose;
+	dailyBudgetUsd: number | null;
+	monthlyBudgetUsd: number | null;
+	keys: KeysModel;
+	/**
+	 * Folders and globs the assistant never sees.
+	 */
+	exclude: string[];
+	/**
+	 * The most tokens of one answer (the model's cap wins).
+	 */
+	maxTokens: number;
+	/**
+	 * Sampling temperature; null: the API's default.
+	 */
+	temperature: number | null;
+	/**
+	 * Seconds per provider request; null: its default.
+	 */
+	timeout: number | null;
+	/**
+	 * Where settings/update saves them.
+	 */
+	configFile: string;
+}
+export interface ModelsByPurpose {
+	/**
+	 * Conversations (the default).
+	 */
+	chat: string | null;
+	/**
+	 * Small jobs such as titles; the chat model when null.
+	 */
+	fast: string | null;
+	/**
+	 * For the hardest questions; the chat model when null.
+	 */
+	deep: string | null;
+}
+export interface KeysModel {
+	/**
+	 * Masked; null when not set.
+	 */
+	anthropic: string | null;
+	/**
+	 * Masked; null when not set.
+	 */
+	openai: string | null;
+}
+export interface SettingsUpdateParams {
+	provider?: ("anthropic" | "openai" | "ollama") | null;
+	baseUrl?: string | null;
+	models?: ModelsUpdate | null;
+	dailyBudgetUsd?: number | null;
+	monthlyBudgetUsd?: number | null;
+	/**
+	 * Write-only.
+	 */
+	anthropicApiKey?: string | null;
+	/**
+	 * Write-only.
+	 */
+	openaiApiKey?: string | null;
+	/**
+	 * Folders (Archive) and globs (*.excalidraw.md); applied without a rebuild.
+	 */
+	exclude?: string[] | null;
+	maxTokens?: number | null;
+	temperature?: number | null;
+	timeout?: number | null;
+}
+export interface ModelsUpdate {
+	chat?: string | null;
+	fast?: string | null;
+	deep?: string | null;
+}
+export interface ToolsExecuteParams {
+	/**
+	 * @minItems 1
+	 * @maxItems 32
+	 */
+	calls: [ToolCallParams, ...ToolCallParams[]];
+}
+export interface ToolCallParams {
+	name: string;
+	arguments?: {
+		[k: string]: unknown;
+	};
+}
+export interface ToolsExecuteResult {
+	results: ToolExecution[];
+	invalidCalls: InvalidCall[];
+}
+export interface ToolExecution {
+	name: string;
+	isError: boolean;
+	content: string;
+}
+export interface InvalidCall {
+	index: number;
+	name: string;
+	reason: string;
+}
+export interface ToolsListParams {
+	/**
+	 * Tool format; lmstudio and vllm are OpenAI's; default: the configured provider's, else anthropic.
+	 */
+	format?: ("anthropic" | "openai" | "ollama" | "lmstudio" | "vllm") | null;
+}
+export interface ToolsListResult {
+	tools: {
+		[k: string]: unknown;
+	}[];
+}
+export interface UsageSummaryResult {
+	today: PeriodUsage;
+	month: PeriodUsage;
+}
+export interface PeriodUsage {
+	/**
+	 * Sum of the priced calls; null when every call had an unknown price.
+	 */
+	costUsd: number | null;
+	budgetUsd: number | null;
+	unpricedCalls: number;
+	byModel: ModelUsageModel[];
+}
+export interface ModelUsageModel {
+	model: string;
+	calls: number;
+	inputTokens: number;
+	outputTokens: number;
+	cacheReadTokens: number;
+	cacheWriteTokens: number;
+	/**
+	 * Null when no call of this model had a price.
+	 */
+	costUsd: number | null;
+	/**
+	 * Calls whose model has no known price.
+	 */
+	unpricedCalls: number;
+}
+export interface SearchParams {
+	/**
+	 * Words, "a phrase", prefix*, tag:x and path:folder filters.
+	 */
+	query: string;
+	limit?: number;
+}
+export interface SearchResult {
+	results: SearchHitModel[];
+	tookMs: number;
+	/**
+	 * Files not indexed yet (results may be partial).
+	 */
+	pending: number;
+}
+export interface SearchHitModel {
+	path: string;
+	title: string;
+	/**
+	 * Higher is better.
+	 */
+	score: number;
+	/**
+	 * Matched text, the matches wrapped in **…**.
+	 */
+	snippet: string;
+}
+export interface ClientNotifications {
+	"$/cancelRequest": {
+		params: CancelRequestParams;
+	};
+}
+export interface CancelRequestParams {
+	/**
+	 * The id of the request to cancel.
+	 */
+	id: string | number;
+}
+export interface ServerNotifications {
+	"chat/delta": {
+		params: ChatDelta;
+	};
+	"chat/toolCall": {
+		params: ChatToolCall;
+	};
+	"chat/toolResult": {
+		params: ChatToolResult;
+	};
+	"budget/warning": {
+		params: BudgetWarning;
+	};
+}
+export interface ChatDelta {
+	requestId: string | number;
+	text: string;
+}
+export interface ChatToolCall {
+	requestId: string | number;
+	id: string;
+	name: string;
+	arguments: {
+		[k: string]: unknown;
+	};
+}
+export interface ChatToolResult {
+	requestId: string | number;
+	id: string;
+	isError: boolean;
+	content: string;
+}
+/**
+ * Notification: the calls just made passed 80 % of a budget.
+ */
+export interface BudgetWarning {
+	period: "day" | "month";
+	spentUsd: number;
+	budgetUsd: number;
+}
+export interface ServerRequests {
+	"tool/confirm": {
+		params: ToolConfirmParams;
+		result: ToolConfirmResult;
+	};
+}
+export interface ToolConfirmParams {
+	tool: string;
+	arguments: {
+		[k: string]: unknown;
+	};
+	/**
+	 * Unified diff of a write, when known.
+	 */
+	preview?: string | null;
+}
+export interface ToolConfirmResult {
+	approved: boolean;
+	/**
+	 * With approved: run the call with these arguments instead (the user kept only some hunks of the write); checked against the tool's schema like any call.
+	 */
+	arguments?: {
+		[k: string]: unknown;
+	} | null;
+}

@@ -1,0 +1,45 @@
+// The plugin's own settings (data.json). No API key is ever stored here: keys go to the server.
+
+export type ConfirmPolicy = "review" | "allow-create";
+
+export interface PluginSettings {
+	/** "auto": find the server through its info file; "manual": use url and token below. */
+	discovery: "auto" | "manual";
+	url: string;
+	token: string;
+	/** How to start the server when none runs, e.g. `/path/.venv/bin/obsidian-ai-bridge serve --vault {vault}`. */
+	serverCommand: string;
+	/** Show every write as a diff to review ("review"), or create new notes without asking. */
+	confirmPolicy: ConfirmPolicy;
+	/** Where "Save conversation" puts notes. */
+	conversationsFolder: string;
+	/** Send the active note (or the selection) with each message. */
+	sendContext: boolean;
+}
+
+export const DEFAULT_SETTINGS: PluginSettings = {
+	discovery: "auto",
+	url: "",
+	token: "",
+	serverCommand: "",
+	confirmPolicy: "review",
+	conversationsFolder: "Assistant/Conversations",
+	sendContext: true,
+};
+
+/** Settings loaded from data.json: unknown keys dropped, wrong types replaced by defaults. */
+export function loadSettings(saved: unknown): PluginSettings {
+	const raw = (typeof saved === "object" && saved !== null ? saved : {}) as Record<string, unknown>;
+	const pick = <K extends keyof PluginSettings>(key: K): PluginSettings[K] =>
+		typeof raw[key] === typeof DEFAULT_SETTINGS[key] ? (raw[key] as PluginSettings[K]) : DEFAULT_SETTINGS[key];
+	const settings: PluginSettings = {
+		discovery: pick("discovery") === "manual" ? "manual" : "auto",
+		url: pick("url"),
+		token: pick("token"),
+		serverCommand: pick("serverCommand"),
+		confirmPolicy: pick("confirmPolicy") === "allow-create" ? "allow-create" : "review",
+		conversationsFolder: pick("conversationsFolder"),
+		sendContext: pick("sendContext"),
+	};
+	return settings;
+}

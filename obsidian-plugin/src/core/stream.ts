@@ -1,0 +1,79 @@
+// Assembling one assistant turn from the notifications of its request: text deltas in order,
+// tool calls with their results, then the final result or error.
+import type { Notification } from "./client";
+import type { ChatSendResult } from "./protocol";
+import type { RpcError } from "./rpc";
+
+export interface ToolChip {
+	id: string;
+	name: string;
+	arguments: Record<string, unknown>;
+	result: string | null;
+	isError: boolean;
+}
+
+export interface Turn {
+	text: string;
+	tools: ToolChip[];
+	done: boolean;
+	result: ChatSendResult | null;
+	error: RpcError | Error | null;
+	cancelled: boolean;
+}
+
+export function newTurn(): Turn {
+	return { text: "", tools: [], done: false, result: null, error: null, cancelled: false };
+}
+
+/** The turn after one notification of its request. */
+export function applyNotification(turn: Turn, notification: Notification): Turn {
+	const p = notification.params;
+	switch (notification.method) {
+		case "chat/delta":
+			return { ...turn, text: turn.text + text(p.text) };
+		case "chat/toolCall":
+			return {
+				...turn,
+				tools: [
+					...turn.tools,
+					{
+						id: text(p.id),
+						name: text(p.name),
+						arguments: (p.arguments as Record<string, unknown>) ?? {},
+						result: null,
+						isError: false,
+					},
+				],
+			};
+		case "chat/toolResult":
+			return {
+				...turn,
+				tools: turn.tools.map((tool) =>
+					tool.id === text(p.id) ? { ...tool, result: text(p.content), isError: p.isError === true } : tool,
+				),
+			};
+		default:
+			return turn;
+	}
+}
+
+/** The turn once its request answered. The final text is the server's (deltas concatenate to it). */
+export function finishTurn(turn: Turn, result: ChatSendResult): Turn {
+	return { ...turn, text: result.text, result, done: true };
+}
+
+export function failTurn(turn: Turn, error: Error, cancelled: boolean): Turn {
+	return { ...turn, error: cancelled ? null : error, cancelled, done: true };
+}
+
+/** "1,234 in · 56 out · $0.0012" for a finished turn. */
+export function usageLine(result: ChatSendResult): string {
+	const tokens = `${result.usage.inputTokens.toLocaleString("en")} in · ${result.usage.outputTokens.toLocaleString("en")} out`;
+	const cost = result.costUsd === null || result.costUsd === undefined ? "cost unknown" : `$${result.costUsd.toFixed(4)}`;
+	return `${tokens} · ${cost}`;
+}
+
+/** A field that should be a string: itself, or "" when it is anything else. */
+export function text(value: unknown): string {
+	return typeof value === "string" ? value : "";
+}

@@ -1,0 +1,307 @@
+// The plugin: connects to the vault's bridge server (finding or starting it), and gives the
+// assistant panel, the commands, reviewable writes and the settings tab.
+import { FileSystemAdapter, MarkdownView, Notice, Plugin, TFile, TFolder, type WorkspaceLeaf } from "obsidian";
+import { BridgeClient, type ConnectionState, type Endpoint, type Notification, type Timers } from "./core/client";
+import { Connector } from "./core/connector";
+import type { Review } from "./core/diff";
+import { diagnoseHandshake, type Host } from "./core/host";
+import { suggestedCommand } from "./core/launcher";
+import type { SuggestionSource } from "./core/mentions";
+import type { PromptModel } from "./core/protocol";
+import { loadSettings, type PluginSettings } from "./core/settings";
+import { statusText, statusTitle } from "./core/status";
+import { text } from "./core/stream";
+import { ConfirmModal, type ConfirmRequest } from "./ui/confirm-modal";
+import { createNodeHost } from "./ui/node-host";
+import { PromptModal } from "./ui/prompt-modal";
+import { AssistantSettingTab } from "./ui/settings-tab";
+import { AssistantView, VIEW_TYPE, type Ask } from "./ui/view";
+
+const WRITE_TOOLS = new Set(["create_note", "append_to_note", "edit_note"]);
+
+interface Prompt extends PromptModel {
+	command: string;
+}
+
+export default class AssistantPlugin extends Plugin {
+	settings!: PluginSettings;
+	client!: BridgeClient;
+	private connector: Connector | null = null;
+	private statusEl!: HTMLElement;
+	private prompts: Prompt[] = [];
+	private promptCommands = new Set<string>();
+
+	override async onload(): Promise<void> {
+		this.settings = loadSettings(await this.loadData());
+		const host = await this.createHost();
+		const timers: Timers = {
+			setTimeout: (callback, ms) => window.setTimeout(callback, ms),
+			clearTimeout: (handle) => window.clearTimeout(handle),
+			now: () => Date.now(),
+		};
+		const vaultPath = this.vaultPath();
+		if (host && vaultPath) {
+			this.connector = new Connector(host, vaultPath, () => this.settings, timers, {
+				onServerStarting: () => new Notice("Starting the assistant server…"),
+				onServerExited: (code, output) => {
+					if (code !== 0 && code !== null) new Notice(`The assistant server stopped: ${output.slice(-2).join(" ")}`);
+				},
+			});
+		}
+		this.client = new BridgeClient({
+			socket: (url) => new WebSocket(url),
+			endpoint: () => this.endpoint(),
+			client: { name: this.manifest.id, version: this.manifest.version },
+			timers,
+			diagnose: host ? (endpoint) => this.diagnose(host, endpoint) : undefined,
+			onState: (state) => this.onState(state),
+			onNotification: (notification) => this.onNotification(notification),
+			onServerRequest: (method, params) => this.onServerRequest(method, params),
+		});
+
+		this.registerView(VIEW_TYPE, (leaf: WorkspaceLeaf) => new AssistantView(leaf, this));
+		this.statusEl = this.addStatusBarItem();
+		this.statusEl.addClass("aib-status");
+		this.registerDomEvent(this.statusEl, "click", () => void this.activateView());
+		this.addRibbonIcon("bot", "Open assistant", () => void this.activateView());
+		this.addCommands();
+		this.addSettingTab(new AssistantSettingTab(this.app, this));
+		this.register(() => {
+			this.client.stop();
+			this.connector?.stopServer();
+		});
+		this.app.workspace.onLayoutReady(() => this.client.start());
+	}
+
+	/** The machine's Node APIs (null off the desktop). */
+	protected createHost(): Promise<Host | null> {
+		return createNodeHost();
+	}
+
+	private vaultPath(): string | null {
+		const adapter = this.app.vault.adapter;
+		return adapter instanceof FileSystemAdapter ? adapter.getBasePath() : null;
+	}
+
+	private async endpoint(): Promise<Endpoint> {
+		if (this.connector) return this.connector.endpoint();
+		if (this.settings.url && this.settings.token) return { url: this.settings.url, token: this.settings.token };
+		throw new Error("Set the server address and token in the plugin settings.");
+	}
+
+	private diagnose(host: Host, endpoint: Endpoint): Promise<string> {
+		return diagnoseHandshake(host, endpoint.url, window.location.origin);
+	}
+
+	/** The command to start the server by hand, for the disconnected panel. */
+	manualCommand(): string | null {
+		return this.connector?.manualCommand ?? null;
+	}
+
+	exampleCommand(): string {
+		return `${suggestedCommand("{vault}").replace("'{vault}'", "{vault}")}`;
+	}
+
+	async saveSettings(): Promise<void> {
+		await this.saveData(this.settings);
+	}
+
+	private onState(state: ConnectionState): void {
+		this.statusEl.setText(statusText(state));
+		this.statusEl.setAttribute("aria-label", statusTitle(state));
+		this.statusEl.toggleClass("aib-status-off", state.status === "disconnected");
+		for (const view of this.views()) view.showConnection();
+		if (state.status === "connected") {
+			void this.loadPrompts();
+			if (state.pending > 0) window.setTimeout(() => void this.client.refreshStatus().catch(() => undefined), 1000);
+		}
+	}
+
+	private onNotification(notification: Notification): void {
+		if (notification.method === "budget/warning") {
+			const p = notification.params as { period?: string; spentUsd?: number; budgetUsd?: number };
+			new Notice(`The assistant has used $${(p.spentUsd ?? 0).toFixed(2)} of its ${p.period ?? ""} budget of $${(p.budgetUsd ?? 0).toFixed(2)}.`);
+		}
+	}
+
+	private async onServerRequest(method: string, params: Record<string, unknown>): Promise<object> {
+		if (method !== "tool/confirm") throw new Error(`Unknown request ${method}.`);
+		const request = params as unknown as ConfirmRequest;
+		if (this.settings.confirmPolicy === "allow-create" && request.tool === "create_note") return { approved: true };
+		const old = await this.currentText(request);
+		const review = await new Promise<Review>((resolve) => new ConfirmModal(this.app, request, old, resolve).open());
+		if (review.approved && WRITE_TOOLS.has(request.tool)) this.offerUndo(text(request.arguments.path));
+		return review;
+	}
+
+	private async currentText(request: ConfirmRequest): Promise<string> {
+		const path = request.arguments.path;
+		if (request.tool === "create_note" || typeof path !== "string") return "";
+		try {
+			return (await this.client.call("note/read", { path })).content;
+		} catch {
+			return "";
+		}
+	}
+
+	private offerUndo(path: string): void {
+		if (!path) return;
+		const fragment = createFragment((f) => {
+			f.createSpan({ text: `The assistant is writing ${path}. ` });
+			const undo = f.createEl("button", { text: "Undo" });
+			undo.addEventListener("click", () => {
+				this.client
+					.call("note/undo", { path })
+					.then(() => new Notice(`Undid the change to ${path}.`))
+					.catch((error: Error) => new Notice(error.message));
+			});
+		});
+		new Notice(fragment, 10_000);
+	}
+
+	private views(): AssistantView[] {
+		return this.app.workspace
+			.getLeavesOfType(VIEW_TYPE)
+			.map((leaf) => leaf.view)
+			.filter((view): view is AssistantView => view instanceof AssistantView);
+	}
+
+	/** Open (or reveal) the panel in the right sidebar and return it. */
+	async activateView(): Promise<AssistantView | null> {
+		const leaf = await this.app.workspace.ensureSideLeaf(VIEW_TYPE, "right", { active: true, reveal: true });
+		await this.app.workspace.revealLeaf(leaf);
+		return leaf.view instanceof AssistantView ? leaf.view : null;
+	}
+
+	private async askInPanel(ask: Ask): Promise<void> {
+		const view = await this.activateView();
+		await view?.ask(ask);
+	}
+
+	private addCommands(): void {
+		this.addCommand({ id: "open", name: "Open assistant", callback: () => void this.activateView() });
+		this.addCommand({
+			id: "ask-current-note",
+			name: "Ask about current note",
+			checkCallback: (checking) => {
+				const file = this.app.workspace.getActiveFile();
+				if (!file) return false;
+				if (!checking) {
+					void this.activateView().then((view) =>
+						view?.setContext([{ note: file.path }], `With: ${file.basename}`),
+					);
+				}
+				return true;
+			},
+		});
+		this.addCommand({
+			id: "ask-selection",
+			name: "Ask about selection",
+			editorCheckCallback: (checking, editor, ctx) => {
+				const selection = editor.getSelection();
+				const file = ctx.file;
+				if (!selection || !file) return false;
+				if (!checking) {
+					void this.activateView().then((view) =>
+						view?.setContext([{ note: file.path, selection }], `With the selection in ${file.basename}`),
+					);
+				}
+				return true;
+			},
+		});
+		this.addCommand({
+			id: "create-note",
+			name: "Create note from prompt",
+			callback: () =>
+				new PromptModal(this.app, "Create note from prompt", "What should the note be about?", "Create", (prompt) =>
+					void this.createNote(prompt),
+				).open(),
+		});
+		this.addCommand({
+			id: "search-summarize",
+			name: "Search and summarize",
+			callback: () =>
+				new PromptModal(this.app, "Search and summarize", "What are you looking for?", "Search", (query) =>
+					void this.activateView().then((view) => view?.summarize(query)),
+				).open(),
+		});
+		this.addCommand({
+			id: "save-conversation",
+			name: "Save conversation as note",
+			callback: () => void this.activateView().then((view) => view?.exportConversation(this.settings.conversationsFolder)),
+		});
+	}
+
+	private async createNote(prompt: string): Promise<void> {
+		const notice = new Notice("Writing the note…", 0);
+		try {
+			const folder = this.app.workspace.getActiveFile()?.parent?.path ?? "";
+			const result = await this.client.call("command/createNote", { prompt, folder: folder === "/" ? "" : folder });
+			await this.app.workspace.openLinkText(result.path, "", true);
+		} catch (error) {
+			new Notice((error as Error).message);
+		} finally {
+			notice.hide();
+		}
+	}
+
+	private async loadPrompts(): Promise<void> {
+		try {
+			const { prompts } = await this.client.call("prompts/list", {});
+			this.prompts = prompts.map((p) => ({ ...p, command: `/${slug(p.name)}` }));
+		} catch {
+			return;
+		}
+		for (const prompt of this.prompts) {
+			const id = `prompt-${slug(prompt.id)}`;
+			if (this.promptCommands.has(id)) continue;
+			this.promptCommands.add(id);
+			this.addCommand({
+				id,
+				name: `Prompt: ${prompt.name}`,
+				callback: () => void this.runPrompt(prompt.id),
+			});
+		}
+	}
+
+	private async runPrompt(id: string): Promise<void> {
+		const prompt = this.prompts.find((p) => p.id === id);
+		if (!prompt) return;
+		const view = this.app.workspace.getActiveViewOfType(MarkdownView);
+		const file = view?.file;
+		const selection = view?.editor.getSelection() ?? "";
+		const context =
+			!file || prompt.insert === "none"
+				? []
+				: prompt.insert === "selection" && selection
+					? [{ note: file.path, selection }]
+					: [{ note: file.path }];
+		await this.askInPanel({ text: "", promptId: prompt.id, context });
+	}
+
+	/** The prompt a `/command` at the start of the input names, if any. */
+	promptFor(text: string): Prompt | undefined {
+		return this.prompts.find((p) => text === p.command || text.startsWith(`${p.command} `));
+	}
+
+	suggestionSource(): SuggestionSource {
+		const notes: string[] = [];
+		const folders: string[] = [];
+		for (const file of this.app.vault.getAllLoadedFiles()) {
+			if (file instanceof TFile && file.extension === "md") notes.push(file.path);
+			else if (file instanceof TFolder && file.path !== "/") folders.push(file.path);
+		}
+		const tags = Object.keys(
+			(this.app.metadataCache as unknown as { getTags?: () => Record<string, number> }).getTags?.() ?? {},
+		);
+		return { notes, folders, tags, prompts: this.prompts };
+	}
+}
+
+function slug(text: string): string {
+	return text
+		.toLowerCase()
+		.replace(/\.md$/, "")
+		.replace(/[^\p{L}\p{N}]+/gu, "-")
+		.replace(/^-+|-+$/g, "");
+}

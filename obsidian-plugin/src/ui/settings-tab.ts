@@ -1,0 +1,218 @@
+// The settings tab: how to reach the server, how to start it, and the server's own settings
+// (provider, models per purpose, keys) changed over the wire. Keys are sent to the server,
+// which checks and stores them; they are never saved in this plugin's data.json.
+import { Notice, PluginSettingTab, Setting, type App } from "obsidian";
+import type { ModelInfoModel, SettingsResult } from "../core/protocol";
+import type AssistantPlugin from "../main";
+
+type Purpose = "chat" | "fast" | "deep";
+
+/** One settings row: rendered by display(), listed by getSettingDefinitions(). */
+interface Row {
+	name: string;
+	desc?: string;
+	render: (setting: Setting) => unknown;
+}
+
+export class AssistantSettingTab extends PluginSettingTab {
+	constructor(
+		app: App,
+		private readonly plugin: AssistantPlugin,
+	) {
+		super(app, plugin);
+	}
+
+	display(): void {
+		const { containerEl } = this;
+		containerEl.empty();
+		for (const row of this.rows()) {
+			const setting = new Setting(containerEl).setName(row.name);
+			if (row.desc) setting.setDesc(row.desc);
+			row.render(setting);
+		}
+	}
+
+	/** The same rows for Obsidian 1.13's settings search (older versions call display()). */
+	getSettingDefinitions(): Row[] {
+		return this.rows();
+	}
+
+	private rows(): Row[] {
+		const settings = this.plugin.settings;
+		const save = (): Promise<void> => this.plugin.saveSettings();
+		const rows: Row[] = [
+			{ name: "Server", render: (s) => s.setHeading() },
+			{
+				name: "Find the server",
+				desc: "Automatic reads the info file the server writes for this vault; manual uses the address below.",
+				render: (s) =>
+					s.addDropdown((dropdown) =>
+						dropdown
+							.addOptions({ auto: "Automatic", manual: "Manual address and token" })
+							.setValue(settings.discovery)
+							.onChange(async (value) => {
+								settings.discovery = value === "manual" ? "manual" : "auto";
+								await save();
+								this.display();
+							}),
+					),
+			},
+		];
+		if (settings.discovery === "manual") {
+			rows.push(
+				{
+					name: "Server address",
+					desc: "For example ws://127.0.0.1:8765.",
+					render: (s) =>
+						s.addText((text) =>
+							text.setValue(settings.url).onChange(async (value) => {
+								settings.url = value.trim();
+								await save();
+							}),
+						),
+				},
+				{
+					name: "Token",
+					render: (s) =>
+						s.addText((text) => {
+							text.inputEl.type = "password";
+							text.setValue(settings.token).onChange(async (value) => {
+								settings.token = value.trim();
+								await save();
+							});
+						}),
+				},
+			);
+		}
+		rows.push(
+			{
+				name: "Server command",
+				desc: `Started when no server runs, and stopped with Obsidian; {vault} is this vault's folder. Example: ${this.plugin.exampleCommand()}`,
+				render: (s) =>
+					s.addText((text) =>
+						text.setValue(settings.serverCommand).onChange(async (value) => {
+							settings.serverCommand = value.trim();
+							await save();
+						}),
+					),
+			},
+			{ name: "Writes and conversations", render: (s) => s.setHeading() },
+			{
+				name: "Confirm writes",
+				desc: "Review every change as a diff, or let the assistant create new notes without asking (changes to existing notes are always reviewed).",
+				render: (s) =>
+					s.addDropdown((dropdown) =>
+						dropdown
+							.addOptions({ review: "Review every write", "allow-create": "Create new notes without asking" })
+							.setValue(settings.confirmPolicy)
+							.onChange(async (value) => {
+								settings.confirmPolicy = value === "allow-create" ? "allow-create" : "review";
+								await save();
+							}),
+					),
+			},
+			{
+				name: "Conversations folder",
+				desc: "Where saved conversations go.",
+				render: (s) =>
+					s.addText((text) =>
+						text.setValue(settings.conversationsFolder).onChange(async (value) => {
+							settings.conversationsFolder = value.trim() || "Assistant/Conversations";
+							await save();
+						}),
+					),
+			},
+			{
+				name: "Model and keys",
+				desc: "Provider, models per purpose and API keys, kept by the server.",
+				render: (s) => {
+					s.setHeading();
+					const el = s.settingEl.createDiv({ cls: "aib-server-settings" });
+					void this.showServerSettings(el);
+				},
+			},
+		);
+		return rows;
+	}
+
+	private async showServerSettings(el: HTMLElement): Promise<void> {
+		let current: SettingsResult;
+		try {
+			current = await this.plugin.client.call("settings/get", {});
+		} catch (error) {
+			el.createDiv({ cls: "setting-item-description", text: `Connect to the server to change the model: ${(error as Error).message}` });
+			return;
+		}
+		let models: ModelInfoModel[] = [];
+		try {
+			models = (await this.plugin.client.call("models/list", {})).models;
+		} catch {
+			models = [];
+		}
+		new Setting(el)
+			.setName("Provider")
+			.setDesc(`Saved by the server in ${current.configFile}.`)
+			.addDropdown((dropdown) =>
+				dropdown
+					.addOptions({ "": "None", anthropic: "Anthropic", openai: "OpenAI or compatible", ollama: "Ollama" })
+					.setValue(current.provider ?? "")
+					.onChange((value) => void this.update({ provider: value === "" ? null : value }, el)),
+			);
+		const purposes: [Purpose, string, string][] = [
+			["chat", "Chat model", "Conversations."],
+			["fast", "Fast model", "Small jobs such as titles; the chat model when empty."],
+			["deep", "Deep model", "For the hardest questions; the chat model when empty."],
+		];
+		for (const [purpose, name, desc] of purposes) {
+			const setting = new Setting(el).setName(name).setDesc(desc);
+			const value = current.models[purpose] ?? "";
+			if (models.length > 0) {
+				setting.addDropdown((dropdown) => {
+					dropdown.addOption("", purpose === "chat" ? "Provider default" : "Same as chat");
+					for (const model of models) dropdown.addOption(model.id, model.displayName ?? model.id);
+					if (value && !models.some((m) => m.id === value)) dropdown.addOption(value, value);
+					dropdown.setValue(value).onChange((id) => void this.update({ models: { [purpose]: id || null } }, el));
+				});
+			} else {
+				setting.addText((text) => {
+					text.setValue(value);
+					text.inputEl.addEventListener("change", () => {
+						void this.update({ models: { [purpose]: text.getValue().trim() || null } }, el, false);
+					});
+				});
+			}
+		}
+		const keys: ["anthropicApiKey" | "openaiApiKey", string, string | null][] = [
+			["anthropicApiKey", "Anthropic API key", current.keys.anthropic],
+			["openaiApiKey", "OpenAI API key", current.keys.openai],
+		];
+		for (const [field, name, masked] of keys) {
+			let typed = "";
+			new Setting(el)
+				.setName(name)
+				.setDesc(masked ? `Stored by the server: ${masked}` : "Not set. It is sent to the server, checked and stored there, never in the vault.")
+				.addText((text) => {
+					text.inputEl.type = "password";
+					text.setPlaceholder("Paste a key").onChange((value) => (typed = value.trim()));
+				})
+				.addButton((button) =>
+					button.setButtonText("Save key").onClick(() => {
+						if (typed) void this.update({ [field]: typed }, el);
+					}),
+				);
+		}
+	}
+
+	private async update(changes: Record<string, unknown>, el: HTMLElement, redraw = true): Promise<void> {
+		try {
+			await this.plugin.client.call("settings/update", changes);
+			new Notice("Saved.");
+		} catch (error) {
+			new Notice((error as Error).message);
+		}
+		if (redraw) {
+			el.empty();
+			await this.showServerSettings(el);
+		}
+	}
+}

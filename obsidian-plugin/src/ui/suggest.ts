@@ -1,0 +1,85 @@
+// The suggestion list under the chat input (see core/mentions.ts for what it offers).
+import { insertionFor, suggestionsFor, type Suggestion, type SuggestionSource } from "../core/mentions";
+
+export class Suggestions {
+	private readonly listEl: HTMLElement;
+	private items: Suggestion[] = [];
+	private selected = 0;
+	private start = 0;
+
+	constructor(
+		parent: HTMLElement,
+		private readonly input: HTMLTextAreaElement,
+		private readonly source: () => SuggestionSource,
+		private readonly onPick: (item: Suggestion) => void = () => undefined,
+	) {
+		this.listEl = parent.createDiv({ cls: "aib-suggestions is-hidden" });
+		input.addEventListener("input", () => this.refresh());
+		input.addEventListener("blur", () => window.setTimeout(() => this.close(), 150));
+	}
+
+	private refresh(): void {
+		const before = this.input.value.slice(0, this.input.selectionStart ?? this.input.value.length);
+		const found = suggestionsFor(before, this.source());
+		if (!found || found.items.length === 0) {
+			this.close();
+			return;
+		}
+		this.items = found.items;
+		this.start = found.start;
+		this.selected = 0;
+		this.render();
+	}
+
+	private render(): void {
+		this.listEl.empty();
+		this.listEl.removeClass("is-hidden");
+		this.items.forEach((item, i) => {
+			const row = this.listEl.createDiv({ cls: "aib-suggestion" });
+			row.toggleClass("is-selected", i === this.selected);
+			row.createSpan({ cls: "aib-suggestion-kind", text: item.kind });
+			row.createSpan({ text: item.kind === "prompt" ? `${item.value} · ${item.label}` : item.value });
+			row.addEventListener("mousedown", (event) => {
+				event.preventDefault();
+				this.pick(i);
+			});
+		});
+	}
+
+	/** Keys while the list is open: arrows move, Enter or Tab picks, Escape closes. True when handled. */
+	handleKey(event: KeyboardEvent): boolean {
+		if (this.items.length === 0) return false;
+		if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+			const step = event.key === "ArrowDown" ? 1 : -1;
+			this.selected = (this.selected + step + this.items.length) % this.items.length;
+			this.render();
+		} else if (event.key === "Enter" || event.key === "Tab") {
+			this.pick(this.selected);
+		} else if (event.key === "Escape") {
+			this.close();
+		} else {
+			return false;
+		}
+		event.preventDefault();
+		return true;
+	}
+
+	private pick(index: number): void {
+		const item = this.items[index];
+		if (!item) return;
+		const cursor = this.input.selectionStart ?? this.input.value.length;
+		const value = this.input.value;
+		const inserted = insertionFor(item);
+		this.input.value = value.slice(0, this.start) + inserted + value.slice(cursor);
+		const at = this.start + inserted.length;
+		this.input.setSelectionRange(at, at);
+		this.onPick(item);
+		this.close();
+	}
+
+	close(): void {
+		this.items = [];
+		this.listEl.addClass("is-hidden");
+		this.listEl.empty();
+	}
+}

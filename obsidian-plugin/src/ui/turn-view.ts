@@ -1,0 +1,129 @@
+// One message of the conversation on screen: Markdown rendered by Obsidian (re-rendered at most
+// every RENDER_MS while it streams, swapped in whole so nothing flickers), tool chips, usage,
+// sources and an error banner with Retry.
+import { Component, MarkdownRenderer, type App } from "obsidian";
+import type { ToolChip, Turn } from "../core/stream";
+import { usageLine } from "../core/stream";
+import { RpcError } from "../core/rpc";
+
+const RENDER_MS = 80;
+
+export interface TurnActions {
+	openNote(path: string): void;
+	retry(): void;
+}
+
+export class TurnView extends Component {
+	readonly el: HTMLElement;
+	private readonly bodyEl: HTMLElement;
+	private readonly toolsEl: HTMLElement;
+	private readonly footerEl: HTMLElement;
+	private rendered = "";
+	private renderTimer: number | null = null;
+	private markdown: Component | null = null;
+	private turn: Turn | null = null;
+
+	constructor(
+		private readonly app: App,
+		parent: HTMLElement,
+		role: "user" | "assistant",
+		private readonly actions: TurnActions,
+	) {
+		super();
+		this.el = parent.createDiv({ cls: ["aib-message", `aib-${role}`] });
+		this.toolsEl = this.el.createDiv({ cls: "aib-tools" });
+		this.bodyEl = this.el.createDiv({ cls: "aib-body markdown-rendered" });
+		this.footerEl = this.el.createDiv({ cls: "aib-footer" });
+	}
+
+	/** A finished message (the user's, or one loaded from a stored conversation). */
+	showText(text: string): void {
+		this.rendered = text;
+		void this.renderNow(text);
+	}
+
+	/** Follow a streaming turn: text re-rendered on a short timer, everything else at once. */
+	update(turn: Turn): void {
+		this.turn = turn;
+		this.renderTools(turn.tools);
+		if (turn.done) {
+			this.flush();
+			this.renderFooter(turn);
+		} else if (this.renderTimer === null && turn.text !== this.rendered) {
+			this.renderTimer = window.setTimeout(() => this.flush(), RENDER_MS);
+		}
+		this.el.toggleClass("aib-streaming", !turn.done);
+	}
+
+	private flush(): void {
+		if (this.renderTimer !== null) window.clearTimeout(this.renderTimer);
+		this.renderTimer = null;
+		const text = this.turn?.text ?? "";
+		if (text !== this.rendered) {
+			this.rendered = text;
+			void this.renderNow(text);
+		}
+	}
+
+	private async renderNow(text: string): Promise<void> {
+		const next = new Component();
+		this.addChild(next);
+		const target = createDiv();
+		await MarkdownRenderer.render(this.app, text, target, "", next);
+		if (this.rendered !== text) {
+			this.removeChild(next);
+			return;
+		}
+		this.bodyEl.replaceChildren(...Array.from(target.childNodes));
+		if (this.markdown) this.removeChild(this.markdown);
+		this.markdown = next;
+	}
+
+	private renderTools(tools: ToolChip[]): void {
+		this.toolsEl.empty();
+		for (const tool of tools) {
+			const chip = this.toolsEl.createEl("details", { cls: "aib-tool" });
+			const state = tool.result === null ? "running" : tool.isError ? "failed" : "done";
+			chip.addClass(`aib-tool-${state}`);
+			chip.createEl("summary", { text: `${tool.name} · ${state}` });
+			chip.createEl("pre", { cls: "aib-tool-args", text: JSON.stringify(tool.arguments, null, 2) });
+			if (tool.result !== null) chip.createEl("pre", { cls: "aib-tool-result", text: tool.result });
+		}
+	}
+
+	private renderFooter(turn: Turn): void {
+		this.footerEl.empty();
+		if (turn.cancelled) {
+			this.footerEl.createDiv({ cls: "aib-note", text: "Stopped." });
+		}
+		if (turn.error) {
+			const banner = this.footerEl.createDiv({ cls: "aib-error" });
+			banner.createSpan({ text: turn.error.message });
+			if (turn.error instanceof RpcError && turn.error.retryable) {
+				const retry = banner.createEl("button", { text: "Retry", cls: "aib-retry" });
+				retry.addEventListener("click", () => this.actions.retry());
+			}
+		}
+		const result = turn.result;
+		if (!result) return;
+		const sources = result.sources ?? [];
+		if (sources.length > 0) {
+			const list = this.footerEl.createDiv({ cls: "aib-sources" });
+			list.createSpan({ text: "Sources: " });
+			for (const path of sources) {
+				const link = list.createEl("a", { text: path.replace(/\.md$/, ""), cls: "internal-link", href: "#" });
+				link.dataset.href = path;
+				link.addEventListener("click", (event) => {
+					event.preventDefault();
+					this.actions.openNote(path);
+				});
+			}
+		}
+		this.footerEl.createDiv({ cls: "aib-usage", text: usageLine(result) });
+	}
+
+	override onunload(): void {
+		if (this.renderTimer !== null) window.clearTimeout(this.renderTimer);
+		this.el.remove();
+	}
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { applyNotification, failTurn, finishTurn, newTurn, usageLine } from "../../src/core/stream";
+import type { ChatSendResult } from "../../src/core/protocol";
+
+const RESULT: ChatSendResult = {
+	conversationId: "c1",
+	text: "Hello there",
+	stopReason: "end_turn",
+	usage: { inputTokens: 1234, outputTokens: 56, cacheReadTokens: 0, cacheWriteTokens: 0 },
+	costUsd: 0.0012,
+	sources: ["Welcome.md"],
+};
+
+describe("turn assembly", () => {
+	it("appends deltas in order and tracks tool calls with their results", () => {
+		let turn = newTurn();
+		const steps = [
+			{ method: "chat/delta", params: { requestId: 1, text: "Hel" } },
+			{ method: "chat/toolCall", params: { requestId: 1, id: "t1", name: "search_notes", arguments: { query: "x" } } },
+			{ method: "chat/toolResult", params: { requestId: 1, id: "t1", isError: false, content: "[]" } },
+			{ method: "chat/toolCall", params: { requestId: 1, id: "t2", name: "read_note", arguments: { path: "a.md" } } },
+			{ method: "chat/toolResult", params: { requestId: 1, id: "t2", isError: true, content: "gone" } },
+			{ method: "chat/delta", params: { requestId: 1, text: "lo" } },
+			{ method: "unknown/thing", params: {} },
+		];
+		for (const step of steps) turn = applyNotification(turn, step);
+		expect(turn.text).toBe("Hello");
+		expect(turn.tools.map((t) => [t.name, t.result, t.isError])).toEqual([
+			["search_notes", "[]", false],
+			["read_note", "gone", true],
+		]);
+		expect(turn.done).toBe(false);
+	});
+
+	it("the final text is the server's and the turn is done", () => {
+		const turn = finishTurn(applyNotification(newTurn(), { method: "chat/delta", params: { text: "Hel" } }), RESULT);
+		expect(turn).toMatchObject({ text: "Hello there", done: true, result: RESULT });
+	});
+
+	it("a cancelled turn keeps its text and shows no error", () => {
+		const partial = applyNotification(newTurn(), { method: "chat/delta", params: { text: "Half" } });
+		expect(failTurn(partial, new Error("Request cancelled."), true)).toMatchObject({ text: "Half", cancelled: true, error: null, done: true });
+		expect(failTurn(partial, new Error("Boom."), false).error?.message).toBe("Boom.");
+	});
+
+	it("usage shows tokens and cost, or that the cost is unknown", () => {
+		expect(usageLine(RESULT)).toBe("1,234 in · 56 out · $0.0012");
+		expect(usageLine({ ...RESULT, costUsd: null })).toBe("1,234 in · 56 out · cost unknown");
+	});
+});

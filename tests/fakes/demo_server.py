@@ -1,0 +1,140 @@
+"""A real bridge server with a scripted model, for the plugin's integration and browser tests.
+
+``python -m tests.fakes.demo_server --vault DIR --info-file FILE [--origin URL] [--delay S]``
+serves ``DIR`` exactly as ``serve`` does (same router, vault layer and confirm round trip),
+with a model that answers by keyword, so a test can drive each case from the chat input:
+
+- "slow": a long answer streamed one word every ``--delay`` seconds (for Stop);
+- "edit": an ``edit_note`` call changing lines 2 and 19 of ``Plan.md`` (two hunks to review);
+- "write": a ``create_note`` call for ``Ideas/Kites.md``;
+- "fail": an overloaded provider (a retryable error);
+- anything else: "You said: <text>" citing [[Welcome]].
+
+It writes its info file like ``serve`` and stops on SIGTERM / SIGINT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import signal
+from collections.abc import AsyncGenerator
+from pathlib import Path
+
+from llm_service import LLMError, LLMResponse, ToolCall, Usage
+from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
+from llm_service.providers.base import ChatRequest
+from llm_service.providers.scripted import ScriptedProvider
+from plugin_bridge.app.confirm import ask_client
+from plugin_bridge.app.state import BridgeApp
+from plugin_bridge.handlers import build_router
+from plugin_bridge.vault.vault import Vault
+from plugin_bridge.wire.infofile import InfoRecord, remove_info_file, write_info_file
+from plugin_bridge.wire.protocol import PROTOCOL_VERSION
+from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
+from plugin_bridge.wire.server import start_server
+
+PLAN = "".join(f"Step {n}: do thing {n}.\n" for n in range(1, 21))
+SLOW_WORDS = 400
+
+
+class DemoProvider(ScriptedProvider):
+    """Answers by keyword of the last user message (see the module docstring)."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__(model="demo-model")
+        self.delay = delay
+
+    async def _chat_once(self, request: ChatRequest) -> LLMResponse:
+        self.requests.append(request)
+        last = request.messages[-1]
+        if last.tool_results_blocks:
+            result = last.tool_results_blocks[0]
+            verdict = "failed" if result.is_error else "is done"
+            return _answer(f"The change {verdict}: {result.content[:200]}")
+        text = last.text
+        if "fail" in text:
+            raise LLMError(
+                "The model provider is overloaded (529); try again in a moment.",
+                code="overloaded",
+                provider=self.name,
+                retryable=True,
+            )
+        if "edit" in text:
+            edits = [
+                {"old_text": "Step 2: do thing 2.", "new_text": "Step 2: do the better thing."},
+                {"old_text": "Step 19: do thing 19.", "new_text": "Step 19: rest."},
+            ]
+            return _calls(ToolCall("call_edit", "edit_note", {"path": "Plan.md", "edits": edits}))
+        if "write" in text:
+            arguments = {"path": "Ideas/Kites.md", "content": "# Kites\n\nKites fly.\n"}
+            return _calls(ToolCall("call_write", "create_note", arguments))
+        if "slow" in text:
+            return _answer(" ".join(f"word{n}" for n in range(SLOW_WORDS)))
+        return _answer(f"You said: {text} See [[Welcome]].")
+
+    async def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+        response = await self._chat_once(request)
+        slow = "slow" in request.messages[-1].text
+        for i, word in enumerate(response.text.split(" ")):
+            if slow:
+                await asyncio.sleep(self.delay)
+            yield TextDelta(word if i == 0 else " " + word)
+        for index, call in enumerate(response.tool_calls):
+            yield ToolCallDelta(index, call.id, call.name, json.dumps(call.arguments))
+        yield ResponseComplete(response)
+
+
+def _answer(text: str) -> LLMResponse:
+    return LLMResponse(text=text, usage=Usage(120, len(text.split())), model="demo-model")
+
+
+def _calls(call: ToolCall) -> LLMResponse:
+    return LLMResponse(
+        text="", tool_calls=[call], stop_reason="tool_use", usage=Usage(100, 20), model="demo-model"
+    )
+
+
+async def serve(vault_root: Path, info_file: Path, origins: list[str], delay: float) -> None:
+    (vault_root / "Plan.md").write_text(PLAN, encoding="utf-8")
+    vault = Vault(vault_root, info_file.parent / "data")
+    await vault.start()
+    token = secrets.token_urlsafe(32)
+    app = BridgeApp(
+        vault,
+        confirm=ask_client(vault),
+        provider=DemoProvider(delay),
+        provider_name="openai",
+        model="demo-model",
+        token=token,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    allowed = (*DEFAULT_ALLOWED_ORIGINS, *origins)
+    async with await start_server(build_router(), app, allowed_origins=allowed) as server:
+        write_info_file(info_file, InfoRecord(server.url, token, os.getpid(), PROTOCOL_VERSION))
+        try:
+            await stop.wait()
+        finally:
+            remove_info_file(info_file, token)
+    await app.aclose()
+    await vault.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--vault", type=Path, required=True)
+    parser.add_argument("--info-file", type=Path, required=True)
+    parser.add_argument("--origin", action="append", default=[], help="another allowed Origin")
+    parser.add_argument("--delay", type=float, default=0.02, help="seconds per word of 'slow'")
+    args = parser.parse_args()
+    asyncio.run(serve(args.vault, args.info_file, args.origin, args.delay))
+
+
+if __name__ == "__main__":
+    main()
