@@ -70,6 +70,8 @@ export default class AssistantPlugin extends Plugin {
 			this.client.stop();
 			this.connector?.stopServer();
 		});
+		// Obsidian quitting may not unload plugins first: the server started here stops with it.
+		this.registerDomEvent(window, "beforeunload", () => this.connector?.stopServer());
 		this.app.workspace.onLayoutReady(() => this.client.start());
 	}
 

@@ -228,6 +228,10 @@ export class BridgeClient {
 				pending: 0,
 			});
 			this.startHeartbeat(socket);
+			// The index may still be building: the status bar shows how many notes are left.
+			this.send(socket, "health", {}, {})
+				.then((health) => this.updateIndex(health))
+				.catch(() => undefined);
 		} catch (error) {
 			if (error instanceof RpcError && error.code === ErrorCode.wrongToken) {
 				socket.close(4401, "wrong token");
