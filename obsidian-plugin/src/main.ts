@@ -24,7 +24,7 @@ interface Prompt extends PromptModel {
 }
 
 export default class AssistantPlugin extends Plugin {
-	settings!: PluginSettings;
+	override settings!: PluginSettings;
 	client!: BridgeClient;
 	private connector: Connector | null = null;
 	private statusEl!: HTMLElement;

@@ -11,7 +11,7 @@ type Purpose = "chat" | "fast" | "deep";
 interface Row {
 	name: string;
 	desc?: string;
-	render: (setting: Setting) => unknown;
+	render: (setting: Setting) => void;
 }
 
 export class AssistantSettingTab extends PluginSettingTab {
@@ -22,7 +22,11 @@ export class AssistantSettingTab extends PluginSettingTab {
 		super(app, plugin);
 	}
 
-	display(): void {
+	override display(): void {
+		this.draw();
+	}
+
+	private draw(): void {
 		const { containerEl } = this;
 		containerEl.empty();
 		for (const row of this.rows()) {
@@ -33,7 +37,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 	}
 
 	/** The same rows for Obsidian 1.13's settings search (older versions call display()). */
-	getSettingDefinitions(): Row[] {
+	override getSettingDefinitions(): Row[] {
 		return this.rows();
 	}
 
@@ -41,19 +45,19 @@ export class AssistantSettingTab extends PluginSettingTab {
 		const settings = this.plugin.settings;
 		const save = (): Promise<void> => this.plugin.saveSettings();
 		const rows: Row[] = [
-			{ name: "Server", render: (s) => s.setHeading() },
+			{ name: "Server", render: (s) => void s.setHeading() },
 			{
 				name: "Find the server",
 				desc: "Automatic reads the info file the server writes for this vault; manual uses the address below.",
 				render: (s) =>
-					s.addDropdown((dropdown) =>
+					void s.addDropdown((dropdown) =>
 						dropdown
 							.addOptions({ auto: "Automatic", manual: "Manual address and token" })
 							.setValue(settings.discovery)
 							.onChange(async (value) => {
 								settings.discovery = value === "manual" ? "manual" : "auto";
 								await save();
-								this.display();
+								this.draw();
 							}),
 					),
 			},
@@ -64,7 +68,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 					name: "Server address",
 					desc: "For example ws://127.0.0.1:8765.",
 					render: (s) =>
-						s.addText((text) =>
+						void s.addText((text) =>
 							text.setValue(settings.url).onChange(async (value) => {
 								settings.url = value.trim();
 								await save();
@@ -74,7 +78,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 				{
 					name: "Token",
 					render: (s) =>
-						s.addText((text) => {
+						void s.addText((text) => {
 							text.inputEl.type = "password";
 							text.setValue(settings.token).onChange(async (value) => {
 								settings.token = value.trim();
@@ -89,19 +93,19 @@ export class AssistantSettingTab extends PluginSettingTab {
 				name: "Server command",
 				desc: `Started when no server runs, and stopped with Obsidian; {vault} is this vault's folder. Example: ${this.plugin.exampleCommand()}`,
 				render: (s) =>
-					s.addText((text) =>
+					void s.addText((text) =>
 						text.setValue(settings.serverCommand).onChange(async (value) => {
 							settings.serverCommand = value.trim();
 							await save();
 						}),
 					),
 			},
-			{ name: "Writes and conversations", render: (s) => s.setHeading() },
+			{ name: "Writes and conversations", render: (s) => void s.setHeading() },
 			{
 				name: "Confirm writes",
 				desc: "Review every change as a diff, or let the assistant create new notes without asking (changes to existing notes are always reviewed).",
 				render: (s) =>
-					s.addDropdown((dropdown) =>
+					void s.addDropdown((dropdown) =>
 						dropdown
 							.addOptions({ review: "Review every write", "allow-create": "Create new notes without asking" })
 							.setValue(settings.confirmPolicy)
@@ -115,7 +119,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 				name: "Conversations folder",
 				desc: "Where saved conversations go.",
 				render: (s) =>
-					s.addText((text) =>
+					void s.addText((text) =>
 						text.setValue(settings.conversationsFolder).onChange(async (value) => {
 							settings.conversationsFolder = value.trim() || "Assistant/Conversations";
 							await save();
@@ -156,7 +160,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 				dropdown
 					.addOptions({ "": "None", anthropic: "Anthropic", openai: "OpenAI or compatible", ollama: "Ollama" })
 					.setValue(current.provider ?? "")
-					.onChange((value) => void this.update({ provider: value === "" ? null : value }, el)),
+					.onChange((value) => void this.saveServerSetting({ provider: value === "" ? null : value }, el)),
 			);
 		const purposes: [Purpose, string, string][] = [
 			["chat", "Chat model", "Conversations."],
@@ -171,13 +175,13 @@ export class AssistantSettingTab extends PluginSettingTab {
 					dropdown.addOption("", purpose === "chat" ? "Provider default" : "Same as chat");
 					for (const model of models) dropdown.addOption(model.id, model.displayName ?? model.id);
 					if (value && !models.some((m) => m.id === value)) dropdown.addOption(value, value);
-					dropdown.setValue(value).onChange((id) => void this.update({ models: { [purpose]: id || null } }, el));
+					dropdown.setValue(value).onChange((id) => void this.saveServerSetting({ models: { [purpose]: id || null } }, el));
 				});
 			} else {
 				setting.addText((text) => {
 					text.setValue(value);
 					text.inputEl.addEventListener("change", () => {
-						void this.update({ models: { [purpose]: text.getValue().trim() || null } }, el, false);
+						void this.saveServerSetting({ models: { [purpose]: text.getValue().trim() || null } }, el, false);
 					});
 				});
 			}
@@ -197,13 +201,13 @@ export class AssistantSettingTab extends PluginSettingTab {
 				})
 				.addButton((button) =>
 					button.setButtonText("Save key").onClick(() => {
-						if (typed) void this.update({ [field]: typed }, el);
+						if (typed) void this.saveServerSetting({ [field]: typed }, el);
 					}),
 				);
 		}
 	}
 
-	private async update(changes: Record<string, unknown>, el: HTMLElement, redraw = true): Promise<void> {
+	private async saveServerSetting(changes: Record<string, unknown>, el: HTMLElement, redraw = true): Promise<void> {
 		try {
 			await this.plugin.client.call("settings/update", changes);
 			new Notice("Saved.");
