@@ -115,11 +115,22 @@ class OpenAIProvider(Provider):
 
     format_tool = staticmethod(function_tool)
 
+    async def served_model(self) -> str | None:
+        """The chat model a compatible server has loaded, as it lists them (LM Studio lists its
+        loaded models, vLLM and llama.cpp the one they serve): the first that is not an
+        embedding model; None when there is none. Retried and translated like ``chat``."""
+        models = await self._with_retries(lambda: self._translated(self._listed()))
+        return next((m.id for m in models if "embed" not in m.id.lower()), None)
+
+    async def _listed(self) -> list[Any]:
+        """The models endpoint's entries that have an id, in the server's order."""
+        page = await self._sdk().models.list()
+        return [m for m in getattr(page, "data", None) or [] if isinstance(m.id, str)]
+
     async def _list_models_once(self) -> list[ModelInfo]:
         """Models from the models endpoint, newest first (by ``created``), then by name; from
         the official API only its chat models (not embeddings, speech, images...)."""
-        page = await self._sdk().models.list()
-        models = [m for m in getattr(page, "data", None) or [] if isinstance(m.id, str)]
+        models = await self._listed()
         if self.base_url is None:
             models = [m for m in models if _is_chat_model(m.id)]
         models.sort(key=lambda m: (-count(m.created), m.id))

@@ -9,8 +9,10 @@ from pydantic import SecretStr, ValidationError
 
 from plugin_bridge.app.config import (
     BridgeSettings,
+    SettingsError,
     build_provider,
     choose_provider,
+    with_served_model,
     write_settings_file,
 )
 from plugin_bridge.app.usage import Budgets
@@ -44,6 +46,10 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
             raise RpcError(WireCode.INVALID_PARAMS, choice.missing)
         if provider is not None:
             await provider.validate_key()
+    try:
+        choice = await with_served_model(choice, provider)
+    except SettingsError as exc:
+        raise RpcError(WireCode.INVALID_PARAMS, str(exc)) from exc
     write_settings_file({key: _plain(value) for key, value in changes.items()})
     old = app.provider
     app.settings = updated

@@ -133,6 +133,7 @@ async def _serve(
         choose_provider,
         load_settings,
         startup_problem,
+        with_served_model,
     )
     from plugin_bridge.app.confirm import ask_client
     from plugin_bridge.app.state import BridgeApp
@@ -151,6 +152,11 @@ async def _serve(
     problem = await startup_problem(settings, choice)
     if problem is not None:
         return _fail(2, problem[:1].upper() + problem[1:])
+    provider = build_provider(settings, choice)
+    try:
+        choice = await with_served_model(choice, provider)
+    except SettingsError as exc:
+        return _fail(2, str(exc))
     banner = choice.describe()
     print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
     vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)
@@ -161,7 +167,7 @@ async def _serve(
     app = BridgeApp(
         vault,
         confirm=ask_client(vault),
-        provider=build_provider(settings, choice),
+        provider=provider,
         provider_name=choice.name,
         model=choice.model,
         no_provider_message=choice.missing,
