@@ -86,6 +86,12 @@ class BridgeSettings(BaseSettings):
     """Ollama's own OLLAMA_HOST, used when no base_url is set."""
     exclude: tuple[str, ...] = ()
     """Folders and globs the assistant never sees (search, tools, watcher), e.g. ``Archive``."""
+    context_note: str = Field("Assistant.md", min_length=1, max_length=1000)
+    """The vault note whose text is every conversation's standing context."""
+    prompts_folder: str = Field("Assistant/Prompts", min_length=1, max_length=1000)
+    """The vault folder whose notes are the custom prompts."""
+    conversations_folder: str | None = Field(None, min_length=1, max_length=1000)
+    """When set, every conversation is also a note in this vault folder, updated each turn."""
     anthropic_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")
     )
