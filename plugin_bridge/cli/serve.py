@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from plugin_bridge import PROTOCOL_VERSION
 from plugin_bridge.app.lock import ServerRunning, acquire
-from plugin_bridge.vault.datadir import default_data_dir
+from plugin_bridge.vault.datadir import data_dir_for
 from plugin_bridge.wire.infofile import (
     InfoRecord,
     default_info_file,
@@ -69,8 +69,7 @@ def run(options: ServeOptions) -> int:
             "use --host 127.0.0.1, ::1 or localhost.",
         )
     host = bind_host(options.host)
-    env_data_dir = os.environ.get("AI_BRIDGE_DATA_DIR")
-    data_dir = options.data_dir or (Path(env_data_dir) if env_data_dir else default_data_dir(vault))
+    data_dir = data_dir_for(vault, options.data_dir)
     options = options._replace(data_dir=data_dir)  # the lock and the index agree on it
     try:
         lock = acquire(data_dir)
