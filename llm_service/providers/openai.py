@@ -18,7 +18,7 @@ import math
 import os
 import re
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Unpack
 
@@ -123,7 +123,7 @@ class OpenAIProvider(TextToolFallback):
         loaded models, vLLM and llama.cpp the one they serve): the first that is not an
         embedding model; None when there is none. Retried and translated like ``chat``."""
         models = await self._with_retries(lambda: self._translated(self._listed()))
-        return next((m.id for m in models if "embed" not in m.id.lower()), None)
+        return first_chat_model(m.id for m in models)
 
     async def _listed(self) -> list[Any]:
         """The models endpoint's entries that have an id, in the server's order."""
@@ -411,6 +411,11 @@ _NOT_CHAT: Final = (
     "moderation",
     "search",
 )
+
+
+def first_chat_model(ids: Iterable[str]) -> str | None:
+    """The first of a compatible server's model ids that is not an embedding model."""
+    return next((model for model in ids if "embed" not in model.lower()), None)
 
 
 def _is_chat_model(model: str) -> bool:
