@@ -88,3 +88,23 @@ async def test_setup_asks_what_the_flags_do_not_give(
     assert "qwen3:8b, gemma3:1b" in asked[-1]
     saved = tomllib.loads(config_file().read_text())
     assert saved == {"provider": "ollama", "base_url": fake_http.url, "model": "qwen3:8b"}
+
+
+async def test_setup_for_a_compatible_server_offers_a_chat_model_not_an_embedder(
+    tmp_path: Path, fake_http: FakeHTTPServer
+) -> None:
+    """LM Studio serves an embedding model and a chat model: the default answer is the chat
+    model, never an OpenAI model name."""
+    from plugin_bridge.cli import setup
+
+    fake_http.enqueue(fake.models_reply("nomic-embed-text-v1.5", "qwen3-8b"))
+    asked: list[str] = []
+
+    def ask(prompt: str) -> str:
+        asked.append(prompt)
+        return ""
+
+    url = fake_http.url + "/v1"
+    assert await setup._setup("openai", None, url, None, ask, ask) == 0
+    assert asked[-1].startswith("Model [qwen3-8b] (nomic-embed-text-v1.5, qwen3-8b)")
+    assert tomllib.loads(config_file().read_text())["model"] == "qwen3-8b"

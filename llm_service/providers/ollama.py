@@ -15,7 +15,6 @@ Wire facts this module translates (Ollama's docs/api.md and server/routes.go):
 from __future__ import annotations
 
 import json
-import logging
 import re
 import uuid
 from collections.abc import AsyncGenerator
@@ -36,7 +35,7 @@ from llm_service.messages import (
     ToolResultBlock,
     Usage,
 )
-from llm_service.providers.base import ChatRequest, Provider, ProviderOptions
+from llm_service.providers.base import ChatRequest, ProviderOptions
 from llm_service.providers.common import (
     HINTS,
     code_for,
@@ -47,12 +46,10 @@ from llm_service.providers.common import (
     parse_tool_arguments,
     transport_code,
 )
-from llm_service.providers.text_tools import as_text_request, parse_reply
+from llm_service.providers.text_tools import TextToolFallback
 
 if TYPE_CHECKING:
     import httpx
-
-logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
 _MISSING_MODEL = re.compile(r"""model ["']([^"']+)["'] not found""")
@@ -81,7 +78,7 @@ class OllamaResponseError(Exception):
     """Ollama's answer was not its API's JSON (a wrong base URL, a cut-off or garbled stream)."""
 
 
-class OllamaProvider(Provider):
+class OllamaProvider(TextToolFallback):
     """Local models served by Ollama. ``tool_choice`` has no Ollama equivalent and is not sent."""
 
     name = "Ollama"
@@ -93,8 +90,6 @@ class OllamaProvider(Provider):
         super().__init__(model, **options)
         self.base_url: str = (self.base_url or DEFAULT_BASE_URL).rstrip("/")
         self._client: httpx.AsyncClient | None = None
-        self._no_tool_models: set[str] = set()
-        """Models that refused tools: their tools are described in text (text_tools.py)."""
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
@@ -140,41 +135,8 @@ class OllamaProvider(Provider):
             body["tools"] = [self.format_tool(t) for t in request.tools]
         return body
 
-    async def _chat_once(self, request: ChatRequest) -> LLMResponse:
-        if self._text_tools(request):
-            return parse_reply(await self._chat_native(as_text_request(request)))
-        try:
-            return await self._chat_native(request)
-        except OllamaError as exc:
-            if not self._refused_tools(request, exc):
-                raise
-        return await self._chat_once(request)
-
-    async def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
-        if not self._text_tools(request):
-            try:
-                async for event in self._stream_native(request):
-                    yield event
-                return
-            except OllamaError as exc:
-                if not self._refused_tools(request, exc):
-                    raise
-        # Text tools: the reply is parsed whole, so its tool blocks never show as text.
-        reply = await self._chat_once(request)
-        if reply.text:
-            yield TextDelta(reply.text)
-        yield ResponseComplete(reply)
-
-    def _text_tools(self, request: ChatRequest) -> bool:
-        return bool(request.tools) and request.model in self._no_tool_models
-
-    def _refused_tools(self, request: ChatRequest, exc: OllamaError) -> bool:
-        """True (and the model remembered) when Ollama refused tools for this model."""
-        if not request.tools or exc.status != 400 or "support tools" not in exc.detail:
-            return False
-        logger.info("%s has no tool support: tools are described in text instead", request.model)
-        self._no_tool_models.add(request.model)
-        return True
+    def _refusal_text(self, exc: Exception) -> str | None:
+        return exc.detail if isinstance(exc, OllamaError) and exc.status == 400 else None
 
     async def _chat_native(self, request: ChatRequest) -> LLMResponse:
         response = await self._http().post("/api/chat", json=self._body(request, stream=False))

@@ -1,8 +1,10 @@
 """OpenAI Chat Completions on the official ``openai`` SDK (imported on first call).
 
 Also serves every OpenAI-compatible endpoint (LM Studio, vLLM, llama.cpp server, ...) through
-``base_url``. Tool arguments arrive as JSON strings; malformed ones become a ``ToolCall`` with
-``parse_error`` set, which the tool loop feeds back to the model.
+``base_url``; a server that refuses tools for a model (vLLM without --enable-auto-tool-choice,
+llama.cpp without --jinja) gets them in text from then on (text_tools.py). Tool arguments
+arrive as JSON strings; malformed ones become a ``ToolCall`` with ``parse_error`` set, which the
+tool loop feeds back to the model.
 
 Replies are read defensively: the SDK does not validate responses (a missing field is ``None``,
 a non-JSON body comes back as ``str``) and compatible servers leave out fields the official API
@@ -16,7 +18,7 @@ import math
 import os
 import re
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Unpack
 
@@ -34,7 +36,7 @@ from llm_service.messages import (
     ToolResultBlock,
     Usage,
 )
-from llm_service.providers.base import ChatRequest, Provider, ProviderOptions
+from llm_service.providers.base import ChatRequest, ProviderOptions
 from llm_service.providers.common import (
     HINTS,
     UnreadableResponse,
@@ -47,6 +49,7 @@ from llm_service.providers.common import (
     shorten,
     transport_code,
 )
+from llm_service.providers.text_tools import TextToolFallback
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -65,7 +68,7 @@ _SECRET = re.compile(r"\bsk-[\w*-]{4,}")
 _DETAIL_LIMIT = 160
 
 
-class OpenAIProvider(Provider):
+class OpenAIProvider(TextToolFallback):
     """OpenAI chat models, or any OpenAI-compatible server at ``base_url`` (``http://host:port/v1``)."""
 
     name = "OpenAI"
@@ -115,11 +118,22 @@ class OpenAIProvider(Provider):
 
     format_tool = staticmethod(function_tool)
 
+    async def served_model(self) -> str | None:
+        """The chat model a compatible server has loaded, as it lists them (LM Studio lists its
+        loaded models, vLLM and llama.cpp the one they serve): the first that is not an
+        embedding model; None when there is none. Retried and translated like ``chat``."""
+        models = await self._with_retries(lambda: self._translated(self._listed()))
+        return first_chat_model(m.id for m in models)
+
+    async def _listed(self) -> list[Any]:
+        """The models endpoint's entries that have an id, in the server's order."""
+        page = await self._sdk().models.list()
+        return [m for m in getattr(page, "data", None) or [] if isinstance(m.id, str)]
+
     async def _list_models_once(self) -> list[ModelInfo]:
         """Models from the models endpoint, newest first (by ``created``), then by name; from
         the official API only its chat models (not embeddings, speech, images...)."""
-        page = await self._sdk().models.list()
-        models = [m for m in getattr(page, "data", None) or [] if isinstance(m.id, str)]
+        models = await self._listed()
         if self.base_url is None:
             models = [m for m in models if _is_chat_model(m.id)]
         models.sort(key=lambda m: (-count(m.created), m.id))
@@ -144,13 +158,13 @@ class OpenAIProvider(Provider):
             params["temperature"] = request.temperature
         return params
 
-    async def _chat_once(self, request: ChatRequest) -> LLMResponse:
+    async def _chat_native(self, request: ChatRequest) -> LLMResponse:
         completion = await self._sdk().chat.completions.create(**self._params(request))
         assembly = _Assembly(request_id=getattr(completion, "_request_id", None))
         assembly.add_completion(completion)
         return assembly.response()
 
-    async def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+    async def _stream_native(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         stream = await self._sdk().chat.completions.create(
             **self._params(request), stream=True, stream_options={"include_usage": True}
         )
@@ -166,6 +180,13 @@ class OpenAIProvider(Provider):
         if assembly.chunks == 0:  # e.g. a server that ignored stream=True and sent JSON
             raise assembly.invalid("a stream without any chunk")
         yield ResponseComplete(assembly.response())
+
+    def _refusal_text(self, exc: Exception) -> str | None:
+        import openai
+
+        if not isinstance(exc, openai.BadRequestError):
+            return None
+        return error_details(exc.body)[1] or exc.message
 
     def _convert_error(self, exc: Exception, request_id: str | None = None) -> LLMError:
         """The one translation of SDK / HTTP failures; ``request_id`` for mid-stream ones."""
@@ -390,6 +411,11 @@ _NOT_CHAT: Final = (
     "moderation",
     "search",
 )
+
+
+def first_chat_model(ids: Iterable[str]) -> str | None:
+    """The first of a compatible server's model ids that is not an embedding model."""
+    return next((model for model in ids if "embed" not in model.lower()), None)
 
 
 def _is_chat_model(model: str) -> bool:

@@ -3,22 +3,104 @@ model's ```tool blocks parsed back into ToolCalls, tool results sent back as tex
 
 The calls then go through the same ToolRegistry path as native ones (validated, run, their
 errors fed back to the model), so the tool loop cannot tell the difference.
+:class:`TextToolFallback` is the switch: a provider built on it tries native tools first and,
+once a model's server refuses them, sends that model's tools in text from then on.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import uuid
-from collections.abc import Sequence
+from abc import abstractmethod
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
-from typing import Final
+from typing import Final, Unpack
 
+from llm_service.events import ResponseComplete, StreamEvent, TextDelta
 from llm_service.messages import LLMResponse, Message, TextBlock, ToolCall, ToolResultBlock
-from llm_service.providers.base import ChatRequest
+from llm_service.providers.base import ChatRequest, Provider, ProviderOptions
 from llm_service.providers.common import parse_tool_arguments
 
+logger = logging.getLogger(__name__)
+
 _BLOCK: Final = re.compile(r"```tool\s*\n(.*?)\n?```", re.DOTALL)
+_TOOL_WORDS: Final = r"(?:tools|tool use|tool calling|tool calls|function calling)"
+_REFUSAL: Final = re.compile(
+    rf"(?:does not|doesn't|do not|don't|not) support {_TOOL_WORDS}"
+    rf"|{_TOOL_WORDS} (?:is|are) not (?:supported|enabled|available)"
+    r"|--enable-auto-tool-choice|tools param requires",
+    re.IGNORECASE,
+)
+"""How servers say a model or the server cannot take tools: Ollama's "... does not support
+tools", vLLM's "auto" tool choice requires --enable-auto-tool-choice, llama.cpp's "tools param
+requires --jinja flag", and the usual "tools are not supported"."""
+
+
+def refuses_tools(detail: str) -> bool:
+    """Whether an API's error text says the model (or its server) cannot take tools."""
+    return _REFUSAL.search(detail) is not None
+
+
+class TextToolFallback(Provider):
+    """A provider whose models may refuse tools. A 400 that says so (see :func:`refuses_tools`)
+    is remembered per model; that call and every later one of that model with tools go on with
+    the tools in text. Subclasses implement the native calls and :meth:`_refusal_text`."""
+
+    def __init__(self, model: str | None = None, **options: Unpack[ProviderOptions]) -> None:
+        super().__init__(model, **options)
+        self._no_tool_models: set[str] = set()
+        """Models that refused tools: their tools are described in text."""
+
+    @abstractmethod
+    async def _chat_native(self, request: ChatRequest) -> LLMResponse:
+        """One non-streaming call of the API, tools sent natively."""
+
+    @abstractmethod
+    def _stream_native(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+        """One streaming call of the API, tools sent natively (see ``Provider._stream_once``)."""
+
+    @abstractmethod
+    def _refusal_text(self, exc: Exception) -> str | None:
+        """The API's words when ``exc`` is its 400 answer to a request, else None."""
+
+    async def _chat_once(self, request: ChatRequest) -> LLMResponse:
+        if self._text_tools(request):
+            return parse_reply(await self._chat_native(as_text_request(request)))
+        try:
+            return await self._chat_native(request)
+        except Exception as exc:
+            if not self._refused_tools(request, exc):
+                raise
+        return await self._chat_once(request)
+
+    async def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+        if not self._text_tools(request):
+            try:
+                async for event in self._stream_native(request):
+                    yield event
+                return
+            except Exception as exc:
+                if not self._refused_tools(request, exc):
+                    raise
+        # Text tools: the reply is parsed whole, so its tool blocks never show as text.
+        reply = await self._chat_once(request)
+        if reply.text:
+            yield TextDelta(reply.text)
+        yield ResponseComplete(reply)
+
+    def _text_tools(self, request: ChatRequest) -> bool:
+        return bool(request.tools) and request.model in self._no_tool_models
+
+    def _refused_tools(self, request: ChatRequest, exc: Exception) -> bool:
+        """True (and the model remembered) when the server refused tools for this model."""
+        detail = self._refusal_text(exc) if request.tools else None
+        if detail is None or not refuses_tools(detail):
+            return False
+        logger.info("%s has no tool support: tools are described in text instead", request.model)
+        self._no_tool_models.add(request.model)
+        return True
 
 
 def instructions(request: ChatRequest) -> str:

@@ -8,7 +8,8 @@ log.
 
 Provider choice: ``--provider`` if given, else anthropic when ANTHROPIC_API_KEY is set, else
 openai when OPENAI_API_KEY is set, else none. A chosen provider whose key is missing counts as
-none (openai with ``--base-url`` needs no key: local servers ignore it). Without a provider the
+none (openai with ``--base-url`` needs no key: local servers ignore it, and without ``--model``
+it uses the model the server has loaded). Without a provider the
 server still serves search and notes; chat answers -32011 with :attr:`ProviderChoice.missing`.
 """
 
@@ -85,6 +86,12 @@ class BridgeSettings(BaseSettings):
     """Ollama's own OLLAMA_HOST, used when no base_url is set."""
     exclude: tuple[str, ...] = ()
     """Folders and globs the assistant never sees (search, tools, watcher), e.g. ``Archive``."""
+    context_note: str = Field("Assistant.md", min_length=1, max_length=1000)
+    """The vault note whose text is every conversation's standing context."""
+    prompts_folder: str = Field("Assistant/Prompts", min_length=1, max_length=1000)
+    """The vault folder whose notes are the custom prompts."""
+    conversations_folder: str | None = Field(None, min_length=1, max_length=1000)
+    """When set, every conversation is also a note in this vault folder, updated each turn."""
     anthropic_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")
     )
@@ -216,7 +223,31 @@ def choose_provider(settings: BridgeSettings) -> ProviderChoice:
             "No model provider is configured: --provider openai needs OPENAI_API_KEY "
             "(or --base-url for a local server); set it and restart.",
         )
+    if name == "openai" and settings.base_url is not None:
+        return ProviderChoice(name, settings.model)  # None: the server's own, see served_model
     return ProviderChoice(name, settings.model or default_model(name))
+
+
+async def with_served_model(choice: ProviderChoice, provider: Provider | None) -> ProviderChoice:
+    """``choice`` with a model: an OpenAI-compatible server (LM Studio, vLLM, llama.cpp) given
+    none answers with the model it has loaded, never an OpenAI model name. Raises
+    :class:`SettingsError` when the server cannot say or has no chat model loaded."""
+    if choice.model is not None or provider is None:
+        return choice
+    from llm_service import LLMError, OpenAIProvider
+
+    assert isinstance(provider, OpenAIProvider)  # the one provider whose choice has no model
+    try:
+        model = await provider.served_model()
+    except LLMError as exc:
+        raise SettingsError(f"Cannot ask {provider.base_url} for its models: {exc}") from None
+    if model is None:
+        raise SettingsError(
+            f"The server at {provider.base_url} has no chat model loaded: load one (in LM "
+            "Studio: `lms load MODEL`), or pass --model."
+        )
+    provider.model = model
+    return ProviderChoice(choice.name, model, choice.missing)
 
 
 PROBE_SECONDS: Final = 3.0

@@ -9,51 +9,73 @@ from pydantic import SecretStr, ValidationError
 
 from plugin_bridge.app.config import (
     BridgeSettings,
+    SettingsError,
     build_provider,
     choose_provider,
+    with_served_model,
     write_settings_file,
 )
 from plugin_bridge.app.usage import Budgets
 from plugin_bridge.wire.errors import RpcError, WireCode, field_problems
 
 if TYPE_CHECKING:
+    from llm_service import Provider
     from plugin_bridge.app.state import BridgeApp
 
 KEYS: Final = ("anthropic_api_key", "openai_api_key")
 """Write-only settings: set, never read back unmasked."""
 CHECKED: Final = frozenset({"provider", "base_url", *KEYS})
 """Changes that make the server check the provider with a cheap call before keeping them."""
+REBUILT: Final = CHECKED | {"model", "timeout", "ollama_host"}
+"""Changes that need a new provider instance (other changes keep the one in use)."""
 
 
 async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSettings:
-    """Apply ``changes`` (settings field names; None clears one) or raise, changing nothing:
-    -32602 for an invalid value or a provider that cannot work, -32010 when the provider refuses
-    a new key."""
+    """Apply ``changes`` (settings field names; None sets one back to its default) or raise,
+    changing nothing: -32602 for an invalid value or a provider that cannot work, -32010 when
+    the provider refuses a new key."""
     current = app.settings if app.settings is not None else BridgeSettings()
     values = {**current.model_dump(), **changes}
+    for key in [key for key, value in changes.items() if value is None]:
+        del values[key]  # back to its default
     try:
         updated = BridgeSettings.model_validate(values)
     except ValidationError as exc:
         raise RpcError(
             WireCode.INVALID_PARAMS, f"Invalid settings: {field_problems(exc)}."
         ) from exc
-    choice = choose_provider(updated)
-    provider = build_provider(updated, choice)
-    if changes.keys() & CHECKED:
-        if updated.provider is not None and provider is None:
-            raise RpcError(WireCode.INVALID_PARAMS, choice.missing)
-        if provider is not None:
-            await provider.validate_key()
+    provider, name, model = app.provider, app.provider_name, app.model
+    if changes.keys() & REBUILT:
+        provider, name, model = await _provider_for(updated, changes)
     write_settings_file({key: _plain(value) for key, value in changes.items()})
     old = app.provider
     app.settings = updated
-    app.provider, app.provider_name, app.model = provider, choice.name, choice.model
+    app.provider, app.provider_name, app.model = provider, name, model
     app.spending.budgets = Budgets(updated.daily_budget_usd, updated.monthly_budget_usd)
     if "exclude" in changes:
         app.vault.set_scope(updated.exclude)
     if old is not None and old is not provider:
         await old.aclose()
     return updated
+
+
+async def _provider_for(
+    settings: BridgeSettings, changes: dict[str, Any]
+) -> tuple[Provider | None, str | None, str | None]:
+    """The provider, its name and model that ``settings`` select, checked with a cheap call
+    when the provider, its address or a key changed."""
+    choice = choose_provider(settings)
+    provider = build_provider(settings, choice)
+    if changes.keys() & CHECKED:
+        if settings.provider is not None and provider is None:
+            raise RpcError(WireCode.INVALID_PARAMS, choice.missing)
+        if provider is not None:
+            await provider.validate_key()
+    try:
+        choice = await with_served_model(choice, provider)
+    except SettingsError as exc:
+        raise RpcError(WireCode.INVALID_PARAMS, str(exc)) from exc
+    return provider, choice.name, choice.model
 
 
 def _plain(value: Any) -> Any:

@@ -1,15 +1,22 @@
-"""The provider's model list, cached in the data dir for a day (``models/list {refresh}``
-asks again); stale entries still serve when the provider cannot be reached."""
+"""The provider's model list, cached in the data dir for a day (``models/list {refresh}`` and
+``models --refresh`` ask again); stale entries still serve when the provider cannot be reached,
+and the built-in catalog when nothing is cached."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final, Literal
 
 from llm_service.catalog import ModelInfo
+
+if TYPE_CHECKING:
+    from llm_service import Provider
+
+Source = Literal["api", "cache", "catalog"]
 
 FILE_NAME: Final = "models.json"
 TTL_SECONDS: Final = 24 * 3600.0
@@ -49,3 +56,29 @@ class ModelCache:
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
+
+
+async def known_models(
+    provider: Provider, provider_name: str | None, cache: ModelCache, *, refresh: bool = False
+) -> tuple[list[ModelInfo], Source]:
+    """The provider's models and where they came from: the cache while it is fresh (unless
+    ``refresh``), else the provider (then cached); when the provider cannot be reached, the
+    last list however old, else the built-in catalog. Other provider errors raise LLMError."""
+    from llm_service import LLMError
+    from llm_service.catalog import catalog
+
+    key = f"{provider_name}:{provider.base_url or ''}"
+    models = None if refresh else await asyncio.to_thread(cache.get, key)
+    if models is not None:
+        return models, "cache"
+    try:
+        models = await provider.list_models()
+    except LLMError as exc:
+        if exc.code not in ("network_error", "timeout"):
+            raise
+        models = await asyncio.to_thread(cache.get, key, fresh_only=False)
+        if models is None:
+            return catalog(provider_name or ""), "catalog"
+        return models, "cache"
+    await asyncio.to_thread(cache.put, key, models)
+    return models, "api"

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from plugin_bridge.vault.vault import Vault
 
 logger = logging.getLogger(__name__)
+_DEFAULTS = BridgeSettings.model_construct()
+"""Every setting at its default, without reading the environment or the settings file."""
 
 
 def system_prompt(vault_name: str) -> str:
@@ -85,6 +87,11 @@ class BridgeApp:
             register_vault_tools(self._tools, self.vault, write_permission="ask")
         return self._tools
 
+    @property
+    def config(self) -> BridgeSettings:
+        """The settings in effect; the defaults when the app was built without any (tests)."""
+        return self.settings if self.settings is not None else _DEFAULTS
+
     def require_provider(self) -> Provider:
         """The provider, or -32011 saying what to configure."""
         if self.provider is None:
@@ -92,11 +99,14 @@ class BridgeApp:
         return self.provider
 
     def model_for(self, purpose: str) -> str:
-        """The model of a chat turn of ``purpose`` ("chat" or "deep"): the deep model when asked
-        for and configured, else the chat model."""
+        """The model of a chat turn of ``purpose`` ("chat", "fast" or "deep"): the fast or deep
+        model when asked for and configured, else the chat model."""
         model = self.require_model()
-        if purpose == "deep" and self.settings is not None and self.settings.deep_model:
-            return self.settings.deep_model
+        settings = self.settings
+        if purpose == "deep" and settings is not None and settings.deep_model:
+            return settings.deep_model
+        if purpose == "fast" and settings is not None and settings.fast_model:
+            return settings.fast_model
         return model
 
     def title_later(self, conversation_id: str, exchange: list[Message]) -> None:

@@ -67,6 +67,15 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         CREATE INDEX usage_by_time ON usage(time);
         """,
     ),
+    (
+        # The vault note a conversation is kept in (setting conversations_folder) and the hash
+        # it was last written with.
+        "003_conversation_notes",
+        """
+        ALTER TABLE conversations ADD COLUMN note_path TEXT;
+        ALTER TABLE conversations ADD COLUMN note_hash TEXT;
+        """,
+    ),
 )
 
 
@@ -106,7 +115,8 @@ class ConversationStore:
             try:
                 now = time.time()
                 conn.execute(
-                    "INSERT OR IGNORE INTO conversations VALUES (?, '', ?, ?, ?)",
+                    "INSERT OR IGNORE INTO conversations "
+                    "(id, title, model, created_at, updated_at) VALUES (?, '', ?, ?, ?)",
                     (conversation_id, model, now, now),
                 )
                 (last,) = conn.execute(
@@ -174,6 +184,23 @@ class ConversationStore:
                 "DELETE FROM conversations WHERE id = ?", (conversation_id,)
             ).rowcount
         return changed > 0
+
+    def note_of(self, conversation_id: str) -> tuple[str, str] | None:
+        """The path and hash of the note the conversation was last written to, if any."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT note_path, note_hash FROM conversations WHERE id = ? "
+                "AND note_path IS NOT NULL",
+                (conversation_id,),
+            ).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def set_note(self, conversation_id: str, path: str, note_hash: str) -> None:
+        with self._lock:
+            self._conn.execute(
+                "UPDATE conversations SET note_path = ?, note_hash = ? WHERE id = ?",
+                (path, note_hash, conversation_id),
+            )
 
     def clear(self, conversation_id: str) -> None:
         """Forget a conversation's messages; the conversation stays."""

@@ -1,4 +1,5 @@
-"""The command line: ``serve``, ``search``, ``chat``, ``usage`` and ``schema``.
+"""The command line: ``serve``, ``search``, ``chat``, ``setup``, ``config``, ``usage``, ``models``
+and ``schema``.
 
 argparse rather than typer: typer costs ~0.16 s to import on this machine, a third of the
 start-up budget of ``serve``. Each command imports what it needs when it runs.
@@ -67,6 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
     usage.add_argument("--vault", type=Path, required=True)
     usage.add_argument("--data-dir", type=Path)
 
+    models = commands.add_parser(
+        "models", help="the provider's models: context, output limit, tools, prices"
+    )
+    models.add_argument("--vault", type=Path, required=True, help="the vault (its data folder)")
+    models.add_argument("--data-dir", type=Path)
+    models.add_argument("--refresh", action="store_true", help="ask the provider, not the cache")
+    models.add_argument("--provider", choices=PROVIDERS)
+    models.add_argument("--base-url", help="provider endpoint, e.g. http://127.0.0.1:1234/v1")
+
     commands.add_parser("schema", help="print the protocol's JSON Schema")
     return parser
 
@@ -130,6 +140,16 @@ def main(argv: list[str] | None = None) -> int:
         from plugin_bridge.cli.usage import run as run_usage
 
         return run_usage(args.vault, args.data_dir)
+    if args.command == "models":
+        from plugin_bridge.cli.models import run as run_models
+
+        return run_models(
+            args.vault,
+            args.data_dir,
+            refresh=args.refresh,
+            provider=args.provider,
+            base_url=args.base_url,
+        )
     from plugin_bridge.cli.schema import schema_text
 
     sys.stdout.write(schema_text())

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from plugin_bridge import PROTOCOL_VERSION
 from plugin_bridge.app.lock import ServerRunning, acquire
-from plugin_bridge.vault.datadir import default_data_dir
+from plugin_bridge.vault.datadir import data_dir_for
 from plugin_bridge.wire.infofile import (
     InfoRecord,
     default_info_file,
@@ -69,8 +69,7 @@ def run(options: ServeOptions) -> int:
             "use --host 127.0.0.1, ::1 or localhost.",
         )
     host = bind_host(options.host)
-    env_data_dir = os.environ.get("AI_BRIDGE_DATA_DIR")
-    data_dir = options.data_dir or (Path(env_data_dir) if env_data_dir else default_data_dir(vault))
+    data_dir = data_dir_for(vault, options.data_dir)
     options = options._replace(data_dir=data_dir)  # the lock and the index agree on it
     try:
         lock = acquire(data_dir)
@@ -133,6 +132,7 @@ async def _serve(
         choose_provider,
         load_settings,
         startup_problem,
+        with_served_model,
     )
     from plugin_bridge.app.confirm import ask_client
     from plugin_bridge.app.state import BridgeApp
@@ -151,6 +151,11 @@ async def _serve(
     problem = await startup_problem(settings, choice)
     if problem is not None:
         return _fail(2, problem[:1].upper() + problem[1:])
+    provider = build_provider(settings, choice)
+    try:
+        choice = await with_served_model(choice, provider)
+    except SettingsError as exc:
+        return _fail(2, str(exc))
     banner = choice.describe()
     print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
     vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)
@@ -161,7 +166,7 @@ async def _serve(
     app = BridgeApp(
         vault,
         confirm=ask_client(vault),
-        provider=build_provider(settings, choice),
+        provider=provider,
         provider_name=choice.name,
         model=choice.model,
         no_provider_message=choice.missing,

@@ -52,6 +52,7 @@ async def _setup(
     ask_secret: Callable[[str], str] | None,
 ) -> int:
     from llm_service import LLMError
+    from llm_service.providers.openai import first_chat_model
     from plugin_bridge.app.config import (
         BridgeSettings,
         build_provider,
@@ -83,7 +84,7 @@ async def _setup(
     names = [m.id for m in models]
     print(f"{provider} answers; it serves {len(names)} models.")
     if model is None:
-        default = choose_provider(settings).model or (names[0] if names else "")
+        default = choose_provider(settings).model or first_chat_model(names) or ""
         shown = ", ".join(names[:12]) + (" …" if len(names) > 12 else "")
         answer = ask(f"Model [{default}] ({shown}): ").strip() if ask else ""
         model = answer or default

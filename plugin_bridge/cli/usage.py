@@ -37,7 +37,6 @@ def report(data_dir: Path, out: TextIO) -> int:
 
 
 def run(vault: Path, data_dir: Path | None) -> int:
-    from plugin_bridge.vault.datadir import default_data_dir
+    from plugin_bridge.vault.datadir import data_dir_for
 
-    root = vault.expanduser()
-    return report(data_dir or default_data_dir(root.resolve()), sys.stdout)
+    return report(data_dir_for(vault.expanduser(), data_dir), sys.stdout)

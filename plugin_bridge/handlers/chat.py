@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+from typing import NamedTuple
 
 from plugin_bridge.app.prompts import context_note, read_prompt
 from plugin_bridge.app.state import BridgeApp
+from plugin_bridge.app.transcripts import save_conversation_note
 from plugin_bridge.app.turn_context import resolve_context, turn_sources
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.relay import relay, spending
+from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.models import (
     ChatClearParams,
     ChatSendParams,
@@ -16,6 +20,19 @@ from plugin_bridge.wire.models import (
     EmptyResult,
     UsageModel,
 )
+
+logger = logging.getLogger(__name__)
+
+
+class TurnInput(NamedTuple):
+    text: str
+    """The message, a custom prompt's instruction first when one is named."""
+    context: str
+    """The context block for the model ("" without context)."""
+    given: list[str]
+    """The notes given as context."""
+    purpose: str
+    """The model's purpose: what the client asked for, else the prompt's, else chat."""
 
 
 async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
@@ -27,35 +44,55 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
     else:
         conversation_id = params.conversation_id
         service = app.conversations.get(conversation_id)
+    turn = await asyncio.to_thread(_turn_input, app, params)
     # settings/update may have changed the provider or the models since the last turn
-    service.provider, service.model = app.require_provider(), app.model_for(params.purpose)
+    service.provider, service.model = app.require_provider(), app.model_for(turn.purpose)
     first_turn = not service.history
-    text, context, given = await asyncio.to_thread(_turn_input, app, params)
-    service.set_conversation_context(await asyncio.to_thread(context_note, app.vault))
+    service.set_conversation_context(
+        await asyncio.to_thread(context_note, app.vault, app.config.context_note)
+    )
     async with spending(ctx):
-        reply = await relay(ctx, service.stream_message(text, context=context or None))
+        reply = await relay(ctx, service.stream_message(turn.text, context=turn.context or None))
     await asyncio.to_thread(app.conversations.record, conversation_id, service)
     if first_turn:
         app.title_later(conversation_id, service.last_exchange)
+    await _keep_note(app, conversation_id)
     return ChatSendResult(
         conversation_id=conversation_id,
         text=reply.text,
         stop_reason=reply.stop_reason,
         usage=UsageModel.model_validate(reply.usage, from_attributes=True),
         cost_usd=reply.cost_usd,
-        sources=turn_sources(given, service.last_exchange),
+        sources=turn_sources(turn.given, service.last_exchange),
     )
 
 
-def _turn_input(app: BridgeApp, params: ChatSendParams) -> tuple[str, str, list[str]]:
-    """The message (a custom prompt's instruction first, when one is named), its context block
-    and the notes given as context (blocking)."""
+def _turn_input(app: BridgeApp, params: ChatSendParams) -> TurnInput:
+    """What this turn sends and which model runs it (blocking)."""
     text = params.text.strip()
+    purpose: str = params.purpose
     if params.prompt_id is not None:
-        instruction = read_prompt(app.vault, params.prompt_id).instruction
-        text = f"{instruction}\n\n{text}" if text else instruction
+        prompt = read_prompt(app.vault, params.prompt_id, app.config.prompts_folder)
+        text = f"{prompt.instruction}\n\n{text}" if text else prompt.instruction
+        if prompt.purpose is not None and "purpose" not in params.model_fields_set:
+            purpose = prompt.purpose
     context, given = resolve_context(app.vault, params.context)
-    return text, context, given
+    return TurnInput(text, context, given, purpose)
+
+
+async def _keep_note(app: BridgeApp, conversation_id: str) -> None:
+    """With the setting conversations_folder, the conversation's note is brought up to date;
+    a note that cannot be written is logged, never a failed turn (the turn is stored)."""
+    folder = app.config.conversations_folder
+    if folder is None:
+        return
+    store = app.conversations.store
+    try:
+        await asyncio.to_thread(
+            save_conversation_note, app.vault.notes, store, folder, conversation_id
+        )
+    except VaultError as exc:
+        logger.warning("conversation %s was not saved as a note: %s", conversation_id, exc)
 
 
 async def clear(ctx: Context, params: ChatClearParams) -> EmptyResult:

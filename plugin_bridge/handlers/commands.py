@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError, LLMResponse, Message, ToolSpec
 from llm_service.pricing import cost_usd
+from plugin_bridge.app.transcripts import save_unique
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.relay import relay, spending
 from plugin_bridge.vault.errors import VaultError
@@ -21,7 +22,7 @@ from plugin_bridge.wire.models import (
 )
 
 if TYPE_CHECKING:
-    from plugin_bridge.vault.notes import NoteStore, WriteResult
+    from plugin_bridge.vault.notes import NoteStore
 
 SAVE_NOTE: Final = ToolSpec(
     name="save_note",
@@ -42,7 +43,6 @@ SAVE_NOTE: Final = ToolSpec(
 )
 NOTE_MAX_TOKENS: Final = 4096
 MAX_TITLE_CHARS: Final = 100
-SAVE_ATTEMPTS: Final = 5
 """Retries when another writer takes the unique name between choosing and creating it."""
 SUMMARY_BUDGET_TOKENS: Final = 6000
 CHARS_PER_TOKEN: Final = 4
@@ -96,20 +96,6 @@ def note_from_response(response: LLMResponse, provider_name: str) -> tuple[str, 
     first, _, rest = text.partition("\n")
     title = first.strip().lstrip("#").strip() or "Untitled"
     return title[:MAX_TITLE_CHARS], rest.strip() + "\n"
-
-
-def save_unique(
-    notes: NoteStore, folder: str, title: str, body: str, *, origin: str = "model"
-) -> WriteResult:
-    """Create ``folder/title.md`` or the first free ``title N.md``; never overwrite."""
-    for attempt in range(SAVE_ATTEMPTS):
-        path = notes.unique_path(folder, title)
-        try:
-            return notes.create(path, body, overwrite=False, origin=origin)
-        except VaultError as exc:
-            if exc.code != "exists" or attempt == SAVE_ATTEMPTS - 1:
-                raise
-    raise AssertionError("unreachable")
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from datetime import UTC, datetime
 
-from llm_service.messages import Message, TextBlock, ToolCall, message_to_dict
+from llm_service.messages import message_to_dict
 from plugin_bridge.app.conversations import unknown
 from plugin_bridge.app.store import ConversationRow
-from plugin_bridge.handlers.commands import save_unique
+from plugin_bridge.app.transcripts import save_unique, transcript
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.conversation_models import (
     ConversationIdParams,
@@ -81,20 +80,6 @@ async def export_conversation(ctx: Context, params: ConversationsExportParams) -
         save_unique, notes, params.folder, row.title, body, origin="user"
     )
     return NoteWriteResult(path=written.path, hash=written.hash)
-
-
-def transcript(messages: list[Message]) -> str:
-    """A conversation as Markdown: each question and answer, tool calls as quoted lines."""
-    parts: list[str] = []
-    for message in messages:
-        for block in message.content:
-            if isinstance(block, TextBlock) and block.text.strip():
-                speaker = "You" if message.role == "user" else "Assistant"
-                parts.append(f"**{speaker}:** {block.text.strip()}")
-            elif isinstance(block, ToolCall):
-                arguments = json.dumps(block.arguments, ensure_ascii=False)
-                parts.append(f"> Tool `{block.name}` {arguments}")
-    return "\n\n".join(parts) + "\n"
 
 
 def _summary(row: ConversationRow) -> ConversationSummary:

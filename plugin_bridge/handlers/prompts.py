@@ -1,4 +1,4 @@
-"""prompts/list: the custom prompts in the vault's Assistant/Prompts folder, read now."""
+"""prompts/list: the custom prompts in the vault's prompts folder, read now."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ from plugin_bridge.wire.models import Empty
 
 
 async def prompts(ctx: Context, params: Empty) -> PromptsListResult:
-    """The custom prompts (notes in Assistant/Prompts/), by name; edits show at once."""
-    found = await asyncio.to_thread(list_prompts, ctx.app.vault)
+    """The custom prompts (notes in the prompts folder), by name; edits show at once."""
+    found = await asyncio.to_thread(list_prompts, ctx.app.vault, ctx.app.config.prompts_folder)
     return PromptsListResult(
         prompts=[
-            PromptModel(id=p.id, name=p.name, description=p.description, insert=p.insert)
+            PromptModel(
+                id=p.id, name=p.name, description=p.description, insert=p.insert, purpose=p.purpose
+            )
             for p in found
         ]
     )

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import logging
-from typing import Literal
 
 from plugin_bridge import __version__
-from plugin_bridge.app.model_cache import ModelCache
+from plugin_bridge.app.model_cache import ModelCache, known_models
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
@@ -73,26 +71,11 @@ async def list_models(ctx: Context, params: ModelsListParams) -> ModelsListResul
     """Models the configured provider serves, with context window, limits and prices where
     known; cached for a day; when the provider cannot be reached, the last list or the
     built-in catalog."""
-    from llm_service import LLMError
-    from llm_service.catalog import catalog
-
     app = ctx.app
-    provider = app.require_provider()
     cache = ModelCache(app.vault.data_dir)
-    key = f"{app.provider_name}:{provider.base_url or ''}"
-    source: Literal["api", "cache", "catalog"] = "cache"
-    models = None if params.refresh else await asyncio.to_thread(cache.get, key)
-    if models is None:
-        try:
-            models = await provider.list_models()
-            source = "api"
-            await asyncio.to_thread(cache.put, key, models)
-        except LLMError as exc:
-            if exc.code not in ("network_error", "timeout"):
-                raise
-            models = await asyncio.to_thread(cache.get, key, fresh_only=False)
-            if models is None:
-                models, source = catalog(app.provider_name or ""), "catalog"
+    models, source = await known_models(
+        app.require_provider(), app.provider_name, cache, refresh=params.refresh
+    )
     return ModelsListResult(
         models=[ModelInfoModel.model_validate(m, from_attributes=True) for m in models],
         source=source,

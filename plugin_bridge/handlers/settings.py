@@ -25,7 +25,8 @@ async def get_settings(ctx: Context, params: Empty) -> SettingsResult:
 
 async def update(ctx: Context, params: SettingsUpdateParams) -> SettingsResult:
     """Change some settings: checked (a new key with one cheap provider call), saved to the
-    settings file, in effect from the next request. Fields not sent stay; null clears one."""
+    settings file, in effect from the next request. Fields not sent stay; null sets one back
+    to its default."""
     changes: dict[str, Any] = {
         name: getattr(params, name) for name in params.model_fields_set if name != "models"
     }
@@ -50,6 +51,9 @@ def _result(settings: BridgeSettings, provider: str | None, model: str | None) -
         max_tokens=settings.max_tokens,
         temperature=settings.temperature,
         timeout=settings.timeout,
+        context_note=settings.context_note,
+        prompts_folder=settings.prompts_folder,
+        conversations_folder=settings.conversations_folder,
         keys=KeysModel(
             anthropic=masked["anthropic_api_key"],
             openai=masked["openai_api_key"],

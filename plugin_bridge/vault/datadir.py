@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 from typing import Final
@@ -22,3 +23,10 @@ def default_data_dir(root: Path) -> Path:
     from platformdirs import user_state_dir
 
     return Path(user_state_dir(APP_NAME)) / "vaults" / vault_key(root)
+
+
+def data_dir_for(root: Path, given: Path | None = None) -> Path:
+    """The data folder of the vault at ``root``: ``given`` (``--data-dir``), else
+    ``$AI_BRIDGE_DATA_DIR``, else :func:`default_data_dir`."""
+    from_env = os.environ.get("AI_BRIDGE_DATA_DIR")
+    return given or (Path(from_env) if from_env else default_data_dir(root))

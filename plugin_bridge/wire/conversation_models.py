@@ -110,6 +110,9 @@ class PromptModel(WireModel):
     insert: Literal["selection", "note", "none"] = Field(
         description="What the client should send as context with it."
     )
+    purpose: Literal["chat", "fast", "deep"] | None = Field(
+        description="The model that runs it (front matter purpose); null: the one asked for."
+    )
 
 
 class PromptsListResult(WireModel):
@@ -141,6 +144,11 @@ class SettingsResult(WireModel):
     max_tokens: int = Field(description="The most tokens of one answer (the model's cap wins).")
     temperature: float | None = Field(description="Sampling temperature; null: the API's default.")
     timeout: float | None = Field(description="Seconds per provider request; null: its default.")
+    context_note: str = Field(description="The note that is every conversation's context.")
+    prompts_folder: str = Field(description="The folder whose notes are the custom prompts.")
+    conversations_folder: str | None = Field(
+        description="Where each conversation is kept as a note, updated every turn; null: off."
+    )
     config_file: str = Field(description="Where settings/update saves them.")
 
 
@@ -166,3 +174,8 @@ class SettingsUpdateParams(Params):
     max_tokens: int | None = Field(None, ge=1, le=1_000_000)
     temperature: float | None = Field(None, ge=0, le=2)
     timeout: float | None = Field(None, gt=0, le=3600)
+    context_note: str | None = Field(None, min_length=1, max_length=1000)
+    prompts_folder: str | None = Field(None, min_length=1, max_length=1000)
+    conversations_folder: str | None = Field(
+        None, min_length=1, max_length=1000, description="A vault folder; null turns it off."
+    )

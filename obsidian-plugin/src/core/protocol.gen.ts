@@ -137,7 +137,7 @@ export interface Methods {
 		result: NoteUndoResult;
 	};
 	/**
-	 * The custom prompts (notes in Assistant/Prompts/), by name; edits show at once.
+	 * The custom prompts (notes in the prompts folder), by name; edits show at once.
 	 */
 	"prompts/list": {
 		params: Empty;
@@ -568,6 +568,10 @@ export interface PromptModel {
 	 * What the client should send as context with it.
 	 */
 	insert: "selection" | "note" | "none";
+	/**
+	 * The model that runs it (front matter purpose); null: the one asked for.
+	 */
+	purpose: ("chat" | "fast" | "deep") | null;
 }
 export interface SettingsResult {
 	provider: ("anthropic" | "openai" | "ollama") | null;
@@ -592,6 +596,18 @@ export interface SettingsResult {
 	 * Seconds per provider request; null: its default.
 	 */
 	timeout: number | null;
+	/**
+	 * The note that is every conversation's context.
+	 */
+	contextNote: string;
+	/**
+	 * The folder whose notes are the custom prompts.
+	 */
+	promptsFolder: string;
+	/**
+	 * Where each conversation is kept as a note, updated every turn; null: off.
+	 */
+	conversationsFolder: string | null;
 	/**
 	 * Where settings/update saves them.
 	 */
@@ -642,6 +658,12 @@ export interface SettingsUpdateParams {
 	maxTokens?: number | null;
 	temperature?: number | null;
 	timeout?: number | null;
+	contextNote?: string | null;
+	promptsFolder?: string | null;
+	/**
+	 * A vault folder; null turns it off.
+	 */
+	conversationsFolder?: string | null;
 }
 export interface ModelsUpdate {
 	chat?: string | null;

@@ -1,0 +1,83 @@
+"""OpenAI-compatible local servers (LM Studio, vLLM, llama.cpp): without --model the server's
+loaded model is used, never an OpenAI model name."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.fakes import openai as fake
+from tests.fakes.http import FakeHTTPServer
+from tests.test_bridge_helpers import copy_example_vault, running_bridge
+from tests.test_cli import START_WAIT, run_cli, serve
+
+LOADED = "qwen2.5-7b-instruct"
+EMBEDDER = "text-embedding-nomic-embed-text-v1.5"
+
+
+@pytest.fixture(autouse=True)
+def _state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The serve subprocess writes its info file where this process looks for it."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
+async def test_serve_without_a_model_uses_the_model_the_server_has_loaded(
+    tmp_path: Path, fake_http: FakeHTTPServer
+) -> None:
+    """LM Studio lists an embedding model and the loaded chat model: serve names the chat one."""
+    fake_http.enqueue(fake.models_reply(EMBEDDER, LOADED))
+    url = fake_http.url + "/v1"
+    async with serve(tmp_path, "--provider", "openai", "--base-url", url) as served:
+        assert served.process.stderr is not None
+        lines: list[str] = []
+        async with asyncio.timeout(START_WAIT):
+            while not lines or not lines[-1].startswith("Ready. Try: "):
+                line = (await served.process.stderr.readline()).decode()
+                assert line, "serve ended before it was ready:\n" + "".join(lines)
+                lines.append(line)
+    assert f"Provider openai, model {LOADED}\n" in lines
+    assert [r.path for r in fake_http.requests] == ["/v1/models"]
+
+
+async def test_serve_fails_fast_when_the_server_has_no_chat_model_loaded(
+    tmp_path: Path, fake_http: FakeHTTPServer
+) -> None:
+    """Only an embedding model is loaded: one sentence saying to load one, exit 2."""
+    fake_http.enqueue(fake.models_reply(EMBEDDER))
+    vault = copy_example_vault(tmp_path)
+    code, _out, err = await run_cli(
+        tmp_path,
+        "serve",
+        "--vault",
+        str(vault),
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--provider",
+        "openai",
+        "--base-url",
+        fake_http.url + "/v1",
+    )
+    assert code == 2 and "Traceback" not in err
+    assert "has no chat model loaded" in err.strip().splitlines()[-1]
+
+
+async def test_settings_update_to_a_local_server_chats_with_its_loaded_model(
+    tmp_path: Path, fake_http: FakeHTTPServer
+) -> None:
+    """settings/update to provider openai with a base URL and no model: the next turn asks the
+    server for the model it has loaded."""
+    fake_http.enqueue(
+        fake.models_reply(LOADED),  # the check of the new provider
+        fake.models_reply(LOADED),  # which model it has loaded
+        fake.text_reply("Hello from LM Studio.", model=LOADED),
+    )
+    async with running_bridge(tmp_path) as bridge:
+        wire = await bridge.wire()
+        updated = await wire.result(
+            "settings/update", {"provider": "openai", "baseUrl": fake_http.url + "/v1"}
+        )
+        reply = await wire.result("chat/send", {"text": "hi"})
+    assert updated["models"]["chat"] == LOADED and reply["text"] == "Hello from LM Studio."
+    assert fake_http.requests[-1].json()["model"] == LOADED
