@@ -230,7 +230,7 @@ export default class AssistantPlugin extends Plugin {
 		this.addCommand({
 			id: "save-conversation",
 			name: "Save conversation as note",
-			callback: () => void this.activateView().then((view) => view?.exportConversation(this.settings.conversationsFolder)),
+			callback: () => void this.activateView().then((view) => view?.exportConversation()),
 		});
 	}
 

@@ -11,8 +11,6 @@ export interface PluginSettings {
 	serverCommand: string;
 	/** Show every write as a diff to review ("review"), or create new notes without asking. */
 	confirmPolicy: ConfirmPolicy;
-	/** Where "Save conversation" puts notes. */
-	conversationsFolder: string;
 	/** Send the active note (or the selection) with each message. */
 	sendContext: boolean;
 }
@@ -23,7 +21,6 @@ export const DEFAULT_SETTINGS: PluginSettings = {
 	token: "",
 	serverCommand: "",
 	confirmPolicy: "review",
-	conversationsFolder: "Assistant/Conversations",
 	sendContext: true,
 };
 
@@ -38,7 +35,6 @@ export function loadSettings(saved: unknown): PluginSettings {
 		token: pick("token"),
 		serverCommand: pick("serverCommand"),
 		confirmPolicy: pick("confirmPolicy") === "allow-create" ? "allow-create" : "review",
-		conversationsFolder: pick("conversationsFolder"),
 		sendContext: pick("sendContext"),
 	};
 	return settings;

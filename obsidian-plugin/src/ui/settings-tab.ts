@@ -100,7 +100,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 						}),
 					),
 			},
-			{ name: "Writes and conversations", render: (s) => void s.setHeading() },
+			{ name: "Writes", render: (s) => void s.setHeading() },
 			{
 				name: "Confirm writes",
 				desc: "Review every change as a diff, or let the assistant create new notes without asking (changes to existing notes are always reviewed).",
@@ -113,17 +113,6 @@ export class AssistantSettingTab extends PluginSettingTab {
 								settings.confirmPolicy = value === "allow-create" ? "allow-create" : "review";
 								await save();
 							}),
-					),
-			},
-			{
-				name: "Conversations folder",
-				desc: "Where saved conversations go.",
-				render: (s) =>
-					void s.addText((text) =>
-						text.setValue(settings.conversationsFolder).onChange(async (value) => {
-							settings.conversationsFolder = value.trim() || "Assistant/Conversations";
-							await save();
-						}),
 					),
 			},
 			{
@@ -186,6 +175,15 @@ export class AssistantSettingTab extends PluginSettingTab {
 				});
 			}
 		}
+		new Setting(el)
+			.setName("Keep conversations as notes")
+			.setDesc("A vault folder where each conversation is saved as a note after every turn; empty keeps them only in the server's store.")
+			.addText((text) => {
+				text.setValue(current.conversationsFolder ?? "");
+				text.inputEl.addEventListener("change", () => {
+					void this.saveServerSetting({ conversationsFolder: text.getValue().trim() || null }, el, false);
+				});
+			});
 		const keys: ["anthropicApiKey" | "openaiApiKey", string, string | null][] = [
 			["anthropicApiKey", "Anthropic API key", current.keys.anthropic],
 			["openaiApiKey", "OpenAI API key", current.keys.openai],

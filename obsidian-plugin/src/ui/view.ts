@@ -63,7 +63,7 @@ export class AssistantView extends ItemView {
 		this.iconButton(header, "plus", "New conversation", () => this.newConversation());
 		this.iconButton(header, "history", "Conversations", () => void this.toggleList());
 		this.iconButton(header, "save", "Save conversation as note", () => {
-			void this.exportConversation(this.plugin.settings.conversationsFolder);
+			void this.exportConversation();
 		});
 		this.bannerEl = root.createDiv({ cls: "aib-banner" });
 		this.listEl = root.createDiv({ cls: "aib-list is-hidden" });
@@ -296,14 +296,17 @@ export class AssistantView extends ItemView {
 		this.messagesEl.scrollTop = this.messagesEl.scrollHeight;
 	}
 
-	/** Save the conversation shown as a note (conversations/export) and open it. */
-	async exportConversation(folder: string): Promise<void> {
+	/** Save the conversation shown as a note (conversations/export, into the server's
+	 * conversations folder when one is set) and open it. */
+	async exportConversation(): Promise<void> {
 		if (!this.conversationId) {
 			new Notice("There is no conversation to save yet.");
 			return;
 		}
 		try {
-			const saved = await this.plugin.client.call("conversations/export", { id: this.conversationId, folder });
+			const folder = (await this.plugin.client.call("settings/get", {})).conversationsFolder;
+			const params = folder ? { id: this.conversationId, folder } : { id: this.conversationId };
+			const saved = await this.plugin.client.call("conversations/export", params);
 			new Notice(`Saved as ${saved.path}.`);
 			await this.app.workspace.openLinkText(saved.path, "", true);
 		} catch (error) {
