@@ -34,6 +34,7 @@ export class AssistantView extends ItemView {
 	private stopButton!: HTMLButtonElement;
 	private contextToggle!: HTMLInputElement;
 	private pendingContext: ContextItem[] = [];
+	private messages: TurnView[] = [];
 	private contextLabel!: HTMLElement;
 
 	constructor(
@@ -186,9 +187,9 @@ export class AssistantView extends ItemView {
 		if (this.running) return;
 		this.lastAsk = ask;
 		const shown = ask.text || (ask.promptId ? `/${ask.promptId.split("/").pop()?.replace(/\.md$/, "")}` : "");
-		const user = this.addChild(new TurnView(this.app, this.messagesEl, "user", this.actions()));
+		const user = this.message("user");
 		user.showText(shown);
-		const view = this.addChild(new TurnView(this.app, this.messagesEl, "assistant", this.actions()));
+		const view = this.message("assistant");
 		let turn = newTurn();
 		view.update(turn);
 		const controller = new AbortController();
@@ -222,9 +223,9 @@ export class AssistantView extends ItemView {
 	/** Stream a search summary into the panel ("Search and summarize"). */
 	async summarize(query: string): Promise<void> {
 		if (this.running) return;
-		const user = this.addChild(new TurnView(this.app, this.messagesEl, "user", this.actions()));
+		const user = this.message("user");
 		user.showText(`Search and summarize: ${query}`);
-		const view = this.addChild(new TurnView(this.app, this.messagesEl, "assistant", this.actions()));
+		const view = this.message("assistant");
 		let turn = newTurn();
 		const controller = new AbortController();
 		this.setRunning(controller);
@@ -317,7 +318,15 @@ export class AssistantView extends ItemView {
 	newConversation(): void {
 		this.stop();
 		this.conversationId = null;
+		for (const message of this.messages.splice(0)) this.removeChild(message);
 		this.messagesEl.empty();
+	}
+
+	/** A new message at the end of the conversation, unloaded with it. */
+	private message(role: "user" | "assistant"): TurnView {
+		const message = this.addChild(new TurnView(this.app, this.messagesEl, role, this.actions()));
+		this.messages.push(message);
+		return message;
 	}
 
 	private async toggleList(): Promise<void> {
@@ -361,7 +370,7 @@ export class AssistantView extends ItemView {
 			.join("\n");
 		if (!shown) return;
 		const role = message.role === "user" ? "user" : "assistant";
-		this.addChild(new TurnView(this.app, this.messagesEl, role, this.actions())).showText(shown);
+		this.message(role).showText(shown);
 	}
 }
 
