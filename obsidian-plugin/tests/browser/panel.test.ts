@@ -122,6 +122,24 @@ describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
 		await page.close();
 	});
 
+	it("a provider error shows the server's sentence with Retry; stored conversations can be reopened", async () => {
+		const page = await openPanel(readFileSync(server.infoFile, "utf8"));
+		await page.waitForSelector(".aib-status:has-text('connected')", { timeout: WAIT });
+		await send(page, "fail please");
+		const banner = page.locator(".aib-error").last();
+		await banner.waitFor({ timeout: WAIT });
+		expect(await banner.textContent()).toMatch(/overloaded/i);
+		expect(await banner.locator("button.aib-retry").isVisible()).toBe(true);
+		await send(page, "remember kites");
+		await page.locator(".aib-assistant .aib-usage").last().waitFor({ timeout: WAIT });
+		await page.click("button[aria-label='New conversation']");
+		expect(await page.locator(".aib-message").count()).toBe(0);
+		await page.click("button[aria-label='Conversations']");
+		await page.locator(".aib-list-item", { hasText: "remember kites" }).first().click();
+		await page.getByText("You said: remember kites").waitFor({ timeout: WAIT });
+		await page.close();
+	});
+
 	it("with no server running the panel says what to run and offers to copy it", async () => {
 		const page = await openPanel(null);
 		const banner = page.locator(".aib-disconnected");
