@@ -165,6 +165,8 @@ class OpenAIProvider(Provider):
                 raise self._convert_error(exc, request_id) from exc
         if assembly.chunks == 0:  # e.g. a server that ignored stream=True and sent JSON
             raise assembly.invalid("a stream without any chunk")
+        if assembly.finish_reason is None:  # cut short: a shortened answer is not an answer
+            raise assembly.invalid("the stream ended before a finish_reason")
         yield ResponseComplete(assembly.response())
 
     def _convert_error(self, exc: Exception, request_id: str | None = None) -> LLMError:
