@@ -9,7 +9,7 @@ VAULT ?= examples/vault
 ARGS ?=
 BENCH_NOTES ?= 10000
 
-.PHONY: setup serve test lint typecheck pytest bench schema format clean
+.PHONY: setup serve test lint typecheck pytest soak bench schema format clean
 
 setup: $(STAMP)
 
@@ -33,6 +33,10 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP)
 	$(VENV)/bin/pytest
+
+# The long reliability runs (marker `soak`), left out of `make test`.
+soak: $(STAMP)
+	$(VENV)/bin/pytest -m soak --timeout 900 tests/reliability
 
 bench: $(STAMP)
 	$(VENV)/bin/python bench/search.py --notes $(BENCH_NOTES)

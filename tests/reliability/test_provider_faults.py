@@ -31,7 +31,9 @@ from tests.fakes.specs import HELLO, SEARCH
 FAKES = {"anthropic": anthropic_fake, "openai": openai_fake}
 TEXT = "The vault keeps every note you wrote, 日本語のノートも, and answers from them."
 CUTS = 40
-"""Cut points tried per stream, spread evenly over its bytes."""
+"""Cut points tried per stream, spread evenly over its bytes (``make test``)."""
+EVERY_BYTE = 1 << 30
+"""Every byte offset of the stream (``make soak``)."""
 BROKEN_ARGUMENTS = [
     '{"query": "kafka"',
     "not json at all",
@@ -54,8 +56,10 @@ def _stream_bytes(wire: ModuleType) -> bytes:
     return b"".join(chunks)
 
 
-def _cut_points(size: int) -> list[int]:
-    return sorted({1 + (size - 2) * i // (CUTS - 1) for i in range(CUTS)})
+def _cut_points(size: int, count: int = CUTS) -> list[int]:
+    """``count`` byte offsets spread over a stream of ``size`` bytes (all of them at most)."""
+    count = min(count, size - 1)
+    return sorted({1 + (size - 2) * i // (count - 1) for i in range(count)})
 
 
 async def _outcome(provider: Any) -> tuple[str, LLMResponse | LLMError]:
@@ -94,15 +98,18 @@ async def test_reset_before_the_response_is_retried_then_reported(
     assert tried == {"recovered": 3, "reported": 1}
 
 
+@pytest.mark.parametrize(
+    "cuts", [CUTS, pytest.param(EVERY_BYTE, marks=pytest.mark.soak)], ids=["sampled", "every-byte"]
+)
 async def test_reset_at_every_point_of_a_stream(
-    wire: ModuleType, fake_http: FakeHTTPServer
+    wire: ModuleType, fake_http: FakeHTTPServer, cuts: int
 ) -> None:
     """A reset anywhere in a stream: retried while nothing was shown, else network_error after
     a prefix of the answer; never a shortened answer passed off as complete."""
     data = _stream_bytes(wire)
     provider = wire.make_provider(fake_http, max_attempts=2, backoff_base=0)
     tried = Counter[str]()
-    for cut in _cut_points(len(data)):
+    for cut in _cut_points(len(data), cuts):
         fake_http.requests.clear()
         fake_http.enqueue(Reply.stream([data[:cut], RESET]), wire.text_reply(TEXT))
         shown, end = await _outcome(provider)
@@ -114,16 +121,21 @@ async def test_reset_at_every_point_of_a_stream(
             assert end.code == "network_error", f"cut at byte {cut}: {end!r}"
             assert shown and TEXT.startswith(shown) and len(fake_http.requests) == 1
             tried["failed after a prefix"] += 1
-    assert sum(tried.values()) == len(_cut_points(len(data)))
+    assert sum(tried.values()) == len(_cut_points(len(data), cuts))
     assert tried["retried"] > 0 and tried["failed after a prefix"] > 0
 
 
-async def test_truncated_stream_at_every_point(wire: ModuleType, fake_http: FakeHTTPServer) -> None:
+@pytest.mark.parametrize(
+    "cuts", [CUTS, pytest.param(EVERY_BYTE, marks=pytest.mark.soak)], ids=["sampled", "every-byte"]
+)
+async def test_truncated_stream_at_every_point(
+    wire: ModuleType, fake_http: FakeHTTPServer, cuts: int
+) -> None:
     """A stream that ends cleanly but early, anywhere, is an error, never a short answer."""
     data = _stream_bytes(wire)
     provider = wire.make_provider(fake_http, max_attempts=1)
     tried = Counter[str]()
-    for cut in _cut_points(len(data)):
+    for cut in _cut_points(len(data), cuts):
         fake_http.enqueue(Reply.stream([data[:cut]]))
         shown, end = await _outcome(provider)
         if isinstance(end, LLMResponse):
@@ -133,7 +145,7 @@ async def test_truncated_stream_at_every_point(wire: ModuleType, fake_http: Fake
             assert end.code in {"invalid_response", "network_error"}, f"cut {cut}: {end!r}"
             assert TEXT.startswith(shown)
             tried["error"] += 1
-    assert sum(tried.values()) == len(_cut_points(len(data))) and tried["error"] > 0, tried
+    assert sum(tried.values()) == len(_cut_points(len(data), cuts)) and tried["error"] > 0, tried
 
 
 async def test_invalid_tool_arguments_become_parse_errors(
