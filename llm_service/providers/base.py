@@ -8,6 +8,7 @@ retrying (which codes, how long to wait, Retry-After, logging) lives here.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -88,6 +89,8 @@ class Provider(ABC):
     name: str = "provider"
     """Human name used in error messages ("Anthropic", "OpenAI", "Ollama")."""
     default_timeout: float = 60.0
+    sdk_module: str | None = None
+    """The module the first call imports (its SDK); :meth:`warm_up` imports it early."""
 
     def __init__(self, model: str | None = None, **options: Unpack[ProviderOptions]) -> None:
         max_attempts = options.get("max_attempts", 3)
@@ -128,6 +131,12 @@ class Provider(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to close by default
         """Release the SDK client's connections."""
+
+    async def warm_up(self) -> None:
+        """Import the SDK in a worker thread, so that the first call does not stall the event
+        loop for the second or so an SDK import takes (a server calls this once started)."""
+        if self.sdk_module is not None:
+            await asyncio.to_thread(importlib.import_module, self.sdk_module)
 
     async def _list_models_once(self) -> list[ModelInfo]:
         """One models-list API call; may raise SDK exceptions. [] when the API has none."""
