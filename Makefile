@@ -13,7 +13,7 @@ PLUGIN := obsidian-plugin
 PLUGIN_STAMP := $(PLUGIN)/node_modules/.installed
 PLUGIN_ID := ai-bridge-assistant
 
-.PHONY: setup serve test lint typecheck pytest bench schema format clean \
+.PHONY: setup serve test lint typecheck pytest soak bench schema format clean \
 	plugin plugin-test plugin-install chromium screenshot
 
 setup: $(STAMP)
@@ -71,11 +71,20 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(VENV)/bin/pytest
 
+# The long reliability runs (marker `soak`), left out of `make test`.
+soak: $(STAMP)
+	$(VENV)/bin/pytest -m soak --timeout 900 tests/reliability
+
+# Bytecode first, as pip would have compiled it: otherwise (with PYTHONDONTWRITEBYTECODE) every
+# lazy import in a benchmark compiles its sources again.
 bench: $(STAMP)
+	$(VENV)/bin/python -m compileall -q -j 0 $(VENV)/lib llm_service plugin_bridge > /dev/null
 	$(VENV)/bin/python bench/search.py --notes $(BENCH_NOTES)
 	$(VENV)/bin/python bench/import_time.py
 	$(VENV)/bin/python bench/startup.py
 	$(VENV)/bin/python bench/bridge_latency.py
+	$(VENV)/bin/python bench/stalls.py
+	$(VENV)/bin/python bench/stalls.py --pace 0.01
 
 schema: $(STAMP)
 	$(VENV)/bin/python -m plugin_bridge schema > docs/protocol.schema.json

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import pytest
 
-from llm_service import LLMError, LLMResponse, ScriptedProvider, Usage
+from llm_service import (
+    LLMError,
+    LLMResponse,
+    ResponseComplete,
+    ScriptedProvider,
+    StreamEvent,
+    TextDelta,
+    Usage,
+)
 from llm_service.providers.base import ChatRequest
 from tests.test_bridge_helpers import WAIT, Wire, running_bridge, wait_for
 
@@ -49,8 +58,7 @@ async def test_chat_streams_deltas_that_add_up_to_the_reply(tmp_path: Path) -> N
         request_id = await wire.request("chat/send", {"text": "What is Kafka used for?"})
         result = (await wire.reply_to(request_id))["result"]
         deltas = wire.notes_of("chat/delta", request_id)
-        assert len(deltas) > 1
-        assert "".join(d["text"] for d in deltas) == result["text"]
+        assert deltas and "".join(d["text"] for d in deltas) == result["text"]
         assert result["text"] == "Kafka is described in [[Projects/Kafka pipeline]]."
         assert result["stopReason"] == "end_turn"
         assert result["usage"] == {
@@ -291,3 +299,34 @@ async def test_provider_errors_are_32010_with_data(tmp_path: Path) -> None:
         assert error["message"].startswith("Anthropic is overloaded")
         assert error["data"] == {"code": "overloaded", "retryable": True, "retryAfter": 2.0}
         assert (await wire.result("chat/send", {"text": "hi"}))["text"] == "Recovered."
+
+
+class _Paced(ScriptedProvider):
+    """Streams 'one ', 'two ', 'three' and waits for ``go`` after the first piece."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = asyncio.Event()
+
+    async def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
+        yield TextDelta("one ")
+        await self.go.wait()
+        yield TextDelta("two ")
+        yield TextDelta("three")
+        yield ResponseComplete(LLMResponse(text="one two three", model="m"))
+
+
+async def test_deltas_are_coalesced_but_never_held_back(tmp_path: Path) -> None:
+    """A delta goes out while the model is still thinking; deltas that arrive together go out
+    as one chat/delta; the text and its order are kept."""
+    provider = _Paced()
+    async with running_bridge(tmp_path, provider=provider, model="m") as bridge:
+        wire = await bridge.wire()
+        request_id = await wire.request("chat/send", {"text": "Count."})
+        first = await wire.recv()
+        assert first["method"] == "chat/delta" and first["params"]["text"] == "one "
+        provider.go.set()
+        result = (await wire.reply_to(request_id))["result"]
+    rest = wire.notes_of("chat/delta", request_id)
+    assert [d["text"] for d in rest] == ["two three"]
+    assert result["text"] == "one two three"

@@ -135,6 +135,7 @@ async def test_vault_errors_map_to_their_codes(
         ("forbidden_path", -32023),
         ("too_large", -32024),
         ("not_text", -32024),
+        ("write_failed", -32025),
     ],
 )
 def test_every_vault_error_code_has_a_wire_code(code: Any, wire_code: int) -> None:

@@ -134,15 +134,17 @@ def test_snapshots_and_audit_live_in_the_data_dir_not_the_vault(store: NoteStore
 def test_a_failed_write_leaves_no_snapshot_behind(
     store: NoteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """When the rename fails the note is unchanged and undo has nothing new to restore."""
+    """When the rename fails (write_failed) the note is unchanged and undo has nothing new to
+    restore."""
     store.append("Projects/Plan.md", "first")
 
     def broken_replace(src: object, dst: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("plugin_bridge.vault.atomic.os.replace", broken_replace)
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(VaultError, match="the disk is full") as caught:
         store.append("Projects/Plan.md", "second")
+    assert caught.value.code == "write_failed"
     monkeypatch.undo()
     store.undo("Projects/Plan.md")
     assert store.read("Projects/Plan.md").content == PLAN

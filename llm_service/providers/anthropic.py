@@ -73,6 +73,7 @@ class AnthropicProvider(Provider):
     """Claude models through the Anthropic Messages API."""
 
     name = "Anthropic"
+    sdk_module = "anthropic"
 
     def __init__(
         self,

@@ -7,6 +7,8 @@ retrying (which codes, how long to wait, Retry-After, logging) lives here.
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -27,6 +29,8 @@ MAX_BACKOFF_SECONDS = 30.0
 """No computed backoff wait is longer than this."""
 MAX_RETRY_AFTER_SECONDS = 60.0
 """A server asking us to wait longer than this fails the call at once (code rate_limit)."""
+DEFAULT_STREAM_TIMEOUT = 600.0
+"""Seconds a whole streamed answer may take unless ``stream_timeout`` says otherwise."""
 
 DEFAULT_MAX_TOKENS = 1024
 T = TypeVar("T")
@@ -43,6 +47,9 @@ class ProviderOptions(TypedDict, total=False):
     """Seconds of the first retry wait, doubled each retry (default 1.0)."""
     timeout: float
     """Seconds one request may take (default: the provider's ``default_timeout``)."""
+    stream_timeout: float
+    """Seconds a whole streamed answer may take, however steadily it trickles in (default
+    600): a server that keeps a stream open forever gives code timeout, not a hang."""
 
 
 class ChatOptions(TypedDict, total=False):
@@ -82,6 +89,8 @@ class Provider(ABC):
     name: str = "provider"
     """Human name used in error messages ("Anthropic", "OpenAI", "Ollama")."""
     default_timeout: float = 60.0
+    sdk_module: str | None = None
+    """The module the first call imports (its SDK); :meth:`warm_up` imports it early."""
 
     def __init__(self, model: str | None = None, **options: Unpack[ProviderOptions]) -> None:
         max_attempts = options.get("max_attempts", 3)
@@ -96,6 +105,7 @@ class Provider(ABC):
         self.max_attempts = max_attempts
         self.backoff_base = backoff_base
         self.timeout = options.get("timeout", self.default_timeout)
+        self.stream_timeout = options.get("stream_timeout", DEFAULT_STREAM_TIMEOUT)
 
     # -- what subclasses implement -------------------------------------------------------
 
@@ -121,6 +131,12 @@ class Provider(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to close by default
         """Release the SDK client's connections."""
+
+    async def warm_up(self) -> None:
+        """Import the SDK in a worker thread, so that the first call does not stall the event
+        loop for the second or so an SDK import takes (a server calls this once started)."""
+        if self.sdk_module is not None:
+            await asyncio.to_thread(importlib.import_module, self.sdk_module)
 
     async def _list_models_once(self) -> list[ModelInfo]:
         """One models-list API call; may raise SDK exceptions. [] when the API has none."""
@@ -154,18 +170,21 @@ class Provider(ABC):
         a failure raises at once: a half-shown answer is never silently restarted.
         """
         request = _request(messages, options, self.model)
-        first, events = await self._with_retries(lambda: self._open_stream(request))
+        first, events, deadline = await self._with_retries(lambda: self._open_stream(request))
         try:
             yield first
             if isinstance(first, ResponseComplete):
                 return
             while True:
                 try:
-                    event = await anext(events)
+                    async with asyncio.timeout_at(deadline):
+                        event = await anext(events)
                 except StopAsyncIteration:
                     break
                 except LLMError:
                     raise
+                except TimeoutError as exc:
+                    raise self._stream_expired() from exc
                 except Exception as exc:
                     raise self._convert_error(exc) from exc
                 yield event
@@ -184,14 +203,28 @@ class Provider(ABC):
 
     async def _open_stream(
         self, request: ChatRequest
-    ) -> tuple[StreamEvent, AsyncGenerator[StreamEvent, None]]:
+    ) -> tuple[StreamEvent, AsyncGenerator[StreamEvent, None], float]:
+        """The first event of one streamed attempt, the rest of it, and when it must end."""
+        deadline = asyncio.get_running_loop().time() + self.stream_timeout
         events = self._stream_once(request)
         try:
-            first = await self._translated(anext(events))
+            async with asyncio.timeout_at(deadline):
+                first = await self._translated(anext(events))
+        except TimeoutError as exc:
+            await events.aclose()
+            raise self._stream_expired() from exc
         except BaseException:
             await events.aclose()
             raise
-        return first, events
+        return first, events, deadline
+
+    def _stream_expired(self) -> LLMError:
+        return LLMError(
+            f"{self.name} was still streaming its answer after {self.stream_timeout:g} s; "
+            "try again, or raise stream_timeout for very long answers.",
+            code="timeout",
+            provider=self.name,
+        )
 
     async def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> T:
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt

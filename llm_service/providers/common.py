@@ -4,6 +4,7 @@ tool-argument parsing and error sentences."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 from llm_service.errors import ErrorCode
@@ -174,3 +175,15 @@ def transport_code(exc: BaseException) -> ErrorCode | None:
     if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
         return "invalid_response"
     return None
+
+
+async def sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """The ``data`` of each server-sent event in ``lines`` (an event's data lines joined by
+    newlines); an event cut off by the end of the stream is dropped, as the SSE spec says."""
+    data: list[str] = []
+    async for line in lines:
+        if line.startswith("data:"):
+            data.append(line[6:] if line.startswith("data: ") else line[5:])
+        elif not line and data:
+            yield "\n".join(data)
+            data = []

@@ -47,6 +47,7 @@ from llm_service.providers.common import (
     function_tool,
     parse_tool_arguments,
     shorten,
+    sse_data,
     transport_code,
 )
 from llm_service.providers.text_tools import TextToolFallback
@@ -72,6 +73,7 @@ class OpenAIProvider(TextToolFallback):
     """OpenAI chat models, or any OpenAI-compatible server at ``base_url`` (``http://host:port/v1``)."""
 
     name = "OpenAI"
+    sdk_module = "openai"
 
     def __init__(
         self,
@@ -165,20 +167,38 @@ class OpenAIProvider(TextToolFallback):
         return assembly.response()
 
     async def _stream_native(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
-        stream = await self._sdk().chat.completions.create(
+        """The SDK sends the request and checks its status; the SSE events are read here, as
+        plain JSON: building the SDK's model object for every chunk cost more CPU than all the
+        rest of a chunk's way to the client (bench/stalls.py)."""
+        import openai
+
+        stream = self._sdk().chat.completions.with_streaming_response.create(
             **self._params(request), stream=True, stream_options={"include_usage": True}
         )
-        async with stream:  # closes the HTTP response however the generator ends
-            request_id = stream.response.headers.get("x-request-id")
+        async with stream as response:  # closes the HTTP response however the generator ends
+            request_id = response.headers.get("x-request-id")
             assembly = _Assembly(request_id=request_id)
             try:
-                async for chunk in stream:
-                    for event in assembly.feed(chunk):
+                async for data in sse_data(response.iter_lines()):
+                    if data.startswith("[DONE]"):
+                        break
+                    chunk = _json_event(data, assembly)
+                    if chunk.get("error"):
+                        error = chunk["error"]
+                        message = error.get("message") if isinstance(error, dict) else None
+                        raise openai.APIError(
+                            str(message or "An error occurred during streaming"),
+                            response.http_request,
+                            body=error,
+                        )
+                    for event in assembly.feed(_Fields(chunk)):
                         yield event
             except Exception as exc:  # only here is the stream's request id known
                 raise self._convert_error(exc, request_id) from exc
         if assembly.chunks == 0:  # e.g. a server that ignored stream=True and sent JSON
             raise assembly.invalid("a stream without any chunk")
+        if assembly.finish_reason is None:  # cut short: a shortened answer is not an answer
+            raise assembly.invalid("the stream ended before a finish_reason")
         yield ResponseComplete(assembly.response())
 
     def _refusal_text(self, exc: Exception) -> str | None:
@@ -416,6 +436,34 @@ _NOT_CHAT: Final = (
 def first_chat_model(ids: Iterable[str]) -> str | None:
     """The first of a compatible server's model ids that is not an embedding model."""
     return next((model for model in ids if "embed" not in model.lower()), None)
+
+
+def _json_event(data: str, assembly: _Assembly) -> dict[str, Any]:
+    try:
+        chunk = json.loads(data)
+    except ValueError:
+        raise assembly.invalid("a stream event that is not JSON") from None
+    if not isinstance(chunk, dict):
+        raise assembly.invalid("a stream event that is not a JSON object")
+    return chunk
+
+
+class _Fields:
+    """A JSON object read the way the assembly reads the SDK's objects: by attribute, None
+    for a missing field, nested objects wrapped alike."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def __getattr__(self, name: str) -> Any:
+        value = self._data.get(name)
+        if isinstance(value, dict):
+            return _Fields(value)
+        if isinstance(value, list):
+            return [_Fields(v) if isinstance(v, dict) else v for v in value]
+        return value
 
 
 def _is_chat_model(model: str) -> bool:

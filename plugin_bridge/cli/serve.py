@@ -183,12 +183,32 @@ async def _serve(
                 file=sys.stderr,
                 flush=True,
             )
+            tune_gc()
+            provider = app.provider
+            warming = None if provider is None else asyncio.create_task(provider.warm_up())
             await stop.wait()
+            if warming is not None:
+                warming.cancel()
             logger.info("shutting down")
     finally:
         await app.aclose()
         await vault.close()
     return 0
+
+
+GC_GEN0_THRESHOLD = 50_000
+"""Allocations between young-generation collections (Python's default is 700)."""
+
+
+def tune_gc() -> None:
+    """Once started: collect, then freeze what start-up loaded (modules, the index, the app)
+    so no later collection walks it again, and collect the young generation less often.
+    bench/stalls.py measures what this buys."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_GEN0_THRESHOLD, *gc.get_threshold()[1:])
 
 
 def chat_hint(vault_root: Path, info_file: Path | None) -> str:

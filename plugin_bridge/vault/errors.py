@@ -5,17 +5,29 @@ Exception tree::
     Exception
     └── VaultError        a note operation was refused; ``.code`` says why:
                           not_found, exists, conflict, forbidden_path, too_large, not_text,
-                          invalid_edit
+                          invalid_edit, write_failed (disk full, read-only: nothing changed)
 
 The bridge maps each code to its JSON-RPC error; the tool loop shows the message to the model.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import contextlib
+import errno
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final, Literal
 
 VaultErrorCode = Literal[
-    "not_found", "exists", "conflict", "forbidden_path", "too_large", "not_text", "invalid_edit"
+    "not_found",
+    "exists",
+    "conflict",
+    "forbidden_path",
+    "too_large",
+    "not_text",
+    "invalid_edit",
+    "write_failed",
 ]
 
 
@@ -27,3 +39,37 @@ class VaultError(Exception):
         self.code: VaultErrorCode = code
         self.message = message
         self.path = path
+
+
+_WRITE_FAILURES: Final[dict[int, str]] = {
+    errno.ENOSPC: "the disk is full: free some space and try again",
+    errno.EDQUOT: "the disk quota is used up: free some space and try again",
+    errno.EROFS: "its file system is read-only: make it writable and try again",
+    errno.EACCES: "there is no permission to write in its folder: check the folder's permissions",
+    errno.EPERM: "there is no permission to write in its folder: check the folder's permissions",
+}
+
+
+@contextlib.contextmanager
+def reporting_write_failures(rel: str) -> Iterator[None]:
+    """Turn an OSError of a write to ``rel`` (whose note is left as it was) into
+    VaultError(write_failed) with one sentence saying why and what to do."""
+    try:
+        yield
+    except OSError as exc:
+        reason = _WRITE_FAILURES.get(exc.errno or 0)
+        if reason is None:
+            reason = f"{os.strerror(exc.errno) if exc.errno else exc}: try again"
+        raise VaultError(
+            "write_failed", f"'{rel}' could not be written and is unchanged; {reason}.", path=rel
+        ) from exc
+
+
+def vault_missing(root: Path, rel: str) -> VaultError:
+    """A write while the vault folder is gone: making it anew would block its restore."""
+    return VaultError(
+        "write_failed",
+        f"'{rel}' was not written because the vault folder {root} is missing (moved, deleted "
+        "or unmounted): bring it back and try again.",
+        path=rel,
+    )

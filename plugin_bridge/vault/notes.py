@@ -21,7 +21,7 @@ from typing import Final
 from plugin_bridge.vault.atomic import remove_durably, write_atomic
 from plugin_bridge.vault.audit import AuditAction, AuditLog, SnapshotStore, sha256
 from plugin_bridge.vault.encoding import appended, apply_edits, encode_like, unified_diff
-from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.vault.errors import VaultError, reporting_write_failures, vault_missing
 from plugin_bridge.vault.files import (
     MAX_NOTE_BYTES,
     VaultFiles,
@@ -295,17 +295,18 @@ class NoteStore:
                     "restore it by hand.",
                     path=rel,
                 )
-            if snapshot.content is None:
-                remove_durably(full)
-                new_hash = ""
-            else:
-                write_atomic(
-                    full,
-                    snapshot.content,
-                    mode=_mode(full),
-                    before_replace=lambda: self._check_unchanged(rel, full, current_hash),
-                )
-                new_hash = sha256(snapshot.content)
+            with reporting_write_failures(rel):
+                if snapshot.content is None:
+                    remove_durably(full)
+                    new_hash = ""
+                else:
+                    write_atomic(
+                        full,
+                        snapshot.content,
+                        mode=_mode(full),
+                        before_replace=lambda: self._check_unchanged(rel, full, current_hash),
+                    )
+                    new_hash = sha256(snapshot.content)
             self.snapshots.discard(snapshot)
             self.audit.record(rel, "undo", current_hash, new_hash or None, origin)
         self._notify(rel)
@@ -408,19 +409,22 @@ class NoteStore:
                 f"{megabytes(self.max_bytes)} limit for notes: write less.",
                 path=rel,
             )
+        if not self.root.is_dir():
+            raise vault_missing(self.root, rel)
         old_hash = None if old is None else sha256(old)
         new_hash = sha256(data)
-        snapshot = self.snapshots.save(rel, old, new_hash)
-        try:
-            write_atomic(
-                full,
-                data,
-                mode=None if old is None else _mode(full),
-                before_replace=lambda: self._check_unchanged(rel, full, old_hash),
-            )
-        except BaseException:
-            self.snapshots.discard(snapshot)
-            raise
+        with reporting_write_failures(rel):
+            snapshot = self.snapshots.save(rel, old, new_hash)
+            try:
+                write_atomic(
+                    full,
+                    data,
+                    mode=None if old is None else _mode(full),
+                    before_replace=lambda: self._check_unchanged(rel, full, old_hash),
+                )
+            except BaseException:
+                self.snapshots.discard(snapshot)
+                raise
         self.snapshots.commit(snapshot)
         self._ours[str(full)] = _signature(full)
         self.audit.record(rel, action, old_hash, new_hash, origin)

@@ -5,7 +5,7 @@ Exception tree (what handlers raise; everything else becomes -32603)::
     Exception
     ├── RpcError                a refusal with its own wire code (bad params, no provider, ...)
     │   └── ToolDeniedError     tools/execute stopped at a call the user did not approve
-    ├── VaultError              plugin_bridge.vault: mapped by ``.code`` (-32020 ... -32024)
+    ├── VaultError              plugin_bridge.vault: mapped by ``.code`` (-32020 ... -32025)
     ├── LLMError                llm_service: -32010 with ``data: {code, retryable, retryAfter}``
     └── pydantic ValidationError   -32602 naming the field
 
@@ -44,6 +44,7 @@ class WireCode(IntEnum):
     NOTE_CONFLICT = -32022
     FORBIDDEN_PATH = -32023
     NOTE_UNREADABLE = -32024
+    NOTE_WRITE_FAILED = -32025
     TOOL_DENIED = -32030
     CANCELLED = -32800
 
@@ -78,6 +79,9 @@ ERROR_MEANINGS: Final[dict[WireCode, str]] = {
         "The path is absolute, leaves the vault, is in a system folder or has a wrong type."
     ),
     WireCode.NOTE_UNREADABLE: "The note is too large (> 5 MiB) or not text; data: {reason}.",
+    WireCode.NOTE_WRITE_FAILED: (
+        "The disk is full, or the folder read-only or not writable: the note is unchanged."
+    ),
     WireCode.TOOL_DENIED: (
         "A tool call was not approved; data: {index, name, results} (calls run before it)."
     ),
@@ -92,6 +96,7 @@ _VAULT_CODES: Final[dict[str, WireCode]] = {
     "too_large": WireCode.NOTE_UNREADABLE,
     "not_text": WireCode.NOTE_UNREADABLE,
     "invalid_edit": WireCode.INVALID_PARAMS,
+    "write_failed": WireCode.NOTE_WRITE_FAILED,
 }
 
 MAX_FIELD_ERRORS: Final = 3

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -25,7 +26,8 @@ class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
-    chunks: list[Any] | None = None
+    chunks: Iterable[Any] | None = None
+    """Streamed pieces; any iterable, so a generator can stream forever."""
     reset: bool = False
     """Abort the connection as soon as the request is read, before any response byte."""
 
@@ -40,7 +42,7 @@ class Reply:
     @classmethod
     def stream(
         cls,
-        chunks: list[Any],
+        chunks: Iterable[Any],
         content_type: str = "text/event-stream",
         status: int = 200,
         headers: dict[str, str] | None = None,

@@ -1,0 +1,377 @@
+"""Stalls under streaming load: 50 chats x 200 chunks while 20 clients search.
+
+Three processes: a fake OpenAI server (byte-exact SSE from ``tests/fakes/openai.py``), the
+bridge (vault + app + WebSocket server, the real OpenAI SDK as its provider) with an event-loop
+lag probe, and this one, which runs the clients. Each chat checks its deltas arrive whole and in
+order; each search client counts what it sent and what was answered.
+
+Reports event-loop lag p50/p99/max (a 5 ms timer's overshoot), the longest gc pause, search
+latency under load, the bridge's CPU per chunk, and RSS at the start, after a first round of
+the load and after a second (memory is bounded when the second adds little). The steps
+of the fix are cumulative; each row adds one, so the table shows what each buys (``--step``
+runs only the ones named). The baseline reads the stream through the SDK's own chunk objects,
+as the provider did before (kept here, in :func:`sdk_stream_once`, for this comparison only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import multiprocessing as mp
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncGenerator, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CHATS = 50
+CHUNKS = 200
+SEARCHERS = 20
+PROBE_SECONDS = 0.005
+QUERIES = ["kafka", "sourdough", "running", "obsidian", "pipeline", "knee", "flour", "project"]
+STEPS = {
+    "baseline": "SDK chunk objects, a frame per delta, SDK imported by the first chat",
+    "coalesce": "+ deltas coalesced per request and loop tick",
+    "raw-sse": "+ SSE events read as plain JSON, not SDK objects",
+    "yield": "+ the relay yields to the loop after 0.5 ms of deltas",
+    "warm": "+ the provider SDK imported in a thread at start-up",
+    "gc": "+ gc.freeze() after start-up, gen-0 threshold 50,000",
+}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        pages = int(statm.read().split()[1])
+    import os
+
+    return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+# -- the fake OpenAI server (its own process) ----------------------------------------------
+
+
+def answer_text(chunks: int) -> str:
+    """A reply of ``chunks`` 4-character pieces, each saying its own number."""
+    return "".join(f"{i % 1000:03d} " for i in range(chunks))
+
+
+def fake_openai(port_out: Any, chunks: int, pace: float) -> None:
+    """Serve every streamed request the same answer: all at once (``pace`` 0) or one SSE event
+    every ``pace`` seconds, as a model writes."""
+    from tests.fakes import openai as fake
+
+    events = [
+        b"%x\r\n%s\r\n" % (len(c), c) for c in fake.text_reply(answer_text(chunks)).chunks or []
+    ]
+    whole = fake.text_reply("A title", stream=False).body
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                body = await reader.readexactly(length)
+                if b'"stream":true' in body.replace(b" ", b""):
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                        b"transfer-encoding: chunked\r\n\r\n"
+                    )
+                    for event in events if pace else [b"".join(events)]:
+                        writer.write(event)
+                        await writer.drain()
+                        await asyncio.sleep(pace)
+                    writer.write(b"0\r\n\r\n")
+                else:
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                        b"content-length: %d\r\n\r\n%s" % (len(whole), whole)
+                    )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=512)
+        port_out.send(server.sockets[0].getsockname()[1])
+        await server.serve_forever()
+
+    asyncio.run(main())
+
+
+# -- the bridge (its own process) ----------------------------------------------------------
+
+
+def bridge_process(pipe: Any, fake_port: int, step: str) -> None:
+    asyncio.run(_bridge(pipe, fake_port, step))
+
+
+async def _bridge(pipe: Any, fake_port: int, step: str) -> None:
+    from llm_service import OpenAIProvider
+    from plugin_bridge.app.confirm import ask_client
+    from plugin_bridge.app.state import BridgeApp
+    from plugin_bridge.handlers import build_router
+    from plugin_bridge.handlers import relay as relay_module
+    from plugin_bridge.vault.vault import Vault
+    from plugin_bridge.wire.server import start_server
+
+    steps = list(STEPS)[: list(STEPS).index(step) + 1]
+    relay_module.COALESCE = "coalesce" in steps
+    if "yield" not in steps:
+        relay_module.YIELD_AFTER = 0.0
+    if "raw-sse" not in steps:
+        OpenAIProvider._stream_once = sdk_stream_once  # type: ignore[method-assign]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "vault"
+        shutil.copytree(ROOT / "examples" / "vault", root)
+        async with Vault(root, Path(tmp) / "data") as vault:
+            await vault.index.wait_until_idle(30)
+            provider = OpenAIProvider(
+                api_key="sk-bench", base_url=f"http://127.0.0.1:{fake_port}/v1", max_attempts=1
+            )
+            app = BridgeApp(vault, confirm=ask_client(vault), provider=provider, model="m")
+            async with await start_server(build_router(), app) as server:
+                if "warm" in steps:
+                    await provider.warm_up()
+                if "gc" in steps:
+                    from plugin_bridge.cli.serve import tune_gc
+
+                    tune_gc()
+                lags: list[float] = []
+                pauses: list[float] = []
+                _watch_gc(pauses)
+                probe = asyncio.create_task(_probe(lags))
+                pipe.send({"url": server.url, "token": app.token, "rss": rss_mb()})
+                cpu = time.process_time()
+                while await asyncio.to_thread(pipe.recv) == "rss?":  # between two rounds
+                    pipe.send(rss_mb())
+                cpu = time.process_time() - cpu
+                peak = _peak_rss_mb()
+                await asyncio.sleep(0.5)
+                probe.cancel()
+                pipe.send(
+                    {"lags": lags, "pauses": pauses, "peak": peak, "rss": rss_mb(), "cpu": cpu}
+                )
+                await provider.aclose()
+
+
+async def sdk_stream_once(self: Any, request: Any) -> AsyncGenerator[Any, None]:
+    """The provider's stream as it was: every SSE event built into the SDK's chunk object."""
+    from llm_service import ResponseComplete
+    from llm_service.providers.openai import _Assembly
+
+    stream = await self._sdk().chat.completions.create(
+        **self._params(request), stream=True, stream_options={"include_usage": True}
+    )
+    async with stream:
+        assembly = _Assembly(request_id=None)
+        async for chunk in stream:
+            for event in assembly.feed(chunk):
+                yield event
+    yield ResponseComplete(assembly.response())
+
+
+async def _probe(lags: list[float]) -> None:
+    loop = asyncio.get_running_loop()
+    while True:
+        started = loop.time()
+        await asyncio.sleep(PROBE_SECONDS)
+        lags.append((loop.time() - started - PROBE_SECONDS) * 1000)
+
+
+def _watch_gc(pauses: list[float]) -> None:
+    started: list[float] = [0.0]
+
+    def callback(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            pauses.append((time.perf_counter() - started[0]) * 1000)
+
+    gc.callbacks.append(callback)
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1000
+
+
+# -- the clients (this process) ------------------------------------------------------------
+
+
+class Client:
+    """One WebSocket connection; replies go to their callers, chat/delta to ``on_delta``."""
+
+    def __init__(self, ws: Any, on_delta: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.ws = ws
+        self.on_delta = on_delta
+        self.waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.next_id = 1
+        self.reader = asyncio.create_task(self._read())
+
+    async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        request_id = self.next_id
+        self.next_id += 1
+        reply = self.waiting[request_id] = asyncio.get_running_loop().create_future()
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        await self.ws.send(json.dumps(message))
+        return await reply
+
+    async def _read(self) -> None:
+        async for frame in self.ws:
+            message = json.loads(frame)
+            if message.get("method") == "chat/delta" and self.on_delta is not None:
+                self.on_delta(message["params"])
+            elif "id" in message and "method" not in message:
+                self.waiting.pop(message["id"]).set_result(message)
+
+
+async def _connect(url: str, token: str, **kw: Any) -> Client:
+    from websockets.asyncio.client import connect
+
+    client = Client(await connect(url, max_size=None), **kw)
+    init = {"token": token, "protocolVersion": 1, "client": {"name": "bench", "version": "0"}}
+    reply = await client.call("initialize", init)
+    assert "result" in reply, reply
+    return client
+
+
+async def _chat(url: str, token: str, expected: str, frames: list[int]) -> bool:
+    parts: list[str] = []
+    count = [0]
+
+    def on_delta(params: dict[str, Any]) -> None:
+        parts.append(params["text"])
+        count[0] += 1
+
+    client = await _connect(url, token, on_delta=on_delta)
+    reply = await client.call("chat/send", {"text": "Count for me."})
+    await client.ws.close()
+    frames.append(count[0])
+    return "result" in reply and reply["result"]["text"] == expected and "".join(parts) == expected
+
+
+async def _search(url: str, token: str, done: asyncio.Event, stats: dict[str, Any]) -> None:
+    client = await _connect(url, token)
+    rng = random.Random(len(stats["ms"]))
+    while not done.is_set():
+        stats["sent"] += 1
+        started = time.perf_counter()
+        reply = await client.call("vault/search", {"query": rng.choice(QUERIES)})
+        stats["ms"].append((time.perf_counter() - started) * 1000)
+        stats["answered"] += "result" in reply
+    await client.ws.close()
+
+
+async def _load(url: str, token: str, chats: int, chunks: int) -> dict[str, Any]:
+    done = asyncio.Event()
+    stats: dict[str, Any] = {"sent": 0, "answered": 0, "ms": []}
+    searchers = [asyncio.create_task(_search(url, token, done, stats)) for _ in range(SEARCHERS)]
+    frames: list[int] = []
+    started = time.perf_counter()
+    expected = answer_text(chunks)
+    ok = await asyncio.gather(*[_chat(url, token, expected, frames) for _ in range(chats)])
+    seconds = time.perf_counter() - started
+    done.set()
+    await asyncio.gather(*searchers)
+    return {
+        "chats_whole_and_in_order": sum(ok),
+        "delta_frames": sum(frames),
+        "seconds": seconds,
+        "search_sent": stats["sent"],
+        "search_answered": stats["answered"],
+        "search_p50_ms": statistics.median(stats["ms"]),
+        "search_p99_ms": percentile(stats["ms"], 0.99),
+        "search_max_ms": max(stats["ms"]),
+    }
+
+
+def run_step(step: str, chats: int, chunks: int, pace: float) -> dict[str, Any]:
+    ctx = mp.get_context("spawn")
+    port_in, port_out = ctx.Pipe(duplex=False)
+    fake = ctx.Process(target=fake_openai, args=(port_out, chunks, pace), daemon=True)
+    fake.start()
+    port = port_in.recv()
+    here, there = ctx.Pipe()
+    bridge = ctx.Process(target=bridge_process, args=(there, port, step), daemon=True)
+    bridge.start()
+    ready = here.recv()
+    load = asyncio.run(_load(ready["url"], ready["token"], chats, chunks))
+    here.send("rss?")
+    rss_first = here.recv()
+    second = asyncio.run(_load(ready["url"], ready["token"], chats, chunks))
+    here.send("done")
+    after = here.recv()
+    bridge.join(30)
+    fake.kill()
+    lags = after["lags"]
+    return {
+        "step": step,
+        **load,
+        "lag_p50_ms": statistics.median(lags),
+        "lag_p99_ms": percentile(lags, 0.99),
+        "lag_max_ms": max(lags),
+        "gc_max_ms": max(after["pauses"], default=0.0),
+        "cpu_us_per_chunk": after["cpu"] / (2 * chats * chunks) * 1e6,
+        "rss_before_mb": ready["rss"],
+        "rss_after_first_round_mb": rss_first,
+        "second_round_whole_and_in_order": second["chats_whole_and_in_order"],
+        "rss_peak_mb": after["peak"],
+        "rss_after_mb": after["rss"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chats", type=int, default=CHATS)
+    parser.add_argument("--chunks", type=int, default=CHUNKS)
+    parser.add_argument("--step", choices=list(STEPS), action="append")
+    parser.add_argument(
+        "--pace", type=float, default=0.0, help="seconds between chunks (0: all at once)"
+    )
+    args = parser.parse_args()
+    rows = [run_step(s, args.chats, args.chunks, args.pace) for s in args.step or list(STEPS)]
+    how = f"one chunk every {args.pace * 1000:g} ms" if args.pace else "each answer in one burst"
+    print(
+        f"{args.chats} streaming chats x {args.chunks} chunks ({how}), {SEARCHERS} clients "
+        "searching (lag: overshoot of a 5 ms timer on the bridge's loop)"
+    )
+    print(
+        f"{'step':<10} {'lag p50':>8} {'p99':>7} {'max':>7} {'gc max':>7} {'CPU/chunk':>9} "
+        f"{'search p99':>10} "
+        f"{'answered':>9} {'in order':>8} {'frames':>7} {'RSS MB: start/round 1/peak/round 2':>34}"
+    )
+    for row in rows:
+        print(
+            f"{row['step']:<10} {row['lag_p50_ms']:8.2f} {row['lag_p99_ms']:7.2f} "
+            f"{row['lag_max_ms']:7.1f} {row['gc_max_ms']:7.1f} {row['cpu_us_per_chunk']:7.0f}us "
+            f"{row['search_p99_ms']:10.1f} "
+            f"{row['search_answered']:>4}/{row['search_sent']:<4} "
+            f"{row['chats_whole_and_in_order']:>4}/{args.chats:<3} {row['delta_frames']:>7} "
+            f"{row['rss_before_mb']:13.1f}/{row['rss_after_first_round_mb']:.1f}/"
+            f"{row['rss_peak_mb']:.1f}/{row['rss_after_mb']:.1f}"
+        )
+    out = ROOT / "bench" / "results" / f"stalls{'_paced' if args.pace else ''}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
