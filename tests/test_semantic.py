@@ -293,4 +293,4 @@ async def test_paid_embedding_over_the_limit_waits_for_approval(vault: Harness) 
     semantic.approve()
     await asyncio.sleep(0)
     await semantic.wait_until_idle(20)
-    assert semantic.ready and spend and spend[0][0] == "fake:text-embedding-3-small"
+    assert semantic.ready and spend and spend[0][0] == "text-embedding-3-small"

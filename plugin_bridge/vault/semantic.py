@@ -92,7 +92,7 @@ class SemanticIndex:
         self.index = index
         self.on_progress = on_progress
         self.on_spend = on_spend
-        """Called with (model id, tokens) after each paid batch."""
+        """Called with (model name, tokens) after each paid batch."""
         self.confirm_over_usd = confirm_over_usd
         self.texts_per_step = texts_per_step
         self.progress = Progress("loading", 0, 0, embedder.model_id)
@@ -226,7 +226,7 @@ class SemanticIndex:
             done += len(step)
             if target.paid and self.on_spend is not None:
                 tokens = target.tokens_used - used or estimate_tokens([t for _, t in step])
-                self.on_spend(target.model_id, tokens)
+                self.on_spend(target.model, tokens)
         if target is not self._target:
             return
         if not self.index.scanned:  # not the whole vault yet: look again shortly
