@@ -109,6 +109,10 @@ PRICES: Final[dict[str, Price]] = {
     "o3": Price(2.0, 8.0, 0.50),
     "o3-mini": Price(1.10, 4.40, 0.55),
     "o1": Price(15.0, 60.0, 7.50),
+    # OpenAI embeddings (input tokens only)
+    "text-embedding-3-small": Price(0.02, 0.0),
+    "text-embedding-3-large": Price(0.13, 0.0),
+    "text-embedding-ada-002": Price(0.10, 0.0),
 }
 
 DEPRECATED_MODELS: Final[dict[str, str]] = {

@@ -20,6 +20,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 
 from llm_service import Provider
+from llm_service.embedders import Embedder
 from plugin_bridge.app.confirm import DEFAULT_CONFIRM_TIMEOUT, ask_client
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.handlers import build_router
@@ -166,12 +167,21 @@ async def running_bridge(
     allowed_origins: Collection[str] = DEFAULT_ALLOWED_ORIGINS,
     init_timeout: float = DEFAULT_INIT_TIMEOUT,
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+    embedder: Embedder | None = None,
+    vault_root: Path | None = None,
+    semantic_options: dict[str, Any] | None = None,
     **app_kw: Any,
 ) -> AsyncIterator[Bridge]:
-    """Serve a copy of examples/vault (fully indexed) in this process."""
-    vault = Vault(copy_example_vault(tmp_path), tmp_path / "data", watch=watch)
+    """Serve a copy of examples/vault (or ``vault_root``), fully indexed, in this process;
+    with ``embedder``, fully embedded too."""
+    root = vault_root or copy_example_vault(tmp_path)
+    vault = Vault(root, tmp_path / "data", watch=watch)
+    if embedder is not None:
+        vault.use_embedder(embedder, **(semantic_options or {}))
     await vault.start()
     await vault.index.wait_until_idle(WAIT)
+    if vault.semantic is not None:
+        await vault.semantic.wait_until_idle(WAIT)
     app = BridgeApp(
         vault,
         confirm=ask_client(vault, timeout=confirm_timeout),
@@ -187,6 +197,7 @@ async def running_bridge(
         init_timeout=init_timeout,
         drain_timeout=drain_timeout,
     )
+    app.broadcast = server.broadcast
     try:
         yield Bridge(app, server, vault)
     finally:

@@ -203,7 +203,7 @@ async def test_internal_errors_leak_nothing_and_are_logged(
 ) -> None:
     """An unexpected exception is a bare -32603 'Internal error.'; the traceback goes to the log."""
 
-    def broken(query: str, limit: int = 10) -> Any:
+    def broken(*args: Any, **kw: Any) -> Any:
         raise RuntimeError("secret internals")
 
     async with running_bridge(tmp_path) as bridge:
@@ -226,7 +226,7 @@ async def test_health_reports_index_and_provider(tmp_path: Path) -> None:
         assert health["status"] == "ok"
         assert health["provider"] is None
         assert health["model"] is None
-        assert health["index"] == {"notes": 16, "pending": 0}
+        assert health["index"] == {"notes": 16, "pending": 0, "embedder": None}
         assert health["recommendedModels"] == RECOMMENDED_MODELS
     provider = ScriptedProvider()
     async with running_bridge(

@@ -104,7 +104,7 @@ async def test_requests_before_initialize_are_refused(tmp_path: Path) -> None:
         wire = await bridge.wire(initialize=False)
         assert (await wire.error("vault/search", {"query": "kafka"}))["code"] == -32002
         result = await wire.result("initialize", init_params(bridge.app.token))
-        assert result["vault"] == {"name": "vault", "noteCount": 16}
+        assert result["vault"] == {"name": "vault", "noteCount": 16, "embedder": None}
         assert result["protocolVersion"] == 1
         assert "chat/send" in result["capabilities"]["methods"]
 

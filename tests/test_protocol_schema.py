@@ -52,6 +52,7 @@ def test_every_method_notification_and_error_is_described() -> None:
         "chat/toolCall",
         "chat/toolResult",
         "budget/warning",
+        "index/progress",
     }
     assert _names(schema, "ServerRequests") == {"tool/confirm"}
 

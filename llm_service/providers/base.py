@@ -83,27 +83,93 @@ class ChatRequest:
     """Sampling temperature; None leaves the API's default."""
 
 
-class Provider(ABC):
-    """A chat model API. Subclasses implement the three ``_``-methods and ``format_tool``."""
+class Retrying(ABC):
+    """The retry policy and error translation shared by chat providers and embedders: retryable
+    LLMErrors are tried ``max_attempts`` times with exponential backoff (never less than
+    Retry-After); anything else an SDK raised goes through ``_convert_error`` once."""
 
     name: str = "provider"
     """Human name used in error messages ("Anthropic", "OpenAI", "Ollama")."""
+
+    def __init__(self, max_attempts: int = 3, backoff_base: float = 1.0) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        if backoff_base < 0:
+            raise ValueError("backoff_base must not be negative")
+        self.max_attempts = max_attempts
+        self.backoff_base = backoff_base
+
+    @abstractmethod
+    def _convert_error(self, exc: Exception) -> LLMError:
+        """Translate anything the SDK raised into an LLMError (the one place per provider)."""
+
+    async def _translated(self, call: Awaitable[T]) -> T:
+        try:
+            return await call
+        except LLMError:
+            raise
+        except Exception as exc:
+            raise self._convert_error(exc) from exc
+
+    async def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=self._wait_seconds,
+            retry=retry_if_exception(self._worth_retrying),
+            before_sleep=self._log_retry,
+            reraise=True,
+        )
+
+        async def call() -> T:  # tenacity awaits only coroutine functions
+            return await attempt()
+
+        return await retrying(call)
+
+    def _wait_seconds(self, state: RetryCallState) -> float:
+        """Exponential backoff with jitter, capped at 30 s, but never less than Retry-After."""
+        from tenacity import wait_exponential_jitter
+
+        backoff = wait_exponential_jitter(
+            multiplier=self.backoff_base, max=MAX_BACKOFF_SECONDS, jitter=self.backoff_base
+        )(state)
+        exc = state.outcome.exception() if state.outcome else None
+        retry_after = exc.retry_after if isinstance(exc, LLMError) else None
+        return max(backoff, retry_after or 0.0)
+
+    def _log_retry(self, state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        code = exc.code if isinstance(exc, LLMError) else type(exc).__name__
+        wait = state.next_action.sleep if state.next_action else 0.0
+        logger.info(
+            "%s call failed (attempt %d/%d, %s); retrying in %.2fs",
+            self.name,
+            state.attempt_number,
+            self.max_attempts,
+            code,
+            wait,
+        )
+
+    def _worth_retrying(self, exc: BaseException) -> bool:
+        """Whether to try the call that raised ``exc`` again (retryable, Retry-After short)."""
+        if not isinstance(exc, LLMError) or not exc.retryable:
+            return False
+        return exc.retry_after is None or exc.retry_after <= MAX_RETRY_AFTER_SECONDS
+
+
+class Provider(Retrying):
+    """A chat model API. Subclasses implement the three ``_``-methods and ``format_tool``."""
+
     default_timeout: float = 60.0
     sdk_module: str | None = None
     """The module the first call imports (its SDK); :meth:`warm_up` imports it early."""
 
     def __init__(self, model: str | None = None, **options: Unpack[ProviderOptions]) -> None:
-        max_attempts = options.get("max_attempts", 3)
-        backoff_base = options.get("backoff_base", 1.0)
-        if max_attempts < 1:
-            raise ValueError("max_attempts must be at least 1")
-        if backoff_base < 0:
-            raise ValueError("backoff_base must not be negative")
+        super().__init__(options.get("max_attempts", 3), options.get("backoff_base", 1.0))
         self.model = model
         """The model of calls that name none (``LLMService(provider)`` uses it)."""
         self.base_url = options.get("base_url")
-        self.max_attempts = max_attempts
-        self.backoff_base = backoff_base
         self.timeout = options.get("timeout", self.default_timeout)
         self.stream_timeout = options.get("stream_timeout", DEFAULT_STREAM_TIMEOUT)
 
@@ -125,11 +191,7 @@ class Provider(ABC):
         It must close its HTTP response when closed early (use ``async with`` on the stream).
         """
 
-    @abstractmethod
-    def _convert_error(self, exc: Exception) -> LLMError:
-        """Translate anything the SDK raised into an LLMError (the one place per provider)."""
-
-    async def aclose(self) -> None:  # noqa: B027 - optional hook, nothing to close by default
+    async def aclose(self) -> None:
         """Release the SDK client's connections."""
 
     async def warm_up(self) -> None:
@@ -193,14 +255,6 @@ class Provider(ABC):
 
     # -- internals ------------------------------------------------------------------------
 
-    async def _translated(self, call: Awaitable[T]) -> T:
-        try:
-            return await call
-        except LLMError:
-            raise
-        except Exception as exc:
-            raise self._convert_error(exc) from exc
-
     async def _open_stream(
         self, request: ChatRequest
     ) -> tuple[StreamEvent, AsyncGenerator[StreamEvent, None], float]:
@@ -226,46 +280,6 @@ class Provider(ABC):
             provider=self.name,
         )
 
-    async def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> T:
-        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
-
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts),
-            wait=self._wait_seconds,
-            retry=retry_if_exception(_worth_retrying),
-            before_sleep=self._log_retry,
-            reraise=True,
-        )
-
-        async def call() -> T:  # tenacity awaits only coroutine functions
-            return await attempt()
-
-        return await retrying(call)
-
-    def _wait_seconds(self, state: RetryCallState) -> float:
-        """Exponential backoff with jitter, capped at 30 s, but never less than Retry-After."""
-        from tenacity import wait_exponential_jitter
-
-        backoff = wait_exponential_jitter(
-            multiplier=self.backoff_base, max=MAX_BACKOFF_SECONDS, jitter=self.backoff_base
-        )(state)
-        exc = state.outcome.exception() if state.outcome else None
-        retry_after = exc.retry_after if isinstance(exc, LLMError) else None
-        return max(backoff, retry_after or 0.0)
-
-    def _log_retry(self, state: RetryCallState) -> None:
-        exc = state.outcome.exception() if state.outcome else None
-        code = exc.code if isinstance(exc, LLMError) else type(exc).__name__
-        wait = state.next_action.sleep if state.next_action else 0.0
-        logger.info(
-            "%s call failed (attempt %d/%d, %s); retrying in %.2fs",
-            self.name,
-            state.attempt_number,
-            self.max_attempts,
-            code,
-            wait,
-        )
-
 
 def _request(
     messages: list[Message], options: ChatOptions, default_model: str | None
@@ -286,9 +300,3 @@ def _request(
         tool_choice,
         options.get("temperature"),
     )
-
-
-def _worth_retrying(exc: BaseException) -> bool:
-    if not isinstance(exc, LLMError) or not exc.retryable:
-        return False
-    return exc.retry_after is None or exc.retry_after <= MAX_RETRY_AFTER_SECONDS

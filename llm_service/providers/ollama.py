@@ -110,7 +110,7 @@ class OllamaProvider(TextToolFallback):
     async def _list_models_once(self) -> list[ModelInfo]:
         """Names of the models pulled into this Ollama (``GET /api/tags``)."""
         response = await self._http().get("/api/tags")
-        models = _decode(response.status_code, response.content, response.headers).get("models")
+        models = decode_json(response.status_code, response.content, response.headers).get("models")
         if not isinstance(models, list):
             raise OllamaResponseError("/api/tags has no model list")
         return [ModelInfo(m["name"]) for m in models if isinstance(m, dict) and m.get("name")]
@@ -142,18 +142,18 @@ class OllamaProvider(TextToolFallback):
     async def _chat_native(self, request: ChatRequest) -> LLMResponse:
         response = await self._http().post("/api/chat", json=self._body(request, stream=False))
         assembly = _Assembly()
-        assembly.feed(_decode(response.status_code, response.content, response.headers))
+        assembly.feed(decode_json(response.status_code, response.content, response.headers))
         return assembly.response()
 
     async def _stream_native(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         body = self._body(request, stream=True)
         async with self._http().stream("POST", "/api/chat", json=body) as response:
             if response.status_code >= 400:
-                _decode(response.status_code, await response.aread(), response.headers)
+                decode_json(response.status_code, await response.aread(), response.headers)
             assembly = _Assembly()
             async for line in response.aiter_lines():
                 if line.strip():
-                    for event in assembly.feed(_decode(200, line.encode())):
+                    for event in assembly.feed(decode_json(200, line.encode())):
                         yield event
         yield ResponseComplete(assembly.response())
 
@@ -220,7 +220,7 @@ def _api_code(exc: OllamaError) -> ErrorCode:
     return "server_error" if code == "unknown" and exc.status is None else code
 
 
-def _decode(status: int, raw: bytes, headers: object = None) -> dict[str, Any]:
+def decode_json(status: int, raw: bytes, headers: object = None) -> dict[str, Any]:
     """One JSON object from Ollama; an error status or an ``error`` field raises OllamaError."""
     retry_after = parse_retry_after(headers)
     try:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -31,6 +31,7 @@ from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
 
 if TYPE_CHECKING:
     from llm_service import Provider
+    from llm_service.embedders import Embedder
     from llm_service.providers.base import ProviderOptions
 
 ProviderName = Literal["anthropic", "openai", "ollama"]
@@ -92,12 +93,30 @@ class BridgeSettings(BaseSettings):
     """The vault folder whose notes are the custom prompts."""
     conversations_folder: str | None = Field(None, min_length=1, max_length=1000)
     """When set, every conversation is also a note in this vault folder, updated each turn."""
+    embedder: str | None = None
+    """``ollama:MODEL``, ``openai:MODEL`` or ``model2vec:PATH``: semantic and hybrid search;
+    none means lexical search only."""
+    embedder_base_url: str | None = None
+    """The embedder's server (default: Ollama's address, or OpenAI's API)."""
+    embedder_requests_per_minute: float | None = Field(None, gt=0)
+    embedder_concurrency: int = Field(2, ge=1, le=32)
+    embedder_confirm_over_usd: float = Field(0.50, ge=0)
+    """A paid embedder asks (``index/progress`` phase confirm) before a job estimated above it."""
     anthropic_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")
     )
     openai_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("openai_api_key", "OPENAI_API_KEY")
     )
+
+    @field_validator("embedder")
+    @classmethod
+    def _embedder_spec(cls, value: str | None) -> str | None:
+        from llm_service.embedders.spec import parse_spec
+
+        if value is not None:
+            parse_spec(value)
+        return value
 
     @classmethod
     def settings_customise_sources(
@@ -301,10 +320,7 @@ def default_model(name: ProviderName) -> str:
 def ollama_url(settings: BridgeSettings) -> str:
     """Ollama's address: ``base_url``, else ``OLLAMA_HOST`` (a bare ``host:port`` too), else
     the local default."""
-    host = settings.ollama_host
-    if host and "://" not in host:
-        host = f"http://{host}"
-    return settings.base_url or host or DEFAULT_OLLAMA_URL
+    return settings.base_url or _ollama_host(settings) or DEFAULT_OLLAMA_URL
 
 
 def build_provider(settings: BridgeSettings, choice: ProviderChoice) -> Provider | None:
@@ -341,3 +357,58 @@ def _present(secret: SecretStr | None) -> bool:
 
 def _secret(secret: SecretStr | None) -> str | None:
     return secret.get_secret_value() if _present(secret) and secret is not None else None
+
+
+def build_embedder(settings: BridgeSettings) -> Embedder | None:
+    """The embedder the settings name (nothing is loaded or contacted yet), or None."""
+    if settings.embedder is None:
+        return None
+    from llm_service.embedders import make_embedder
+    from llm_service.embedders.spec import parse_spec
+
+    kind, _ = parse_spec(settings.embedder)
+    base_url = settings.embedder_base_url
+    if kind == "ollama" and base_url is None:
+        chat_url = settings.base_url if settings.provider == "ollama" else None
+        base_url = chat_url or _ollama_host(settings) or DEFAULT_OLLAMA_URL
+    elif kind == "openai" and base_url is None and settings.provider == "openai":
+        base_url = settings.base_url
+    return make_embedder(
+        settings.embedder,
+        api_key=_secret(settings.openai_api_key),
+        base_url=base_url,
+        requests_per_minute=settings.embedder_requests_per_minute,
+        concurrency=settings.embedder_concurrency,
+    )
+
+
+def embedder_problem(settings: BridgeSettings, embedder: Embedder | None) -> str | None:
+    """Why the configured embedder cannot work (one sentence), or None."""
+    if embedder is None:
+        if settings.embedder_base_url is not None:
+            return "--embedder-base-url needs --embedder (ollama:MODEL or openai:MODEL)."
+        return None
+    from llm_service.embedders import Model2VecEmbedder
+
+    if isinstance(embedder, Model2VecEmbedder):
+        from llm_service.errors import LLMError
+
+        try:
+            embedder.load()
+        except LLMError as exc:
+            return str(exc)
+    if (
+        embedder.kind == "openai"
+        and embedder.base_url is None
+        and not _present(settings.openai_api_key)
+    ):
+        return (
+            f"--embedder {settings.embedder} needs OPENAI_API_KEY (or --embedder-base-url for "
+            "a compatible server); set it and restart."
+        )
+    return None
+
+
+def _ollama_host(settings: BridgeSettings) -> str | None:
+    host = settings.ollama_host
+    return f"http://{host}" if host and "://" not in host else host

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from plugin_bridge.app.config import NO_PROVIDER, BridgeSettings
@@ -23,6 +24,7 @@ from plugin_bridge.wire.errors import RpcError, WireCode
 if TYPE_CHECKING:
     from llm_service import LLMService, Message, Provider
     from llm_service.tools import ConfirmCallback, ToolRegistry
+    from plugin_bridge.vault.semantic import Progress
     from plugin_bridge.vault.vault import Vault
 
 logger = logging.getLogger(__name__)
@@ -75,6 +77,27 @@ class BridgeApp:
         self.conversations = Conversations(self._new_service, store, limit=max_conversations)
         self._tools: ToolRegistry | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self.broadcast: Callable[[str, dict[str, Any]], None] = _nobody
+        """Sends a notification to every client; the server sets it once it listens."""
+        if vault.semantic is not None:
+            vault.semantic.on_progress = self._embedding_progress
+            vault.semantic.on_spend = self._embedding_spend
+
+    def _embedding_progress(self, progress: Progress) -> None:
+        from plugin_bridge.wire.models import dump
+        from plugin_bridge.wire.search_models import IndexProgress
+
+        self.broadcast(
+            "index/progress", dump(IndexProgress.model_validate(progress, from_attributes=True))
+        )
+
+    def _embedding_spend(self, model: str, tokens: int) -> None:
+        """Record a paid embedding batch like a chat call (purpose "embedding")."""
+        from llm_service import Usage
+        from llm_service.pricing import cost_usd
+
+        usage = Usage(tokens, 0)
+        self.spending.recorder(None, "embedding")(model, usage, cost_usd(model, usage))
 
     @property
     def tools(self) -> ToolRegistry:
@@ -154,3 +177,7 @@ class BridgeApp:
         register_vault_tools(service.tools, self.vault, write_permission="ask")
         service.set_system_prompt(system_prompt(self.vault.name))
         return service
+
+
+def _nobody(method: str, params: dict[str, Any]) -> None:
+    """No server yet: notifications go nowhere."""

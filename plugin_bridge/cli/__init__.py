@@ -40,6 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-tokens", type=int, metavar="N", help="most tokens of one answer")
     serve.add_argument("--temperature", type=float, help="sampling temperature, 0 to 2")
     serve.add_argument("--timeout", type=float, metavar="S", help="seconds per provider request")
+    serve.add_argument(
+        "--embedder",
+        metavar="KIND:MODEL",
+        help="semantic search with ollama:MODEL, openai:MODEL or model2vec:PATH",
+    )
+    serve.add_argument("--embedder-base-url", metavar="URL", help="the embedder's server")
 
     search = commands.add_parser("search", help="index the vault and print search results")
     search.add_argument("query", help='words, "a phrase", prefix*, tag:x, path:folder')
@@ -118,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
                 max_tokens=args.max_tokens,
                 temperature=args.temperature,
                 timeout=args.timeout,
+                embedder=args.embedder,
+                embedder_base_url=args.embedder_base_url,
             )
         )
     if args.command == "search":

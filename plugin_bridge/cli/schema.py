@@ -25,6 +25,7 @@ from plugin_bridge.wire.models import (
     ToolConfirmResult,
 )
 from plugin_bridge.wire.protocol import MAX_IN_FLIGHT, PROTOCOL_VERSION
+from plugin_bridge.wire.search_models import IndexProgress
 from plugin_bridge.wire.transport import MAX_FRAME_BYTES
 
 CLIENT_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
@@ -35,6 +36,7 @@ SERVER_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
     "chat/toolCall": ChatToolCall,
     "chat/toolResult": ChatToolResult,
     "budget/warning": BudgetWarning,
+    "index/progress": IndexProgress,
 }
 SERVER_REQUESTS: Final[dict[str, tuple[type[BaseModel], type[BaseModel]]]] = {
     "tool/confirm": (ToolConfirmParams, ToolConfirmResult),

@@ -53,6 +53,8 @@ class ServeOptions(NamedTuple):
     max_tokens: int | None = None
     temperature: float | None = None
     timeout: float | None = None
+    embedder: str | None = None
+    embedder_base_url: str | None = None
 
 
 class _Interrupted(Exception):
@@ -128,8 +130,10 @@ async def _serve(
     )
     from plugin_bridge.app.config import (
         SettingsError,
+        build_embedder,
         build_provider,
         choose_provider,
+        embedder_problem,
         load_settings,
         startup_problem,
         with_served_model,
@@ -137,6 +141,7 @@ async def _serve(
     from plugin_bridge.app.confirm import ask_client
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.app.usage import Budgets
+    from plugin_bridge.cli.progress import show_progress
     from plugin_bridge.handlers import build_router
     from plugin_bridge.vault.errors import VaultError
     from plugin_bridge.vault.vault import Vault
@@ -149,6 +154,8 @@ async def _serve(
         return _fail(2, str(exc))
     choice = choose_provider(settings)
     problem = await startup_problem(settings, choice)
+    embedder = build_embedder(settings)
+    problem = problem or await asyncio.to_thread(embedder_problem, settings, embedder)
     if problem is not None:
         return _fail(2, problem[:1].upper() + problem[1:])
     provider = build_provider(settings, choice)
@@ -159,6 +166,9 @@ async def _serve(
     banner = choice.describe()
     print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
     vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)
+    if embedder is not None:
+        print(f"Semantic search with {embedder.model_id}.", file=sys.stderr, flush=True)
+        vault.use_embedder(embedder, confirm_over_usd=settings.embedder_confirm_over_usd)
     try:
         await vault.start()
     except VaultError as exc:
@@ -174,10 +184,13 @@ async def _serve(
         budgets=Budgets(settings.daily_budget_usd, settings.monthly_budget_usd),
         settings=settings,
     )
+    if vault.semantic is not None:
+        show_progress(vault.semantic)
     try:
         async with await start_server(
             build_router(), app, sock=sock, allowed_origins=settings.allowed_origins
-        ):
+        ) as server:
+            app.broadcast = server.broadcast
             print(
                 f"Ready. Try: {chat_hint(vault_root, options.info_file)}",
                 file=sys.stderr,

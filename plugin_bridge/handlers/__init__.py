@@ -12,6 +12,7 @@ def build_router() -> AppRouter:
         commands,
         conversations,
         prompts,
+        search,
         session,
         settings,
         tools,
@@ -20,6 +21,7 @@ def build_router() -> AppRouter:
     )
 
     router = AppRouter()
-    for area in (session, settings, vault, chat, conversations, prompts, commands, tools, usage):
+    areas = (session, settings, search, vault, chat, conversations, prompts, commands, tools, usage)
+    for area in areas:
         area.register(router)
     return router

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Final
@@ -14,6 +15,7 @@ from plugin_bridge.app.transcripts import save_unique
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.relay import relay, spending
 from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.vault.hybrid import NoteHit, search_notes
 from plugin_bridge.wire.models import (
     CreateNoteParams,
     NoteWriteResult,
@@ -47,6 +49,8 @@ MAX_TITLE_CHARS: Final = 100
 SUMMARY_BUDGET_TOKENS: Final = 6000
 CHARS_PER_TOKEN: Final = 4
 SUMMARY_MAX_TOKENS: Final = 1024
+CHUNKS_PER_SOURCE: Final = 3
+"""A note found by vectors is given to the model as at most this many of its best chunks."""
 _WIKILINK = re.compile(r"\[\[([^\]|#^\n]+)")
 
 
@@ -113,12 +117,9 @@ class GivenNote:
 async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> SearchSummarizeResult:
     """Search, then stream a summary of the top notes citing them (chat/delta notifications)."""
     app = ctx.app
-    hits = app.vault.index.search(params.query, params.limit).hits
+    found = await search_notes(app.vault.index, app.vault.semantic, params.query, params.limit)
     notes = await asyncio.to_thread(
-        read_within_budget,
-        app.vault.notes,
-        [hit.path for hit in hits],
-        SUMMARY_BUDGET_TOKENS * CHARS_PER_TOKEN,
+        read_within_budget, app.vault.notes, found.hits, SUMMARY_BUDGET_TOKENS * CHARS_PER_TOKEN
     )
     if not notes:
         return SearchSummarizeResult(summary=f"No notes match “{params.query}”.", sources=[])
@@ -142,16 +143,26 @@ async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> Searc
     return SearchSummarizeResult(summary=reply.text, sources=cited_sources(reply.text, notes))
 
 
-def read_within_budget(notes: NoteStore, paths: list[str], budget_chars: int) -> list[GivenNote]:
-    """Read ``paths`` in order, sharing ``budget_chars`` (unused shares roll over)."""
+def read_within_budget(
+    notes: NoteStore, hits: Sequence[NoteHit], budget_chars: int
+) -> list[GivenNote]:
+    """The sources of ``hits`` in order, sharing ``budget_chars`` (unused shares roll over):
+    a hit found by vectors gives its best chunks, a lexical one its whole note."""
     given: list[GivenNote] = []
     remaining = budget_chars
-    for index, path in enumerate(paths):
-        share = remaining // (len(paths) - index)
-        try:
-            content = notes.read(path).content
-        except VaultError:
-            continue
+    for index, hit in enumerate(hits):
+        path = hit.path
+        share = remaining // (len(hits) - index)
+        if hit.chunks:
+            content = "\n\n".join(
+                f"### {c.heading}\n{c.text}" if c.heading else c.text
+                for c in hit.chunks[:CHUNKS_PER_SOURCE]
+            )
+        else:
+            try:
+                content = notes.read(path).content
+            except VaultError:
+                continue
         remaining -= min(len(content), share)
         if len(content) > share:
             cut = len(content) - share

@@ -8,6 +8,7 @@ import logging
 from plugin_bridge import __version__
 from plugin_bridge.app.model_cache import ModelCache, known_models
 from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.handlers.search import embedder_status
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
     Capabilities,
@@ -47,7 +48,11 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
         protocol_version=PROTOCOL_VERSION,
         server=ServerInfo(name=SERVER_NAME, version=__version__),
         capabilities=Capabilities(methods=sorted(ctx.methods), chat=app.provider is not None),
-        vault=VaultInfo(name=app.vault.name, note_count=app.vault.index.note_count),
+        vault=VaultInfo(
+            name=app.vault.name,
+            note_count=app.vault.index.note_count,
+            embedder=embedder_status(app.vault),
+        ),
     )
 
 
@@ -62,7 +67,9 @@ async def health(ctx: Context, params: Empty) -> HealthResult:
         version=__version__,
         provider=app.provider_name,
         model=app.model,
-        index=IndexStatus(notes=index.note_count, pending=index.pending),
+        index=IndexStatus(
+            notes=index.note_count, pending=index.pending, embedder=embedder_status(app.vault)
+        ),
         recommended_models={name: list(models) for name, models in RECOMMENDED_MODELS.items()},
     )
 

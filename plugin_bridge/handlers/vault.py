@@ -1,4 +1,4 @@
-"""Vault methods: vault/search, note/read and the user's writes (origin "user"): note/create,
+"""Vault methods: note/read and the user's writes (origin "user"): note/create,
 note/append, note/edit, note/undo; audit/list."""
 
 from __future__ import annotations
@@ -20,23 +20,7 @@ from plugin_bridge.wire.models import (
     NoteUndoParams,
     NoteUndoResult,
     NoteWriteResult,
-    SearchHitModel,
-    SearchParams,
-    SearchResult,
 )
-
-
-async def search(ctx: Context, params: SearchParams) -> SearchResult:
-    """Full-text search (answers from what is indexed so far; pending says how much is not)."""
-    found = ctx.app.vault.index.search(params.query, params.limit)
-    return SearchResult(
-        results=[
-            SearchHitModel(path=h.path, title=h.title, score=h.score, snippet=h.snippet)
-            for h in found.hits
-        ],
-        took_ms=found.took_ms,
-        pending=found.pending,
-    )
 
 
 async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
@@ -93,7 +77,6 @@ async def _user_write(
 
 
 def register(router: AppRouter) -> None:
-    router.register("vault/search", SearchParams, search)
     router.register("note/read", NoteReadParams, read_note)
     router.register("note/create", NoteCreateParams, create_note)
     router.register("note/append", NoteAppendParams, append_note)

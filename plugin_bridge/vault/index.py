@@ -16,17 +16,18 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 from plugin_bridge.vault import search as search_sql
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.files import VaultFiles
 from plugin_bridge.vault.indexer import Indexer, ScanStats
-from plugin_bridge.vault.parse import link_key
+from plugin_bridge.vault.parse import link_forms
 from plugin_bridge.vault.paths import to_posix
-from plugin_bridge.vault.query import parse_query
+from plugin_bridge.vault.query import Query, parse_query, with_filters
 from plugin_bridge.vault.schema import connect, migrate
 from plugin_bridge.vault.watcher import WatchCallbacks, watch_vault
 from plugin_bridge.vault.worker import IndexWorker
@@ -34,6 +35,7 @@ from plugin_bridge.vault.worker import IndexWorker
 __all__ = ["ScanStats", "SearchHit", "SearchIndex", "SearchResults"]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_LIMIT: Final = 200
 NOTIFY_TIMEOUT: Final = 10.0
@@ -94,6 +96,7 @@ class SearchIndex:
         self._fallback: asyncio.TimerHandle | None = None
         self._stop = asyncio.Event()
         self._closed = False
+        self._listeners: list[Callable[[], None]] = []
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -104,7 +107,9 @@ class SearchIndex:
             return
         writer = await asyncio.to_thread(self._open)
         self._reader = connect(str(self.db_path), readonly=True)
-        self._worker = IndexWorker(Indexer(writer, self.files), self._vault_gone)
+        indexer = Indexer(writer, self.files)
+        indexer.on_written = self._written
+        self._worker = IndexWorker(indexer, self._vault_gone)
         self._worker.start()
         if not self.watch:
             self._request_scan()
@@ -185,10 +190,35 @@ class SearchIndex:
         with self._read_lock:
             return [row[0] for row in self._conn().execute("SELECT path FROM notes ORDER BY path")]
 
-    def search(self, query: str, limit: int = 10) -> SearchResults:
-        """The best ``limit`` notes for ``query`` (any string is valid; see ``query.py``)."""
+    @property
+    def scanned(self) -> bool:
+        """True once the first scan has finished."""
+        return self._worker is not None and self._worker.scanned.is_set()
+
+    def add_listener(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (from the worker thread) after each write that changed notes."""
+        self._listeners.append(callback)
+
+    def _written(self) -> None:
+        for callback in self._listeners:
+            callback()
+
+    def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``query`` on the read connection (serialised with searches)."""
+        with self._read_lock:
+            return query(self._conn())
+
+    def parse(self, query: str, folder: str | None = None, tag: str | None = None) -> Query:
+        """``query`` parsed, with the folder and tag filters of ``vault/search``."""
+        return with_filters(parse_query(query), folder, tag)
+
+    def search(
+        self, query: str, limit: int = 10, *, folder: str | None = None, tag: str | None = None
+    ) -> SearchResults:
+        """The best ``limit`` notes for ``query`` (any string is valid; see ``query.py``),
+        inside ``folder`` and with ``tag`` when given."""
         started = time.perf_counter()
-        parsed = parse_query(query)
+        parsed = self.parse(query, folder, tag)
         try:
             with self._read_lock:
                 rows = search_sql.run(self._conn(), parsed, max(0, min(limit, MAX_LIMIT)))
@@ -202,8 +232,7 @@ class SearchIndex:
     def backlinks(self, path: str) -> list[str]:
         """Notes whose wikilinks resolve to ``path``: by file name or by (partial) path."""
         rel = to_posix(path)
-        parts = link_key(rel[:-3] if rel.lower().endswith(".md") else rel).split("/")
-        targets = ["/".join(parts[i:]) for i in range(len(parts))]
+        targets = sorted(link_forms(rel))
         marks = ", ".join("?" * len(targets))
         with self._read_lock:
             rows = self._conn().execute(

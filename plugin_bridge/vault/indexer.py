@@ -14,10 +14,11 @@ import logging
 import os
 import sqlite3
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from plugin_bridge.vault.chunks import Chunk, chunk_note
 from plugin_bridge.vault.cjk import bigrams
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.files import VaultFiles, is_note_name, read_text
@@ -77,9 +78,11 @@ class Note:
     cjk: str
     tags: frozenset[str]
     links: frozenset[str]
+    chunks: tuple[Chunk, ...] = ()
 
 
 Prepared = Gone | Skipped | Note
+_CHANGED: frozenset[Outcome] = frozenset({"added", "updated", "removed"})
 
 
 class Indexer:
@@ -90,6 +93,8 @@ class Indexer:
         self.files = files
         self.root = files.root
         self._root = str(files.root)
+        self.on_written: Callable[[], None] | None = None
+        """Called (in the worker thread) after a transaction that changed notes or chunks."""
 
     # -- finding work ----------------------------------------------------------------------
 
@@ -165,6 +170,7 @@ class Indexer:
             cjk=bigrams(f"{note.title}\n{aliases}\n{note.body}"),
             tags=frozenset(tag.casefold() for tag in note.tags),
             links=frozenset(map(link_key, note.links)),
+            chunks=tuple(chunk_note(note.title, note.body)),
         )
 
     # -- writing -----------------------------------------------------------------------------
@@ -182,6 +188,8 @@ class Indexer:
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
+        if self.on_written is not None and any(o in _CHANGED for o in outcomes):
+            self.on_written()
         return outcomes
 
     def _write_one(self, item: Prepared) -> Outcome:
@@ -230,6 +238,10 @@ class Indexer:
             conn.execute("INSERT INTO notes_cjk (rowid, text) VALUES (?, ?)", (note_id, note.cjk))
         conn.executemany("INSERT INTO tags VALUES (?, ?)", [(note_id, t) for t in note.tags])
         conn.executemany("INSERT INTO links VALUES (?, ?)", [(note_id, t) for t in note.links])
+        conn.executemany(
+            "INSERT INTO chunks (note, seq, heading, text, hash) VALUES (?, ?, ?, ?, ?)",
+            [(note_id, c.seq, c.heading, c.text, c.hash) for c in note.chunks],
+        )
         return "updated" if row else "added"
 
     def _remove(self, rel: str) -> Outcome:
@@ -248,5 +260,6 @@ def _drop_content(conn: sqlite3.Connection, note_id: int) -> None:
         "DELETE FROM notes_cjk WHERE rowid = ?",
         "DELETE FROM tags WHERE note = ?",
         "DELETE FROM links WHERE src = ?",
+        "DELETE FROM chunks WHERE note = ?",
     ):
         conn.execute(sql, (note_id,))

@@ -87,6 +87,14 @@ def link_key(target: str) -> str:
     return _normalise(target).casefold()
 
 
+def link_forms(rel_path: str) -> set[str]:
+    """Every stored link target that resolves to the note at ``rel_path``: its name, or any
+    tail of its path (without ``.md``)."""
+    stem = rel_path[:-3] if rel_path.lower().endswith(".md") else rel_path
+    parts = link_key(stem).split("/")
+    return {"/".join(parts[i:]) for i in range(len(parts))}
+
+
 def _normalise(text: str) -> str:
     text = text.removeprefix("\ufeff")
     if "\r" in text:

@@ -38,10 +38,29 @@ class Query:
     cjk: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
+    folders: tuple[str, ...] = ()
+    """Notes inside these folders (vault-relative, no trailing slash); set by callers."""
 
     @property
     def empty(self) -> bool:
-        return not (self.match or self.cjk or self.tags or self.paths)
+        return not (self.match or self.cjk or self.tags or self.paths or self.folders)
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.tags or self.paths or self.folders)
+
+
+def with_filters(query: Query, folder: str | None = None, tag: str | None = None) -> Query:
+    """``query`` limited to a folder and/or a tag (its nested tags too)."""
+    from dataclasses import replace
+
+    folder = (folder or "").replace("\\", "/").strip("/")
+    tag = (tag or "").lstrip("#").strip("/").casefold()
+    return replace(
+        query,
+        folders=(*query.folders, folder) if folder else query.folders,
+        tags=tuple(dict.fromkeys((*query.tags, tag))) if tag else query.tags,
+    )
 
 
 def parse_query(text: str) -> Query:

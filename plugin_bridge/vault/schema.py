@@ -66,6 +66,37 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         UPDATE notes SET mtime = -1, hash = '';
         """,
     ),
+    (
+        # Semantic search: notes split into chunks along headings (chunks.py), one vector per
+        # chunk hash and embedding model, and which models' vectors are complete. Every note is
+        # read again to make its chunks.
+        "005_chunks_and_vectors",
+        """
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            note INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            heading TEXT NOT NULL,
+            text TEXT NOT NULL,
+            hash TEXT NOT NULL
+        );
+        CREATE INDEX chunks_by_note ON chunks(note);
+        CREATE INDEX chunks_by_hash ON chunks(hash);
+        CREATE TABLE vectors (
+            model TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (model, hash)
+        ) WITHOUT ROWID;
+        CREATE TABLE embedding_models (
+            model TEXT PRIMARY KEY,
+            dims INTEGER NOT NULL,
+            complete INTEGER NOT NULL DEFAULT 0,
+            updated_at TEXT NOT NULL
+        );
+        UPDATE notes SET mtime = -1, hash = '';
+        """,
+    ),
 )
 
 

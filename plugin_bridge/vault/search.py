@@ -117,7 +117,17 @@ def _filters(query: Query, *, with_cjk: bool) -> tuple[str, dict[str, object]]:
     for i, fragment in enumerate(query.paths):
         clauses.append(f"n.path LIKE :path{i} ESCAPE '\\'")
         params[f"path{i}"] = "%" + _escape_like(fragment) + "%"
+    for i, folder in enumerate(query.folders):
+        clauses.append(f"n.path LIKE :folder{i} ESCAPE '\\'")
+        params[f"folder{i}"] = _escape_like(folder) + "/%"
     return "".join(f" AND {clause}" for clause in clauses), params
+
+
+def filtered_chunk_hashes(conn: sqlite3.Connection, query: Query) -> set[str]:
+    """Hashes of the chunks of the notes that pass the query's filters (not its words)."""
+    where, params = _filters(query, with_cjk=False)
+    sql = f"SELECT c.hash FROM chunks c JOIN notes n ON n.id = c.note WHERE 1 {where}"
+    return {row[0] for row in conn.execute(sql, params)}
 
 
 def _cjk_match(terms: Sequence[str]) -> str:

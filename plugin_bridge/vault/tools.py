@@ -8,16 +8,20 @@ compact JSON objects with short keys.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 from llm_service.messages import ToolCall
-from llm_service.tools import Permission, ToolOutput, ToolRegistry
+from llm_service.tools import Permission, ToolHandler, ToolOutput, ToolRegistry
+from plugin_bridge.vault.hybrid import NoteHit, search_notes
 from plugin_bridge.vault.vault import Vault
 
 READ_LIMIT_CHARS: Final = 20_000
 """read_note returns at most this many characters per call."""
+EXCERPT_CHARS: Final = 800
+"""search_notes shows at most this much of a result's best chunk."""
 DEFAULT_LIMIT: Final = 10
 MAX_LIMIT: Final = 50
 
@@ -68,16 +72,15 @@ class _VaultTools:
     """The handlers: sync (the tool registry runs them in a worker thread)."""
 
     def __init__(self, vault: Vault) -> None:
+        self.vault = vault
         self.notes = vault.notes
         self.index = vault.index
 
-    def search_notes(self, args: dict[str, Any]) -> ToolOutput:
-        found = self.index.search(args["query"], args.get("limit", DEFAULT_LIMIT))
-        result: dict[str, Any] = {
-            "results": [
-                {"path": h.path, "title": h.title, "snippet": h.snippet} for h in found.hits
-            ]
-        }
+    async def search_notes(self, args: dict[str, Any]) -> ToolOutput:
+        found = await search_notes(
+            self.index, self.vault.semantic, args["query"], args.get("limit", DEFAULT_LIMIT)
+        )
+        result: dict[str, Any] = {"results": [_hit(h) for h in found.hits]}
         if found.pending:
             result["pending"] = found.pending
             result["note"] = "The index is still being built: results may be incomplete."
@@ -132,14 +135,39 @@ class _Spec:
     name: str
     description: str
     input_schema: dict[str, Any]
-    run: Callable[[_VaultTools, dict[str, Any]], ToolOutput]
+    run: Callable[[_VaultTools, dict[str, Any]], ToolOutput | Awaitable[ToolOutput]]
+
+
+def _hit(hit: NoteHit) -> dict[str, Any]:
+    """A search result for the model: found by vectors, its best chunk (bounded) instead of a
+    snippet, so the answer can often come without reading the whole note."""
+    item: dict[str, Any] = {"path": hit.path, "title": hit.title}
+    if hit.chunks:
+        best = hit.chunks[0]
+        item["section"] = best.heading
+        item["excerpt"] = best.text[:EXCERPT_CHARS]
+    else:
+        item["snippet"] = hit.snippet
+    return item
 
 
 def _bind(
-    run: Callable[[_VaultTools, dict[str, Any]], ToolOutput], tools: _VaultTools
-) -> Callable[[dict[str, Any]], ToolOutput]:
+    run: Callable[[_VaultTools, dict[str, Any]], ToolOutput | Awaitable[ToolOutput]],
+    tools: _VaultTools,
+) -> ToolHandler:
+    if inspect.iscoroutinefunction(run):
+
+        async def handler_async(args: dict[str, Any]) -> ToolOutput:
+            output = run(tools, args)
+            result: ToolOutput = await output if inspect.isawaitable(output) else output
+            return result
+
+        return handler_async
+
     def handler(args: dict[str, Any]) -> ToolOutput:
-        return run(tools, args)
+        output = run(tools, args)
+        assert not inspect.isawaitable(output)
+        return output
 
     return handler
 
@@ -174,9 +202,10 @@ _LIMIT: Final = {
 _SPECS: Final = (
     _Spec(
         "search_notes",
-        "Full-text search over the user's notes, best matches first (title matches rank "
-        "highest). Returns each match's path, title and a snippet with the matched words in "
-        "**bold**. Read a note in full with read_note.",
+        "Search the user's notes, best matches first: full-text (title matches rank highest), "
+        "and by meaning when semantic search is set up. Returns each match's path, title and "
+        "either a snippet with the matched words in **bold** or the best matching section as "
+        "an excerpt. Read a note in full with read_note.",
         _object(
             ["query"],
             query={

@@ -7,11 +7,16 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from plugin_bridge.vault.atomic import remove_orphans
 from plugin_bridge.vault.datadir import default_data_dir
 from plugin_bridge.vault.index import SearchIndex
 from plugin_bridge.vault.notes import NoteStore
+
+if TYPE_CHECKING:
+    from llm_service.embedders import Embedder
+    from plugin_bridge.vault.semantic import SemanticIndex
 
 INDEX_FILE = "index.sqlite3"
 logger = logging.getLogger(__name__)
@@ -52,7 +57,17 @@ class Vault:
         )
         self.notes = NoteStore(self.root, self.data_dir, on_write=self._written)
         self._indexing = False
+        self.semantic: SemanticIndex | None = None
+        """Vectors for semantic and hybrid search; None without an embedder (lexical only)."""
         self.set_scope(exclude)
+
+    def use_embedder(self, embedder: Embedder, **options: Any) -> SemanticIndex:
+        """Keep vectors of every chunk with ``embedder`` (call before ``start``); ``options``
+        go to :class:`SemanticIndex` (progress and spend callbacks, the confirmation limit)."""
+        from plugin_bridge.vault.semantic import SemanticIndex
+
+        self.semantic = SemanticIndex(self.index, embedder, **options)
+        return self.semantic
 
     @property
     def exclude(self) -> tuple[str, ...]:
@@ -75,10 +90,14 @@ class Vault:
             logger.info("Removed %d temp files left by an interrupted write.", removed)
         await self.index.start()
         self._indexing = True
+        if self.semantic is not None:
+            await self.semantic.start()
 
     async def close(self) -> None:
         """Stop the watcher and the indexer; the note store stays usable."""
         self._indexing = False
+        if self.semantic is not None:
+            await self.semantic.close()
         await self.index.close()
 
     async def __aenter__(self) -> Vault:

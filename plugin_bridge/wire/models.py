@@ -71,9 +71,17 @@ class Capabilities(WireModel):
     chat: bool = Field(description="A model provider is configured (chat and commands work).")
 
 
+class EmbedderStatus(WireModel):
+    model: str = Field(description="The configured embedder, e.g. ollama:nomic-embed-text.")
+    chunks_embedded: int = Field(description="Chunks with a vector of that model.")
+    ready: bool = Field(description="Semantic and hybrid search answer (else lexical).")
+    phase: str = Field(description="The embedding job's phase, as in index/progress.")
+
+
 class VaultInfo(WireModel):
     name: str
     note_count: int
+    embedder: EmbedderStatus | None = Field(None, description="null: lexical search only.")
 
 
 class InitializeResult(WireModel):
@@ -86,6 +94,7 @@ class InitializeResult(WireModel):
 class IndexStatus(WireModel):
     notes: int = Field(description="Notes in the search index.")
     pending: int = Field(description="Files waiting to be indexed.")
+    embedder: EmbedderStatus | None = Field(None, description="null: lexical search only.")
 
 
 class HealthResult(WireModel):
@@ -121,25 +130,47 @@ class ModelsListResult(WireModel):
 # -- vault ---------------------------------------------------------------------------------
 
 
+SearchMode = Literal["lexical", "semantic", "hybrid"]
+MatchSide = Literal["lexical", "semantic"]
+
+
+def _lexical() -> list[MatchSide]:
+    return ["lexical"]
+
+
 class SearchParams(Params):
     query: str = Field(
         max_length=1000,
         description='Words, "a phrase", prefix*, tag:x and path:folder filters.',
     )
     limit: int = Field(10, ge=1, le=50)
+    mode: SearchMode | None = Field(
+        None,
+        description="Default: hybrid when vectors are ready, else lexical (also when semantic "
+        "or hybrid is asked for before vectors exist).",
+    )
+    folder: str | None = Field(None, max_length=1000, description="Only notes inside it.")
+    tag: str | None = Field(None, max_length=200, description="Only notes with it (or nested).")
 
 
 class SearchHitModel(WireModel):
     path: str
     title: str
-    score: float = Field(description="Higher is better.")
-    snippet: str = Field(description="Matched text, the matches wrapped in **…**.")
+    score: float = Field(description="Higher is better (comparable within one answer only).")
+    snippet: str = Field(
+        description="Lexical: matched text, the matches wrapped in **…**; found by vectors: "
+        "the best chunk, after its heading path."
+    )
+    matched_by: list[MatchSide] = Field(
+        default_factory=_lexical, description="Which search found this note."
+    )
 
 
 class SearchResult(WireModel):
     results: list[SearchHitModel]
     took_ms: float
     pending: int = Field(description="Files not indexed yet (results may be partial).")
+    mode: SearchMode = Field("lexical", description="The mode that answered.")
 
 
 class NoteReadParams(Params):

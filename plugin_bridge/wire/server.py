@@ -12,7 +12,7 @@ import logging
 import socket
 from collections.abc import Collection
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from plugin_bridge.wire.connection import OUTGOING_LIMIT, Connection
 from plugin_bridge.wire.protocol import CLOSE_INIT_TIMEOUT, CLOSE_NOT_READING
@@ -69,6 +69,20 @@ class BridgeServer(Generic[S]):
         self.url = ws_url(host, self.port)
         self._sock = sock
         self._server: Server | None = None
+        self._broadcasts: set[asyncio.Task[None]] = set()
+
+    def broadcast(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification to every initialized connection (without waiting)."""
+        for connection in list(self.connections):
+            if connection.ready:
+                task = asyncio.create_task(connection.notify(method, params))
+                self._broadcasts.add(task)
+                task.add_done_callback(self._sent)
+
+    def _sent(self, task: asyncio.Task[None]) -> None:
+        self._broadcasts.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.debug("a notification was not delivered: %r", task.exception())
 
     async def start(self) -> None:
         from websockets.asyncio.server import serve

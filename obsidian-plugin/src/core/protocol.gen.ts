@@ -88,6 +88,13 @@ export interface Methods {
 		result: HealthResult;
 	};
 	/**
+	 * Approve the paid embedding that index/progress (phase confirm) announced.
+	 */
+	"index/confirmEmbedding": {
+		params: Empty;
+		result: ConfirmEmbeddingResult;
+	};
+	/**
 	 * Authenticate with the info file's token; must be the first request of a connection.
 	 */
 	initialize: {
@@ -179,7 +186,14 @@ export interface Methods {
 		result: UsageSummaryResult;
 	};
 	/**
-	 * Full-text search (answers from what is indexed so far; pending says how much is not).
+	 * The notes closest in meaning to one note, with whether they already link.
+	 */
+	"vault/related": {
+		params: RelatedParams;
+		result: RelatedResult;
+	};
+	/**
+	 * Lexical, semantic or hybrid search (answers from what is indexed and embedded so far;
 	 */
 	"vault/search": {
 		params: SearchParams;
@@ -403,6 +417,34 @@ export interface IndexStatus {
 	 * Files waiting to be indexed.
 	 */
 	pending: number;
+	/**
+	 * null: lexical search only.
+	 */
+	embedder?: EmbedderStatus | null;
+}
+export interface EmbedderStatus {
+	/**
+	 * The configured embedder, e.g. ollama:nomic-embed-text.
+	 */
+	model: string;
+	/**
+	 * Chunks with a vector of that model.
+	 */
+	chunksEmbedded: number;
+	/**
+	 * Semantic and hybrid search answer (else lexical).
+	 */
+	ready: boolean;
+	/**
+	 * The embedding job's phase, as in index/progress.
+	 */
+	phase: string;
+}
+export interface ConfirmEmbeddingResult {
+	/**
+	 * True when a paid embed was waiting and now runs.
+	 */
+	waiting: boolean;
 }
 export interface InitializeParams {
 	/**
@@ -445,6 +487,10 @@ export interface Capabilities {
 export interface VaultInfo {
 	name: string;
 	noteCount: number;
+	/**
+	 * null: lexical search only.
+	 */
+	embedder?: EmbedderStatus | null;
 }
 export interface ModelsListParams {
 	/**
@@ -737,12 +783,54 @@ export interface ModelUsageModel {
 	 */
 	unpricedCalls: number;
 }
+export interface RelatedParams {
+	/**
+	 * Vault-relative path of the note.
+	 */
+	path: string;
+	limit?: number;
+}
+export interface RelatedResult {
+	results: RelatedNote[];
+	/**
+	 * False: no vectors yet (no embedder, or still embedding).
+	 */
+	ready: boolean;
+}
+export interface RelatedNote {
+	path: string;
+	title: string;
+	/**
+	 * Cosine similarity to the note, -1..1; higher is closer.
+	 */
+	score: number;
+	/**
+	 * The note asked about links to this one.
+	 */
+	linksTo: boolean;
+	/**
+	 * This one links to the note asked about.
+	 */
+	linkedFrom: boolean;
+}
 export interface SearchParams {
 	/**
 	 * Words, "a phrase", prefix*, tag:x and path:folder filters.
 	 */
 	query: string;
 	limit?: number;
+	/**
+	 * Default: hybrid when vectors are ready, else lexical (also when semantic or hybrid is asked for before vectors exist).
+	 */
+	mode?: ("lexical" | "semantic" | "hybrid") | null;
+	/**
+	 * Only notes inside it.
+	 */
+	folder?: string | null;
+	/**
+	 * Only notes with it (or nested).
+	 */
+	tag?: string | null;
 }
 export interface SearchResult {
 	results: SearchHitModel[];
@@ -751,18 +839,26 @@ export interface SearchResult {
 	 * Files not indexed yet (results may be partial).
 	 */
 	pending: number;
+	/**
+	 * The mode that answered.
+	 */
+	mode?: "lexical" | "semantic" | "hybrid";
 }
 export interface SearchHitModel {
 	path: string;
 	title: string;
 	/**
-	 * Higher is better.
+	 * Higher is better (comparable within one answer only).
 	 */
 	score: number;
 	/**
-	 * Matched text, the matches wrapped in **…**.
+	 * Lexical: matched text, the matches wrapped in **…**; found by vectors: the best chunk, after its heading path.
 	 */
 	snippet: string;
+	/**
+	 * Which search found this note.
+	 */
+	matchedBy?: ("lexical" | "semantic")[];
 }
 export interface ClientNotifications {
 	"$/cancelRequest": {
@@ -787,6 +883,9 @@ export interface ServerNotifications {
 	};
 	"budget/warning": {
 		params: BudgetWarning;
+	};
+	"index/progress": {
+		params: IndexProgress;
 	};
 }
 export interface ChatDelta {
@@ -814,6 +913,30 @@ export interface BudgetWarning {
 	period: "day" | "month";
 	spentUsd: number;
 	budgetUsd: number;
+}
+/**
+ * Sent to every client while the embedding job runs.
+ */
+export interface IndexProgress {
+	/**
+	 * confirm: waiting for index/confirmEmbedding (a paid embed over the limit).
+	 */
+	phase: "loading" | "embedding" | "confirm" | "ready" | "error";
+	done: number;
+	total: number;
+	model: string;
+	/**
+	 * With phase confirm.
+	 */
+	estimatedTokens?: number | null;
+	/**
+	 * With phase confirm; null: unknown.
+	 */
+	estimatedUsd?: number | null;
+	/**
+	 * With phase error: one sentence.
+	 */
+	error?: string | null;
 }
 export interface ServerRequests {
 	"tool/confirm": {

@@ -1,0 +1,107 @@
+"""Search methods: vault/search (lexical, semantic, hybrid), vault/related and
+index/confirmEmbedding."""
+
+from __future__ import annotations
+
+from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.vault.hybrid import related_notes, search_notes
+from plugin_bridge.vault.vault import Vault
+from plugin_bridge.wire.errors import RpcError, WireCode
+from plugin_bridge.wire.models import (
+    EmbedderStatus,
+    Empty,
+    SearchHitModel,
+    SearchParams,
+    SearchResult,
+)
+from plugin_bridge.wire.search_models import (
+    ConfirmEmbeddingResult,
+    RelatedNote,
+    RelatedParams,
+    RelatedResult,
+)
+
+
+async def search(ctx: Context, params: SearchParams) -> SearchResult:
+    """Lexical, semantic or hybrid search (answers from what is indexed and embedded so far;
+    pending says how many files are not indexed yet)."""
+    vault = ctx.app.vault
+    found = await search_notes(
+        vault.index,
+        vault.semantic,
+        params.query,
+        params.limit,
+        mode=params.mode,
+        folder=params.folder,
+        tag=params.tag,
+    )
+    return SearchResult(
+        results=[
+            SearchHitModel(
+                path=h.path,
+                title=h.title,
+                score=h.score,
+                snippet=h.snippet,
+                matched_by=list(h.matched_by),
+            )
+            for h in found.hits
+        ],
+        took_ms=found.took_ms,
+        pending=found.pending,
+        mode=found.mode,
+    )
+
+
+async def related(ctx: Context, params: RelatedParams) -> RelatedResult:
+    """The notes closest in meaning to one note, with whether they already link."""
+    vault = ctx.app.vault
+    semantic = vault.semantic
+    if semantic is None or not semantic.ready:
+        return RelatedResult(results=[], ready=False)
+    if vault.notes.files.ignored(params.path):
+        raise RpcError(WireCode.INVALID_PARAMS, f"{params.path} is not a note of this vault.")
+    found = related_notes(vault.index, semantic, params.path, params.limit)
+    return RelatedResult(
+        results=[
+            RelatedNote(
+                path=r.path,
+                title=r.title,
+                score=r.score,
+                links_to=r.links_to,
+                linked_from=r.linked_from,
+            )
+            for r in found
+        ],
+        ready=True,
+    )
+
+
+async def confirm_embedding(ctx: Context, params: Empty) -> ConfirmEmbeddingResult:
+    """Approve the paid embedding that index/progress (phase confirm) announced."""
+    semantic = ctx.app.vault.semantic
+    if semantic is None:
+        raise RpcError(
+            WireCode.INVALID_PARAMS, "No embedder is configured: start serve with --embedder."
+        )
+    waiting = semantic.progress.phase == "confirm"
+    semantic.approve()
+    return ConfirmEmbeddingResult(waiting=waiting)
+
+
+def embedder_status(vault: Vault) -> EmbedderStatus | None:
+    """What health and initialize say about semantic search (None: lexical only)."""
+    semantic = vault.semantic
+    if semantic is None:
+        return None
+    return EmbedderStatus(
+        model=semantic.model_id,
+        chunks_embedded=semantic.chunks_embedded,
+        ready=semantic.ready,
+        phase=semantic.progress.phase,
+    )
+
+
+def register(router: AppRouter) -> None:
+    router.register("vault/search", SearchParams, search)
+    router.register("vault/related", RelatedParams, related)
+    router.register("index/confirmEmbedding", Empty, confirm_embedding)

@@ -1,0 +1,152 @@
+"""Notes as chunks for embedding: split along headings, size bounded, each with a content hash.
+
+Each chunk's embedded text starts with the note's title and its heading path (``Setup > Linux``)
+so a chunk says what it is about out of context. The hash covers exactly that text: a chunk
+whose hash the index already has a vector for is never embedded again, whatever happened to the
+file's mtime or path (a move keeps the title, so it keeps every hash).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+
+MAX_CHARS: Final = 1200
+"""A chunk's text (without its title and heading prefix) is at most this long."""
+MIN_CHARS: Final = 40
+"""A section shorter than this is merged into the next one under the same top heading."""
+_HEADING: Final = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_PARAGRAPH: Final = re.compile(r"\n[ \t]*\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One piece of a note: where it is (``heading`` path) and its ``text``, hashed with the
+    note's title by :func:`embed_text`."""
+
+    seq: int
+    heading: str
+    text: str
+    hash: str
+
+
+def embed_text(title: str, heading: str, text: str) -> str:
+    """What the embedder sees for a chunk: title, heading path, then the text."""
+    head = f"{title}\n{heading}" if heading else title
+    return f"{head}\n\n{text}" if text else head
+
+
+def chunk_hash(title: str, heading: str, text: str) -> str:
+    return hashlib.sha256(embed_text(title, heading, text).encode()).hexdigest()[:32]
+
+
+def chunk_note(title: str, body: str, max_chars: int = MAX_CHARS) -> list[Chunk]:
+    """The chunks of a note, in order; a note without text is one chunk of its title."""
+    pieces: list[tuple[str, str]] = []
+    for heading, text in _merged(_sections(body)):
+        pieces += [(heading, part) for part in _bounded(text, max_chars)]
+    if not pieces:
+        pieces = [("", "")]
+    return [
+        Chunk(seq, heading, text, chunk_hash(title, heading, text))
+        for seq, (heading, text) in enumerate(pieces)
+    ]
+
+
+def _sections(body: str) -> Iterator[tuple[tuple[str, ...], str]]:
+    """(heading path, text) of each part of ``body``; headings inside code fences are text."""
+    path: list[tuple[int, str]] = []
+    lines: list[str] = []
+    fence = ""
+    current: tuple[str, ...] = ()
+    for line in body.split("\n"):
+        opened = _FENCE.match(line)
+        if fence:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = ""
+            lines.append(line)
+            continue
+        if opened:
+            fence = opened.group(1)
+            lines.append(line)
+            continue
+        heading = _HEADING.match(line)
+        if heading is None:
+            lines.append(line)
+            continue
+        yield current, "\n".join(lines).strip()
+        level = len(heading.group(1))
+        path = [(lvl, name) for lvl, name in path if lvl < level] + [(level, heading.group(2))]
+        current = tuple(name for _, name in path)
+        lines = []
+    yield current, "\n".join(lines).strip()
+
+
+def _merged(sections: Iterator[tuple[tuple[str, ...], str]]) -> Iterator[tuple[str, str]]:
+    """Sections as (``A > B``, text), tiny ones merged into the next under the same top heading
+    (a heading with one line under it makes a poor chunk of its own)."""
+    carry: tuple[tuple[str, ...], str] | None = None
+    for path, text in sections:
+        if carry is not None:
+            carried_path, carried = carry
+            if carried_path[:1] == path[:1]:
+                sub = (
+                    " > ".join(path[len(carried_path) :])
+                    if path[: len(carried_path)] == (carried_path)
+                    else ""
+                )
+                joined = f"{carried}\n\n{sub}\n{text}".strip() if sub else f"{carried}\n\n{text}"
+                path, text = carried_path, joined.strip()
+            else:
+                yield " > ".join(carried_path), carried
+            carry = None
+        if not text:
+            continue
+        if len(text) < MIN_CHARS:
+            carry = (path, text)
+            continue
+        yield " > ".join(path), text
+    if carry is not None:
+        yield " > ".join(carry[0]), carry[1]
+
+
+def _bounded(text: str, max_chars: int) -> Iterator[str]:
+    """``text`` in pieces of at most ``max_chars``: whole paragraphs where they fit, then lines,
+    then plain cuts."""
+    if len(text) <= max_chars:
+        yield text
+        return
+    piece = ""
+    for paragraph in _PARAGRAPH.split(text):
+        for part in _split_long(paragraph.strip(), max_chars):
+            if piece and len(piece) + 2 + len(part) > max_chars:
+                yield piece
+                piece = ""
+            piece = f"{piece}\n\n{part}" if piece else part
+    if piece:
+        yield piece
+
+
+def _split_long(paragraph: str, max_chars: int) -> Iterator[str]:
+    if len(paragraph) <= max_chars:
+        if paragraph:
+            yield paragraph
+        return
+    line_piece = ""
+    for line in paragraph.split("\n"):
+        while len(line) > max_chars:
+            if line_piece:
+                yield line_piece
+                line_piece = ""
+            yield line[:max_chars]
+            line = line[max_chars:]
+        if line_piece and len(line_piece) + 1 + len(line) > max_chars:
+            yield line_piece
+            line_piece = ""
+        line_piece = f"{line_piece}\n{line}" if line_piece else line
+    if line_piece.strip():
+        yield line_piece
