@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import openai as fake
-from tests.fakes.http import FakeHTTPServer
+from tests.fakes.http import FakeHTTPServer, Reply
 from tests.test_bridge_helpers import copy_example_vault, running_bridge
 from tests.test_cli import START_WAIT, run_cli, serve
 
@@ -81,3 +81,35 @@ async def test_settings_update_to_a_local_server_chats_with_its_loaded_model(
         reply = await wire.result("chat/send", {"text": "hi"})
     assert updated["models"]["chat"] == LOADED and reply["text"] == "Hello from LM Studio."
     assert fake_http.requests[-1].json()["model"] == LOADED
+
+
+def _lm_studio_models(*models: tuple[str, str]) -> Reply:
+    """LM Studio's own GET /api/v0/models: each model's id and state."""
+    data = [{"id": i, "object": "model", "type": "llm", "state": s} for i, s in models]
+    return Reply.json({"object": "list", "data": data})
+
+
+async def test_with_several_models_listed_the_one_lm_studio_has_loaded_is_used(
+    fake_http: FakeHTTPServer,
+) -> None:
+    """LM Studio with just-in-time loading lists every downloaded model on /v1/models; its own
+    /api/v0/models says which is loaded, and that one is used."""
+    fake_http.enqueue(
+        fake.models_reply(EMBEDDER, "llama-3.2-3b-instruct", LOADED),
+        _lm_studio_models(("llama-3.2-3b-instruct", "not-loaded"), (LOADED, "loaded")),
+    )
+    provider = fake.make_provider(fake_http)
+    assert await provider.served_model() == LOADED
+    assert [r.path for r in fake_http.requests] == ["/v1/models", "/api/v0/models"]
+
+
+async def test_a_server_without_lm_studios_api_gets_its_first_chat_model(
+    fake_http: FakeHTTPServer,
+) -> None:
+    """vLLM serving two models answers 404 to /api/v0/models: the first chat model listed."""
+    fake_http.enqueue(
+        fake.models_reply("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-8B"),
+        Reply.json({"detail": "Not Found"}, status=404),
+    )
+    provider = fake.make_provider(fake_http)
+    assert await provider.served_model() == "meta-llama/Llama-3.1-8B-Instruct"

@@ -236,9 +236,13 @@ async def test_ollama_missing_model_says_to_pull_it(fake_http: FakeHTTPServer) -
 
 
 async def test_list_models_reads_each_api(fake_http: FakeHTTPServer) -> None:
-    """models/list sources: Ollama's /api/tags and the OpenAI models endpoint."""
+    """models/list sources: Ollama's /api/tags (with /api/show for each model's capabilities
+    and context length) and the OpenAI models endpoint."""
+    llama_info = {"general.architecture": "llama", "llama.context_length": 131072}
     fake_http.enqueue(
         Reply.json({"models": [{"name": "llama3.1:8b"}, {"name": "qwen3:4b"}]}),
+        Reply.json({"capabilities": ["completion", "tools"], "model_info": llama_info}),
+        Reply.json({"error": "model 'qwen3:4b' not found"}, status=404),
         Reply.json(
             {
                 "object": "list",
@@ -252,6 +256,10 @@ async def test_list_models_reads_each_api(fake_http: FakeHTTPServer) -> None:
     ollama_models = await ollama_wire.make_provider(fake_http).list_models()
     openai_models = await openai_wire.make_provider(fake_http).list_models()
     assert [m.id for m in ollama_models] == ["llama3.1:8b", "qwen3:4b"]
+    llama, qwen = ollama_models
+    assert (llama.supports_tools, llama.context_window) == (True, 131072)
+    assert (qwen.supports_tools, qwen.context_window) == (None, None)  # /api/show failed
+    assert fake_http.requests[1].json() == {"model": "llama3.1:8b"}
     assert [m.id for m in openai_models] == ["gpt-a", "gpt-b"]
 
 

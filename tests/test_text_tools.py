@@ -145,3 +145,24 @@ async def test_a_400_about_something_else_is_an_error_not_a_fallback(
 def test_refusals_are_told_apart_from_other_bad_requests(text: str, refused: bool) -> None:
     """The servers' ways of saying 'no tools' are recognised; other 400 texts are not."""
     assert refuses_tools(text) is refused
+
+
+async def test_an_ollama_model_listed_without_tools_gets_them_in_text_from_the_first_call(
+    fake_http: FakeHTTPServer,
+) -> None:
+    """/api/show capabilities without "tools": list_models says so, and the first chat with
+    tools already describes them in text (no refused request)."""
+    fake_http.enqueue(
+        Reply.json({"models": [{"name": "gemma3:1b"}]}),
+        Reply.json({"capabilities": ["completion", "vision"]}),
+        fake.text_reply("No tool needed.", stream=False),
+    )
+    provider = fake.make_provider(fake_http)
+    (listed,) = await provider.list_models()
+    svc = LLMService(provider, model="gemma3:1b")
+    svc.register_tool("add", "Add two numbers", ADD_SCHEMA, lambda args: "0")
+    reply = await svc.process_message("Hello")
+    chat = fake_http.requests[-1].json()
+    assert listed.supports_tools is False and reply.text == "No tool needed."
+    assert len(fake_http.requests) == 3 and "tools" not in chat
+    assert "To call one, answer with only a block" in chat["messages"][0]["content"]

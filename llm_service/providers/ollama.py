@@ -108,12 +108,36 @@ class OllamaProvider(TextToolFallback):
     format_tool = staticmethod(function_tool)
 
     async def _list_models_once(self) -> list[ModelInfo]:
-        """Names of the models pulled into this Ollama (``GET /api/tags``)."""
+        """The models pulled into this Ollama (``GET /api/tags``), each with what
+        ``/api/show`` says of it."""
         response = await self._http().get("/api/tags")
         models = decode_json(response.status_code, response.content, response.headers).get("models")
         if not isinstance(models, list):
             raise OllamaResponseError("/api/tags has no model list")
-        return [ModelInfo(m["name"]) for m in models if isinstance(m, dict) and m.get("name")]
+        names = [m["name"] for m in models if isinstance(m, dict) and m.get("name")]
+        return [await self._shown(name) for name in names]
+
+    async def _shown(self, model: str) -> ModelInfo:
+        """``model`` with its tool support (``capabilities``, Ollama 0.6.4 and later) and
+        context length (``model_info``) from ``/api/show``; unknown where it does not say. A
+        model without tools gets them in text from its first call on, with no refused call."""
+        import httpx
+
+        try:
+            response = await self._http().post("/api/show", json={"model": model})
+            shown = _decode(response.status_code, response.content)
+        except (OllamaError, OllamaResponseError, httpx.HTTPError):
+            return ModelInfo(model)
+        capabilities = shown.get("capabilities")
+        tools = "tools" in capabilities if isinstance(capabilities, list) else None
+        if tools is False:
+            self._no_tool_models.add(model)
+        details = shown.get("model_info")
+        lengths = details.items() if isinstance(details, dict) else []
+        context = next(
+            (v for k, v in lengths if k.endswith(".context_length") and isinstance(v, int)), None
+        )
+        return ModelInfo(model, context_window=context, supports_tools=tools)
 
     def _body(self, request: ChatRequest, *, stream: bool) -> dict[str, Any]:
         names = {

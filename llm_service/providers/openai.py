@@ -121,11 +121,33 @@ class OpenAIProvider(TextToolFallback):
     format_tool = staticmethod(function_tool)
 
     async def served_model(self) -> str | None:
-        """The chat model a compatible server has loaded, as it lists them (LM Studio lists its
-        loaded models, vLLM and llama.cpp the one they serve): the first that is not an
-        embedding model; None when there is none. Retried and translated like ``chat``."""
+        """The chat model a compatible server has loaded: the first listed that is not an
+        embedding model (vLLM and llama.cpp list the one they serve); when several are listed,
+        the first that LM Studio reports loaded (with just-in-time loading it lists every
+        downloaded model). None when there is none. Retried and translated like ``chat``."""
         models = await self._with_retries(lambda: self._translated(self._listed()))
-        return first_chat_model(m.id for m in models)
+        chat = [m.id for m in models if not _is_embedding_model(m.id)]
+        if len(chat) > 1:
+            loaded = await self._lm_studio_loaded()
+            chat = [model for model in chat if model in loaded] or chat
+        return chat[0] if chat else None
+
+    async def _lm_studio_loaded(self) -> set[str]:
+        """The models LM Studio's own REST API (``/api/v0/models``, beside ``/v1``) says are
+        loaded; empty from any other server or on any error."""
+        import openai
+
+        root = (self.base_url or "").rstrip("/").removesuffix("/v1")
+        try:
+            body = await self._sdk().get(f"{root}/api/v0/models", cast_to=object)
+        except openai.APIError:
+            return set()
+        entries = body.get("data") if isinstance(body, dict) else None
+        return {
+            entry["id"]
+            for entry in entries or []
+            if isinstance(entry, dict) and entry.get("state") == "loaded" and "id" in entry
+        }
 
     async def _listed(self) -> list[Any]:
         """The models endpoint's entries that have an id, in the server's order."""
@@ -435,7 +457,11 @@ _NOT_CHAT: Final = (
 
 def first_chat_model(ids: Iterable[str]) -> str | None:
     """The first of a compatible server's model ids that is not an embedding model."""
-    return next((model for model in ids if "embed" not in model.lower()), None)
+    return next((model for model in ids if not _is_embedding_model(model)), None)
+
+
+def _is_embedding_model(model: str) -> bool:
+    return "embed" in model.lower()
 
 
 def _json_event(data: str, assembly: _Assembly) -> dict[str, Any]:

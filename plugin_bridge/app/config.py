@@ -9,8 +9,8 @@ log.
 Provider choice: ``--provider`` if given, else anthropic when ANTHROPIC_API_KEY is set, else
 openai when OPENAI_API_KEY is set, else none. A chosen provider whose key is missing counts as
 none (openai with ``--base-url`` needs no key: local servers ignore it, and without ``--model``
-it uses the model the server has loaded). Without a provider the
-server still serves search and notes; chat answers -32011 with :attr:`ProviderChoice.missing`.
+it uses the model the server has loaded). Without a provider the server still serves search and
+notes; chat answers -32011 with :attr:`ProviderChoice.missing`.
 """
 
 from __future__ import annotations
