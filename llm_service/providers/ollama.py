@@ -125,7 +125,7 @@ class OllamaProvider(TextToolFallback):
 
         try:
             response = await self._http().post("/api/show", json={"model": model})
-            shown = _decode(response.status_code, response.content)
+            shown = decode_json(response.status_code, response.content)
         except (OllamaError, OllamaResponseError, httpx.HTTPError):
             return ModelInfo(model)
         capabilities = shown.get("capabilities")
