@@ -7,7 +7,7 @@ import type { Review } from "./core/diff";
 import { diagnoseHandshake, type Host } from "./core/host";
 import { suggestedCommand } from "./core/launcher";
 import type { SuggestionSource } from "./core/mentions";
-import type { PromptModel } from "./core/protocol";
+import type { IndexProgress, PromptModel } from "./core/protocol";
 import { loadSettings, type PluginSettings } from "./core/settings";
 import { statusText, statusTitle } from "./core/status";
 import { text } from "./core/stream";
@@ -29,6 +29,7 @@ export default class AssistantPlugin extends Plugin {
 	private connector: Connector | null = null;
 	private statusEl!: HTMLElement;
 	private prompts: Prompt[] = [];
+	private embedding: IndexProgress | null = null;
 	private promptCommands = new Set<string>();
 
 	override async onload(): Promise<void> {
@@ -109,7 +110,7 @@ export default class AssistantPlugin extends Plugin {
 	}
 
 	private onState(state: ConnectionState): void {
-		this.statusEl.setText(statusText(state));
+		this.statusEl.setText(statusText(state, this.embedding));
 		this.statusEl.setAttribute("aria-label", statusTitle(state));
 		this.statusEl.toggleClass("aib-status-off", state.status === "disconnected");
 		for (const view of this.views()) view.showConnection();
@@ -120,10 +121,42 @@ export default class AssistantPlugin extends Plugin {
 	}
 
 	private onNotification(notification: Notification): void {
+		if (notification.method === "index/progress") {
+			this.onProgress(notification.params as unknown as IndexProgress);
+			return;
+		}
 		if (notification.method === "budget/warning") {
 			const p = notification.params as { period?: string; spentUsd?: number; budgetUsd?: number };
 			new Notice(`The assistant has used $${(p.spentUsd ?? 0).toFixed(2)} of its ${p.period ?? ""} budget of $${(p.budgetUsd ?? 0).toFixed(2)}.`);
 		}
+	}
+
+	private onProgress(progress: IndexProgress): void {
+		const phaseChanged = progress.phase !== this.embedding?.phase;
+		this.embedding = progress;
+		this.statusEl.setText(statusText(this.client.connection, progress));
+		if (!phaseChanged) return;
+		if (progress.phase === "error" && progress.error) new Notice(progress.error);
+		if (progress.phase === "confirm") this.askToEmbed(progress);
+	}
+
+	/** A paid embedder waits for approval before embedding the vault (index/confirmEmbedding). */
+	private askToEmbed(progress: IndexProgress): void {
+		const cost = progress.estimatedUsd === null || progress.estimatedUsd === undefined
+			? "an unknown cost"
+			: `about $${progress.estimatedUsd.toFixed(2)}`;
+		const tokens = (progress.estimatedTokens ?? 0).toLocaleString("en");
+		const fragment = createFragment((f) => {
+			f.createSpan({ text: `Embedding ${progress.total.toLocaleString("en")} chunks with ${progress.model} costs ${cost} (${tokens} tokens). ` });
+			const go = f.createEl("button", { text: "Embed" });
+			go.addEventListener("click", () => {
+				this.client
+					.call("index/confirmEmbedding", {})
+					.then(() => new Notice("Embedding started."))
+					.catch((error: Error) => new Notice(error.message));
+			});
+		});
+		new Notice(fragment, 0);
 	}
 
 	private async onServerRequest(method: string, params: Record<string, unknown>): Promise<object> {
@@ -226,6 +259,16 @@ export default class AssistantPlugin extends Plugin {
 				new PromptModal(this.app, "Search and summarize", "What are you looking for?", "Search", (query) =>
 					void this.activateView().then((view) => view?.summarize(query)),
 				).open(),
+		});
+		this.addCommand({
+			id: "related-notes",
+			name: "Show related notes",
+			checkCallback: (checking) => {
+				const file = this.app.workspace.getActiveFile();
+				if (!file) return false;
+				if (!checking) void this.activateView().then((view) => view?.showRelated(file.path));
+				return true;
+			},
 		});
 		this.addCommand({
 			id: "save-conversation",

@@ -1,14 +1,20 @@
 // The status bar's words for a connection state.
 import type { ConnectionState } from "./client";
+import type { IndexProgress } from "./protocol";
 
-export function statusText(state: ConnectionState): string {
+/** The status bar's text; `embedding` is the last index/progress of the embedding job. */
+export function statusText(state: ConnectionState, embedding: IndexProgress | null = null): string {
 	switch (state.status) {
 		case "connecting":
 			return "Assistant: connecting…";
 		case "connected":
-			return state.pending > 0
-				? `Assistant: indexing ${state.pending.toLocaleString("en")} notes`
-				: "Assistant: connected";
+			if (state.pending > 0) return `Assistant: indexing ${state.pending.toLocaleString("en")} notes`;
+			if (embedding?.phase === "embedding" || embedding?.phase === "loading") {
+				const done = embedding.done.toLocaleString("en");
+				return `Assistant: embedding ${done}/${embedding.total.toLocaleString("en")} chunks`;
+			}
+			if (embedding?.phase === "confirm") return "Assistant: embedding waits for your approval";
+			return "Assistant: connected";
 		case "disconnected":
 			return "Assistant: disconnected";
 	}

@@ -297,6 +297,28 @@ export class AssistantView extends ItemView {
 		this.messagesEl.scrollTop = this.messagesEl.scrollHeight;
 	}
 
+	/** The notes closest in meaning to `path` (vault/related), as links in the panel. */
+	async showRelated(path: string): Promise<void> {
+		const box = this.messagesEl.createDiv({ cls: "aib-message aib-assistant aib-related" });
+		box.createDiv({ cls: "aib-note", text: `Related to ${path.replace(/\.md$/, "")}` });
+		try {
+			const related = await this.plugin.client.call("vault/related", { path, limit: 10 });
+			if (!related.ready) box.createDiv({ text: "Related notes need an embedder, and its vectors are not ready yet." });
+			else if (related.results.length === 0) box.createDiv({ text: "No related notes found." });
+			const list = box.createEl("ul");
+			for (const note of related.results) {
+				const item = list.createEl("li");
+				const link = item.createEl("a", { cls: "internal-link", text: note.title, href: "#" });
+				link.dataset.href = note.path;
+				const linked = note.linksTo || note.linkedFrom ? " · linked" : "";
+				item.createSpan({ cls: "aib-usage", text: ` ${note.score.toFixed(2)}${linked}` });
+			}
+		} catch (error) {
+			box.createDiv({ cls: "aib-error", text: (error as Error).message });
+		}
+		this.scrollToEnd();
+	}
+
 	/** Save the conversation shown as a note (conversations/export, into the server's
 	 * conversations folder when one is set) and open it. */
 	async exportConversation(): Promise<void> {
