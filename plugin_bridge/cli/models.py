@@ -16,7 +16,7 @@ SOURCES: Final = {
     "cache": "from the cache (--refresh asks the provider)",
     "catalog": "from the built-in catalog (the provider cannot be reached)",
 }
-_HEAD: Final = ("model", "context", "output", "tools", "$/Mtok in", "$/Mtok out")
+MODEL_COLUMNS: Final = ("model", "context", "output", "tools", "$/Mtok in", "$/Mtok out")
 
 
 def run(
@@ -62,8 +62,8 @@ async def _models(
         await provider.aclose()
     where = f" at {provider.base_url}" if provider.base_url else ""
     out.write(f"{choice.name}{where}: {len(models)} models, {SOURCES[source]}\n")
-    rows = [_HEAD, *(_row(model) for model in models)]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(_HEAD))]
+    rows = [MODEL_COLUMNS, *(model_row(model) for model in models)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(MODEL_COLUMNS))]
     for row in rows:
         cells = [row[0].ljust(widths[0])]
         cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
@@ -71,7 +71,7 @@ async def _models(
     return 0
 
 
-def _row(model: ModelInfo) -> tuple[str, ...]:
+def model_row(model: ModelInfo) -> tuple[str, ...]:
     tools = {True: "yes", False: "no", None: "?"}[model.supports_tools]
     return (
         model.id,

@@ -2,16 +2,19 @@
 a model from what it serves, save the settings file (0600) and print the command to run next.
 
 Every answer can come from a flag, so scripts run it without a terminal; what a flag does not
-give is asked for when standard input is a terminal, else it is an error naming the flag.
+give is asked for with rich prompts when standard input is a terminal (the key without echo, the
+models shown as a table), else it is an error naming the flag.
 """
 
 from __future__ import annotations
 
 import asyncio
-import getpass
 import sys
-from collections.abc import Callable
-from typing import Final
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from llm_service.catalog import ModelInfo
 
 PROVIDERS: Final = ("anthropic", "openai", "ollama")
 KEY_FLAGS: Final = {"anthropic": "anthropic_api_key", "openai": "openai_api_key"}
@@ -31,8 +34,8 @@ def run(
     ask_secret: Callable[[str], str] | None = None,
 ) -> int:
     interactive = sys.stdin.isatty()
-    ask = ask or (input if interactive else None)
-    ask_secret = ask_secret or (getpass.getpass if interactive else None)
+    if interactive and ask is None:
+        ask, ask_secret = _rich_prompts()
     try:
         return asyncio.run(_setup(provider, api_key, base_url, model, ask, ask_secret))
     except SetupError as exc:
@@ -85,6 +88,8 @@ async def _setup(
     print(f"{provider} answers; it serves {len(names)} models.")
     if model is None:
         default = choose_provider(settings).model or first_chat_model(names) or ""
+        if ask is not None and sys.stdin.isatty():
+            _show_models(models)
         shown = ", ".join(names[:12]) + (" …" if len(names) > 12 else "")
         answer = ask(f"Model [{default}] ({shown}): ").strip() if ask else ""
         model = answer or default
@@ -106,3 +111,30 @@ def _answer(ask: Callable[[str], str] | None, flag: str, prompt: str) -> str:
     if not answer:
         raise SetupError(f"Nothing given: pass {flag} or answer the question.")
     return answer
+
+
+def _rich_prompts() -> tuple[Callable[[str], str], Callable[[str], str]]:
+    """Questions asked with rich (imported here: only an interactive setup pays for it)."""
+    from rich.markup import escape
+    from rich.prompt import Prompt
+
+    def ask(question: str) -> str:
+        return Prompt.ask(escape(question.rstrip(": ")), default="", show_default=False)
+
+    def ask_secret(question: str) -> str:
+        return Prompt.ask(escape(question.rstrip(": ")), password=True)
+
+    return ask, ask_secret
+
+
+def _show_models(models: Sequence[ModelInfo]) -> None:
+    """The provider's models as a table: context, output limit, tools and prices."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from plugin_bridge.cli.models import MODEL_COLUMNS, model_row
+
+    table = Table(*MODEL_COLUMNS)
+    for model in models[:30]:
+        table.add_row(*model_row(model))
+    Console().print(table)
