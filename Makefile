@@ -38,9 +38,11 @@ pytest: $(STAMP)
 soak: $(STAMP)
 	$(VENV)/bin/pytest -m soak --timeout 900 tests/reliability
 
+# The bench group (LiteLLM, for bench/side_by_side.py) is installed here only, never by setup.
 # Bytecode first, as pip would have compiled it: otherwise (with PYTHONDONTWRITEBYTECODE) every
 # lazy import in a benchmark compiles its sources again.
 bench: $(STAMP)
+	$(UV) sync --locked --group bench --python $(PYTHON)
 	$(VENV)/bin/python -m compileall -q -j 0 $(VENV)/lib llm_service plugin_bridge > /dev/null
 	$(VENV)/bin/python bench/search.py --notes $(BENCH_NOTES)
 	$(VENV)/bin/python bench/import_time.py
@@ -48,6 +50,7 @@ bench: $(STAMP)
 	$(VENV)/bin/python bench/bridge_latency.py
 	$(VENV)/bin/python bench/stalls.py
 	$(VENV)/bin/python bench/stalls.py --pace 0.01
+	$(VENV)/bin/python bench/side_by_side.py
 
 schema: $(STAMP)
 	$(VENV)/bin/python -m plugin_bridge schema > docs/protocol.schema.json
