@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(UV) sync --locked --group bench --python $(PYTHON)
 	$(VENV)/bin/python -m compileall -q -j 0 $(VENV)/lib llm_service plugin_bridge > /dev/null
 	$(VENV)/bin/python bench/search.py --notes $(BENCH_NOTES)
+	$(VENV)/bin/python bench/search.py --sizes 1000,10000,30000 --edits 5
 	$(VENV)/bin/python bench/import_time.py
 	$(VENV)/bin/python bench/startup.py
 	$(VENV)/bin/python bench/bridge_latency.py
