@@ -30,8 +30,8 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
     # settings/update may have changed the provider or the models since the last turn
     service.provider, service.model = app.require_provider(), app.model_for(params.purpose)
     first_turn = not service.history
-    text, context, given = await asyncio.to_thread(_turn_input, app, params)
-    service.set_conversation_context(await asyncio.to_thread(context_note, app.vault))
+    text, context, given, note = await asyncio.to_thread(_turn_input, app, params)
+    service.set_conversation_context(note)
     async with spending(ctx):
         reply = await relay(ctx, service.stream_message(text, context=context or None))
     await asyncio.to_thread(app.conversations.record, conversation_id, service)
@@ -47,15 +47,16 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
     )
 
 
-def _turn_input(app: BridgeApp, params: ChatSendParams) -> tuple[str, str, list[str]]:
-    """The message (a custom prompt's instruction first, when one is named), its context block
-    and the notes given as context (blocking)."""
+def _turn_input(app: BridgeApp, params: ChatSendParams) -> tuple[str, str, list[str], str | None]:
+    """The message (a custom prompt's instruction first, when one is named), its context block,
+    the notes given as context and the vault's context note (blocking: one worker-thread hop
+    for all four)."""
     text = params.text.strip()
     if params.prompt_id is not None:
         instruction = read_prompt(app.vault, params.prompt_id).instruction
         text = f"{instruction}\n\n{text}" if text else instruction
     context, given = resolve_context(app.vault, params.context)
-    return text, context, given
+    return text, context, given, context_note(app.vault)
 
 
 async def clear(ctx: Context, params: ChatClearParams) -> EmptyResult:
