@@ -75,16 +75,20 @@ pytest: $(STAMP)
 soak: $(STAMP)
 	$(VENV)/bin/pytest -m soak --timeout 900 tests/reliability
 
+# The bench group (LiteLLM, for bench/side_by_side.py) is installed here only, never by setup.
 # Bytecode first, as pip would have compiled it: otherwise (with PYTHONDONTWRITEBYTECODE) every
 # lazy import in a benchmark compiles its sources again.
 bench: $(STAMP)
+	$(UV) sync --locked --group bench --python $(PYTHON)
 	$(VENV)/bin/python -m compileall -q -j 0 $(VENV)/lib llm_service plugin_bridge > /dev/null
 	$(VENV)/bin/python bench/search.py --notes $(BENCH_NOTES)
+	$(VENV)/bin/python bench/search.py --sizes 1000,10000,30000 --edits 5
 	$(VENV)/bin/python bench/import_time.py
 	$(VENV)/bin/python bench/startup.py
 	$(VENV)/bin/python bench/bridge_latency.py
 	$(VENV)/bin/python bench/stalls.py
 	$(VENV)/bin/python bench/stalls.py --pace 0.01
+	$(VENV)/bin/python bench/side_by_side.py
 
 schema: $(STAMP)
 	$(VENV)/bin/python -m plugin_bridge schema > docs/protocol.schema.json

@@ -6,6 +6,10 @@ the watcher, database size and peak RSS. Prints a table, writes bench/results/se
 
     .venv/bin/python bench/search.py --notes 10000     # `make bench`
     .venv/bin/python bench/search.py --notes 1000      # quick
+    .venv/bin/python bench/search.py --sizes 1000,10000,30000   # growth table (`make bench`)
+
+``--sizes`` runs each size in its own process (so peak RSS is that size's) and prints how build
+time, restart, search latency, RSS and database size grow; bench/results/search_sizes.json.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import platform
 import resource
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -179,7 +184,11 @@ async def run(notes: int, rounds: int, edits: int) -> Figures:
         figures.live_median_ms = statistics.median(live)
         figures.live_max_ms = max(live)
         figures.db_mb = sum(f.stat().st_size for f in db.parent.glob("index.sqlite3*")) / 1e6
-        figures.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        # This process's peak plus the indexing helper's (a child process, once it has exited).
+        figures.peak_rss_mb = sum(
+            resource.getrusage(who).ru_maxrss / 1024
+            for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        )
     return figures
 
 
@@ -225,15 +234,50 @@ def report(figures: Figures) -> str:
     )
 
 
+def growth_table(sizes: list[int], rounds: int, edits: int) -> str:
+    """Each size measured in its own process; a table of how the figures grow."""
+    rows = []
+    for notes in sizes:
+        out = RESULTS.with_name(f"search_{notes}.json")
+        command = [sys.executable, __file__, "--notes", str(notes), "--rounds", str(rounds)]
+        subprocess.run([*command, "--edits", str(edits), "--out", str(out)], check=True)
+        rows.append(json.loads(out.read_text(encoding="utf-8")))
+    lines = [
+        "notes   vault MB  build s  restart s  search p50/p95 ms  peak RSS MB  index MB",
+        *(
+            f"{r['notes']:>6} {r['vault_mb']:>9.1f} {r['index_s']:>8.2f} {r['restart_s']:>10.2f} "
+            f"{r['search_p50_ms']:>8.2f} / {r['search_p95_ms']:<7.2f} {r['peak_rss_mb']:>11.0f} "
+            f"{r['db_mb']:>9.0f}"
+            for r in rows
+        ),
+    ]
+    first, last = rows[0], rows[-1]
+    scale = last["notes"] / first["notes"]
+    lines.append(
+        f"growth x{scale:g} notes: build x{last['index_s'] / first['index_s']:.1f}, restart "
+        f"x{last['restart_s'] / first['restart_s']:.1f}, search p50 "
+        f"x{last['search_p50_ms'] / first['search_p50_ms']:.1f}, RSS "
+        f"x{last['peak_rss_mb'] / first['peak_rss_mb']:.1f}, "
+        f"index x{last['db_mb'] / first['db_mb']:.1f}"
+    )
+    RESULTS.with_name("search_sizes.json").write_text(json.dumps(rows, indent=2) + "\n")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=10_000, help="vault size (default 10000)")
     parser.add_argument("--rounds", type=int, default=20, help="times each query is timed")
     parser.add_argument("--edits", type=int, default=20, help="live edits to time")
+    parser.add_argument("--sizes", help="comma-separated vault sizes: the growth table")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON goes")
     args = parser.parse_args()
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    if args.sizes:
+        print(growth_table([int(n) for n in args.sizes.split(",")], args.rounds, args.edits))
+        return
     figures = asyncio.run(run(args.notes, args.rounds, args.edits))
     print(report(figures))
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
     machine = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "cpus": os.cpu_count(),
@@ -242,8 +286,8 @@ def main() -> None:
         "platform": platform.platform(),
     }
     payload = {"machine": machine, "queries": QUERIES, "targets": TARGETS, **asdict(figures)}
-    RESULTS.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {RESULTS}")
+    args.out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

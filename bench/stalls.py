@@ -33,6 +33,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import fakeapi  # noqa: E402 - beside this file
+
 CHATS = 50
 CHUNKS = 200
 SEARCHERS = 20
@@ -61,68 +63,19 @@ def rss_mb() -> float:
     return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
-# -- the fake OpenAI server (its own process) ----------------------------------------------
-
-
 def answer_text(chunks: int) -> str:
     """A reply of ``chunks`` 4-character pieces, each saying its own number."""
     return "".join(f"{i % 1000:03d} " for i in range(chunks))
 
 
-def fake_openai(port_out: Any, chunks: int, pace: float) -> None:
-    """Serve every streamed request the same answer: all at once (``pace`` 0) or one SSE event
-    every ``pace`` seconds, as a model writes."""
-    from tests.fakes import openai as fake
-
-    events = [
-        b"%x\r\n%s\r\n" % (len(c), c) for c in fake.text_reply(answer_text(chunks)).chunks or []
-    ]
-    whole = fake.text_reply("A title", stream=False).body
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":")[1])
-                body = await reader.readexactly(length)
-                if b'"stream":true' in body.replace(b" ", b""):
-                    writer.write(
-                        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-                        b"transfer-encoding: chunked\r\n\r\n"
-                    )
-                    for event in events if pace else [b"".join(events)]:
-                        writer.write(event)
-                        await writer.drain()
-                        await asyncio.sleep(pace)
-                    writer.write(b"0\r\n\r\n")
-                else:
-                    writer.write(
-                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                        b"content-length: %d\r\n\r\n%s" % (len(whole), whole)
-                    )
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            writer.close()
-
-    async def main() -> None:
-        server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=512)
-        port_out.send(server.sockets[0].getsockname()[1])
-        await server.serve_forever()
-
-    asyncio.run(main())
-
-
 # -- the bridge (its own process) ----------------------------------------------------------
 
 
-def bridge_process(pipe: Any, fake_port: int, step: str) -> None:
-    asyncio.run(_bridge(pipe, fake_port, step))
+def bridge_process(pipe: Any, api: str, step: str) -> None:
+    asyncio.run(_bridge(pipe, api, step))
 
 
-async def _bridge(pipe: Any, fake_port: int, step: str) -> None:
+async def _bridge(pipe: Any, api: str, step: str) -> None:
     from llm_service import OpenAIProvider
     from plugin_bridge.app.confirm import ask_client
     from plugin_bridge.app.state import BridgeApp
@@ -142,9 +95,7 @@ async def _bridge(pipe: Any, fake_port: int, step: str) -> None:
         shutil.copytree(ROOT / "examples" / "vault", root)
         async with Vault(root, Path(tmp) / "data") as vault:
             await vault.index.wait_until_idle(30)
-            provider = OpenAIProvider(
-                api_key="sk-bench", base_url=f"http://127.0.0.1:{fake_port}/v1", max_attempts=1
-            )
+            provider = OpenAIProvider(api_key="sk-bench", base_url=f"{api}/v1", max_attempts=1)
             app = BridgeApp(vault, confirm=ask_client(vault), provider=provider, model="m")
             async with await start_server(build_router(), app) as server:
                 if "warm" in steps:
@@ -304,13 +255,10 @@ async def _load(url: str, token: str, chats: int, chunks: int) -> dict[str, Any]
 
 
 def run_step(step: str, chats: int, chunks: int, pace: float) -> dict[str, Any]:
+    api, fake = fakeapi.start(answer_text(chunks), pace)
     ctx = mp.get_context("spawn")
-    port_in, port_out = ctx.Pipe(duplex=False)
-    fake = ctx.Process(target=fake_openai, args=(port_out, chunks, pace), daemon=True)
-    fake.start()
-    port = port_in.recv()
     here, there = ctx.Pipe()
-    bridge = ctx.Process(target=bridge_process, args=(there, port, step), daemon=True)
+    bridge = ctx.Process(target=bridge_process, args=(there, api, step), daemon=True)
     bridge.start()
     ready = here.recv()
     load = asyncio.run(_load(ready["url"], ready["token"], chats, chunks))

@@ -41,6 +41,7 @@ from llm_service.providers.common import (
     code_for,
     describe,
     parse_tool_arguments,
+    raw_tools,
     shorten,
     transport_code,
 )
@@ -207,7 +208,7 @@ def _params(request: ChatRequest) -> dict[str, Any]:
     if request.tools:
         tools = [AnthropicProvider.format_tool(t) for t in request.tools]
         tools[-1]["cache_control"] = _EPHEMERAL
-        params["tools"] = tools
+        params["extra_body"] = raw_tools(tools)
     if request.tool_choice:
         params["tool_choice"] = {"type": "tool", "name": request.tool_choice}
     # API version 2026-10-21 (SDK 2.x) refuses temperature, top_p and top_k on every model.

@@ -46,6 +46,7 @@ from llm_service.providers.common import (
     error_details,
     function_tool,
     parse_tool_arguments,
+    raw_tools,
     shorten,
     sse_data,
     transport_code,
@@ -175,7 +176,7 @@ class OpenAIProvider(TextToolFallback):
         limit_field = "max_completion_tokens" if self.base_url is None else "max_tokens"
         params[limit_field] = request.max_tokens
         if request.tools:
-            params["tools"] = [self.format_tool(t) for t in request.tools]
+            params["extra_body"] = raw_tools([self.format_tool(t) for t in request.tools])
         if request.tool_choice:
             params["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
         if request.temperature is not None:
@@ -201,9 +202,11 @@ class OpenAIProvider(TextToolFallback):
             request_id = response.headers.get("x-request-id")
             assembly = _Assembly(request_id=request_id)
             try:
+                # Read to the end, past [DONE]: an HTTP/1.1 connection is reused only once its
+                # response has been read whole (else each turn opens a new one).
                 async for data in sse_data(response.iter_lines()):
                     if data.startswith("[DONE]"):
-                        break
+                        continue
                     chunk = _json_event(data, assembly)
                     if chunk.get("error"):
                         error = chunk["error"]

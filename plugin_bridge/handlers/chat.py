@@ -33,6 +33,8 @@ class TurnInput(NamedTuple):
     """The notes given as context."""
     purpose: str
     """The model's purpose: what the client asked for, else the prompt's, else chat."""
+    note: str | None
+    """The vault's context note (the conversation's standing context)."""
 
 
 async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
@@ -48,9 +50,7 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
     # settings/update may have changed the provider or the models since the last turn
     service.provider, service.model = app.require_provider(), app.model_for(turn.purpose)
     first_turn = not service.history
-    service.set_conversation_context(
-        await asyncio.to_thread(context_note, app.vault, app.config.context_note)
-    )
+    service.set_conversation_context(turn.note)
     async with spending(ctx):
         reply = await relay(ctx, service.stream_message(turn.text, context=turn.context or None))
     await asyncio.to_thread(app.conversations.record, conversation_id, service)
@@ -68,7 +68,8 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
 
 
 def _turn_input(app: BridgeApp, params: ChatSendParams) -> TurnInput:
-    """What this turn sends and which model runs it (blocking)."""
+    """What this turn sends, which model runs it and the vault's context note (blocking: one
+    worker-thread hop for all of it)."""
     text = params.text.strip()
     purpose: str = params.purpose
     if params.prompt_id is not None:
@@ -77,7 +78,8 @@ def _turn_input(app: BridgeApp, params: ChatSendParams) -> TurnInput:
         if prompt.purpose is not None and "purpose" not in params.model_fields_set:
             purpose = prompt.purpose
     context, given = resolve_context(app.vault, params.context)
-    return TurnInput(text, context, given, purpose)
+    note = context_note(app.vault, app.config.context_note)
+    return TurnInput(text, context, given, purpose, note)
 
 
 async def _keep_note(app: BridgeApp, conversation_id: str) -> None:

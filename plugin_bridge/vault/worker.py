@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
+from plugin_bridge.vault.ahead import MIN_BACKLOG, AheadReader
 from plugin_bridge.vault.indexer import Indexer, Outcome, ScanStats
 
 logger = logging.getLogger(__name__)
@@ -49,6 +50,8 @@ class IndexWorker:
         self._vault_gone = vault_gone
         self._queue: queue.Queue[_Change | _Signal] = queue.Queue()
         self._backlog: deque[str] = deque()
+        self._ahead: AheadReader | None = None
+        """Prepares a large backlog in a helper process (see :mod:`.ahead`)."""
         self._unfinished = 0
         self._count_lock = threading.Lock()
         self._scan_stats = ScanStats()
@@ -98,7 +101,12 @@ class IndexWorker:
             while self._step():
                 pass
         finally:
+            if self._ahead is not None:
+                self._ahead.close()
             self._indexer.conn.close()
+
+    def _has_backlog(self) -> bool:
+        return bool(self._backlog) or self._ahead is not None
 
     def _step(self) -> bool:
         """Handle what is queued, else the next batch of a running scan; False to stop."""
@@ -109,7 +117,7 @@ class IndexWorker:
         changes = [item for item in items if isinstance(item, _Change)]
         if changes:
             self._apply_changes(changes)
-        elif self._backlog:
+        elif self._has_backlog():
             self._apply_backlog()
         if _Signal.SCAN in items:
             self._begin_scan()
@@ -118,7 +126,7 @@ class IndexWorker:
 
     def _take(self) -> list[_Change | _Signal]:
         try:
-            items = [self._queue.get(block=not self._backlog)]
+            items = [self._queue.get(block=not self._has_backlog())]
         except queue.Empty:
             return []
         while len(items) < BATCH:
@@ -144,6 +152,8 @@ class IndexWorker:
             if self._indexer.root.is_dir():  # a vanished vault keeps its last indexed state
                 paths = [rel for change in changes for rel in self._indexer.expand(change.path)]
                 self._indexer.apply(paths)
+                if self._ahead is not None:
+                    self._ahead.drop_stale(paths)
         except Exception:
             logger.exception("Indexing %d changed files failed.", len(changes))
         finally:
@@ -169,23 +179,38 @@ class IndexWorker:
         self._scanning = True
         self._count(len(todo))
         self._backlog.extend(todo)
+        if len(todo) >= MIN_BACKLOG:
+            try:
+                self._ahead = AheadReader(self._indexer.files, self._backlog, BATCH)
+            except Exception:
+                logger.warning("No indexing helper process; reading in the worker instead.")
         if todo:
             logger.info("Indexing %d new, changed or deleted notes in the background.", len(todo))
         else:
             self._finish_scan()
 
     def _apply_backlog(self) -> None:
-        batch = [self._backlog.popleft() for _ in range(min(BATCH, len(self._backlog)))]
+        prepared = None
+        if self._ahead is not None:
+            batch, prepared = self._ahead.next()
+        else:
+            batch = [self._backlog.popleft() for _ in range(min(BATCH, len(self._backlog)))]
         outcomes: list[Outcome] = []
         try:
             if self._indexer.root.is_dir():
-                outcomes = self._indexer.apply(batch)
+                if prepared is None:
+                    outcomes = self._indexer.apply(batch)
+                else:
+                    outcomes = self._indexer.write(prepared)
         except Exception:
             logger.exception("Indexing a batch of %d notes failed.", len(batch))
         finally:
             self._count(-len(batch))
         self._scan_stats = self._scan_stats.plus(outcomes)
-        if not self._backlog:
+        if self._ahead is not None and self._ahead.done():
+            self._ahead.close()
+            self._ahead = None
+        if not self._has_backlog():
             self._finish_scan()
 
     def _finish_scan(self) -> None:
