@@ -39,6 +39,9 @@ bench: $(STAMP)
 	$(VENV)/bin/python bench/import_time.py
 	$(VENV)/bin/python bench/startup.py
 	$(VENV)/bin/python bench/bridge_latency.py
+	$(VENV)/bin/python bench/retrieval.py
+	$(VENV)/bin/python bench/semantic.py --notes $(BENCH_NOTES) --scaling
+	$(VENV)/bin/python bench/semantic.py --notes 30000
 
 schema: $(STAMP)
 	$(VENV)/bin/python -m plugin_bridge schema > docs/protocol.schema.json

@@ -20,7 +20,8 @@ from plugin_bridge.vault.vectors import ExactVectorIndex
 
 NOTES = {
     "Garden/Tomatoes.md": "# Tomatoes\nWater the tomato plants every morning in summer.\n"
-    "## Pests\nAphids on tomato leaves: spray soapy water on the leaves.",
+    + "Stake them when they reach knee height and pinch out the side shoots. " * 14
+    + "\n## Pests\nAphids on tomato leaves: spray soapy water on the leaves.",
     "Garden/Roses.md": "# Roses\nPrune roses in late winter, above a bud. See [[Tomatoes]].",
     "Work/Deploy.md": "# Deploy\nThe release pipeline builds the container and pushes it.",
     "中文/花园.md": "# 花园\n番茄需要每天浇水，夏天更要注意。",
@@ -110,7 +111,9 @@ def test_exact_vector_index_finds_nearest_and_forgets_removed() -> None:
     query = np.array([1, 0], dtype=np.float32)
     assert [k for k, _ in index.search(query, 2)] == ["a", "c"]
     assert [k for k, _ in index.search(query, 5, allowed={"b", "zz"})] == ["b"]
-    index.remove(["a", "missing"])
+    index.add(["d"], np.array([[0.6, 0.8]], dtype=np.float32))  # grows past a load
+    assert [k for k, _ in index.search(np.array([0.6, 0.8], dtype=np.float32), 1)] == ["d"]
+    index.remove(["a", "missing", "d"])
     assert len(index) == 2 and [k for k, _ in index.search(query, 1)] == ["c"]
     assert index.get(["b"]).tolist() == [[0.0, 1.0]]
 
@@ -195,11 +198,13 @@ async def test_a_model_switch_builds_in_background_while_the_old_model_serves(
     """During the new model's build, semantic search still answers with the old one; then the
     new one serves and the old vectors are gone from the file."""
     assert vault.index is None
-    semantic = await vault.open(FakeEmbedder("old", dims=32))
-    new = GatedEmbedder("new", dims=48)
+    semantic = await vault.open(FakeEmbedder("old", dims=128))
+    new = GatedEmbedder("new", dims=96)
     await semantic.switch(new)
     await asyncio.sleep(0)
-    found = await search_notes(semantic.index, semantic, "tomato leaves", 3, mode="semantic")
+    found = await search_notes(
+        semantic.index, semantic, "aphids on tomato leaves, soapy water", 3, mode="semantic"
+    )
     assert found.mode == "semantic" and found.hits[0].path == "Garden/Tomatoes.md"
     assert semantic.model_id == "fake:new"
     new.gate.set()
@@ -209,7 +214,9 @@ async def test_a_model_switch_builds_in_background_while_the_old_model_serves(
         lambda conn: conn.execute("SELECT DISTINCT model FROM vectors").fetchall()
     )
     assert models == [("fake:new",)]
-    found = await search_notes(semantic.index, semantic, "tomato leaves", 3, mode="semantic")
+    found = await search_notes(
+        semantic.index, semantic, "aphids on tomato leaves, soapy water", 3, mode="semantic"
+    )
     assert found.hits[0].path == "Garden/Tomatoes.md"
 
 

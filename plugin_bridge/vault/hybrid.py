@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final, Literal
 
 from plugin_bridge.vault import search as search_sql
@@ -24,9 +24,9 @@ if TYPE_CHECKING:
 Mode = Literal["lexical", "semantic", "hybrid"]
 Side = Literal["lexical", "semantic"]
 RRF_K: Final = 60
-CANDIDATES: Final = 50
+CANDIDATES: Final = 30
 """Notes taken from each side before fusing (at least ``limit``)."""
-CHUNKS_PER_NOTE: Final = 4
+CHUNKS_PER_NOTE: Final = 3
 """Chunks asked of the vector index per note wanted (several chunks share a note)."""
 SNIPPET_CHARS: Final = 300
 
@@ -97,9 +97,14 @@ async def search_notes(
     words = bool(parsed.match or parsed.cjk)
     usable = semantic is not None and semantic.ready and words
     chosen: Mode = (mode or "hybrid") if usable else "lexical"
+    fusing = chosen == "hybrid"
     lexical = (
         index.search(
-            query, max(limit, CANDIDATES) if chosen == "hybrid" else limit, folder=folder, tag=tag
+            query,
+            max(limit, CANDIDATES) if fusing else limit,
+            folder=folder,
+            tag=tag,
+            snippets=not fusing,  # only the few shown get one, below
         )
         if chosen != "semantic"
         else None
@@ -117,6 +122,9 @@ async def search_notes(
             wanted = max(limit, CANDIDATES) * CHUNKS_PER_NOTE
             notes = roll_up(semantic.nearest_chunks(vector, wanted, allowed))
     hits = _combine(chosen, lexical.hits if lexical else [], notes, limit)
+    if fusing and (bare := [hit.path for hit in hits if not hit.chunks]):
+        made = index.snippets(query, bare)
+        hits = [hit if hit.chunks else replace(hit, snippet=made.get(hit.path, "")) for hit in hits]
     pending = lexical.pending if lexical else index.pending
     took = round((time.perf_counter() - started) * 1000, 3)
     return NoteResults(hits, chosen, pending, took)

@@ -45,10 +45,9 @@ TEXTS_PER_STEP: Final = 256
 RETRY_SECONDS: Final = 60.0
 """After a failed step, the job tries again this much later (or at the next change)."""
 QUERY_CACHE: Final = 256
+LOAD_ROWS: Final = 4096
 ORPHANS_KEPT: Final = 1000
 """Vectors of chunks gone kept at least this many before they are dropped (see _finish)."""
-SCAN_POLL_SECONDS: Final = 0.1
-"""While the index's first scan runs, the job looks for new chunks this often."""
 
 
 @dataclass(frozen=True)
@@ -210,28 +209,29 @@ class SemanticIndex:
         if self._target_vectors is None:
             self._target_vectors = await asyncio.to_thread(self._load, target.model_id)
         pending = await asyncio.to_thread(self._pending, target.model_id)
-        if pending and not self._confirmed(target, pending):
+        if pending and not await self._confirmed(target, pending):
             return
         done = 0
         for start in range(0, len(pending), self.texts_per_step):
             if target is not self._target:
                 return  # switched meanwhile
             self._emit(Progress("embedding", done, len(pending), target.model_id))
-            step = pending[start : start + self.texts_per_step]
+            requested = pending[start : start + self.texts_per_step]
+            step = await asyncio.to_thread(self._texts, requested)
+            done += len(requested)
+            if not step:  # those chunks changed meanwhile
+                continue
             used = target.tokens_used
             vectors = await target.embed([text for _, text in step])
             hashes = [key for key, _ in step]
             await asyncio.to_thread(self._store, target.model_id, hashes, vectors)
             self._remember(target, hashes, vectors)
-            done += len(step)
             if target.paid and self.on_spend is not None:
                 tokens = target.tokens_used - used or estimate_tokens([t for _, t in step])
                 self.on_spend(target.model, tokens)
         if target is not self._target:
             return
-        if not self.index.scanned:  # not the whole vault yet: look again shortly
-            assert self._loop is not None
-            self._loop.call_later(SCAN_POLL_SECONDS, self._wake.set)
+        if not self.index.scanned:  # not the whole vault yet: the scan's end wakes us
             return
         orphans = await asyncio.to_thread(self._finish, target.model_id)
         if self._target_vectors is None:  # nothing to embed yet: an empty index of any width
@@ -256,12 +256,17 @@ class SemanticIndex:
                 self._serving = (target, index) if emptied else None
         index.add(hashes, vectors)
 
-    def _confirmed(self, target: Embedder, pending: Sequence[tuple[str, str]]) -> bool:
+    async def _confirmed(self, target: Embedder, pending: Sequence[str]) -> bool:
         if not target.paid or target.model_id in self._approved:
             return True
         from llm_service.pricing import price_for
 
-        tokens = estimate_tokens([text for _, text in pending])
+        tokens = 0
+        for start in range(0, len(pending), self.texts_per_step):
+            step = await asyncio.to_thread(
+                self._texts, pending[start : start + self.texts_per_step]
+            )
+            tokens += estimate_tokens([text for _, text in step])
         price = price_for(target.model)
         usd = None if price is None else tokens * price.input / 1_000_000
         if usd is not None and usd <= self.confirm_over_usd:
@@ -298,40 +303,60 @@ class SemanticIndex:
         return self._conn
 
     def _load(self, model: str) -> ExactVectorIndex | None:
+        """The stored vectors of ``model``, read in pieces into one preallocated matrix."""
         import numpy as np
 
         with self._db_lock:
-            rows = (
-                self._db()
-                .execute("SELECT hash, vector FROM vectors WHERE model = ?", (model,))
-                .fetchall()
+            conn = self._db()
+            info = conn.execute(
+                "SELECT dims FROM embedding_models WHERE model = ?", (model,)
+            ).fetchone()
+            count = conn.execute(
+                "SELECT count(*) FROM vectors WHERE model = ?", (model,)
+            ).fetchone()[0]
+            if info is None or count == 0:
+                return None
+            dims = int(info[0])
+            matrix = np.empty((count, dims), dtype=np.float32)
+            keys: list[str] = []
+            cursor = conn.execute(  # a table scan reads the file in order; the index would not
+                "SELECT hash, vector FROM vectors NOT INDEXED WHERE model = ?", (model,)
             )
-            info = (
-                self._db()
-                .execute("SELECT dims, complete FROM embedding_models WHERE model = ?", (model,))
-                .fetchone()
-            )
-        if not rows or info is None:
-            return None
-        dims = int(info[0])
-        matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
+            while rows := cursor.fetchmany(LOAD_ROWS):
+                start = len(keys)
+                keys += [row[0] for row in rows]
+                blob = b"".join(row[1] for row in rows)
+                matrix[start : len(keys)] = np.frombuffer(blob, dtype="<f4").reshape(-1, dims)
         index = ExactVectorIndex(dims)
-        index.add([row[0] for row in rows], matrix.reshape(len(rows), dims))
-        logger.info("Loaded %d vectors of %s.", len(rows), model)
+        index.add(keys, matrix[: len(keys)])
+        logger.info("Loaded %d vectors of %s.", len(keys), model)
         return index
 
-    def _pending(self, model: str) -> list[tuple[str, str]]:
-        """(hash, text to embed) of each chunk hash without a vector of ``model``."""
+    def _pending(self, model: str) -> list[str]:
+        """The chunk hashes without a vector of ``model``, in note order."""
+        with self._db_lock:
+            rows = (
+                self._db()
+                .execute(
+                    "SELECT c.hash FROM chunks c WHERE NOT EXISTS "
+                    "(SELECT 1 FROM vectors v WHERE v.model = ? AND v.hash = c.hash) "
+                    "GROUP BY c.hash ORDER BY min(c.id)",
+                    (model,),
+                )
+                .fetchall()
+            )
+        return [row[0] for row in rows]
+
+    def _texts(self, hashes: Sequence[str]) -> list[tuple[str, str]]:
+        """(hash, text to embed) of the chunks with these hashes that still exist."""
+        marks = ", ".join("?" * len(hashes))
         with self._db_lock:
             rows = (
                 self._db()
                 .execute(
                     "SELECT c.hash, n.title, c.heading, c.text FROM chunks c "
-                    "JOIN notes n ON n.id = c.note "
-                    "WHERE NOT EXISTS "
-                    "(SELECT 1 FROM vectors v WHERE v.model = ? AND v.hash = c.hash) "
-                    "GROUP BY c.hash ORDER BY min(c.id)",
-                    (model,),
+                    f"JOIN notes n ON n.id = c.note WHERE c.hash IN ({marks}) GROUP BY c.hash",
+                    list(hashes),
                 )
                 .fetchall()
             )
@@ -361,7 +386,9 @@ class SemanticIndex:
                     "updated_at = excluded.updated_at",
                     (model, dims),
                 )
-                conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
+                conn.executemany(
+                    "INSERT OR REPLACE INTO vectors (model, hash, vector) VALUES (?, ?, ?)", rows
+                )
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
@@ -393,8 +420,12 @@ class SemanticIndex:
                     "DELETE FROM vectors WHERE model = ? AND hash = ?",
                     [(model, key) for key in orphans],
                 )
-                conn.execute("DELETE FROM vectors WHERE model != ?", (model,))
-                conn.execute("DELETE FROM embedding_models WHERE model != ?", (model,))
+                others = conn.execute(
+                    "SELECT model FROM embedding_models WHERE model != ?", (model,)
+                ).fetchall()
+                for (other,) in others:  # a switched-from model: its vectors go now
+                    conn.execute("DELETE FROM vectors WHERE model = ?", (other,))
+                    conn.execute("DELETE FROM embedding_models WHERE model = ?", (other,))
                 conn.execute("UPDATE embedding_models SET complete = 1 WHERE model = ?", (model,))
             except BaseException:
                 conn.execute("ROLLBACK")
