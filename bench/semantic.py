@@ -66,7 +66,12 @@ QUERIES: Final = (
     "Einstellungen der Vorlagen",
 )
 SCALING_SIZES: Final = (30_000, 100_000, 300_000, 1_000_000)
-TARGETS: Final = {"hybrid_p95_ms": 30.0, "restart_ratio": 1.2, "peak_rss_mb": 400.0}
+TARGETS: Final = {
+    "hybrid_p95_ms": 30.0,
+    "restart_ratio": 1.2,
+    "restart_index_ratio": 1.2,
+    "peak_rss_mb": 400.0,
+}
 _TOKEN: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]|\w+")
 
 
@@ -95,6 +100,9 @@ class Figures:
     restart_lexical_s: float = 0.0
     restart_semantic_s: float = 0.0
     restart_ratio: float = 0.0
+    restart_index_ready_s: float = 0.0
+    """With vectors configured: until the index answers (lexically); vectors load meanwhile."""
+    restart_index_ratio: float = 0.0
     restart_reembedded: int = -1
     db_mb: float = 0.0
     peak_rss_mb: float = 0.0
@@ -110,9 +118,9 @@ def build_model(root: Path, folder: Path) -> Path:
     return write_tiny_model(folder, words, dims=DIMS)
 
 
-async def open_vault(root: Path, data: Path, model: Path | None) -> tuple[Vault, float, int]:
+async def open_vault(root: Path, data: Path, model: Path | None) -> tuple[Vault, float, int, float]:
     """Start a vault (with the model when given) and wait until it is fully indexed and
-    embedded: (vault, seconds, texts embedded)."""
+    embedded: (vault, seconds, texts embedded, seconds until the index alone was ready)."""
     vault = Vault(root, data, watch=False)
     embedder = CountingModel2Vec(str(model)) if model else None
     if embedder is not None:
@@ -120,9 +128,11 @@ async def open_vault(root: Path, data: Path, model: Path | None) -> tuple[Vault,
     started = time.perf_counter()
     await vault.start()
     await vault.index.wait_until_idle(3600)
+    indexed = time.perf_counter() - started
     if vault.semantic is not None:
         await vault.semantic.wait_until_idle(3600)
-    return vault, time.perf_counter() - started, embedder.texts if embedder else 0
+    texts = embedder.texts if embedder else 0
+    return vault, time.perf_counter() - started, texts, indexed
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -181,14 +191,14 @@ async def run(notes: int, rounds: int, scaling: bool) -> Figures:
         figures.source = generated.source
         model = build_model(generated.root, base / "model")
 
-        lexical, seconds, _ = await open_vault(generated.root, base / "lexical", None)
+        lexical, seconds, _, _ = await open_vault(generated.root, base / "lexical", None)
         figures.lexical_index_s = round(seconds, 2)
         await lexical.close()
-        lexical, seconds, _ = await open_vault(generated.root, base / "lexical", None)
+        lexical, seconds, _, _ = await open_vault(generated.root, base / "lexical", None)
         figures.restart_lexical_s = round(seconds, 3)
         await lexical.close()
 
-        vault, seconds, embedded = await open_vault(generated.root, base / "semantic", model)
+        vault, seconds, embedded, _ = await open_vault(generated.root, base / "semantic", model)
         figures.index_and_embed_s = round(seconds, 2)
         assert vault.semantic is not None
         figures.chunks = vault.semantic.chunks_embedded
@@ -201,8 +211,12 @@ async def run(notes: int, rounds: int, scaling: bool) -> Figures:
         figures.hybrid_p95_ms = round(percentile(hyb, 0.95), 2)
         await vault.close()
 
-        vault, seconds, embedded = await open_vault(generated.root, base / "semantic", model)
+        vault, seconds, embedded, indexed = await open_vault(
+            generated.root, base / "semantic", model
+        )
         figures.restart_semantic_s = round(seconds, 3)
+        figures.restart_index_ready_s = round(indexed, 3)
+        figures.restart_index_ratio = round(indexed / figures.restart_lexical_s, 2)
         figures.restart_reembedded = embedded
         figures.restart_ratio = round(seconds / figures.restart_lexical_s, 2)
         await vault.close()
@@ -236,10 +250,15 @@ def report(figures: Figures) -> str:
             check("hybrid_p95_ms", figures.hybrid_p95_ms),
         ),
         (
-            "restart lexical / with vectors",
+            "restart lexical / vectors loaded",
             f"{figures.restart_lexical_s:.3f} / {figures.restart_semantic_s:.3f} s "
             f"({figures.restart_ratio:.2f}x)",
             check("restart_ratio", figures.restart_ratio),
+        ),
+        (
+            "restart with vectors: lexical answers",
+            f"{figures.restart_index_ready_s:.3f} s ({figures.restart_index_ratio:.2f}x)",
+            check("restart_index_ratio", figures.restart_index_ratio),
         ),
         ("chunks re-embedded on restart", str(figures.restart_reembedded), ""),
         ("database size", f"{figures.db_mb:.0f} MB", ""),

@@ -9,8 +9,10 @@ from pydantic import SecretStr, ValidationError
 
 from plugin_bridge.app.config import (
     BridgeSettings,
+    build_embedder,
     build_provider,
     choose_provider,
+    embedder_problem,
     write_settings_file,
 )
 from plugin_bridge.app.usage import Budgets
@@ -23,6 +25,7 @@ KEYS: Final = ("anthropic_api_key", "openai_api_key")
 """Write-only settings: set, never read back unmasked."""
 CHECKED: Final = frozenset({"provider", "base_url", *KEYS})
 """Changes that make the server check the provider with a cheap call before keeping them."""
+EMBEDDER_FIELDS: Final = frozenset({"embedder", "embedder_base_url"})
 
 
 async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSettings:
@@ -44,6 +47,14 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
             raise RpcError(WireCode.INVALID_PARAMS, choice.missing)
         if provider is not None:
             await provider.validate_key()
+    embedder = None
+    if changes.keys() & EMBEDDER_FIELDS:
+        import asyncio
+
+        embedder = build_embedder(updated)
+        problem = await asyncio.to_thread(embedder_problem, updated, embedder)
+        if problem is not None:
+            raise RpcError(WireCode.INVALID_PARAMS, problem)
     write_settings_file({key: _plain(value) for key, value in changes.items()})
     old = app.provider
     app.settings = updated
@@ -51,6 +62,8 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
     app.spending.budgets = Budgets(updated.daily_budget_usd, updated.monthly_budget_usd)
     if "exclude" in changes:
         app.vault.set_scope(updated.exclude)
+    if changes.keys() & EMBEDDER_FIELDS:
+        await app.use_embedder(embedder, updated.embedder_confirm_over_usd)
     if old is not None and old is not provider:
         await old.aclose()
     return updated

@@ -50,6 +50,8 @@ def _result(settings: BridgeSettings, provider: str | None, model: str | None) -
         max_tokens=settings.max_tokens,
         temperature=settings.temperature,
         timeout=settings.timeout,
+        embedder=settings.embedder,
+        embedder_base_url=settings.embedder_base_url,
         keys=KeysModel(
             anthropic=masked["anthropic_api_key"],
             openai=masked["openai_api_key"],

@@ -131,6 +131,8 @@ class SemanticIndex:
                 self._conn.close()
                 self._conn = None
         await self._target.aclose()
+        if self._serving is not None and self._serving[0] is not self._target:
+            await self._serving[0].aclose()
 
     def _changed(self) -> None:
         """From the index worker's thread: chunks changed, look for new work."""
@@ -177,6 +179,8 @@ class SemanticIndex:
     async def switch(self, embedder: Embedder) -> None:
         """Build ``embedder``'s vectors in the background; the current ones serve until then."""
         if embedder.model_id == self._target.model_id:
+            if embedder is not self._target:
+                await embedder.aclose()
             return
         if self._serving is None or self._serving[0] is not self._target:
             await self._target.aclose()
@@ -205,6 +209,8 @@ class SemanticIndex:
             await self._wake.wait()
 
     async def _catch_up(self) -> None:
+        if not self.index.scanned:  # the scan goes first (it answers searches); its end wakes us
+            return
         target = self._target
         if self._target_vectors is None:
             self._target_vectors = await asyncio.to_thread(self._load, target.model_id)
@@ -230,8 +236,6 @@ class SemanticIndex:
                 tokens = target.tokens_used - used or estimate_tokens([t for _, t in step])
                 self.on_spend(target.model, tokens)
         if target is not self._target:
-            return
-        if not self.index.scanned:  # not the whole vault yet: the scan's end wakes us
             return
         orphans = await asyncio.to_thread(self._finish, target.model_id)
         if self._target_vectors is None:  # nothing to embed yet: an empty index of any width

@@ -141,6 +141,10 @@ class SettingsResult(WireModel):
     max_tokens: int = Field(description="The most tokens of one answer (the model's cap wins).")
     temperature: float | None = Field(description="Sampling temperature; null: the API's default.")
     timeout: float | None = Field(description="Seconds per provider request; null: its default.")
+    embedder: str | None = Field(
+        None, description="ollama:MODEL, openai:MODEL or model2vec:PATH; null: lexical only."
+    )
+    embedder_base_url: str | None = None
     config_file: str = Field(description="Where settings/update saves them.")
 
 
@@ -166,3 +170,10 @@ class SettingsUpdateParams(Params):
     max_tokens: int | None = Field(None, ge=1, le=1_000_000)
     temperature: float | None = Field(None, ge=0, le=2)
     timeout: float | None = Field(None, gt=0, le=3600)
+    embedder: str | None = Field(
+        None,
+        max_length=1000,
+        description="Switch semantic search to this embedder (the old one serves until the new "
+        "vectors are ready); null: lexical search only.",
+    )
+    embedder_base_url: str | None = Field(None, max_length=2000)
