@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import sqlite3
 import threading
@@ -120,6 +121,8 @@ class SemanticIndex:
         self._conn = await asyncio.to_thread(connect, str(self.index.db_path))
         self.index.add_listener(self._changed)
         self._task = asyncio.create_task(self._run(), name="embedding-job")
+        # numpy takes 0.1-0.3 s to import: do it while the index scans, not after
+        threading.Thread(target=importlib.import_module, args=("numpy",), daemon=True).start()
 
     async def close(self) -> None:
         if self._task is not None:
