@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from llm_service.embedders import Embedder, estimate_tokens
 from llm_service.errors import LLMError
-from plugin_bridge.vault.chunks import embed_text
-from plugin_bridge.vault.schema import connect
+from plugin_bridge.vault.vector_store import VectorStore
 from plugin_bridge.vault.vectors import ExactVectorIndex
 
 if TYPE_CHECKING:
@@ -46,9 +45,6 @@ TEXTS_PER_STEP: Final = 256
 RETRY_SECONDS: Final = 60.0
 """After a failed step, the job tries again this much later (or at the next change)."""
 QUERY_CACHE: Final = 256
-LOAD_ROWS: Final = 4096
-ORPHANS_KEPT: Final = 1000
-"""Vectors of chunks gone kept at least this many before they are dropped (see _finish)."""
 
 
 @dataclass(frozen=True)
@@ -101,9 +97,8 @@ class SemanticIndex:
         self._serving: tuple[Embedder, ExactVectorIndex] | None = None
         self._approved: set[str] = set()
         self._collected = False
-        """True once this run dropped the vectors of chunks gone."""
-        self._conn: sqlite3.Connection | None = None
-        self._db_lock = threading.Lock()
+        """True once this run dropped the vectors of chunks gone (see VectorStore.finish)."""
+        self._store = VectorStore(index.db_path)
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -118,7 +113,7 @@ class SemanticIndex:
         if self._task is not None:
             return
         self._loop = asyncio.get_running_loop()
-        self._conn = await asyncio.to_thread(connect, str(self.index.db_path))
+        await asyncio.to_thread(self._store.open)
         self.index.add_listener(self._changed)
         self._task = asyncio.create_task(self._run(), name="embedding-job")
         # numpy takes 0.1-0.3 s to import: do it while the index scans, not after
@@ -129,10 +124,7 @@ class SemanticIndex:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        with self._db_lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        await asyncio.to_thread(self._store.close)
         await self._target.aclose()
         if self._serving is not None and self._serving[0] is not self._target:
             await self._serving[0].aclose()
@@ -216,8 +208,8 @@ class SemanticIndex:
             return
         target = self._target
         if self._target_vectors is None:
-            self._target_vectors = await asyncio.to_thread(self._load, target.model_id)
-        pending = await asyncio.to_thread(self._pending, target.model_id)
+            self._target_vectors = await asyncio.to_thread(self._store.load, target.model_id)
+        pending = await asyncio.to_thread(self._store.pending, target.model_id)
         if pending and not await self._confirmed(target, pending):
             return
         done = 0
@@ -226,21 +218,24 @@ class SemanticIndex:
                 return  # switched meanwhile
             self._emit(Progress("embedding", done, len(pending), target.model_id))
             requested = pending[start : start + self.texts_per_step]
-            step = await asyncio.to_thread(self._texts, requested)
+            step = await asyncio.to_thread(self._store.texts, requested)
             done += len(requested)
             if not step:  # those chunks changed meanwhile
                 continue
             used = target.tokens_used
             vectors = await target.embed([text for _, text in step])
             hashes = [key for key, _ in step]
-            await asyncio.to_thread(self._store, target.model_id, hashes, vectors)
+            await asyncio.to_thread(self._store.add, target.model_id, hashes, vectors)
             self._remember(target, hashes, vectors)
             if target.paid and self.on_spend is not None:
                 tokens = target.tokens_used - used or estimate_tokens([t for _, t in step])
                 self.on_spend(target.model, tokens)
         if target is not self._target:
             return
-        orphans = await asyncio.to_thread(self._finish, target.model_id)
+        orphans = await asyncio.to_thread(
+            self._store.finish, target.model_id, drop_orphans=not self._collected
+        )
+        self._collected = True
         if self._target_vectors is None:  # nothing to embed yet: an empty index of any width
             self._target_vectors = ExactVectorIndex(target.dims or 0)
         self._target_vectors.remove(orphans)
@@ -271,7 +266,7 @@ class SemanticIndex:
         tokens = 0
         for start in range(0, len(pending), self.texts_per_step):
             step = await asyncio.to_thread(
-                self._texts, pending[start : start + self.texts_per_step]
+                self._store.texts, pending[start : start + self.texts_per_step]
             )
             tokens += estimate_tokens([text for _, text in step])
         price = price_for(target.model)
@@ -301,144 +296,6 @@ class SemanticIndex:
         self.progress = progress
         if self.on_progress is not None:
             self.on_progress(progress)
-
-    # -- storage (worker threads) --------------------------------------------------------------
-
-    def _db(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise RuntimeError("Await SemanticIndex.start() first.")
-        return self._conn
-
-    def _load(self, model: str) -> ExactVectorIndex | None:
-        """The stored vectors of ``model``, read in pieces into one preallocated matrix."""
-        import numpy as np
-
-        with self._db_lock:
-            conn = self._db()
-            info = conn.execute(
-                "SELECT dims FROM embedding_models WHERE model = ?", (model,)
-            ).fetchone()
-            count = conn.execute(
-                "SELECT count(*) FROM vectors WHERE model = ?", (model,)
-            ).fetchone()[0]
-            if info is None or count == 0:
-                return None
-            dims = int(info[0])
-            matrix = np.empty((count, dims), dtype=np.float32)
-            keys: list[str] = []
-            cursor = conn.execute(  # a table scan reads the file in order; the index would not
-                "SELECT hash, vector FROM vectors NOT INDEXED WHERE model = ?", (model,)
-            )
-            while rows := cursor.fetchmany(LOAD_ROWS):
-                start = len(keys)
-                keys += [row[0] for row in rows]
-                blob = b"".join(row[1] for row in rows)
-                matrix[start : len(keys)] = np.frombuffer(blob, dtype="<f4").reshape(-1, dims)
-        index = ExactVectorIndex(dims)
-        index.add(keys, matrix[: len(keys)])
-        logger.info("Loaded %d vectors of %s.", len(keys), model)
-        return index
-
-    def _pending(self, model: str) -> list[str]:
-        """The chunk hashes without a vector of ``model``, in note order."""
-        with self._db_lock:
-            rows = (
-                self._db()
-                .execute(
-                    "SELECT c.hash FROM chunks c WHERE NOT EXISTS "
-                    "(SELECT 1 FROM vectors v WHERE v.model = ? AND v.hash = c.hash) "
-                    "GROUP BY c.hash ORDER BY min(c.id)",
-                    (model,),
-                )
-                .fetchall()
-            )
-        return [row[0] for row in rows]
-
-    def _texts(self, hashes: Sequence[str]) -> list[tuple[str, str]]:
-        """(hash, text to embed) of the chunks with these hashes that still exist."""
-        marks = ", ".join("?" * len(hashes))
-        with self._db_lock:
-            rows = (
-                self._db()
-                .execute(
-                    "SELECT c.hash, n.title, c.heading, c.text FROM chunks c "
-                    f"JOIN notes n ON n.id = c.note WHERE c.hash IN ({marks}) GROUP BY c.hash",
-                    list(hashes),
-                )
-                .fetchall()
-            )
-        return [(key, embed_text(title, heading, text)) for key, title, heading, text in rows]
-
-    def _store(self, model: str, hashes: list[str], vectors: npt.NDArray[np.float32]) -> None:
-        import numpy as np
-
-        dims = int(vectors.shape[1])
-        rows = [
-            (model, key, np.asarray(v, dtype="<f4").tobytes())
-            for key, v in zip(hashes, vectors, strict=True)
-        ]
-        with self._db_lock:
-            conn = self._db()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                known = conn.execute(
-                    "SELECT dims FROM embedding_models WHERE model = ?", (model,)
-                ).fetchone()
-                if known is not None and int(known[0]) != dims:
-                    conn.execute("DELETE FROM vectors WHERE model = ?", (model,))
-                conn.execute(
-                    "INSERT INTO embedding_models (model, dims, complete, updated_at) "
-                    "VALUES (?, ?, 0, strftime('%Y-%m-%dT%H:%M:%SZ', 'now')) "
-                    "ON CONFLICT (model) DO UPDATE SET dims = excluded.dims, "
-                    "updated_at = excluded.updated_at",
-                    (model, dims),
-                )
-                conn.executemany(
-                    "INSERT OR REPLACE INTO vectors (model, hash, vector) VALUES (?, ?, ?)", rows
-                )
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-
-    def _finish(self, model: str) -> list[str]:
-        """Mark ``model`` complete and drop every other model's vectors. Vectors of chunks that
-        are gone are kept (a note moved in two steps, or deleted and synced back, needs them
-        again) until the first pass after a start, or until they are over a tenth of all."""
-        with self._db_lock:
-            conn = self._db()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                orphans = [
-                    row[0]
-                    for row in conn.execute(
-                        "SELECT hash FROM vectors WHERE model = ? "
-                        "AND hash NOT IN (SELECT hash FROM chunks)",
-                        (model,),
-                    )
-                ]
-                total = conn.execute(
-                    "SELECT count(*) FROM vectors WHERE model = ?", (model,)
-                ).fetchone()[0]
-                if self._collected and len(orphans) <= max(ORPHANS_KEPT, total // 10):
-                    orphans = []
-                self._collected = True
-                conn.executemany(
-                    "DELETE FROM vectors WHERE model = ? AND hash = ?",
-                    [(model, key) for key in orphans],
-                )
-                others = conn.execute(
-                    "SELECT model FROM embedding_models WHERE model != ?", (model,)
-                ).fetchall()
-                for (other,) in others:  # a switched-from model: its vectors go now
-                    conn.execute("DELETE FROM vectors WHERE model = ?", (other,))
-                    conn.execute("DELETE FROM embedding_models WHERE model = ?", (other,))
-                conn.execute("UPDATE embedding_models SET complete = 1 WHERE model = ?", (model,))
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-        return orphans
 
     # -- searching -----------------------------------------------------------------------------
 
