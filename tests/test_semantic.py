@@ -301,3 +301,25 @@ async def test_paid_embedding_over_the_limit_waits_for_approval(vault: Harness) 
     await asyncio.sleep(0)
     await semantic.wait_until_idle(20)
     assert semantic.ready and spend and spend[0][0] == "text-embedding-3-small"
+
+
+class BrokenEmbedder(FakeEmbedder):
+    """An embedder whose server is down."""
+
+    async def _embed_once(self, texts: list[str]) -> Any:
+        from llm_service.errors import LLMError
+
+        raise LLMError(
+            "Ollama is not reachable at http://127.0.0.1:9: start it.", code="network_error"
+        )
+
+
+async def test_an_unreachable_embedder_reports_error_and_search_stays_lexical(
+    vault: Harness,
+) -> None:
+    """The job reports phase error with the sentence; searches keep answering lexically."""
+    semantic = await vault.open(BrokenEmbedder(max_attempts=1))
+    assert semantic.progress.phase == "error" and not semantic.ready
+    assert "not reachable" in (semantic.progress.error or "")
+    found = await search_notes(semantic.index, semantic, "tomato", 3)
+    assert found.mode == "lexical" and found.hits
