@@ -269,3 +269,15 @@ async def test_throttle_spaces_requests_by_the_rate_and_eases_after_429() -> Non
     for _ in range(10):
         throttle.succeeded()
     assert throttle.interval == 1.0
+
+
+def test_a_hub_id_is_found_in_the_local_cache_and_never_downloaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """org/name resolves to its cached snapshot; an uncached id stays a missing folder."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    snapshot = tmp_path / "hf" / "hub" / "models--minishlab--tiny" / "snapshots" / "abc123"
+    write_tiny_model(snapshot, ["word"])
+    cached = Model2VecEmbedder("minishlab/tiny")
+    assert cached.folder == snapshot and cached.model_id == "model2vec:tiny"
+    assert Model2VecEmbedder("minishlab/absent").folder == Path("minishlab/absent")
