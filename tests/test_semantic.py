@@ -323,3 +323,18 @@ async def test_an_unreachable_embedder_reports_error_and_search_stays_lexical(
     assert "not reachable" in (semantic.progress.error or "")
     found = await search_notes(semantic.index, semantic, "tomato", 3)
     assert found.mode == "lexical" and found.hits
+
+
+async def test_a_query_the_embedder_cannot_embed_is_answered_lexically(vault: Harness) -> None:
+    """Vectors are ready but the embedder fails on the query: the search answers by words."""
+    embedder = FakeEmbedder()
+    semantic = await vault.open(embedder)
+
+    async def down(texts: list[str]) -> Any:
+        from llm_service.errors import LLMError
+
+        raise LLMError("Ollama is not reachable.", code="network_error")
+
+    embedder._embed_once = down  # type: ignore[method-assign]
+    found = await search_notes(semantic.index, semantic, "aphids", 3)
+    assert found.mode == "lexical" and found.hits[0].path == "Garden/Tomatoes.md"

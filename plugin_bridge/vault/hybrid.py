@@ -7,12 +7,14 @@ says which side found it and shows, as its snippet, its best chunk when the vect
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final, Literal
 
+from llm_service.errors import LLMError
 from plugin_bridge.vault import search as search_sql
 from plugin_bridge.vault.parse import link_forms
 from plugin_bridge.vault.paths import to_posix
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     from plugin_bridge.vault.index import SearchHit, SearchIndex
     from plugin_bridge.vault.semantic import ChunkHit, SemanticIndex
 
+logger = logging.getLogger(__name__)
 Mode = Literal["lexical", "semantic", "hybrid"]
 Side = Literal["lexical", "semantic"]
 RRF_K: Final = 60
@@ -112,7 +115,11 @@ async def search_notes(
     notes: dict[str, list[ChunkHit]] = {}
     if chosen != "lexical":
         assert semantic is not None
-        vector = await semantic.query_vector(_semantic_text(query))
+        try:
+            vector = await semantic.query_vector(_semantic_text(query))
+        except LLMError as exc:  # the embedder went away: words still find notes
+            logger.warning("The query could not be embedded (%s); answering lexically.", exc)
+            return await search_notes(index, None, query, limit, folder=folder, tag=tag)
         allowed = (
             index.read(lambda conn: search_sql.filtered_chunk_hashes(conn, parsed))
             if parsed.filtered

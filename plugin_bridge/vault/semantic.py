@@ -153,7 +153,8 @@ class SemanticIndex:
         return len(self._target_vectors) if self._target_vectors is not None else 0
 
     def approve(self) -> None:
-        """Allow the paid embedding the job is waiting on."""
+        """Allow the paid embedding the job is waiting on (that job only: a later one over the
+        limit asks again)."""
         self._approved.add(self._target.model_id)
         self._wake.set()
 
@@ -199,6 +200,9 @@ class SemanticIndex:
                 self._loop.call_later(RETRY_SECONDS, self._wake.set)
             except sqlite3.Error as exc:
                 logger.warning("Storing vectors failed (%s); retrying at the next change.", exc)
+            except Exception as exc:  # a bug must not end the job silently
+                logger.exception("The embedding job failed; it resumes at the next change.")
+                self._emit(Progress("error", 0, 0, self.model_id, error=type(exc).__name__))
             if not self._wake.is_set():
                 self.idle.set()
             await self._wake.wait()
@@ -232,6 +236,7 @@ class SemanticIndex:
                 self.on_spend(target.model, tokens)
         if target is not self._target:
             return
+        self._approved.discard(target.model_id)  # an approval covers one job, not the next
         orphans = await asyncio.to_thread(
             self._store.finish, target.model_id, drop_orphans=not self._collected
         )
