@@ -199,8 +199,12 @@ class SearchIndex:
         """Call ``callback`` (from the worker thread) after each write that changed notes."""
         self._listeners.append(callback)
 
+    def remove_listener(self, callback: Callable[[], None]) -> None:
+        if callback in self._listeners:
+            self._listeners.remove(callback)
+
     def _written(self) -> None:
-        for callback in self._listeners:
+        for callback in list(self._listeners):
             callback()
 
     def read(self, query: Callable[[sqlite3.Connection], T]) -> T:

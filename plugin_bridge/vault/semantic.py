@@ -120,6 +120,7 @@ class SemanticIndex:
         threading.Thread(target=importlib.import_module, args=("numpy",), daemon=True).start()
 
     async def close(self) -> None:
+        self.index.remove_listener(self._changed)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
