@@ -281,3 +281,18 @@ def test_a_hub_id_is_found_in_the_local_cache_and_never_downloaded(
     cached = Model2VecEmbedder("minishlab/tiny")
     assert cached.folder == snapshot and cached.model_id == "model2vec:tiny"
     assert Model2VecEmbedder("minishlab/absent").folder == Path("minishlab/absent")
+
+
+async def test_a_failing_batch_stops_the_others(fake_http: FakeHTTPServer) -> None:
+    """A refused first batch raises its own LLMError and no later batch is sent."""
+    fake_http.enqueue(
+        Reply.json({"error": "unauthorized"}, 401),
+        fake.ollama_reply([[1, 0]]),
+        fake.ollama_reply([[1, 0]]),
+    )
+    embedder = OllamaEmbedder(
+        fake.OLLAMA_MODEL, base_url=fake_http.url, **options(batch_size=1, concurrency=1)
+    )
+    with pytest.raises(LLMError) as caught:
+        await embedder.embed(["a", "b", "c"])
+    assert caught.value.code == "auth_error" and len(fake_http.requests) == 1
