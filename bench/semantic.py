@@ -109,6 +109,23 @@ class Figures:
     exact_search_p50_ms: dict[str, float] = field(default_factory=dict)
 
 
+_HEADING_LINE: Final = re.compile(r"^(#{1,6}[ \t]+.*?)[ \t]*$", re.M)
+_FRONT_MATTER: Final = re.compile(r"\A---\n.*?^---\n", re.S | re.M)
+
+
+def make_unique(paths: list[str], root: Path) -> None:
+    """Give every copy of a source note its own chunks: vaultgen cycles the same notes, and
+    identical sections share one vector (a real vault's repeated template sections do too),
+    which would make the vectors far fewer than a real vault of this size has."""
+    for number, rel in enumerate(paths):
+        path = root / rel
+        text = path.read_text(encoding="utf-8", errors="replace")
+        front = _FRONT_MATTER.match(text)
+        head, body = (text[: front.end()], text[front.end() :]) if front else ("", text)
+        body = _HEADING_LINE.sub(rf"\1 ({number})", body)
+        path.write_text(f"{head}Copy {number}.\n\n{body}", encoding="utf-8")
+
+
 def build_model(root: Path, folder: Path) -> Path:
     """A tiny model2vec model knowing the vault's most frequent tokens."""
     counts: Counter[str] = Counter()
@@ -188,6 +205,7 @@ async def run(notes: int, rounds: int, scaling: bool) -> Figures:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         generated = generate_vault(base / "vault", notes)
+        make_unique(generated.paths, generated.root)
         figures.source = generated.source
         model = build_model(generated.root, base / "model")
 

@@ -92,13 +92,15 @@ def test_chunks_follow_headings_with_title_and_path_prefixed() -> None:
 
 
 def test_long_sections_are_cut_to_the_bound_and_hashes_follow_content() -> None:
-    """No chunk exceeds the bound; the same text gives the same hash, the title is part of it."""
+    """No chunk exceeds the bound; the same text gives the same hash under any title (a
+    rename keeps it); a note without text is hashed by its title."""
     body = "# Long\n" + "\n\n".join(f"Paragraph {i} " + "word " * 80 for i in range(20))
     chunks = chunk_note("T", body)
     assert len(chunks) > 3 and all(len(c.text) <= MAX_CHARS for c in chunks)
     assert [c.hash for c in chunk_note("T", body)] == [c.hash for c in chunks]
-    assert chunk_note("Other", body)[0].hash != chunks[0].hash
+    assert chunk_note("Renamed", body)[0].hash == chunks[0].hash
     assert [(c.heading, c.text) for c in chunk_note("Empty", "")] == [("", "")]
+    assert chunk_note("Empty", "")[0].hash != chunk_note("Blank", "")[0].hash
 
 
 # -- vector index and fusion -----------------------------------------------------------------
@@ -151,8 +153,8 @@ async def test_a_restart_with_unchanged_notes_embeds_nothing(vault: Harness) -> 
 
 
 async def test_edit_move_and_delete_reembed_only_what_changed(vault: Harness) -> None:
-    """An edit re-embeds its one changed chunk, a move none; a deleted note's vectors stop
-    answering at once and leave the file at the next start."""
+    """An edit re-embeds its one changed chunk, a move or a rename none; a deleted note's
+    vectors stop answering at once and leave the file at the next start."""
     embedder = FakeEmbedder()
     semantic = await vault.open(embedder)
     before = semantic.chunks_embedded
@@ -168,7 +170,10 @@ async def test_edit_move_and_delete_reembed_only_what_changed(vault: Harness) ->
     tomatoes.rename(vault.root / "Archive/Tomatoes.md")
     await vault.change("Garden/Tomatoes.md")
     await vault.change("Archive/Tomatoes.md")
-    assert embedder.texts_seen == []
+    (vault.root / "Archive/Tomatoes.md").rename(vault.root / "Archive/Tomato plants.md")
+    await vault.change("Archive/Tomatoes.md")
+    await vault.change("Archive/Tomato plants.md")
+    assert embedder.texts_seen == []  # a move and a rename embed nothing
     assert semantic.chunks_embedded == before + 1
 
     (vault.root / "Work/Deploy.md").unlink()

@@ -1,9 +1,11 @@
 """Notes as chunks for embedding: split along headings, size bounded, each with a content hash.
 
 Each chunk's embedded text starts with the note's title and its heading path (``Setup > Linux``)
-so a chunk says what it is about out of context. The hash covers exactly that text: a chunk
-whose hash the index already has a vector for is never embedded again, whatever happened to the
-file's mtime or path (a move keeps the title, so it keeps every hash).
+so a chunk says what it is about out of context. The hash covers the heading path and the text,
+not the title: a chunk whose hash the index already has a vector for is never embedded again,
+whatever happened to the file's mtime, folder or name (a renamed note keeps its vectors, which
+keep the old title until that chunk's text changes). A note without text is one chunk of its
+title, hashed by the title.
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ def embed_text(title: str, heading: str, text: str) -> str:
 
 
 def chunk_hash(title: str, heading: str, text: str) -> str:
-    return hashlib.sha256(embed_text(title, heading, text).encode()).hexdigest()[:32]
+    """The content hash of a chunk (see the module docstring: the title counts only alone)."""
+    content = f"{heading}\n\n{text}" if text else f"\x00title\n{title}"
+    return hashlib.sha256(content.encode()).hexdigest()[:32]
 
 
 def chunk_note(title: str, body: str, max_chars: int = MAX_CHARS) -> list[Chunk]:
