@@ -89,6 +89,9 @@ bench: $(STAMP)
 	$(VENV)/bin/python bench/stalls.py
 	$(VENV)/bin/python bench/stalls.py --pace 0.01
 	$(VENV)/bin/python bench/side_by_side.py
+	$(VENV)/bin/python bench/retrieval.py
+	$(VENV)/bin/python bench/semantic.py --notes $(BENCH_NOTES) --scaling
+	$(VENV)/bin/python bench/semantic.py --notes 30000
 
 schema: $(STAMP)
 	$(VENV)/bin/python -m plugin_bridge schema > docs/protocol.schema.json

@@ -47,7 +47,7 @@ async def test_search_defaults_to_hybrid_once_vectors_are_ready(tmp_path: Path) 
         )
         status = init["vault"]["embedder"]
         assert status["model"] == "fake:hashed-ngrams" and status["ready"]
-        assert status["chunksEmbedded"] > 16 and status["phase"] == "ready"
+        assert status["chunksEmbedded"] >= 16 and status["phase"] == "ready"
         assert (await wire.result("health"))["index"]["embedder"] == status
         result = await wire.result("vault/search", {"query": "consumer lag kafka"})
         assert result["mode"] == "hybrid"
@@ -177,3 +177,24 @@ async def test_search_summarize_gives_the_model_chunks_not_whole_notes(tmp_path:
     kafka = (tmp_path / "vault" / KAFKA).read_text(encoding="utf-8")
     assert "## [[Projects/Kafka pipeline]]" in prompt and "### " in prompt
     assert kafka.strip() not in prompt  # chunks, not the whole file with its front matter
+
+
+async def test_settings_update_switches_or_stops_the_embedder(tmp_path: Path) -> None:
+    """settings/update embedder builds the new model's vectors, then it answers; null goes back
+    to lexical search; a bad spec is -32602 and changes nothing."""
+    async with running_bridge(tmp_path, embedder=FakeEmbedder()) as bridge:
+        wire = await bridge.wire()
+        bad = await wire.error("settings/update", {"embedder": "cohere:x"})
+        assert bad["code"] == -32602 and "ollama:MODEL" in bad["message"]
+        result = await wire.result("settings/update", {"embedder": "fake:second"})
+        assert result["embedder"] == "fake:second"
+        semantic = bridge.vault.semantic
+        assert semantic is not None and semantic.model_id == "fake:second"
+        await semantic.wait_until_idle(15)
+        status = (await wire.result("health"))["index"]["embedder"]
+        assert (status["model"], status["ready"]) == ("fake:second", True)
+        found = await wire.result("vault/search", {"query": "kafka", "mode": "semantic"})
+        assert found["mode"] == "semantic"
+        await wire.result("settings/update", {"embedder": None})
+        assert (await wire.result("health"))["index"]["embedder"] is None
+        assert (await wire.result("vault/search", {"query": "kafka"}))["mode"] == "lexical"

@@ -269,3 +269,30 @@ async def test_throttle_spaces_requests_by_the_rate_and_eases_after_429() -> Non
     for _ in range(10):
         throttle.succeeded()
     assert throttle.interval == 1.0
+
+
+def test_a_hub_id_is_found_in_the_local_cache_and_never_downloaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """org/name resolves to its cached snapshot; an uncached id stays a missing folder."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    snapshot = tmp_path / "hf" / "hub" / "models--minishlab--tiny" / "snapshots" / "abc123"
+    write_tiny_model(snapshot, ["word"])
+    cached = Model2VecEmbedder("minishlab/tiny")
+    assert cached.folder == snapshot and cached.model_id == "model2vec:tiny"
+    assert Model2VecEmbedder("minishlab/absent").folder == Path("minishlab/absent")
+
+
+async def test_a_failing_batch_stops_the_others(fake_http: FakeHTTPServer) -> None:
+    """A refused first batch raises its own LLMError and no later batch is sent."""
+    fake_http.enqueue(
+        Reply.json({"error": "unauthorized"}, 401),
+        fake.ollama_reply([[1, 0]]),
+        fake.ollama_reply([[1, 0]]),
+    )
+    embedder = OllamaEmbedder(
+        fake.OLLAMA_MODEL, base_url=fake_http.url, **options(batch_size=1, concurrency=1)
+    )
+    with pytest.raises(LLMError) as caught:
+        await embedder.embed(["a", "b", "c"])
+    assert caught.value.code == "auth_error" and len(fake_http.requests) == 1

@@ -20,7 +20,8 @@ from plugin_bridge.vault.vectors import ExactVectorIndex
 
 NOTES = {
     "Garden/Tomatoes.md": "# Tomatoes\nWater the tomato plants every morning in summer.\n"
-    "## Pests\nAphids on tomato leaves: spray soapy water on the leaves.",
+    + "Stake them when they reach knee height and pinch out the side shoots. " * 14
+    + "\n## Pests\nAphids on tomato leaves: spray soapy water on the leaves.",
     "Garden/Roses.md": "# Roses\nPrune roses in late winter, above a bud. See [[Tomatoes]].",
     "Work/Deploy.md": "# Deploy\nThe release pipeline builds the container and pushes it.",
     "中文/花园.md": "# 花园\n番茄需要每天浇水，夏天更要注意。",
@@ -91,13 +92,15 @@ def test_chunks_follow_headings_with_title_and_path_prefixed() -> None:
 
 
 def test_long_sections_are_cut_to_the_bound_and_hashes_follow_content() -> None:
-    """No chunk exceeds the bound; the same text gives the same hash, the title is part of it."""
+    """No chunk exceeds the bound; the same text gives the same hash under any title (a
+    rename keeps it); a note without text is hashed by its title."""
     body = "# Long\n" + "\n\n".join(f"Paragraph {i} " + "word " * 80 for i in range(20))
     chunks = chunk_note("T", body)
     assert len(chunks) > 3 and all(len(c.text) <= MAX_CHARS for c in chunks)
     assert [c.hash for c in chunk_note("T", body)] == [c.hash for c in chunks]
-    assert chunk_note("Other", body)[0].hash != chunks[0].hash
+    assert chunk_note("Renamed", body)[0].hash == chunks[0].hash
     assert [(c.heading, c.text) for c in chunk_note("Empty", "")] == [("", "")]
+    assert chunk_note("Empty", "")[0].hash != chunk_note("Blank", "")[0].hash
 
 
 # -- vector index and fusion -----------------------------------------------------------------
@@ -110,7 +113,9 @@ def test_exact_vector_index_finds_nearest_and_forgets_removed() -> None:
     query = np.array([1, 0], dtype=np.float32)
     assert [k for k, _ in index.search(query, 2)] == ["a", "c"]
     assert [k for k, _ in index.search(query, 5, allowed={"b", "zz"})] == ["b"]
-    index.remove(["a", "missing"])
+    index.add(["d"], np.array([[0.6, 0.8]], dtype=np.float32))  # grows past a load
+    assert [k for k, _ in index.search(np.array([0.6, 0.8], dtype=np.float32), 1)] == ["d"]
+    index.remove(["a", "missing", "d"])
     assert len(index) == 2 and [k for k, _ in index.search(query, 1)] == ["c"]
     assert index.get(["b"]).tolist() == [[0.0, 1.0]]
 
@@ -148,8 +153,8 @@ async def test_a_restart_with_unchanged_notes_embeds_nothing(vault: Harness) -> 
 
 
 async def test_edit_move_and_delete_reembed_only_what_changed(vault: Harness) -> None:
-    """An edit re-embeds its one changed chunk, a move none; a deleted note's vectors stop
-    answering at once and leave the file at the next start."""
+    """An edit re-embeds its one changed chunk, a move or a rename none; a deleted note's
+    vectors stop answering at once and leave the file at the next start."""
     embedder = FakeEmbedder()
     semantic = await vault.open(embedder)
     before = semantic.chunks_embedded
@@ -165,7 +170,10 @@ async def test_edit_move_and_delete_reembed_only_what_changed(vault: Harness) ->
     tomatoes.rename(vault.root / "Archive/Tomatoes.md")
     await vault.change("Garden/Tomatoes.md")
     await vault.change("Archive/Tomatoes.md")
-    assert embedder.texts_seen == []
+    (vault.root / "Archive/Tomatoes.md").rename(vault.root / "Archive/Tomato plants.md")
+    await vault.change("Archive/Tomatoes.md")
+    await vault.change("Archive/Tomato plants.md")
+    assert embedder.texts_seen == []  # a move and a rename embed nothing
     assert semantic.chunks_embedded == before + 1
 
     (vault.root / "Work/Deploy.md").unlink()
@@ -195,11 +203,13 @@ async def test_a_model_switch_builds_in_background_while_the_old_model_serves(
     """During the new model's build, semantic search still answers with the old one; then the
     new one serves and the old vectors are gone from the file."""
     assert vault.index is None
-    semantic = await vault.open(FakeEmbedder("old", dims=32))
-    new = GatedEmbedder("new", dims=48)
+    semantic = await vault.open(FakeEmbedder("old", dims=128))
+    new = GatedEmbedder("new", dims=96)
     await semantic.switch(new)
     await asyncio.sleep(0)
-    found = await search_notes(semantic.index, semantic, "tomato leaves", 3, mode="semantic")
+    found = await search_notes(
+        semantic.index, semantic, "aphids on tomato leaves, soapy water", 3, mode="semantic"
+    )
     assert found.mode == "semantic" and found.hits[0].path == "Garden/Tomatoes.md"
     assert semantic.model_id == "fake:new"
     new.gate.set()
@@ -209,7 +219,9 @@ async def test_a_model_switch_builds_in_background_while_the_old_model_serves(
         lambda conn: conn.execute("SELECT DISTINCT model FROM vectors").fetchall()
     )
     assert models == [("fake:new",)]
-    found = await search_notes(semantic.index, semantic, "tomato leaves", 3, mode="semantic")
+    found = await search_notes(
+        semantic.index, semantic, "aphids on tomato leaves, soapy water", 3, mode="semantic"
+    )
     assert found.hits[0].path == "Garden/Tomatoes.md"
 
 
@@ -294,3 +306,40 @@ async def test_paid_embedding_over_the_limit_waits_for_approval(vault: Harness) 
     await asyncio.sleep(0)
     await semantic.wait_until_idle(20)
     assert semantic.ready and spend and spend[0][0] == "text-embedding-3-small"
+
+
+class BrokenEmbedder(FakeEmbedder):
+    """An embedder whose server is down."""
+
+    async def _embed_once(self, texts: list[str]) -> Any:
+        from llm_service.errors import LLMError
+
+        raise LLMError(
+            "Ollama is not reachable at http://127.0.0.1:9: start it.", code="network_error"
+        )
+
+
+async def test_an_unreachable_embedder_reports_error_and_search_stays_lexical(
+    vault: Harness,
+) -> None:
+    """The job reports phase error with the sentence; searches keep answering lexically."""
+    semantic = await vault.open(BrokenEmbedder(max_attempts=1))
+    assert semantic.progress.phase == "error" and not semantic.ready
+    assert "not reachable" in (semantic.progress.error or "")
+    found = await search_notes(semantic.index, semantic, "tomato", 3)
+    assert found.mode == "lexical" and found.hits
+
+
+async def test_a_query_the_embedder_cannot_embed_is_answered_lexically(vault: Harness) -> None:
+    """Vectors are ready but the embedder fails on the query: the search answers by words."""
+    embedder = FakeEmbedder()
+    semantic = await vault.open(embedder)
+
+    async def down(texts: list[str]) -> Any:
+        from llm_service.errors import LLMError
+
+        raise LLMError("Ollama is not reachable.", code="network_error")
+
+    embedder._embed_once = down  # type: ignore[method-assign]
+    found = await search_notes(semantic.index, semantic, "aphids", 3)
+    assert found.mode == "lexical" and found.hits[0].path == "Garden/Tomatoes.md"

@@ -109,7 +109,12 @@ class Embedder(Retrying):
 
         items = list(texts)
         batches = [items[i : i + self.batch_size] for i in range(0, len(items), self.batch_size)]
-        results = await asyncio.gather(*(self._embed_batch(batch) for batch in batches))
+        try:
+            async with asyncio.TaskGroup() as group:  # one batch failing cancels the others
+                tasks = [group.create_task(self._embed_batch(batch)) for batch in batches]
+        except ExceptionGroup as failed:
+            raise failed.exceptions[0] from None  # the first failure, as a plain LLMError
+        results = [task.result() for task in tasks]
         if not results:
             return np.zeros((0, self.dims or 0), dtype=np.float32)
         return np.vstack(results)

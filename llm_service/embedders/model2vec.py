@@ -1,4 +1,5 @@
-"""A model2vec static model from a folder on disk: ``tokenizer.json`` plus ``model.safetensors``.
+"""A model2vec static model from a folder on disk: ``tokenizer.json`` plus ``model.safetensors``
+(or a hub id whose files are already in the local Hugging Face cache).
 
 Encoding is what model2vec's ``StaticModel.encode`` does: tokenize without special tokens, drop
 the unknown token, look up each token's row (through ``mapping`` and scaled by ``weights`` when
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Unpack
 
@@ -37,12 +39,12 @@ class Model2VecEmbedder(Embedder):
     def __init__(self, model: str, **options: Unpack[EmbedderOptions]) -> None:
         options.setdefault("concurrency", 1)  # CPU-bound: one batch at a time
         super().__init__(model, **options)
-        self.folder = Path(model).expanduser()
+        self.folder = resolve_folder(model)
         self._loaded: _Model | None = None
 
     @property
     def model_id(self) -> str:
-        return f"{self.kind}:{self.folder.name}"
+        return f"{self.kind}:{Path(self.model.rstrip('/')).name}"
 
     def load(self) -> None:
         """Read the folder now (else on first use); LLMError(invalid_request) when it is not
@@ -66,6 +68,18 @@ class Model2VecEmbedder(Embedder):
             code="invalid_request",
             provider=self.name,
         )
+
+
+def resolve_folder(model: str) -> Path:
+    """``model`` as a folder: a path as given, or a hub id (``minishlab/potion-base-8M``) that
+    is already in the local Hugging Face cache (``$HF_HOME/hub``); never a download."""
+    path = Path(model).expanduser()
+    if path.exists() or model.count("/") != 1 or model.startswith((".", "/", "~")):
+        return path
+    home = Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface")
+    snapshots = home / "hub" / f"models--{model.replace('/', '--')}" / "snapshots"
+    found = sorted(snapshots.glob("*/model.safetensors"), key=lambda f: f.stat().st_mtime)
+    return found[-1].parent if found else path
 
 
 class _Model:

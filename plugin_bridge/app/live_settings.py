@@ -10,8 +10,10 @@ from pydantic import SecretStr, ValidationError
 from plugin_bridge.app.config import (
     BridgeSettings,
     SettingsError,
+    build_embedder,
     build_provider,
     choose_provider,
+    embedder_problem,
     with_served_model,
     write_settings_file,
 )
@@ -28,6 +30,8 @@ CHECKED: Final = frozenset({"provider", "base_url", *KEYS})
 """Changes that make the server check the provider with a cheap call before keeping them."""
 REBUILT: Final = CHECKED | {"model", "timeout", "ollama_host"}
 """Changes that need a new provider instance (other changes keep the one in use)."""
+EMBEDDER_FIELDS: Final = frozenset({"embedder", "embedder_base_url"})
+"""Changes that switch the embedder (the old vectors serve until the new ones are ready)."""
 
 
 async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSettings:
@@ -37,7 +41,8 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
     current = app.settings if app.settings is not None else BridgeSettings()
     values = {**current.model_dump(), **changes}
     for key in [key for key, value in changes.items() if value is None]:
-        del values[key]  # back to its default
+        # back to its default (not to the file's or environment's value it is replacing)
+        values[key] = BridgeSettings.model_fields[key].get_default(call_default_factory=True)
     try:
         updated = BridgeSettings.model_validate(values)
     except ValidationError as exc:
@@ -47,6 +52,14 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
     provider, name, model = app.provider, app.provider_name, app.model
     if changes.keys() & REBUILT:
         provider, name, model = await _provider_for(updated, changes)
+    embedder = None
+    if changes.keys() & EMBEDDER_FIELDS:
+        import asyncio
+
+        embedder = build_embedder(updated)
+        problem = await asyncio.to_thread(embedder_problem, updated, embedder)
+        if problem is not None:
+            raise RpcError(WireCode.INVALID_PARAMS, problem)
     write_settings_file({key: _plain(value) for key, value in changes.items()})
     old = app.provider
     app.settings = updated
@@ -54,6 +67,8 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
     app.spending.budgets = Budgets(updated.daily_budget_usd, updated.monthly_budget_usd)
     if "exclude" in changes:
         app.vault.set_scope(updated.exclude)
+    if changes.keys() & EMBEDDER_FIELDS:
+        await app.use_embedder(embedder, updated.embedder_confirm_over_usd)
     if old is not None and old is not provider:
         await old.aclose()
     return updated

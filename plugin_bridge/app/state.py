@@ -23,8 +23,9 @@ from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
     from llm_service import LLMService, Message, Provider
+    from llm_service.embedders import Embedder
     from llm_service.tools import ConfirmCallback, ToolRegistry
-    from plugin_bridge.vault.semantic import Progress
+    from plugin_bridge.vault.semantic import Progress, SemanticIndex
     from plugin_bridge.vault.vault import Vault
 
 logger = logging.getLogger(__name__)
@@ -80,8 +81,28 @@ class BridgeApp:
         self.broadcast: Callable[[str, dict[str, Any]], None] = _nobody
         """Sends a notification to every client; the server sets it once it listens."""
         if vault.semantic is not None:
-            vault.semantic.on_progress = self._embedding_progress
-            vault.semantic.on_spend = self._embedding_spend
+            self._follow(vault.semantic)
+
+    def _follow(self, semantic: SemanticIndex) -> None:
+        semantic.on_progress = self._embedding_progress
+        semantic.on_spend = self._embedding_spend
+
+    async def use_embedder(self, embedder: Embedder | None, confirm_over_usd: float) -> None:
+        """Semantic search with ``embedder`` from now on: a running semantic index switches
+        models (the old one serves until the new vectors are complete); None stops it."""
+        vault = self.vault
+        if embedder is None:
+            if vault.semantic is not None:
+                semantic, vault.semantic = vault.semantic, None
+                await semantic.close()
+            return
+        if vault.semantic is not None:
+            vault.semantic.confirm_over_usd = confirm_over_usd
+            await vault.semantic.switch(embedder)
+            return
+        self._follow(vault.use_embedder(embedder, confirm_over_usd=confirm_over_usd))
+        assert vault.semantic is not None
+        await vault.semantic.start()
 
     def _embedding_progress(self, progress: Progress) -> None:
         from plugin_bridge.wire.models import dump

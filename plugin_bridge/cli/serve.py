@@ -63,6 +63,9 @@ class _Interrupted(Exception):
 
 def run(options: ServeOptions) -> int:
     """Run the server until SIGTERM / SIGINT; the process exit code."""
+    from plugin_bridge.vault.vectors import single_threaded_blas
+
+    single_threaded_blas()  # before anything imports numpy
     vault = options.vault.expanduser()
     if not is_loopback_host(options.host):
         return _fail(

@@ -54,6 +54,8 @@ def _result(settings: BridgeSettings, provider: str | None, model: str | None) -
         context_note=settings.context_note,
         prompts_folder=settings.prompts_folder,
         conversations_folder=settings.conversations_folder,
+        embedder=settings.embedder,
+        embedder_base_url=settings.embedder_base_url,
         keys=KeysModel(
             anthropic=masked["anthropic_api_key"],
             openai=masked["openai_api_key"],

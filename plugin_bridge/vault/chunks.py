@@ -1,9 +1,11 @@
 """Notes as chunks for embedding: split along headings, size bounded, each with a content hash.
 
 Each chunk's embedded text starts with the note's title and its heading path (``Setup > Linux``)
-so a chunk says what it is about out of context. The hash covers exactly that text: a chunk
-whose hash the index already has a vector for is never embedded again, whatever happened to the
-file's mtime or path (a move keeps the title, so it keeps every hash).
+so a chunk says what it is about out of context. The hash covers the heading path and the text,
+not the title: a chunk whose hash the index already has a vector for is never embedded again,
+whatever happened to the file's mtime, folder or name (a renamed note keeps its vectors, which
+keep the old title until that chunk's text changes). A note without text is one chunk of its
+title, hashed by the title.
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
-MAX_CHARS: Final = 1200
+MAX_CHARS: Final = 2000
 """A chunk's text (without its title and heading prefix) is at most this long."""
-MIN_CHARS: Final = 40
-"""A section shorter than this is merged into the next one under the same top heading."""
+MIN_CHARS: Final = 800
+"""A chunk shorter than this takes in the sections after it under the same top heading."""
 _HEADING: Final = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _PARAGRAPH: Final = re.compile(r"\n[ \t]*\n")
@@ -41,13 +43,15 @@ def embed_text(title: str, heading: str, text: str) -> str:
 
 
 def chunk_hash(title: str, heading: str, text: str) -> str:
-    return hashlib.sha256(embed_text(title, heading, text).encode()).hexdigest()[:32]
+    """The content hash of a chunk (see the module docstring: the title counts only alone)."""
+    content = f"{heading}\n\n{text}" if text else f"\x00title\n{title}"
+    return hashlib.sha256(content.encode()).hexdigest()[:32]
 
 
 def chunk_note(title: str, body: str, max_chars: int = MAX_CHARS) -> list[Chunk]:
     """The chunks of a note, in order; a note without text is one chunk of its title."""
     pieces: list[tuple[str, str]] = []
-    for heading, text in _merged(_sections(body)):
+    for heading, text in _merged(_sections(body), max_chars):
         pieces += [(heading, part) for part in _bounded(text, max_chars)]
     if not pieces:
         pieces = [("", "")]
@@ -86,32 +90,36 @@ def _sections(body: str) -> Iterator[tuple[tuple[str, ...], str]]:
     yield current, "\n".join(lines).strip()
 
 
-def _merged(sections: Iterator[tuple[tuple[str, ...], str]]) -> Iterator[tuple[str, str]]:
-    """Sections as (``A > B``, text), tiny ones merged into the next under the same top heading
-    (a heading with one line under it makes a poor chunk of its own)."""
-    carry: tuple[tuple[str, ...], str] | None = None
-    for path, text in sections:
-        if carry is not None:
-            carried_path, carried = carry
-            if carried_path[:1] == path[:1]:
-                sub = (
-                    " > ".join(path[len(carried_path) :])
-                    if path[: len(carried_path)] == (carried_path)
-                    else ""
-                )
-                joined = f"{carried}\n\n{sub}\n{text}".strip() if sub else f"{carried}\n\n{text}"
-                path, text = carried_path, joined.strip()
-            else:
-                yield " > ".join(carried_path), carried
-            carry = None
-        if not text:
+def _merged(
+    sections: Iterator[tuple[tuple[str, ...], str]], max_chars: int
+) -> Iterator[tuple[str, str]]:
+    """Sections as (``A > B``, text). Short sections are joined with the ones after them under
+    the same top heading (each later one keeps its heading as a line of text) until the chunk
+    reaches ``MIN_CHARS``: a heading with a line or two under it makes a poor chunk alone, and
+    fewer chunks keep the vector search fast."""
+    path: tuple[str, ...] | None = None
+    text = ""
+    for section_path, section_text in sections:
+        if not section_text:
             continue
-        if len(text) < MIN_CHARS:
-            carry = (path, text)
+        joinable = (
+            path is not None
+            and len(text) < MIN_CHARS
+            and path[:1] == section_path[:1]
+            and len(text) + len(section_text) < max_chars
+        )
+        if joinable:
+            assert path is not None
+            sub = " > ".join(
+                section_path[len(path) :] if section_path[: len(path)] == path else section_path
+            )
+            text = f"{text}\n\n{sub}\n{section_text}" if sub else f"{text}\n\n{section_text}"
             continue
+        if path is not None:
+            yield " > ".join(path), text
+        path, text = section_path, section_text
+    if path is not None:
         yield " > ".join(path), text
-    if carry is not None:
-        yield " > ".join(carry[0]), carry[1]
 
 
 def _bounded(text: str, max_chars: int) -> Iterator[str]:

@@ -7,12 +7,14 @@ says which side found it and shows, as its snippet, its best chunk when the vect
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final, Literal
 
+from llm_service.errors import LLMError
 from plugin_bridge.vault import search as search_sql
 from plugin_bridge.vault.parse import link_forms
 from plugin_bridge.vault.paths import to_posix
@@ -21,12 +23,13 @@ if TYPE_CHECKING:
     from plugin_bridge.vault.index import SearchHit, SearchIndex
     from plugin_bridge.vault.semantic import ChunkHit, SemanticIndex
 
+logger = logging.getLogger(__name__)
 Mode = Literal["lexical", "semantic", "hybrid"]
 Side = Literal["lexical", "semantic"]
 RRF_K: Final = 60
-CANDIDATES: Final = 50
+CANDIDATES: Final = 30
 """Notes taken from each side before fusing (at least ``limit``)."""
-CHUNKS_PER_NOTE: Final = 4
+CHUNKS_PER_NOTE: Final = 3
 """Chunks asked of the vector index per note wanted (several chunks share a note)."""
 SNIPPET_CHARS: Final = 300
 
@@ -97,9 +100,14 @@ async def search_notes(
     words = bool(parsed.match or parsed.cjk)
     usable = semantic is not None and semantic.ready and words
     chosen: Mode = (mode or "hybrid") if usable else "lexical"
+    fusing = chosen == "hybrid"
     lexical = (
         index.search(
-            query, max(limit, CANDIDATES) if chosen == "hybrid" else limit, folder=folder, tag=tag
+            query,
+            max(limit, CANDIDATES) if fusing else limit,
+            folder=folder,
+            tag=tag,
+            snippets=not fusing,  # only the few shown get one, below
         )
         if chosen != "semantic"
         else None
@@ -107,7 +115,11 @@ async def search_notes(
     notes: dict[str, list[ChunkHit]] = {}
     if chosen != "lexical":
         assert semantic is not None
-        vector = await semantic.query_vector(_semantic_text(query))
+        try:
+            vector = await semantic.query_vector(_semantic_text(query))
+        except LLMError as exc:  # the embedder went away: words still find notes
+            logger.warning("The query could not be embedded (%s); answering lexically.", exc)
+            return await search_notes(index, None, query, limit, folder=folder, tag=tag)
         allowed = (
             index.read(lambda conn: search_sql.filtered_chunk_hashes(conn, parsed))
             if parsed.filtered
@@ -117,6 +129,9 @@ async def search_notes(
             wanted = max(limit, CANDIDATES) * CHUNKS_PER_NOTE
             notes = roll_up(semantic.nearest_chunks(vector, wanted, allowed))
     hits = _combine(chosen, lexical.hits if lexical else [], notes, limit)
+    if fusing and (bare := [hit.path for hit in hits if not hit.chunks]):
+        made = index.snippets(query, bare)
+        hits = [hit if hit.chunks else replace(hit, snippet=made.get(hit.path, "")) for hit in hits]
     pending = lexical.pending if lexical else index.pending
     took = round((time.perf_counter() - started) * 1000, 3)
     return NoteResults(hits, chosen, pending, took)

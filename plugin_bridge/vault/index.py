@@ -199,8 +199,12 @@ class SearchIndex:
         """Call ``callback`` (from the worker thread) after each write that changed notes."""
         self._listeners.append(callback)
 
+    def remove_listener(self, callback: Callable[[], None]) -> None:
+        if callback in self._listeners:
+            self._listeners.remove(callback)
+
     def _written(self) -> None:
-        for callback in self._listeners:
+        for callback in list(self._listeners):
             callback()
 
     def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
@@ -213,21 +217,38 @@ class SearchIndex:
         return with_filters(parse_query(query), folder, tag)
 
     def search(
-        self, query: str, limit: int = 10, *, folder: str | None = None, tag: str | None = None
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        folder: str | None = None,
+        tag: str | None = None,
+        snippets: bool = True,
     ) -> SearchResults:
         """The best ``limit`` notes for ``query`` (any string is valid; see ``query.py``),
-        inside ``folder`` and with ``tag`` when given."""
+        inside ``folder`` and with ``tag`` when given; ``snippets=False`` leaves them ""."""
         started = time.perf_counter()
         parsed = self.parse(query, folder, tag)
         try:
             with self._read_lock:
-                rows = search_sql.run(self._conn(), parsed, max(0, min(limit, MAX_LIMIT)))
+                rows = search_sql.run(
+                    self._conn(), parsed, max(0, min(limit, MAX_LIMIT)), snippets=snippets
+                )
         except sqlite3.Error as exc:
             logger.warning("A search failed inside SQLite (%s); returning no results.", exc)
             rows = []
         hits = [SearchHit(path, title, score, snippet) for path, title, score, snippet in rows]
         took = (time.perf_counter() - started) * 1000
         return SearchResults(hits, self.pending, round(took, 3))
+
+    def snippets(self, query: str, paths: list[str]) -> dict[str, str]:
+        """The search snippets of ``query`` in these notes (by path)."""
+        parsed = parse_query(query)
+        try:
+            return self.read(lambda conn: search_sql.snippets_for(conn, parsed, paths))
+        except sqlite3.Error as exc:
+            logger.warning("Making snippets failed inside SQLite (%s).", exc)
+            return {}
 
     def backlinks(self, path: str) -> list[str]:
         """Notes whose wikilinks resolve to ``path``: by file name or by (partial) path."""

@@ -94,7 +94,8 @@ class Indexer:
         self.root = files.root
         self._root = str(files.root)
         self.on_written: Callable[[], None] | None = None
-        """Called (in the worker thread) after a transaction that changed notes or chunks."""
+        """Called (in the worker thread) after a transaction that changed notes or chunks, and
+        when a scan has finished."""
 
     # -- finding work ----------------------------------------------------------------------
 

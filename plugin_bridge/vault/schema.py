@@ -68,8 +68,9 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ),
     (
         # Semantic search: notes split into chunks along headings (chunks.py), one vector per
-        # chunk hash and embedding model, and which models' vectors are complete. Every note is
-        # read again to make its chunks.
+        # chunk hash and embedding model (a rowid table: lookups by (model, hash) stay in the
+        # index and never read the 1-3 KB vectors), and which models' vectors are complete.
+        # Every note is read again to make its chunks.
         "005_chunks_and_vectors",
         """
         CREATE TABLE chunks (
@@ -83,11 +84,12 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         CREATE INDEX chunks_by_note ON chunks(note);
         CREATE INDEX chunks_by_hash ON chunks(hash);
         CREATE TABLE vectors (
+            id INTEGER PRIMARY KEY,
             model TEXT NOT NULL,
             hash TEXT NOT NULL,
-            vector BLOB NOT NULL,
-            PRIMARY KEY (model, hash)
-        ) WITHOUT ROWID;
+            vector BLOB NOT NULL
+        );
+        CREATE UNIQUE INDEX vectors_by_model_hash ON vectors(model, hash);
         CREATE TABLE embedding_models (
             model TEXT PRIMARY KEY,
             dims INTEGER NOT NULL,

@@ -34,18 +34,39 @@ _BODY_SNIPPET: Final = (
 )
 
 
-def run(conn: sqlite3.Connection, query: Query, limit: int) -> list[Row]:
-    """Up to ``limit`` rows, best first."""
+def run(conn: sqlite3.Connection, query: Query, limit: int, *, snippets: bool = True) -> list[Row]:
+    """Up to ``limit`` rows, best first; without ``snippets`` every snippet is "" (a ranking
+    only, for fusion: :func:`snippets_for` makes the few that are shown)."""
     if query.empty or limit <= 0:
         return []
     if query.match:
-        return _words(conn, query, limit)
+        return _words(conn, query, limit, snippets)
     if query.cjk:
-        return _cjk_only(conn, query, limit)
+        return _cjk_only(conn, query, limit, snippets)
     return _listing(conn, query, limit)
 
 
-def _words(conn: sqlite3.Connection, query: Query, limit: int) -> list[Row]:
+def snippets_for(conn: sqlite3.Connection, query: Query, paths: Sequence[str]) -> dict[str, str]:
+    """The snippet ``run`` would show for each of these notes (by path)."""
+    if not paths:
+        return {}
+    marks = ", ".join("?" * len(paths))
+    ids = {
+        int(note_id): path
+        for note_id, path in conn.execute(
+            f"SELECT id, path FROM notes WHERE path IN ({marks})", list(paths)
+        )
+    }
+    if query.match:
+        made = _snippets(conn, query.match, list(ids))
+        return {ids[i]: highlight(text, query.cjk) for i, text in made.items()}
+    bodies = _bodies(conn, list(ids))
+    if query.cjk:
+        return {ids[i]: snippet_around(body, query.cjk) for i, body in bodies.items()}
+    return {ids[i]: _opening(body) for i, body in bodies.items()}
+
+
+def _words(conn: sqlite3.Connection, query: Query, limit: int, snippets: bool) -> list[Row]:
     """Rank first, then make snippets for the top rows only.
 
     bm25() in ORDER BY (not FTS5's ``rank``) is computed after the filters, so a filter that
@@ -58,14 +79,16 @@ def _words(conn: sqlite3.Connection, query: Query, limit: int) -> list[Row]:
         f"WHERE notes_fts MATCH :match {where} ORDER BY score DESC, n.path LIMIT :limit",
         {"match": query.match, "limit": limit, **params},
     ).fetchall()
-    snippets = _snippets(conn, query.match, [row[0] for row in top])
+    if not snippets:
+        return [(path, title, score, "") for _, path, title, score in top]
+    made = _snippets(conn, query.match, [row[0] for row in top])
     return [
-        (path, title, score, highlight(snippets.get(note_id, ""), query.cjk))
+        (path, title, score, highlight(made.get(note_id, ""), query.cjk))
         for note_id, path, title, score in top
     ]
 
 
-def _cjk_only(conn: sqlite3.Connection, query: Query, limit: int) -> list[Row]:
+def _cjk_only(conn: sqlite3.Connection, query: Query, limit: int, snippets: bool) -> list[Row]:
     """CJK terms alone: BM25 over the CJK side table plus a bonus per term in the title."""
     where, params = _filters(query, with_cjk=False)
     bonus = " + ".join(
@@ -82,6 +105,8 @@ def _cjk_only(conn: sqlite3.Connection, query: Query, limit: int) -> list[Row]:
             **params,
         },
     ).fetchall()
+    if not snippets:
+        return [(path, title, score, "") for _, path, title, score in rows]
     bodies = _bodies(conn, [row[0] for row in rows])
     return [
         (path, title, score, snippet_around(bodies.get(note_id, ""), query.cjk))

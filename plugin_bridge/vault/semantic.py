@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import sqlite3
 import threading
@@ -27,8 +28,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from llm_service.embedders import Embedder, estimate_tokens
 from llm_service.errors import LLMError
-from plugin_bridge.vault.chunks import embed_text
-from plugin_bridge.vault.schema import connect
+from plugin_bridge.vault.vector_store import VectorStore
 from plugin_bridge.vault.vectors import ExactVectorIndex
 
 if TYPE_CHECKING:
@@ -45,10 +45,6 @@ TEXTS_PER_STEP: Final = 256
 RETRY_SECONDS: Final = 60.0
 """After a failed step, the job tries again this much later (or at the next change)."""
 QUERY_CACHE: Final = 256
-ORPHANS_KEPT: Final = 1000
-"""Vectors of chunks gone kept at least this many before they are dropped (see _finish)."""
-SCAN_POLL_SECONDS: Final = 0.1
-"""While the index's first scan runs, the job looks for new chunks this often."""
 
 
 @dataclass(frozen=True)
@@ -101,9 +97,8 @@ class SemanticIndex:
         self._serving: tuple[Embedder, ExactVectorIndex] | None = None
         self._approved: set[str] = set()
         self._collected = False
-        """True once this run dropped the vectors of chunks gone."""
-        self._conn: sqlite3.Connection | None = None
-        self._db_lock = threading.Lock()
+        """True once this run dropped the vectors of chunks gone (see VectorStore.finish)."""
+        self._store = VectorStore(index.db_path)
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -118,20 +113,22 @@ class SemanticIndex:
         if self._task is not None:
             return
         self._loop = asyncio.get_running_loop()
-        self._conn = await asyncio.to_thread(connect, str(self.index.db_path))
+        await asyncio.to_thread(self._store.open)
         self.index.add_listener(self._changed)
         self._task = asyncio.create_task(self._run(), name="embedding-job")
+        # numpy takes 0.1-0.3 s to import: do it while the index scans, not after
+        threading.Thread(target=importlib.import_module, args=("numpy",), daemon=True).start()
 
     async def close(self) -> None:
+        self.index.remove_listener(self._changed)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        with self._db_lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        await asyncio.to_thread(self._store.close)
         await self._target.aclose()
+        if self._serving is not None and self._serving[0] is not self._target:
+            await self._serving[0].aclose()
 
     def _changed(self) -> None:
         """From the index worker's thread: chunks changed, look for new work."""
@@ -157,7 +154,8 @@ class SemanticIndex:
         return len(self._target_vectors) if self._target_vectors is not None else 0
 
     def approve(self) -> None:
-        """Allow the paid embedding the job is waiting on."""
+        """Allow the paid embedding the job is waiting on (that job only: a later one over the
+        limit asks again)."""
         self._approved.add(self._target.model_id)
         self._wake.set()
 
@@ -178,6 +176,8 @@ class SemanticIndex:
     async def switch(self, embedder: Embedder) -> None:
         """Build ``embedder``'s vectors in the background; the current ones serve until then."""
         if embedder.model_id == self._target.model_id:
+            if embedder is not self._target:
+                await embedder.aclose()
             return
         if self._serving is None or self._serving[0] is not self._target:
             await self._target.aclose()
@@ -201,39 +201,47 @@ class SemanticIndex:
                 self._loop.call_later(RETRY_SECONDS, self._wake.set)
             except sqlite3.Error as exc:
                 logger.warning("Storing vectors failed (%s); retrying at the next change.", exc)
+            except Exception as exc:  # a bug must not end the job silently
+                logger.exception("The embedding job failed; it resumes at the next change.")
+                self._emit(Progress("error", 0, 0, self.model_id, error=type(exc).__name__))
             if not self._wake.is_set():
                 self.idle.set()
             await self._wake.wait()
 
     async def _catch_up(self) -> None:
+        if not self.index.scanned:  # the scan goes first (it answers searches); its end wakes us
+            return
         target = self._target
         if self._target_vectors is None:
-            self._target_vectors = await asyncio.to_thread(self._load, target.model_id)
-        pending = await asyncio.to_thread(self._pending, target.model_id)
-        if pending and not self._confirmed(target, pending):
+            self._target_vectors = await asyncio.to_thread(self._store.load, target.model_id)
+        pending = await asyncio.to_thread(self._store.pending, target.model_id)
+        if pending and not await self._confirmed(target, pending):
             return
         done = 0
         for start in range(0, len(pending), self.texts_per_step):
             if target is not self._target:
                 return  # switched meanwhile
             self._emit(Progress("embedding", done, len(pending), target.model_id))
-            step = pending[start : start + self.texts_per_step]
+            requested = pending[start : start + self.texts_per_step]
+            step = await asyncio.to_thread(self._store.texts, requested)
+            done += len(requested)
+            if not step:  # those chunks changed meanwhile
+                continue
             used = target.tokens_used
             vectors = await target.embed([text for _, text in step])
             hashes = [key for key, _ in step]
-            await asyncio.to_thread(self._store, target.model_id, hashes, vectors)
+            await asyncio.to_thread(self._store.add, target.model_id, hashes, vectors)
             self._remember(target, hashes, vectors)
-            done += len(step)
             if target.paid and self.on_spend is not None:
                 tokens = target.tokens_used - used or estimate_tokens([t for _, t in step])
                 self.on_spend(target.model, tokens)
         if target is not self._target:
             return
-        if not self.index.scanned:  # not the whole vault yet: look again shortly
-            assert self._loop is not None
-            self._loop.call_later(SCAN_POLL_SECONDS, self._wake.set)
-            return
-        orphans = await asyncio.to_thread(self._finish, target.model_id)
+        self._approved.discard(target.model_id)  # an approval covers one job, not the next
+        orphans = await asyncio.to_thread(
+            self._store.finish, target.model_id, drop_orphans=not self._collected
+        )
+        self._collected = True
         if self._target_vectors is None:  # nothing to embed yet: an empty index of any width
             self._target_vectors = ExactVectorIndex(target.dims or 0)
         self._target_vectors.remove(orphans)
@@ -256,12 +264,17 @@ class SemanticIndex:
                 self._serving = (target, index) if emptied else None
         index.add(hashes, vectors)
 
-    def _confirmed(self, target: Embedder, pending: Sequence[tuple[str, str]]) -> bool:
+    async def _confirmed(self, target: Embedder, pending: Sequence[str]) -> bool:
         if not target.paid or target.model_id in self._approved:
             return True
         from llm_service.pricing import price_for
 
-        tokens = estimate_tokens([text for _, text in pending])
+        tokens = 0
+        for start in range(0, len(pending), self.texts_per_step):
+            step = await asyncio.to_thread(
+                self._store.texts, pending[start : start + self.texts_per_step]
+            )
+            tokens += estimate_tokens([text for _, text in step])
         price = price_for(target.model)
         usd = None if price is None else tokens * price.input / 1_000_000
         if usd is not None and usd <= self.confirm_over_usd:
@@ -289,118 +302,6 @@ class SemanticIndex:
         self.progress = progress
         if self.on_progress is not None:
             self.on_progress(progress)
-
-    # -- storage (worker threads) --------------------------------------------------------------
-
-    def _db(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise RuntimeError("Await SemanticIndex.start() first.")
-        return self._conn
-
-    def _load(self, model: str) -> ExactVectorIndex | None:
-        import numpy as np
-
-        with self._db_lock:
-            rows = (
-                self._db()
-                .execute("SELECT hash, vector FROM vectors WHERE model = ?", (model,))
-                .fetchall()
-            )
-            info = (
-                self._db()
-                .execute("SELECT dims, complete FROM embedding_models WHERE model = ?", (model,))
-                .fetchone()
-            )
-        if not rows or info is None:
-            return None
-        dims = int(info[0])
-        matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
-        index = ExactVectorIndex(dims)
-        index.add([row[0] for row in rows], matrix.reshape(len(rows), dims))
-        logger.info("Loaded %d vectors of %s.", len(rows), model)
-        return index
-
-    def _pending(self, model: str) -> list[tuple[str, str]]:
-        """(hash, text to embed) of each chunk hash without a vector of ``model``."""
-        with self._db_lock:
-            rows = (
-                self._db()
-                .execute(
-                    "SELECT c.hash, n.title, c.heading, c.text FROM chunks c "
-                    "JOIN notes n ON n.id = c.note "
-                    "WHERE NOT EXISTS "
-                    "(SELECT 1 FROM vectors v WHERE v.model = ? AND v.hash = c.hash) "
-                    "GROUP BY c.hash ORDER BY min(c.id)",
-                    (model,),
-                )
-                .fetchall()
-            )
-        return [(key, embed_text(title, heading, text)) for key, title, heading, text in rows]
-
-    def _store(self, model: str, hashes: list[str], vectors: npt.NDArray[np.float32]) -> None:
-        import numpy as np
-
-        dims = int(vectors.shape[1])
-        rows = [
-            (model, key, np.asarray(v, dtype="<f4").tobytes())
-            for key, v in zip(hashes, vectors, strict=True)
-        ]
-        with self._db_lock:
-            conn = self._db()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                known = conn.execute(
-                    "SELECT dims FROM embedding_models WHERE model = ?", (model,)
-                ).fetchone()
-                if known is not None and int(known[0]) != dims:
-                    conn.execute("DELETE FROM vectors WHERE model = ?", (model,))
-                conn.execute(
-                    "INSERT INTO embedding_models (model, dims, complete, updated_at) "
-                    "VALUES (?, ?, 0, strftime('%Y-%m-%dT%H:%M:%SZ', 'now')) "
-                    "ON CONFLICT (model) DO UPDATE SET dims = excluded.dims, "
-                    "updated_at = excluded.updated_at",
-                    (model, dims),
-                )
-                conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-
-    def _finish(self, model: str) -> list[str]:
-        """Mark ``model`` complete and drop every other model's vectors. Vectors of chunks that
-        are gone are kept (a note moved in two steps, or deleted and synced back, needs them
-        again) until the first pass after a start, or until they are over a tenth of all."""
-        with self._db_lock:
-            conn = self._db()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                orphans = [
-                    row[0]
-                    for row in conn.execute(
-                        "SELECT hash FROM vectors WHERE model = ? "
-                        "AND hash NOT IN (SELECT hash FROM chunks)",
-                        (model,),
-                    )
-                ]
-                total = conn.execute(
-                    "SELECT count(*) FROM vectors WHERE model = ?", (model,)
-                ).fetchone()[0]
-                if self._collected and len(orphans) <= max(ORPHANS_KEPT, total // 10):
-                    orphans = []
-                self._collected = True
-                conn.executemany(
-                    "DELETE FROM vectors WHERE model = ? AND hash = ?",
-                    [(model, key) for key in orphans],
-                )
-                conn.execute("DELETE FROM vectors WHERE model != ?", (model,))
-                conn.execute("DELETE FROM embedding_models WHERE model != ?", (model,))
-                conn.execute("UPDATE embedding_models SET complete = 1 WHERE model = ?", (model,))
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-        return orphans
 
     # -- searching -----------------------------------------------------------------------------
 

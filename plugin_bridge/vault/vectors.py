@@ -7,6 +7,7 @@ measurement). An approximate index can replace it behind the same four methods.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
@@ -16,6 +17,17 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     Vectors = npt.NDArray[np.float32]
+
+
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def single_threaded_blas() -> None:
+    """Ask numpy's BLAS for one thread (call before numpy is imported; a value the user set
+    wins). One query is a matrix-vector product bound by memory bandwidth: extra threads do not
+    speed it up, and on a busy machine they made it 16 ms instead of 0.3 ms (docs/search.md)."""
+    for name in BLAS_THREAD_VARIABLES:
+        os.environ.setdefault(name, "1")
 
 
 class VectorIndex(Protocol):
@@ -65,12 +77,17 @@ class ExactVectorIndex:
         if len(keys) != len(vectors) or (len(keys) and vectors.shape[1] != self.dims):
             raise ValueError(f"expected {len(keys)} vectors of {self.dims} dimensions")
         with self._lock:
+            if not self._keys and len(set(keys)) == len(keys):  # a load: no loop, no copy
+                self._matrix = np.asarray(vectors, dtype=np.float32)
+                self._keys = list(keys)
+                self._rows = {key: row for row, key in enumerate(self._keys)}
+                return
             for key, vector in zip(keys, vectors, strict=True):
                 row = self._rows.get(key)
                 if row is None:
                     row = len(self._keys)
-                    if row == len(self._matrix):
-                        grown = np.zeros((max(64, 2 * row), self.dims), dtype=np.float32)
+                    if row == len(self._matrix):  # grow by a quarter: memory over copies
+                        grown = np.zeros((max(1024, row + row // 4), self.dims), dtype=np.float32)
                         grown[:row] = self._matrix[:row]
                         self._matrix = grown
                     self._keys.append(key)

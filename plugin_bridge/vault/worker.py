@@ -225,6 +225,8 @@ class IndexWorker:
             stats.skipped,
         )
         self.scanned.set()
+        if self._indexer.on_written is not None:
+            self._indexer.on_written()  # whoever follows the index may now see it whole
         if self._rescan_after:
             self._rescan_after = False
             self._begin_scan()

@@ -149,6 +149,10 @@ class SettingsResult(WireModel):
     conversations_folder: str | None = Field(
         description="Where each conversation is kept as a note, updated every turn; null: off."
     )
+    embedder: str | None = Field(
+        None, description="ollama:MODEL, openai:MODEL or model2vec:PATH; null: lexical only."
+    )
+    embedder_base_url: str | None = None
     config_file: str = Field(description="Where settings/update saves them.")
 
 
@@ -179,3 +183,10 @@ class SettingsUpdateParams(Params):
     conversations_folder: str | None = Field(
         None, min_length=1, max_length=1000, description="A vault folder; null turns it off."
     )
+    embedder: str | None = Field(
+        None,
+        max_length=1000,
+        description="Switch semantic search to this embedder (the old one serves until the new "
+        "vectors are ready); null: lexical search only.",
+    )
+    embedder_base_url: str | None = Field(None, max_length=2000)

@@ -655,6 +655,11 @@ export interface SettingsResult {
 	 */
 	conversationsFolder: string | null;
 	/**
+	 * ollama:MODEL, openai:MODEL or model2vec:PATH; null: lexical only.
+	 */
+	embedder?: string | null;
+	embedderBaseUrl?: string | null;
+	/**
 	 * Where settings/update saves them.
 	 */
 	configFile: string;
@@ -710,6 +715,11 @@ export interface SettingsUpdateParams {
 	 * A vault folder; null turns it off.
 	 */
 	conversationsFolder?: string | null;
+	/**
+	 * Switch semantic search to this embedder (the old one serves until the new vectors are ready); null: lexical search only.
+	 */
+	embedder?: string | null;
+	embedderBaseUrl?: string | null;
 }
 export interface ModelsUpdate {
 	chat?: string | null;
