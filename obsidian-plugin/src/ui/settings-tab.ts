@@ -176,6 +176,15 @@ export class AssistantSettingTab extends PluginSettingTab {
 			}
 		}
 		new Setting(el)
+			.setName("Semantic search")
+			.setDesc("The embedder for search by meaning and related notes, as the server names it (see its configuration guide); empty searches by words only.")
+			.addText((text) => {
+				text.setValue(current.embedder ?? "");
+				text.inputEl.addEventListener("change", () => {
+					void this.saveServerSetting({ embedder: text.getValue().trim() || null }, el, false);
+				});
+			});
+		new Setting(el)
 			.setName("Keep conversations as notes")
 			.setDesc("A vault folder where each conversation is saved as a note after every turn; empty keeps them only in the server's store.")
 			.addText((text) => {
