@@ -67,3 +67,17 @@ def test_a_change_applied_meanwhile_is_not_overwritten_by_the_helper(tmp_path: P
         assert sorted(seen) == sorted(set(NOTES) - {"Kafka.md"})
     finally:
         reader.close()
+
+
+def test_a_helper_that_is_gone_leaves_every_batch_to_the_worker(tmp_path: Path) -> None:
+    """With the helper process gone, every batch comes back unprepared (the worker thread
+    reads it itself): none is lost, none raises."""
+    write_vault(tmp_path / "vault", NOTES)
+    reader = AheadReader(VaultFiles((tmp_path / "vault").resolve()), deque(sorted(NOTES)), 3)
+    reader.close()
+    returned: list[str] = []
+    while not reader.done():
+        paths, items = reader.next()
+        assert items is None
+        returned += paths
+    assert returned == sorted(NOTES)

@@ -266,3 +266,20 @@ def test_provider_import_does_not_load_the_sdk(cls: str, sdk: str) -> None:
     code = f"import sys, llm_service; llm_service.{cls}; print({sdk!r} in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("cls", "sdk"),
+    [("AnthropicProvider", "anthropic"), ("OpenAIProvider", "openai"), ("OllamaProvider", "httpx")],
+)
+def test_warm_up_imports_the_sdk_before_the_first_call(cls: str, sdk: str) -> None:
+    """warm_up() (which serve calls once started) loads the SDK in a thread, not on a call."""
+    code = (
+        "import asyncio, sys, llm_service\n"
+        f"provider = llm_service.{cls}(model='m')\n"
+        f"before = {sdk!r} in sys.modules\n"
+        "asyncio.run(provider.warm_up())\n"
+        f"print(before, {sdk!r} in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]

@@ -58,7 +58,7 @@ class AheadReader:
             initializer=_start_helper,
             initargs=(files,),
         )
-        self._pending: deque[tuple[list[str], Future[list[Prepared]]]] = deque()
+        self._pending: deque[tuple[list[str], Future[list[Prepared]] | None]] = deque()
         self._fresh: set[str] = set()
 
     def next(self) -> tuple[list[str], list[Prepared] | None]:
@@ -67,11 +67,17 @@ class AheadReader:
         while len(self._pending) <= AHEAD and self._backlog:
             size = min(self._batch, len(self._backlog))
             paths = [self._backlog.popleft() for _ in range(size)]
-            self._pending.append((paths, self._pool.submit(_prepare, paths)))
-        paths, future = self._pending.popleft()
+            try:
+                future: Future[list[Prepared]] | None = self._pool.submit(_prepare, paths)
+            except Exception:  # the helper is gone (killed, out of memory)
+                future = None
+            self._pending.append((paths, future))
+        paths, pending = self._pending.popleft()
         try:
-            items = future.result()
+            items = None if pending is None else pending.result()
         except Exception:
+            items = None
+        if items is None:
             logger.warning("The indexing helper process failed; reading in the worker instead.")
             return paths, None
         return paths, [item for item in items if item.rel not in self._fresh]
