@@ -103,6 +103,9 @@ async def test_related_notes_report_links_both_ways(tmp_path: Path) -> None:
         assert by_path["Reference/Event streaming.md"]["linksTo"]
         scores = [r["score"] for r in result["results"]]
         assert scores == sorted(scores, reverse=True)
+        missing = await wire.error("vault/related", {"path": "Nowhere.md"})
+        hidden = await wire.error("vault/related", {"path": ".obsidian/app.md"})
+        assert (missing["code"], hidden["code"]) == (-32020, -32023)
 
 
 async def test_a_new_note_is_embedded_and_progress_is_broadcast(tmp_path: Path) -> None:
