@@ -71,7 +71,7 @@ async def test_folder_and_tag_filters_hold_in_every_mode(tmp_path: Path) -> None
         tagged = await wire.result(
             "vault/search", {"query": "study", "mode": "semantic", "tag": "language"}
         )
-        assert {r["path"] for r in tagged["results"]} <= {
+        assert {r["path"] for r in tagged["results"]} == {
             "Languages/学习中文.md",
             "Languages/日本語の勉強.md",
         }
