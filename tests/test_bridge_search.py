@@ -33,8 +33,7 @@ async def test_without_an_embedder_search_is_lexical_as_before(tmp_path: Path) -
 
 
 async def test_search_defaults_to_hybrid_once_vectors_are_ready(tmp_path: Path) -> None:
-    """With vectors, no mode means hybrid; each result says which side found it; initialize
-    and health report the embedder and its chunk count."""
+    """With vectors, search is hybrid, says who found what; health/initialize show the embedder."""
     async with running_bridge(tmp_path, embedder=FakeEmbedder()) as bridge:
         wire = await bridge.wire(initialize=False)
         init = await wire.result(
@@ -72,7 +71,7 @@ async def test_folder_and_tag_filters_hold_in_every_mode(tmp_path: Path) -> None
         tagged = await wire.result(
             "vault/search", {"query": "study", "mode": "semantic", "tag": "language"}
         )
-        assert {r["path"] for r in tagged["results"]} <= {
+        assert {r["path"] for r in tagged["results"]} == {
             "Languages/学习中文.md",
             "Languages/日本語の勉強.md",
         }
@@ -91,8 +90,7 @@ async def test_chinese_and_japanese_queries_find_their_notes(tmp_path: Path) -> 
 
 
 async def test_related_notes_report_links_both_ways(tmp_path: Path) -> None:
-    """Kafka pipeline links to Reading list and Reading list links back: both flags are set;
-    the note itself is never among its related notes."""
+    """Related notes exclude the note itself, are ordered, and flag links both ways."""
     async with running_bridge(tmp_path, embedder=FakeEmbedder()) as bridge:
         wire = await bridge.wire()
         result = await wire.result("vault/related", {"path": KAFKA, "limit": 20})
@@ -103,11 +101,13 @@ async def test_related_notes_report_links_both_ways(tmp_path: Path) -> None:
         assert by_path["Reference/Event streaming.md"]["linksTo"]
         scores = [r["score"] for r in result["results"]]
         assert scores == sorted(scores, reverse=True)
+        missing = await wire.error("vault/related", {"path": "Nowhere.md"})
+        hidden = await wire.error("vault/related", {"path": ".obsidian/app.md"})
+        assert (missing["code"], hidden["code"]) == (-32020, -32023)
 
 
 async def test_a_new_note_is_embedded_and_progress_is_broadcast(tmp_path: Path) -> None:
-    """A note created over the wire is embedded in the background; clients get index/progress
-    up to ready and the note is then found semantically."""
+    """A new note is embedded in the background, index/progress reaches ready, vectors find it."""
     async with running_bridge(tmp_path, embedder=FakeEmbedder()) as bridge:
         wire = await bridge.wire()
         await wire.result(
@@ -131,9 +131,7 @@ class PaidFake(FakeEmbedder):
 
 
 async def test_paid_embedding_waits_for_confirm_embedding(tmp_path: Path) -> None:
-    """Over the limit, health shows phase confirm, nothing is sent and search stays lexical
-    until a client calls index/confirmEmbedding; then the vault is embedded and the spend is
-    recorded like chat usage."""
+    """A paid job over the limit waits for index/confirmEmbedding, then runs and records spend."""
     embedder = PaidFake("text-embedding-3-small")
     async with running_bridge(
         tmp_path, embedder=embedder, semantic_options={"confirm_over_usd": 0.0}
@@ -180,8 +178,7 @@ async def test_search_summarize_gives_the_model_chunks_not_whole_notes(tmp_path:
 
 
 async def test_settings_update_switches_or_stops_the_embedder(tmp_path: Path) -> None:
-    """settings/update embedder builds the new model's vectors, then it answers; null goes back
-    to lexical search; a bad spec is -32602 and changes nothing."""
+    """settings/update switches the embedder, or stops it with null; a bad spec is -32602."""
     async with running_bridge(tmp_path, embedder=FakeEmbedder()) as bridge:
         wire = await bridge.wire()
         bad = await wire.error("settings/update", {"embedder": "cohere:x"})

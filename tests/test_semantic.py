@@ -92,8 +92,7 @@ def test_chunks_follow_headings_with_title_and_path_prefixed() -> None:
 
 
 def test_long_sections_are_cut_to_the_bound_and_hashes_follow_content() -> None:
-    """No chunk exceeds the bound; the same text gives the same hash under any title (a
-    rename keeps it); a note without text is hashed by its title."""
+    """Chunks stay under the bound; a hash ignores the title unless the note has no text."""
     body = "# Long\n" + "\n\n".join(f"Paragraph {i} " + "word " * 80 for i in range(20))
     chunks = chunk_note("T", body)
     assert len(chunks) > 3 and all(len(c.text) <= MAX_CHARS for c in chunks)
@@ -153,8 +152,7 @@ async def test_a_restart_with_unchanged_notes_embeds_nothing(vault: Harness) -> 
 
 
 async def test_edit_move_and_delete_reembed_only_what_changed(vault: Harness) -> None:
-    """An edit re-embeds its one changed chunk, a move or a rename none; a deleted note's
-    vectors stop answering at once and leave the file at the next start."""
+    """An edit embeds its changed chunk, a move or rename nothing; deletes vanish at once."""
     embedder = FakeEmbedder()
     semantic = await vault.open(embedder)
     before = semantic.chunks_embedded
@@ -200,8 +198,7 @@ class GatedEmbedder(FakeEmbedder):
 async def test_a_model_switch_builds_in_background_while_the_old_model_serves(
     vault: Harness,
 ) -> None:
-    """During the new model's build, semantic search still answers with the old one; then the
-    new one serves and the old vectors are gone from the file."""
+    """The old model answers while a new one builds; then the new one answers alone."""
     assert vault.index is None
     semantic = await vault.open(FakeEmbedder("old", dims=128))
     new = GatedEmbedder("new", dims=96)

@@ -3,6 +3,8 @@ index/confirmEmbedding."""
 
 from __future__ import annotations
 
+import asyncio
+
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.vault.hybrid import related_notes, search_notes
 from plugin_bridge.vault.vault import Vault
@@ -58,9 +60,8 @@ async def related(ctx: Context, params: RelatedParams) -> RelatedResult:
     semantic = vault.semantic
     if semantic is None or not semantic.ready:
         return RelatedResult(results=[], ready=False)
-    if vault.notes.files.ignored(params.path):
-        raise RpcError(WireCode.INVALID_PARAMS, f"{params.path} is not a note of this vault.")
-    found = related_notes(vault.index, semantic, params.path, params.limit)
+    path = (await asyncio.to_thread(vault.notes.info, params.path)).path  # refused or missing
+    found = related_notes(vault.index, semantic, path, params.limit)
     return RelatedResult(
         results=[
             RelatedNote(

@@ -39,6 +39,8 @@ class VectorStore:
         with self._lock:
             if self._conn is None:
                 self._conn = connect(str(self.db_path))
+                # appends and one sequential read: the writer's 32 MB page cache buys nothing
+                self._conn.execute("PRAGMA cache_size=-4096")
 
     def close(self) -> None:
         with self._lock:
