@@ -81,17 +81,7 @@ soak: $(STAMP)
 bench: $(STAMP)
 	$(UV) sync --locked --group bench --python $(PYTHON)
 	$(VENV)/bin/python -m compileall -q -j 0 $(VENV)/lib llm_service plugin_bridge > /dev/null
-	$(VENV)/bin/python bench/search.py --notes $(BENCH_NOTES)
-	$(VENV)/bin/python bench/search.py --sizes 1000,10000,30000 --edits 5
-	$(VENV)/bin/python bench/import_time.py
-	$(VENV)/bin/python bench/startup.py
-	$(VENV)/bin/python bench/bridge_latency.py
-	$(VENV)/bin/python bench/stalls.py
-	$(VENV)/bin/python bench/stalls.py --pace 0.01
-	$(VENV)/bin/python bench/side_by_side.py
-	$(VENV)/bin/python bench/retrieval.py
-	$(VENV)/bin/python bench/semantic.py --notes $(BENCH_NOTES) --scaling
-	$(VENV)/bin/python bench/semantic.py --notes 30000
+	$(VENV)/bin/python bench/report.py --notes $(BENCH_NOTES)
 
 schema: $(STAMP)
 	$(VENV)/bin/python -m plugin_bridge schema > docs/protocol.schema.json
