@@ -7,10 +7,11 @@ import type { Review } from "./core/diff";
 import { diagnoseHandshake, type Host } from "./core/host";
 import { suggestedCommand } from "./core/launcher";
 import type { SuggestionSource } from "./core/mentions";
-import type { IndexProgress, PromptModel } from "./core/protocol";
+import type { IndexProgress } from "./core/protocol";
 import { loadSettings, type PluginSettings } from "./core/settings";
 import { statusText, statusTitle } from "./core/status";
 import { text } from "./core/stream";
+import type { Assistant, Prompt } from "./ui/assistant";
 import { ConfirmModal, type ConfirmRequest } from "./ui/confirm-modal";
 import { createNodeHost } from "./ui/node-host";
 import { PromptModal } from "./ui/prompt-modal";
@@ -19,11 +20,7 @@ import { AssistantView, VIEW_TYPE, type Ask } from "./ui/view";
 
 const WRITE_TOOLS = new Set(["create_note", "append_to_note", "edit_note"]);
 
-interface Prompt extends PromptModel {
-	command: string;
-}
-
-export default class AssistantPlugin extends Plugin {
+export default class AssistantPlugin extends Plugin implements Assistant {
 	override settings!: PluginSettings;
 	client!: BridgeClient;
 	private connector: Connector | null = null;

@@ -9,6 +9,7 @@ of connections or routing: the confirm round trip comes in as a callback
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import secrets
 from collections.abc import Callable
@@ -159,9 +160,14 @@ class BridgeApp:
         fast = self.settings.fast_model if self.settings is not None else None
         if fast is None or self.provider is None:
             return
-        task = asyncio.create_task(
-            make_title(self, conversation_id, exchange, fast), name=f"title {conversation_id}"
+        title = make_title(
+            self.provider,
+            exchange,
+            fast,
+            on_usage=self.spending.recorder(conversation_id, "title"),
+            rename=functools.partial(self.conversations.store.rename, conversation_id),
         )
+        task = asyncio.create_task(title, name=f"title {conversation_id}")
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

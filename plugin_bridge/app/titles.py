@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError, Message
 from llm_service.pricing import cost_usd
 
 if TYPE_CHECKING:
-    from plugin_bridge.app.state import BridgeApp
+    from llm_service import Provider
+    from llm_service.service import UsageCallback
 
 logger = logging.getLogger(__name__)
 
@@ -19,12 +21,17 @@ TITLE_CHARS: Final = 80
 
 
 async def make_title(
-    app: BridgeApp, conversation_id: str, exchange: list[Message], model: str
+    provider: Provider,
+    exchange: list[Message],
+    model: str,
+    *,
+    on_usage: UsageCallback,
+    rename: Callable[[str], object],
 ) -> None:
-    """Name the conversation from its first question and answer; keep the first-words title
-    when the model fails (a title is never worth an error)."""
-    provider = app.provider
-    if provider is None or not exchange:
+    """Name a conversation from its first question and answer with ``model``; ``rename`` stores
+    the title (in a worker thread). The first-words title stays when the model fails: a title is
+    never worth an error."""
+    if not exchange:
         return
     question, answer = exchange[0].text[:2000], exchange[-1].text[:2000]
     prompt = (
@@ -36,11 +43,9 @@ async def make_title(
             [Message.user(prompt)], model=model, max_tokens=TITLE_MAX_TOKENS
         )
     except LLMError as exc:
-        logger.info("no title for %s: %s", conversation_id, exc.code)
+        logger.info("no title: %s", exc.code)
         return
-    app.spending.recorder(conversation_id, "title")(
-        model, reply.usage, cost_usd(model, reply.usage)
-    )
+    on_usage(model, reply.usage, cost_usd(model, reply.usage))
     title = " ".join(reply.text.strip().strip("\"'#*").split())[:TITLE_CHARS]
     if title:
-        await asyncio.to_thread(app.conversations.store.rename, conversation_id, title)
+        await asyncio.to_thread(rename, title)

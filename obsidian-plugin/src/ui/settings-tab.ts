@@ -3,7 +3,7 @@
 // which checks and stores them; they are never saved in this plugin's data.json.
 import { Notice, PluginSettingTab, Setting, type App } from "obsidian";
 import type { ModelInfoModel, SettingsResult } from "../core/protocol";
-import type AssistantPlugin from "../main";
+import type { Assistant } from "./assistant";
 
 type Purpose = "chat" | "fast" | "deep";
 
@@ -17,7 +17,7 @@ interface Row {
 export class AssistantSettingTab extends PluginSettingTab {
 	constructor(
 		app: App,
-		private readonly plugin: AssistantPlugin,
+		private readonly plugin: Assistant,
 	) {
 		super(app, plugin);
 	}

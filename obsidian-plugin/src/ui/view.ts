@@ -7,7 +7,7 @@ import type { ChatSendParams, ConversationSummary, StoredMessage } from "../core
 import { ErrorCode } from "../core/protocol";
 import { RpcError } from "../core/rpc";
 import { applyNotification, failTurn, finishTurn, newTurn, text } from "../core/stream";
-import type AssistantPlugin from "../main";
+import type { Assistant } from "./assistant";
 import type { Suggestion } from "../core/mentions";
 import { Suggestions } from "./suggest";
 import { TurnView } from "./turn-view";
@@ -39,7 +39,7 @@ export class AssistantView extends ItemView {
 
 	constructor(
 		leaf: WorkspaceLeaf,
-		private readonly plugin: AssistantPlugin,
+		private readonly plugin: Assistant,
 	) {
 		super(leaf);
 	}

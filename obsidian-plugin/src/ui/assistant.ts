@@ -1,0 +1,25 @@
+// What the panel and the settings tab need from the plugin (main.ts implements it), so the UI
+// depends on this shape rather than on the plugin class that creates the UI.
+import type { Plugin } from "obsidian";
+import type { BridgeClient } from "../core/client";
+import type { SuggestionSource } from "../core/mentions";
+import type { PromptModel } from "../core/protocol";
+import type { PluginSettings } from "../core/settings";
+
+/** A custom prompt with the `/command` that runs it from the input. */
+export interface Prompt extends PromptModel {
+	command: string;
+}
+
+export interface Assistant extends Plugin {
+	settings: PluginSettings;
+	client: BridgeClient;
+	saveSettings(): Promise<void>;
+	/** The command to start the server by hand, for the disconnected panel (null: not known). */
+	manualCommand(): string | null;
+	/** An example server command for the settings tab. */
+	exampleCommand(): string;
+	/** The prompt a `/command` at the start of the input names, if any. */
+	promptFor(text: string): Prompt | undefined;
+	suggestionSource(): SuggestionSource;
+}
