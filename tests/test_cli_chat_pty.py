@@ -8,6 +8,8 @@ import fcntl
 import os
 import sys
 import termios
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from llm_service import LLMResponse, ScriptedProvider
@@ -49,6 +51,30 @@ def _controlling_terminal() -> None:
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
+@asynccontextmanager
+async def cli_in_terminal(*args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, Terminal]]:
+    """``python -m plugin_bridge ARGS`` with a pty as its controlling terminal; killed on exit
+    if it is still running."""
+    master, slave = os.openpty()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *("-m", "plugin_bridge", *args),
+        cwd=REPO_ROOT,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        preexec_fn=_controlling_terminal,
+    )
+    os.close(slave)
+    try:
+        yield process, Terminal(master)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        os.close(master)
+
+
 async def test_ctrl_c_stops_an_answer_then_quits_cleanly(tmp_path: Path) -> None:
     """Type a question, Ctrl-C while it is answered, Ctrl-C at the prompt: exit 0."""
     entered = asyncio.Event()
@@ -61,25 +87,8 @@ async def test_ctrl_c_stops_an_answer_then_quits_cleanly(tmp_path: Path) -> None
     async with running_bridge(tmp_path, provider=ScriptedProvider(slow)) as bridge:
         info_file = tmp_path / "server.json"
         write_info_file(info_file, InfoRecord(bridge.url, bridge.app.token, 1, 1))
-        master, slave = os.openpty()
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "plugin_bridge",
-            "chat",
-            "--vault",
-            str(bridge.vault.root),
-            "--info-file",
-            str(info_file),
-            cwd=REPO_ROOT,
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            preexec_fn=_controlling_terminal,
-        )
-        os.close(slave)
-        terminal = Terminal(master)
-        try:
+        chat = ("chat", "--vault", str(bridge.vault.root), "--info-file", str(info_file))
+        async with cli_in_terminal(*chat) as (process, terminal):
             await terminal.expect("you> ")
             terminal.type("tell me everything\r")
             await asyncio.wait_for(entered.wait(), WAIT)
@@ -89,10 +98,5 @@ async def test_ctrl_c_stops_an_answer_then_quits_cleanly(tmp_path: Path) -> None
             terminal.type("\x03")
             async with asyncio.timeout(WAIT):
                 await process.wait()
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-            os.close(master)
         assert process.returncode == 0
         assert "Traceback" not in terminal.screen

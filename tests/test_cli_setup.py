@@ -116,38 +116,18 @@ async def test_interactive_setup_in_a_terminal_shows_the_models_and_saves(
     """In a real terminal: the provider is asked, the models are shown as a table, the model is
     asked; the answers are saved."""
     import asyncio
-    import os
-    import sys
 
-    from tests.conftest import REPO_ROOT
     from tests.test_bridge_helpers import WAIT
-    from tests.test_cli_chat_pty import Terminal, _controlling_terminal
+    from tests.test_cli_chat_pty import cli_in_terminal
 
     fake_http.enqueue(fake.models_reply("qwen3-8b", "llama-3.1"))
-    master, slave = os.openpty()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        *("-m", "plugin_bridge", "setup", "--base-url", fake_http.url + "/v1"),
-        cwd=REPO_ROOT,
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        preexec_fn=_controlling_terminal,
-    )
-    os.close(slave)
-    terminal = Terminal(master)
-    try:
+    async with cli_in_terminal("setup", "--base-url", fake_http.url + "/v1") as (process, terminal):
         await terminal.expect("Provider (anthropic, openai, ollama)")
         terminal.type("openai\r")
         await terminal.expect("Model [")
         terminal.type("llama-3.1\r")
         async with asyncio.timeout(WAIT):
             await process.wait()
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        os.close(master)
     assert process.returncode == 0, terminal.screen
     assert "┏━" in terminal.screen and "tools" in terminal.screen and "qwen3-8b" in terminal.screen
     saved = tomllib.loads(config_file().read_text())
