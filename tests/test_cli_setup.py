@@ -3,6 +3,7 @@ with the flag to pass when neither answers."""
 
 from __future__ import annotations
 
+import asyncio
 import stat
 import tomllib
 from pathlib import Path
@@ -10,7 +11,9 @@ from pathlib import Path
 from plugin_bridge.app.config import config_file
 from tests.fakes import openai as fake
 from tests.fakes.http import FakeHTTPServer
+from tests.test_bridge_helpers import WAIT
 from tests.test_cli import run_cli
+from tests.test_cli_chat_pty import cli_in_terminal
 
 
 async def test_setup_with_flags_checks_the_server_and_saves_the_file(
@@ -115,11 +118,6 @@ async def test_interactive_setup_in_a_terminal_shows_the_models_and_saves(
 ) -> None:
     """In a real terminal: the provider is asked, the models are shown as a table, the model is
     asked; the answers are saved."""
-    import asyncio
-
-    from tests.test_bridge_helpers import WAIT
-    from tests.test_cli_chat_pty import cli_in_terminal
-
     fake_http.enqueue(fake.models_reply("qwen3-8b", "llama-3.1"))
     async with cli_in_terminal("setup", "--base-url", fake_http.url + "/v1") as (process, terminal):
         await terminal.expect("Provider (anthropic, openai, ollama)")
