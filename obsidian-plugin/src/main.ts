@@ -89,8 +89,10 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		throw new Error("Set the server address and token in the plugin settings.");
 	}
 
-	private diagnose(host: Host, endpoint: Endpoint): Promise<string> {
-		return diagnoseHandshake(host, endpoint.url, window.location.origin);
+	private async diagnose(host: Host, endpoint: Endpoint): Promise<string> {
+		const { status, message } = await diagnoseHandshake(host, endpoint.url, window.location.origin);
+		if (status === 0) this.connector?.refused(endpoint.url);
+		return message;
 	}
 
 	/** The command to start the server by hand, for the disconnected panel. */

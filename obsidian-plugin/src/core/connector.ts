@@ -14,6 +14,7 @@ export interface ConnectorEvents {
 
 export class Connector {
 	private server: RunningServer | null = null;
+	private refusedUrl: string | null = null;
 
 	constructor(
 		private readonly host: Host,
@@ -47,7 +48,11 @@ export class Connector {
 			return { url: settings.url, token: settings.token };
 		}
 		try {
-			return readInfoFile(this.host, this.infoFile);
+			const info = readInfoFile(this.host, this.infoFile);
+			if (info.url === this.refusedUrl) {
+				throw new NoServerError("The server for this vault does not answer (its info file is stale).");
+			}
+			return info;
 		} catch (error) {
 			if (!(error instanceof NoServerError)) throw error;
 			if (!settings.serverCommand.trim()) {
@@ -75,12 +80,20 @@ export class Connector {
 				throw new NoServerError(`The server command stopped before the server was ready${said ? `: ${said}` : "."}`);
 			}
 			try {
-				return readInfoFile(this.host, this.infoFile);
+				const info = readInfoFile(this.host, this.infoFile);
+				if (info.url !== this.refusedUrl) return info;
+				await new Promise<void>((resolve) => this.timers.setTimeout(resolve, 200));
 			} catch {
 				await new Promise<void>((resolve) => this.timers.setTimeout(resolve, 200));
 			}
 		}
 		throw new NoServerError("The server did not start within a minute: check the server command in the settings.");
+	}
+
+	/** Nothing accepts connections at `url`: the info file naming it is stale (its pid may
+	 * belong to another program now), so the next attempt starts the server when it can. */
+	refused(url: string): void {
+		this.refusedUrl = url;
 	}
 
 	/** Stop the server this plugin started (when Obsidian quits or the plugin unloads). */

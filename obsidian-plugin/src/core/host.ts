@@ -26,14 +26,24 @@ export interface Host {
 	probe(url: string, origin: string): Promise<{ status: number; body: string }>;
 }
 
-/** Why a WebSocket that never opened failed, in one sentence (a browser socket cannot see it). */
-export async function diagnoseHandshake(host: Host, url: string, origin: string): Promise<string> {
+/** Why a WebSocket that never opened failed, in one sentence (a browser socket cannot see it),
+ * with the probe's HTTP status (0: nothing accepts connections there). */
+export async function diagnoseHandshake(
+	host: Host,
+	url: string,
+	origin: string,
+): Promise<{ status: number; message: string }> {
 	const { status, body } = await host.probe(url, origin);
 	const said = body.trim().split("\n")[0]?.slice(0, 200) ?? "";
+	let message: string;
 	if (status === 403) {
-		return `The server refused this connection (HTTP 403${said ? `: ${said}` : ""}); add ${origin} to AI_BRIDGE_ALLOWED_ORIGINS if it is yours.`;
+		message = `The server refused this connection (HTTP 403${said ? `: ${said}` : ""}); add ${origin} to AI_BRIDGE_ALLOWED_ORIGINS if it is yours.`;
+	} else if (status === 0) {
+		message = `Nothing answers at ${url} (${said || "connection refused"}): the server has stopped.`;
+	} else if (status === 101) {
+		message = `The connection to ${url} failed; it answers now, so retrying.`;
+	} else {
+		message = `The server at ${url} answered HTTP ${status}${said ? `: ${said}` : ""}.`;
 	}
-	if (status === 0) return `Nothing answers at ${url} (${said || "connection refused"}): the server has stopped.`;
-	if (status === 101) return `The connection to ${url} failed; it answers now, so retrying.`;
-	return `The server at ${url} answered HTTP ${status}${said ? `: ${said}` : ""}.`;
+	return { status, message };
 }

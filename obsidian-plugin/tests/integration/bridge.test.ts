@@ -91,7 +91,7 @@ describe("the client against the real server", () => {
 	it("a handshake refused for its Origin is explained as a 403, not a silent drop", async () => {
 		const client = clientFor(server, {
 			socket: (url) => new WebSocket(url, { origin: "https://evil.example" }) as unknown as SocketLike,
-			diagnose: (endpoint) => diagnoseHandshake(testHost(), endpoint.url, "https://evil.example"),
+			diagnose: async (endpoint) => (await diagnoseHandshake(testHost(), endpoint.url, "https://evil.example")).message,
 		});
 		client.start();
 		const end = Date.now() + 10_000;
@@ -100,7 +100,7 @@ describe("the client against the real server", () => {
 		client.stop();
 		expect(state.status).toBe("disconnected");
 		expect(state.status === "disconnected" && state.reason).toMatch(/refused this connection \(HTTP 403/);
-		expect(await diagnoseHandshake(testHost(), server.info().url, "app://obsidian.md")).toMatch(/answers now/);
+		expect((await diagnoseHandshake(testHost(), server.info().url, "app://obsidian.md")).message).toMatch(/answers now/);
 	});
 
 	it("survives a server restart: calls fail with a reason, then work again on the new server", async () => {
