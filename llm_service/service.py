@@ -81,6 +81,7 @@ class LLMService:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         on_usage: UsageCallback | None = None,
         temperature: float | None = None,
+        tools: ToolRegistry | None = None,
     ) -> None:
         model = model or provider.model
         if not model:
@@ -94,11 +95,15 @@ class LLMService:
             raise ValueError("max_tool_iterations must not be negative.")
         if max_tokens < 1:
             raise ValueError("max_tokens must be at least 1.")
+        if tools is not None and confirm is not None:
+            raise ValueError("Pass confirm= or tools=, not both: a shared registry has its own.")
         self.provider = provider
         self.on_usage = on_usage
         """Told of every provider call: model, tokens and cost (None when the price is
         unknown), failed turns' calls included."""
-        self.tools = ToolRegistry(confirm=confirm)
+        self.tools = tools if tools is not None else ToolRegistry(confirm=confirm)
+        """The tools the model may call: this service's own, or a registry shared by several
+        services (``tools=``; registering on it registers for all of them)."""
         self.max_history = max_history
         self.max_tool_iterations = max_tool_iterations
         self.max_tokens = max_tokens

@@ -12,6 +12,7 @@ from llm_service import LLMResponse, LLMService, Message, ResponseComplete, Scri
 from llm_service.history import history_problems, starts_exchange
 from llm_service.pricing import DEFAULT_MODEL, cost_usd
 from llm_service.providers.base import ChatRequest
+from llm_service.tools import ToolRegistry
 
 
 def _service(provider: ScriptedProvider, **kw: Any) -> LLMService:
@@ -311,3 +312,19 @@ async def test_concurrent_turns_are_serialised_not_interleaved() -> None:
         Message.assistant("answer B"),
     ]
     assert provider.requests[2].messages[-1] == Message.user("question B")
+
+
+def test_services_can_share_one_tool_registry() -> None:
+    """tools= shares a registry (and its confirm) between services; confirm= with it is refused."""
+    shared = ToolRegistry()
+    shared.register_tool("echo", "d", {"type": "object"}, lambda a: "ok")
+    first = LLMService(ScriptedProvider(model="m"), tools=shared)
+    second = LLMService(ScriptedProvider(model="m"), tools=shared)
+    assert first.tools is second.tools is shared
+    assert [s.name for s in second.get_registered_tools()] == ["echo"]
+
+    async def approve(call: object) -> bool:
+        return True
+
+    with pytest.raises(ValueError, match="confirm= or tools="):
+        LLMService(ScriptedProvider(model="m"), tools=shared, confirm=approve)

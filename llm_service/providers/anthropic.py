@@ -41,7 +41,7 @@ from llm_service.providers.common import (
     code_for,
     describe,
     parse_tool_arguments,
-    raw_tools,
+    sent_as_is,
     shorten,
     transport_code,
 )
@@ -208,11 +208,11 @@ def _params(request: ChatRequest) -> dict[str, Any]:
     if request.tools:
         tools = [AnthropicProvider.format_tool(t) for t in request.tools]
         tools[-1]["cache_control"] = _EPHEMERAL
-        params["extra_body"] = raw_tools(tools)
+        params["tools"] = tools
     if request.tool_choice:
         params["tool_choice"] = {"type": "tool", "name": request.tool_choice}
     # API version 2026-10-21 (SDK 2.x) refuses temperature, top_p and top_k on every model.
-    return params
+    return sent_as_is(params, "messages", "system", "tools")
 
 
 def _wire_message(message: Message) -> dict[str, Any]:

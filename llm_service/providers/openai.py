@@ -46,7 +46,7 @@ from llm_service.providers.common import (
     error_details,
     function_tool,
     parse_tool_arguments,
-    raw_tools,
+    sent_as_is,
     shorten,
     sse_data,
     transport_code,
@@ -176,12 +176,12 @@ class OpenAIProvider(TextToolFallback):
         limit_field = "max_completion_tokens" if self.base_url is None else "max_tokens"
         params[limit_field] = request.max_tokens
         if request.tools:
-            params["extra_body"] = raw_tools([self.format_tool(t) for t in request.tools])
+            params["tools"] = [self.format_tool(t) for t in request.tools]
         if request.tool_choice:
             params["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
         if request.temperature is not None:
             params["temperature"] = request.temperature
-        return params
+        return sent_as_is(params, "messages", "tools")
 
     async def _chat_native(self, request: ChatRequest) -> LLMResponse:
         completion = await self._sdk().chat.completions.create(**self._params(request))

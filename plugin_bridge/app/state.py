@@ -192,16 +192,14 @@ class BridgeApp:
 
     def _new_service(self, conversation_id: str) -> LLMService:
         from llm_service import LLMService
-        from plugin_bridge.vault.tools import register_vault_tools
 
         service = LLMService(
             self.require_provider(),
             model=self.require_model(),
-            confirm=self.confirm,
+            tools=self.tools,  # the same vault tools for every conversation: built once
             on_usage=self.spending.recorder(conversation_id, "chat"),
             **self._answer_options(),
         )
-        register_vault_tools(service.tools, self.vault, write_permission="ask")
         service.set_system_prompt(system_prompt(self.vault.name))
         return service
 
