@@ -27,6 +27,8 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	private statusEl!: HTMLElement;
 	private prompts: Prompt[] = [];
 	private embedding: IndexProgress | null = null;
+	private connected = false;
+	private indexPoll: number | null = null;
 	private promptCommands = new Set<string>();
 
 	override async onload(): Promise<void> {
@@ -65,6 +67,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		this.addCommands();
 		this.addSettingTab(new AssistantSettingTab(this.app, this));
 		this.register(() => {
+			if (this.indexPoll !== null) window.clearTimeout(this.indexPoll);
 			this.client.stop();
 			this.connector?.stopServer();
 		});
@@ -113,9 +116,15 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		this.statusEl.setAttribute("aria-label", statusTitle(state));
 		this.statusEl.toggleClass("aib-status-off", state.status === "disconnected");
 		for (const view of this.views()) view.showConnection();
-		if (state.status === "connected") {
-			void this.loadPrompts();
-			if (state.pending > 0) window.setTimeout(() => void this.client.refreshStatus().catch(() => undefined), 1000);
+		const connectedNow = state.status === "connected" && !this.connected;
+		this.connected = state.status === "connected";
+		if (connectedNow) void this.loadPrompts();
+		if (state.status === "connected" && state.pending > 0 && this.indexPoll === null) {
+			// While the first index builds, the status bar follows it every second (one poll at a time).
+			this.indexPoll = window.setTimeout(() => {
+				this.indexPoll = null;
+				void this.client.refreshStatus().catch(() => undefined);
+			}, 1000);
 		}
 	}
 

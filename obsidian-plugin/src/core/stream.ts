@@ -17,12 +17,14 @@ export interface Turn {
 	tools: ToolChip[];
 	done: boolean;
 	result: ChatSendResult | null;
+	/** The notes the answer drew on (a chat turn's, or a search summary's). */
+	sources: string[];
 	error: RpcError | Error | null;
 	cancelled: boolean;
 }
 
 export function newTurn(): Turn {
-	return { text: "", tools: [], done: false, result: null, error: null, cancelled: false };
+	return { text: "", tools: [], done: false, result: null, sources: [], error: null, cancelled: false };
 }
 
 /** The turn after one notification of its request. */
@@ -59,7 +61,12 @@ export function applyNotification(turn: Turn, notification: Notification): Turn 
 
 /** The turn once its request answered. The final text is the server's (deltas concatenate to it). */
 export function finishTurn(turn: Turn, result: ChatSendResult): Turn {
-	return { ...turn, text: result.text, result, done: true };
+	return { ...turn, text: result.text, result, sources: result.sources ?? [], done: true };
+}
+
+/** A search summary once its request answered: its text and sources, no chat usage. */
+export function finishSummary(turn: Turn, summary: string, sources: string[]): Turn {
+	return { ...turn, text: summary, sources, done: true };
 }
 
 export function failTurn(turn: Turn, error: Error, cancelled: boolean): Turn {

@@ -104,9 +104,7 @@ export class TurnView extends Component {
 				retry.addEventListener("click", () => this.actions.retry());
 			}
 		}
-		const result = turn.result;
-		if (!result) return;
-		const sources = result.sources ?? [];
+		const sources = turn.sources;
 		if (sources.length > 0) {
 			const list = this.footerEl.createDiv({ cls: "aib-sources" });
 			list.createSpan({ text: "Sources: " });
@@ -119,7 +117,7 @@ export class TurnView extends Component {
 				});
 			}
 		}
-		this.footerEl.createDiv({ cls: "aib-usage", text: usageLine(result) });
+		if (turn.result) this.footerEl.createDiv({ cls: "aib-usage", text: usageLine(turn.result) });
 	}
 
 	override onunload(): void {

@@ -6,7 +6,7 @@ import { DisconnectedError } from "../core/client";
 import type { ChatSendParams, ConversationSummary, StoredMessage } from "../core/protocol";
 import { ErrorCode } from "../core/protocol";
 import { RpcError } from "../core/rpc";
-import { applyNotification, failTurn, finishTurn, newTurn, text } from "../core/stream";
+import { applyNotification, failTurn, finishSummary, finishTurn, newTurn, text } from "../core/stream";
 import type { Assistant } from "./assistant";
 import type { Suggestion } from "../core/mentions";
 import { Suggestions } from "./suggest";
@@ -241,19 +241,7 @@ export class AssistantView extends ItemView {
 					},
 				},
 			);
-			turn = {
-				...turn,
-				text: result.summary,
-				done: true,
-				result: {
-					conversationId: "",
-					text: result.summary,
-					stopReason: "end_turn",
-					usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
-					costUsd: null,
-					sources: result.sources,
-				},
-			};
+			turn = finishSummary(turn, result.summary, result.sources);
 		} catch (error) {
 			const cancelled = error instanceof RpcError && error.code === ErrorCode.cancelled;
 			turn = failTurn(turn, error instanceof Error ? error : new Error(String(error)), cancelled);

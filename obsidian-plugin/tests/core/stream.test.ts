@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyNotification, failTurn, finishTurn, newTurn, usageLine } from "../../src/core/stream";
+import { applyNotification, failTurn, finishSummary, finishTurn, newTurn, usageLine } from "../../src/core/stream";
 import type { ChatSendResult } from "../../src/core/protocol";
 
 const RESULT: ChatSendResult = {
@@ -34,7 +34,12 @@ describe("turn assembly", () => {
 
 	it("the final text is the server's and the turn is done", () => {
 		const turn = finishTurn(applyNotification(newTurn(), { method: "chat/delta", params: { text: "Hel" } }), RESULT);
-		expect(turn).toMatchObject({ text: "Hello there", done: true, result: RESULT });
+		expect(turn).toMatchObject({ text: "Hello there", done: true, result: RESULT, sources: ["Welcome.md"] });
+	});
+
+	it("a search summary carries its sources and no chat usage", () => {
+		const turn = finishSummary(newTurn(), "Kafka is a log [[Kafka]].", ["Kafka.md"]);
+		expect(turn).toMatchObject({ text: "Kafka is a log [[Kafka]].", sources: ["Kafka.md"], done: true, result: null });
 	});
 
 	it("a cancelled turn keeps its text and shows no error", () => {
