@@ -47,6 +47,20 @@ class FirstText(Exception):
     """Raised by a stream consumer at its first text: the clock stops there."""
 
 
+async def until_first_text(service: Any) -> None:
+    """Stream QUESTION through an LLMService until its first text delta, then forget the turn."""
+    from llm_service import TextDelta
+
+    stream = service.stream_message(QUESTION)
+    try:
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                return
+    finally:
+        await stream.aclose()
+        service.clear_conversation()
+
+
 def clients(api: str, base: str) -> dict[str, tuple[Call, Call]]:
     """Per client, (non-streaming call, streamed call that returns at the first text)."""
     import anthropic
@@ -54,7 +68,7 @@ def clients(api: str, base: str) -> dict[str, tuple[Call, Call]]:
     import litellm
     import openai
 
-    from llm_service import AnthropicProvider, LLMService, OpenAIProvider, TextDelta
+    from llm_service import AnthropicProvider, LLMService, OpenAIProvider
 
     model = MODELS[api]
     messages = [{"role": "user", "content": QUESTION}]
@@ -116,14 +130,7 @@ def clients(api: str, base: str) -> dict[str, tuple[Call, Call]]:
         service.clear_conversation()
 
     async def ours_first() -> None:
-        stream = service.stream_message(QUESTION)
-        try:
-            async for event in stream:
-                if isinstance(event, TextDelta):
-                    return
-        finally:
-            await stream.aclose()
-            service.clear_conversation()
+        await until_first_text(service)
 
     async def litellm_whole() -> None:
         await litellm.acompletion(
@@ -155,7 +162,7 @@ async def bridge_calls(api: str, base: str, stack: Any) -> dict[str, tuple[Call,
     """chat/send through a bridge served in this process (the whole turn; the turn until its
     first chat/delta), and the same LLMService the bridge would make for a conversation (its
     system prompt, the six vault tools) called directly."""
-    from llm_service import AnthropicProvider, OpenAIProvider, TextDelta
+    from llm_service import AnthropicProvider, OpenAIProvider
     from plugin_bridge.app.confirm import ask_client
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.handlers import build_router
@@ -193,14 +200,7 @@ async def bridge_calls(api: str, base: str, stack: Any) -> dict[str, tuple[Call,
         direct.clear_conversation()
 
     async def direct_first() -> None:
-        stream = direct.stream_message(QUESTION)
-        try:
-            async for event in stream:
-                if isinstance(event, TextDelta):
-                    return
-        finally:
-            await stream.aclose()
-            direct.clear_conversation()
+        await until_first_text(direct)
 
     async def first_delta() -> None:
         first.clear()
