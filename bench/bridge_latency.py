@@ -28,10 +28,10 @@ def percentile(values: list[float], q: float) -> float:
 
 async def measure(turns: int) -> dict[str, float]:
     from llm_service import LLMService, ScriptedProvider
-    from plugin_bridge.app.confirm import ask_client
     from plugin_bridge.app.state import BridgeApp
+    from plugin_bridge.app.turn.confirm import ask_client
     from plugin_bridge.handlers import build_router
-    from plugin_bridge.vault.vault import Vault
+    from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.wire.client import BridgeClient
     from plugin_bridge.wire.server import start_server
 

@@ -28,7 +28,7 @@ from typing import Any, Final
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-# as serve does (plugin_bridge.vault.vectors.single_threaded_blas), before numpy loads
+# as serve does (plugin_bridge.vault.semantic.vectors.single_threaded_blas), before numpy loads
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
@@ -36,8 +36,8 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 from retrieval_questions import QUESTIONS, check_questions
 
 from llm_service.embedders import FakeEmbedder, make_embedder
-from plugin_bridge.vault.hybrid import Mode, search_notes
-from plugin_bridge.vault.vault import Vault
+from plugin_bridge.vault.notes.vault import Vault
+from plugin_bridge.vault.semantic.hybrid import Mode, search_notes
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 VAULT: Final = ROOT.parent / "shared" / "vaults" / "obsidian-help" / "en"

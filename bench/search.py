@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from vaultgen import generate_vault
 
-from plugin_bridge.vault.index import SearchIndex
+from plugin_bridge.vault.lexical.index import SearchIndex
 
 RESULTS = Path(__file__).resolve().parent / "results" / "search.json"
 QUERIES = (

@@ -33,7 +33,7 @@ from typing import Any, Final
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-# as serve does (plugin_bridge.vault.vectors.single_threaded_blas), before numpy loads
+# as serve does (plugin_bridge.vault.semantic.vectors.single_threaded_blas), before numpy loads
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
@@ -43,8 +43,8 @@ from vaultgen import generate_vault
 from llm_service.embedders import Model2VecEmbedder
 from llm_service.embedders.base import Batch
 from llm_service.embedders.tiny_model import write_tiny_model
-from plugin_bridge.vault.hybrid import search_notes
-from plugin_bridge.vault.vault import Vault
+from plugin_bridge.vault.notes.vault import Vault
+from plugin_bridge.vault.semantic.hybrid import search_notes
 
 RESULTS_DIR: Final = Path(__file__).resolve().parent / "results"
 DIMS: Final = 256
@@ -179,7 +179,7 @@ def exact_scaling(rounds: int = 20) -> dict[str, float]:
     """p50 ms of one exact top-10 search over n random unit vectors of DIMS dimensions."""
     import numpy as np
 
-    from plugin_bridge.vault.vectors import ExactVectorIndex
+    from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
 
     rng = np.random.default_rng(0)
     figures = {}

@@ -77,11 +77,11 @@ def bridge_process(pipe: Any, api: str, step: str) -> None:
 
 async def _bridge(pipe: Any, api: str, step: str) -> None:
     from llm_service import OpenAIProvider
-    from plugin_bridge.app.confirm import ask_client
     from plugin_bridge.app.state import BridgeApp
+    from plugin_bridge.app.turn.confirm import ask_client
     from plugin_bridge.handlers import build_router
     from plugin_bridge.handlers import relay as relay_module
-    from plugin_bridge.vault.vault import Vault
+    from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.wire.server import start_server
 
     steps = list(STEPS)[: list(STEPS).index(step) + 1]

@@ -3,7 +3,7 @@
 Built by whoever serves it (``cli/serve.py``, the tests) and handed, with the method router, to
 :func:`plugin_bridge.wire.server.start_server`; handlers reach it as ``ctx.app``. It knows nothing
 of connections or routing: the confirm round trip comes in as a callback
-(:func:`plugin_bridge.app.confirm.ask_client`).
+(:func:`plugin_bridge.app.turn.confirm.ask_client`).
 """
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from plugin_bridge.app.config import NO_PROVIDER, BridgeSettings
-from plugin_bridge.app.conversations import MAX_CONVERSATIONS, Conversations
-from plugin_bridge.app.store import ConversationStore
-from plugin_bridge.app.titles import make_title
-from plugin_bridge.app.usage import Budgets, Spending
+from plugin_bridge.app.conversations.live import MAX_CONVERSATIONS, Conversations
+from plugin_bridge.app.conversations.store import ConversationStore
+from plugin_bridge.app.conversations.titles import make_title
+from plugin_bridge.app.conversations.usage import Budgets, Spending
+from plugin_bridge.app.settings.config import NO_PROVIDER, BridgeSettings
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
     from llm_service import LLMService, Message, Provider
     from llm_service.embedders import Embedder
     from llm_service.tools import ConfirmCallback, ToolRegistry
-    from plugin_bridge.vault.semantic import Progress, SemanticIndex
-    from plugin_bridge.vault.vault import Vault
+    from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.vault.semantic.semantic_index import Progress, SemanticIndex
 
 logger = logging.getLogger(__name__)
 _DEFAULTS = BridgeSettings.model_construct()
@@ -106,8 +106,7 @@ class BridgeApp:
         await vault.semantic.start()
 
     def _embedding_progress(self, progress: Progress) -> None:
-        from plugin_bridge.wire.models import dump
-        from plugin_bridge.wire.search_models import IndexProgress
+        from plugin_bridge.wire.models import IndexProgress, dump
 
         self.broadcast(
             "index/progress", dump(IndexProgress.model_validate(progress, from_attributes=True))
@@ -126,7 +125,7 @@ class BridgeApp:
         """The vault tools without a model (tools/list, tools/execute); built on first use."""
         if self._tools is None:
             from llm_service.tools import ToolRegistry
-            from plugin_bridge.vault.tools import register_vault_tools
+            from plugin_bridge.app.vault_tools import register_vault_tools
 
             self._tools = ToolRegistry(confirm=self.confirm)
             register_vault_tools(self._tools, self.vault, write_permission="ask")

@@ -7,7 +7,7 @@ import sys
 
 
 def run(action: str) -> int:
-    from plugin_bridge.app.config import SettingsError, config_file, load_settings, shown
+    from plugin_bridge.app.settings.config import SettingsError, config_file, load_settings, shown
 
     if action == "path":
         print(config_file())

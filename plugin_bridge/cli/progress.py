@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Final, TextIO
 
 if TYPE_CHECKING:
-    from plugin_bridge.vault.semantic import Progress, SemanticIndex
+    from plugin_bridge.vault.semantic.semantic_index import Progress, SemanticIndex
 
 BAR_WIDTH: Final = 30
 

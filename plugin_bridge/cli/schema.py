@@ -14,18 +14,18 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
 
 from plugin_bridge.handlers import build_router
-from plugin_bridge.wire.conversation_models import BudgetWarning
 from plugin_bridge.wire.errors import ERROR_MEANINGS
 from plugin_bridge.wire.models import (
+    BudgetWarning,
     CancelRequestParams,
     ChatDelta,
     ChatToolCall,
     ChatToolResult,
+    IndexProgress,
     ToolConfirmParams,
     ToolConfirmResult,
 )
 from plugin_bridge.wire.protocol import MAX_IN_FLIGHT, PROTOCOL_VERSION
-from plugin_bridge.wire.search_models import IndexProgress
 from plugin_bridge.wire.transport import MAX_FRAME_BYTES
 
 CLIENT_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {

@@ -7,7 +7,7 @@ answered once that is done; indexing continues in the background and the provide
 imported on the first model call. bench/startup.py measures both moments.
 
 One server per vault: ``serve`` first takes the lock in the vault's data dir (see
-:mod:`plugin_bridge.app.lock`); a second one exits 2 naming the running server.
+:mod:`plugin_bridge.cli.lock`); a second one exits 2 naming the running server.
 
 SIGTERM / SIGINT: stop accepting, cancel in-flight work, close connections with 1001, remove the
 info file, exit 0.
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from plugin_bridge import PROTOCOL_VERSION
-from plugin_bridge.app.lock import ServerRunning, acquire
+from plugin_bridge.cli.lock import ServerRunning, acquire
 from plugin_bridge.vault.datadir import data_dir_for
 from plugin_bridge.wire.infofile import (
     InfoRecord,
@@ -63,7 +63,7 @@ class _Interrupted(Exception):
 
 def run(options: ServeOptions) -> int:
     """Run the server until SIGTERM / SIGINT; the process exit code."""
-    from plugin_bridge.vault.vectors import single_threaded_blas
+    from plugin_bridge.vault.semantic.vectors import single_threaded_blas
 
     single_threaded_blas()  # before anything imports numpy
     vault = options.vault.expanduser()
@@ -131,7 +131,8 @@ async def _serve(
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    from plugin_bridge.app.config import (
+    from plugin_bridge.app.conversations.usage import Budgets
+    from plugin_bridge.app.settings.config import (
         SettingsError,
         build_embedder,
         build_provider,
@@ -141,13 +142,12 @@ async def _serve(
         startup_problem,
         with_served_model,
     )
-    from plugin_bridge.app.confirm import ask_client
     from plugin_bridge.app.state import BridgeApp
-    from plugin_bridge.app.usage import Budgets
+    from plugin_bridge.app.turn.confirm import ask_client
     from plugin_bridge.cli.progress import show_progress
     from plugin_bridge.handlers import build_router
     from plugin_bridge.vault.errors import VaultError
-    from plugin_bridge.vault.vault import Vault
+    from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.wire.server import start_server
 
     given = {key: value for key, value in options._asdict().items() if value is not None}

@@ -56,7 +56,7 @@ async def _setup(
 ) -> int:
     from llm_service import LLMError
     from llm_service.providers.openai import first_chat_model
-    from plugin_bridge.app.config import (
+    from plugin_bridge.app.settings.config import (
         BridgeSettings,
         build_provider,
         choose_provider,

@@ -8,8 +8,8 @@ from typing import TextIO
 
 
 def report(data_dir: Path, out: TextIO) -> int:
-    from plugin_bridge.app.store import FILE_NAME, ConversationStore
-    from plugin_bridge.app.usage import Budgets, Period, Spending
+    from plugin_bridge.app.conversations.store import FILE_NAME, ConversationStore
+    from plugin_bridge.app.conversations.usage import Budgets, Period, Spending
 
     if not (data_dir / FILE_NAME).exists():
         out.write("No usage recorded yet for this vault.\n")

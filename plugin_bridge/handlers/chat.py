@@ -6,10 +6,10 @@ import asyncio
 import logging
 from typing import NamedTuple
 
-from plugin_bridge.app.prompts import context_note, read_prompt
+from plugin_bridge.app.conversations.transcripts import save_conversation_note
 from plugin_bridge.app.state import BridgeApp
-from plugin_bridge.app.transcripts import save_conversation_note
-from plugin_bridge.app.turn_context import resolve_context, turn_sources
+from plugin_bridge.app.turn.context import resolve_context, turn_sources
+from plugin_bridge.app.turn.prompts import context_note, read_prompt
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.relay import relay, spending
 from plugin_bridge.vault.errors import VaultError

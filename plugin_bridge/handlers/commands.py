@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError, LLMResponse, Message, ToolSpec
 from llm_service.pricing import cost_usd
-from plugin_bridge.app.transcripts import save_unique
+from plugin_bridge.app.conversations.transcripts import save_unique
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.relay import relay, spending
 from plugin_bridge.vault.errors import VaultError
-from plugin_bridge.vault.hybrid import NoteHit, search_notes
+from plugin_bridge.vault.semantic.hybrid import NoteHit, search_notes
 from plugin_bridge.wire.models import (
     CreateNoteParams,
     NoteWriteResult,
@@ -24,7 +24,7 @@ from plugin_bridge.wire.models import (
 )
 
 if TYPE_CHECKING:
-    from plugin_bridge.vault.notes import NoteStore
+    from plugin_bridge.vault.notes.store import NoteStore
 
 SAVE_NOTE: Final = ToolSpec(
     name="save_note",

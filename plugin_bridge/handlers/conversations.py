@@ -6,11 +6,12 @@ import asyncio
 from datetime import UTC, datetime
 
 from llm_service.messages import message_to_dict
-from plugin_bridge.app.conversations import unknown
-from plugin_bridge.app.store import ConversationRow
-from plugin_bridge.app.transcripts import save_unique, transcript
+from plugin_bridge.app.conversations.live import unknown
+from plugin_bridge.app.conversations.store import ConversationRow
+from plugin_bridge.app.conversations.transcripts import save_unique, transcript
 from plugin_bridge.handlers.context import AppRouter, Context
-from plugin_bridge.wire.conversation_models import (
+from plugin_bridge.wire.errors import RpcError, WireCode
+from plugin_bridge.wire.models import (
     ConversationIdParams,
     ConversationResult,
     ConversationsExportParams,
@@ -18,10 +19,10 @@ from plugin_bridge.wire.conversation_models import (
     ConversationsListResult,
     ConversationsRenameParams,
     ConversationSummary,
+    EmptyResult,
+    NoteWriteResult,
     StoredMessage,
 )
-from plugin_bridge.wire.errors import RpcError, WireCode
-from plugin_bridge.wire.models import EmptyResult, NoteWriteResult
 
 
 async def list_conversations(

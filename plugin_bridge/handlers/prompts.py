@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from plugin_bridge.app.prompts import list_prompts
+from plugin_bridge.app.turn.prompts import list_prompts
 from plugin_bridge.handlers.context import AppRouter, Context
-from plugin_bridge.wire.conversation_models import PromptModel, PromptsListResult
-from plugin_bridge.wire.models import Empty
+from plugin_bridge.wire.models import Empty, PromptModel, PromptsListResult
 
 
 async def prompts(ctx: Context, params: Empty) -> PromptsListResult:

@@ -24,8 +24,7 @@ from pydantic import BaseModel
 
 from llm_service import LLMResponse, ResponseComplete, TextDelta, ToolCallStarted, ToolResult
 from plugin_bridge.wire.context import RequestContext
-from plugin_bridge.wire.conversation_models import BudgetWarning
-from plugin_bridge.wire.models import ChatDelta, ChatToolCall, ChatToolResult
+from plugin_bridge.wire.models import BudgetWarning, ChatDelta, ChatToolCall, ChatToolResult
 from plugin_bridge.wire.protocol import RequestId
 
 if TYPE_CHECKING:

@@ -6,21 +6,19 @@ from __future__ import annotations
 import asyncio
 
 from plugin_bridge.handlers.context import AppRouter, Context
-from plugin_bridge.vault.hybrid import related_notes, search_notes
-from plugin_bridge.vault.vault import Vault
+from plugin_bridge.vault.notes.vault import Vault
+from plugin_bridge.vault.semantic.hybrid import related_notes, search_notes
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
+    ConfirmEmbeddingResult,
     EmbedderStatus,
     Empty,
-    SearchHitModel,
-    SearchParams,
-    SearchResult,
-)
-from plugin_bridge.wire.search_models import (
-    ConfirmEmbeddingResult,
     RelatedNote,
     RelatedParams,
     RelatedResult,
+    SearchHitModel,
+    SearchParams,
+    SearchResult,
 )
 
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugin_bridge.app.config import BridgeSettings, config_file, shown
-from plugin_bridge.app.live_settings import update_settings
+from plugin_bridge.app.settings.config import BridgeSettings, config_file, shown
+from plugin_bridge.app.settings.live_settings import update_settings
 from plugin_bridge.handlers.context import AppRouter, Context
-from plugin_bridge.wire.conversation_models import (
+from plugin_bridge.wire.models import (
+    Empty,
     KeysModel,
     ModelsByPurpose,
     SettingsResult,
     SettingsUpdateParams,
 )
-from plugin_bridge.wire.models import Empty
 
 _PURPOSE_FIELDS = {"chat": "model", "fast": "fast_model", "deep": "deep_model"}
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from plugin_bridge.app.usage import Period
+from plugin_bridge.app.conversations.usage import Period
 from plugin_bridge.handlers.context import AppRouter, Context
-from plugin_bridge.wire.conversation_models import ModelUsageModel, PeriodUsage, UsageSummaryResult
-from plugin_bridge.wire.models import Empty
+from plugin_bridge.wire.models import Empty, ModelUsageModel, PeriodUsage, UsageSummaryResult
 
 
 async def usage_summary(ctx: Context, params: Empty) -> UsageSummaryResult:

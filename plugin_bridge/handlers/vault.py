@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from plugin_bridge.handlers.context import AppRouter, Context
-from plugin_bridge.vault.notes import WriteResult
+from plugin_bridge.vault.notes.store import WriteResult
 from plugin_bridge.wire.models import (
     AuditListParams,
     AuditListResult,

@@ -1,6 +1,9 @@
-"""The vault layer: safe note I/O, the live search index, and the model's vault tools.
+"""The vault layer: safe note I/O, the live search index, and semantic search.
 
-Knows nothing of WebSockets; the bridge calls it. Import what you need from its modules
-(``plugin_bridge.vault.vault.Vault``, ``.notes.NoteStore``, ``.tools.register_vault_tools``…):
-the package itself loads nothing, which keeps ``serve``'s start-up path short.
+Knows nothing of WebSockets; the bridge calls it. Three subpackages over shared root modules
+(``schema``, ``files``, ``paths``, ``errors``, ``datadir``), which never import them back:
+``notes`` (``notes.vault.Vault``, ``notes.store.NoteStore``…), ``lexical`` (the FTS5 index) and
+``semantic`` (vectors, hybrid search). Import what you need from their modules: the packages
+themselves load nothing, which keeps ``serve``'s start-up path short. The model's vault tools
+are ``plugin_bridge.app.vault_tools``.
 """

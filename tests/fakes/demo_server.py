@@ -28,10 +28,10 @@ from llm_service import LLMError, LLMResponse, ToolCall, Usage
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 from llm_service.providers.base import ChatRequest
 from llm_service.providers.scripted import ScriptedProvider
-from plugin_bridge.app.confirm import ask_client
 from plugin_bridge.app.state import BridgeApp
+from plugin_bridge.app.turn.confirm import ask_client
 from plugin_bridge.handlers import build_router
-from plugin_bridge.vault.vault import Vault
+from plugin_bridge.vault.notes.vault import Vault
 from plugin_bridge.wire.infofile import InfoRecord, remove_info_file, write_info_file
 from plugin_bridge.wire.protocol import PROTOCOL_VERSION
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS

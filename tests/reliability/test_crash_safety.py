@@ -16,8 +16,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.test_bridge_helpers import init_params
-from tests.test_cli import START_WAIT, serve
+from tests.helpers.bridge import init_params
+from tests.helpers.serve import START_WAIT, serve
 
 WRITERS = 100
 """Notes written at once, each by its own task, version after version."""

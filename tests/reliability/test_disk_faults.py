@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from plugin_bridge.vault.paths import TEMP_PREFIX
-from tests.test_bridge_helpers import WAIT, Wire, running_bridge
+from tests.helpers.bridge import WAIT, Wire, running_bridge
 
 ORIGINAL = "# Kept\nThe original text, which no failed write may touch.\n"
 BIG = "x" * 200_000

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from plugin_bridge.vault import files as files_module
-from plugin_bridge.vault import notes as notes_module
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.files import VaultFiles
-from plugin_bridge.vault.notes import NoteStore
+from plugin_bridge.vault.notes import store as notes_module
+from plugin_bridge.vault.notes.store import NoteStore
 
 RUNS = 30
 TORN_RUNS = 8

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from plugin_bridge.vault.errors import VaultError
-from plugin_bridge.vault.notes import NoteStore
-from tests.test_bridge_helpers import running_bridge
+from plugin_bridge.vault.notes.store import NoteStore
+from tests.helpers.bridge import running_bridge
 
 REFUSED = {
     "too long": ("x" * 252) + ".md",  # 255 characters, 255 bytes: allowed below; one more is not

@@ -5,16 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
 from pathlib import Path
 
 import pytest
 
-from plugin_bridge.app.lock import LOCK_FILE
-from tests.conftest import REPO_ROOT
-from tests.test_cli import START_WAIT, cli_env, run_cli, serve
-
-SERVE = (sys.executable, "-m", "plugin_bridge", "serve")
+from plugin_bridge.cli.lock import LOCK_FILE
+from tests.helpers.serve import START_WAIT, run_cli, serve
 
 
 @pytest.fixture(autouse=True)
@@ -51,31 +47,14 @@ async def test_the_lock_of_a_killed_server_is_taken_over(tmp_path: Path) -> None
     lock = tmp_path / "data" / LOCK_FILE
     assert json.loads(lock.read_text())["pid"] == first.process.pid
     info_file = tmp_path / "second.json"
-    second = await asyncio.create_subprocess_exec(
-        *SERVE,
-        "--vault",
-        str(tmp_path / "vault"),
-        "--data-dir",
-        str(tmp_path / "data"),
-        "--info-file",
-        str(info_file),
-        cwd=REPO_ROOT,
-        env=cli_env(tmp_path),
-    )
-    try:
+    async with serve(
+        tmp_path, "--info-file", str(info_file), vault=tmp_path / "vault", stderr=None
+    ) as second:
+        assert second.info["pid"] == second.process.pid
+        assert json.loads(lock.read_text())["pid"] == second.process.pid
+        second.process.send_signal(signal.SIGTERM)
         async with asyncio.timeout(START_WAIT):
-            while not info_file.exists():
-                assert second.returncode is None, "the second serve exited"
-                await asyncio.sleep(0.01)
-        assert json.loads(info_file.read_text())["pid"] == second.pid
-        assert json.loads(lock.read_text())["pid"] == second.pid
-        second.send_signal(signal.SIGTERM)
-        async with asyncio.timeout(START_WAIT):
-            assert await second.wait() == 0
-    finally:
-        if second.returncode is None:
-            second.kill()
-            await second.wait()
+            assert await second.process.wait() == 0
 
 
 @pytest.mark.parametrize("command", ["serve", "search"])

@@ -11,7 +11,7 @@ from websockets.uri import parse_uri
 
 from plugin_bridge.wire.connection import OUTGOING_LIMIT
 from plugin_bridge.wire.protocol import MAX_IN_FLIGHT
-from tests.test_bridge_helpers import WAIT, init_params, running_bridge, wait_for
+from tests.helpers.bridge import WAIT, init_params, running_bridge, wait_for
 
 REQUESTS = 300
 """note/read requests of a 1 MB note: 300 MB of replies if the server kept answering."""

@@ -11,7 +11,7 @@ from plugin_bridge.wire.connection import Connection
 from plugin_bridge.wire.models import Empty, EmptyResult
 from plugin_bridge.wire.protocol import MAX_IN_FLIGHT
 from plugin_bridge.wire.rpc import Router
-from tests.test_bridge_helpers import WAIT, running_bridge
+from tests.helpers.bridge import WAIT, running_bridge
 
 ROUNDS = 3 * MAX_IN_FLIGHT
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from websockets.asyncio.client import connect
 
-from tests.test_bridge_helpers import WAIT, init_params, running_bridge, wait_for
+from tests.helpers.bridge import WAIT, init_params, running_bridge, wait_for
 
 PIPELINED = 10_000
 CONNECTIONS = 1_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from tests.test_bridge_helpers import running_bridge
+from tests.helpers.bridge import running_bridge
 
 
 async def test_accepted_connections_disable_nagle(tmp_path: Path) -> None:

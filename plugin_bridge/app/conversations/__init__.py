@@ -1,0 +1,1 @@
+"""Conversations: the stored transcripts (SQLite), their notes, titles, usage and budgets."""

@@ -1,0 +1,104 @@
+"""What the model costs: every provider call recorded, daily and monthly budgets enforced.
+
+Costs come from llm_service's price table; a call whose model has no known price is counted as
+unpriced (never as $0) and does not move a budget. A budget once reached stops chat with -32012
+before the provider is called; crossing 80 % of one sends ``budget/warning`` once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Final, Literal
+
+from plugin_bridge.wire.errors import RpcError, WireCode
+
+if TYPE_CHECKING:
+    from llm_service import Usage
+    from llm_service.service import UsageCallback
+    from plugin_bridge.app.conversations.store import ConversationStore, ModelUsage
+
+WARN_AT: Final = 0.8
+Period = Literal["day", "month"]
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Spending limits in USD; None means no limit."""
+
+    daily_usd: float | None = None
+    monthly_usd: float | None = None
+
+    def limit(self, period: Period) -> float | None:
+        return self.daily_usd if period == "day" else self.monthly_usd
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """A budget whose 80 % mark the last calls passed."""
+
+    period: Period
+    spent_usd: float
+    budget_usd: float
+
+
+class Spending:
+    """Records provider calls in ``store`` and holds them against ``budgets``."""
+
+    def __init__(self, store: ConversationStore, budgets: Budgets) -> None:
+        self.store = store
+        self.budgets = budgets
+
+    def recorder(self, conversation_id: str | None, purpose: str) -> UsageCallback:
+        """The ``on_usage`` callback of one conversation (or command) of ``purpose``."""
+
+        def record(model: str, usage: Usage, cost_usd: float | None) -> None:
+            self.store.record_usage(conversation_id, purpose, model, usage, cost_usd)
+
+        return record
+
+    def spent(self, period: Period, now: datetime | None = None) -> float:
+        """USD spent on priced calls since the start of this local day or month."""
+        return sum(row.cost_usd or 0.0 for row in self.by_model(period, now))
+
+    def by_model(self, period: Period, now: datetime | None = None) -> list[ModelUsage]:
+        return self.store.usage_by_model(period_start(period, now))
+
+    def check(self) -> None:
+        """RpcError -32012 when a budget is already used up (call before the provider)."""
+        for period in ("day", "month"):
+            budget = self.budgets.limit(period)
+            if budget is None:
+                continue
+            spent = self.spent(period)
+            if spent >= budget:
+                raise RpcError(
+                    WireCode.BUDGET_EXCEEDED,
+                    f"The {'daily' if period == 'day' else 'monthly'} budget of ${budget:.2f} is "
+                    f"used up (${spent:.2f} spent): raise it in the settings or wait for the "
+                    f"next {period}.",
+                    {"period": period, "spentUsd": round(spent, 6), "budgetUsd": budget},
+                )
+
+    def crossings(self, before: dict[Period, float]) -> list[Crossing]:
+        """The budgets whose 80 % mark was passed since ``before`` (from :meth:`snapshot`)."""
+        found = []
+        for period, was in before.items():
+            budget = self.budgets.limit(period)
+            now = self.spent(period)
+            if budget is not None and was < WARN_AT * budget <= now:
+                found.append(Crossing(period, now, budget))
+        return found
+
+    def snapshot(self) -> dict[Period, float]:
+        """What each budgeted period has spent so far."""
+        return {p: self.spent(p) for p in ("day", "month") if self.budgets.limit(p) is not None}
+
+
+def period_start(period: Period, now: datetime | None = None) -> float:
+    """Unix time of the start of the current local day or month."""
+    local = (now or datetime.now()).astimezone()
+    start = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    if period == "month":
+        start = start.replace(day=1)
+    return start.timestamp()

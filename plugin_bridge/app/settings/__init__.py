@@ -1,0 +1,1 @@
+"""Settings: the server settings, changes over the wire, the cached model list."""

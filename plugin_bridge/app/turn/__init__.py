@@ -1,0 +1,2 @@
+"""One chat turn: what the user points at, the vault's context note and prompts, tool
+confirmation."""

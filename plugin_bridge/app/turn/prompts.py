@@ -1,0 +1,98 @@
+"""What the vault itself tells the assistant: the context note and the custom prompts.
+
+Both are ordinary notes the user edits in Obsidian and both are read at every request, so an
+edit applies to the next message without a restart.
+
+* The **context note** (setting ``context_note``, default ``Assistant.md`` at the vault root)
+  becomes every conversation's standing context, within a budget.
+* **Custom prompts** are the notes in the prompts folder (setting ``prompts_folder``, default
+  ``Assistant/Prompts``): the body is the instruction; front matter may set ``name``,
+  ``description``, ``insert`` (``selection``, ``note`` or ``none``: what the plugin should send
+  along as context) and ``purpose`` (``chat``, ``fast`` or ``deep``: the model that runs it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Final, Literal
+
+from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.vault.lexical.parse import parse_note
+
+if TYPE_CHECKING:
+    from plugin_bridge.vault.notes.vault import Vault
+
+CONTEXT_NOTE_CHARS: Final = 8_000
+"""The context note's share of every request (about 2,000 tokens)."""
+MAX_PROMPTS: Final = 200
+Insert = Literal["selection", "note", "none"]
+Purpose = Literal["chat", "fast", "deep"]
+PURPOSES: Final[tuple[Purpose, ...]] = ("chat", "fast", "deep")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A custom prompt: ``id`` is its note's path."""
+
+    id: str
+    name: str
+    description: str
+    insert: Insert
+    instruction: str
+    purpose: Purpose | None = None
+    """The model that runs it; None: the one the client asks for."""
+
+
+def context_note(vault: Vault, path: str) -> str | None:
+    """The context note's text for the system prompt, cut to the budget; None without one."""
+    try:
+        note = vault.notes.read(path)
+    except VaultError:
+        return None
+    body = parse_note(note.path, note.content).body.strip()
+    if not body:
+        return None
+    if len(body) > CONTEXT_NOTE_CHARS:
+        body = body[:CONTEXT_NOTE_CHARS] + "\n[… the rest of the context note is not shown]"
+    return f"What the user wants you to know (from their note [[{note.path[:-3]}]]):\n{body}"
+
+
+def list_prompts(vault: Vault, folder: str) -> list[Prompt]:
+    """The custom prompts, by name; none when the folder does not exist."""
+    try:
+        infos = vault.notes.list_notes(folder, MAX_PROMPTS)
+    except VaultError:
+        return []
+    prompts = []
+    for info in infos:
+        if not info.path.endswith(".md"):
+            continue
+        try:
+            prompts.append(read_prompt(vault, info.path, folder))
+        except VaultError:
+            continue
+    return sorted(prompts, key=lambda prompt: prompt.name.casefold())
+
+
+def read_prompt(vault: Vault, prompt_id: str, folder: str) -> Prompt:
+    """The prompt ``prompt_id`` (a note path inside the prompts folder), read now."""
+    if not prompt_id.startswith(folder.rstrip("/") + "/"):
+        raise VaultError(
+            "not_found",
+            f"There is no prompt '{prompt_id}': prompts/list names them.",
+            path=prompt_id,
+        )
+    note = vault.notes.read(prompt_id)
+    parsed = parse_note(note.path, note.content)
+    meta = parsed.frontmatter
+    insert = meta.get("insert", "none")
+    purpose = meta.get("purpose")
+    return Prompt(
+        id=note.path,
+        name=str(meta.get("name") or PurePosixPath(note.path).stem),
+        description=str(meta.get("description") or ""),
+        insert=insert if insert in ("selection", "note", "none") else "none",
+        instruction=parsed.body.strip(),
+        purpose=purpose if purpose in PURPOSES else None,
+    )

@@ -1,0 +1,266 @@
+"""The writing side of the search index: find what changed on disk and (re)index it.
+
+Used only from the index's worker thread, which owns the one writing connection. A scan lists
+the vault and compares each file's mtime and size with what the index recorded; only new,
+changed and deleted files are read, and a changed file whose sha256 is unchanged is not parsed
+again. Which files are notes is :mod:`plugin_bridge.vault.files`' rule; files over its size
+limit or not UTF-8 text are skipped and remembered, never fatal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+import stat
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.vault.files import VaultFiles, is_note_name, read_text
+from plugin_bridge.vault.lexical.cjk import bigrams
+from plugin_bridge.vault.lexical.parse import link_key, parse_note
+from plugin_bridge.vault.semantic.chunks import Chunk, chunk_note
+
+logger = logging.getLogger(__name__)
+
+Outcome = Literal["added", "updated", "removed", "unchanged", "skipped", "absent"]
+Signature = tuple[float, int]
+"""A file's (mtime, size): when both match the index, the file is not read."""
+
+
+@dataclass(frozen=True)
+class ScanStats:
+    """What a start-up (or recovery) scan did: files indexed anew, re-indexed, dropped, left
+    alone (unchanged on disk, or touched with the same content) and skipped (too big, binary)."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+
+    def plus(self, outcomes: Iterable[Outcome]) -> ScanStats:
+        counts = dict(vars(self))
+        for outcome in outcomes:
+            if outcome in counts:
+                counts[outcome] += 1
+        return ScanStats(**counts)
+
+
+@dataclass(frozen=True)
+class Gone:
+    """Not (or no longer) an indexable file: drop it from the index."""
+
+    rel: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Too large, binary or unparsable: drop it, and remember it so it is not read again."""
+
+    rel: str
+    signature: Signature
+    reason: str
+
+
+@dataclass(frozen=True)
+class Note:
+    """A parsed note, ready to store."""
+
+    rel: str
+    signature: Signature
+    digest: str
+    fields: tuple[str, str, str, str, str]
+    """``notes_fts`` columns: title, aliases, headings, tags, body."""
+    cjk: str
+    tags: frozenset[str]
+    links: frozenset[str]
+    chunks: tuple[Chunk, ...] = ()
+
+
+Prepared = Gone | Skipped | Note
+_CHANGED: frozenset[Outcome] = frozenset({"added", "updated", "removed"})
+
+
+class Indexer:
+    """Reads the notes of ``files`` into the database behind ``conn``."""
+
+    def __init__(self, conn: sqlite3.Connection, files: VaultFiles):
+        self.conn = conn
+        self.files = files
+        self.root = files.root
+        self._root = str(files.root)
+        self.on_written: Callable[[], None] | None = None
+        """Called (in the worker thread) after a transaction that changed notes or chunks, and
+        when a scan has finished."""
+
+    # -- finding work ----------------------------------------------------------------------
+
+    def walk(self, folder: str = "") -> dict[str, Signature]:
+        """Every indexable file under ``folder`` (vault-relative, "" = all) and its signature."""
+        return {rel: (info.st_mtime, info.st_size) for rel, info in self.files.walk(folder)}
+
+    def known(self, folder: str = "") -> dict[str, Signature]:
+        """What the index recorded (notes and skipped files) under ``folder``."""
+        sql = "SELECT path, mtime, size FROM {table}"
+        params: tuple[str, ...] = ()
+        if folder:
+            sql += " WHERE path > ? AND path < ?"  # "0" sorts right after "/"
+            params = (folder + "/", folder + "0")
+        return {
+            path: (mtime, size)
+            for table in ("notes", "skipped")
+            for path, mtime, size in self.conn.execute(sql.format(table=table), params)
+        }
+
+    def changes(self, folder: str = "") -> tuple[list[str], int]:
+        """Paths under ``folder`` that are new, changed or gone, and how many are unchanged."""
+        on_disk = self.walk(folder)
+        known = self.known(folder)
+        changed = [rel for rel, signature in on_disk.items() if known.get(rel) != signature]
+        removed = [rel for rel in known if rel not in on_disk]
+        return changed + removed, len(on_disk) - len(changed)
+
+    def expand(self, rel: str) -> list[str]:
+        """A changed path as the note files to look at: itself, or what changed in a folder
+        that moved in, or every indexed note under a folder that is gone."""
+        full = os.path.join(self._root, rel)
+        if os.path.isdir(full) and not os.path.islink(full):
+            return self.changes(rel)[0]
+        gone = [] if os.path.lexists(full) else list(self.known(rel))
+        return ([rel] if is_note_name(rel) else []) + gone
+
+    # -- reading (no database: may run in another thread) -----------------------------------
+
+    def prepare(self, rel: str) -> Prepared:
+        """Read and parse one path into what the index should hold for it."""
+        full = os.path.join(self._root, rel)
+        if self.files.ignored(rel) or not is_note_name(rel):
+            return Gone(rel)
+        try:
+            info = os.stat(full)
+            if not stat.S_ISREG(info.st_mode) or (
+                os.path.islink(full) and not self.files.inside(full)
+            ):
+                return Gone(rel)
+            signature = (info.st_mtime, info.st_size)
+            loaded = self.files.load(rel, full)
+            if loaded is None:
+                return Gone(rel)  # vanished between listing and reading
+            raw, info = loaded
+            signature = (info.st_mtime, info.st_size)
+            text = read_text(rel, raw)[0]
+        except OSError:
+            return Gone(rel)
+        except VaultError as exc:  # too large, not text
+            return Skipped(rel, signature, exc.code)
+        try:
+            note = parse_note(rel, text)
+        except Exception as exc:  # a parser bug must not stop the other notes
+            logger.warning("Could not parse %s (%s); not indexing it.", rel, type(exc).__name__)
+            return Skipped(rel, signature, "parse_error")
+        aliases = " ".join(note.aliases)
+        return Note(
+            rel,
+            signature,
+            hashlib.sha256(raw).hexdigest(),
+            fields=(note.title, aliases, "\n".join(note.headings), " ".join(note.tags), note.body),
+            cjk=bigrams(f"{note.title}\n{aliases}\n{note.body}"),
+            tags=frozenset(tag.casefold() for tag in note.tags),
+            links=frozenset(map(link_key, note.links)),
+            chunks=tuple(chunk_note(note.title, note.body)),
+        )
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def apply(self, paths: Iterable[str]) -> list[Outcome]:
+        """Read, parse and (re)index or drop each path, in one transaction."""
+        return self.write([self.prepare(rel) for rel in dict.fromkeys(paths)])
+
+    def write(self, items: Sequence[Prepared]) -> list[Outcome]:
+        """Store prepared notes, skips and removals, in one transaction."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            outcomes = [self._write_one(item) for item in items]
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+        if self.on_written is not None and any(o in _CHANGED for o in outcomes):
+            self.on_written()
+        return outcomes
+
+    def _write_one(self, item: Prepared) -> Outcome:
+        if isinstance(item, Gone):
+            return self._remove(item.rel)
+        if isinstance(item, Skipped):
+            logger.debug("Not indexing %s: %s.", item.rel, item.reason.replace("_", " "))
+            self._remove(item.rel)
+            self.conn.execute(
+                "INSERT INTO skipped (path, mtime, size, reason) VALUES (?, ?, ?, ?)",
+                (item.rel, *item.signature, item.reason),
+            )
+            return "skipped"
+        return self._write_note(item)
+
+    def _write_note(self, note: Note) -> Outcome:
+        conn = self.conn
+        row = conn.execute("SELECT id, hash FROM notes WHERE path = ?", (note.rel,)).fetchone()
+        conn.execute("DELETE FROM skipped WHERE path = ?", (note.rel,))
+        if row and row[1] == note.digest:
+            conn.execute(
+                "UPDATE notes SET mtime = ?, size = ? WHERE id = ?", (*note.signature, row[0])
+            )
+            return "unchanged"
+        title = note.fields[0]
+        if row:
+            note_id = int(row[0])
+            _drop_content(conn, note_id)
+            conn.execute(
+                "UPDATE notes SET mtime = ?, size = ?, hash = ?, title = ? WHERE id = ?",
+                (*note.signature, note.digest, title, note_id),
+            )
+        else:
+            cursor = conn.execute(
+                "INSERT INTO notes (path, mtime, size, hash, title) VALUES (?, ?, ?, ?, ?)",
+                (note.rel, *note.signature, note.digest, title),
+            )
+            assert cursor.lastrowid is not None
+            note_id = cursor.lastrowid
+        conn.execute(
+            "INSERT INTO notes_fts (rowid, title, aliases, headings, tags, body) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (note_id, *note.fields),
+        )
+        if note.cjk:
+            conn.execute("INSERT INTO notes_cjk (rowid, text) VALUES (?, ?)", (note_id, note.cjk))
+        conn.executemany("INSERT INTO tags VALUES (?, ?)", [(note_id, t) for t in note.tags])
+        conn.executemany("INSERT INTO links VALUES (?, ?)", [(note_id, t) for t in note.links])
+        conn.executemany(
+            "INSERT INTO chunks (note, seq, heading, text, hash) VALUES (?, ?, ?, ?, ?)",
+            [(note_id, c.seq, c.heading, c.text, c.hash) for c in note.chunks],
+        )
+        return "updated" if row else "added"
+
+    def _remove(self, rel: str) -> Outcome:
+        gone = self.conn.execute("DELETE FROM skipped WHERE path = ?", (rel,)).rowcount
+        row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (rel,)).fetchone()
+        if row is None:
+            return "removed" if gone else "absent"
+        _drop_content(self.conn, int(row[0]))
+        self.conn.execute("DELETE FROM notes WHERE id = ?", (row[0],))
+        return "removed"
+
+
+def _drop_content(conn: sqlite3.Connection, note_id: int) -> None:
+    for sql in (
+        "DELETE FROM notes_fts WHERE rowid = ?",
+        "DELETE FROM notes_cjk WHERE rowid = ?",
+        "DELETE FROM tags WHERE note = ?",
+        "DELETE FROM links WHERE src = ?",
+        "DELETE FROM chunks WHERE note = ?",
+    ):
+        conn.execute(sql, (note_id,))

@@ -1,0 +1,232 @@
+"""The index's worker thread: the only user of the writing connection.
+
+It takes work from a queue: single changed paths (from the watcher or after our own writes) and
+scan requests. A scan lists the vault, compares it with the index and keeps what differs as a
+backlog, written 500 files per transaction; queued changes always go ahead of the next backlog
+batch, so a note we just wrote is searchable without waiting for the scan.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import queue
+import sqlite3
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from plugin_bridge.vault.lexical.ahead import MIN_BACKLOG, AheadReader
+from plugin_bridge.vault.lexical.indexer import Indexer, Outcome, ScanStats
+
+logger = logging.getLogger(__name__)
+
+BATCH: Final = 500
+"""Files per write transaction."""
+
+
+@dataclass(frozen=True)
+class _Change:
+    path: str
+    done: threading.Event | None = None
+
+
+class _Signal(enum.Enum):
+    SCAN = "scan"
+    STOP = "stop"
+
+
+class IndexWorker:
+    """Runs ``indexer`` in a thread. ``vault_gone()`` is called when a scan finds the vault
+    folder missing (the index then keeps its last state)."""
+
+    def __init__(self, indexer: Indexer, vault_gone: Callable[[], None]) -> None:
+        self.last_scan_stats = ScanStats()
+        self.scanned = threading.Event()
+        """Set once the first scan has finished."""
+        self._indexer = indexer
+        self._vault_gone = vault_gone
+        self._queue: queue.Queue[_Change | _Signal] = queue.Queue()
+        self._backlog: deque[str] = deque()
+        self._ahead: AheadReader | None = None
+        """Prepares a large backlog in a helper process (see :mod:`.ahead`)."""
+        self._unfinished = 0
+        self._count_lock = threading.Lock()
+        self._scan_stats = ScanStats()
+        self._scanning = False
+        self._rescan_after = False
+        self._thread = threading.Thread(target=self._run, name="vault-indexer", daemon=True)
+
+    @property
+    def pending(self) -> int:
+        """Files (and requested scans) not processed yet."""
+        return self._unfinished
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float) -> None:
+        """Stop after the batch being written and close the connection; blocks."""
+        if self._thread.is_alive():
+            self._queue.put(_Signal.STOP)
+            self._thread.join(timeout)
+
+    def request_scan(self) -> None:
+        self._put(_Signal.SCAN)
+
+    def change(self, rel_path: str, done: threading.Event | None = None) -> None:
+        """Queue one changed path (a file or a folder); ``done`` is set once it is applied."""
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("The indexing thread cannot wait for itself.")
+        self._put(_Change(rel_path, done))
+
+    def _put(self, item: _Change | _Signal) -> None:
+        self._count(1)
+        self._queue.put(item)
+
+    def _count(self, delta: int) -> None:
+        with self._count_lock:
+            self._unfinished += delta
+
+    # -- in the thread ----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            while self._step():
+                pass
+        finally:
+            if self._ahead is not None:
+                self._ahead.close()
+            self._indexer.conn.close()
+
+    def _has_backlog(self) -> bool:
+        return bool(self._backlog) or self._ahead is not None
+
+    def _step(self) -> bool:
+        """Handle what is queued, else the next batch of a running scan; False to stop."""
+        items = self._take()
+        if _Signal.STOP in items:
+            self._release(items)
+            return False
+        changes = [item for item in items if isinstance(item, _Change)]
+        if changes:
+            self._apply_changes(changes)
+        elif self._has_backlog():
+            self._apply_backlog()
+        if _Signal.SCAN in items:
+            self._begin_scan()
+            self._count(-items.count(_Signal.SCAN))
+        return True
+
+    def _take(self) -> list[_Change | _Signal]:
+        try:
+            items = [self._queue.get(block=not self._has_backlog())]
+        except queue.Empty:
+            return []
+        while len(items) < BATCH:
+            try:
+                items.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        return items
+
+    def _release(self, items: list[_Change | _Signal]) -> None:
+        """Wake whoever waits on queued changes that will not be applied (we are stopping)."""
+        while True:
+            try:
+                items.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        for item in items:
+            if isinstance(item, _Change) and item.done is not None:
+                item.done.set()
+
+    def _apply_changes(self, changes: list[_Change]) -> None:
+        try:
+            if self._indexer.root.is_dir():  # a vanished vault keeps its last indexed state
+                paths = [rel for change in changes for rel in self._indexer.expand(change.path)]
+                self._indexer.apply(paths)
+                if self._ahead is not None:
+                    self._ahead.drop_stale(paths)
+        except Exception:
+            logger.exception("Indexing %d changed files failed.", len(changes))
+        finally:
+            self._count(-len(changes))
+            for change in changes:
+                if change.done is not None:
+                    change.done.set()
+
+    def _begin_scan(self) -> None:
+        if self._scanning:
+            self._rescan_after = True
+            return
+        if not self._indexer.root.is_dir():
+            self._vault_gone()
+            self.scanned.set()
+            return
+        try:
+            todo, unchanged = self._indexer.changes()
+        except sqlite3.Error:
+            logger.exception("Could not compare the vault with its index.")
+            todo, unchanged = [], 0
+        self._scan_stats = ScanStats(unchanged=unchanged)
+        self._scanning = True
+        self._count(len(todo))
+        self._backlog.extend(todo)
+        if len(todo) >= MIN_BACKLOG:
+            try:
+                self._ahead = AheadReader(self._indexer.files, self._backlog, BATCH)
+            except Exception:
+                logger.warning("No indexing helper process; reading in the worker instead.")
+        if todo:
+            logger.info("Indexing %d new, changed or deleted notes in the background.", len(todo))
+        else:
+            self._finish_scan()
+
+    def _apply_backlog(self) -> None:
+        prepared = None
+        if self._ahead is not None:
+            batch, prepared = self._ahead.next()
+        else:
+            batch = [self._backlog.popleft() for _ in range(min(BATCH, len(self._backlog)))]
+        outcomes: list[Outcome] = []
+        try:
+            if self._indexer.root.is_dir():
+                if prepared is None:
+                    outcomes = self._indexer.apply(batch)
+                else:
+                    outcomes = self._indexer.write(prepared)
+        except Exception:
+            logger.exception("Indexing a batch of %d notes failed.", len(batch))
+        finally:
+            self._count(-len(batch))
+        self._scan_stats = self._scan_stats.plus(outcomes)
+        if self._ahead is not None and self._ahead.done():
+            self._ahead.close()
+            self._ahead = None
+        if not self._has_backlog():
+            self._finish_scan()
+
+    def _finish_scan(self) -> None:
+        self._scanning = False
+        stats = self.last_scan_stats = self._scan_stats
+        logger.info(
+            "Vault index up to date: %d added, %d updated, %d removed, %d unchanged, %d skipped.",
+            stats.added,
+            stats.updated,
+            stats.removed,
+            stats.unchanged,
+            stats.skipped,
+        )
+        self.scanned.set()
+        if self._indexer.on_written is not None:
+            self._indexer.on_written()  # whoever follows the index may now see it whole
+        if self._rescan_after:
+            self._rescan_after = False
+            self._begin_scan()

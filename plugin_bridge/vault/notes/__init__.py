@@ -1,0 +1,2 @@
+"""Notes: the safe note store (atomic writes, line endings, undo snapshots, audit log)
+and the vault facade."""

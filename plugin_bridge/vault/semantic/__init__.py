@@ -1,0 +1,2 @@
+"""Semantic search: chunks, the background embedding job, vectors, hybrid search, related
+notes."""

@@ -1,0 +1,221 @@
+"""Lexical, semantic and hybrid note search, and related notes.
+
+Hybrid is reciprocal rank fusion (k = 60) of the FTS5 ranking and the vector ranking, after
+rolling the vector hits up from chunks to notes (a note ranks by its best chunk). Each result
+says which side found it and shows, as its snippet, its best chunk when the vectors found it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Final, Literal
+
+from llm_service.errors import LLMError
+from plugin_bridge.vault.lexical import search as search_sql
+from plugin_bridge.vault.lexical.parse import link_forms
+from plugin_bridge.vault.paths import to_posix
+
+if TYPE_CHECKING:
+    from plugin_bridge.vault.lexical.index import SearchHit, SearchIndex
+    from plugin_bridge.vault.semantic.semantic_index import ChunkHit, SemanticIndex
+
+logger = logging.getLogger(__name__)
+Mode = Literal["lexical", "semantic", "hybrid"]
+Side = Literal["lexical", "semantic"]
+RRF_K: Final = 60
+CANDIDATES: Final = 30
+"""Notes taken from each side before fusing (at least ``limit``)."""
+CHUNKS_PER_NOTE: Final = 3
+"""Chunks asked of the vector index per note wanted (several chunks share a note)."""
+SNIPPET_CHARS: Final = 300
+
+
+@dataclass(frozen=True)
+class NoteHit:
+    path: str
+    title: str
+    score: float
+    snippet: str
+    matched_by: tuple[Side, ...]
+    chunks: tuple[ChunkHit, ...] = ()
+    """The note's best chunks, best first (semantic and hybrid results)."""
+
+
+@dataclass(frozen=True)
+class NoteResults:
+    hits: list[NoteHit]
+    mode: Mode
+    """The mode that answered (lexical while no vectors are ready)."""
+    pending: int
+    took_ms: float
+
+
+@dataclass(frozen=True)
+class Related:
+    path: str
+    title: str
+    score: float
+    links_to: bool
+    """The note asked about links to this one."""
+    linked_from: bool
+    """This one links to the note asked about."""
+
+
+def rrf(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion: each key scores the sum of 1 / (k + rank) over the rankings it
+    is in (rank 1 = best); best first, ties in first-seen order."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+    return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def roll_up(chunks: Sequence[ChunkHit]) -> dict[str, list[ChunkHit]]:
+    """Chunk hits (best first) grouped by note path, notes in the order of their best chunk."""
+    notes: dict[str, list[ChunkHit]] = {}
+    for hit in chunks:
+        notes.setdefault(hit.path, []).append(hit)
+    return notes
+
+
+async def search_notes(
+    index: SearchIndex,
+    semantic: SemanticIndex | None,
+    query: str,
+    limit: int = 10,
+    *,
+    mode: Mode | None = None,
+    folder: str | None = None,
+    tag: str | None = None,
+) -> NoteResults:
+    """The best ``limit`` notes; ``mode`` defaults to hybrid when vectors are ready, else
+    lexical (also when semantic or hybrid is asked for before vectors exist)."""
+    started = time.perf_counter()
+    parsed = index.parse(query, folder, tag)
+    words = bool(parsed.match or parsed.cjk)
+    usable = semantic is not None and semantic.ready and words
+    chosen: Mode = (mode or "hybrid") if usable else "lexical"
+    fusing = chosen == "hybrid"
+    lexical = (
+        index.search(
+            query,
+            max(limit, CANDIDATES) if fusing else limit,
+            folder=folder,
+            tag=tag,
+            snippets=not fusing,  # only the few shown get one, below
+        )
+        if chosen != "semantic"
+        else None
+    )
+    notes: dict[str, list[ChunkHit]] = {}
+    if chosen != "lexical":
+        assert semantic is not None
+        try:
+            vector = await semantic.query_vector(_semantic_text(query))
+        except LLMError as exc:  # the embedder went away: words still find notes
+            logger.warning("The query could not be embedded (%s); answering lexically.", exc)
+            return await search_notes(index, None, query, limit, folder=folder, tag=tag)
+        allowed = (
+            index.read(lambda conn: search_sql.filtered_chunk_hashes(conn, parsed))
+            if parsed.filtered
+            else None
+        )
+        if vector is not None:
+            wanted = max(limit, CANDIDATES) * CHUNKS_PER_NOTE
+            notes = roll_up(semantic.nearest_chunks(vector, wanted, allowed))
+    hits = _combine(chosen, lexical.hits if lexical else [], notes, limit)
+    if fusing and (bare := [hit.path for hit in hits if not hit.chunks]):
+        made = index.snippets(query, bare)
+        hits = [hit if hit.chunks else replace(hit, snippet=made.get(hit.path, "")) for hit in hits]
+    pending = lexical.pending if lexical else index.pending
+    took = round((time.perf_counter() - started) * 1000, 3)
+    return NoteResults(hits, chosen, pending, took)
+
+
+def _combine(
+    mode: Mode, lexical: Sequence[SearchHit], notes: dict[str, list[ChunkHit]], limit: int
+) -> list[NoteHit]:
+    lex = {hit.path: hit for hit in lexical}
+    if mode == "lexical":
+        return [NoteHit(h.path, h.title, h.score, h.snippet, ("lexical",)) for h in lex.values()]
+    if mode == "semantic":
+        ranked = [(path, chunks[0].score) for path, chunks in notes.items()]
+    else:
+        ranked = rrf([list(lex), list(notes)])
+    hits = []
+    for path, score in ranked[:limit]:
+        chunks = notes.get(path, [])
+        sides = _sides(path in lex, bool(chunks))
+        title = chunks[0].title if chunks else lex[path].title
+        snippet = _chunk_snippet(chunks[0]) if chunks else lex[path].snippet
+        hits.append(NoteHit(path, title, round(score, 6), snippet, sides, tuple(chunks)))
+    return hits
+
+
+def _sides(lexical: bool, semantic: bool) -> tuple[Side, ...]:
+    found: list[Side] = []
+    if lexical:
+        found.append("lexical")
+    if semantic:
+        found.append("semantic")
+    return tuple(found)
+
+
+def _chunk_snippet(chunk: ChunkHit) -> str:
+    text = " ".join(chunk.text.split())
+    if len(text) > SNIPPET_CHARS:
+        text = text[: SNIPPET_CHARS - 1].rstrip() + "…"
+    return f"{chunk.heading}: {text}" if chunk.heading else text
+
+
+def _semantic_text(query: str) -> str:
+    """The query without its ``tag:``/``path:`` filters (they are applied, not embedded)."""
+    return " ".join(
+        word for word in query.split() if not word.lower().startswith(("tag:", "path:"))
+    )
+
+
+def related_notes(
+    index: SearchIndex, semantic: SemanticIndex, path: str, limit: int = 10
+) -> list[Related]:
+    """The notes closest to the note at ``path`` (not itself), each with its similarity and
+    whether the two already link; [] while no vectors are ready or the note has none."""
+    rel = to_posix(path)
+    found = index.read(lambda conn: _note_chunks(conn, rel))
+    if found is None:
+        return []
+    note_id, hashes, outgoing = found
+    vector = semantic.note_vector(hashes)
+    if vector is None:
+        return []
+    chunks = [
+        c
+        for c in semantic.nearest_chunks(vector, (limit + 1) * CHUNKS_PER_NOTE * 4)
+        if c.note_id != note_id
+    ]
+    backlinks = set(index.backlinks(rel))
+    return [
+        Related(
+            p,
+            hits[0].title,
+            round(hits[0].score, 6),
+            bool(link_forms(p) & outgoing),
+            p in backlinks,
+        )
+        for p, hits in list(roll_up(chunks).items())[:limit]
+    ]
+
+
+def _note_chunks(conn: sqlite3.Connection, rel: str) -> tuple[int, list[str], set[str]] | None:
+    row = conn.execute("SELECT id FROM notes WHERE path = ?", (rel,)).fetchone()
+    if row is None:
+        return None
+    note_id = int(row[0])
+    hashes = [r[0] for r in conn.execute("SELECT hash FROM chunks WHERE note = ?", (note_id,))]
+    links = {r[0] for r in conn.execute("SELECT target FROM links WHERE src = ?", (note_id,))}
+    return note_id, hashes, links

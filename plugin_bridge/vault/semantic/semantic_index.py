@@ -1,0 +1,361 @@
+"""Vectors for the chunks of one vault index, kept current in the background.
+
+The index's worker writes chunks (``chunks.py``) with each note; this job embeds every chunk hash
+that has no vector for the configured model yet, in batches, storing them as BLOBs in the same
+SQLite file (its own connection, WAL) and in an in-memory :class:`ExactVectorIndex`. A restart,
+a move or a sync that only touches mtimes finds every hash embedded and sends nothing.
+
+Searches use the *serving* model: the configured one once all its vectors exist. Switching
+models (``switch``) builds the new model's vectors while the old ones keep serving, then swaps
+and drops the old vectors; until a model is ready, searches answer lexically.
+
+Paid embedders first estimate tokens and cost: over ``confirm_over_usd`` the job waits for
+``approve()`` (``index/confirmEmbedding`` on the wire) and reports the estimate in progress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Literal
+
+from llm_service.embedders import Embedder, estimate_tokens
+from llm_service.errors import LLMError
+from plugin_bridge.vault.semantic.vector_store import VectorStore
+from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from plugin_bridge.vault.lexical.index import SearchIndex
+
+logger = logging.getLogger(__name__)
+
+Phase = Literal["loading", "embedding", "confirm", "ready", "error"]
+TEXTS_PER_STEP: Final = 256
+"""Chunks embedded and stored per step (one progress notification each)."""
+RETRY_SECONDS: Final = 60.0
+"""After a failed step, the job tries again this much later (or at the next change)."""
+QUERY_CACHE: Final = 256
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What the embedding job is doing: ``done`` of ``total`` chunks in this phase."""
+
+    phase: Phase
+    done: int
+    total: int
+    model: str
+    estimated_tokens: int | None = None
+    estimated_usd: float | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ChunkHit:
+    """A chunk close to the query, with its note."""
+
+    note_id: int
+    path: str
+    title: str
+    heading: str
+    text: str
+    score: float
+
+
+class SemanticIndex:
+    """Embeds the chunks of ``index`` with ``embedder`` and answers vector searches."""
+
+    def __init__(
+        self,
+        index: SearchIndex,
+        embedder: Embedder,
+        *,
+        on_progress: Callable[[Progress], None] | None = None,
+        on_spend: Callable[[str, int], None] | None = None,
+        confirm_over_usd: float = 0.50,
+        texts_per_step: int = TEXTS_PER_STEP,
+    ) -> None:
+        self.index = index
+        self.on_progress = on_progress
+        self.on_spend = on_spend
+        """Called with (model name, tokens) after each paid batch."""
+        self.confirm_over_usd = confirm_over_usd
+        self.texts_per_step = texts_per_step
+        self.progress = Progress("loading", 0, 0, embedder.model_id)
+        self._target = embedder
+        self._target_vectors: ExactVectorIndex | None = None
+        self._serving: tuple[Embedder, ExactVectorIndex] | None = None
+        self._approved: set[str] = set()
+        self._collected = False
+        """True once this run dropped the vectors of chunks gone (see VectorStore.finish)."""
+        self._store = VectorStore(index.db_path)
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._query_cache: dict[tuple[str, str], npt.NDArray[np.float32]] = {}
+        self.idle = asyncio.Event()
+        """Set whenever the job has nothing left to embed (or waits for approval)."""
+
+    # -- life cycle ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the background job (after the index's first scan)."""
+        if self._task is not None:
+            return
+        self._loop = asyncio.get_running_loop()
+        await asyncio.to_thread(self._store.open)
+        self.index.add_listener(self._changed)
+        self._task = asyncio.create_task(self._run(), name="embedding-job")
+        # numpy takes 0.1-0.3 s to import: do it while the index scans, not after
+        threading.Thread(target=importlib.import_module, args=("numpy",), daemon=True).start()
+
+    async def close(self) -> None:
+        self.index.remove_listener(self._changed)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await asyncio.to_thread(self._store.close)
+        await self._target.aclose()
+        if self._serving is not None and self._serving[0] is not self._target:
+            await self._serving[0].aclose()
+
+    def _changed(self) -> None:
+        """From the index worker's thread: chunks changed, look for new work."""
+        if self._loop is not None and not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._wake.set)
+
+    # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def model_id(self) -> str:
+        """The configured (target) model."""
+        return self._target.model_id
+
+    @property
+    def ready(self) -> bool:
+        """True when a model's vectors are complete and searches can use them."""
+        return self._serving is not None
+
+    @property
+    def chunks_embedded(self) -> int:
+        """Vectors of the configured model held now."""
+        return len(self._target_vectors) if self._target_vectors is not None else 0
+
+    def approve(self) -> None:
+        """Allow the paid embedding the job is waiting on (that job only: a later one over the
+        limit asks again)."""
+        self._approved.add(self._target.model_id)
+        self._wake.set()
+
+    async def wait_until_idle(self, timeout: float = 30.0) -> None:  # noqa: ASYNC109
+        """Return once the index is scanned and every chunk has a vector (or the job waits for
+        approval or after an error); TimeoutError otherwise."""
+        deadline = time.monotonic() + timeout
+        while not (
+            self.index.scanned
+            and self.idle.is_set()
+            and not self._wake.is_set()
+            and (self.ready or self.progress.phase in ("confirm", "error"))
+        ):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"Embedding is still busy after {timeout:g} s.")
+            await asyncio.sleep(0.01)
+
+    async def switch(self, embedder: Embedder) -> None:
+        """Build ``embedder``'s vectors in the background; the current ones serve until then."""
+        if embedder.model_id == self._target.model_id:
+            if embedder is not self._target:
+                await embedder.aclose()
+            return
+        if self._serving is None or self._serving[0] is not self._target:
+            await self._target.aclose()
+        self._target = embedder
+        self._target_vectors = None
+        self._emit(Progress("loading", 0, 0, embedder.model_id))
+        self._wake.set()
+
+    # -- the job -------------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        while True:
+            self._wake.clear()
+            self.idle.clear()
+            try:
+                await self._catch_up()
+            except LLMError as exc:
+                logger.warning("Embedding stopped: %s It resumes at the next change.", exc)
+                self._emit(Progress("error", 0, 0, self.model_id, error=str(exc)))
+                assert self._loop is not None
+                self._loop.call_later(RETRY_SECONDS, self._wake.set)
+            except sqlite3.Error as exc:
+                logger.warning("Storing vectors failed (%s); retrying at the next change.", exc)
+            except Exception as exc:  # a bug must not end the job silently
+                logger.exception("The embedding job failed; it resumes at the next change.")
+                self._emit(Progress("error", 0, 0, self.model_id, error=type(exc).__name__))
+            if not self._wake.is_set():
+                self.idle.set()
+            await self._wake.wait()
+
+    async def _catch_up(self) -> None:
+        if not self.index.scanned:  # the scan goes first (it answers searches); its end wakes us
+            return
+        target = self._target
+        if self._target_vectors is None:
+            self._target_vectors = await asyncio.to_thread(self._store.load, target.model_id)
+        pending = await asyncio.to_thread(self._store.pending, target.model_id)
+        if pending and not await self._confirmed(target, pending):
+            return
+        done = 0
+        for start in range(0, len(pending), self.texts_per_step):
+            if target is not self._target:
+                return  # switched meanwhile
+            self._emit(Progress("embedding", done, len(pending), target.model_id))
+            requested = pending[start : start + self.texts_per_step]
+            step = await asyncio.to_thread(self._store.texts, requested)
+            done += len(requested)
+            if not step:  # those chunks changed meanwhile
+                continue
+            used = target.tokens_used
+            vectors = await target.embed([text for _, text in step])
+            hashes = [key for key, _ in step]
+            await asyncio.to_thread(self._store.add, target.model_id, hashes, vectors)
+            self._remember(target, hashes, vectors)
+            if target.paid and self.on_spend is not None:
+                tokens = target.tokens_used - used or estimate_tokens([t for _, t in step])
+                self.on_spend(target.model, tokens)
+        if target is not self._target:
+            return
+        self._approved.discard(target.model_id)  # an approval covers one job, not the next
+        orphans = await asyncio.to_thread(
+            self._store.finish, target.model_id, drop_orphans=not self._collected
+        )
+        self._collected = True
+        if self._target_vectors is None:  # nothing to embed yet: an empty index of any width
+            self._target_vectors = ExactVectorIndex(target.dims or 0)
+        self._target_vectors.remove(orphans)
+        if self._serving is not None and self._serving[0] is not target:
+            await self._serving[0].aclose()
+        self._serving = (target, self._target_vectors)
+        self._query_cache.clear()
+        embedded = len(self._target_vectors)
+        self._emit(Progress("ready", embedded, embedded, target.model_id))
+
+    def _remember(
+        self, target: Embedder, hashes: list[str], vectors: npt.NDArray[np.float32]
+    ) -> None:
+        index = self._target_vectors
+        if index is None or index.dims != vectors.shape[1]:
+            emptied = index is None or len(index) == 0
+            index = self._target_vectors = ExactVectorIndex(int(vectors.shape[1]))
+            if self._serving is not None and self._serving[0] is target:
+                # an empty index just gets its width; otherwise the old vectors are void
+                self._serving = (target, index) if emptied else None
+        index.add(hashes, vectors)
+
+    async def _confirmed(self, target: Embedder, pending: Sequence[str]) -> bool:
+        if not target.paid or target.model_id in self._approved:
+            return True
+        from llm_service.pricing import price_for
+
+        tokens = 0
+        for start in range(0, len(pending), self.texts_per_step):
+            step = await asyncio.to_thread(
+                self._store.texts, pending[start : start + self.texts_per_step]
+            )
+            tokens += estimate_tokens([text for _, text in step])
+        price = price_for(target.model)
+        usd = None if price is None else tokens * price.input / 1_000_000
+        if usd is not None and usd <= self.confirm_over_usd:
+            return True
+        logger.warning(
+            "Embedding %d chunks with %s needs about %d tokens (%s); waiting for approval.",
+            len(pending),
+            target.model_id,
+            tokens,
+            "price unknown" if usd is None else f"${usd:.2f}",
+        )
+        self._emit(
+            Progress(
+                "confirm",
+                0,
+                len(pending),
+                target.model_id,
+                estimated_tokens=tokens,
+                estimated_usd=usd,
+            )
+        )
+        return False
+
+    def _emit(self, progress: Progress) -> None:
+        self.progress = progress
+        if self.on_progress is not None:
+            self.on_progress(progress)
+
+    # -- searching -----------------------------------------------------------------------------
+
+    async def query_vector(self, text: str) -> npt.NDArray[np.float32] | None:
+        """``text`` embedded by the serving model (cached), or None when none is ready."""
+        serving = self._serving
+        if serving is None:
+            return None
+        key = (serving[0].model_id, text)
+        vector = self._query_cache.get(key)
+        if vector is None:
+            vector = await serving[0].embed_one(text)
+            if len(self._query_cache) >= QUERY_CACHE:
+                self._query_cache.pop(next(iter(self._query_cache)))
+            self._query_cache[key] = vector
+        return vector
+
+    def nearest_chunks(
+        self, vector: npt.NDArray[np.float32], k: int, allowed: set[str] | None = None
+    ) -> list[ChunkHit]:
+        """The chunks closest to ``vector`` (only those with ``allowed`` hashes), best first."""
+        if self._serving is None:
+            return []
+        found = self._serving[1].search(vector, k, allowed)
+        if not found:
+            return []
+        scores = dict(found)
+        rows = self.index.read(lambda conn: _chunk_rows(conn, list(scores)))
+        hits = [
+            ChunkHit(note_id, path, title, heading, text, scores[key])
+            for key, note_id, path, title, heading, text in rows
+        ]
+        hits.sort(key=lambda hit: (-hit.score, hit.path))
+        return hits
+
+    def note_vector(self, note_hashes: Sequence[str]) -> npt.NDArray[np.float32] | None:
+        """The mean of a note's chunk vectors, unit length; None when it has none yet."""
+        if self._serving is None:
+            return None
+        from llm_service.embedders.base import normalised
+
+        rows = self._serving[1].get(note_hashes)
+        if len(rows) == 0:
+            return None
+        mean: npt.NDArray[np.float32] = normalised(rows.mean(axis=0, keepdims=True))[0]
+        return mean
+
+
+def _chunk_rows(
+    conn: sqlite3.Connection, hashes: list[str]
+) -> list[tuple[str, int, str, str, str, str]]:
+    marks = ", ".join("?" * len(hashes))
+    return conn.execute(
+        "SELECT c.hash, c.note, n.path, n.title, c.heading, c.text FROM chunks c "
+        f"JOIN notes n ON n.id = c.note WHERE c.hash IN ({marks})",
+        hashes,
+    ).fetchall()

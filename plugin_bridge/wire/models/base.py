@@ -1,0 +1,52 @@
+"""Wire models: the params and result of every method, notifications and server requests.
+
+The single source of truth for the protocol: handlers validate params with these models, build
+results with them, and ``python -m plugin_bridge schema`` generates docs/protocol.schema.json from
+them. Field names are snake_case in Python and camelCase on the wire. Params refuse unknown
+fields and do not coerce types (``"5"`` is not a number). Validators are built on first use
+(``defer_build``), which keeps them off the server's start-up path.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+ProviderName = Literal["anthropic", "openai", "ollama"]
+
+
+ToolFormat = Literal["anthropic", "openai", "ollama", "lmstudio", "vllm"]
+"""Tool formats: LM Studio and vLLM speak OpenAI's."""
+
+
+class WireModel(BaseModel):
+    """Base of results and notifications: camelCase on the wire."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        frozen=True,
+        defer_build=True,
+    )
+
+
+class Params(WireModel):
+    """Base of params: unknown fields are an error, no type coercion."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Empty(Params):
+    """No params (or an empty object)."""
+
+
+class EmptyResult(WireModel):
+    """An empty object."""
+
+
+def dump(model: BaseModel) -> dict[str, Any]:
+    """``model`` as a JSON-ready dict with camelCase keys."""
+    return model.model_dump(mode="json", by_alias=True)

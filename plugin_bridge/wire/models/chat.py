@@ -1,0 +1,101 @@
+"""Wire models of chat: chat/send and its context, chat/clear, the chat/* notifications.
+
+Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, params strict.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from plugin_bridge.wire.models.base import Params, WireModel
+from plugin_bridge.wire.protocol import RequestId
+
+
+class NoteContext(Params):
+    note: str = Field(max_length=1000, description="Vault-relative path of the note.")
+    selection: str | None = Field(
+        None, max_length=100_000, description="The selected text; the whole note when absent."
+    )
+
+
+class FolderContext(Params):
+    folder: str = Field(max_length=1000, description="A vault folder: its notes are listed.")
+
+
+class TagContext(Params):
+    tag: str = Field(min_length=1, max_length=200, description="A tag: its notes are listed.")
+
+
+class ChatSendParams(Params):
+    prompt_id: str | None = Field(
+        None,
+        max_length=1000,
+        description="Run this custom prompt (prompts/list); text is added after it.",
+    )
+    text: str = Field(
+        "", max_length=100_000, description="The message; may be empty only with promptId."
+    )
+    conversation_id: str | None = Field(
+        None, max_length=100, description="Omit to start a new conversation."
+    )
+    purpose: Literal["chat", "deep"] = Field(
+        "chat", description="deep: this turn uses the deep model, when one is configured."
+    )
+    context: list[NoteContext | FolderContext | TagContext] = Field(
+        default_factory=list,
+        max_length=20,
+        description="What the user is looking at or @-mentioned, sent with this message only.",
+    )
+
+    @field_validator("text")
+    @classmethod
+    def _has_a_message(cls, text: str, info: ValidationInfo) -> str:
+        if not text.strip() and info.data.get("prompt_id") is None:
+            raise ValueError("must not be empty (unless promptId is given)")
+        return text
+
+
+class UsageModel(WireModel):
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+
+
+class ChatSendResult(WireModel):
+    conversation_id: str
+    text: str
+    stop_reason: str = Field(
+        description="end_turn, max_tokens, stop_sequence, max_tool_iterations or refusal."
+    )
+    usage: UsageModel
+    cost_usd: float | None = Field(description="Null when the model's price is unknown.")
+    sources: list[str] = Field(
+        default_factory=list,
+        description="Notes the model was given (context) or read during the turn, in order.",
+    )
+
+
+class ChatClearParams(Params):
+    conversation_id: str = Field(max_length=100)
+
+
+class ChatDelta(WireModel):
+    request_id: RequestId
+    text: str
+
+
+class ChatToolCall(WireModel):
+    request_id: RequestId
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class ChatToolResult(WireModel):
+    request_id: RequestId
+    id: str
+    is_error: bool
+    content: str

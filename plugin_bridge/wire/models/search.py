@@ -1,0 +1,92 @@
+"""Wire models of search: vault/search, vault/related, index/progress, index/confirmEmbedding.
+
+Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, params strict.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from plugin_bridge.wire.models.base import Params, WireModel
+
+SearchMode = Literal["lexical", "semantic", "hybrid"]
+
+
+MatchSide = Literal["lexical", "semantic"]
+
+
+def _lexical() -> list[MatchSide]:
+    return ["lexical"]
+
+
+class SearchParams(Params):
+    query: str = Field(
+        max_length=1000,
+        description='Words, "a phrase", prefix*, tag:x and path:folder filters.',
+    )
+    limit: int = Field(10, ge=1, le=50)
+    mode: SearchMode | None = Field(
+        None,
+        description="Default: hybrid when vectors are ready, else lexical (also when semantic "
+        "or hybrid is asked for before vectors exist).",
+    )
+    folder: str | None = Field(None, max_length=1000, description="Only notes inside it.")
+    tag: str | None = Field(None, max_length=200, description="Only notes with it (or nested).")
+
+
+class SearchHitModel(WireModel):
+    path: str
+    title: str
+    score: float = Field(description="Higher is better (comparable within one answer only).")
+    snippet: str = Field(
+        description="Lexical: matched text, the matches wrapped in **…**; found by vectors: "
+        "the best chunk, after its heading path."
+    )
+    matched_by: list[MatchSide] = Field(
+        default_factory=_lexical, description="Which search found this note."
+    )
+
+
+class SearchResult(WireModel):
+    results: list[SearchHitModel]
+    took_ms: float
+    pending: int = Field(description="Files not indexed yet (results may be partial).")
+    mode: SearchMode = Field("lexical", description="The mode that answered.")
+
+
+class RelatedParams(Params):
+    path: str = Field(max_length=1000, description="Vault-relative path of the note.")
+    limit: int = Field(10, ge=1, le=50)
+
+
+class RelatedNote(WireModel):
+    path: str
+    title: str
+    score: float = Field(description="Cosine similarity to the note, -1..1; higher is closer.")
+    links_to: bool = Field(description="The note asked about links to this one.")
+    linked_from: bool = Field(description="This one links to the note asked about.")
+
+
+class RelatedResult(WireModel):
+    results: list[RelatedNote]
+    ready: bool = Field(description="False: no vectors yet (no embedder, or still embedding).")
+
+
+class IndexProgress(WireModel):
+    """Sent to every client while the embedding job runs."""
+
+    phase: Literal["loading", "embedding", "confirm", "ready", "error"] = Field(
+        description="confirm: waiting for index/confirmEmbedding (a paid embed over the limit)."
+    )
+    done: int
+    total: int
+    model: str
+    estimated_tokens: int | None = Field(None, description="With phase confirm.")
+    estimated_usd: float | None = Field(None, description="With phase confirm; null: unknown.")
+    error: str | None = Field(None, description="With phase error: one sentence.")
+
+
+class ConfirmEmbeddingResult(WireModel):
+    waiting: bool = Field(description="True when a paid embed was waiting and now runs.")

@@ -1,0 +1,94 @@
+"""Wire models of the session: initialize, health, models/list, $/cancelRequest.
+
+Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, params strict.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from plugin_bridge.wire.models.base import Params, WireModel
+from plugin_bridge.wire.protocol import RequestId
+
+
+class ClientInfo(Params):
+    name: str = Field(max_length=200, description="Client name, e.g. obsidian-ai-plugin.")
+    version: str = Field(max_length=100)
+
+
+class InitializeParams(Params):
+    token: str = Field(max_length=1000, description="The token from the info file.")
+    protocol_version: int = Field(description="Protocol version the client speaks (1).")
+    client: ClientInfo
+
+
+class ServerInfo(WireModel):
+    name: str
+    version: str
+
+
+class Capabilities(WireModel):
+    methods: list[str] = Field(description="Every method this server answers.")
+    chat: bool = Field(description="A model provider is configured (chat and commands work).")
+
+
+class EmbedderStatus(WireModel):
+    model: str = Field(description="The configured embedder, e.g. ollama:nomic-embed-text.")
+    chunks_embedded: int = Field(description="Chunks with a vector of that model.")
+    ready: bool = Field(description="Semantic and hybrid search answer (else lexical).")
+    phase: str = Field(description="The embedding job's phase, as in index/progress.")
+
+
+class VaultInfo(WireModel):
+    name: str
+    note_count: int
+    embedder: EmbedderStatus | None = Field(None, description="null: lexical search only.")
+
+
+class InitializeResult(WireModel):
+    protocol_version: int
+    server: ServerInfo
+    capabilities: Capabilities
+    vault: VaultInfo
+
+
+class IndexStatus(WireModel):
+    notes: int = Field(description="Notes in the search index.")
+    pending: int = Field(description="Files waiting to be indexed.")
+    embedder: EmbedderStatus | None = Field(None, description="null: lexical search only.")
+
+
+class HealthResult(WireModel):
+    status: Literal["ok"]
+    version: str
+    provider: str | None = Field(description="anthropic, openai, ollama, or null without one.")
+    model: str | None
+    index: IndexStatus
+    recommended_models: dict[str, list[str]]
+
+
+class ModelsListParams(Params):
+    refresh: bool = Field(False, description="Ask the provider now instead of the 24 h cache.")
+
+
+class ModelInfoModel(WireModel):
+    id: str
+    display_name: str | None
+    context_window: int | None
+    max_output_tokens: int | None
+    supports_tools: bool | None
+    input_price_per_mtok: float | None = Field(description="USD; null when unknown, never 0.")
+    output_price_per_mtok: float | None = Field(description="USD; null when unknown, never 0.")
+
+
+class ModelsListResult(WireModel):
+    models: list[ModelInfoModel]
+    source: Literal["api", "cache", "catalog"] = Field(
+        description="Asked now, from the 24 h cache, or the built-in list (provider unreachable)."
+    )
+
+
+class CancelRequestParams(Params):
+    id: RequestId = Field(description="The id of the request to cancel.")

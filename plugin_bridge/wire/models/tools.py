@@ -1,0 +1,69 @@
+"""Wire models of the tools: tools/list, tools/execute and the tool/confirm server request.
+
+Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, params strict.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from plugin_bridge.wire.models.base import Params, ToolFormat, WireModel
+
+
+class ToolsListParams(Params):
+    format: ToolFormat | None = Field(
+        None,
+        description=(
+            "Tool format; lmstudio and vllm are OpenAI's; default: the configured provider's, "
+            "else anthropic."
+        ),
+    )
+
+
+class ToolsListResult(WireModel):
+    tools: list[dict[str, Any]]
+
+
+class ToolCallParams(Params):
+    name: str = Field(max_length=100)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolsExecuteParams(Params):
+    calls: list[ToolCallParams] = Field(min_length=1, max_length=32)
+
+
+class ToolExecution(WireModel):
+    name: str
+    is_error: bool
+    content: str
+
+
+class InvalidCall(WireModel):
+    index: int
+    name: str
+    reason: str
+
+
+class ToolsExecuteResult(WireModel):
+    results: list[ToolExecution]
+    invalid_calls: list[InvalidCall]
+
+
+class ToolConfirmParams(WireModel):
+    tool: str
+    arguments: dict[str, Any]
+    preview: str | None = Field(None, description="Unified diff of a write, when known.")
+
+
+class ToolConfirmResult(WireModel):
+    approved: bool
+    arguments: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "With approved: run the call with these arguments instead (the user kept only some "
+            "hunks of the write); checked against the tool's schema like any call."
+        ),
+    )

@@ -1,0 +1,45 @@
+"""Wire models of usage and budgets: usage/summary and budget/warning.
+
+Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, params strict.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from plugin_bridge.wire.models.base import WireModel
+
+
+class BudgetWarning(WireModel):
+    """Notification: the calls just made passed 80 % of a budget."""
+
+    period: Literal["day", "month"]
+    spent_usd: float
+    budget_usd: float
+
+
+class ModelUsageModel(WireModel):
+    model: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float | None = Field(description="Null when no call of this model had a price.")
+    unpriced_calls: int = Field(description="Calls whose model has no known price.")
+
+
+class PeriodUsage(WireModel):
+    cost_usd: float | None = Field(
+        description="Sum of the priced calls; null when every call had an unknown price."
+    )
+    budget_usd: float | None
+    unpriced_calls: int
+    by_model: list[ModelUsageModel]
+
+
+class UsageSummaryResult(WireModel):
+    today: PeriodUsage
+    month: PeriodUsage

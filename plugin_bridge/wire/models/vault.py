@@ -1,0 +1,95 @@
+"""Wire models of note access: note/read, create, append, edit, undo, audit/list.
+
+Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, params strict.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from plugin_bridge.wire.models.base import Params, WireModel
+
+
+class NoteReadParams(Params):
+    path: str = Field(max_length=1000, description="Vault-relative path, e.g. Projects/Kafka.md.")
+
+
+class NoteReadResult(WireModel):
+    path: str
+    content: str
+    hash: str = Field(description="sha256 hex of the file bytes.")
+    lossy: bool = Field(
+        False,
+        description=(
+            "Some bytes were not UTF-8 and read as U+FFFD; only note/create with overwrite "
+            "may write the note."
+        ),
+    )
+
+
+HashField = Field(
+    None,
+    min_length=64,
+    max_length=64,
+    description="The sha256 the note had when read: the write fails with -32022 if it changed.",
+)
+
+
+class NoteCreateParams(Params):
+    path: str = Field(max_length=1000, description="Vault-relative .md path.")
+    content: str = Field(max_length=5 * 1024 * 1024)
+    overwrite: bool = False
+    expected_hash: str | None = HashField
+
+
+class NoteWriteResult(WireModel):
+    path: str
+    hash: str
+
+
+class NoteAppendParams(Params):
+    path: str = Field(max_length=1000, description="Vault-relative .md path.")
+    text: str = Field(min_length=1, max_length=5 * 1024 * 1024)
+    expected_hash: str | None = HashField
+
+
+class NoteEditModel(Params):
+    old_text: str = Field(
+        min_length=1, max_length=100_000, description="Must occur exactly once in the note."
+    )
+    new_text: str = Field(max_length=1_000_000)
+
+
+class NoteEditParams(Params):
+    path: str = Field(max_length=1000, description="Vault-relative .md path.")
+    edits: list[NoteEditModel] = Field(min_length=1, max_length=100)
+    expected_hash: str = Field(
+        min_length=64, max_length=64, description="The sha256 the note had when read."
+    )
+
+
+class NoteUndoParams(Params):
+    path: str = Field(max_length=1000, description="Vault-relative .md path.")
+
+
+class NoteUndoResult(WireModel):
+    path: str
+    hash: str = Field(description="The note's sha256 after the undo; empty when it was removed.")
+    removed: bool = Field(description="True when the undone write had created the note.")
+
+
+class AuditListParams(Params):
+    limit: int = Field(50, ge=1, le=1000)
+
+
+class AuditEntry(WireModel):
+    time: str
+    path: str
+    action: str
+    old_hash: str | None
+    new_hash: str | None
+    origin: str
+
+
+class AuditListResult(WireModel):
+    entries: list[AuditEntry] = Field(description="Newest first.")

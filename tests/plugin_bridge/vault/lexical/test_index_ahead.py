@@ -1,0 +1,83 @@
+"""A large backlog is read and parsed in a helper process: same index, fresher changes win."""
+
+from __future__ import annotations
+
+from collections import deque
+from pathlib import Path
+
+import pytest
+
+from plugin_bridge.vault.files import VaultFiles
+from plugin_bridge.vault.lexical import worker as worker_module
+from plugin_bridge.vault.lexical.ahead import AheadReader
+from plugin_bridge.vault.lexical.index import SearchIndex
+from plugin_bridge.vault.lexical.indexer import Note
+from tests.helpers.bridge import WAIT
+from tests.plugin_bridge.vault.lexical.test_index import NOTES, write_vault
+
+QUERIES = ["kafka", "zebra", "东京", "会議", "서울", "tag:infra", "crème", "Москва"]
+
+
+async def _hits(root: Path, db: Path) -> dict[str, list[str]]:
+    index = SearchIndex(root, db, watch=False)
+    await index.start()
+    await index.wait_until_idle(WAIT)
+    try:
+        return {q: sorted(hit.path for hit in index.search(q).hits) for q in QUERIES}
+    finally:
+        await index.close()
+
+
+async def test_a_helper_process_builds_the_same_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every backlog through the helper (batches of 3) answers every query exactly as the
+    worker thread alone does, and the helper really ran."""
+    write_vault(tmp_path / "vault", NOTES)
+    alone = await _hits(tmp_path / "vault", tmp_path / "alone.sqlite3")
+    started: list[AheadReader] = []
+
+    class Spy(AheadReader):
+        def __init__(self, *args: object) -> None:
+            super().__init__(*args)  # type: ignore[arg-type]
+            started.append(self)
+
+    monkeypatch.setattr(worker_module, "MIN_BACKLOG", 1)
+    monkeypatch.setattr(worker_module, "BATCH", 3)
+    monkeypatch.setattr(worker_module, "AheadReader", Spy)
+    helped = await _hits(tmp_path / "vault", tmp_path / "helped.sqlite3")
+    assert len(started) == 1
+    assert helped == alone and any(helped.values())
+
+
+def test_a_change_applied_meanwhile_is_not_overwritten_by_the_helper(tmp_path: Path) -> None:
+    """Paths indexed from a change while their batch waited are left out of that batch."""
+    write_vault(tmp_path / "vault", NOTES)
+    files = VaultFiles((tmp_path / "vault").resolve())
+    backlog = deque(sorted(NOTES))
+    reader = AheadReader(files, backlog, 4)
+    try:
+        reader.drop_stale(["Kafka.md"])
+        seen: list[str] = []
+        while not reader.done():
+            _paths, items = reader.next()
+            assert items is not None
+            seen += [item.rel for item in items]
+            assert all(isinstance(item, Note) for item in items)
+        assert sorted(seen) == sorted(set(NOTES) - {"Kafka.md"})
+    finally:
+        reader.close()
+
+
+def test_a_helper_that_is_gone_leaves_every_batch_to_the_worker(tmp_path: Path) -> None:
+    """With the helper process gone, every batch comes back unprepared (the worker thread
+    reads it itself): none is lost, none raises."""
+    write_vault(tmp_path / "vault", NOTES)
+    reader = AheadReader(VaultFiles((tmp_path / "vault").resolve()), deque(sorted(NOTES)), 3)
+    reader.close()
+    returned: list[str] = []
+    while not reader.done():
+        paths, items = reader.next()
+        assert items is None
+        returned += paths
+    assert returned == sorted(NOTES)

@@ -1,0 +1,135 @@
+"""Query syntax: parsing into FTS5 terms, CJK terms and filters; any input is a valid query."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plugin_bridge.vault.files import VaultFiles
+from plugin_bridge.vault.lexical import search as search_sql
+from plugin_bridge.vault.lexical.indexer import Indexer
+from plugin_bridge.vault.lexical.query import MAX_TERMS, Query, parse_query
+from plugin_bridge.vault.schema import connect, migrate
+
+
+def test_words_are_quoted_and_all_required() -> None:
+    """Each word becomes a quoted FTS5 string; together they are ANDed."""
+    assert parse_query("kafka  streams") == Query(match='"kafka" "streams"')
+
+
+def test_prefix_and_phrases() -> None:
+    """``word*`` is a prefix query; ``"a b"`` a phrase, even when the closing quote is missing."""
+    assert parse_query('kaf* "event log"').match == '"kaf"* "event log"'
+    assert parse_query('"chapter on').match == '"chapter on"'
+
+
+def test_operators_and_punctuation_are_text() -> None:
+    """AND, OR, NOT, NEAR, -, parentheses and stray stars never become FTS5 syntax."""
+    query = parse_query('a AND (b OR -c) NOT NEAR(d) * ** "x""y" col:z')
+    assert query.match == ('"a" "AND" "(b" "OR" "-c)" "NOT" "NEAR(d)" "x" "y" "col:z"')
+
+
+def test_tag_and_path_filters() -> None:
+    """tag: and path: are filters (any case), with quoted values; '#' and slashes trimmed."""
+    query = parse_query('TAG:#Project/Alpha path:"My Notes/2024" Path:./Inbox/ kafka')
+    assert query == Query(
+        match='"kafka"', tags=("project/alpha",), paths=("My Notes/2024", "Inbox/")
+    )
+
+
+def test_only_filters() -> None:
+    """A query of only filters has no words; empty filter values are dropped."""
+    query = parse_query("tag:todo path: tag:")
+    assert (query.match, query.tags, query.paths, query.empty) == ("", ("todo",), (), False)
+
+
+def test_cjk_runs_become_their_own_terms() -> None:
+    """CJK runs are split from the rest of a token and from each other."""
+    query = parse_query("Obsidian同期 の使い方 서울 tower東京")
+    assert query.cjk == ("同期", "の使い方", "서울", "東京")
+    assert query.match == '"Obsidian" "tower"'
+
+
+@pytest.mark.parametrize("text", ["", "   ", "*", "- -", '""', "(-)", "\x00\x01"])
+def test_nothing_to_search(text: str) -> None:
+    """Blank input, lone operators and punctuation make an empty query."""
+    assert parse_query(text).empty
+
+
+def test_emoji_are_searchable() -> None:
+    """Emoji are tokens for unicode61, so they stay in the query."""
+    assert parse_query("🙂").match == '"🙂"'
+
+
+def test_control_characters_and_lone_surrogates_are_dropped() -> None:
+    """NUL, control characters and unpaired surrogates cannot reach SQLite."""
+    assert parse_query("ka\x00fka \ud800x").match == '"ka" "fka" "x"'
+
+
+def test_query_size_is_bounded() -> None:
+    """Huge inputs are cut to a bounded number of terms."""
+    assert parse_query("w " * 10_000).match.count('"w"') == MAX_TERMS
+
+
+SYNTAX = [*"\"()*-^:'%_\\ ", "AND", "OR", "NOT", "NEAR", "tag:", "path:", "kafka", "東京", "の"]
+SYNTAX += ["🙂", "\x00", "é"]
+
+
+@pytest.fixture(scope="module")
+def conn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.Connection]:
+    """A small real index, read through its own connection."""
+    root = tmp_path_factory.mktemp("vault")
+    notes = {
+        "Kafka.md": "---\ntags: [infra]\n---\n# Kafka\nA log of events,東京で会議.",
+        "Café.md": "Crème brûlée, Москва, 🙂.",
+    }
+    for rel, text in notes.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    db = root.parent / "fuzz.sqlite3"
+    writer = connect(str(db))
+    migrate(writer)
+    indexer = Indexer(writer, VaultFiles(root))
+    indexer.apply(indexer.changes()[0])
+    writer.close()
+    reader = connect(str(db), readonly=True)
+    yield reader
+    reader.close()
+
+
+def paths(conn: sqlite3.Connection, text: str) -> list[str]:
+    return [row[0] for row in search_sql.run(conn, parse_query(text), 10)]
+
+
+def test_sample_queries_run(conn: sqlite3.Connection) -> None:
+    """Words, prefixes, CJK and filters find the right notes through the real SQL."""
+    assert paths(conn, "kaf*") == ["Kafka.md"]
+    assert paths(conn, "東京") == ["Kafka.md"]
+    assert paths(conn, "creme москва") == ["Café.md"]
+    assert paths(conn, "🙂") == ["Café.md"]
+    assert paths(conn, "tag:infra") == ["Kafka.md"]
+    assert paths(conn, "path:caf") == ["Café.md"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80))
+def test_any_text_is_a_valid_query(conn: sqlite3.Connection, text: str) -> None:
+    """Whatever the user types, the SQL runs without an SQLite error."""
+    search_sql.run(conn, parse_query(text), 5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(SYNTAX), max_size=12))
+def test_operator_soup_is_a_valid_query(conn: sqlite3.Connection, parts: list[str]) -> None:
+    """Dense mixes of FTS5 and LIKE syntax characters never break the SQL."""
+    search_sql.run(conn, parse_query("".join(parts)), 5)
+    search_sql.run(conn, parse_query(" ".join(parts)), 5)
+
+
+def test_path_filter_wildcards_are_literal(conn: sqlite3.Connection) -> None:
+    """% and _ in path: match themselves, not any text."""
+    assert paths(conn, "path:%") == []
+    assert paths(conn, "path:_afka") == []

@@ -1,0 +1,342 @@
+"""Chunks, the vector index, RRF, and the background embedding job over a real index: only
+changed chunks are embedded again, model switches keep serving, CJK notes, related notes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from llm_service.embedders import FakeEmbedder
+from plugin_bridge.vault.lexical.index import SearchIndex
+from plugin_bridge.vault.semantic.chunks import MAX_CHARS, chunk_note, embed_text
+from plugin_bridge.vault.semantic.hybrid import related_notes, rrf, search_notes
+from plugin_bridge.vault.semantic.semantic_index import Progress, SemanticIndex
+from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
+
+NOTES = {
+    "Garden/Tomatoes.md": "# Tomatoes\nWater the tomato plants every morning in summer.\n"
+    + "Stake them when they reach knee height and pinch out the side shoots. " * 14
+    + "\n## Pests\nAphids on tomato leaves: spray soapy water on the leaves.",
+    "Garden/Roses.md": "# Roses\nPrune roses in late winter, above a bud. See [[Tomatoes]].",
+    "Work/Deploy.md": "# Deploy\nThe release pipeline builds the container and pushes it.",
+    "中文/花园.md": "# 花园\n番茄需要每天浇水，夏天更要注意。",
+    "日本語/天気.md": "# 天気\n東京の天気は明日雨です。傘を持っていきましょう。",
+}
+
+
+def write(root: Path, notes: dict[str, str]) -> None:
+    for rel, text in notes.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+
+
+class Harness:
+    def __init__(self, root: Path, db: Path) -> None:
+        self.root, self.db = root, db
+        self.index: SearchIndex | None = None
+        self.semantic: SemanticIndex | None = None
+        self.progress: list[Progress] = []
+
+    async def open(self, embedder: FakeEmbedder, **options: Any) -> SemanticIndex:
+        self.index = SearchIndex(self.root, self.db, watch=False)
+        await self.index.start()
+        self.semantic = SemanticIndex(
+            self.index, embedder, on_progress=self.progress.append, **options
+        )
+        await self.semantic.start()
+        await self.index.wait_until_idle(20)
+        await self.semantic.wait_until_idle(20)
+        return self.semantic
+
+    async def close(self) -> None:
+        if self.semantic is not None:
+            await self.semantic.close()
+        if self.index is not None:
+            await self.index.close()
+
+    async def change(self, rel: str) -> None:
+        assert self.index is not None and self.semantic is not None
+        self.index.notify_changed(rel)
+        await asyncio.sleep(0)  # let the write's wake-up reach the job
+        await self.semantic.wait_until_idle(20)
+
+
+@pytest.fixture
+async def vault(tmp_path: Path) -> AsyncIterator[Harness]:
+    root = tmp_path / "vault"
+    write(root, NOTES)
+    harness = Harness(root, tmp_path / "index.db")
+    yield harness
+    await harness.close()
+
+
+# -- chunks ------------------------------------------------------------------------------------
+
+
+def test_chunks_follow_headings_with_title_and_path_prefixed() -> None:
+    """Each section is a chunk named by its heading path; code-fenced '#' lines are text."""
+    body = (
+        "An opening paragraph that is long enough to stand alone.\n\n# Setup\n## Linux\n"
+        "Install it with the package manager of your distribution.\n"
+        "```\n# not a heading\n```\n# Usage\nRun the command with the vault folder as argument."
+    )
+    chunks = chunk_note("Tool", body)
+    assert [c.heading for c in chunks] == ["", "Setup > Linux", "Usage"]
+    assert "# not a heading" in chunks[1].text
+    assert embed_text("Tool", chunks[1].heading, chunks[1].text).startswith("Tool\nSetup > Linux\n")
+
+
+def test_long_sections_are_cut_to_the_bound_and_hashes_follow_content() -> None:
+    """Chunks stay under the bound; a hash ignores the title unless the note has no text."""
+    body = "# Long\n" + "\n\n".join(f"Paragraph {i} " + "word " * 80 for i in range(20))
+    chunks = chunk_note("T", body)
+    assert len(chunks) > 3 and all(len(c.text) <= MAX_CHARS for c in chunks)
+    assert [c.hash for c in chunk_note("T", body)] == [c.hash for c in chunks]
+    assert chunk_note("Renamed", body)[0].hash == chunks[0].hash
+    assert [(c.heading, c.text) for c in chunk_note("Empty", "")] == [("", "")]
+    assert chunk_note("Empty", "")[0].hash != chunk_note("Blank", "")[0].hash
+
+
+# -- vector index and fusion -----------------------------------------------------------------
+
+
+def test_exact_vector_index_finds_nearest_and_forgets_removed() -> None:
+    """Top-k by cosine, optionally among allowed keys; removal moves rows without losing any."""
+    index = ExactVectorIndex(2)
+    index.add(["a", "b", "c"], np.array([[1, 0], [0, 1], [0.8, 0.6]], dtype=np.float32))
+    query = np.array([1, 0], dtype=np.float32)
+    assert [k for k, _ in index.search(query, 2)] == ["a", "c"]
+    assert [k for k, _ in index.search(query, 5, allowed={"b", "zz"})] == ["b"]
+    index.add(["d"], np.array([[0.6, 0.8]], dtype=np.float32))  # grows past a load
+    assert [k for k, _ in index.search(np.array([0.6, 0.8], dtype=np.float32), 1)] == ["d"]
+    index.remove(["a", "missing", "d"])
+    assert len(index) == 2 and [k for k, _ in index.search(query, 1)] == ["c"]
+    assert index.get(["b"]).tolist() == [[0.0, 1.0]]
+
+
+def test_rrf_fuses_hand_made_rankings_with_k_60() -> None:
+    """A note high in both lists beats one first in a single list; scores are 1/(60+rank) sums."""
+    fused = rrf([["a", "b", "c"], ["b", "d", "a"]])
+    assert [key for key, _ in fused] == ["b", "a", "d", "c"]
+    assert dict(fused)["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert dict(fused)["c"] == pytest.approx(1 / 63)
+
+
+# -- the embedding job -----------------------------------------------------------------------
+
+
+async def test_every_chunk_is_embedded_once_and_progress_reaches_ready(vault: Harness) -> None:
+    """The first start embeds each distinct chunk once and reports embedding then ready."""
+    embedder = FakeEmbedder()
+    semantic = await vault.open(embedder)
+    assert semantic.ready
+    assert semantic.chunks_embedded == len(set(embedder.texts_seen)) == len(embedder.texts_seen)
+    phases = [p.phase for p in vault.progress]
+    assert "embedding" in phases and phases[-1] == "ready"
+    assert vault.progress[-1].done == vault.progress[-1].total == semantic.chunks_embedded
+
+
+async def test_a_restart_with_unchanged_notes_embeds_nothing(vault: Harness) -> None:
+    """Vectors persist in the index file: the second start sends no text to the embedder."""
+    await vault.open(FakeEmbedder())
+    count = vault.semantic.chunks_embedded if vault.semantic else 0
+    await vault.close()
+    again = FakeEmbedder()
+    semantic = await vault.open(again)
+    assert again.texts_seen == [] and semantic.ready and semantic.chunks_embedded == count
+
+
+async def test_edit_move_and_delete_reembed_only_what_changed(vault: Harness) -> None:
+    """An edit embeds its changed chunk, a move or rename nothing; deletes vanish at once."""
+    embedder = FakeEmbedder()
+    semantic = await vault.open(embedder)
+    before = semantic.chunks_embedded
+    embedder.texts_seen.clear()
+    tomatoes = vault.root / "Garden/Tomatoes.md"
+    tomatoes.write_text(NOTES["Garden/Tomatoes.md"].replace("soapy water", "neem oil"), "utf-8")
+    await vault.change("Garden/Tomatoes.md")
+    assert len(embedder.texts_seen) == 1 and "neem oil" in embedder.texts_seen[0]
+    assert semantic.chunks_embedded == before + 1  # the old chunk's vector is kept a while
+
+    embedder.texts_seen.clear()
+    (vault.root / "Archive").mkdir()
+    tomatoes.rename(vault.root / "Archive/Tomatoes.md")
+    await vault.change("Garden/Tomatoes.md")
+    await vault.change("Archive/Tomatoes.md")
+    (vault.root / "Archive/Tomatoes.md").rename(vault.root / "Archive/Tomato plants.md")
+    await vault.change("Archive/Tomatoes.md")
+    await vault.change("Archive/Tomato plants.md")
+    assert embedder.texts_seen == []  # a move and a rename embed nothing
+    assert semantic.chunks_embedded == before + 1
+
+    (vault.root / "Work/Deploy.md").unlink()
+    await vault.change("Work/Deploy.md")
+    found = await search_notes(semantic.index, semantic, "release pipeline", 9, mode="semantic")
+    assert "Work/Deploy.md" not in [hit.path for hit in found.hits]
+    await vault.close()
+    restarted = await vault.open(FakeEmbedder())
+    assert restarted.chunks_embedded == before - 1  # a start drops vectors of chunks gone
+
+
+class GatedEmbedder(FakeEmbedder):
+    """Waits for ``gate`` before answering, so a test can look while a job is running."""
+
+    def __init__(self, model: str, **kw: Any) -> None:
+        super().__init__(model, **kw)
+        self.gate = asyncio.Event()
+
+    async def _embed_once(self, texts: list[str]) -> Any:
+        await self.gate.wait()
+        return await super()._embed_once(texts)
+
+
+async def test_a_model_switch_builds_in_background_while_the_old_model_serves(
+    vault: Harness,
+) -> None:
+    """The old model answers while a new one builds; then the new one answers alone."""
+    assert vault.index is None
+    semantic = await vault.open(FakeEmbedder("old", dims=128))
+    new = GatedEmbedder("new", dims=96)
+    await semantic.switch(new)
+    await asyncio.sleep(0)
+    found = await search_notes(
+        semantic.index, semantic, "aphids on tomato leaves, soapy water", 3, mode="semantic"
+    )
+    assert found.mode == "semantic" and found.hits[0].path == "Garden/Tomatoes.md"
+    assert semantic.model_id == "fake:new"
+    new.gate.set()
+    await semantic.wait_until_idle(20)
+    assert semantic.ready and semantic.chunks_embedded == len(new.texts_seen)
+    models = semantic.index.read(
+        lambda conn: conn.execute("SELECT DISTINCT model FROM vectors").fetchall()
+    )
+    assert models == [("fake:new",)]
+    found = await search_notes(
+        semantic.index, semantic, "aphids on tomato leaves, soapy water", 3, mode="semantic"
+    )
+    assert found.hits[0].path == "Garden/Tomatoes.md"
+
+
+async def test_without_vectors_every_mode_answers_lexically(vault: Harness) -> None:
+    """No semantic index (no embedder) means today's lexical search whatever mode is asked."""
+    vault.index = SearchIndex(vault.root, vault.db, watch=False)
+    await vault.index.start()
+    await vault.index.wait_until_idle(20)
+    for mode in (None, "semantic", "hybrid"):
+        found = await search_notes(vault.index, None, "tomato", 5, mode=mode)  # type: ignore[arg-type]
+        assert found.mode == "lexical"
+        assert [h.path for h in found.hits] == [
+            h.path for h in vault.index.search("tomato", 5).hits
+        ]
+        assert all(h.matched_by == ("lexical",) for h in found.hits)
+
+
+async def test_hybrid_says_which_side_found_each_note(vault: Harness) -> None:
+    """A word only one note has is found by both sides; other notes only by vectors."""
+    semantic = await vault.open(FakeEmbedder())
+    found = await search_notes(semantic.index, semantic, "aphids", 5)
+    assert found.mode == "hybrid"
+    assert found.hits[0].path == "Garden/Tomatoes.md"
+    assert found.hits[0].matched_by == ("lexical", "semantic")
+    assert "Aphids" in found.hits[0].snippet and found.hits[0].snippet.startswith(
+        "Tomatoes > Pests"
+    )
+    assert all(h.matched_by == ("semantic",) for h in found.hits[1:])
+
+
+async def test_folder_and_tag_filters_apply_to_vectors(vault: Harness) -> None:
+    """folder limits semantic hits to notes inside it."""
+    semantic = await vault.open(FakeEmbedder())
+    found = await search_notes(
+        semantic.index, semantic, "tomato", 5, mode="semantic", folder="Work"
+    )
+    assert [h.path for h in found.hits] == ["Work/Deploy.md"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"), [("番茄浇水", "中文/花园.md"), ("東京の天気", "日本語/天気.md")]
+)
+async def test_chinese_and_japanese_notes_are_found_through_vectors(
+    vault: Harness, query: str, expected: str
+) -> None:
+    """CJK chunks are embedded and a CJK query finds them semantically and in hybrid mode."""
+    semantic = await vault.open(FakeEmbedder())
+    for mode in ("semantic", "hybrid"):
+        found = await search_notes(semantic.index, semantic, query, 3, mode=mode)  # type: ignore[arg-type]
+        assert found.hits[0].path == expected
+
+
+async def test_related_notes_exclude_the_note_and_say_how_they_link(vault: Harness) -> None:
+    """Roses links to Tomatoes: the two are related and the link is reported both ways."""
+    semantic = await vault.open(FakeEmbedder())
+    related = related_notes(semantic.index, semantic, "Garden/Roses.md", 3)
+    assert related and all(r.path != "Garden/Roses.md" for r in related)
+    tomatoes = next(r for r in related if r.path == "Garden/Tomatoes.md")
+    assert tomatoes.links_to and not tomatoes.linked_from
+    back = related_notes(semantic.index, semantic, "Garden/Tomatoes.md", 5)
+    roses = next(r for r in back if r.path == "Garden/Roses.md")
+    assert roses.linked_from and not roses.links_to
+    assert related_notes(semantic.index, semantic, "Nope.md") == []
+
+
+class PaidEmbedder(FakeEmbedder):
+    paid = True
+
+
+async def test_paid_embedding_over_the_limit_waits_for_approval(vault: Harness) -> None:
+    """The estimate is reported with phase confirm and nothing is sent until approve()."""
+    spend: list[tuple[str, int]] = []
+    embedder = PaidEmbedder("text-embedding-3-small")
+    semantic = await vault.open(
+        embedder, confirm_over_usd=0.0, on_spend=lambda m, t: spend.append((m, t))
+    )
+    assert semantic.progress.phase == "confirm" and not semantic.ready
+    assert embedder.texts_seen == []
+    estimate = semantic.progress
+    assert estimate.estimated_tokens and estimate.estimated_usd is not None
+    semantic.approve()
+    await asyncio.sleep(0)
+    await semantic.wait_until_idle(20)
+    assert semantic.ready and spend and spend[0][0] == "text-embedding-3-small"
+
+
+class BrokenEmbedder(FakeEmbedder):
+    """An embedder whose server is down."""
+
+    async def _embed_once(self, texts: list[str]) -> Any:
+        from llm_service.errors import LLMError
+
+        raise LLMError(
+            "Ollama is not reachable at http://127.0.0.1:9: start it.", code="network_error"
+        )
+
+
+async def test_an_unreachable_embedder_reports_error_and_search_stays_lexical(
+    vault: Harness,
+) -> None:
+    """The job reports phase error with the sentence; searches keep answering lexically."""
+    semantic = await vault.open(BrokenEmbedder(max_attempts=1))
+    assert semantic.progress.phase == "error" and not semantic.ready
+    assert "not reachable" in (semantic.progress.error or "")
+    found = await search_notes(semantic.index, semantic, "tomato", 3)
+    assert found.mode == "lexical" and found.hits
+
+
+async def test_a_query_the_embedder_cannot_embed_is_answered_lexically(vault: Harness) -> None:
+    """Vectors are ready but the embedder fails on the query: the search answers by words."""
+    embedder = FakeEmbedder()
+    semantic = await vault.open(embedder)
+
+    async def down(texts: list[str]) -> Any:
+        from llm_service.errors import LLMError
+
+        raise LLMError("Ollama is not reachable.", code="network_error")
+
+    embedder._embed_once = down  # type: ignore[method-assign]
+    found = await search_notes(semantic.index, semantic, "aphids", 3)
+    assert found.mode == "lexical" and found.hits[0].path == "Garden/Tomatoes.md"
