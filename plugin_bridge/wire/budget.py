@@ -28,6 +28,8 @@ class UnsentBudget(Generic[K]):
         self._held: dict[K, int] = {}
         self._evicted: set[K] = set()
         self._evict = evict
+        self.evictions = 0
+        """How many holders were evicted so far."""
 
     def held(self, holder: K) -> int:
         return self._held.get(holder, 0)
@@ -57,5 +59,6 @@ class UnsentBudget(Generic[K]):
             if holder in self._evicted:
                 continue
             self._evicted.add(holder)
+            self.evictions += 1
             kept -= held
             self._evict(holder)

@@ -157,9 +157,10 @@ class BridgeServer(Generic[S]):
             self.unsent.total / 1e6,
             self.unsent.limit / 1e6,
         )
-        task = asyncio.create_task(_close_stuck(ws))
-        self._broadcasts.add(task)
-        task.add_done_callback(self._broadcasts.discard)
+        for work in (connection.connection_lost(), _close_stuck(ws)):  # no more replies
+            task = asyncio.create_task(work)
+            self._broadcasts.add(task)
+            task.add_done_callback(self._broadcasts.discard)
 
     async def _watch_drain(self, ws: ServerConnection, connection: Connection[S]) -> None:
         """Close a client that leaves more than OUTGOING_LIMIT bytes unread for

@@ -156,6 +156,12 @@ class NoteStore:
         old = self._require(rel, full, "append to")
         return unified_diff(rel, decode_note(rel, old), decode_note(rel, appended(old, content)))
 
+    def check_location(self, path: str, *, folder: bool = False) -> None:
+        """VaultError(forbidden_path) unless a note could be written at ``path`` (a folder of
+        notes with ``folder``) under the rules of every note path; exclusions aside."""
+        target = f"{to_posix(path.strip()).rstrip('/')}/x.md" if folder else path
+        resolve_note(self.root, target, write=True, excluded=self._excluded)
+
     def unique_path(self, folder: str, title: str) -> str:
         """``folder/Title.md``, or ``Title 1.md``, ``Title 2.md``… whichever does not exist yet.
 
