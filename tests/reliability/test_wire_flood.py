@@ -182,9 +182,6 @@ async def test_soak_a_20000_frame_flood_leaves_others_under_100_ms(tmp_path: Pat
         code, _, latencies = await flood_before_initialize(bridge, 20_000)
     assert code == 4408
     p99 = sorted(latencies)[int(0.99 * (len(latencies) - 1))]
-    print(
-        f"FLOOD health p99 {p99:.1f} ms median {statistics.median(latencies):.1f} ms n={len(latencies)} code={code}"
-    )
     assert p99 < 100, f"health p99 {p99:.0f} ms (median {statistics.median(latencies):.1f})"
 
 
