@@ -54,10 +54,10 @@ async def _setup(
     ask: Callable[[str], str] | None,
     ask_secret: Callable[[str], str] | None,
 ) -> int:
-    from llm_service import LLMError
-    from llm_service.providers.openai import first_chat_model
     from pydantic import ValidationError
 
+    from llm_service import LLMError
+    from llm_service.providers.openai import first_chat_model
     from plugin_bridge.app.settings.config import (
         BridgeSettings,
         build_provider,
