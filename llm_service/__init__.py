@@ -1,7 +1,8 @@
 """llm_service: typed messages, chat providers with retries, and a tool-calling LLMService.
 
-Knows nothing of Obsidian or WebSockets. Importing it is cheap: provider SDKs, tenacity and
-jsonschema load on first use.
+Knows nothing of Obsidian or WebSockets. Importing it is cheap: only the provider names and the
+exceptions load with the package (a command line can take its choices from them); messages,
+providers, SDKs, tenacity and jsonschema load on first use.
 """
 
 from __future__ import annotations
@@ -9,35 +10,60 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from llm_service.errors import LLMError
-from llm_service.events import (
-    ResponseComplete,
-    ServiceEvent,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallStarted,
-    ToolResult,
+from llm_service.errors import LLMError, UnknownProviderError
+from llm_service.factory import (
+    PROVIDER_NAMES,
+    ModelSpec,
+    ProviderName,
+    make_provider,
+    parse_model_spec,
 )
-from llm_service.messages import (
-    LLMResponse,
-    Message,
-    TextBlock,
-    ToolCall,
-    ToolResultBlock,
-    ToolSpec,
-    Usage,
-)
-from llm_service.providers.base import ChatRequest, Provider
 
 if TYPE_CHECKING:
+    from llm_service.events import (
+        ResponseComplete,
+        ServiceEvent,
+        StreamEvent,
+        TextDelta,
+        ToolCallDelta,
+        ToolCallStarted,
+        ToolResult,
+    )
+    from llm_service.messages import (
+        LLMResponse,
+        Message,
+        TextBlock,
+        ToolCall,
+        ToolResultBlock,
+        ToolSpec,
+        Usage,
+    )
     from llm_service.providers.anthropic import AnthropicProvider
+    from llm_service.providers.base import ChatRequest, Provider
     from llm_service.providers.ollama import OllamaProvider
     from llm_service.providers.openai import OpenAIProvider
     from llm_service.providers.scripted import ScriptedProvider
     from llm_service.service import LLMService
 
 _LAZY = {
+    **dict.fromkeys(
+        (
+            "ResponseComplete",
+            "ServiceEvent",
+            "StreamEvent",
+            "TextDelta",
+            "ToolCallDelta",
+            "ToolCallStarted",
+            "ToolResult",
+        ),
+        "llm_service.events",
+    ),
+    **dict.fromkeys(
+        ("LLMResponse", "Message", "TextBlock", "ToolCall", "ToolResultBlock", "ToolSpec", "Usage"),
+        "llm_service.messages",
+    ),
+    "ChatRequest": "llm_service.providers.base",
+    "Provider": "llm_service.providers.base",
     "AnthropicProvider": "llm_service.providers.anthropic",
     "OpenAIProvider": "llm_service.providers.openai",
     "OllamaProvider": "llm_service.providers.ollama",
@@ -46,15 +72,18 @@ _LAZY = {
 }
 
 __all__ = [
+    "PROVIDER_NAMES",
     "AnthropicProvider",
     "ChatRequest",
     "LLMError",
     "LLMResponse",
     "LLMService",
     "Message",
+    "ModelSpec",
     "OllamaProvider",
     "OpenAIProvider",
     "Provider",
+    "ProviderName",
     "ResponseComplete",
     "ScriptedProvider",
     "ServiceEvent",
@@ -67,7 +96,10 @@ __all__ = [
     "ToolResult",
     "ToolResultBlock",
     "ToolSpec",
+    "UnknownProviderError",
     "Usage",
+    "make_provider",
+    "parse_model_spec",
 ]
 
 

@@ -17,7 +17,7 @@ import logging
 import math
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
 
 from llm_service.catalog import ModelInfo
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
@@ -87,6 +87,12 @@ class AnthropicProvider(Provider):
         super().__init__(model, **options)
         self._api_key = api_key
         self._client: AsyncAnthropic | None = None
+
+    @classmethod
+    def build(
+        cls, model: str | None, api_key: str | None = None, **options: Unpack[ProviderOptions]
+    ) -> Self:
+        return cls(api_key, model, **options)
 
     def _sdk(self) -> AsyncAnthropic:
         """The SDK client, built on first use; without any credential, LLMError(auth_error)."""

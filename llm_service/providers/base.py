@@ -13,7 +13,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Self, TypedDict, TypeVar, Unpack
 
 from llm_service.catalog import ModelInfo, described
 from llm_service.errors import LLMError
@@ -172,6 +172,16 @@ class Provider(Retrying):
         self.base_url = options.get("base_url")
         self.timeout = options.get("timeout", self.default_timeout)
         self.stream_timeout = options.get("stream_timeout", DEFAULT_STREAM_TIMEOUT)
+
+    @classmethod
+    def build(
+        cls, model: str | None, api_key: str | None = None, **options: Unpack[ProviderOptions]
+    ) -> Self:
+        """The provider as :func:`llm_service.make_provider` builds it; one whose API takes no
+        key (Ollama) refuses one."""
+        if api_key is not None:
+            raise ValueError(f"{cls.name} takes no API key: leave api_key out.")
+        return cls(model=model, **options)
 
     # -- what subclasses implement -------------------------------------------------------
 

@@ -20,7 +20,7 @@ import re
 import uuid
 from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Unpack
+from typing import TYPE_CHECKING, Any, Final, Self, Unpack
 
 from llm_service.catalog import ModelInfo
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
@@ -92,6 +92,12 @@ class OpenAIProvider(TextToolFallback):
         if name:
             self.name = name
         self._client: AsyncOpenAI | None = None
+
+    @classmethod
+    def build(
+        cls, model: str | None, api_key: str | None = None, **options: Unpack[ProviderOptions]
+    ) -> Self:
+        return cls(api_key, model, **options)
 
     def _sdk(self) -> AsyncOpenAI:
         """The SDK client, built (and the SDK imported) on first use."""
