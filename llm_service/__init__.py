@@ -20,6 +20,8 @@ from llm_service.factory import (
 )
 
 if TYPE_CHECKING:
+    from llm_service.catalog import ModelInfo
+    from llm_service.discovery import discover_models, validate_key
     from llm_service.events import (
         ResponseComplete,
         ServiceEvent,
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from llm_service.messages import (
         LLMResponse,
         Message,
+        ReplyBlock,
         TextBlock,
         ToolCall,
         ToolResultBlock,
@@ -69,6 +72,10 @@ _LAZY = {
     "OllamaProvider": "llm_service.providers.ollama",
     "ScriptedProvider": "llm_service.providers.scripted",
     "LLMService": "llm_service.service",
+    "ReplyBlock": "llm_service.messages",
+    "ModelInfo": "llm_service.catalog",
+    "discover_models": "llm_service.discovery",
+    "validate_key": "llm_service.discovery",
 }
 
 __all__ = [
@@ -79,11 +86,13 @@ __all__ = [
     "LLMResponse",
     "LLMService",
     "Message",
+    "ModelInfo",
     "ModelSpec",
     "OllamaProvider",
     "OpenAIProvider",
     "Provider",
     "ProviderName",
+    "ReplyBlock",
     "ResponseComplete",
     "ScriptedProvider",
     "ServiceEvent",
@@ -98,8 +107,10 @@ __all__ = [
     "ToolSpec",
     "UnknownProviderError",
     "Usage",
+    "discover_models",
     "make_provider",
     "parse_model_spec",
+    "validate_key",
 ]
 
 

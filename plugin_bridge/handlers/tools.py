@@ -37,9 +37,7 @@ async def list_tools(ctx: Context, params: ToolsListParams) -> ToolsListResult:
     """The vault tools, in the given provider's tool format."""
     app = ctx.app
     cls = provider_class(params.format or app.provider_name or DEFAULT_FORMAT)
-    return ToolsListResult(
-        tools=[cls.format_tool(spec) for spec in app.tools.get_registered_tools()]
-    )
+    return ToolsListResult(tools=[cls.format_tool(spec) for spec in app.tools.tool_specs()])
 
 
 async def execute(ctx: Context, params: ToolsExecuteParams) -> ToolsExecuteResult:
