@@ -23,7 +23,7 @@ from plugin_bridge.app.settings.config import NO_PROVIDER, BridgeSettings
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from llm_service import LLMService, Message, Provider
+    from llm_service import LLMService, Message, Provider, ProviderName
     from llm_service.embedders import Embedder
     from llm_service.tools import ConfirmCallback, ToolRegistry
     from plugin_bridge.vault.notes.vault import Vault
@@ -54,7 +54,7 @@ class BridgeApp:
         *,
         confirm: ConfirmCallback,
         provider: Provider | None = None,
-        provider_name: str | None = None,
+        provider_name: ProviderName | None = None,
         model: str | None = None,
         no_provider_message: str = NO_PROVIDER,
         token: str | None = None,

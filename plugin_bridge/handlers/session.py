@@ -5,8 +5,8 @@ from __future__ import annotations
 import hmac
 import logging
 
+from llm_service.discovery import ModelCache, known_models
 from plugin_bridge import __version__
-from plugin_bridge.app.settings.model_cache import ModelCache, known_models
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.search import embedder_status
 from plugin_bridge.wire.errors import RpcError, WireCode

@@ -16,34 +16,28 @@ from plugin_bridge.wire.models import (
     ToolsListResult,
     dump,
 )
+from plugin_bridge.wire.models.base import ToolFormat
 
 if TYPE_CHECKING:
     from llm_service import Provider
 
-DEFAULT_FORMAT = "anthropic"
+DEFAULT_FORMAT: ToolFormat = "anthropic"
 
 
-def provider_class(name: str) -> type[Provider]:
+def provider_class(name: ToolFormat) -> type[Provider]:
     """The provider class whose ``format_tool`` speaks ``name``'s format (no SDK import)."""
-    from llm_service import AnthropicProvider, OllamaProvider, OpenAIProvider
+    from llm_service.factory import provider_class as of_provider
 
-    classes: dict[str, type[Provider]] = {
-        "anthropic": AnthropicProvider,
-        "openai": OpenAIProvider,
-        "lmstudio": OpenAIProvider,
-        "vllm": OpenAIProvider,
-        "ollama": OllamaProvider,
-    }
-    return classes.get(name, AnthropicProvider)
+    if name == "lmstudio" or name == "vllm":
+        return of_provider("openai")
+    return of_provider(name)
 
 
 async def list_tools(ctx: Context, params: ToolsListParams) -> ToolsListResult:
     """The vault tools, in the given provider's tool format."""
     app = ctx.app
     cls = provider_class(params.format or app.provider_name or DEFAULT_FORMAT)
-    return ToolsListResult(
-        tools=[cls.format_tool(spec) for spec in app.tools.get_registered_tools()]
-    )
+    return ToolsListResult(tools=[cls.format_tool(spec) for spec in app.tools.tool_specs()])
 
 
 async def execute(ctx: Context, params: ToolsExecuteParams) -> ToolsExecuteResult:

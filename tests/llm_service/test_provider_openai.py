@@ -308,7 +308,7 @@ async def test_stream_request_body_carries_the_whole_history(fake_http: FakeHTTP
     assert request.json() == {
         "model": "gpt-x",
         "messages": EXPECTED_MESSAGES,
-        "max_tokens": 1024,  # a compatible server: the field every server knows
+        "max_tokens": 4096,  # a compatible server: the field every server knows
         "tools": OPENAI_TOOLS,
         "stream": True,
         "stream_options": {"include_usage": True},

@@ -973,3 +973,6 @@ export interface ToolConfirmResult {
 		[k: string]: unknown;
 	} | null;
 }
+
+/** The model providers the server can use (llm_service's ProviderName). */
+export const PROVIDER_NAMES = ["anthropic","openai","ollama"] as const;

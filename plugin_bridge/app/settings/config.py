@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Final
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import (
@@ -27,6 +27,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from llm_service.factory import ProviderName
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
 
 if TYPE_CHECKING:
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from llm_service.embedders import Embedder
     from llm_service.providers.base import ProviderOptions
 
-ProviderName = Literal["anthropic", "openai", "ollama"]
 DEFAULT_OLLAMA_URL: Final = "http://127.0.0.1:11434"
 NO_PROVIDER: Final = (
     "No model provider is configured: set ANTHROPIC_API_KEY or start with --provider ollama."

@@ -6,11 +6,11 @@ grouped by area as the handlers are (``session``, ``vault``, ``chat``…; ``base
 
 from __future__ import annotations
 
+from llm_service.factory import ProviderName
 from plugin_bridge.wire.models.base import (
     Empty,
     EmptyResult,
     Params,
-    ProviderName,
     ToolFormat,
     WireModel,
     dump,
