@@ -23,6 +23,7 @@ from plugin_bridge.wire.models import (
     ChatToolCall,
     ChatToolResult,
     IndexProgress,
+    ServerProof,
     ToolConfirmParams,
     ToolConfirmResult,
 )
@@ -38,6 +39,7 @@ SERVER_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
     "chat/toolResult": ChatToolResult,
     "budget/warning": BudgetWarning,
     "index/progress": IndexProgress,
+    "$/serverProof": ServerProof,
 }
 SERVER_REQUESTS: Final[dict[str, tuple[type[BaseModel], type[BaseModel]]]] = {
     "tool/confirm": (ToolConfirmParams, ToolConfirmResult),

@@ -191,7 +191,11 @@ async def _serve(
         show_progress(vault.semantic)
     try:
         async with await start_server(
-            build_router(), app, sock=sock, allowed_origins=settings.allowed_origins
+            build_router(),
+            app,
+            sock=sock,
+            allowed_origins=settings.allowed_origins,
+            token=app.token,
         ) as server:
             app.broadcast = server.broadcast
             print(

@@ -170,6 +170,7 @@ async def running_bridge(
     embedder: Embedder | None = None,
     vault_root: Path | None = None,
     semantic_options: dict[str, Any] | None = None,
+    server_options: dict[str, Any] | None = None,
     **app_kw: Any,
 ) -> AsyncIterator[Bridge]:
     """Serve a copy of examples/vault (or ``vault_root``), fully indexed, in this process;
@@ -196,6 +197,8 @@ async def running_bridge(
         allowed_origins=allowed_origins,
         init_timeout=init_timeout,
         drain_timeout=drain_timeout,
+        token=app.token,
+        **(server_options or {}),
     )
     app.broadcast = server.broadcast
     try:

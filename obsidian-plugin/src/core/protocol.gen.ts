@@ -897,6 +897,9 @@ export interface ServerNotifications {
 	"index/progress": {
 		params: IndexProgress;
 	};
+	"$/serverProof": {
+		params: ServerProof;
+	};
 }
 export interface ChatDelta {
 	requestId: string | number;
@@ -947,6 +950,15 @@ export interface IndexProgress {
 	 * With phase error: one sentence.
 	 */
 	error?: string | null;
+}
+/**
+ * ``$/serverProof``: the first frame of a connection opened with a ``nonce``.
+ */
+export interface ServerProof {
+	/**
+	 * base64url (no padding) of HMAC-SHA256(key = the token's UTF-8 bytes, message = the nonce's UTF-8 bytes as sent in the URL).
+	 */
+	proof: string;
 }
 export interface ServerRequests {
 	"tool/confirm": {

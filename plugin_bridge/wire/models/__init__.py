@@ -71,6 +71,7 @@ from plugin_bridge.wire.models.session import (
     ModelsListParams,
     ModelsListResult,
     ServerInfo,
+    ServerProof,
     VaultInfo,
 )
 from plugin_bridge.wire.models.settings import (
@@ -180,6 +181,7 @@ __all__ = [
     "SearchSummarizeParams",
     "SearchSummarizeResult",
     "ServerInfo",
+    "ServerProof",
     "SettingsResult",
     "SettingsUpdateParams",
     "StoredMessage",

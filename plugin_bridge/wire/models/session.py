@@ -92,3 +92,12 @@ class ModelsListResult(WireModel):
 
 class CancelRequestParams(Params):
     id: RequestId = Field(description="The id of the request to cancel.")
+
+
+class ServerProof(WireModel):
+    """``$/serverProof``: the first frame of a connection opened with a ``nonce``."""
+
+    proof: str = Field(
+        description="base64url (no padding) of HMAC-SHA256(key = the token's UTF-8 bytes, "
+        "message = the nonce's UTF-8 bytes as sent in the URL)."
+    )
