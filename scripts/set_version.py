@@ -29,10 +29,15 @@ def main(argv: list[str]) -> int:
         update_json(path, lambda data: data.update(version=version))
     update_json(PLUGIN / "package-lock.json", lambda data: _set_lock(data, version))
     manifest = read_json(PLUGIN / "manifest.json")
-    update_json(PLUGIN / "versions.json", lambda data: data.update({version: manifest["minAppVersion"]}))
+    update_json(
+        PLUGIN / "versions.json", lambda data: data.update({version: manifest["minAppVersion"]})
+    )
     for name in ("manifest.json", "versions.json"):
         (ROOT / name).write_text((PLUGIN / name).read_text(encoding="utf-8"), encoding="utf-8")
-    print(f"Version {version} set in pyproject.toml, package.json, package-lock.json, both manifests and versions.json.")
+    print(
+        f"Version {version} set in pyproject.toml, package.json, package-lock.json, both "
+        "manifest.json files and versions.json."
+    )
     return 0
 
 
