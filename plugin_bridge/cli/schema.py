@@ -21,6 +21,7 @@ from plugin_bridge.wire.models import (
     ChatDelta,
     ChatToolCall,
     ChatToolResult,
+    EmbedderDownloadProgress,
     IndexProgress,
     ToolConfirmParams,
     ToolConfirmResult,
@@ -37,6 +38,7 @@ SERVER_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
     "chat/toolResult": ChatToolResult,
     "budget/warning": BudgetWarning,
     "index/progress": IndexProgress,
+    "embedder/downloadProgress": EmbedderDownloadProgress,
 }
 SERVER_REQUESTS: Final[dict[str, tuple[type[BaseModel], type[BaseModel]]]] = {
     "tool/confirm": (ToolConfirmParams, ToolConfirmResult),

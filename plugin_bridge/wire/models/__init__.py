@@ -80,6 +80,14 @@ from plugin_bridge.wire.models.settings import (
     SettingsResult,
     SettingsUpdateParams,
 )
+from plugin_bridge.wire.models.setup import (
+    EmbedderDownloadParams,
+    EmbedderDownloadProgress,
+    EmbedderDownloadResult,
+    RuntimeInfo,
+    RuntimeModelInfo,
+    RuntimesDetectResult,
+)
 from plugin_bridge.wire.models.tools import (
     InvalidCall,
     ToolCallParams,
@@ -136,6 +144,9 @@ __all__ = [
     "ConversationsListResult",
     "ConversationsRenameParams",
     "CreateNoteParams",
+    "EmbedderDownloadParams",
+    "EmbedderDownloadProgress",
+    "EmbedderDownloadResult",
     "EmbedderStatus",
     "Empty",
     "EmptyResult",
@@ -173,6 +184,9 @@ __all__ = [
     "RelatedNote",
     "RelatedParams",
     "RelatedResult",
+    "RuntimeInfo",
+    "RuntimeModelInfo",
+    "RuntimesDetectResult",
     "SearchHitModel",
     "SearchMode",
     "SearchParams",

@@ -217,7 +217,8 @@ async def test_internal_errors_leak_nothing_and_are_logged(
 
 
 async def test_health_reports_index_and_provider(tmp_path: Path) -> None:
-    """health says ok, the version, provider/model (null without) and the index size."""
+    """health says ok, the version, provider/model (null without), the index size and
+    progress, every tool format tools/list takes and how many tools a conversation gets."""
     from llm_service.pricing import RECOMMENDED_MODELS
 
     async with running_bridge(tmp_path) as bridge:
@@ -226,8 +227,18 @@ async def test_health_reports_index_and_provider(tmp_path: Path) -> None:
         assert health["status"] == "ok"
         assert health["provider"] is None
         assert health["model"] is None
-        assert health["index"] == {"notes": 16, "pending": 0, "embedder": None}
+        assert health["index"] == {
+            "notes": 16,
+            "pending": 0,
+            "done": 0,
+            "total": 0,
+            "embedder": None,
+        }
         assert health["recommendedModels"] == RECOMMENDED_MODELS
+        assert health["supportedFormats"] == ["anthropic", "openai", "ollama", "lmstudio", "vllm"]
+        assert health["toolCount"] == len(bridge.app.tools.get_registered_tools()) == 7
+        for tool_format in health["supportedFormats"]:
+            await wire.result("tools/list", {"format": tool_format})
     provider = ScriptedProvider()
     async with running_bridge(
         tmp_path / "b", provider=provider, provider_name="anthropic"
