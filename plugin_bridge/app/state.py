@@ -19,7 +19,13 @@ from plugin_bridge.app.conversations.live import MAX_CONVERSATIONS, Conversation
 from plugin_bridge.app.conversations.store import ConversationStore
 from plugin_bridge.app.conversations.titles import make_title
 from plugin_bridge.app.conversations.usage import Budgets, Spending
-from plugin_bridge.app.settings.config import NO_PROVIDER, BridgeSettings
+from plugin_bridge.app.settings.config import (
+    NO_PROVIDER,
+    NO_PROVIDER_IN_PLUGIN,
+    PLUGIN_CLIENT,
+    BridgeSettings,
+)
+from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
@@ -137,9 +143,13 @@ class BridgeApp:
         return self.settings if self.settings is not None else _DEFAULTS
 
     def require_provider(self) -> Provider:
-        """The provider, or -32011 saying what to configure."""
+        """The provider, or -32011 saying what to configure: in the plugin's settings when the
+        plugin asks, else with the flags and environment variables (the CLI, other clients)."""
         if self.provider is None:
-            raise RpcError(WireCode.NO_PROVIDER, self.no_provider_message)
+            request = current_request.get()
+            in_plugin = request is not None and request.client == PLUGIN_CLIENT
+            message = NO_PROVIDER_IN_PLUGIN if in_plugin else self.no_provider_message
+            raise RpcError(WireCode.NO_PROVIDER, message)
         return self.provider
 
     def model_for(self, purpose: str) -> str:

@@ -81,7 +81,14 @@ export interface Methods {
 		result: EmptyResult;
 	};
 	/**
-	 * Server status: version, provider and model, index size and backlog.
+	 * Download a model2vec model from the Hugging Face hub (HF_ENDPOINT honoured) into the
+	 */
+	"embedder/download": {
+		params: EmbedderDownloadParams;
+		result: EmbedderDownloadResult;
+	};
+	/**
+	 * Server status: version, provider and model, index size and progress, the tool formats
 	 */
 	health: {
 		params: Empty;
@@ -149,6 +156,13 @@ export interface Methods {
 	"prompts/list": {
 		params: Empty;
 		result: PromptsListResult;
+	};
+	/**
+	 * Ollama and LM Studio on this machine (OLLAMA_HOST / LMSTUDIO_HOST), probed at once, with
+	 */
+	"runtimes/detect": {
+		params: Empty;
+		result: RuntimesDetectResult;
 	};
 	/**
 	 * The settings in effect; API keys masked (they are write-only).
@@ -391,6 +405,18 @@ export interface ConversationsRenameParams {
 	id: string;
 	title: string;
 }
+export interface EmbedderDownloadParams {
+	/**
+	 * A model2vec model on the Hugging Face hub (owner/name).
+	 */
+	model?: string;
+}
+export interface EmbedderDownloadResult {
+	/**
+	 * The embedder now in use: model2vec:<folder>.
+	 */
+	embedder: string;
+}
 /**
  * No params (or an empty object).
  */
@@ -407,6 +433,14 @@ export interface HealthResult {
 	recommendedModels: {
 		[k: string]: string[];
 	};
+	/**
+	 * Every format tools/list takes.
+	 */
+	supportedFormats: ("anthropic" | "openai" | "ollama" | "lmstudio" | "vllm")[];
+	/**
+	 * The tools a conversation's model is offered.
+	 */
+	toolCount: number;
 }
 export interface IndexStatus {
 	/**
@@ -414,9 +448,17 @@ export interface IndexStatus {
 	 */
 	notes: number;
 	/**
-	 * Files waiting to be indexed.
+	 * Files waiting to be indexed (at least 1 until the first scan has listed the vault); 0: the index is complete.
 	 */
 	pending: number;
+	/**
+	 * Files indexed so far of total.
+	 */
+	done?: number;
+	/**
+	 * Files the indexing under way covers (a scan's new, changed and deleted files, plus changes queued meanwhile); 0 when idle and while the vault is being listed.
+	 */
+	total?: number;
 	/**
 	 * null: lexical search only.
 	 */
@@ -459,7 +501,7 @@ export interface InitializeParams {
 }
 export interface ClientInfo {
 	/**
-	 * Client name, e.g. obsidian-ai-plugin.
+	 * Client name: ai-bridge-assistant for the Obsidian plugin (its manifest id).
 	 */
 	name: string;
 	version: string;
@@ -618,6 +660,35 @@ export interface PromptModel {
 	 * The model that runs it (front matter purpose); null: the one asked for.
 	 */
 	purpose: ("chat" | "fast" | "deep") | null;
+}
+export interface RuntimesDetectResult {
+	/**
+	 * Ollama, then LM Studio.
+	 */
+	runtimes: RuntimeInfo[];
+}
+export interface RuntimeInfo {
+	kind: "ollama" | "lmstudio";
+	/**
+	 * What settings/update's baseUrl takes: Ollama's root (provider ollama), LM Studio's /v1 (provider openai).
+	 */
+	baseUrl: string;
+	/**
+	 * The runtime's API answered.
+	 */
+	reachable: boolean;
+	models: RuntimeModelInfo[];
+}
+export interface RuntimeModelInfo {
+	id: string;
+	/**
+	 * null: the runtime does not say.
+	 */
+	supportsTools: boolean | null;
+	/**
+	 * An embedding model (for the embedder setting).
+	 */
+	embedding: boolean;
 }
 export interface SettingsResult {
 	provider: ("anthropic" | "openai" | "ollama") | null;
@@ -897,6 +968,9 @@ export interface ServerNotifications {
 	"index/progress": {
 		params: IndexProgress;
 	};
+	"embedder/downloadProgress": {
+		params: EmbedderDownloadProgress;
+	};
 }
 export interface ChatDelta {
 	requestId: string | number;
@@ -947,6 +1021,20 @@ export interface IndexProgress {
 	 * With phase error: one sentence.
 	 */
 	error?: string | null;
+}
+/**
+ * Sent to the requesting client while embedder/download runs.
+ */
+export interface EmbedderDownloadProgress {
+	requestId: string | number;
+	/**
+	 * Bytes downloaded so far.
+	 */
+	done: number;
+	/**
+	 * Bytes of the model's files (as the hub announced them).
+	 */
+	total: number;
 }
 export interface ServerRequests {
 	"tool/confirm": {

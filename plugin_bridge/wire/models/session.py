@@ -14,7 +14,10 @@ from plugin_bridge.wire.protocol import RequestId
 
 
 class ClientInfo(Params):
-    name: str = Field(max_length=200, description="Client name, e.g. obsidian-ai-plugin.")
+    name: str = Field(
+        max_length=200,
+        description="Client name: ai-bridge-assistant for the Obsidian plugin (its manifest id).",
+    )
     version: str = Field(max_length=100)
 
 
