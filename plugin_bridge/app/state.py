@@ -84,6 +84,7 @@ class BridgeApp:
         self.spending = Spending(store, budgets or Budgets())
         self.conversations = Conversations(self._new_service, store, limit=max_conversations)
         self._tools: ToolRegistry | None = None
+        self._setup_tools: ToolRegistry | None = None
         self._background: set[asyncio.Task[None]] = set()
         self.broadcast: Callable[[str, dict[str, Any]], None] = _nobody
         """Sends a notification to every client; the server sets it once it listens."""
@@ -136,6 +137,35 @@ class BridgeApp:
             self._tools = ToolRegistry(confirm=self.confirm)
             register_vault_tools(self._tools, self.vault, write_permission="ask")
         return self._tools
+
+    @property
+    def setup_tools(self) -> ToolRegistry:
+        """The tools of a setup turn (chat/send with setup): the vault tools and
+        ``complete_setup``, which writes the context note after the user's review."""
+        if self._setup_tools is None:
+            from llm_service.tools import ToolRegistry
+            from plugin_bridge.app.turn.setup import register_setup_tool, showing_the_note
+            from plugin_bridge.app.vault_tools import register_vault_tools
+
+            def note_path() -> str:
+                return self.config.context_note
+
+            self._setup_tools = ToolRegistry(confirm=showing_the_note(self.confirm, note_path))
+            register_vault_tools(self._setup_tools, self.vault, write_permission="ask")
+            register_setup_tool(self._setup_tools, self.vault, note_path)
+        return self._setup_tools
+
+    def prepare_turn(self, service: LLMService, *, setup: bool, has_note: bool) -> None:
+        """The system prompt and tools of a turn: the setup conversation's, or every chat's."""
+        if setup:
+            from plugin_bridge.app.turn.setup import setup_prompt
+
+            service.tools = self.setup_tools
+            prompt = setup_prompt(self.vault.name, self.config.context_note, has_note)
+        else:
+            service.tools = self.tools
+            prompt = system_prompt(self.vault.name)
+        service.set_system_prompt(prompt)
 
     @property
     def config(self) -> BridgeSettings:

@@ -244,7 +244,11 @@ export interface ChatSendParams {
 	 */
 	promptId?: string | null;
 	/**
-	 * The message; may be empty only with promptId.
+	 * A turn of the setup conversation (Introduce yourself): the assistant asks about the vault and the user, and may call complete_setup to write the context note (reviewed with tool/confirm). Empty text starts it.
+	 */
+	setup?: boolean;
+	/**
+	 * The message; may be empty only with promptId or setup.
 	 */
 	text?: string;
 	/**
