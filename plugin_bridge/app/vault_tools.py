@@ -64,6 +64,8 @@ def preview_tool_call(vault: Vault, call: ToolCall) -> str | None:
         return vault.notes.preview_append(path, content)
     if call.name == "edit_note":
         return vault.notes.preview_edit(path, _edits(call.arguments))
+    if call.name == "complete_setup":  # the setup conversation's write of the context note
+        return vault.notes.preview_write(path, content)
     return None
 
 

@@ -22,6 +22,7 @@ from plugin_bridge.wire.models import (
     ChatDelta,
     ChatToolCall,
     ChatToolResult,
+    EmbedderDownloadProgress,
     IndexProgress,
     ServerProof,
     ToolConfirmParams,
@@ -40,6 +41,7 @@ SERVER_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
     "budget/warning": BudgetWarning,
     "index/progress": IndexProgress,
     "$/serverProof": ServerProof,
+    "embedder/downloadProgress": EmbedderDownloadProgress,
 }
 SERVER_REQUESTS: Final[dict[str, tuple[type[BaseModel], type[BaseModel]]]] = {
     "tool/confirm": (ToolConfirmParams, ToolConfirmResult),

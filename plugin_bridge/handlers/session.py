@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+from typing import get_args
 
 from llm_service.discovery import ModelCache, known_models
 from plugin_bridge import __version__
@@ -21,6 +22,7 @@ from plugin_bridge.wire.models import (
     ModelsListParams,
     ModelsListResult,
     ServerInfo,
+    ToolFormat,
     VaultInfo,
 )
 from plugin_bridge.wire.protocol import PROTOCOL_VERSION
@@ -57,20 +59,28 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
 
 
 async def health(ctx: Context, params: Empty) -> HealthResult:
-    """Server status: version, provider and model, index size and backlog."""
+    """Server status: version, provider and model, index size and progress, the tool formats
+    and how many tools a conversation gets."""
     from llm_service.pricing import RECOMMENDED_MODELS
 
     app = ctx.app
     index = app.vault.index
+    done, total = index.progress
     return HealthResult(
         status="ok",
         version=__version__,
         provider=app.provider_name,
         model=app.model,
         index=IndexStatus(
-            notes=index.note_count, pending=index.pending, embedder=embedder_status(app.vault)
+            notes=index.note_count,
+            pending=index.pending,
+            done=done,
+            total=total,
+            embedder=embedder_status(app.vault),
         ),
         recommended_models={name: list(models) for name, models in RECOMMENDED_MODELS.items()},
+        supported_formats=list(get_args(ToolFormat)),
+        tool_count=len(app.tools.get_registered_tools()),
     )
 
 

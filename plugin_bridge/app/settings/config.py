@@ -41,6 +41,13 @@ DEFAULT_OLLAMA_URL: Final = "http://127.0.0.1:11434"
 NO_PROVIDER: Final = (
     "No model provider is configured: set ANTHROPIC_API_KEY or start with --provider ollama."
 )
+PLUGIN_CLIENT: Final = "ai-bridge-assistant"
+"""The Obsidian plugin's ``client.name`` in initialize (its manifest id)."""
+NO_PROVIDER_IN_PLUGIN: Final = (
+    "No model provider is set up yet: pick a local model or paste an API key in the setup card "
+    "of the assistant panel, or under Settings → AI bridge assistant."
+)
+"""The -32011 message for the plugin, whose own settings set a provider (not flags)."""
 
 
 CONFIG_ENV: Final = "AI_BRIDGE_CONFIG"

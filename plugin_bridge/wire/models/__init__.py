@@ -81,6 +81,14 @@ from plugin_bridge.wire.models.settings import (
     SettingsResult,
     SettingsUpdateParams,
 )
+from plugin_bridge.wire.models.setup import (
+    EmbedderDownloadParams,
+    EmbedderDownloadProgress,
+    EmbedderDownloadResult,
+    RuntimeInfo,
+    RuntimeModelInfo,
+    RuntimesDetectResult,
+)
 from plugin_bridge.wire.models.tools import (
     InvalidCall,
     ToolCallParams,
@@ -137,6 +145,9 @@ __all__ = [
     "ConversationsListResult",
     "ConversationsRenameParams",
     "CreateNoteParams",
+    "EmbedderDownloadParams",
+    "EmbedderDownloadProgress",
+    "EmbedderDownloadResult",
     "EmbedderStatus",
     "Empty",
     "EmptyResult",
@@ -174,6 +185,9 @@ __all__ = [
     "RelatedNote",
     "RelatedParams",
     "RelatedResult",
+    "RuntimeInfo",
+    "RuntimeModelInfo",
+    "RuntimesDetectResult",
     "SearchHitModel",
     "SearchMode",
     "SearchParams",

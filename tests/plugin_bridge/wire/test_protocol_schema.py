@@ -54,6 +54,7 @@ def test_every_method_notification_and_error_is_described() -> None:
         "budget/warning",
         "index/progress",
         "$/serverProof",
+        "embedder/downloadProgress",
     }
     assert _names(schema, "ServerRequests") == {"tool/confirm"}
 
