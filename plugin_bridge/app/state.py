@@ -20,6 +20,7 @@ from plugin_bridge.app.conversations.store import ConversationStore
 from plugin_bridge.app.conversations.titles import make_title
 from plugin_bridge.app.conversations.usage import Budgets, Spending
 from plugin_bridge.app.settings.config import NO_PROVIDER, BridgeSettings
+from plugin_bridge.app.write_through import DEFAULT_APPLY_TIMEOUT, WriteThrough
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ class BridgeApp:
         store: ConversationStore | None = None,
         budgets: Budgets | None = None,
         settings: BridgeSettings | None = None,
+        apply_timeout: float = DEFAULT_APPLY_TIMEOUT,
     ) -> None:
         if provider is not None and not model:
             raise ValueError("a provider needs a model name")
@@ -72,6 +74,8 @@ class BridgeApp:
         self.no_provider_message = no_provider_message
         self.token = token or secrets.token_urlsafe(32)
         self.confirm = confirm
+        self.writes = WriteThrough(vault.notes, timeout=apply_timeout)
+        """Every write the server makes goes through the plugin's editor when it is open."""
         self.settings = settings
         """What serve started with; settings/update replaces it (None in tests without one)."""
         store = store if store is not None else ConversationStore(vault.data_dir)
@@ -128,7 +132,9 @@ class BridgeApp:
             from plugin_bridge.app.vault_tools import register_vault_tools
 
             self._tools = ToolRegistry(confirm=self.confirm)
-            register_vault_tools(self._tools, self.vault, write_permission="ask")
+            register_vault_tools(
+                self._tools, self.vault, write_permission="ask", writer=self.writes.write
+            )
         return self._tools
 
     @property

@@ -22,6 +22,8 @@ from plugin_bridge.wire.models import (
     ChatToolCall,
     ChatToolResult,
     IndexProgress,
+    NoteApplyParams,
+    NoteApplyResult,
     ToolConfirmParams,
     ToolConfirmResult,
 )
@@ -40,6 +42,7 @@ SERVER_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
 }
 SERVER_REQUESTS: Final[dict[str, tuple[type[BaseModel], type[BaseModel]]]] = {
     "tool/confirm": (ToolConfirmParams, ToolConfirmResult),
+    "note/apply": (NoteApplyParams, NoteApplyResult),
 }
 
 

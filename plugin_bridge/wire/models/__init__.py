@@ -29,6 +29,8 @@ from plugin_bridge.wire.models.chat import (
 )
 from plugin_bridge.wire.models.commands import (
     CreateNoteParams,
+    RewriteParams,
+    RewriteResult,
     SearchSummarizeParams,
     SearchSummarizeResult,
 )
@@ -81,7 +83,9 @@ from plugin_bridge.wire.models.settings import (
     SettingsUpdateParams,
 )
 from plugin_bridge.wire.models.tools import (
+    FileChange,
     InvalidCall,
+    KeptChange,
     ToolCallParams,
     ToolConfirmParams,
     ToolConfirmResult,
@@ -103,6 +107,8 @@ from plugin_bridge.wire.models.vault import (
     AuditListResult,
     HashField,
     NoteAppendParams,
+    NoteApplyParams,
+    NoteApplyResult,
     NoteCreateParams,
     NoteEditModel,
     NoteEditParams,
@@ -139,6 +145,7 @@ __all__ = [
     "EmbedderStatus",
     "Empty",
     "EmptyResult",
+    "FileChange",
     "FolderContext",
     "HashField",
     "HealthResult",
@@ -147,6 +154,7 @@ __all__ = [
     "InitializeParams",
     "InitializeResult",
     "InvalidCall",
+    "KeptChange",
     "KeysModel",
     "MatchSide",
     "ModelInfoModel",
@@ -156,6 +164,8 @@ __all__ = [
     "ModelsListResult",
     "ModelsUpdate",
     "NoteAppendParams",
+    "NoteApplyParams",
+    "NoteApplyResult",
     "NoteContext",
     "NoteCreateParams",
     "NoteEditModel",
@@ -173,6 +183,8 @@ __all__ = [
     "RelatedNote",
     "RelatedParams",
     "RelatedResult",
+    "RewriteParams",
+    "RewriteResult",
     "SearchHitModel",
     "SearchMode",
     "SearchParams",
