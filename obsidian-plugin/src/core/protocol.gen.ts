@@ -407,6 +407,14 @@ export interface HealthResult {
 	recommendedModels: {
 		[k: string]: string[];
 	};
+	/**
+	 * Every format tools/list and GET /api/local-llm/tools accept.
+	 */
+	supportedFormats: ("anthropic" | "openai" | "ollama" | "lmstudio" | "vllm")[];
+	/**
+	 * How many vault tools the model and clients can call.
+	 */
+	toolCount: number;
 }
 export interface IndexStatus {
 	/**
