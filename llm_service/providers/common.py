@@ -55,6 +55,7 @@ def shorten(text: str, limit: int = 200) -> str:
 _STATUS_CODES: dict[int, ErrorCode] = {
     400: "invalid_request",
     401: "auth_error",
+    402: "quota_exceeded",  # "insufficient credits" from OpenAI-compatible APIs (OpenRouter)
     403: "auth_error",
     404: "invalid_request",
     408: "timeout",
