@@ -17,7 +17,7 @@ import hmac
 import json
 import logging
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from plugin_bridge.wire.security import check_handshake
 from plugin_bridge.wire.transport import MAX_FRAME_BYTES
@@ -43,13 +43,16 @@ OPENAI_TYPES: Final = {
 """OpenAI's error ``type`` for each status the bridge answers on ``/v1/*``."""
 
 
-def error_body(path: str, status: int, code: str, message: str) -> bytes:
-    """The JSON error body for ``path``: OpenAI's shape under ``/v1/``, else the bridge's."""
+def error_body(
+    path: str, status: int, code: str, message: str, data: dict[str, Any] | None = None
+) -> bytes:
+    """The JSON error body for ``path``: OpenAI's shape under ``/v1/``, else the bridge's
+    (with ``data``'s fields beside, e.g. a refused tool call's index)."""
     if path.startswith("/v1/"):
         kind = OPENAI_TYPES.get(status, "api_error")
         payload: object = {"error": {"message": message, "type": kind, "code": code}}
     else:
-        payload = {"error": code, "message": message}
+        payload = {**(data or {}), "error": code, "message": message}
     return json.dumps(payload).encode()
 
 
