@@ -19,6 +19,7 @@ import logging
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, Final
 
+from plugin_bridge.wire.errors import BodyTooLarge
 from plugin_bridge.wire.security import check_handshake
 from plugin_bridge.wire.transport import MAX_FRAME_BYTES
 
@@ -67,10 +68,6 @@ class _ScopeHeaders:
         return [value.decode("latin-1") for header, value in self.raw if header == name]
 
 
-class _TooLarge(Exception):
-    """The body grew past the limit while it was read."""
-
-
 class Guard:
     """The ASGI middleware of the module docstring, in front of the whole HTTP app."""
 
@@ -110,7 +107,7 @@ class Guard:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_body:
-                    raise _TooLarge
+                    raise BodyTooLarge(self._too_large()[1])
             return message
 
         async def watched_send(message: Message) -> None:
@@ -120,7 +117,7 @@ class Guard:
 
         try:
             await self.app(scope, counted_receive, watched_send)
-        except _TooLarge:
+        except BodyTooLarge:
             if started:
                 raise
             await _respond(send, 413, error_body(path, 413, *self._too_large()))

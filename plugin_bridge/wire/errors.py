@@ -166,7 +166,8 @@ def to_wire_error(exc: BaseException) -> WireError:
 @dataclass(frozen=True, slots=True)
 class HttpError:
     """An HTTP API error: the status, the code (``auth_failed``, ``budget_exceeded``,
-    ``rate_limit``, ``api_error``, ``invalid_request``, ``tool_denied``, ``internal_error``) and
+    ``rate_limit``, ``api_error``, ``invalid_request``, ``tool_denied``, ``too_large``,
+    ``internal_error``) and
     one sentence; ``retry_after`` seconds for a 429 when the provider said."""
 
     status: int
@@ -174,6 +175,10 @@ class HttpError:
     message: str
     retry_after: float | None = None
     data: dict[str, Any] | None = None
+
+
+class BodyTooLarge(Exception):
+    """An HTTP request body grew past the limit while it was read (413)."""
 
 
 _HTTP_RPC: Final[dict[WireCode, tuple[int, str]]] = {
@@ -203,6 +208,8 @@ def to_http_error(exc: BaseException) -> HttpError:
         return HttpError(status, code, exc.message, data=exc.data)
     if isinstance(exc, ValidationError):
         return HttpError(400, "invalid_request", f"Invalid body: {field_problems(exc)}.")
+    if isinstance(exc, BodyTooLarge):
+        return HttpError(413, "too_large", str(exc))
     logger.error("internal error while handling an HTTP request", exc_info=exc)
     return HttpError(500, "internal_error", "Internal error.")
 
