@@ -216,7 +216,8 @@ class BridgeApp:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def _answer_options(self) -> dict[str, Any]:
+    def answer_options(self) -> dict[str, Any]:
+        """The answer length and temperature the settings give every chat turn."""
         if self.settings is None:
             return {}
         return {"max_tokens": self.settings.max_tokens, "temperature": self.settings.temperature}
@@ -243,7 +244,7 @@ class BridgeApp:
             model=self.require_model(),
             tools=self.tools,  # the same vault tools for every conversation: built once
             on_usage=self.spending.recorder(conversation_id, "chat"),
-            **self._answer_options(),
+            **self.answer_options(),
         )
         service.set_system_prompt(system_prompt(self.vault.name))
         return service

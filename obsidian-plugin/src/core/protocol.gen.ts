@@ -186,7 +186,7 @@ export interface Methods {
 		result: SettingsResult;
 	};
 	/**
-	 * Validate every call, then run the valid ones in order under their permissions.
+	 * Run the calls (see :func:`run_calls`) with the app's tools.
 	 */
 	"tools/execute": {
 		params: ToolsExecuteParams;
@@ -478,7 +478,7 @@ export interface HealthResult {
 		[k: string]: string[];
 	};
 	/**
-	 * Every format tools/list takes.
+	 * Every format tools/list and GET /api/local-llm/tools accept.
 	 */
 	supportedFormats: ("anthropic" | "openai" | "ollama" | "lmstudio" | "vllm")[];
 	/**
