@@ -13,10 +13,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
+from llm_service.factory import PROVIDER_NAMES, provider_name
+
 if TYPE_CHECKING:
     from llm_service.catalog import ModelInfo
 
-PROVIDERS: Final = ("anthropic", "openai", "ollama")
 KEY_FLAGS: Final = {"anthropic": "anthropic_api_key", "openai": "openai_api_key"}
 
 
@@ -68,9 +69,10 @@ async def _setup(
     from plugin_bridge.wire.errors import field_problems
 
     if provider is None:
-        provider = _answer(ask, "--provider", f"Provider ({', '.join(PROVIDERS)}): ").lower()
-    if provider not in PROVIDERS:
-        raise SetupError(f"Unknown provider '{provider}': use one of {', '.join(PROVIDERS)}.")
+        provider = _answer(ask, "--provider", f"Provider ({', '.join(PROVIDER_NAMES)}): ")
+    if provider_name(provider) is None:
+        raise SetupError(f"Unknown provider '{provider}': use one of {', '.join(PROVIDER_NAMES)}.")
+    provider = provider.strip().lower()
     if provider in KEY_FLAGS and api_key is None and base_url is None:
         api_key = _answer(ask_secret, "--api-key", f"{provider.capitalize()} API key: ")
     if provider == "ollama" and base_url is None and ask is not None:

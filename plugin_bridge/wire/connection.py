@@ -73,6 +73,8 @@ class Connection(Generic[S]):
         self._started: set[RequestId] = set()
         self._waiting: dict[str, asyncio.Future[Response]] = {}
         self._closing = False
+        self.client: str | None = None
+        """The name the client gave in its initialize, once that succeeded."""
 
     async def _send(self, data: bytes) -> None:
         self.outgoing += len(data)
@@ -99,6 +101,10 @@ class Connection(Generic[S]):
     async def over_limit(self) -> None:
         """Return once more than :data:`OUTGOING_LIMIT` bytes wait to be sent."""
         await self._over_limit.wait()
+
+    @property
+    def closed(self) -> bool:
+        return self._closing
 
     @property
     def ready(self) -> bool:
@@ -196,7 +202,7 @@ class Connection(Generic[S]):
         await self._send(data)
 
     async def _run(self, request: Request) -> bytes:
-        ctx = RequestContext(self.app, self, request.id, self.router.names)
+        ctx = RequestContext(self.app, self, request.id, self.router.names, client=self.client)
         token = current_request.set(ctx)
         logger.debug("%s: request %r %s", self.peer_name, request.id, request.method)
         try:
@@ -212,9 +218,18 @@ class Connection(Generic[S]):
             return self.protocol.error(request.id, to_wire_error(exc))
         finally:
             current_request.reset(token)
+        if request.method == INITIALIZE:
+            self.client = _client_name(request.params)
         return self.protocol.result(request.id, result)
 
     def _cancelled(self, request_id: RequestId) -> bytes:
         return self.protocol.error(
             request_id, WireError(int(WireCode.CANCELLED), "Request cancelled.")
         )
+
+
+def _client_name(params: object) -> str | None:
+    """``client.name`` of initialize params the handler accepted."""
+    client = params.get("client") if isinstance(params, dict) else None
+    name = client.get("name") if isinstance(client, dict) else None
+    return name if isinstance(name, str) else None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import (
@@ -28,6 +28,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from llm_service.factory import ProviderName
 from plugin_bridge.app.settings.keys import check_url, key_for
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
 
@@ -36,11 +37,17 @@ if TYPE_CHECKING:
     from llm_service.embedders import Embedder
     from llm_service.providers.base import ProviderOptions
 
-ProviderName = Literal["anthropic", "openai", "ollama"]
 DEFAULT_OLLAMA_URL: Final = "http://127.0.0.1:11434"
 NO_PROVIDER: Final = (
     "No model provider is configured: set ANTHROPIC_API_KEY or start with --provider ollama."
 )
+PLUGIN_CLIENT: Final = "ai-bridge-assistant"
+"""The Obsidian plugin's ``client.name`` in initialize (its manifest id)."""
+NO_PROVIDER_IN_PLUGIN: Final = (
+    "No model provider is set up yet: pick a local model or paste an API key in the setup card "
+    "of the assistant panel, or under Settings → AI bridge assistant."
+)
+"""The -32011 message for the plugin, whose own settings set a provider (not flags)."""
 
 
 CONFIG_ENV: Final = "AI_BRIDGE_CONFIG"
@@ -75,6 +82,11 @@ class BridgeSettings(BaseSettings):
     base_url: str | None = None
     host: str = "127.0.0.1"
     port: int = Field(0, ge=0, le=65535)
+    http_port: int = Field(0, ge=0, le=65535)
+    """The HTTP API's port (0: a free one; the info file's ``httpUrl`` says which)."""
+    http_allow_writes: bool = False
+    """Let the ``vault`` model of the HTTP API create and change notes (nobody is there to
+    approve a write over HTTP, so they are refused by default)."""
     data_dir: Path | None = None
     info_file: Path | None = None
     allowed_origins: tuple[str, ...] = DEFAULT_ALLOWED_ORIGINS

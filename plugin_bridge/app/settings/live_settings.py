@@ -23,7 +23,7 @@ from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from llm_service import Provider
+    from llm_service import Provider, ProviderName
     from plugin_bridge.app.state import BridgeApp
 
 KEYS: Final = ("anthropic_api_key", "openai_api_key")
@@ -78,7 +78,7 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
 
 async def _provider_for(
     settings: BridgeSettings, changes: dict[str, Any]
-) -> tuple[Provider | None, str | None, str | None]:
+) -> tuple[Provider | None, ProviderName | None, str | None]:
     """The provider, its name and model that ``settings`` select, checked with a cheap call
     when the provider, its address or a key changed."""
     choice = choose_provider(settings)

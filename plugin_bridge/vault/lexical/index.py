@@ -177,6 +177,11 @@ class SearchIndex:
         return waiting if self._worker.scanned.is_set() else max(waiting, 1)
 
     @property
+    def progress(self) -> tuple[int, int]:
+        """``(done, total)`` files of the indexing under way (see ``IndexWorker.progress``)."""
+        return self._worker.progress if self._worker else (0, 0)
+
+    @property
     def last_scan_stats(self) -> ScanStats:
         """What the most recent scan (on start, or when the vault came back) did."""
         return self._worker.last_scan_stats if self._worker else ScanStats()
