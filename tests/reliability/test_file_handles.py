@@ -27,7 +27,7 @@ async def test_out_of_file_handles_is_a_clear_error_and_one_log_line(
 ) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # where serve's info file is
     log = tmp_path / "serve.log"
-    with open(log, "wb") as stderr:
+    with open(log, "wb") as stderr:  # noqa: ASYNC230 - the subprocess writes it
         async with serve(tmp_path, stderr=stderr) as served:
             url, token = str(served.info["url"]), str(served.info["token"])
             wire = Wire(await connect(url, open_timeout=WAIT))
