@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from plugin_bridge.vault.notes.names import name_key
+from plugin_bridge.vault.paths import name_key
 
 logger = logging.getLogger(__name__)
 

@@ -29,8 +29,7 @@ from plugin_bridge.vault.lexical.parse import link_forms
 from plugin_bridge.vault.lexical.query import Query, parse_query, with_filters
 from plugin_bridge.vault.lexical.watcher import WatchCallbacks, watch_vault
 from plugin_bridge.vault.lexical.worker import IndexWorker
-from plugin_bridge.vault.notes.names import case_sensitive
-from plugin_bridge.vault.paths import to_posix
+from plugin_bridge.vault.paths import case_sensitive, to_posix
 from plugin_bridge.vault.schema import connect, migrate
 
 __all__ = ["ScanStats", "SearchHit", "SearchIndex", "SearchResults"]
