@@ -59,10 +59,10 @@ async def _setup(
     from llm_service.providers.openai import first_chat_model
     from plugin_bridge.app.settings.config import (
         BridgeSettings,
-        build_provider,
         choose_provider,
         write_settings_file,
     )
+    from plugin_bridge.app.settings.providers import build_provider
 
     if provider is None:
         provider = _answer(ask, "--provider", f"Provider ({', '.join(PROVIDER_NAMES)}): ")

@@ -10,7 +10,6 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError, LLMResponse, Message, ToolSpec
-from llm_service.pricing import cost_usd
 from plugin_bridge.app.conversations.transcripts import save_unique
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.relay import relay, spending
@@ -57,12 +56,11 @@ _WIKILINK = re.compile(r"\[\[([^\]|#^\n]+)")
 async def create_note(ctx: Context, params: CreateNoteParams) -> NoteWriteResult:
     """Have the model write a note for the prompt and save it under folder (never overwriting)."""
     app = ctx.app
-    provider = app.require_provider()
-    model = app.require_model()
+    route = app.route("chat")
     async with spending(ctx):
-        response = await provider.chat(
+        response = await route.provider.chat(
             [Message.user(params.prompt)],
-            model=model,
+            model=route.model,
             system=(
                 f"You write notes for the user's Obsidian vault named “{app.vault.name}”. Write "
                 "the note the user asks for in Markdown and save it with the save_note tool."
@@ -71,8 +69,8 @@ async def create_note(ctx: Context, params: CreateNoteParams) -> NoteWriteResult
             tool_choice=SAVE_NOTE.name,
             max_tokens=NOTE_MAX_TOKENS,
         )
-        app.spending.recorder(None, "note")(model, response.usage, cost_usd(model, response.usage))
-    title, body = note_from_response(response, provider.name)
+        app.spending.record_call(None, "note", route.provider, route.model, response.usage)
+    title, body = note_from_response(response, route.provider.name)
     written = await asyncio.to_thread(save_unique, app.vault.notes, params.folder, title, body)
     return NoteWriteResult(path=written.path, hash=written.hash)
 
@@ -123,14 +121,13 @@ async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> Searc
     )
     if not notes:
         return SearchSummarizeResult(summary=f"No notes match “{params.query}”.", sources=[])
-    provider = app.require_provider()
-    model = app.require_model()
+    route = app.route("fast")  # a summary is a small job: the fast model when configured
     async with spending(ctx):
         reply = await relay(
             ctx,
-            provider.stream(
+            route.provider.stream(
                 [Message.user(summary_prompt(params.query, notes))],
-                model=model,
+                model=route.model,
                 system=(
                     "You summarise notes from the user's Obsidian vault. Use only what the notes "
                     "say and cite each note you use as a [[wikilink]] exactly as written in its "
@@ -139,7 +136,7 @@ async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> Searc
                 max_tokens=SUMMARY_MAX_TOKENS,
             ),
         )
-        app.spending.recorder(None, "summary")(model, reply.usage, cost_usd(model, reply.usage))
+        app.spending.record_call(None, "summary", route.provider, route.model, reply.usage)
     return SearchSummarizeResult(summary=reply.text, sources=cited_sources(reply.text, notes))
 
 

@@ -36,7 +36,7 @@ def provider_class(name: ToolFormat) -> type[Provider]:
 async def list_tools(ctx: Context, params: ToolsListParams) -> ToolsListResult:
     """The vault tools, in the given provider's tool format."""
     app = ctx.app
-    cls = provider_class(params.format or app.provider_name or DEFAULT_FORMAT)
+    cls = provider_class(params.format or app.providers.name or DEFAULT_FORMAT)
     return ToolsListResult(tools=[cls.format_tool(spec) for spec in app.tools.tool_specs()])
 
 

@@ -74,6 +74,8 @@ from plugin_bridge.wire.models.session import (
     VaultInfo,
 )
 from plugin_bridge.wire.models.settings import (
+    BaseUrls,
+    BaseUrlsUpdate,
     KeysModel,
     ModelsByPurpose,
     ModelsUpdate,
@@ -117,6 +119,8 @@ __all__ = [
     "AuditEntry",
     "AuditListParams",
     "AuditListResult",
+    "BaseUrls",
+    "BaseUrlsUpdate",
     "BudgetWarning",
     "CancelRequestParams",
     "Capabilities",
