@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 from llm_service.providers.common import (
@@ -26,10 +26,16 @@ if TYPE_CHECKING:
 
 DEFAULT_TIMEOUT: Final = 60.0
 LOCAL_PLACEHOLDER_KEY = "not-needed"
-"""Sent to compatible local servers that were given no key: they ignore it, the SDK needs one."""
+"""What the SDK is given without a key; the request goes out without an Authorization."""
 _SECRET = re.compile(r"\bsk-[\w*-]{4,}")
 """Anything shaped like an OpenAI key; error messages may quote one (even masked)."""
 _DETAIL_LIMIT = 160
+
+
+async def _without_placeholder(request: Any) -> None:
+    """An httpx request hook: drop the placeholder key's Authorization header."""
+    if request.headers.get("authorization") == f"Bearer {LOCAL_PLACEHOLDER_KEY}":
+        del request.headers["authorization"]
 
 
 class OpenAIConnection:
@@ -53,14 +59,17 @@ class OpenAIConnection:
     def client(self) -> AsyncOpenAI:
         """The SDK client, built (and the SDK imported) on first use."""
         if self._client is None:
-            key = self._api_key or os.environ.get("OPENAI_API_KEY")
+            # OPENAI_API_KEY is for OpenAI's own API: never sent to another base_url.
+            key = self._api_key or (
+                os.environ.get("OPENAI_API_KEY") if self.base_url is None else None
+            )
             if not key and self.base_url is None:
                 raise LLMError(
                     "OpenAI API key is missing: set OPENAI_API_KEY.",
                     code="auth_error",
                     provider=self.name,
                 )
-            from openai import AsyncOpenAI
+            from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
             self._api_key = key
             self._client = AsyncOpenAI(
@@ -68,6 +77,10 @@ class OpenAIConnection:
                 base_url=self.base_url,
                 max_retries=0,  # Provider's retry policy applies, not the SDK's
                 timeout=self.timeout,
+                # without a key, no Authorization header at all (local servers need none)
+                http_client=None
+                if key
+                else DefaultAsyncHttpxClient(event_hooks={"request": [_without_placeholder]}),
             )
         return self._client
 

@@ -22,7 +22,11 @@ from plugin_bridge.wire.models import (
     ChatDelta,
     ChatToolCall,
     ChatToolResult,
+    EmbedderDownloadProgress,
     IndexProgress,
+    NoteApplyParams,
+    NoteApplyResult,
+    ServerProof,
     ToolConfirmParams,
     ToolConfirmResult,
 )
@@ -38,9 +42,12 @@ SERVER_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
     "chat/toolResult": ChatToolResult,
     "budget/warning": BudgetWarning,
     "index/progress": IndexProgress,
+    "$/serverProof": ServerProof,
+    "embedder/downloadProgress": EmbedderDownloadProgress,
 }
 SERVER_REQUESTS: Final[dict[str, tuple[type[BaseModel], type[BaseModel]]]] = {
     "tool/confirm": (ToolConfirmParams, ToolConfirmResult),
+    "note/apply": (NoteApplyParams, NoteApplyResult),
 }
 
 

@@ -11,6 +11,7 @@ from plugin_bridge.app.settings.providers import Purpose
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.app.turn.context import resolve_context, turn_sources
 from plugin_bridge.app.turn.prompts import context_note, read_prompt
+from plugin_bridge.app.turn.setup import FIRST_MESSAGE
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.relay import relay, spending
 from plugin_bridge.vault.errors import VaultError
@@ -49,6 +50,7 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
         service = app.conversations.get(conversation_id)
     turn = await asyncio.to_thread(_turn_input, app, params)
     route = app.route(turn.purpose)  # what settings/update says now, for this turn only
+    app.prepare_turn(service, setup=params.setup, has_note=turn.note is not None)
     first_turn = not service.history
     service.set_conversation_context(turn.note)
     events = service.stream_message(
@@ -73,7 +75,7 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
 def _turn_input(app: BridgeApp, params: ChatSendParams) -> TurnInput:
     """What this turn sends, which model runs it and the vault's context note (blocking: one
     worker-thread hop for all of it)."""
-    text = params.text.strip()
+    text = params.text.strip() or (FIRST_MESSAGE if params.setup else "")
     purpose: Purpose = params.purpose
     if params.prompt_id is not None:
         prompt = read_prompt(app.vault, params.prompt_id, app.config.prompts_folder)

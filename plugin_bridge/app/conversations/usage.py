@@ -64,12 +64,14 @@ class Spending:
         provider: Provider,
         model: str,
         usage: Usage,
-    ) -> None:
-        """Record one call made outside a conversation's service (a note, a summary)."""
+    ) -> float | None:
+        """Record one call made outside a conversation's service (a note, a summary); what it
+        cost (None: unknown)."""
         from llm_service.pricing import cost_usd
 
         cost = cost_usd(model, usage, provider.price_provider)
         self.recorder(conversation_id, purpose)(model, usage, cost, provider.kind or "")
+        return cost
 
     def spent(self, period: Period, now: datetime | None = None) -> float:
         """USD spent on priced calls since the start of this local day or month."""

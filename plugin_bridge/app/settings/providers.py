@@ -20,8 +20,8 @@ from plugin_bridge.app.settings.config import (
     SettingsError,
     base_url_for,
     choose_provider,
-    key_for,
 )
+from plugin_bridge.app.settings.keys import key_for
 
 if TYPE_CHECKING:
     from llm_service import Provider
@@ -140,8 +140,8 @@ def build_named(
     or contacted yet); None when it needs a key the settings lack."""
     from llm_service import make_provider
 
-    key = key_for(settings, name)
     base_url = base_url_for(settings, name, chat)
+    key = None if name == "ollama" else key_for(settings, name, base_url)
     if name == "anthropic" and key is None:
         return None
     if name == "openai" and key is None and base_url is None:
