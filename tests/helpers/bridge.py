@@ -173,6 +173,7 @@ async def running_bridge(
     provider: Provider | None = None,
     model: str | None = "test-model",
     provider_name: ProviderName | None = None,
+    providers: ProviderSetup | None = None,
     watch: bool = False,
     confirm_timeout: float = DEFAULT_CONFIRM_TIMEOUT,
     allowed_origins: Collection[str] = DEFAULT_ALLOWED_ORIGINS,
@@ -201,7 +202,8 @@ async def running_bridge(
     app = BridgeApp(
         vault,
         confirm=ask_client(vault, timeout=confirm_timeout),
-        providers=ProviderSetup(
+        providers=providers
+        or ProviderSetup(
             None if provider is None or model is None else Route(provider_name, provider, model),
             settings=app_kw.get("settings"),
         ),
