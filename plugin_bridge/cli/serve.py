@@ -269,7 +269,7 @@ def tune_gc() -> None:
 
 def chat_hint(vault_root: Path, info_file: Path | None) -> str:
     """The chat command for this server, ready to paste (with --info-file when one was given)."""
-    from plugin_bridge.cli import command_line
+    from plugin_bridge.cli.commandline import command_line
 
     extra = ["--info-file", str(info_file.resolve())] if info_file is not None else []
     return command_line("chat", "--vault", str(vault_root.resolve()), *extra)

@@ -109,7 +109,7 @@ async def _setup(
     values["model"] = model
     path = write_settings_file({k: v for k, v in values.items() if v is not None})
     print(f"Saved to {path} (readable by you only).")
-    from plugin_bridge.cli import command_line
+    from plugin_bridge.cli.commandline import command_line
 
     print(f"Next: {command_line('serve', '--vault', 'PATH/TO/YOUR/VAULT')}")
     return 0
