@@ -58,7 +58,7 @@ class DemoProvider(ScriptedProvider):
             result = last.tool_results_blocks[0]
             verdict = "failed" if result.is_error else "is done"
             return _answer(f"The change {verdict}: {result.content[:200]}")
-        text = last.text
+        text = last.text.split("\n\n<context>")[0]  # keywords are the user's, not a note's
         if "<selection>" in text or "at the cursor" in text:
             return _answer(_rewritten(text))
         if "fail" in text:
@@ -89,7 +89,7 @@ class DemoProvider(ScriptedProvider):
 
     async def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         response = await self._chat_once(request)
-        slow = "slow" in request.messages[-1].text
+        slow = "slow" in request.messages[-1].text.split("\n\n<context>")[0]
         for i, word in enumerate(response.text.split(" ")):
             if slow:
                 await asyncio.sleep(self.delay)

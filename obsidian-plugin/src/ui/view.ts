@@ -120,7 +120,7 @@ export class AssistantView extends ItemView {
 		const composer = root.createDiv({ cls: "aib-composer" });
 		this.chipsEl = composer.createDiv({ cls: "aib-chips" });
 		this.registerDomEvent(this.chipsEl, "click", (event) => {
-			const chip = event.target instanceof HTMLElement ? event.target.closest<HTMLElement>(".aib-chip") : null;
+			const chip = event.target instanceof Element ? event.target.closest<HTMLElement>(".aib-chip") : null;
 			if (!chip || actionOf(event) !== "remove") return;
 			if (chip.hasClass("is-active-note")) this.skipActive = true;
 			else this.pendingContext = withoutKey(this.pendingContext, chip.dataset.key ?? "");
@@ -403,7 +403,7 @@ export class AssistantView extends ItemView {
 
 	private onMessagesClick(event: MouseEvent): void {
 		const target = event.target;
-		if (!(target instanceof HTMLElement)) return;
+		if (!(target instanceof Element)) return;
 		const example = target.closest<HTMLElement>(".aib-example");
 		if (example) {
 			this.useExample(Number(example.dataset.index));
@@ -541,11 +541,11 @@ export class AssistantView extends ItemView {
 
 	private onListClick(event: MouseEvent): void {
 		const action = actionOf(event);
-		if (action && event.target instanceof HTMLElement) this.onListAction(action, event.target);
+		if (action && event.target instanceof Element) this.onListAction(action, event.target);
 	}
 
 	/** A button (or Enter) in a conversation's row. */
-	private onListAction(action: string, target: HTMLElement): void {
+	private onListAction(action: string, target: Element): void {
 		const row = target.closest<HTMLElement>(".aib-list-item");
 		const conversation = this.conversations.find((c) => c.id === row?.dataset.id);
 		if (!row || !conversation) return;
@@ -617,6 +617,6 @@ export class AssistantView extends ItemView {
 
 /** The data-action of the button (or other element) an event came from. */
 function actionOf(event: Event): string | null {
-	const el = event.target instanceof HTMLElement ? event.target.closest<HTMLElement>("[data-action]") : null;
+	const el = event.target instanceof Element ? event.target.closest<HTMLElement>("[data-action]") : null;
 	return el?.dataset.action ?? null;
 }
