@@ -207,17 +207,24 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 	});
 
 	it("conversations can be searched, renamed and deleted", async () => {
+		await page.click("button[aria-label='New conversation']");
+		await send(page, "remember the kites");
+		await page.getByText("You said: remember the kites").waitFor({ timeout: WAIT });
 		await page.click("button[aria-label='Conversations']");
-		await page.fill(".aib-list-search", "four edits");
-		const row = page.locator(".aib-list-item").first();
+		await page.fill(".aib-list-search", "KITES remember");
+		const row = page.locator(".aib-list-item", { hasText: "remember the kites" });
 		await row.waitFor({ timeout: WAIT });
+		await expect.poll(() => page.locator(".aib-list-item").count(), { timeout: WAIT }).toBe(1);
+
 		await row.locator(".aib-list-rename").click();
 		await page.fill(".aib-list-rename-input", "The slow one");
 		await page.press(".aib-list-rename-input", "Enter");
+
 		const renamed = page.locator(".aib-list-item", { hasText: "The slow one" });
 		await renamed.waitFor({ timeout: WAIT });
 		await renamed.locator(".aib-list-delete").click();
-		await page.click(".aib-list-item button:has-text('Delete')");
+		await page.locator(".aib-list-item button.mod-warning").click();
+
 		await page.locator(".aib-list-item", { hasText: "The slow one" }).waitFor({ state: "detached", timeout: WAIT });
 		await page.click("button[aria-label='Conversations']");
 	});
