@@ -28,6 +28,7 @@ from collections.abc import AsyncGenerator
 from pathlib import Path
 
 from llm_service import LLMError, LLMResponse, ToolCall, Usage
+from llm_service.catalog import ModelInfo
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 from llm_service.providers.base import ChatRequest
 from llm_service.providers.scripted import ScriptedProvider
@@ -50,6 +51,13 @@ class DemoProvider(ScriptedProvider):
     def __init__(self, delay: float) -> None:
         super().__init__(model="demo-model")
         self.delay = delay
+
+    async def _list_models_once(self) -> list[ModelInfo]:
+        return [
+            ModelInfo("demo-model", "Demo model", 128_000, 8192, True),
+            ModelInfo("demo-small", "Demo small (fast)", 32_000, 4096, True),
+            ModelInfo("demo-embed", "Demo embeddings"),
+        ]
 
     async def _chat_once(self, request: ChatRequest) -> LLMResponse:
         self.requests.append(request)

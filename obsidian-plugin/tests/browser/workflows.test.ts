@@ -23,7 +23,9 @@ function onDisk(path: string): string {
 }
 
 async function shot(name: string): Promise<void> {
-	if (shots) await page.screenshot({ path: join(shots, name) });
+	if (!shots) return;
+	await page.evaluate(() => document.getElementById("notices")!.replaceChildren()); // the earlier steps' notices
+	await page.screenshot({ path: join(shots, name) });
 }
 
 /** The harness's vault gets the server's copy of a note (so both see the same text). */
@@ -235,10 +237,13 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		expect(await page.locator(".setting-item-heading .setting-item").count()).toBe(0);
 		const headings = await page.locator(".setting-item-heading .setting-item-name").allTextContents();
 		expect(headings).toEqual(["Server", "Writes", "Model and keys"]);
-		const provider = page.locator(".aib-server-settings .setting-item", { hasText: "Provider" }).locator("select");
-		expect(await provider.count()).toBe(1);
-		const embedder = page.locator(".aib-server-settings .setting-item", { hasText: "Semantic search" }).locator("select");
-		expect(await embedder.locator("option").allTextContents()).toContain("Ollama: nomic-embed-text (local, free)");
+		const setting = (name: string) =>
+			page.locator(".aib-server-settings .setting-item").filter({ has: page.locator(".setting-item-name", { hasText: new RegExp(`^${name}$`) }) });
+		expect(await setting("Provider").locator("select").count()).toBe(1);
+		expect(await setting("Chat model").locator("select option").allTextContents()).toContain("Demo model");
+		const embedders = await setting("Semantic search").locator("select option").allTextContents();
+		expect(embedders).toContain("Ollama: nomic-embed-text (local, free)");
+		expect(embedders).toContain("openai: Demo embeddings");
 		await shot("settings.png");
 		await page.evaluate(() => document.getElementById("settings")!.classList.add("is-hidden"));
 	});
