@@ -14,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final
 
 from llm_service.messages import ToolCall
 from llm_service.tools import Permission, ToolHandler, ToolOutput, ToolRegistry
+from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.notes.store import NoteStore, PlannedWrite, WriteResult
 from plugin_bridge.vault.notes.vault import Vault
 from plugin_bridge.vault.semantic.hybrid import NoteHit, search_notes
@@ -86,6 +88,35 @@ def kept_arguments(call: ToolCall, plan: PlannedWrite, after: str) -> dict[str, 
     """Arguments for ``call``'s tool that write exactly ``after`` (the text the user kept) over
     the note as planned (ValueError when the tool cannot write that text)."""
     return _WRITES[call.name].kept(plan, call.arguments, after)
+
+
+_REVIEWED: ContextVar[dict[str, str | None]] = ContextVar("reviewed_versions")
+"""The hash of each note (by path) as it was when the user was shown a write to approve, in
+the task that runs the tool loop; the approved write must find the note unchanged."""
+
+
+def remember_review(path: str, version: str | None) -> None:
+    """Hold the approved write of ``path`` to ``version`` of the note (None: a new note); call
+    it in the task that runs the tool, as the confirm callback is."""
+    versions = _REVIEWED.get(None)
+    if versions is None:
+        versions = {}
+        _REVIEWED.set(versions)
+    versions[path] = version
+
+
+def _check_reviewed(plan: PlannedWrite) -> None:
+    """VaultError(conflict) when the note changed since the user reviewed this write (once)."""
+    versions = _REVIEWED.get(None)
+    if versions is None or plan.path not in versions:
+        return
+    if versions.pop(plan.path) != plan.old_hash:
+        raise VaultError(
+            "conflict",
+            f"'{plan.path}' changed while the user was reviewing this change, so nothing was "
+            "written: read it again and redo the change.",
+            path=plan.path,
+        )
 
 
 def _edits(args: dict[str, Any]) -> list[tuple[str, str]]:
@@ -189,6 +220,7 @@ class _VaultTools:
 
     async def write(self, write: _Write, args: dict[str, Any]) -> ToolOutput:
         plan = await asyncio.to_thread(write.plan, self.notes, args)
+        _check_reviewed(plan)
         written = await self.writer(plan, "model")
         return {"path": written.path, "hash": written.hash}
 
@@ -395,5 +427,15 @@ _SPECS: Final = (
 )
 
 VAULT_TOOL_NAMES: Final[tuple[str, ...]] = tuple(spec.name for spec in _SPECS)
-_WRITES: Final[dict[str, _Write]] = {spec.name: spec.write for spec in _SPECS if spec.write}
-WRITE_TOOL_NAMES: Final = frozenset(_WRITES)
+WRITE_TOOL_NAMES: Final = frozenset(spec.name for spec in _SPECS if spec.write)
+_REPLACE: Final = _Write(  # complete_setup (app/turn/setup.py): the context note, whole
+    plan=lambda notes, args: notes.plan_create(
+        str(args["path"]), str(args["content"]), overwrite=True
+    ),
+    title=lambda plan, args: f"{'Create' if plan.before is None else 'Rewrite'} {plan.path}",
+    kept=lambda plan, args, after: {**args, "content": after},
+)
+_WRITES: Final[dict[str, _Write]] = {
+    **{spec.name: spec.write for spec in _SPECS if spec.write},
+    "complete_setup": _REPLACE,
+}

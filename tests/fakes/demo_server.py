@@ -149,7 +149,9 @@ async def serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     allowed = (*DEFAULT_ALLOWED_ORIGINS, *origins)
-    async with await start_server(build_router(), app, allowed_origins=allowed) as server:
+    async with await start_server(
+        build_router(), app, allowed_origins=allowed, token=token
+    ) as server:
         write_info_file(info_file, InfoRecord(server.url, token, os.getpid(), PROTOCOL_VERSION))
         try:
             await stop.wait()

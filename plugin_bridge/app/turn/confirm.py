@@ -33,7 +33,7 @@ DEFAULT_CONFIRM_TIMEOUT: Final = 120.0
 
 def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> ConfirmCallback:
     """A confirm callback that sends ``tool/confirm`` (saying what a write to ``vault`` does)."""
-    from plugin_bridge.app.vault_tools import confirm_title
+    from plugin_bridge.app.vault_tools import confirm_title, remember_review
 
     async def confirm(call: ToolCall) -> bool | dict[str, Any]:
         ctx = current_request.get()
@@ -41,6 +41,8 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
             logger.info("tool %s needs approval and no client is asking: denied", call.name)
             return False
         plan = await asyncio.to_thread(_plan, vault, call)
+        if plan is not None:  # the approved write must find the note as it is shown
+            remember_review(plan.path, plan.old_hash)
         params = ToolConfirmParams(
             tool=call.name,
             arguments=call.arguments,

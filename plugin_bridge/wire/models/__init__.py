@@ -6,11 +6,11 @@ grouped by area as the handlers are (``session``, ``vault``, ``chat``…; ``base
 
 from __future__ import annotations
 
+from llm_service.factory import ProviderName
 from plugin_bridge.wire.models.base import (
     Empty,
     EmptyResult,
     Params,
-    ProviderName,
     ToolFormat,
     WireModel,
     dump,
@@ -73,6 +73,7 @@ from plugin_bridge.wire.models.session import (
     ModelsListParams,
     ModelsListResult,
     ServerInfo,
+    ServerProof,
     VaultInfo,
 )
 from plugin_bridge.wire.models.settings import (
@@ -81,6 +82,14 @@ from plugin_bridge.wire.models.settings import (
     ModelsUpdate,
     SettingsResult,
     SettingsUpdateParams,
+)
+from plugin_bridge.wire.models.setup import (
+    EmbedderDownloadParams,
+    EmbedderDownloadProgress,
+    EmbedderDownloadResult,
+    RuntimeInfo,
+    RuntimeModelInfo,
+    RuntimesDetectResult,
 )
 from plugin_bridge.wire.models.tools import (
     FileChange,
@@ -142,6 +151,9 @@ __all__ = [
     "ConversationsListResult",
     "ConversationsRenameParams",
     "CreateNoteParams",
+    "EmbedderDownloadParams",
+    "EmbedderDownloadProgress",
+    "EmbedderDownloadResult",
     "EmbedderStatus",
     "Empty",
     "EmptyResult",
@@ -185,6 +197,9 @@ __all__ = [
     "RelatedResult",
     "RewriteParams",
     "RewriteResult",
+    "RuntimeInfo",
+    "RuntimeModelInfo",
+    "RuntimesDetectResult",
     "SearchHitModel",
     "SearchMode",
     "SearchParams",
@@ -192,6 +207,7 @@ __all__ = [
     "SearchSummarizeParams",
     "SearchSummarizeResult",
     "ServerInfo",
+    "ServerProof",
     "SettingsResult",
     "SettingsUpdateParams",
     "StoredMessage",

@@ -89,7 +89,7 @@ def test_registration_returns_the_seven_tool_names_in_order(vault: Vault) -> Non
     """register_vault_tools reports exactly what it registered."""
     tools = ToolRegistry()
     names = register_vault_tools(tools, vault)
-    assert names == list(VAULT_TOOL_NAMES) == [spec.name for spec in tools.get_registered_tools()]
+    assert names == list(VAULT_TOOL_NAMES) == tools.get_registered_tools()
     assert set(names) == {
         "search_notes",
         "read_note",
@@ -103,7 +103,7 @@ def test_registration_returns_the_seven_tool_names_in_order(vault: Vault) -> Non
 
 def test_every_schema_is_valid_closed_and_described(registry: ToolRegistry) -> None:
     """Valid JSON Schemas, no extra properties, every property explained to the model."""
-    for spec in registry.get_registered_tools():
+    for spec in registry.tool_specs():
         schema = dict(spec.input_schema)
         validator_for(schema).check_schema(schema)
         assert schema["type"] == "object" and schema["additionalProperties"] is False
@@ -115,7 +115,7 @@ def test_every_schema_is_valid_closed_and_described(registry: ToolRegistry) -> N
 
 def test_limits_are_bounded_with_a_default_of_ten(registry: ToolRegistry) -> None:
     """search_notes and list_notes take limit 1..50, default 10."""
-    for spec in registry.get_registered_tools():
+    for spec in registry.tool_specs():
         limit = spec.input_schema["properties"].get("limit")
         if limit is not None:
             assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 50, 10)
@@ -123,7 +123,7 @@ def test_limits_are_bounded_with_a_default_of_ten(registry: ToolRegistry) -> Non
 
 def test_descriptions_teach_the_path_format_and_search_syntax(registry: ToolRegistry) -> None:
     """The model learns relative paths with extensions and every search operator."""
-    specs = {spec.name: spec for spec in registry.get_registered_tools()}
+    specs = {spec.name: spec for spec in registry.tool_specs()}
     query = specs["search_notes"].input_schema["properties"]["query"]["description"]
     for operator in ['"', "prefix*", "tag:", "path:"]:
         assert operator in query
