@@ -96,7 +96,7 @@ export class RelatedView extends ItemView {
 		if (file.path === this.shown && !again) return;
 		this.shown = file.path;
 		const generation = ++this.generation;
-		this.titleEl.setText(file.basename);
+		this.titleEl.setText(`Related to ${file.basename}`);
 		try {
 			const related = await this.plugin.client.call("vault/related", { path: file.path, limit: LIMIT });
 			if (generation !== this.generation) return;
