@@ -76,6 +76,13 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         ALTER TABLE conversations ADD COLUMN note_hash TEXT;
         """,
     ),
+    (
+        # Which provider served each call ("" for calls recorded before this column).
+        "004_usage_provider",
+        """
+        ALTER TABLE usage ADD COLUMN provider TEXT NOT NULL DEFAULT '';
+        """,
+    ),
 )
 
 

@@ -29,11 +29,11 @@ OLD_FILE_NAME: Final = "conversations.sqlite3"
 MOVED: Final = "002_rows_from_conversations"
 COLUMNS: Final = (
     "time, conversation, purpose, model, input_tokens, output_tokens, cache_read_tokens, "
-    "cache_write_tokens, cost_usd"
+    "cache_write_tokens, cost_usd, provider"
 )
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     (
-        # Every provider call; cost NULL = price unknown.
+        # Every provider call; cost NULL = price unknown; provider "" when not known.
         "001_usage",
         """
         CREATE TABLE usage (
@@ -45,7 +45,8 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
             output_tokens INTEGER NOT NULL,
             cache_read_tokens INTEGER NOT NULL,
             cache_write_tokens INTEGER NOT NULL,
-            cost_usd REAL
+            cost_usd REAL,
+            provider TEXT NOT NULL DEFAULT ''
         );
         CREATE INDEX usage_by_time ON usage(time);
         """,
@@ -55,9 +56,11 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
 
 @dataclass(frozen=True)
 class ModelUsage:
-    """One model's calls over a period; ``cost_usd`` sums the priced ones (None: no call had a
-    known price), ``unpriced_calls`` counts the others."""
+    """One provider's model's calls over a period; ``cost_usd`` sums the priced ones (None: no
+    call had a known price), ``unpriced_calls`` counts the others."""
 
+    provider: str
+    """"" for calls recorded before providers were (or by a provider without a name)."""
     model: str
     calls: int
     input_tokens: int
@@ -81,6 +84,7 @@ class UsageLog:
         self,
         conversation_id: str | None,
         purpose: str,
+        provider: str,
         model: str,
         usage: Usage,
         cost_usd: float | None,
@@ -88,7 +92,7 @@ class UsageLog:
         """Log one provider call."""
         with self._lock:
             self._conn.execute(
-                f"INSERT INTO usage ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO usage ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     time.time(),
                     conversation_id,
@@ -99,17 +103,18 @@ class UsageLog:
                     usage.cache_read_tokens,
                     usage.cache_write_tokens,
                     cost_usd,
+                    provider,
                 ),
             )
 
     def by_model(self, since: float) -> list[ModelUsage]:
-        """Calls since ``since`` (Unix seconds) per model, most expensive first."""
+        """Calls since ``since`` (Unix seconds) per provider and model, most expensive first."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT model, COUNT(*), SUM(input_tokens), SUM(output_tokens), "
+                "SELECT provider, model, COUNT(*), SUM(input_tokens), SUM(output_tokens), "
                 "SUM(cache_read_tokens), SUM(cache_write_tokens), SUM(cost_usd), "
-                "SUM(cost_usd IS NULL) FROM usage WHERE time >= ? GROUP BY model "
-                "ORDER BY SUM(cost_usd) DESC, model",
+                "SUM(cost_usd IS NULL) FROM usage WHERE time >= ? GROUP BY provider, model "
+                "ORDER BY SUM(cost_usd) DESC, provider, model",
                 (since,),
             ).fetchall()
         return [ModelUsage(*row) for row in rows]
@@ -142,13 +147,12 @@ def _copy_rows(conn: sqlite3.Connection, old: Path) -> int:
     """Copy the usage rows of the database at ``old`` into ``conn``'s; how many."""
     source = sqlite3.connect(f"file:{old}?mode=ro", uri=True)
     try:
-        has_table = source.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'usage'"
-        ).fetchone()
-        rows = source.execute(f"SELECT {COLUMNS} FROM usage").fetchall() if has_table else []
+        columns = {row[1] for row in source.execute("PRAGMA table_info(usage)")}
+        wanted = COLUMNS if "provider" in columns else COLUMNS.replace("provider", "''")
+        rows = source.execute(f"SELECT {wanted} FROM usage").fetchall() if columns else []
     finally:
         source.close()
     conn.execute("BEGIN IMMEDIATE")
-    conn.executemany(f"INSERT INTO usage ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.executemany(f"INSERT INTO usage ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     conn.execute("COMMIT")
     return len(rows)

@@ -25,7 +25,9 @@ def _old_store_with_usage(data: Path, cost: float) -> None:
     conn = connect(str(data / "conversations.sqlite3"))
     migrate(conn, MIGRATIONS)
     conn.execute(
-        "INSERT INTO usage VALUES (?, 'c1', 'chat', 'claude-haiku-4-5', 10, 5, 0, 0, ?)",
+        "INSERT INTO usage (time, conversation, purpose, model, input_tokens, output_tokens, "
+        "cache_read_tokens, cache_write_tokens, cost_usd, provider) "
+        "VALUES (?, 'c1', 'chat', 'claude-haiku-4-5', 10, 5, 0, 0, ?, 'anthropic')",
         (time.time(), cost),
     )
     conn.close()

@@ -74,8 +74,8 @@ async def test_the_usage_command_prints_today_and_this_month_per_model(tmp_path:
     vault = tmp_path / "vault"
     vault.mkdir()
     log = UsageLog(tmp_path / "data")
-    log.record("c1", "chat", PRICED, CALL, 0.0006)
-    log.record(None, "note", "llama3.1:8b", CALL, None)
+    log.record("c1", "chat", "anthropic", PRICED, CALL, 0.0006)
+    log.record(None, "note", "ollama", "llama3.1:8b", CALL, None)
     log.close()
     code, out, _err = await run_cli(
         tmp_path, "usage", "--vault", str(vault), "--data-dir", str(tmp_path / "data")
