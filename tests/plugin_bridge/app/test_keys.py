@@ -135,3 +135,12 @@ def test_the_binding_rule() -> None:
     }
     sent_together = {"base_urls": {"openai": "http://h:9/v1"}, "openai_api_key": "k"}
     assert rebound(current, sent_together, None) == {"openai_api_key_host": "http://h:9"}
+
+
+async def test_per_provider_base_urls_are_http_only(tmp_path: Path) -> None:
+    async with running_bridge(tmp_path, settings=BridgeSettings()) as bridge:
+        error = await (await bridge.wire()).error(
+            "settings/update", {"baseUrls": {"openai": "file:///etc/passwd"}}
+        )
+    assert error["code"] == -32602 and "'baseUrls" in error["message"]
+    assert read_config() == {}
