@@ -151,8 +151,10 @@ class BridgeApp:
                 return self.config.context_note
 
             self._setup_tools = ToolRegistry(confirm=showing_the_note(self.confirm, note_path))
-            register_vault_tools(self._setup_tools, self.vault, write_permission="ask")
-            register_setup_tool(self._setup_tools, self.vault, note_path)
+            register_vault_tools(
+                self._setup_tools, self.vault, write_permission="ask", writer=self.writes.write
+            )
+            register_setup_tool(self._setup_tools, self.vault, note_path, self.writes.write)
         return self._setup_tools
 
     def prepare_turn(self, service: LLMService, *, setup: bool, has_note: bool) -> None:
