@@ -96,14 +96,17 @@ class BridgeApp:
             if vault.semantic is not None:
                 semantic, vault.semantic = vault.semantic, None
                 await semantic.close()
-            return
-        if vault.semantic is not None:
+        elif vault.semantic is not None:
             vault.semantic.confirm_over_usd = confirm_over_usd
             await vault.semantic.switch(embedder)
-            return
-        self._follow(vault.use_embedder(embedder, confirm_over_usd=confirm_over_usd))
-        assert vault.semantic is not None
-        await vault.semantic.start()
+        else:
+            self._follow(vault.use_embedder(embedder, confirm_over_usd=confirm_over_usd))
+            assert vault.semantic is not None
+            await vault.semantic.start()
+        if self._tools is not None:
+            from plugin_bridge.app.vault_tools import offer_related
+
+            offer_related(self._tools, vault)
 
     def _embedding_progress(self, progress: Progress) -> None:
         from plugin_bridge.wire.models import IndexProgress, dump

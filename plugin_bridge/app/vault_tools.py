@@ -16,7 +16,7 @@ from typing import Any, Final
 from llm_service.messages import ToolCall
 from llm_service.tools import Permission, ToolHandler, ToolOutput, ToolRegistry
 from plugin_bridge.vault.notes.vault import Vault
-from plugin_bridge.vault.semantic.hybrid import NoteHit, search_notes
+from plugin_bridge.vault.semantic.hybrid import NoteHit, related_notes, search_notes
 
 READ_LIMIT_CHARS: Final = 20_000
 """read_note returns at most this many characters per call."""
@@ -26,26 +26,50 @@ DEFAULT_LIMIT: Final = 10
 MAX_LIMIT: Final = 50
 
 WRITE_TOOL_NAMES: Final = frozenset({"create_note", "append_to_note", "edit_note"})
+RELATED_TOOL: Final = "related_notes"
+"""Offered only while the vault has semantic search (an embedder): see :func:`offer_related`."""
 
 
 def register_vault_tools(
     registry: ToolRegistry, vault: Vault, *, write_permission: Permission = "ask"
 ) -> list[str]:
-    """Register the seven vault tools on ``registry`` (an ``LLMService``'s is ``service.tools``);
-    reads "allow", writes ``write_permission``.
+    """Register the seven vault tools on ``registry`` (an ``LLMService``'s is ``service.tools``),
+    and related_notes when the vault has an embedder; reads "allow", writes
+    ``write_permission``.
 
-    Returns their names, ``VAULT_TOOL_NAMES`` in order.
+    Returns their names: ``VAULT_TOOL_NAMES`` in order, then related_notes if registered.
     """
     tools = _VaultTools(vault)
     for spec in _SPECS:
-        registry.register_tool(
-            spec.name,
-            spec.description,
-            spec.input_schema,
-            _bind(spec.run, tools),
-            permission=write_permission if spec.name in WRITE_TOOL_NAMES else "allow",
+        if spec.name != RELATED_TOOL:
+            _register(registry, spec, tools, write_permission)
+    return [*VAULT_TOOL_NAMES, *([RELATED_TOOL] if offer_related(registry, vault) else [])]
+
+
+def offer_related(registry: ToolRegistry, vault: Vault) -> bool:
+    """Register related_notes on ``registry`` while ``vault`` has semantic search, remove it
+    otherwise (call again after the embedder changes); whether it is offered."""
+    wanted = vault.semantic is not None
+    present = registry.permission(RELATED_TOOL) is not None
+    if wanted and not present:
+        _register(registry, _RELATED_SPEC, _VaultTools(vault), "allow")
+    elif present and not wanted:
+        registry.unregister_tool(
+            RELATED_TOOL, "related_notes needs semantic search, and no embedder is configured."
         )
-    return list(VAULT_TOOL_NAMES)
+    return wanted
+
+
+def _register(
+    registry: ToolRegistry, spec: _Spec, tools: _VaultTools, write_permission: Permission
+) -> None:
+    registry.register_tool(
+        spec.name,
+        spec.description,
+        spec.input_schema,
+        _bind(spec.run, tools),
+        permission=write_permission if spec.name in WRITE_TOOL_NAMES else "allow",
+    )
 
 
 def preview_tool_call(vault: Vault, call: ToolCall) -> str | None:
@@ -117,16 +141,36 @@ class _VaultTools:
         path = self.notes.info(args["path"]).path
         return {"path": path, "backlinks": self.index.backlinks(path)}
 
+    def related_notes(self, args: dict[str, Any]) -> ToolOutput:
+        semantic = self.vault.semantic
+        if semantic is None:
+            raise ValueError("related_notes needs semantic search, and no embedder is configured.")
+        path = self.notes.info(args["path"]).path
+        if not semantic.ready:
+            return {"path": path, "related": [], "pending": "the note vectors are being computed"}
+        found = related_notes(self.index, semantic, path, args.get("limit", DEFAULT_LIMIT))
+        return {
+            "path": path,
+            "related": [
+                {"path": r.path, "title": r.title, "linked": r.links_to or r.linked_from}
+                for r in found
+            ],
+        }
+
     def create_note(self, args: dict[str, Any]) -> ToolOutput:
         written = self.notes.create(args["path"], args["content"], origin="model")
         return {"path": written.path, "hash": written.hash}
 
     def append_to_note(self, args: dict[str, Any]) -> ToolOutput:
-        written = self.notes.append(args["path"], args["content"], origin="model")
+        written = self.notes.append(
+            args["path"], args["content"], expected_hash=args.get("expected_hash"), origin="model"
+        )
         return {"path": written.path, "hash": written.hash}
 
     def edit_note(self, args: dict[str, Any]) -> ToolOutput:
-        written = self.notes.edit(args["path"], _edits(args), origin="model")
+        written = self.notes.edit(
+            args["path"], _edits(args), expected_hash=args.get("expected_hash"), origin="model"
+        )
         return {"path": written.path, "hash": written.hash}
 
 
@@ -190,6 +234,13 @@ def _path(kinds: str) -> dict[str, Any]:
         f"and the {kinds} extension, e.g. 'Projects/Kafka.md'.",
     }
 
+
+_EXPECTED_HASH: Final = {
+    "type": "string",
+    "pattern": "^[0-9a-f]{64}$",
+    "description": "Optional: the hash read_note returned; the write is refused if the note "
+    "changed since, so read it again.",
+}
 
 _LIMIT: Final = {
     "type": "integer",
@@ -281,6 +332,7 @@ _SPECS: Final = (
             ["path", "content"],
             path=_path(".md"),
             content={"type": "string", "minLength": 1, "description": "Markdown to add."},
+            expected_hash=_EXPECTED_HASH,
         ),
         _VaultTools.append_to_note,
     ),
@@ -315,9 +367,21 @@ _SPECS: Final = (
                     "additionalProperties": False,
                 },
             },
+            expected_hash=_EXPECTED_HASH,
         ),
         _VaultTools.edit_note,
     ),
 )
 
+_RELATED_SPEC: Final = _Spec(
+    RELATED_TOOL,
+    "List the notes closest in meaning to one note (not itself), best first, each with its "
+    "path, title and whether the two already link. Use it to suggest links or find notes on the "
+    "same subject worded differently.",
+    _object(["path"], path=_path(".md"), limit=_LIMIT),
+    _VaultTools.related_notes,
+)
+
 VAULT_TOOL_NAMES: Final[tuple[str, ...]] = tuple(spec.name for spec in _SPECS)
+"""The tools every registry gets; related_notes (:data:`RELATED_TOOL`) comes on top with an
+embedder."""

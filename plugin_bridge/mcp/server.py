@@ -1,0 +1,131 @@
+"""The vault as an MCP server, on the official SDK's low-level ``Server``: the tools of a
+:class:`~plugin_bridge.mcp.tools.VaultTools`, over stdio (``obsidian-ai-bridge mcp``) or over
+streamable HTTP (:class:`McpHttpApp`, mounted at ``/mcp`` on the bridge's HTTP listener).
+
+Results are the vault tools' own: JSON text (also given as ``structuredContent``), ``isError``
+for a refused call with the one sentence that says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any, Final
+
+import mcp_types as types
+from mcp.server.lowlevel.server import Server
+
+from plugin_bridge import __version__
+from plugin_bridge.app.vault_tools import WRITE_TOOL_NAMES
+from plugin_bridge.mcp.tools import Outcome, VaultTools
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from starlette.types import Receive, Scope, Send
+
+    from llm_service.messages import ToolSpec
+
+SERVER_NAME: Final = "obsidian-ai-bridge"
+DESTRUCTIVE: Final = frozenset({"edit_note"})
+"""Writes that change text already in a note (undoable with note/undo, but not additive)."""
+
+
+def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
+    """An MCP server offering ``tools`` (list and call) for the vault named ``vault_name``."""
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[mcp_tool(spec) for spec in await tools.list_tools()])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        return call_result(await tools.call_tool(params.name, dict(params.arguments or {})))
+
+    writes = " Writes are atomic, logged and undoable." if tools.allow_writes else ""
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=f"Search, read and list the notes of the Obsidian vault “{vault_name}”."
+        + writes,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def mcp_tool(spec: ToolSpec) -> types.Tool:
+    """A vault tool as MCP lists it: its schema as it is, with hints for clients' approvals."""
+    write = spec.name in WRITE_TOOL_NAMES
+    return types.Tool(
+        name=spec.name,
+        description=spec.description,
+        input_schema=dict(spec.input_schema),
+        annotations=types.ToolAnnotations(
+            read_only_hint=not write,
+            destructive_hint=spec.name in DESTRUCTIVE,
+            idempotent_hint=not write,
+            open_world_hint=False,
+        ),
+    )
+
+
+def call_result(outcome: Outcome) -> types.CallToolResult:
+    structured: dict[str, Any] | None = None
+    if not outcome.is_error and outcome.content.startswith("{"):
+        try:
+            structured = json.loads(outcome.content)
+        except ValueError:
+            structured = None
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=outcome.content)],
+        structured_content=structured,
+        is_error=outcome.is_error,
+    )
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve one MCP client on this process's stdin and stdout until stdin closes. While it
+    runs, file descriptor 1 points at stderr, so nothing else can write into the channel."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+class McpHttpApp:
+    """An ASGI app serving MCP over streamable HTTP (stateless, JSON responses): mount it at
+    ``/mcp`` behind the listener's token, Origin, Host and size checks. The SDK's session
+    manager starts with the first request and stops with :meth:`aclose`."""
+
+    def __init__(self, server: Server[Any]) -> None:
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+        self.manager: StreamableHTTPSessionManager = StreamableHTTPSessionManager(
+            app=server, json_response=True, stateless=True
+        )
+        self._ready: asyncio.Event | None = None
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._ready is None:
+            self._ready = asyncio.Event()
+            self._task = asyncio.create_task(self._run(self._ready), name="mcp http")
+        await self._ready.wait()
+        await self.manager.handle_request(scope, receive, send)
+
+    async def _run(self, ready: asyncio.Event) -> None:
+        try:
+            async with self.manager.run():
+                ready.set()
+                await self._stop.wait()
+        finally:
+            ready.set()  # a manager that failed to start answers errors, never hangs a request
+
+    async def aclose(self) -> None:
+        """Stop the session manager (requests in flight are cancelled)."""
+        self._stop.set()
+        if self._task is not None:
+            await self._task
