@@ -82,11 +82,22 @@ def json_of(result: types.CallToolResult) -> dict[str, Any]:
     return data
 
 
-def mcp_command(vault: Path, data_dir: Path, env: dict[str, str], *args: str) -> StdioServerParameters:
+def mcp_command(
+    vault: Path, data_dir: Path, env: dict[str, str], *args: str
+) -> StdioServerParameters:
     """``obsidian-ai-bridge mcp`` on ``vault`` as an MCP client starts it (this venv's Python)."""
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "plugin_bridge", "mcp", "--vault", str(vault), "--data-dir", str(data_dir), *args],
+        args=[
+            "-m",
+            "plugin_bridge",
+            "mcp",
+            "--vault",
+            str(vault),
+            "--data-dir",
+            str(data_dir),
+            *args,
+        ],
         env=env,
         cwd=str(REPO_ROOT),
     )
