@@ -19,7 +19,8 @@ from plugin_bridge.app.conversations.live import MAX_CONVERSATIONS, Conversation
 from plugin_bridge.app.conversations.store import ConversationStore
 from plugin_bridge.app.conversations.titles import make_title
 from plugin_bridge.app.conversations.usage import Budgets, Spending
-from plugin_bridge.app.settings.config import NO_PROVIDER, BridgeSettings
+from plugin_bridge.app.settings.config import NO_PROVIDER, BridgeSettings, McpSettings
+from plugin_bridge.app.tool_sources import McpSources, SourceStatus
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ class BridgeApp:
         self.spending = Spending(store, budgets or Budgets())
         self.conversations = Conversations(self._new_service, store, limit=max_conversations)
         self._tools: ToolRegistry | None = None
+        self._tool_sources: McpSources | None = None
         self._background: set[asyncio.Task[None]] = set()
         self.broadcast: Callable[[str, dict[str, Any]], None] = _nobody
         """Sends a notification to every client; the server sets it once it listens."""
@@ -134,6 +136,19 @@ class BridgeApp:
             register_vault_tools(self._tools, self.vault, write_permission="ask")
         return self._tools
 
+    async def use_mcp_servers(self, mcp: McpSettings) -> None:
+        """Offer the model the tools of these MCP servers (started, stopped or restarted to
+        match; called at start and when the settings change)."""
+        if self._tool_sources is None:
+            if not mcp.servers:
+                return
+            self._tool_sources = McpSources(self.tools)
+        await self._tool_sources.apply(mcp)
+
+    def mcp_status(self) -> list[SourceStatus]:
+        """Each configured MCP server's state, for health."""
+        return [] if self._tool_sources is None else self._tool_sources.status()
+
     @property
     def config(self) -> BridgeSettings:
         """The settings in effect; the defaults when the app was built without any (tests)."""
@@ -188,6 +203,8 @@ class BridgeApp:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+        if self._tool_sources is not None:
+            await self._tool_sources.aclose()
         self.conversations.store.close()
         if self.provider is not None:
             await self.provider.aclose()

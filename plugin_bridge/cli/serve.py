@@ -214,6 +214,7 @@ async def _serve(
             build_router(), app, sock=sock, allowed_origins=settings.allowed_origins
         ) as server:
             app.broadcast = server.broadcast
+            await app.use_mcp_servers(settings.mcp)
             print(
                 f"Ready. Try: {chat_hint(vault_root, options.info_file)}",
                 file=sys.stderr,

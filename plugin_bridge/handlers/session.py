@@ -17,6 +17,7 @@ from plugin_bridge.wire.models import (
     IndexStatus,
     InitializeParams,
     InitializeResult,
+    McpServerStatus,
     ModelInfoModel,
     ModelsListParams,
     ModelsListResult,
@@ -71,6 +72,10 @@ async def health(ctx: Context, params: Empty) -> HealthResult:
             notes=index.note_count, pending=index.pending, embedder=embedder_status(app.vault)
         ),
         recommended_models={name: list(models) for name, models in RECOMMENDED_MODELS.items()},
+        mcp_servers=[
+            McpServerStatus.model_validate(status, from_attributes=True)
+            for status in app.mcp_status()
+        ],
     )
 
 

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugin_bridge.app.settings.config import BridgeSettings, config_file, shown
+from plugin_bridge.app.settings.config import (
+    BridgeSettings,
+    McpSettings,
+    config_file,
+    shown,
+)
 from plugin_bridge.app.settings.live_settings import update_settings
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.models import (
     Empty,
     KeysModel,
+    McpServerInfo,
+    McpServerParams,
     ModelsByPurpose,
     SettingsResult,
     SettingsUpdateParams,
@@ -28,8 +35,12 @@ async def update(ctx: Context, params: SettingsUpdateParams) -> SettingsResult:
     settings file, in effect from the next request. Fields not sent stay; null sets one back
     to its default."""
     changes: dict[str, Any] = {
-        name: getattr(params, name) for name in params.model_fields_set if name != "models"
+        name: getattr(params, name)
+        for name in params.model_fields_set
+        if name not in ("models", "mcp_servers")
     }
+    if params.mcp_servers is not None:
+        changes["mcp"] = _mcp_changed(ctx.app.config.mcp, params.mcp_servers)
     if params.models is not None:
         for purpose in params.models.model_fields_set:
             changes[_PURPOSE_FIELDS[purpose]] = getattr(params.models, purpose)
@@ -39,6 +50,7 @@ async def update(ctx: Context, params: SettingsUpdateParams) -> SettingsResult:
 
 def _result(settings: BridgeSettings, provider: str | None, model: str | None) -> SettingsResult:
     masked = shown(settings)
+    mcp: Any = masked["mcp"]
     return SettingsResult(
         provider=settings.provider or provider,
         base_url=settings.base_url,
@@ -56,12 +68,29 @@ def _result(settings: BridgeSettings, provider: str | None, model: str | None) -
         conversations_folder=settings.conversations_folder,
         embedder=settings.embedder,
         embedder_base_url=settings.embedder_base_url,
+        mcp_servers=[
+            McpServerInfo.model_validate({"name": name, **server})
+            for name, server in mcp["servers"].items()
+        ],
         keys=KeysModel(
             anthropic=masked["anthropic_api_key"],
             openai=masked["openai_api_key"],
         ),
         config_file=str(config_file()),
     )
+
+
+def _mcp_changed(
+    current: McpSettings, servers: dict[str, McpServerParams | None]
+) -> dict[str, Any]:
+    """The ``mcp`` table after adding, replacing (given) and removing (null) these servers."""
+    table = current.model_dump(mode="json")
+    for name, server in servers.items():
+        if server is None:
+            table["servers"].pop(name, None)
+        else:
+            table["servers"][name] = server.model_dump(mode="json")
+    return table
 
 
 def register(router: AppRouter) -> None:

@@ -198,6 +198,7 @@ async def running_bridge(
         drain_timeout=drain_timeout,
     )
     app.broadcast = server.broadcast
+    await app.use_mcp_servers(app.config.mcp)
     try:
         yield Bridge(app, server, vault)
     finally:

@@ -407,6 +407,10 @@ export interface HealthResult {
 	recommendedModels: {
 		[k: string]: string[];
 	};
+	/**
+	 * The MCP servers whose tools the model may call ([mcp.servers.NAME]).
+	 */
+	mcpServers: McpServerStatus[];
 }
 export interface IndexStatus {
 	/**
@@ -439,6 +443,18 @@ export interface EmbedderStatus {
 	 * The embedding job's phase, as in index/progress.
 	 */
 	phase: string;
+}
+export interface McpServerStatus {
+	name: string;
+	state: "running" | "starting" | "failed";
+	/**
+	 * How many of its tools the model is offered now.
+	 */
+	tools: number;
+	/**
+	 * Why it last failed; null while it runs.
+	 */
+	error?: string | null;
 }
 export interface ConfirmEmbeddingResult {
 	/**
@@ -660,6 +676,10 @@ export interface SettingsResult {
 	embedder?: string | null;
 	embedderBaseUrl?: string | null;
 	/**
+	 * MCP servers whose tools the model may call, as NAME__tool.
+	 */
+	mcpServers: McpServerInfo[];
+	/**
 	 * Where settings/update saves them.
 	 */
 	configFile: string;
@@ -687,6 +707,31 @@ export interface KeysModel {
 	 * Masked; null when not set.
 	 */
 	openai: string | null;
+}
+export interface McpServerInfo {
+	name: string;
+	/**
+	 * The program started over stdio; null for a URL.
+	 */
+	command: string | null;
+	args: string[];
+	/**
+	 * Names with masked values.
+	 */
+	env: {
+		[k: string]: string;
+	};
+	/**
+	 * The streamable HTTP endpoint; null for a command.
+	 */
+	url: string | null;
+	/**
+	 * Names with masked values.
+	 */
+	headers: {
+		[k: string]: string;
+	};
+	permission: "allow" | "ask" | "deny";
 }
 export interface SettingsUpdateParams {
 	provider?: ("anthropic" | "openai" | "ollama") | null;
@@ -720,11 +765,39 @@ export interface SettingsUpdateParams {
 	 */
 	embedder?: string | null;
 	embedderBaseUrl?: string | null;
+	/**
+	 * Add or replace servers by name (either command, args and env, or url and headers); null removes one. Servers not named stay as they are.
+	 */
+	mcpServers?: {
+		/**
+		 * This interface was referenced by `undefined`'s JSON-Schema definition
+		 * via the `patternProperty` "^[a-z0-9_-]{1,20}$".
+		 */
+		[k: string]: McpServerParams | null;
+	} | null;
 }
 export interface ModelsUpdate {
 	chat?: string | null;
 	fast?: string | null;
 	deep?: string | null;
+}
+export interface McpServerParams {
+	command?: string | null;
+	/**
+	 * @maxItems 100
+	 */
+	args?: string[];
+	env?: {
+		[k: string]: string;
+	};
+	url?: string | null;
+	headers?: {
+		[k: string]: string;
+	};
+	/**
+	 * Its tools run freely, after tool/confirm (the default), or never.
+	 */
+	permission?: "allow" | "ask" | "deny";
 }
 export interface ToolsExecuteParams {
 	/**
@@ -955,7 +1028,14 @@ export interface ServerRequests {
 	};
 }
 export interface ToolConfirmParams {
+	/**
+	 * The tool as the model called it; NAME__tool for an MCP one.
+	 */
 	tool: string;
+	/**
+	 * The MCP server ([mcp.servers.NAME]) of the tool; null: a vault tool.
+	 */
+	server?: string | null;
 	arguments: {
 		[k: string]: unknown;
 	};

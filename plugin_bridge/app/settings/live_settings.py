@@ -10,6 +10,7 @@ from pydantic import SecretStr, ValidationError
 from plugin_bridge.app.conversations.usage import Budgets
 from plugin_bridge.app.settings.config import (
     BridgeSettings,
+    McpSettings,
     SettingsError,
     build_embedder,
     build_provider,
@@ -45,6 +46,8 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
         values[key] = BridgeSettings.model_fields[key].get_default(call_default_factory=True)
     try:
         updated = BridgeSettings.model_validate(values)
+        if "mcp" in changes:  # exactly as given: the file's servers would merge back in
+            updated = updated.model_copy(update={"mcp": McpSettings.model_validate(changes["mcp"])})
     except ValidationError as exc:
         raise RpcError(
             WireCode.INVALID_PARAMS, f"Invalid settings: {field_problems(exc)}."
@@ -69,6 +72,8 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
         app.vault.set_scope(updated.exclude)
     if changes.keys() & EMBEDDER_FIELDS:
         await app.use_embedder(embedder, updated.embedder_confirm_over_usd)
+    if "mcp" in changes:
+        await app.use_mcp_servers(updated.mcp)
     if old is not None and old is not provider:
         await old.aclose()
     return updated

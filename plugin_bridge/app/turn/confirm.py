@@ -11,6 +11,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
+from plugin_bridge.app.tool_sources import server_of
 from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.models import ToolConfirmParams, ToolConfirmResult, dump
 
@@ -35,7 +36,9 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
             logger.info("tool %s needs approval and no client is asking: denied", call.name)
             return False
         preview = await asyncio.to_thread(_preview, vault, call)
-        params = ToolConfirmParams(tool=call.name, arguments=call.arguments, preview=preview)
+        params = ToolConfirmParams(
+            tool=call.name, server=server_of(call.name), arguments=call.arguments, preview=preview
+        )
         try:
             async with asyncio.timeout(timeout):
                 answer = await ctx.peer.request(CONFIRM_METHOD, dump(params))

@@ -67,6 +67,7 @@ from plugin_bridge.wire.models.session import (
     IndexStatus,
     InitializeParams,
     InitializeResult,
+    McpServerStatus,
     ModelInfoModel,
     ModelsListParams,
     ModelsListResult,
@@ -75,6 +76,8 @@ from plugin_bridge.wire.models.session import (
 )
 from plugin_bridge.wire.models.settings import (
     KeysModel,
+    McpServerInfo,
+    McpServerParams,
     ModelsByPurpose,
     ModelsUpdate,
     SettingsResult,
@@ -149,6 +152,9 @@ __all__ = [
     "InvalidCall",
     "KeysModel",
     "MatchSide",
+    "McpServerInfo",
+    "McpServerParams",
+    "McpServerStatus",
     "ModelInfoModel",
     "ModelUsageModel",
     "ModelsByPurpose",

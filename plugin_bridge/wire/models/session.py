@@ -60,6 +60,13 @@ class IndexStatus(WireModel):
     embedder: EmbedderStatus | None = Field(None, description="null: lexical search only.")
 
 
+class McpServerStatus(WireModel):
+    name: str
+    state: Literal["running", "starting", "failed"]
+    tools: int = Field(description="How many of its tools the model is offered now.")
+    error: str | None = Field(None, description="Why it last failed; null while it runs.")
+
+
 class HealthResult(WireModel):
     status: Literal["ok"]
     version: str
@@ -67,6 +74,9 @@ class HealthResult(WireModel):
     model: str | None
     index: IndexStatus
     recommended_models: dict[str, list[str]]
+    mcp_servers: list[McpServerStatus] = Field(
+        description="The MCP servers whose tools the model may call ([mcp.servers.NAME])."
+    )
 
 
 class ModelsListParams(Params):

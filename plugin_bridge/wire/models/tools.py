@@ -53,7 +53,10 @@ class ToolsExecuteResult(WireModel):
 
 
 class ToolConfirmParams(WireModel):
-    tool: str
+    tool: str = Field(description="The tool as the model called it; NAME__tool for an MCP one.")
+    server: str | None = Field(
+        None, description="The MCP server ([mcp.servers.NAME]) of the tool; null: a vault tool."
+    )
     arguments: dict[str, Any]
     preview: str | None = Field(None, description="Unified diff of a write, when known.")
 
