@@ -84,6 +84,9 @@ def server_arguments(serve: argparse.ArgumentParser) -> None:
 
     serve.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
+    serve.add_argument(
+        "--http-port", type=int, default=0, help="HTTP API port (default 0: a free one)"
+    )
     serve.add_argument("--info-file", type=Path, help="where to write url and token")
     serve.add_argument("--provider", choices=PROVIDERS, help="model provider")
     serve.add_argument("--model", help="model name (default: the provider's recommended one)")
@@ -176,6 +179,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         vault=args.vault,
         host=args.host,
         port=args.port,
+        http_port=args.http_port,
         info_file=args.info_file,
         provider=args.provider,
         model=args.model,

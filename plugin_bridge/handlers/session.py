@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hmac
 import logging
+from typing import get_args
 
 from plugin_bridge import __version__
 from plugin_bridge.app.settings.model_cache import ModelCache, known_models
+from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.search import embedder_status
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -22,6 +24,7 @@ from plugin_bridge.wire.models import (
     ModelsListParams,
     ModelsListResult,
     ServerInfo,
+    ToolFormat,
     VaultInfo,
 )
 from plugin_bridge.wire.protocol import PROTOCOL_VERSION
@@ -59,9 +62,13 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
 
 async def health(ctx: Context, params: Empty) -> HealthResult:
     """Server status: version, provider and model, index size and backlog."""
+    return health_of(ctx.app)
+
+
+def health_of(app: BridgeApp) -> HealthResult:
+    """The server's status, as the WebSocket's ``health`` and HTTP's ``GET /health`` give it."""
     from llm_service.pricing import RECOMMENDED_MODELS
 
-    app = ctx.app
     index = app.vault.index
     return HealthResult(
         status="ok",
@@ -72,6 +79,8 @@ async def health(ctx: Context, params: Empty) -> HealthResult:
             notes=index.note_count, pending=index.pending, embedder=embedder_status(app.vault)
         ),
         recommended_models={name: list(models) for name, models in RECOMMENDED_MODELS.items()},
+        supported_formats=list(get_args(ToolFormat)),
+        tool_count=len(app.tools.get_registered_tools()),
         mcp_servers=[
             McpServerStatus.model_validate(status, from_attributes=True)
             for status in app.mcp_status()

@@ -1,6 +1,6 @@
 """The vault as an MCP server, on the official SDK's low-level ``Server``: the tools of a
 :class:`~plugin_bridge.mcp.tools.VaultTools`, over stdio (``obsidian-ai-bridge mcp``) or over
-streamable HTTP (:class:`McpHttpApp`, mounted at ``/mcp`` on the bridge's HTTP listener).
+streamable HTTP (:class:`plugin_bridge.mcp.McpHttpApp`, at ``/mcp`` on the HTTP listener).
 
 Results are the vault tools' own: JSON text (also given as ``structuredContent``), ``isError``
 for a refused call with the one sentence that says why.
@@ -8,7 +8,6 @@ for a refused call with the one sentence that says why.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import TYPE_CHECKING, Any, Final
 
@@ -21,8 +20,6 @@ from plugin_bridge.mcp.tools import Outcome, VaultTools
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
-    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-    from starlette.types import Receive, Scope, Send
 
     from llm_service.messages import ToolSpec
 
@@ -92,40 +89,3 @@ async def serve_stdio(server: Server[Any]) -> None:
 
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-class McpHttpApp:
-    """An ASGI app serving MCP over streamable HTTP (stateless, JSON responses): mount it at
-    ``/mcp`` behind the listener's token, Origin, Host and size checks. The SDK's session
-    manager starts with the first request and stops with :meth:`aclose`."""
-
-    def __init__(self, server: Server[Any]) -> None:
-        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-
-        self.manager: StreamableHTTPSessionManager = StreamableHTTPSessionManager(
-            app=server, json_response=True, stateless=True
-        )
-        self._ready: asyncio.Event | None = None
-        self._stop = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self._ready is None:
-            self._ready = asyncio.Event()
-            self._task = asyncio.create_task(self._run(self._ready), name="mcp http")
-        await self._ready.wait()
-        await self.manager.handle_request(scope, receive, send)
-
-    async def _run(self, ready: asyncio.Event) -> None:
-        try:
-            async with self.manager.run():
-                ready.set()
-                await self._stop.wait()
-        finally:
-            ready.set()  # a manager that failed to start answers errors, never hangs a request
-
-    async def aclose(self) -> None:
-        """Stop the session manager (requests in flight are cancelled)."""
-        self._stop.set()
-        if self._task is not None:
-            await self._task

@@ -165,7 +165,7 @@ export interface Methods {
 		result: SettingsResult;
 	};
 	/**
-	 * Validate every call, then run the valid ones in order under their permissions.
+	 * Run the calls (see :func:`run_calls`) with the app's tools.
 	 */
 	"tools/execute": {
 		params: ToolsExecuteParams;
@@ -407,6 +407,14 @@ export interface HealthResult {
 	recommendedModels: {
 		[k: string]: string[];
 	};
+	/**
+	 * Every format tools/list and GET /api/local-llm/tools accept.
+	 */
+	supportedFormats: ("anthropic" | "openai" | "ollama" | "lmstudio" | "vllm")[];
+	/**
+	 * How many vault tools the model and clients can call.
+	 */
+	toolCount: number;
 	/**
 	 * The MCP servers whose tools the model may call ([mcp.servers.NAME]).
 	 */

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from plugin_bridge.wire.models.base import Params, WireModel
+from plugin_bridge.wire.models.base import Params, ToolFormat, WireModel
 from plugin_bridge.wire.protocol import RequestId
 
 
@@ -74,6 +74,10 @@ class HealthResult(WireModel):
     model: str | None
     index: IndexStatus
     recommended_models: dict[str, list[str]]
+    supported_formats: list[ToolFormat] = Field(
+        description="Every format tools/list and GET /api/local-llm/tools accept."
+    )
+    tool_count: int = Field(description="How many vault tools the model and clients can call.")
     mcp_servers: list[McpServerStatus] = Field(
         description="The MCP servers whose tools the model may call ([mcp.servers.NAME])."
     )
