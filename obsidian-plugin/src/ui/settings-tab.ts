@@ -4,6 +4,7 @@
 import { Notice, PluginSettingTab, Setting, type App } from "obsidian";
 import type { ModelInfoModel, SettingsResult } from "../core/protocol";
 import type { Assistant } from "./assistant";
+import { showMcpServers } from "./mcp-servers";
 
 type Purpose = "chat" | "fast" | "deep";
 
@@ -212,6 +213,10 @@ export class AssistantSettingTab extends PluginSettingTab {
 					}),
 				);
 		}
+		showMcpServers(el, this.plugin, current.mcpServers, () => {
+			el.empty();
+			void this.showServerSettings(el);
+		});
 	}
 
 	private async saveServerSetting(changes: Record<string, unknown>, el: HTMLElement, redraw = true): Promise<void> {
