@@ -84,12 +84,12 @@ def _mcp_changed(
     current: McpSettings, servers: dict[str, McpServerParams | None]
 ) -> dict[str, Any]:
     """The ``mcp`` table after adding, replacing (given) and removing (null) these servers."""
-    table = current.model_dump(mode="json")
+    table = current.model_dump(mode="json", exclude_none=True)  # TOML has no null
     for name, server in servers.items():
         if server is None:
             table["servers"].pop(name, None)
         else:
-            table["servers"][name] = server.model_dump(mode="json")
+            table["servers"][name] = server.model_dump(mode="json", exclude_none=True)
     return table
 
 

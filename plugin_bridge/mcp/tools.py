@@ -92,7 +92,7 @@ class LocalTools:
 
     async def list_tools(self) -> list[ToolSpec]:
         offer_related(self.registry, self.vault)  # the embedder may have changed
-        return offered(self.registry.get_registered_tools(), self.allow_writes)
+        return offered(self.registry.tool_specs(), self.allow_writes)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Outcome:
         refused = refusal(name, self.allow_writes)

@@ -9,6 +9,7 @@ from typing import Annotated, Final, Literal
 
 from pydantic import Field, StringConstraints
 
+from llm_service.factory import ProviderName
 from plugin_bridge.wire.models.base import Params, WireModel
 
 
@@ -38,7 +39,7 @@ class McpServerInfo(WireModel):
 
 
 class SettingsResult(WireModel):
-    provider: Literal["anthropic", "openai", "ollama"] | None
+    provider: ProviderName | None
     base_url: str | None
     models: ModelsByPurpose
     daily_budget_usd: float | None
@@ -81,7 +82,7 @@ class ModelsUpdate(Params):
 
 
 class SettingsUpdateParams(Params):
-    provider: Literal["anthropic", "openai", "ollama"] | None = None
+    provider: ProviderName | None = None
     base_url: str | None = Field(None, max_length=2000)
     models: ModelsUpdate | None = None
     daily_budget_usd: float | None = Field(None, gt=0)

@@ -87,7 +87,7 @@ def test_registration_returns_the_seven_tool_names_in_order(vault: Vault) -> Non
     """register_vault_tools reports exactly what it registered."""
     tools = ToolRegistry()
     names = register_vault_tools(tools, vault)
-    assert names == list(VAULT_TOOL_NAMES) == [spec.name for spec in tools.get_registered_tools()]
+    assert names == list(VAULT_TOOL_NAMES) == tools.get_registered_tools()
     assert set(names) == {
         "search_notes",
         "read_note",

@@ -82,7 +82,7 @@ async def test_lists_the_vault_tools_with_the_models_schemas(setup: Setup, tmp_p
     """Reads for every client, writes with --allow-writes, each with the model's own schema."""
     registry = ToolRegistry()
     register_vault_tools(registry, Vault(setup.vault, tmp_path / "d"))
-    schemas = {spec.name: spec.input_schema for spec in registry.get_registered_tools()}
+    schemas = {spec.name: spec.input_schema for spec in registry.tool_specs()}
     reader, writer = await setup.reader.tools(), await setup.writer.tools()
     assert set(reader) == READS
     assert set(writer) == READS | WRITES
