@@ -85,7 +85,7 @@ def _stdio_companion(allow_writes: bool) -> Callable[[BridgeApp], Awaitable[None
         from plugin_bridge.mcp.server import build_server, serve_stdio
         from plugin_bridge.mcp.tools import LocalTools
 
-        tools = LocalTools(app.vault, allow_writes=allow_writes)
+        tools = LocalTools(app.vault, allow_writes=allow_writes, writer=app.writes.write)
         await serve_stdio(build_server(tools, app.vault.name))
 
     return companion

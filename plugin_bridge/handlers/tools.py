@@ -58,19 +58,22 @@ async def list_tools(ctx: Context, params: ToolsListParams) -> ToolsListResult:
 
 async def execute(ctx: Context, params: ToolsExecuteParams) -> ToolsExecuteResult:
     """Run the calls (see :func:`run_calls`) with the app's tools."""
-    calls = [(item.name, dict(item.arguments)) for item in params.calls]
+    calls: list[tuple[str, dict[str, Any] | str]] = [
+        (item.name, dict(item.arguments)) for item in params.calls
+    ]
     return await run_calls(ctx.app.tools, calls, f"execute-{ctx.request_id}", ctx.denied)
 
 
 async def run_calls(
     registry: ToolRegistry,
-    calls: Sequence[tuple[str, dict[str, Any]]],
+    calls: Sequence[tuple[str, dict[str, Any] | str]],
     id_prefix: str,
     denied: set[str],
 ) -> ToolsExecuteResult:
     """Validate every ``(name, arguments)`` call, then run the valid ones in order under their
-    permissions. Nulls for optional arguments (what a strict-mode model sends for "not given")
-    count as not given.
+    permissions. ``arguments`` may instead be why the client's arguments could not be read (an
+    invalid call). Nulls for optional arguments (what a strict-mode model sends for "not
+    given") count as not given.
 
     A call that is not approved (permission "deny", or "ask" answered no / not answered: its id
     lands in ``denied``) stops the run with -32030; its data carries the results of the calls
@@ -80,6 +83,9 @@ async def run_calls(
     invalid: list[InvalidCall] = []
     runnable: list[tuple[int, ToolCall]] = []
     for index, (name, arguments) in enumerate(calls):
+        if isinstance(arguments, str):
+            invalid.append(InvalidCall(index=index, name=name, reason=arguments))
+            continue
         if name in schemas:
             arguments = without_null_optionals(schemas[name], arguments)
         call = ToolCall(f"{id_prefix}-{index}", name, arguments)

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from plugin_bridge.httpapi import routes_local, routes_openai, routes_proxy
+from plugin_bridge.httpapi.chat import HttpChat
 from plugin_bridge.httpapi.guard import MAX_BODY_BYTES, Guard
+from plugin_bridge.httpapi.responses import chat_of, json_response
 from plugin_bridge.wire.models import dump
 
 if TYPE_CHECKING:
@@ -28,15 +31,10 @@ if TYPE_CHECKING:
 Lifespan = Callable[[], AbstractAsyncContextManager[object]]
 
 
-def bridge_of(request: Request) -> BridgeApp:
-    """The bridge application a route serves."""
-    return cast("BridgeApp", request.app.state.bridge)
-
-
 async def health(request: Request) -> Response:
     from plugin_bridge.handlers.session import health_of
 
-    return JSONResponse(dump(health_of(bridge_of(request))))
+    return json_response(dump(health_of(chat_of(request).bridge)))
 
 
 def build_http_app(
@@ -50,16 +48,25 @@ def build_http_app(
 ) -> ASGIApp:
     """The guarded HTTP app of ``bridge`` for a listener on ``port``."""
 
+    chat = HttpChat(bridge)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
+            stack.push_async_callback(chat.aclose)
             for enter in lifespans:
                 await stack.enter_async_context(enter())
             yield
 
-    routes: list[BaseRoute] = [Route("/health", health, methods=["GET"]), *mounts]
+    routes: list[BaseRoute] = [
+        Route("/health", health, methods=["GET"]),
+        *routes_proxy.ROUTES,
+        *routes_openai.ROUTES,
+        *routes_local.ROUTES,
+        *mounts,
+    ]
     app = Starlette(routes=routes, lifespan=lifespan)
-    app.state.bridge = bridge
+    app.state.chat = chat
     return Guard(
         app, token=bridge.token, port=port, allowed_origins=allowed_origins, max_body=max_body
     )

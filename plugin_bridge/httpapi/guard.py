@@ -17,8 +17,9 @@ import hmac
 import json
 import logging
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
+from plugin_bridge.wire.errors import BodyTooLarge
 from plugin_bridge.wire.security import check_handshake
 from plugin_bridge.wire.transport import MAX_FRAME_BYTES
 
@@ -43,13 +44,16 @@ OPENAI_TYPES: Final = {
 """OpenAI's error ``type`` for each status the bridge answers on ``/v1/*``."""
 
 
-def error_body(path: str, status: int, code: str, message: str) -> bytes:
-    """The JSON error body for ``path``: OpenAI's shape under ``/v1/``, else the bridge's."""
+def error_body(
+    path: str, status: int, code: str, message: str, data: dict[str, Any] | None = None
+) -> bytes:
+    """The JSON error body for ``path``: OpenAI's shape under ``/v1/``, else the bridge's
+    (with ``data``'s fields beside, e.g. a refused tool call's index)."""
     if path.startswith("/v1/"):
         kind = OPENAI_TYPES.get(status, "api_error")
         payload: object = {"error": {"message": message, "type": kind, "code": code}}
     else:
-        payload = {"error": code, "message": message}
+        payload = {**(data or {}), "error": code, "message": message}
     return json.dumps(payload).encode()
 
 
@@ -62,10 +66,6 @@ class _ScopeHeaders:
     def get_all(self, key: str) -> list[str]:
         name = key.lower().encode("latin-1")
         return [value.decode("latin-1") for header, value in self.raw if header == name]
-
-
-class _TooLarge(Exception):
-    """The body grew past the limit while it was read."""
 
 
 class Guard:
@@ -107,7 +107,7 @@ class Guard:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_body:
-                    raise _TooLarge
+                    raise BodyTooLarge(self._too_large()[1])
             return message
 
         async def watched_send(message: Message) -> None:
@@ -117,7 +117,7 @@ class Guard:
 
         try:
             await self.app(scope, counted_receive, watched_send)
-        except _TooLarge:
+        except BodyTooLarge:
             if started:
                 raise
             await _respond(send, 413, error_body(path, 413, *self._too_large()))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from llm_service import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec
+from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
     from llm_service import Usage
@@ -33,8 +34,11 @@ FINISH_REASONS: Final[dict[str, str]] = {
 }
 
 
-class BadRequest(ValueError):
-    """The request body cannot be used; ``str()`` is the sentence for the client."""
+class BadRequest(RpcError):
+    """The request body cannot be used (400); ``str()`` is the sentence for the client."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(WireCode.INVALID_PARAMS, message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +53,8 @@ class ChatInput:
     max_tokens: int | None = None
     temperature: float | None = None
     stream: bool = False
+    include_usage: bool = False
+    """``stream_options.include_usage``: a last chunk carries the usage."""
 
 
 def chat_input(body: object) -> ChatInput:
@@ -73,6 +79,7 @@ def chat_input(body: object) -> ChatInput:
         or _positive_int(body, "max_tokens"),
         temperature=_temperature(body.get("temperature")),
         stream=body.get("stream") is True,
+        include_usage=_include_usage(body.get("stream_options")),
     )
 
 
@@ -229,6 +236,10 @@ def _tool_choice(raw: object, tools: list[ToolSpec]) -> str | None:
     if not isinstance(name, str) or not any(tool.name == name for tool in tools):
         raise BadRequest("'tool_choice' must be auto, none, required or name one of 'tools'.")
     return name
+
+
+def _include_usage(options: object) -> bool:
+    return isinstance(options, dict) and options.get("include_usage") is True
 
 
 def _positive_int(body: dict[str, Any], key: str) -> int | None:

@@ -51,7 +51,9 @@ class McpHttpApp:
             from plugin_bridge.mcp.server import build_server
             from plugin_bridge.mcp.tools import LocalTools
 
-            tools = LocalTools(self.app.vault, allow_writes=self.allow_writes)
+            tools = LocalTools(
+                self.app.vault, allow_writes=self.allow_writes, writer=self.app.writes.write
+            )
             server = build_server(tools, self.app.vault.name)
             manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
             async with manager.run():

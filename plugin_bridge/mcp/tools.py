@@ -21,6 +21,7 @@ from plugin_bridge.app.vault_tools import (
     RELATED_TOOL,
     VAULT_TOOL_NAMES,
     WRITE_TOOL_NAMES,
+    Writer,
     offer_related,
     register_vault_tools,
 )
@@ -77,16 +78,20 @@ def refusal(name: str, allow_writes: bool) -> Outcome | None:
 
 class LocalTools:
     """The vault tools of this process's vault; writes run without asking (the MCP client is
-    the one that asks its user), recorded in the audit log as the model's with undo."""
+    the one that asks its user), made by ``writer`` (the app's: through Obsidian for an open
+    note), recorded in the audit log as the model's with undo."""
 
-    def __init__(self, vault: Vault, *, allow_writes: bool) -> None:
+    def __init__(self, vault: Vault, *, allow_writes: bool, writer: Writer | None = None) -> None:
         from llm_service.tools import ToolRegistry
 
         self.vault = vault
         self.allow_writes = allow_writes
         self.registry: ToolRegistry = ToolRegistry()
         register_vault_tools(
-            self.registry, vault, write_permission="allow" if allow_writes else "deny"
+            self.registry,
+            vault,
+            write_permission="allow" if allow_writes else "deny",
+            writer=writer,
         )
         self._ids = itertools.count(1)
 

@@ -180,10 +180,10 @@ async def running_bridge(
     embedder: Embedder | None = None,
     vault_root: Path | None = None,
     semantic_options: dict[str, Any] | None = None,
+    server_options: dict[str, Any] | None = None,
     http: bool = False,
     http_mounts: Sequence[BaseRoute] = (),
     http_lifespans: Sequence[Lifespan] = (),
-    server_options: dict[str, Any] | None = None,
     **app_kw: Any,
 ) -> AsyncIterator[Bridge]:
     """Serve a copy of examples/vault (or ``vault_root``), fully indexed, in this process;

@@ -29,6 +29,8 @@ from plugin_bridge.wire.models.chat import (
 )
 from plugin_bridge.wire.models.commands import (
     CreateNoteParams,
+    RewriteParams,
+    RewriteResult,
     SearchSummarizeParams,
     SearchSummarizeResult,
 )
@@ -93,7 +95,9 @@ from plugin_bridge.wire.models.setup import (
     RuntimesDetectResult,
 )
 from plugin_bridge.wire.models.tools import (
+    FileChange,
     InvalidCall,
+    KeptChange,
     ToolCallParams,
     ToolConfirmParams,
     ToolConfirmResult,
@@ -115,6 +119,8 @@ from plugin_bridge.wire.models.vault import (
     AuditListResult,
     HashField,
     NoteAppendParams,
+    NoteApplyParams,
+    NoteApplyResult,
     NoteCreateParams,
     NoteEditModel,
     NoteEditParams,
@@ -154,6 +160,7 @@ __all__ = [
     "EmbedderStatus",
     "Empty",
     "EmptyResult",
+    "FileChange",
     "FolderContext",
     "HashField",
     "HealthResult",
@@ -162,6 +169,7 @@ __all__ = [
     "InitializeParams",
     "InitializeResult",
     "InvalidCall",
+    "KeptChange",
     "KeysModel",
     "MatchSide",
     "McpServerInfo",
@@ -174,6 +182,8 @@ __all__ = [
     "ModelsListResult",
     "ModelsUpdate",
     "NoteAppendParams",
+    "NoteApplyParams",
+    "NoteApplyResult",
     "NoteContext",
     "NoteCreateParams",
     "NoteEditModel",
@@ -191,6 +201,8 @@ __all__ = [
     "RelatedNote",
     "RelatedParams",
     "RelatedResult",
+    "RewriteParams",
+    "RewriteResult",
     "RuntimeInfo",
     "RuntimeModelInfo",
     "RuntimesDetectResult",

@@ -20,8 +20,13 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 ROUTES = [
     ("GET", "/health"),
+    ("POST", "/chat"),
+    ("POST", "/chat/stream"),
+    ("GET", "/api/local-llm/tools"),
+    ("POST", "/api/local-llm/execute-tools"),
+    ("GET", "/v1/models"),
+    ("POST", "/v1/chat/completions"),
     ("POST", "/no/such/route"),
-    ("GET", "/v1/no-such-route"),
 ]
 
 
