@@ -5,11 +5,11 @@ streamable HTTP URL, through the official SDK's client), lists its tools and reg
 the app's tool registry as ``NAME__tool``, under the server's permission ("ask" by default, so
 the user approves each call through ``tool/confirm``, whose params then carry ``server``).
 
-A server that fails to start or dies (a call sees the connection close, or a ping every
-:data:`PING_SECONDS` fails) loses its tools: they leave the list offered to the model, and a call
-that still names one gets a sentence saying the server is restarting. It is started again after
-``restart_backoff`` seconds, doubled after each failure up to :data:`MAX_BACKOFF` and back to the
-base once a start succeeds. ``health`` shows each server's state.
+A server that fails to start or dies (a call sees the connection close, or listing its tools,
+every :data:`CHECK_SECONDS`, fails) loses its tools: they leave the list offered to the model,
+and a call that still names one gets a sentence saying the server is restarting. It is started
+again after ``restart_backoff`` seconds, doubled after each failure up to :data:`MAX_BACKOFF`
+and back to the base once a start succeeds. ``health`` shows each server's state.
 
 The SDK is imported by the first supervisor, never when no server is configured.
 """
@@ -37,7 +37,7 @@ logger = logging.getLogger(__name__)
 SEPARATOR: Final = "__"
 """Between the server's name and its tool's: ``NAME__tool`` (vault tools never contain it)."""
 MAX_BACKOFF: Final = 60.0
-PING_SECONDS: Final = 5.0
+CHECK_SECONDS: Final = 5.0
 START_SECONDS: Final = 30.0
 """How long a server may take to start and list its tools."""
 
@@ -128,7 +128,7 @@ class _Supervisor:
             self.state, self._died = "starting", asyncio.Event()
             try:
                 async with self._connected() as client:
-                    self._register(client, (await client.list_tools()).tools)
+                    self._register(await _listed(client))
                     self.state, self.error, failures = "running", None, 0
                     logger.info("MCP server %s running, %d tools", self.name, len(self._tools))
                     await self._watch(client)
@@ -170,20 +170,30 @@ class _Supervisor:
             yield client
 
     async def _watch(self, client: Client) -> None:
-        """Raise ServerDied once a call or a ping finds the server gone."""
+        """Raise ServerDied once a call finds the server gone or it stops answering: every
+        CHECK_SECONDS it lists its tools again (MCP's own ping is gone from the 2026 protocol),
+        taking in any change of them."""
         while True:
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(PING_SECONDS):
+                async with asyncio.timeout(CHECK_SECONDS):
                     await self._died.wait()
             if self._died.is_set():
                 raise ServerDied("its connection closed")
             try:
-                async with asyncio.timeout(PING_SECONDS):
-                    await client.send_ping()
+                async with asyncio.timeout(CHECK_SECONDS):
+                    tools = await _listed(client)
             except Exception as exc:
-                raise ServerDied(f"it does not answer a ping: {_reason(exc)}") from exc
+                raise ServerDied(f"it does not answer: {_reason(exc)}") from exc
+            if [tool.name for tool in tools] != [self._own(name) for name in self._tools]:
+                self._register(tools)
 
-    def _register(self, client: Client, tools: list[Any]) -> None:
+    def _own(self, name: str) -> str:
+        """The server's own name of one of its tools (``NAME__tool`` → ``tool``)."""
+        return name.removeprefix(f"{self.name}{SEPARATOR}")
+
+    def _register(self, tools: list[Any]) -> None:
+        """Offer ``tools`` (the server's list now) instead of those offered so far."""
+        self._unregister(None)
         names = []
         for tool in tools:
             name = f"{self.name}{SEPARATOR}{tool.name}"
@@ -245,6 +255,19 @@ class _Supervisor:
             return text
 
         return call
+
+
+async def _listed(client: Client) -> list[Any]:
+    """Every tool the server lists now (following its pages, at most 20)."""
+    tools: list[Any] = []
+    cursor = None
+    for _ in range(20):
+        page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
 
 
 def _schema(schema: dict[str, Any]) -> dict[str, Any]:

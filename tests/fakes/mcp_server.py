@@ -2,8 +2,8 @@
 bridge's tests: ``python -m tests.fakes.mcp_server [--http PORT]`` from the repository root.
 
 Tools: ``echo`` (its text back, with how many times this process started, read from the file in
-``$FAKE_MCP_STARTS``), ``add``, ``fail`` (an error result) and ``crash`` (the process exits
-mid-call, as a server that dies does).
+``$FAKE_MCP_STARTS``), ``add``, ``fail`` (an error result), ``authorization`` (the header the
+call came with, over HTTP) and ``crash`` (the process exits mid-call, as a server that dies does).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 server = MCPServer("fake")
@@ -48,6 +48,12 @@ def add(a: int, b: int) -> int:
 def fail(reason: str) -> str:
     """Always fails with the reason."""
     raise ToolError(reason)
+
+
+@server.tool()
+def authorization(ctx: Context) -> str:
+    """The Authorization header this call came with ('' over stdio)."""
+    return (ctx.headers or {}).get("authorization", "")
 
 
 @server.tool()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sys
 import tomllib
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -19,6 +20,7 @@ from llm_service import ScriptedProvider
 from plugin_bridge.app.settings.config import BridgeSettings
 from tests.conftest import REPO_ROOT
 from tests.helpers.bridge import WAIT, Bridge, Wire, running_bridge
+from tests.helpers.serve import START_WAIT
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 T = TypeVar("T")
@@ -55,12 +57,43 @@ def starts_of(bridge: Bridge) -> int:
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def bridge(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Bridge]:
+async def web_server() -> AsyncIterator[str]:
+    """tests/fakes/mcp_server.py over streamable HTTP on a free loopback port: its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *("-m", "tests.fakes.mcp_server", "--http", str(port)),
+        cwd=REPO_ROOT,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        async with asyncio.timeout(START_WAIT):
+            while True:
+                try:
+                    _, writer = await asyncio.open_connection("127.0.0.1", port)
+                except OSError:
+                    await asyncio.sleep(0.05)
+                    continue
+                writer.close()
+                break
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        await process.wait()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def bridge(
+    tmp_path_factory: pytest.TempPathFactory, web_server: str
+) -> AsyncIterator[Bridge]:
     tmp = tmp_path_factory.mktemp("sources")
     settings = BridgeSettings(
         mcp={
             "servers": {
                 "fake": fake_server(tmp / "starts"),
+                "web": {"url": web_server, "headers": {"Authorization": "Bearer web-secret"}},
                 "broken": {"command": str(tmp / "no-such-program")},
             },
             "restart_backoff": 0.05,
@@ -107,7 +140,7 @@ async def chat(wire: Wire, text: str) -> tuple[dict[str, Any], list[dict[str, An
 
 async def test_health_and_tools_list_show_the_servers_tools(wire: Wire) -> None:
     fake = await until_running(wire)
-    assert fake == {"name": "fake", "state": "running", "tools": 4, "error": None}
+    assert fake == {"name": "fake", "state": "running", "tools": 5, "error": None}
     listed = await wire.result("tools/list", {"format": "openai"})
     functions = {tool["function"]["name"]: tool["function"] for tool in listed["tools"]}
     assert {"fake__echo", "fake__add", "fake__fail", "fake__crash", "search_notes"} <= set(
@@ -147,6 +180,17 @@ async def test_the_model_calls_a_tool_after_the_user_approves(bridge: Bridge, wi
     assert "fake__echo" in offered
 
 
+async def test_a_server_over_http_gets_its_headers(bridge: Bridge, wire: Wire) -> None:
+    """A [mcp.servers] entry with url and headers: its tools are called over streamable HTTP
+    with those headers."""
+    await until_running(wire, "web")
+    provider = provider_of(bridge)
+    provider.enqueue_tool_call("web__authorization", {})
+    provider.enqueue_text("Checked.")
+    _, (tool_result,) = await chat(wire, "which header?")
+    assert tool_result == {**tool_result, "isError": False, "content": "Bearer web-secret"}
+
+
 async def test_an_error_result_reaches_the_model(bridge: Bridge, wire: Wire) -> None:
     await until_running(wire)
     provider = provider_of(bridge)
@@ -176,7 +220,7 @@ async def test_a_crash_is_a_clear_tool_error_and_the_server_restarts(
     # the tools left the registry (the next turn's list), unless the new process is up already
     assert bridge.app.tools.permission("fake__echo") is None or starts_of(bridge) > before
     fake = await until_running(wire)
-    assert fake["tools"] == 4
+    assert fake["tools"] == 5
     assert starts_of(bridge) == before + 1
     provider.enqueue_tool_call("fake__echo", {"text": "again"})
     provider.enqueue_text("Back.")
@@ -191,7 +235,8 @@ async def test_settings_add_mask_and_remove_a_server(bridge: Bridge, wire: Wire)
     second = fake_server(bridge.vault.data_dir / "second-starts", TOKEN="secret-1")
     updated = await wire.result("settings/update", {"mcpServers": {"second": second}})
     listed = {server["name"]: server for server in updated["mcpServers"]}
-    assert set(listed) == {"fake", "broken", "second"}
+    assert set(listed) == {"fake", "web", "broken", "second"}
+    assert listed["web"]["headers"]["Authorization"] != "Bearer web-secret"
     assert listed["second"]["env"]["TOKEN"] != "secret-1"
     assert "secret-1" not in str(await wire.result("settings/get", {}))
     assert "second" in saved_servers()
@@ -204,7 +249,7 @@ async def test_settings_add_mask_and_remove_a_server(bridge: Bridge, wire: Wire)
     )
     assert both["code"] == -32602
     removed = await wire.result("settings/update", {"mcpServers": {"second": None}})
-    assert {server["name"] for server in removed["mcpServers"]} == {"fake", "broken"}
+    assert {server["name"] for server in removed["mcpServers"]} == {"fake", "web", "broken"}
     assert "second" not in await servers(wire)
-    assert set(saved_servers()) == {"fake", "broken"}
+    assert set(saved_servers()) == {"fake", "web", "broken"}
     assert bridge.app.tools.permission("second__echo") is None
