@@ -173,6 +173,8 @@ async def test_the_model_calls_a_tool_after_the_user_approves(bridge: Bridge, wi
     assert confirm["method"] == "tool/confirm"
     assert confirm["params"]["tool"] == "fake__echo"
     assert confirm["params"]["server"] == "fake"
+    title = "Allow the assistant to run echo from the MCP server 'fake'?"
+    assert confirm["params"]["title"] == title
     assert confirm["params"]["arguments"] == {"text": "hello"}
     assert tool_result["isError"] is False
     assert tool_result["content"].startswith("hello (start ")
