@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import unquote
 
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
@@ -41,6 +42,28 @@ def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
     ) -> types.CallToolResult:
         return call_result(await tools.call_tool(params.name, dict(params.arguments or {})))
 
+    async def list_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[NOTE_TEMPLATE])
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        from mcp.shared.exceptions import MCPError
+
+        uri = str(params.uri)
+        if not uri.startswith(NOTE_SCHEME):
+            raise MCPError(types.INVALID_PARAMS, f"Unknown resource {uri!r}: use note://PATH.")
+        try:
+            path, text = await tools.read_text(unquote(uri.removeprefix(NOTE_SCHEME)))
+        except ValueError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
+        mime = "text/markdown" if path.endswith(".md") else "text/plain"
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)]
+        )
+
     writes = " Writes are atomic, logged and undoable." if tools.allow_writes else ""
     return Server(
         SERVER_NAME,
@@ -49,7 +72,18 @@ def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
         + writes,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
     )
+
+
+NOTE_SCHEME: Final = "note://"
+NOTE_TEMPLATE: Final = types.ResourceTemplate(
+    name="note",
+    uri_template="note://{path}",
+    description="A note of the vault, whole, by its path: note://Projects/Kafka%20pipeline.md",
+    mime_type="text/markdown",
+)
 
 
 def mcp_tool(spec: ToolSpec) -> types.Tool:

@@ -52,6 +52,10 @@ class VaultTools(Protocol):
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Outcome: ...
 
+    async def read_text(self, path: str) -> tuple[str, str]:
+        """A note's path (as the vault spells it) and whole text; ValueError saying why not."""
+        ...
+
 
 def offered(specs: list[ToolSpec], allow_writes: bool) -> list[ToolSpec]:
     """The vault tools of ``specs`` that MCP offers: reads, and the writes when allowed."""
@@ -108,6 +112,17 @@ class LocalTools:
             ToolCall(f"mcp-{next(self._ids)}", name, arguments)
         )
         return Outcome(block.content, block.is_error)
+
+    async def read_text(self, path: str) -> tuple[str, str]:
+        import asyncio
+
+        from plugin_bridge.vault.errors import VaultError
+
+        try:
+            note = await asyncio.to_thread(self.vault.notes.read, path)
+        except VaultError as exc:
+            raise ValueError(str(exc)) from exc
+        return note.path, note.content
 
 
 class ForwardedTools:
@@ -180,3 +195,12 @@ class ForwardedTools:
             return Outcome(invalid["reason"], is_error=True)
         result = done["results"][0]
         return Outcome(result["content"], bool(result["isError"]))
+
+    async def read_text(self, path: str) -> tuple[str, str]:
+        from plugin_bridge.wire.client import RpcCallError
+
+        try:
+            note = await self._request("note/read", {"path": path}, retry=True)
+        except (RpcCallError, ConnectionError) as exc:
+            raise ValueError(getattr(exc, "message", str(exc))) from exc
+        return str(note["path"]), str(note["content"])

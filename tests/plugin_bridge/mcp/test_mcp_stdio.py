@@ -13,8 +13,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import mcp_types as types
 import pytest
 import pytest_asyncio
+from mcp.shared.exceptions import MCPError
 
 from llm_service.tools import ToolRegistry
 from plugin_bridge.app.vault_tools import register_vault_tools
@@ -99,6 +101,19 @@ async def test_search_and_read(setup: Setup) -> None:
     assert note["content"] == (setup.vault / "Projects/Kafka pipeline.md").read_text()
     missing = await setup.reader.call("read_note", {"path": "No such note.md"})
     assert missing.is_error and "There is no note 'No such note.md'" in text_of(missing)
+
+
+async def test_notes_are_resources(setup: Setup) -> None:
+    """note://PATH (percent-encoded) reads a whole note; a path outside the vault is refused."""
+    templates = (await setup.reader.client.list_resource_templates()).resource_templates
+    assert [t.uri_template for t in templates] == ["note://{path}"]
+    read = await setup.reader.client.read_resource("note://Projects/Kafka%20pipeline.md")
+    (contents,) = read.contents
+    assert isinstance(contents, types.TextResourceContents)
+    assert contents.text == (setup.vault / "Projects/Kafka pipeline.md").read_text()
+    assert contents.mime_type == "text/markdown"
+    with pytest.raises(MCPError, match="leaves the vault"):
+        await setup.reader.client.read_resource("note://../secret.md")
 
 
 async def test_a_write_without_allow_writes_is_refused(setup: Setup) -> None:
