@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -64,6 +65,7 @@ class McpHttpApp:
                 started.set_exception(exc)
             if not isinstance(exc, Exception):
                 raise
+            logging.getLogger(__name__).error("MCP over HTTP stopped", exc_info=exc)
 
     @contextlib.asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
