@@ -145,6 +145,9 @@ class _Supervisor:
 
     @contextlib.asynccontextmanager
     async def _connected(self) -> AsyncIterator[Client]:
+        import importlib
+
+        await asyncio.to_thread(importlib.import_module, "mcp")  # ~1 s, off the event loop
         from mcp import Client, StdioServerParameters
 
         config = self.config
