@@ -47,6 +47,10 @@ class McpHttpApp:
 
     async def _run(self, started: asyncio.Future[StreamableHTTPSessionManager]) -> None:
         try:
+            import importlib
+
+            sdk = "mcp.server.streamable_http_manager"
+            await asyncio.to_thread(importlib.import_module, sdk)  # ~1 s, off the event loop
             from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
             from plugin_bridge.mcp.server import build_server
