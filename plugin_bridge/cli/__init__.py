@@ -109,16 +109,6 @@ def server_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--embedder-base-url", metavar="URL", help="the embedder's server")
 
 
-def command_line(*args: str) -> str:
-    """A command that runs this CLI when pasted into a shell: the venv's ``obsidian-ai-bridge``
-    entry point when installed, else this Python with ``-m plugin_bridge``."""
-    import shlex
-
-    entry = Path(sys.executable).with_name("obsidian-ai-bridge")
-    head = [str(entry)] if entry.exists() else [sys.executable, "-m", "plugin_bridge"]
-    return shlex.join([*head, *args])
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     vault = getattr(args, "vault", None)

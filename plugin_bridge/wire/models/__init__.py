@@ -78,6 +78,8 @@ from plugin_bridge.wire.models.session import (
     VaultInfo,
 )
 from plugin_bridge.wire.models.settings import (
+    BaseUrls,
+    BaseUrlsUpdate,
     KeysModel,
     McpServerInfo,
     McpServerParams,
@@ -135,6 +137,8 @@ __all__ = [
     "AuditEntry",
     "AuditListParams",
     "AuditListResult",
+    "BaseUrls",
+    "BaseUrlsUpdate",
     "BudgetWarning",
     "CancelRequestParams",
     "Capabilities",
