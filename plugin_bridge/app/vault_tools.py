@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final
 
 from llm_service.messages import ToolCall
 from llm_service.tools import Permission, ToolHandler, ToolOutput, ToolRegistry
+from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.vault.notes.store import WriteResult
 from plugin_bridge.vault.notes.vault import Vault
 from plugin_bridge.vault.semantic.hybrid import NoteHit, search_notes
 
@@ -61,7 +64,61 @@ def preview_tool_call(vault: Vault, call: ToolCall) -> str | None:
         return vault.notes.preview_append(path, content)
     if call.name == "edit_note":
         return vault.notes.preview_edit(path, _edits(call.arguments))
+    if call.name == "complete_setup":  # the setup conversation's write of the context note
+        return vault.notes.preview_write(path, content)
     return None
+
+
+_REVIEWED: ContextVar[dict[str, str]] = ContextVar("reviewed_versions")
+"""The hash of each note (by path) as it was when the user was shown a write to approve, in
+the task that runs the tool loop; the approved write must find the note unchanged."""
+
+
+def reviewed_version(vault: Vault, call: ToolCall) -> str | None:
+    """The hash of the note that ``call`` (an append or edit) changes, as it is now: what the
+    user is about to review (blocking). None for other calls or a note that cannot be read."""
+    if call.name not in ("append_to_note", "edit_note"):
+        return None
+    try:
+        return vault.notes.read(str(call.arguments.get("path", ""))).hash
+    except VaultError:
+        return None
+
+
+def remember_review(call: ToolCall, version: str | None) -> None:
+    """Hold the approved write of ``call`` to ``version`` of its note (call it in the task
+    that runs the tool, as the confirm callback is)."""
+    if version is None:
+        return
+    versions = _REVIEWED.get(None)
+    if versions is None:
+        versions = {}
+        _REVIEWED.set(versions)
+    versions[str(call.arguments.get("path", ""))] = version
+
+
+def _reviewed(path: str) -> str | None:
+    """The version of ``path`` the user reviewed for the write about to run (once)."""
+    versions = _REVIEWED.get(None)
+    return None if versions is None else versions.pop(path, None)
+
+
+def _as_reviewed(write: Callable[..., WriteResult], path: str, *args: Any) -> ToolOutput:
+    """Run a model's write of ``path``, held to the version the user reviewed if any: a note
+    changed while the approval was pending is not written (conflict, -32022)."""
+    reviewed = _reviewed(path)
+    try:
+        written = write(path, *args, expected_hash=reviewed, origin="model")
+    except VaultError as exc:
+        if exc.code == "conflict" and reviewed is not None:
+            raise VaultError(
+                "conflict",
+                f"'{path}' changed while the user was reviewing this change, so nothing was "
+                "written: read it again and redo the change.",
+                path=path,
+            ) from exc
+        raise
+    return {"path": written.path, "hash": written.hash}
 
 
 def _edits(args: dict[str, Any]) -> list[tuple[str, str]]:
@@ -122,12 +179,10 @@ class _VaultTools:
         return {"path": written.path, "hash": written.hash}
 
     def append_to_note(self, args: dict[str, Any]) -> ToolOutput:
-        written = self.notes.append(args["path"], args["content"], origin="model")
-        return {"path": written.path, "hash": written.hash}
+        return _as_reviewed(self.notes.append, args["path"], args["content"])
 
     def edit_note(self, args: dict[str, Any]) -> ToolOutput:
-        written = self.notes.edit(args["path"], _edits(args), origin="model")
-        return {"path": written.path, "hash": written.hash}
+        return _as_reviewed(self.notes.edit, args["path"], _edits(args))
 
 
 @dataclass(frozen=True)

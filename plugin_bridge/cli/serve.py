@@ -213,7 +213,11 @@ async def _serve(
     sock, http_sock = sockets
     try:
         async with await start_server(
-            build_router(), app, sock=sock, allowed_origins=settings.allowed_origins
+            build_router(),
+            app,
+            sock=sock,
+            allowed_origins=settings.allowed_origins,
+            token=app.token,
         ) as server:
             app.broadcast = server.broadcast
             # Other listeners on the HTTP port (MCP's /mcp) go in build_http_app's mounts.

@@ -6,8 +6,8 @@ import hmac
 import logging
 from typing import get_args
 
+from llm_service.discovery import ModelCache, known_models
 from plugin_bridge import __version__
-from plugin_bridge.app.settings.model_cache import ModelCache, known_models
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.search import embedder_status
@@ -60,7 +60,8 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
 
 
 async def health(ctx: Context, params: Empty) -> HealthResult:
-    """Server status: version, provider and model, index size and backlog."""
+    """Server status: version, provider and model, index size and progress, the tool formats
+    and how many tools a conversation gets."""
     return health_of(ctx.app)
 
 
@@ -69,13 +70,18 @@ def health_of(app: BridgeApp) -> HealthResult:
     from llm_service.pricing import RECOMMENDED_MODELS
 
     index = app.vault.index
+    done, total = index.progress
     return HealthResult(
         status="ok",
         version=__version__,
         provider=app.provider_name,
         model=app.model,
         index=IndexStatus(
-            notes=index.note_count, pending=index.pending, embedder=embedder_status(app.vault)
+            notes=index.note_count,
+            pending=index.pending,
+            done=done,
+            total=total,
+            embedder=embedder_status(app.vault),
         ),
         recommended_models={name: list(models) for name, models in RECOMMENDED_MODELS.items()},
         supported_formats=list(get_args(ToolFormat)),

@@ -22,29 +22,25 @@ from plugin_bridge.wire.models import (
     ToolsListResult,
     dump,
 )
+from plugin_bridge.wire.models.base import ToolFormat
 
 if TYPE_CHECKING:
     from llm_service import Provider, ToolSpec
     from llm_service.tools import ToolRegistry
 
-DEFAULT_FORMAT = "anthropic"
+DEFAULT_FORMAT: ToolFormat = "anthropic"
 
 
-def provider_class(name: str) -> type[Provider]:
+def provider_class(name: ToolFormat) -> type[Provider]:
     """The provider class whose ``format_tool`` speaks ``name``'s format (no SDK import)."""
-    from llm_service import AnthropicProvider, OllamaProvider, OpenAIProvider
+    from llm_service.factory import provider_class as of_provider
 
-    classes: dict[str, type[Provider]] = {
-        "anthropic": AnthropicProvider,
-        "openai": OpenAIProvider,
-        "lmstudio": OpenAIProvider,
-        "vllm": OpenAIProvider,
-        "ollama": OllamaProvider,
-    }
-    return classes.get(name, AnthropicProvider)
+    if name == "lmstudio" or name == "vllm":
+        return of_provider("openai")
+    return of_provider(name)
 
 
-def formatted_tools(tool_format: str, specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+def formatted_tools(tool_format: ToolFormat, specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     """``specs`` in ``tool_format``: LM Studio's is OpenAI's with ``"strict": true`` and
     schemas that satisfy strict mode (optional arguments nullable)."""
     if tool_format == "lmstudio":
@@ -57,7 +53,7 @@ async def list_tools(ctx: Context, params: ToolsListParams) -> ToolsListResult:
     """The vault tools, in the given provider's tool format."""
     app = ctx.app
     tool_format = params.format or app.provider_name or DEFAULT_FORMAT
-    return ToolsListResult(tools=formatted_tools(tool_format, app.tools.get_registered_tools()))
+    return ToolsListResult(tools=formatted_tools(tool_format, app.tools.tool_specs()))
 
 
 async def execute(ctx: Context, params: ToolsExecuteParams) -> ToolsExecuteResult:
@@ -83,7 +79,7 @@ async def run_calls(
     lands in ``denied``) stops the run with -32030; its data carries the results of the calls
     that ran before it.
     """
-    schemas = {spec.name: spec.input_schema for spec in registry.get_registered_tools()}
+    schemas = {spec.name: spec.input_schema for spec in registry.tool_specs()}
     invalid: list[InvalidCall] = []
     runnable: list[tuple[int, ToolCall]] = []
     for index, (name, arguments) in enumerate(calls):

@@ -77,11 +77,11 @@ class HttpChat:
         provider, model = self.providers.resolve(chat.model)
         options = self._options(chat, model)
         if not stream:
-            reply = await provider.chat(chat.messages, **options)
+            reply = await provider.chat(chat.messages, chat.tools, **options)
             self._record(reply.model or model, reply.usage)
             yield ResponseComplete(reply)
             return
-        async with aclosing(provider.stream(chat.messages, **options)) as events:
+        async with aclosing(provider.stream(chat.messages, chat.tools, **options)) as events:
             async for event in events:
                 if isinstance(event, ResponseComplete):
                     self._record(event.response.model or model, event.response.usage)
@@ -95,7 +95,6 @@ class HttpChat:
         return {
             "model": model,
             "system": chat.system,
-            "tools": chat.tools,
             "tool_choice": chat.tool_choice,
             "max_tokens": min(wanted, limit) if limit else wanted,
             "temperature": configured.get("temperature") if temperature is None else temperature,

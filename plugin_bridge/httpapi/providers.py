@@ -1,9 +1,10 @@
 """Which provider and model a request's ``model`` names: the routing of the HTTP API.
 
 ``provider/model`` (LiteLLM's convention: ``anthropic/claude-…``, ``ollama/llama3.1``) and
-``provider:model`` (the settings' convention) both name a provider; the id is split at its first
-``/`` or ``:`` only when the part before it is a known provider name, so LM Studio's
-``qwen/qwen3-4b`` goes whole to the configured provider. ``lmstudio`` is a runtime reached through
+``provider:model`` (the settings' convention) both name a provider, parsed by the library's
+factory (:func:`llm_service.factory.parse_model_spec`): the id is split at its first ``/`` or
+``:`` only when the part before it is a known provider name, so LM Studio's ``qwen/qwen3-4b``
+goes whole to the configured provider. ``lmstudio`` is a runtime reached through
 the ``openai`` provider with a base URL, not a provider name.
 
 The configured chat provider serves bare ids and its own name; any other provider is built once
@@ -14,12 +15,12 @@ provider that is not configured is a 400 naming those that are.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Final, get_args
+from typing import TYPE_CHECKING
 
+from llm_service.factory import PROVIDER_NAMES, ProviderName, parse_model_spec
 from plugin_bridge.app.settings.config import (
     BridgeSettings,
     ProviderChoice,
-    ProviderName,
     build_provider,
     default_model,
 )
@@ -28,23 +29,6 @@ from plugin_bridge.wire.errors import RpcError, WireCode
 if TYPE_CHECKING:
     from llm_service import Provider
     from plugin_bridge.app.state import BridgeApp
-
-PROVIDER_NAMES: Final[tuple[ProviderName, ...]] = get_args(ProviderName)
-
-
-def split_model(spec: str) -> tuple[ProviderName | None, str]:
-    """(provider, model) of a request's model id; provider None means the configured one.
-
-    The one place that parses it: it switches to the library's factory
-    (``llm_service.parse_model_spec``) once that lands (issue 25)."""
-    for position, char in enumerate(spec):
-        if char in "/:":
-            prefix = spec[:position]
-            for name in PROVIDER_NAMES:
-                if prefix == name:
-                    return name, spec[position + 1 :]
-            break
-    return None, spec
 
 
 class ProviderPool:
@@ -61,7 +45,7 @@ class ProviderPool:
         bridge = self.bridge
         if not spec:
             return bridge.require_provider(), bridge.require_model()
-        name, model = split_model(spec)
+        name, model = parse_model_spec(spec)
         if name is None or name == bridge.provider_name:
             provider = bridge.require_provider()
             return provider, model or bridge.require_model()

@@ -24,17 +24,17 @@ from plugin_bridge.httpapi.responses import chat_of, error_response, json_body, 
 from plugin_bridge.wire.models import ToolFormat, dump
 
 MAX_CALLS: Final = 32
-FORMATS: Final = get_args(ToolFormat)
+FORMATS: Final[tuple[ToolFormat, ...]] = get_args(ToolFormat)
 
 
 async def tools(request: Request) -> Response:
     state = chat_of(request)
-    tool_format = request.query_params.get("format") or state.bridge.provider_name
-    tool_format = tool_format or DEFAULT_FORMAT
-    if tool_format not in FORMATS:
-        error = BadRequest(f"Unknown format '{tool_format}': use one of {', '.join(FORMATS)}.")
+    given = request.query_params.get("format") or state.bridge.provider_name or DEFAULT_FORMAT
+    tool_format = next((known for known in FORMATS if known == given), None)
+    if tool_format is None:
+        error = BadRequest(f"Unknown format '{given}': use one of {', '.join(FORMATS)}.")
         return error_response(request.url.path, error)
-    specs = state.tools().get_registered_tools()
+    specs = state.tools().tool_specs()
     return json_response({"format": tool_format, "tools": formatted_tools(tool_format, specs)})
 
 

@@ -15,6 +15,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from llm_service import LLMResponse, ResponseComplete, TextDelta, ToolCallDelta
+from llm_service.factory import PROVIDER_NAMES
 from plugin_bridge.httpapi.chat import VAULT_MODEL, Event
 from plugin_bridge.httpapi.guard import OPENAI_TYPES
 from plugin_bridge.httpapi.openai_format import (
@@ -24,7 +25,6 @@ from plugin_bridge.httpapi.openai_format import (
     tool_calls_out,
     usage_out,
 )
-from plugin_bridge.httpapi.providers import PROVIDER_NAMES
 from plugin_bridge.httpapi.responses import (
     DONE,
     SSE_HEADERS,

@@ -75,13 +75,16 @@ ERROR_MEANINGS: Final[dict[WireCode, str]] = {
     ),
     WireCode.NOTE_NOT_FOUND: "The note does not exist.",
     WireCode.NOTE_EXISTS: "The note already exists (pass overwrite: true to replace it).",
-    WireCode.NOTE_CONFLICT: "The note changed since it was read.",
+    WireCode.NOTE_CONFLICT: (
+        "The note changed since it was read, or since the user approved the write."
+    ),
     WireCode.FORBIDDEN_PATH: (
         "The path is absolute, leaves the vault, is in a system folder or has a wrong type."
     ),
     WireCode.NOTE_UNREADABLE: "The note is too large (> 5 MiB) or not text; data: {reason}.",
     WireCode.NOTE_WRITE_FAILED: (
-        "The disk is full, or the folder read-only or not writable: the note is unchanged."
+        "The disk is full, the folder read-only or not writable, or the server is out of file "
+        "handles: the note is unchanged."
     ),
     WireCode.TOOL_DENIED: (
         "A tool call was not approved; data: {index, name, results} (calls run before it)."
@@ -98,6 +101,7 @@ _VAULT_CODES: Final[dict[str, WireCode]] = {
     "not_text": WireCode.NOTE_UNREADABLE,
     "invalid_edit": WireCode.INVALID_PARAMS,
     "write_failed": WireCode.NOTE_WRITE_FAILED,
+    "no_file_handles": WireCode.NOTE_WRITE_FAILED,
 }
 
 MAX_FIELD_ERRORS: Final = 3

@@ -116,7 +116,9 @@ async def serve(vault_root: Path, info_file: Path, origins: list[str], delay: fl
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     allowed = (*DEFAULT_ALLOWED_ORIGINS, *origins)
-    async with await start_server(build_router(), app, allowed_origins=allowed) as server:
+    async with await start_server(
+        build_router(), app, allowed_origins=allowed, token=token
+    ) as server:
         write_info_file(info_file, InfoRecord(server.url, token, os.getpid(), PROTOCOL_VERSION))
         try:
             await stop.wait()

@@ -183,6 +183,7 @@ async def running_bridge(
     http: bool = False,
     http_mounts: Sequence[BaseRoute] = (),
     http_lifespans: Sequence[Lifespan] = (),
+    server_options: dict[str, Any] | None = None,
     **app_kw: Any,
 ) -> AsyncIterator[Bridge]:
     """Serve a copy of examples/vault (or ``vault_root``), fully indexed, in this process;
@@ -210,6 +211,8 @@ async def running_bridge(
         allowed_origins=allowed_origins,
         init_timeout=init_timeout,
         drain_timeout=drain_timeout,
+        token=app.token,
+        **(server_options or {}),
     )
     app.broadcast = server.broadcast
     listener = None

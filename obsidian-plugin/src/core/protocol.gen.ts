@@ -81,7 +81,14 @@ export interface Methods {
 		result: EmptyResult;
 	};
 	/**
-	 * Server status: version, provider and model, index size and backlog.
+	 * Download a model2vec model from the Hugging Face hub (HF_ENDPOINT honoured) into the
+	 */
+	"embedder/download": {
+		params: EmbedderDownloadParams;
+		result: EmbedderDownloadResult;
+	};
+	/**
+	 * Server status: version, provider and model, index size and progress, the tool formats
 	 */
 	health: {
 		params: Empty;
@@ -151,6 +158,13 @@ export interface Methods {
 		result: PromptsListResult;
 	};
 	/**
+	 * Ollama and LM Studio on this machine (OLLAMA_HOST / LMSTUDIO_HOST), probed at once, with
+	 */
+	"runtimes/detect": {
+		params: Empty;
+		result: RuntimesDetectResult;
+	};
+	/**
 	 * The settings in effect; API keys masked (they are write-only).
 	 */
 	"settings/get": {
@@ -165,7 +179,7 @@ export interface Methods {
 		result: SettingsResult;
 	};
 	/**
-	 * Validate every call, then run the valid ones in order under their permissions.
+	 * Run the calls (see :func:`run_calls`) with the app's tools.
 	 */
 	"tools/execute": {
 		params: ToolsExecuteParams;
@@ -230,7 +244,11 @@ export interface ChatSendParams {
 	 */
 	promptId?: string | null;
 	/**
-	 * The message; may be empty only with promptId.
+	 * A turn of the setup conversation (Introduce yourself): the assistant asks about the vault and the user, and may call complete_setup to write the context note (reviewed with tool/confirm). Empty text starts it.
+	 */
+	setup?: boolean;
+	/**
+	 * The message; may be empty only with promptId or setup.
 	 */
 	text?: string;
 	/**
@@ -391,6 +409,18 @@ export interface ConversationsRenameParams {
 	id: string;
 	title: string;
 }
+export interface EmbedderDownloadParams {
+	/**
+	 * A model2vec model on the Hugging Face hub (owner/name).
+	 */
+	model?: string;
+}
+export interface EmbedderDownloadResult {
+	/**
+	 * The embedder now in use: model2vec:<folder>.
+	 */
+	embedder: string;
+}
 /**
  * No params (or an empty object).
  */
@@ -408,11 +438,11 @@ export interface HealthResult {
 		[k: string]: string[];
 	};
 	/**
-	 * Every format tools/list and GET /api/local-llm/tools accept.
+	 * Every format tools/list takes.
 	 */
 	supportedFormats: ("anthropic" | "openai" | "ollama" | "lmstudio" | "vllm")[];
 	/**
-	 * How many vault tools the model and clients can call.
+	 * The tools a conversation's model is offered.
 	 */
 	toolCount: number;
 }
@@ -422,9 +452,17 @@ export interface IndexStatus {
 	 */
 	notes: number;
 	/**
-	 * Files waiting to be indexed.
+	 * Files waiting to be indexed (at least 1 until the first scan has listed the vault); 0: the index is complete.
 	 */
 	pending: number;
+	/**
+	 * Files indexed so far of total.
+	 */
+	done?: number;
+	/**
+	 * Files the indexing under way covers (a scan's new, changed and deleted files, plus changes queued meanwhile); 0 when idle and while the vault is being listed.
+	 */
+	total?: number;
 	/**
 	 * null: lexical search only.
 	 */
@@ -467,7 +505,7 @@ export interface InitializeParams {
 }
 export interface ClientInfo {
 	/**
-	 * Client name, e.g. obsidian-ai-plugin.
+	 * Client name: ai-bridge-assistant for the Obsidian plugin (its manifest id).
 	 */
 	name: string;
 	version: string;
@@ -626,6 +664,35 @@ export interface PromptModel {
 	 * The model that runs it (front matter purpose); null: the one asked for.
 	 */
 	purpose: ("chat" | "fast" | "deep") | null;
+}
+export interface RuntimesDetectResult {
+	/**
+	 * Ollama, then LM Studio.
+	 */
+	runtimes: RuntimeInfo[];
+}
+export interface RuntimeInfo {
+	kind: "ollama" | "lmstudio";
+	/**
+	 * What settings/update's baseUrl takes: Ollama's root (provider ollama), LM Studio's /v1 (provider openai).
+	 */
+	baseUrl: string;
+	/**
+	 * The runtime's API answered.
+	 */
+	reachable: boolean;
+	models: RuntimeModelInfo[];
+}
+export interface RuntimeModelInfo {
+	id: string;
+	/**
+	 * null: the runtime does not say.
+	 */
+	supportsTools: boolean | null;
+	/**
+	 * An embedding model (for the embedder setting).
+	 */
+	embedding: boolean;
 }
 export interface SettingsResult {
 	provider: ("anthropic" | "openai" | "ollama") | null;
@@ -905,6 +972,12 @@ export interface ServerNotifications {
 	"index/progress": {
 		params: IndexProgress;
 	};
+	"$/serverProof": {
+		params: ServerProof;
+	};
+	"embedder/downloadProgress": {
+		params: EmbedderDownloadProgress;
+	};
 }
 export interface ChatDelta {
 	requestId: string | number;
@@ -956,6 +1029,29 @@ export interface IndexProgress {
 	 */
 	error?: string | null;
 }
+/**
+ * ``$/serverProof``: the first frame of a connection opened with a ``nonce``.
+ */
+export interface ServerProof {
+	/**
+	 * base64url (no padding) of HMAC-SHA256(key = the token's UTF-8 bytes, message = the nonce's UTF-8 bytes as sent in the URL).
+	 */
+	proof: string;
+}
+/**
+ * Sent to the requesting client while embedder/download runs.
+ */
+export interface EmbedderDownloadProgress {
+	requestId: string | number;
+	/**
+	 * Bytes downloaded so far.
+	 */
+	done: number;
+	/**
+	 * Bytes of the model's files (as the hub announced them).
+	 */
+	total: number;
+}
 export interface ServerRequests {
 	"tool/confirm": {
 		params: ToolConfirmParams;
@@ -981,3 +1077,6 @@ export interface ToolConfirmResult {
 		[k: string]: unknown;
 	} | null;
 }
+
+/** The model providers the server can use (llm_service's ProviderName). */
+export const PROVIDER_NAMES = ["anthropic","openai","ollama"] as const;

@@ -2,10 +2,17 @@
 // (provider, models per purpose, keys) changed over the wire. Keys are sent to the server,
 // which checks and stores them; they are never saved in this plugin's data.json.
 import { Notice, PluginSettingTab, Setting, type App } from "obsidian";
-import type { ModelInfoModel, SettingsResult } from "../core/protocol";
+import { PROVIDER_NAMES, type ModelInfoModel, type SettingsResult } from "../core/protocol";
 import type { Assistant } from "./assistant";
 
 type Purpose = "chat" | "fast" | "deep";
+
+/** How the provider dropdown names each provider the server knows (the generated list). */
+const PROVIDER_LABELS: Record<(typeof PROVIDER_NAMES)[number], string> = {
+	anthropic: "Anthropic",
+	openai: "OpenAI or compatible",
+	ollama: "Ollama",
+};
 
 /** One settings row: rendered by display(), listed by getSettingDefinitions(). */
 interface Row {
@@ -147,7 +154,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 			.setDesc(`Saved by the server in ${current.configFile}.`)
 			.addDropdown((dropdown) =>
 				dropdown
-					.addOptions({ "": "None", anthropic: "Anthropic", openai: "OpenAI or compatible", ollama: "Ollama" })
+					.addOptions({ "": "None", ...Object.fromEntries(PROVIDER_NAMES.map((name) => [name, PROVIDER_LABELS[name]])) })
 					.setValue(current.provider ?? "")
 					.onChange((value) => void this.saveServerSetting({ provider: value === "" ? null : value }, el)),
 			);

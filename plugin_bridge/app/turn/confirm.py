@@ -34,7 +34,10 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
         if ctx is None:
             logger.info("tool %s needs approval and no client is asking: denied", call.name)
             return False
-        preview = await asyncio.to_thread(_preview, vault, call)
+        from plugin_bridge.app.vault_tools import remember_review
+
+        version, preview = await asyncio.to_thread(_preview, vault, call)
+        remember_review(call, version)  # the approved write must find the note as shown
         params = ToolConfirmParams(tool=call.name, arguments=call.arguments, preview=preview)
         try:
             async with asyncio.timeout(timeout):
@@ -51,14 +54,17 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
     return confirm
 
 
-def _preview(vault: Vault, call: ToolCall) -> str | None:
-    from plugin_bridge.app.vault_tools import preview_tool_call
+def _preview(vault: Vault, call: ToolCall) -> tuple[str | None, str | None]:
+    """The version of the note the call changes (read first: a change after it makes the
+    approved write a conflict, never a write on a version nobody saw) and the diff."""
+    from plugin_bridge.app.vault_tools import preview_tool_call, reviewed_version
     from plugin_bridge.vault.errors import VaultError
 
+    version = reviewed_version(vault, call)
     try:
-        return preview_tool_call(vault, call)
+        return version, preview_tool_call(vault, call)
     except VaultError:
-        return None
+        return version, None
 
 
 def _approved(answer: Response) -> bool | dict[str, Any]:

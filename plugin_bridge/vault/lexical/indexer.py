@@ -18,11 +18,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from plugin_bridge.vault.chunks import Chunk, chunk_note
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.files import VaultFiles, is_note_name, read_text
 from plugin_bridge.vault.lexical.cjk import bigrams
 from plugin_bridge.vault.lexical.parse import link_key, parse_note
-from plugin_bridge.vault.semantic.chunks import Chunk, chunk_note
 
 logger = logging.getLogger(__name__)
 

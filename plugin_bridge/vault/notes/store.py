@@ -31,7 +31,7 @@ from plugin_bridge.vault.notes.atomic import remove_durably, write_atomic
 from plugin_bridge.vault.notes.audit import AuditAction, AuditLog, SnapshotStore, sha256
 from plugin_bridge.vault.notes.encoding import appended, apply_edits, encode_like, unified_diff
 from plugin_bridge.vault.notes.names import twin_of
-from plugin_bridge.vault.paths import resolve_note, to_posix
+from plugin_bridge.vault.paths import check_new_names, resolve_note, to_posix
 
 __all__ = ["NoteContent", "NoteInfo", "NoteStore", "WriteResult", "sha256"]
 
@@ -156,6 +156,12 @@ class NoteStore:
         old = self._require(rel, full, "append to")
         return unified_diff(rel, decode_note(rel, old), decode_note(rel, appended(old, content)))
 
+    def check_location(self, path: str, *, folder: bool = False) -> None:
+        """VaultError(forbidden_path) unless a note could be written at ``path`` (a folder of
+        notes with ``folder``) under the rules of every note path; exclusions aside."""
+        target = f"{to_posix(path.strip()).rstrip('/')}/x.md" if folder else path
+        resolve_note(self.root, target, write=True, excluded=self._excluded)
+
     def unique_path(self, folder: str, title: str) -> str:
         """``folder/Title.md``, or ``Title 1.md``, ``Title 2.md``… whichever does not exist yet.
 
@@ -164,7 +170,7 @@ class NoteStore:
         name = _FORBIDDEN_NAME_CHARS.sub(" ", title)
         name = re.sub(r"\.md$", "", " ".join(name.split()), flags=re.IGNORECASE)
         name = name[:MAX_NAME_CHARS].strip(" .") or "Untitled"
-        prefix = self._folder_rel(folder)
+        prefix = self.folder_rel(folder)
         prefix = f"{prefix}/" if prefix else ""
         for n in range(10_000):
             candidate = f"{prefix}{name}{f' {n}' if n else ''}.md"
@@ -329,15 +335,26 @@ class NoteStore:
     def _check_new_path(self, rel: str, full: Path) -> None:
         """A new note may not sit under a file, nor twin an existing name that differs only in
         case or Unicode normalisation (they collide on macOS, Windows and sync services)."""
+        check_new_names(rel)
         parent = full.parent
         for folder in (parent, *parent.parents):
             if folder == self.root or not folder.is_relative_to(self.root):
                 break
+            inside = to_posix(str(folder.relative_to(self.root)))
             if folder.exists() and not folder.is_dir():
-                inside = to_posix(str(folder.relative_to(self.root)))
                 raise VaultError(
                     "forbidden_path",
                     f"'{inside}' is a file, so '{rel}' cannot go inside it: choose a folder.",
+                    path=rel,
+                )
+            twin_folder = twin_of(folder)
+            if twin_folder is not None:
+                twin = to_posix(str(twin_folder.relative_to(self.root)))
+                raise VaultError(
+                    "forbidden_path",
+                    f"The folder '{inside}' differs from '{twin}' only in case or accents' "
+                    "encoding, and the two would be one folder on macOS, Windows and sync: put "
+                    f"the note in '{twin}'.",
                     path=rel,
                 )
         twin_path = twin_of(full)
@@ -351,7 +368,7 @@ class NoteStore:
                 path=twin,
             )
 
-    def _folder_rel(self, folder: str) -> str:
+    def folder_rel(self, folder: str) -> str:
         """``folder`` normalised ("" for the root), or VaultError(forbidden_path)."""
         rel = to_posix(folder.strip())
         if rel in (".", "/"):  # the vault root
@@ -371,7 +388,7 @@ class NoteStore:
 
     def _folder(self, folder: str) -> str:
         """``folder`` normalised ("" for the root), or VaultError: forbidden_path, not_found."""
-        rel = self._folder_rel(folder)
+        rel = self.folder_rel(folder)
         if not (self.root / rel if rel else self.root).is_dir():
             raise VaultError(
                 "not_found", f"There is no folder '{folder}' in the vault.", path=folder

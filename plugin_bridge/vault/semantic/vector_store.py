@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from plugin_bridge.vault.chunks import embed_text
 from plugin_bridge.vault.schema import connect
-from plugin_bridge.vault.semantic.chunks import embed_text
 from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
 
 if TYPE_CHECKING:

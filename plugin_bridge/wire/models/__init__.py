@@ -6,11 +6,11 @@ grouped by area as the handlers are (``session``, ``vault``, ``chat``…; ``base
 
 from __future__ import annotations
 
+from llm_service.factory import ProviderName
 from plugin_bridge.wire.models.base import (
     Empty,
     EmptyResult,
     Params,
-    ProviderName,
     ToolFormat,
     WireModel,
     dump,
@@ -71,6 +71,7 @@ from plugin_bridge.wire.models.session import (
     ModelsListParams,
     ModelsListResult,
     ServerInfo,
+    ServerProof,
     VaultInfo,
 )
 from plugin_bridge.wire.models.settings import (
@@ -79,6 +80,14 @@ from plugin_bridge.wire.models.settings import (
     ModelsUpdate,
     SettingsResult,
     SettingsUpdateParams,
+)
+from plugin_bridge.wire.models.setup import (
+    EmbedderDownloadParams,
+    EmbedderDownloadProgress,
+    EmbedderDownloadResult,
+    RuntimeInfo,
+    RuntimeModelInfo,
+    RuntimesDetectResult,
 )
 from plugin_bridge.wire.models.tools import (
     InvalidCall,
@@ -136,6 +145,9 @@ __all__ = [
     "ConversationsListResult",
     "ConversationsRenameParams",
     "CreateNoteParams",
+    "EmbedderDownloadParams",
+    "EmbedderDownloadProgress",
+    "EmbedderDownloadResult",
     "EmbedderStatus",
     "Empty",
     "EmptyResult",
@@ -173,6 +185,9 @@ __all__ = [
     "RelatedNote",
     "RelatedParams",
     "RelatedResult",
+    "RuntimeInfo",
+    "RuntimeModelInfo",
+    "RuntimesDetectResult",
     "SearchHitModel",
     "SearchMode",
     "SearchParams",
@@ -180,6 +195,7 @@ __all__ = [
     "SearchSummarizeParams",
     "SearchSummarizeResult",
     "ServerInfo",
+    "ServerProof",
     "SettingsResult",
     "SettingsUpdateParams",
     "StoredMessage",

@@ -149,13 +149,15 @@ async def test_schema_cli_prints_the_committed_schema(tmp_path: Path) -> None:
 
 
 def test_the_cli_does_not_import_heavy_modules_before_listening() -> None:
-    """Importing the serve path loads no pydantic, websockets server, index or provider SDK."""
+    """Importing the serve path loads no pydantic, websockets server, index or provider SDK,
+    and of llm_service only the provider names (the --provider choices)."""
     import subprocess
 
     code = (
         "import sys, plugin_bridge.cli, plugin_bridge.cli.serve; "
         "heavy = [m for m in ('pydantic', 'websockets.asyncio.server', 'anthropic', 'openai', "
-        "'httpx', 'sqlite3', 'llm_service', 'plugin_bridge.vault.lexical.index') "
+        "'httpx', 'sqlite3', 'llm_service.providers.base', 'llm_service.messages', "
+        "'plugin_bridge.vault.lexical.index') "
         "if m in sys.modules]; "
         "print(heavy)"
     )

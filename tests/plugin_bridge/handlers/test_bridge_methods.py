@@ -12,7 +12,7 @@ from llm_service import LLMError, ScriptedProvider
 from llm_service.catalog import ModelInfo
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.errors import WireCode, to_wire_error
-from tests.helpers.bridge import running_bridge
+from tests.helpers.bridge import init_params, running_bridge
 
 
 class ModelListingProvider(ScriptedProvider):
@@ -217,7 +217,8 @@ async def test_internal_errors_leak_nothing_and_are_logged(
 
 
 async def test_health_reports_index_and_provider(tmp_path: Path) -> None:
-    """health says ok, the version, provider/model (null without) and the index size."""
+    """health says ok, the version, provider/model (null without), the index size and
+    progress, every tool format tools/list takes and how many tools a conversation gets."""
     from llm_service.pricing import RECOMMENDED_MODELS
 
     async with running_bridge(tmp_path) as bridge:
@@ -226,8 +227,18 @@ async def test_health_reports_index_and_provider(tmp_path: Path) -> None:
         assert health["status"] == "ok"
         assert health["provider"] is None
         assert health["model"] is None
-        assert health["index"] == {"notes": 16, "pending": 0, "embedder": None}
+        assert health["index"] == {
+            "notes": 16,
+            "pending": 0,
+            "done": 0,
+            "total": 0,
+            "embedder": None,
+        }
         assert health["recommendedModels"] == RECOMMENDED_MODELS
+        assert health["supportedFormats"] == ["anthropic", "openai", "ollama", "lmstudio", "vllm"]
+        assert health["toolCount"] == len(bridge.app.tools.get_registered_tools()) == 7
+        for tool_format in health["supportedFormats"]:
+            await wire.result("tools/list", {"format": tool_format})
     provider = ScriptedProvider()
     async with running_bridge(
         tmp_path / "b", provider=provider, provider_name="anthropic"
@@ -244,6 +255,23 @@ async def test_models_list_without_provider_is_no_provider(tmp_path: Path) -> No
             error = await wire.error(method, params)
             assert error["code"] == -32011
             assert "ANTHROPIC_API_KEY" in error["message"]
+
+
+async def test_no_provider_in_the_plugin_names_its_setup_card(tmp_path: Path) -> None:
+    """The plugin (client ai-bridge-assistant) is told where in Obsidian to set a provider, not
+    which flags to pass; the same server still tells the CLI its flags."""
+    async with running_bridge(tmp_path) as bridge:
+        plugin = await bridge.wire(initialize=False)
+        hello = init_params(bridge.app.token)
+        hello["client"] = {"name": "ai-bridge-assistant", "version": "0.1.0"}
+        await plugin.result("initialize", hello)
+        cli = await bridge.wire()
+        in_plugin = await plugin.error("chat/send", {"text": "hi"})
+        in_cli = await cli.error("chat/send", {"text": "hi"})
+    assert in_plugin["code"] == in_cli["code"] == -32011
+    assert "setup card" in in_plugin["message"] and "Settings" in in_plugin["message"]
+    assert "ANTHROPIC_API_KEY" not in in_plugin["message"]
+    assert "ANTHROPIC_API_KEY" in in_cli["message"] and "--provider" in in_cli["message"]
 
 
 async def test_models_list_asks_the_provider_then_serves_its_cache(tmp_path: Path) -> None:

@@ -53,6 +53,8 @@ def test_every_method_notification_and_error_is_described() -> None:
         "chat/toolResult",
         "budget/warning",
         "index/progress",
+        "$/serverProof",
+        "embedder/downloadProgress",
     }
     assert _names(schema, "ServerRequests") == {"tool/confirm"}
 

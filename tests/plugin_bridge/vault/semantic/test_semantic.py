@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from llm_service.embedders import FakeEmbedder
+from plugin_bridge.vault.chunks import MAX_CHARS, chunk_note, embed_text
 from plugin_bridge.vault.lexical.index import SearchIndex
-from plugin_bridge.vault.semantic.chunks import MAX_CHARS, chunk_note, embed_text
 from plugin_bridge.vault.semantic.hybrid import related_notes, rrf, search_notes
 from plugin_bridge.vault.semantic.semantic_index import Progress, SemanticIndex
 from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
