@@ -25,6 +25,7 @@ from plugin_bridge.app.settings.config import (
     PLUGIN_CLIENT,
     BridgeSettings,
 )
+from plugin_bridge.app.turn.prompts import ContextNoteCache
 from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.errors import RpcError, WireCode
 
@@ -82,6 +83,8 @@ class BridgeApp:
         """What serve started with; settings/update replaces it (None in tests without one)."""
         store = store if store is not None else ConversationStore(vault.data_dir)
         self.spending = Spending(store, budgets or Budgets())
+        self.context_notes = ContextNoteCache()
+        """The vault's context note, read again only when it changed."""
         self.conversations = Conversations(self._new_service, store, limit=max_conversations)
         self._tools: ToolRegistry | None = None
         self._setup_tools: ToolRegistry | None = None
@@ -226,6 +229,7 @@ class BridgeApp:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+        await self.conversations.settled()  # every completed turn is stored before closing
         self.conversations.store.close()
         if self.provider is not None:
             await self.provider.aclose()

@@ -29,7 +29,7 @@ async def list_conversations(
     ctx: Context, params: ConversationsListParams
 ) -> ConversationsListResult:
     """Stored conversations, newest first, a page at a time."""
-    store = ctx.app.conversations.store
+    store = await ctx.app.conversations.stored()
     try:
         rows, next_cursor = await asyncio.to_thread(store.page, params.limit, params.cursor)
     except ValueError as exc:
@@ -41,7 +41,7 @@ async def list_conversations(
 
 async def get_conversation(ctx: Context, params: ConversationIdParams) -> ConversationResult:
     """One stored conversation with its whole transcript, tool calls and results included."""
-    store = ctx.app.conversations.store
+    store = await ctx.app.conversations.stored()
     row = await asyncio.to_thread(store.get, params.id)
     if row is None:
         raise unknown(params.id)
@@ -54,7 +54,8 @@ async def get_conversation(ctx: Context, params: ConversationIdParams) -> Conver
 
 async def rename_conversation(ctx: Context, params: ConversationsRenameParams) -> EmptyResult:
     """Give a stored conversation a title of the user's choosing."""
-    if not await asyncio.to_thread(ctx.app.conversations.store.rename, params.id, params.title):
+    store = await ctx.app.conversations.stored()
+    if not await asyncio.to_thread(store.rename, params.id, params.title):
         raise unknown(params.id)
     return EmptyResult()
 
@@ -62,7 +63,8 @@ async def rename_conversation(ctx: Context, params: ConversationsRenameParams) -
 async def delete_conversation(ctx: Context, params: ConversationIdParams) -> EmptyResult:
     """Delete a stored conversation and its messages for good."""
     conversations = ctx.app.conversations
-    if not await asyncio.to_thread(conversations.store.delete, params.id):
+    store = await conversations.stored()
+    if not await asyncio.to_thread(store.delete, params.id):
         raise unknown(params.id)
     conversations.forget(params.id)
     return EmptyResult()
@@ -71,7 +73,7 @@ async def delete_conversation(ctx: Context, params: ConversationIdParams) -> Emp
 async def export_conversation(ctx: Context, params: ConversationsExportParams) -> NoteWriteResult:
     """Save a conversation as a Markdown note in the vault (a new note, never overwriting)."""
     app = ctx.app
-    store = app.conversations.store
+    store = await app.conversations.stored()
     row = await asyncio.to_thread(store.get, params.id)
     if row is None:
         raise unknown(params.id)
