@@ -49,7 +49,8 @@ LITELLM_KEY = "sk-litellm-bench"
 LITELLM_VERSION = "1.108.7"
 WARMUP = 5
 START_WAIT = 120.0
-Call = Callable[[], Awaitable[None]]
+Call = Callable[[], Awaitable[float | None]]
+"""A timed call; it may return its own time in ms (a turn timed to its first notification)."""
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -78,10 +79,10 @@ async def wait_until_up(url: str, headers: dict[str, str]) -> None:
 
 
 @contextlib.contextmanager
-def bridge_server(base: str, tmp: Path) -> Iterator[tuple[str, str]]:
+def bridge_server(base: str, tmp: Path) -> Iterator[tuple[str, str, str]]:
     """``serve`` in its own process, as users run it: Anthropic at ``base`` is the chat
     provider, OpenAI (key from the environment, the SDK pointed at ``base`` by OPENAI_BASE_URL)
-    is routed to. Yields (HTTP URL, token)."""
+    is routed to. Yields (HTTP URL, token, WebSocket URL)."""
     shutil.copytree(ROOT / "examples" / "vault", tmp / "vault")
     info = tmp / "server.json"
     env = {
@@ -109,7 +110,7 @@ def bridge_server(base: str, tmp: Path) -> Iterator[tuple[str, str]]:
                 raise SystemExit("the bridge did not start")
             time.sleep(0.05)
         data = json.loads(info.read_text())
-        yield data["httpUrl"], data["token"]
+        yield data["httpUrl"], data["token"], data["url"]
     finally:
         process.terminate()
         process.wait(10)
@@ -276,19 +277,93 @@ MODES = ("whole", "first text", "stream end")
 
 
 async def interleaved(
-    api: str, base: str, proxies: dict[str, tuple[str, str]], calls: int
+    api: str,
+    base: str,
+    proxies: dict[str, tuple[str, str]],
+    calls: int,
+    extra: dict[str, list[Call]],
 ) -> dict[str, dict[str, list[float]]]:
-    table = clients(api, base, proxies)
-    times = {mode: {name: [] for name in table} for mode in MODES}
+    table = {**clients(api, base, proxies), **extra}
+    times: dict[str, dict[str, list[float]]] = {
+        mode: {name: [] for name in table} for mode in MODES
+    }
     for round_number in range(calls + WARMUP):
         for index, mode in enumerate(MODES):
             for name, modes in table.items():
                 started = time.perf_counter()
-                await modes[index]()
-                elapsed = (time.perf_counter() - started) * 1000
+                own = await modes[index]()
+                elapsed = (time.perf_counter() - started) * 1000 if own is None else own
                 if round_number >= WARMUP:
                     times[mode][name].append(elapsed)
     return times
+
+
+async def chat_send_calls(
+    base: str, ws_url: str, token: str, tmp: Path, closing: list[Callable[[], Awaitable[None]]]
+) -> dict[str, list[Call]]:
+    """``chat/send`` over the WebSocket to the bridge's own process (whole turn; to its first
+    chat/delta; whole turn), and the LLMService that turn runs (the bridge's system prompt and
+    vault tools, Anthropic at the fake API) called in this process."""
+    from llm_service import AnthropicProvider, LLMService, TextDelta
+    from llm_service.tools import ToolRegistry
+    from plugin_bridge.app.state import system_prompt
+    from plugin_bridge.app.vault_tools import register_vault_tools
+    from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.wire.client import BridgeClient
+
+    shutil.copytree(ROOT / "examples" / "vault", tmp / "direct")
+    vault = Vault(tmp / "direct", tmp / "direct-data")
+    registry = ToolRegistry()
+    register_vault_tools(registry, vault)
+    provider = AnthropicProvider(api_key=KEY["anthropic"], base_url=base)
+    service = LLMService(provider, model=MODELS["anthropic"], tools=registry)
+    service.set_system_prompt(system_prompt(vault.name))
+    first = asyncio.Event()
+
+    def on_notification(method: str, params: dict[str, Any]) -> None:
+        if method == "chat/delta":
+            first.set()
+
+    client = await BridgeClient.connect(ws_url, token, on_notification=on_notification)
+    closing.append(client.close)  # before the server stops: it waits for the close handshake
+    conversation: dict[str, str] = {}
+
+    async def turn() -> None:
+        reply = await client.request("chat/send", {"text": QUESTION, **conversation})
+        conversation.setdefault("conversationId", reply["conversationId"])
+
+    async def to_first_delta() -> float:
+        first.clear()
+        started = time.perf_counter()
+        running = asyncio.create_task(turn())
+        await first.wait()
+        elapsed = (time.perf_counter() - started) * 1000
+        await running
+        return elapsed
+
+    async def direct(to_end: bool) -> None:
+        stream = service.stream_message(QUESTION)
+        try:
+            async for event in stream:
+                if not to_end and isinstance(event, TextDelta):
+                    return
+        finally:
+            await stream.aclose()
+            service.clear_conversation()
+
+    async def whole() -> None:
+        await turn()
+
+    async def direct_whole() -> None:
+        await direct(True)
+
+    async def direct_first() -> None:
+        await direct(False)
+
+    return {
+        "bridge chat/send": [whole, to_first_delta, whole],
+        "bridge's LLMService": [direct_whole, direct_first, direct_whole],
+    }
 
 
 async def concurrent(url: str, token: str, api: str, calls: int, clients: int) -> dict[str, float]:
@@ -352,6 +427,17 @@ def summary(times: dict[str, dict[str, list[float]]], proxies: list[str]) -> dic
                 "added_p50_ms": statistics.median(over),
                 "added_p95_ms": percentile(over, 0.95),
             }
+        if "bridge chat/send" in by_client:
+            over = [
+                b - d
+                for b, d in zip(
+                    by_client["bridge chat/send"], by_client["bridge's LLMService"], strict=True
+                )
+            ]
+            rows["bridge chat/send over its LLMService"] = {
+                "added_p50_ms": statistics.median(over),
+                "added_p95_ms": percentile(over, 0.95),
+            }
         if "bridge" in by_client and "LiteLLM proxy" in by_client:
             bridge = rows["bridge"]["added_p50_ms"]
             litellm = rows["LiteLLM proxy"]["added_p50_ms"]
@@ -368,7 +454,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         with contextlib.ExitStack() as stack:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
             (tmp / "b").mkdir()
-            http_url, token = stack.enter_context(bridge_server(base, tmp / "b"))
+            http_url, token, ws_url = stack.enter_context(bridge_server(base, tmp / "b"))
             proxies = {"bridge": (http_url, token)}
             waits = [wait_until_up(f"{http_url}/health", {"authorization": f"Bearer {token}"})]
             if not args.no_litellm:
@@ -376,11 +462,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 proxies["LiteLLM proxy"] = (litellm_url, LITELLM_KEY)
                 waits.append(wait_until_up(f"{litellm_url}/health/liveliness", {}))
             await asyncio.gather(*waits)
+            closing: list[Callable[[], Awaitable[None]]] = []
+            turns = await chat_send_calls(base, ws_url, token, tmp, closing)
             for api in ("anthropic", "openai"):
-                times = await interleaved(api, base, proxies, args.calls)
+                extra = turns if api == "anthropic" else {}
+                times = await interleaved(api, base, proxies, args.calls, extra)
                 results[api] = summary(times, list(proxies))
+            for close in closing:
+                await close()
             (tmp / "c").mkdir()
-            paced_url, paced_token = stack.enter_context(bridge_server(paced_base, tmp / "c"))
+            paced_url, paced_token, _ = stack.enter_context(bridge_server(paced_base, tmp / "c"))
             await wait_until_up(f"{paced_url}/health", {"authorization": f"Bearer {paced_token}"})
             results["concurrency"] = await concurrent(
                 paced_url, paced_token, "anthropic", args.calls, args.concurrency
