@@ -8,6 +8,7 @@ import logging
 from typing import TYPE_CHECKING, NamedTuple
 
 from plugin_bridge.app.conversations.transcripts import save_conversation_note
+from plugin_bridge.app.settings.providers import Purpose
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.app.turn.context import resolve_context, turn_sources
 from plugin_bridge.app.turn.prompts import read_prompt
@@ -36,7 +37,7 @@ class TurnInput(NamedTuple):
     """The context block for the model ("" without context)."""
     given: list[str]
     """The notes given as context."""
-    purpose: str
+    purpose: Purpose
     """The model's purpose: what the client asked for, else the prompt's, else chat."""
     note: str | None
     """The vault's context note (the conversation's standing context)."""
@@ -55,13 +56,15 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
     turn = _plain_turn_input(app, params)
     if turn is None:
         turn = await asyncio.to_thread(_turn_input, app, params)
-    # settings/update may have changed the provider or the models since the last turn
-    service.provider, service.model = app.require_provider(), app.model_for(turn.purpose)
+    route = app.route(turn.purpose)  # what settings/update says now, for this turn only
     app.prepare_turn(service, setup=params.setup, has_note=turn.note is not None)
     first_turn = not service.history
     service.set_conversation_context(turn.note)
+    events = service.stream_message(
+        turn.text, context=turn.context or None, model=route.model, provider=route.provider
+    )
     async with spending(ctx):
-        reply = await relay(ctx, service.stream_message(turn.text, context=turn.context or None))
+        reply = await relay(ctx, events)
     first_exchange = service.last_exchange if first_turn else None
     app.conversations.record_later(
         conversation_id, service, functools.partial(_stored, app, conversation_id, first_exchange)
@@ -101,7 +104,7 @@ def _turn_input(app: BridgeApp, params: ChatSendParams) -> TurnInput:
     """What this turn sends, which model runs it and the vault's context note (blocking: one
     worker-thread hop for all of it)."""
     text = params.text.strip() or (FIRST_MESSAGE if params.setup else "")
-    purpose: str = params.purpose
+    purpose: Purpose = params.purpose
     if params.prompt_id is not None:
         prompt = read_prompt(app.vault, params.prompt_id, app.config.prompts_folder)
         text = f"{prompt.instruction}\n\n{text}" if text else prompt.instruction

@@ -1,4 +1,5 @@
-"""Commands: command/createNote (a forced save_note tool call) and command/searchSummarize."""
+"""Commands: command/createNote (a forced save_note tool call), command/searchSummarize and
+command/rewrite (a selection rewritten, or text written at the cursor, streamed)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError, LLMResponse, Message, ToolSpec
-from llm_service.pricing import cost_usd
 from plugin_bridge.app.conversations.transcripts import save_unique
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.relay import relay, spending
@@ -19,8 +19,11 @@ from plugin_bridge.vault.semantic.hybrid import NoteHit, search_notes
 from plugin_bridge.wire.models import (
     CreateNoteParams,
     NoteWriteResult,
+    RewriteParams,
+    RewriteResult,
     SearchSummarizeParams,
     SearchSummarizeResult,
+    UsageModel,
 )
 
 if TYPE_CHECKING:
@@ -52,17 +55,24 @@ SUMMARY_MAX_TOKENS: Final = 1024
 CHUNKS_PER_SOURCE: Final = 3
 """A note found by vectors is given to the model as at most this many of its best chunks."""
 _WIKILINK = re.compile(r"\[\[([^\]|#^\n]+)")
+REWRITE_MAX_TOKENS: Final = 4096
+REWRITE_CONTEXT_CHARS: Final = 3000
+"""How much of the text around the selection or cursor the model sees, each side."""
+REWRITE_SYSTEM: Final = (
+    "You edit text in the user's Obsidian note. Answer with the new text only: no preamble, no "
+    "quotes, no code fence, no comment. Keep the Markdown, the language and the tone of the "
+    "note unless the instruction says otherwise."
+)
 
 
 async def create_note(ctx: Context, params: CreateNoteParams) -> NoteWriteResult:
     """Have the model write a note for the prompt and save it under folder (never overwriting)."""
     app = ctx.app
-    provider = app.require_provider()
-    model = app.require_model()
+    route = app.route("chat")
     async with spending(ctx):
-        response = await provider.chat(
+        response = await route.provider.chat(
             [Message.user(params.prompt)],
-            model=model,
+            model=route.model,
             system=(
                 f"You write notes for the user's Obsidian vault named “{app.vault.name}”. Write "
                 "the note the user asks for in Markdown and save it with the save_note tool."
@@ -71,8 +81,8 @@ async def create_note(ctx: Context, params: CreateNoteParams) -> NoteWriteResult
             tool_choice=SAVE_NOTE.name,
             max_tokens=NOTE_MAX_TOKENS,
         )
-        app.spending.recorder(None, "note")(model, response.usage, cost_usd(model, response.usage))
-    title, body = note_from_response(response, provider.name)
+        app.spending.record_call(None, "note", route.provider, route.model, response.usage)
+    title, body = note_from_response(response, route.provider.name)
     written = await asyncio.to_thread(save_unique, app.vault.notes, params.folder, title, body)
     return NoteWriteResult(path=written.path, hash=written.hash)
 
@@ -123,14 +133,13 @@ async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> Searc
     )
     if not notes:
         return SearchSummarizeResult(summary=f"No notes match “{params.query}”.", sources=[])
-    provider = app.require_provider()
-    model = app.require_model()
+    route = app.route("fast")  # a summary is a small job: the fast model when configured
     async with spending(ctx):
         reply = await relay(
             ctx,
-            provider.stream(
+            route.provider.stream(
                 [Message.user(summary_prompt(params.query, notes))],
-                model=model,
+                model=route.model,
                 system=(
                     "You summarise notes from the user's Obsidian vault. Use only what the notes "
                     "say and cite each note you use as a [[wikilink]] exactly as written in its "
@@ -139,7 +148,7 @@ async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> Searc
                 max_tokens=SUMMARY_MAX_TOKENS,
             ),
         )
-        app.spending.recorder(None, "summary")(model, reply.usage, cost_usd(model, reply.usage))
+        app.spending.record_call(None, "summary", route.provider, route.model, reply.usage)
     return SearchSummarizeResult(summary=reply.text, sources=cited_sources(reply.text, notes))
 
 
@@ -187,6 +196,49 @@ def cited_sources(summary: str, notes: list[GivenNote]) -> list[str]:
     return cited or [note.path for note in notes]
 
 
+async def rewrite(ctx: Context, params: RewriteParams) -> RewriteResult:
+    """Rewrite ``text`` as instructed (or, with no text, write what goes at the cursor),
+    streaming chat/delta; the fast model when one is set."""
+    app = ctx.app
+    route = app.route("fast")
+    async with spending(ctx):
+        reply = await relay(
+            ctx,
+            route.provider.stream(
+                [Message.user(rewrite_prompt(params))],
+                model=route.model,
+                system=REWRITE_SYSTEM,
+                max_tokens=REWRITE_MAX_TOKENS,
+            ),
+        )
+        cost = app.spending.record_call(None, "rewrite", route.provider, route.model, reply.usage)
+    return RewriteResult(
+        text=reply.text,
+        usage=UsageModel.model_validate(reply.usage, from_attributes=True),
+        cost_usd=cost,
+    )
+
+
+def rewrite_prompt(params: RewriteParams) -> str:
+    """The one user message of a rewrite: the text around, the selection, the instruction."""
+    parts = []
+    if params.before:
+        parts.append(f"<before>\n{params.before[-REWRITE_CONTEXT_CHARS:]}\n</before>")
+    if params.text:
+        parts.append(f"<selection>\n{params.text}\n</selection>")
+    if params.after:
+        parts.append(f"<after>\n{params.after[:REWRITE_CONTEXT_CHARS]}\n</after>")
+    if params.text:
+        task = f"Rewrite the selection: {params.instruction}. Answer with the new selection."
+    else:
+        task = (
+            f"{params.instruction}: write the text that goes at the cursor, between before "
+            "and after. Answer with that text."
+        )
+    return "\n\n".join([*parts, task])
+
+
 def register(router: AppRouter) -> None:
     router.register("command/createNote", CreateNoteParams, create_note)
     router.register("command/searchSummarize", SearchSummarizeParams, search_summarize)
+    router.register("command/rewrite", RewriteParams, rewrite)

@@ -29,10 +29,10 @@ FORMATS: Final[tuple[ToolFormat, ...]] = get_args(ToolFormat)
 
 async def tools(request: Request) -> Response:
     state = chat_of(request)
-    given = request.query_params.get("format") or state.bridge.provider_name or DEFAULT_FORMAT
-    tool_format = next((known for known in FORMATS if known == given), None)
+    asked = request.query_params.get("format") or state.bridge.providers.name or DEFAULT_FORMAT
+    tool_format = next((name for name in FORMATS if name == asked), None)
     if tool_format is None:
-        error = BadRequest(f"Unknown format '{given}': use one of {', '.join(FORMATS)}.")
+        error = BadRequest(f"Unknown format '{asked}': use one of {', '.join(FORMATS)}.")
         return error_response(request.url.path, error)
     specs = state.tools().tool_specs()
     return json_response({"format": tool_format, "tools": formatted_tools(tool_format, specs)})

@@ -76,6 +76,13 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         ALTER TABLE conversations ADD COLUMN note_hash TEXT;
         """,
     ),
+    (
+        # Which provider served each call ("" for calls recorded before this column).
+        "004_usage_provider",
+        """
+        ALTER TABLE usage ADD COLUMN provider TEXT NOT NULL DEFAULT '';
+        """,
+    ),
 )
 
 
@@ -154,19 +161,28 @@ class ConversationStore:
             ).fetchall()
         return [message_from_dict(json.loads(body)) for (body,) in rows]
 
-    def page(self, limit: int, cursor: str | None) -> tuple[list[ConversationRow], str | None]:
+    def page(
+        self, limit: int, cursor: str | None, query: str | None = None
+    ) -> tuple[list[ConversationRow], str | None]:
         """Up to ``limit`` conversations with at least one turn, newest first, from ``cursor``
-        (the ``next`` of the previous page); and the cursor of the next page, if any."""
+        (the ``next`` of the previous page), only those whose title or messages contain every
+        word of ``query`` (any case); and the cursor of the next page, if any."""
         after = _cursor(cursor)
         sql = (
-            "SELECT id, title, model, created_at, updated_at FROM conversations "
-            "WHERE title != '' AND (? IS NULL OR (updated_at, id) < (?, ?)) "
-            "ORDER BY updated_at DESC, id DESC LIMIT ?"
+            "SELECT id, title, model, created_at, updated_at FROM conversations c "
+            "WHERE title != '' AND (? IS NULL OR (updated_at, id) < (?, ?))"
         )
+        args: list[object] = [after and after[0], after and after[0], after and after[1]]
+        for word in (query or "").split():
+            like = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            sql += (
+                " AND (title LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM messages m "
+                "WHERE m.conversation = c.id AND m.body LIKE ? ESCAPE '\\'))"
+            )
+            args += [like, like]
+        sql += " ORDER BY updated_at DESC, id DESC LIMIT ?"
         with self._lock:
-            rows = self._conn.execute(
-                sql, (after and after[0], after and after[0], after and after[1], limit + 1)
-            ).fetchall()
+            rows = self._conn.execute(sql, (*args, limit + 1)).fetchall()
         found = [ConversationRow(*row) for row in rows[:limit]]
         more = len(rows) > limit
         return found, (f"{found[-1].updated_at!r}:{found[-1].id}" if more and found else None)
@@ -211,6 +227,7 @@ class ConversationStore:
         self,
         conversation_id: str | None,
         purpose: str,
+        provider: str,
         model: str,
         usage: Usage,
         cost_usd: float | None,
@@ -218,7 +235,9 @@ class ConversationStore:
         """Log one provider call."""
         with self._lock:
             self._conn.execute(
-                "INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO usage (time, conversation, purpose, model, input_tokens, "
+                "output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, provider) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     time.time(),
                     conversation_id,
@@ -229,17 +248,18 @@ class ConversationStore:
                     usage.cache_read_tokens,
                     usage.cache_write_tokens,
                     cost_usd,
+                    provider,
                 ),
             )
 
     def usage_by_model(self, since: float) -> list[ModelUsage]:
-        """Calls since ``since`` (Unix seconds) per model, most expensive first."""
+        """Calls since ``since`` (Unix seconds) per provider and model, most expensive first."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT model, COUNT(*), SUM(input_tokens), SUM(output_tokens), "
+                "SELECT provider, model, COUNT(*), SUM(input_tokens), SUM(output_tokens), "
                 "SUM(cache_read_tokens), SUM(cache_write_tokens), SUM(cost_usd), "
-                "SUM(cost_usd IS NULL) FROM usage WHERE time >= ? GROUP BY model "
-                "ORDER BY SUM(cost_usd) DESC, model",
+                "SUM(cost_usd IS NULL) FROM usage WHERE time >= ? GROUP BY provider, model "
+                "ORDER BY SUM(cost_usd) DESC, provider, model",
                 (since,),
             ).fetchall()
         return [ModelUsage(*row) for row in rows]
@@ -250,9 +270,11 @@ class ConversationStore:
 
 @dataclass(frozen=True)
 class ModelUsage:
-    """One model's calls over a period; ``cost_usd`` sums the priced ones (None: no call had a
-    known price), ``unpriced_calls`` counts the others."""
+    """One provider's model's calls over a period; ``cost_usd`` sums the priced ones (None: no
+    call had a known price), ``unpriced_calls`` counts the others."""
 
+    provider: str
+    """"" for calls recorded before providers were (or by a provider without a name)."""
     model: str
     calls: int
     input_tokens: int

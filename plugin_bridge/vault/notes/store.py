@@ -14,7 +14,6 @@ import re
 import stat
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -31,9 +30,10 @@ from plugin_bridge.vault.notes.atomic import remove_durably, write_atomic
 from plugin_bridge.vault.notes.audit import AuditAction, AuditLog, SnapshotStore, sha256
 from plugin_bridge.vault.notes.encoding import appended, apply_edits, encode_like, unified_diff
 from plugin_bridge.vault.notes.names import twin_of
+from plugin_bridge.vault.notes.results import NoteContent, NoteInfo, PlannedWrite, WriteResult
 from plugin_bridge.vault.paths import check_new_names, resolve_note, to_posix
 
-__all__ = ["NoteContent", "NoteInfo", "NoteStore", "WriteResult", "sha256"]
+__all__ = ["NoteContent", "NoteInfo", "NoteStore", "PlannedWrite", "WriteResult", "sha256"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,36 +42,6 @@ SETTLE_SECONDS: Final = 0.05
 """A write reads a note modified less than this long ago again after a pause: a program still
 writing it in place must not be caught half-way and its half written back."""
 _FORBIDDEN_NAME_CHARS: Final = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]')
-
-
-@dataclass(frozen=True)
-class NoteContent:
-    """A note's text and ``hash``, the sha256 hex of its file's bytes (pass it to ``modify``)."""
-
-    path: str
-    content: str
-    hash: str
-    lossy: bool = False
-    """Some bytes were not UTF-8 and read as U+FFFD; only an explicit overwrite may write it."""
-
-
-@dataclass(frozen=True)
-class WriteResult:
-    """What a write left on disk; ``hash`` is "" when an undo deleted the note."""
-
-    path: str
-    hash: str
-    previous_hash: str | None
-    created: bool
-
-
-@dataclass(frozen=True)
-class NoteInfo:
-    """A note found by ``list_notes``: its path, size in bytes and modification time."""
-
-    path: str
-    size: int
-    mtime: float
 
 
 class NoteStore:
@@ -143,19 +113,6 @@ class NoteStore:
         old = self._load(rel, full)
         return unified_diff(rel, None if old is None else decode_note(rel, old), new_content)
 
-    def preview_create(self, path: str, content: str) -> str:
-        """A unified diff of what ``create(path, content)`` would write (exists if it fails)."""
-        rel, full = self._resolve(path, write=True)
-        if self._load(rel, full) is not None:
-            raise _exists(rel)
-        return unified_diff(rel, None, content)
-
-    def preview_append(self, path: str, content: str) -> str:
-        """A unified diff of what ``append(path, content)`` would change (not_found if missing)."""
-        rel, full = self._resolve(path, write=True)
-        old = self._require(rel, full, "append to")
-        return unified_diff(rel, decode_note(rel, old), decode_note(rel, appended(old, content)))
-
     def check_location(self, path: str, *, folder: bool = False) -> None:
         """VaultError(forbidden_path) unless a note could be written at ``path`` (a folder of
         notes with ``folder``) under the rules of every note path; exclusions aside."""
@@ -196,18 +153,13 @@ class NoteStore:
 
         Raises VaultError: forbidden_path, exists, too_large, conflict.
         """
-        rel, full = self._resolve(path, write=True)
-        with self._lock(full):
-            old = self._load(rel, full, settle=SETTLE_SECONDS)
-            if old is not None and not overwrite:
-                raise _exists(rel)
-            _expect(rel, old, expected_hash)
-            if old is None:
-                self._check_new_path(rel, full)
-            action: AuditAction = "create" if old is None else "overwrite"
-            result = self._commit(rel, full, old, encode_like(content, old), action, origin)
-        self._notify(rel)
-        return result
+        return self._write_now(
+            path,
+            lambda: self.plan_create(
+                path, content, overwrite=overwrite, expected_hash=expected_hash
+            ),
+            origin,
+        )
 
     def modify(
         self, path: str, content: str, *, expected_hash: str, origin: str = "model"
@@ -217,14 +169,15 @@ class NoteStore:
         Raises VaultError: forbidden_path, not_found, too_large, conflict (changed since read),
         not_text (binary, or lossy: overwrite it with ``create(..., overwrite=True)``).
         """
-        rel, full = self._resolve(path, write=True)
-        with self._lock(full):
-            old = self._require(rel, full, "modify")
-            decode_note(rel, old)
-            _expect(rel, old, expected_hash)
-            result = self._commit(rel, full, old, encode_like(content, old), "modify", origin)
-        self._notify(rel)
-        return result
+
+        def replaced(rel: str, text: str, old: bytes) -> tuple[str, bytes]:
+            return _lf(content), encode_like(content, old)
+
+        return self._write_now(
+            path,
+            lambda: self._plan_change(path, "modify", "modify", replaced, expected_hash),
+            origin,
+        )
 
     def append(
         self,
@@ -239,14 +192,9 @@ class NoteStore:
 
         Raises VaultError: forbidden_path, not_found, not_text, too_large, conflict.
         """
-        rel, full = self._resolve(path, write=True)
-        with self._lock(full):
-            old = self._require(rel, full, "append to")
-            decode_note(rel, old)
-            _expect(rel, old, expected_hash)
-            result = self._commit(rel, full, old, appended(old, content), "append", origin)
-        self._notify(rel)
-        return result
+        return self._write_now(
+            path, lambda: self.plan_append(path, content, expected_hash=expected_hash), origin
+        )
 
     def edit(
         self,
@@ -263,21 +211,111 @@ class NoteStore:
         Raises VaultError: forbidden_path, not_found, not_text, too_large, conflict, and
         invalid_edit naming the edit whose old text is missing or ambiguous.
         """
+        return self._write_now(
+            path, lambda: self.plan_edit(path, edits, expected_hash=expected_hash), origin
+        )
+
+    # -- planned writes: worked out first, made by the store or applied through Obsidian --
+
+    def plan_create(
+        self,
+        path: str,
+        content: str,
+        *,
+        overwrite: bool = False,
+        expected_hash: str | None = None,
+    ) -> PlannedWrite:
+        """What :meth:`create` would write (VaultError as it would raise, but nothing written)."""
         rel, full = self._resolve(path, write=True)
-        with self._lock(full):
-            old = self._require(rel, full, "edit")
-            text = decode_note(rel, old)
-            _expect(rel, old, expected_hash)
+        old = self._load(rel, full, settle=SETTLE_SECONDS)
+        if old is not None and not overwrite:
+            raise _exists(rel)
+        _expect(rel, old, expected_hash)
+        if old is None:
+            self._check_new_path(rel, full)
+            return PlannedWrite(rel, None, _lf(content), "create", None, encode_like(content, None))
+        before = _lf(read_text(rel, old)[0])
+        return PlannedWrite(rel, before, _lf(content), "overwrite", old, encode_like(content, old))
+
+    def plan_append(
+        self, path: str, content: str, *, expected_hash: str | None = None
+    ) -> PlannedWrite:
+        """What :meth:`append` would write."""
+
+        def extended(rel: str, text: str, old: bytes) -> tuple[str, bytes]:
+            data = appended(old, content)
+            return _lf(decode_note(rel, data)), data
+
+        return self._plan_change(path, "append to", "append", extended, expected_hash)
+
+    def plan_edit(
+        self,
+        path: str,
+        edits: Sequence[tuple[str, str]],
+        *,
+        expected_hash: str | None = None,
+    ) -> PlannedWrite:
+        """What :meth:`edit` would write."""
+
+        def edited(rel: str, text: str, old: bytes) -> tuple[str, bytes]:
             new = apply_edits(rel, text, edits)
-            result = self._commit(rel, full, old, encode_like(new, old), "edit", origin)
+            return new, encode_like(new, old)
+
+        return self._plan_change(path, "edit", "edit", edited, expected_hash)
+
+    def _plan_change(
+        self,
+        path: str,
+        verb: str,
+        action: AuditAction,
+        transform: Callable[[str, str, bytes], tuple[str, bytes]],
+        expected_hash: str | None,
+    ) -> PlannedWrite:
+        """The one skeleton of a change to an existing note (modify, append, edit): resolve,
+        require it (not_found names ``verb``), decode, hold it to ``expected_hash``, then
+        ``transform(rel, text, old bytes)`` gives the new text and bytes."""
+        rel, full = self._resolve(path, write=True)
+        old = self._require(rel, full, verb)
+        text = decode_note(rel, old)
+        _expect(rel, old, expected_hash)
+        after, data = transform(rel, text, old)
+        return PlannedWrite(rel, _lf(text), after, action, old, data)
+
+    def write_planned(self, plan: PlannedWrite, origin: str) -> WriteResult:
+        """Write ``plan`` while the note is still as it was planned from (VaultError conflict,
+        or exists for a new note that appeared meanwhile, otherwise; nothing is written)."""
+        rel, full = self._resolve(plan.path, write=True)
+        with self._lock(full):
+            old = self._load(rel, full, settle=SETTLE_SECONDS)
+            if plan.old is None and old is not None:
+                raise _exists(rel)
+            if old != plan.old:
+                raise _changed(rel)
+            if old is None:
+                self._check_new_path(rel, full)
+            result = self._commit(rel, full, old, plan.data, plan.action, origin)
         self._notify(rel)
         return result
 
-    def preview_edit(self, path: str, edits: Sequence[tuple[str, str]]) -> str:
-        """The unified diff :meth:`edit` would make (VaultError as it would raise)."""
+    def _write_now(self, path: str, plan: Callable[[], PlannedWrite], origin: str) -> WriteResult:
+        """Work a write out and make it under the note's lock (concurrent writers queue)."""
         rel, full = self._resolve(path, write=True)
-        text = decode_note(rel, self._require(rel, full, "edit"))
-        return unified_diff(rel, text, apply_edits(rel, text, edits))
+        with self._lock(full):
+            planned = plan()
+            result = self._commit(rel, full, planned.old, planned.data, planned.action, origin)
+        self._notify(rel)
+        return result
+
+    def record_applied(self, plan: PlannedWrite, new_hash: str, origin: str) -> WriteResult:
+        """Keep the undo snapshot and the audit line of ``plan``, which Obsidian applied (its
+        editor saves the note itself): undo restores the note as it was planned from."""
+        rel, full = self._resolve(plan.path, write=True)
+        with self._lock(full), reporting_write_failures(rel):
+            snapshot = self.snapshots.save(rel, plan.old, new_hash)
+            self.snapshots.commit(snapshot)
+            self.audit.record(rel, plan.action, plan.old_hash, new_hash, origin)
+        self._notify(rel)
+        return WriteResult(rel, new_hash, plan.old_hash, plan.old is None)
 
     def undo(self, path: str, *, origin: str = "user") -> WriteResult:
         """Restore the note as it was before its last write, or delete it if that write made it.
@@ -470,6 +508,10 @@ class NoteStore:
     def _lock(self, real: Path) -> threading.Lock:
         with self._locks_guard:
             return self._locks.setdefault(str(real), threading.Lock())
+
+
+def _lf(text: str) -> str:
+    return text.replace("\r\n", "\n")
 
 
 def _signature(full: Path) -> tuple[int, int, int] | None:

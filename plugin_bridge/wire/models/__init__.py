@@ -29,6 +29,8 @@ from plugin_bridge.wire.models.chat import (
 )
 from plugin_bridge.wire.models.commands import (
     CreateNoteParams,
+    RewriteParams,
+    RewriteResult,
     SearchSummarizeParams,
     SearchSummarizeResult,
 )
@@ -75,6 +77,8 @@ from plugin_bridge.wire.models.session import (
     VaultInfo,
 )
 from plugin_bridge.wire.models.settings import (
+    BaseUrls,
+    BaseUrlsUpdate,
     KeysModel,
     ModelsByPurpose,
     ModelsUpdate,
@@ -90,7 +94,9 @@ from plugin_bridge.wire.models.setup import (
     RuntimesDetectResult,
 )
 from plugin_bridge.wire.models.tools import (
+    FileChange,
     InvalidCall,
+    KeptChange,
     ToolCallParams,
     ToolConfirmParams,
     ToolConfirmResult,
@@ -112,6 +118,8 @@ from plugin_bridge.wire.models.vault import (
     AuditListResult,
     HashField,
     NoteAppendParams,
+    NoteApplyParams,
+    NoteApplyResult,
     NoteCreateParams,
     NoteEditModel,
     NoteEditParams,
@@ -126,6 +134,8 @@ __all__ = [
     "AuditEntry",
     "AuditListParams",
     "AuditListResult",
+    "BaseUrls",
+    "BaseUrlsUpdate",
     "BudgetWarning",
     "CancelRequestParams",
     "Capabilities",
@@ -151,6 +161,7 @@ __all__ = [
     "EmbedderStatus",
     "Empty",
     "EmptyResult",
+    "FileChange",
     "FolderContext",
     "HashField",
     "HealthResult",
@@ -159,6 +170,7 @@ __all__ = [
     "InitializeParams",
     "InitializeResult",
     "InvalidCall",
+    "KeptChange",
     "KeysModel",
     "MatchSide",
     "ModelInfoModel",
@@ -168,6 +180,8 @@ __all__ = [
     "ModelsListResult",
     "ModelsUpdate",
     "NoteAppendParams",
+    "NoteApplyParams",
+    "NoteApplyResult",
     "NoteContext",
     "NoteCreateParams",
     "NoteEditModel",
@@ -185,6 +199,8 @@ __all__ = [
     "RelatedNote",
     "RelatedParams",
     "RelatedResult",
+    "RewriteParams",
+    "RewriteResult",
     "RuntimeInfo",
     "RuntimeModelInfo",
     "RuntimesDetectResult",

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from llm_service.factory import ProviderName
 from plugin_bridge.wire.models.base import Params, ToolFormat, WireModel
 from plugin_bridge.wire.protocol import RequestId
 
@@ -79,12 +80,17 @@ class HealthResult(WireModel):
     model: str | None
     index: IndexStatus
     recommended_models: dict[str, list[str]]
-    supported_formats: list[ToolFormat] = Field(description="Every format tools/list takes.")
+    supported_formats: list[ToolFormat] = Field(
+        description="Every format tools/list and GET /api/local-llm/tools accept."
+    )
     tool_count: int = Field(description="The tools a conversation's model is offered.")
 
 
 class ModelsListParams(Params):
     refresh: bool = Field(False, description="Ask the provider now instead of the 24 h cache.")
+    provider: ProviderName | None = Field(
+        None, description="Whose models: any configured provider; default the chat provider's."
+    )
 
 
 class ModelInfoModel(WireModel):
