@@ -125,8 +125,9 @@ async def until_running(wire: Wire, name: str = "fake") -> dict[str, Any]:
 
 
 def provider_of(bridge: Bridge) -> ScriptedProvider:
-    provider = bridge.app.provider
-    assert isinstance(provider, ScriptedProvider)
+    route = bridge.app.providers.chat
+    assert route is not None and isinstance(route.provider, ScriptedProvider)
+    provider = route.provider
     return provider
 
 
