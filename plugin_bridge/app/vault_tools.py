@@ -51,7 +51,7 @@ def register_vault_tools(
 
     Returns their names: ``VAULT_TOOL_NAMES`` in order, then related_notes if registered.
     """
-    tools = _VaultTools(vault, writer or _store_writer(vault.notes))
+    tools = _VaultTools(vault, writer or store_writer(vault.notes))
     for spec in _SPECS:
         _register(registry, spec, tools, write_permission)
     return [*VAULT_TOOL_NAMES, *([RELATED_TOOL] if offer_related(registry, vault) else [])]
@@ -63,7 +63,7 @@ def offer_related(registry: ToolRegistry, vault: Vault) -> bool:
     wanted = vault.semantic is not None
     present = registry.permission(RELATED_TOOL) is not None
     if wanted and not present:
-        _register(registry, _RELATED_SPEC, _VaultTools(vault, _store_writer(vault.notes)), "allow")
+        _register(registry, _RELATED_SPEC, _VaultTools(vault, store_writer(vault.notes)), "allow")
     elif present and not wanted:
         registry.unregister_tool(
             RELATED_TOOL, "related_notes needs semantic search, and no embedder is configured."
@@ -83,7 +83,9 @@ def _register(
     )
 
 
-def _store_writer(notes: NoteStore) -> Writer:
+def store_writer(notes: NoteStore) -> Writer:
+    """The note store making planned writes itself (no plugin to ask)."""
+
     async def write(plan: PlannedWrite, origin: str) -> WriteResult:
         return await asyncio.to_thread(notes.write_planned, plan, origin)
 
