@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Final
 
 PROVIDERS: Final = ("anthropic", "openai", "ollama")
+COMMAND: Final = "obsidian-ai-bridge"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
     chat = commands.add_parser("chat", help="chat in the terminal with the running server")
     chat.add_argument("--vault", type=Path, required=True)
     chat.add_argument("--info-file", type=Path, help="the server's info file")
+    chat.add_argument(
+        "--setup",
+        action="store_true",
+        help="introduce yourself: the assistant asks about the vault and you, then writes the "
+        "context note (Assistant.md) after you review it",
+    )
 
     setup = commands.add_parser("setup", help="choose a provider and model, check them, save")
     setup.add_argument("--provider", choices=PROVIDERS)
@@ -88,12 +95,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def command_line(*args: str) -> str:
-    """A command that runs this CLI when pasted into a shell: the venv's ``obsidian-ai-bridge``
-    entry point when installed, else this Python with ``-m plugin_bridge``."""
+    """A command that runs this CLI when pasted into a shell, spelled as the README's install
+    step makes it work: ``obsidian-ai-bridge ARGS`` when that command is on PATH, else this
+    installation's own (a checkout's ``.venv/bin/obsidian-ai-bridge``), else this Python with
+    ``-m plugin_bridge``."""
     import shlex
+    import shutil
 
-    entry = Path(sys.executable).with_name("obsidian-ai-bridge")
-    head = [str(entry)] if entry.exists() else [sys.executable, "-m", "plugin_bridge"]
+    entry = Path(sys.executable).with_name(COMMAND)
+    if shutil.which(COMMAND):
+        head = [COMMAND]
+    elif entry.exists():
+        head = [str(entry)]
+    else:
+        head = [sys.executable, "-m", "plugin_bridge"]
     return shlex.join([*head, *args])
 
 
@@ -101,10 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     vault = getattr(args, "vault", None)
     if vault is not None and not vault.expanduser().is_dir():
-        print(
-            f"Vault folder {vault} does not exist: pass an existing folder to --vault.",
-            file=sys.stderr,
+        problem = (
+            f"{vault} is a file, not a folder: pass the vault's folder to --vault."
+            if vault.expanduser().exists()
+            else f"Vault folder {vault} does not exist: pass an existing folder to --vault."
         )
+        print(problem, file=sys.stderr)
         return 2
     if args.command == "serve":
         from plugin_bridge.cli.serve import ServeOptions, run
@@ -135,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "chat":
         from plugin_bridge.cli.chat import run as run_chat
 
-        return run_chat(args.vault, args.info_file)
+        return run_chat(args.vault, args.info_file, setup=args.setup)
     if args.command == "setup":
         from plugin_bridge.cli.setup import run as run_setup
 

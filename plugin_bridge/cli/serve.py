@@ -1,10 +1,12 @@
 """``serve``: listen first, then load everything else.
 
-Start-up order, chosen so a client finds the server fast: check the arguments, bind the port,
-write the info file (the server is now reachable: TCP connections queue in the backlog), and
-only then import pydantic, the WebSocket server, the vault index and the provider. Requests are
-answered once that is done; indexing continues in the background and the provider SDK is
-imported on the first model call. bench/startup.py measures both moments.
+Start-up order: check the arguments and every setting (the settings file, each value, the
+embedder, a local model server that must answer, a hosted provider's key), so that a server
+that cannot work stops with one sentence before it says it listens; then bind the port, write
+the info file (the server is now reachable: TCP connections queue in the backlog), and only
+then load the WebSocket server and the vault index. Requests are answered once that is done;
+indexing continues in the background and the provider SDK is imported on the first model call.
+bench/startup.py measures both moments.
 
 One server per vault: ``serve`` first takes the lock in the vault's data dir (see
 :mod:`plugin_bridge.cli.lock`); a second one exits 2 naming the running server.
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from plugin_bridge import PROTOCOL_VERSION
-from plugin_bridge.cli.lock import ServerRunning, acquire
+from plugin_bridge.cli.lock import ServerLock, ServerRunning, acquire
 from plugin_bridge.vault.datadir import data_dir_for
 from plugin_bridge.wire.infofile import (
     InfoRecord,
@@ -35,6 +37,10 @@ from plugin_bridge.wire.security import bind_host, bind_socket, is_loopback_host
 
 if TYPE_CHECKING:
     import socket
+
+    from llm_service import Provider
+    from llm_service.embedders import Embedder
+    from plugin_bridge.app.settings.config import BridgeSettings, ProviderChoice
 
 
 class ServeOptions(NamedTuple):
@@ -73,7 +79,6 @@ def run(options: ServeOptions) -> int:
             f"Refusing to listen on {options.host}: the bridge serves this machine only; "
             "use --host 127.0.0.1, ::1 or localhost.",
         )
-    host = bind_host(options.host)
     data_dir = data_dir_for(vault, options.data_dir)
     options = options._replace(data_dir=data_dir)  # the lock and the index agree on it
     try:
@@ -82,27 +87,11 @@ def run(options: ServeOptions) -> int:
         return _fail(2, str(exc))
     except OSError as exc:
         return _fail(2, f"Cannot use the data folder ({exc}): pass a writable --data-dir.")
-    try:
-        sock = bind_socket(host, options.port)
-    except OSError as exc:
-        lock.release()
-        return _fail(
-            1,
-            f"Cannot listen on {host}:{options.port} ({exc.strerror}): choose another --port, "
-            "or 0 for a free one.",
-        )
-    token = secrets.token_urlsafe(32)
-    info_path = options.info_file or default_info_file(vault)
-    url = ws_url(host, sock.getsockname()[1])
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        lock.announce(url)
-        write_info_file(info_path, InfoRecord(url, token, os.getpid(), PROTOCOL_VERSION))
-        print(f"Listening on {url}", file=sys.stderr, flush=True)
-        print(f"Info file: {info_path}", file=sys.stderr, flush=True)
         import asyncio
 
-        return asyncio.run(_serve(options, vault, sock, token, info_path))
+        return asyncio.run(_start(options, vault, lock))
     except (_Interrupted, KeyboardInterrupt):
         return 0
     except Exception as exc:
@@ -112,13 +101,93 @@ def run(options: ServeOptions) -> int:
         return _fail(1, f"The server stopped on an error ({type(exc).__name__}: {exc}).")
     finally:
         signal.signal(signal.SIGTERM, previous)
-        remove_info_file(info_path, token)
-        sock.close()
         lock.release()
 
 
+async def _start(options: ServeOptions, vault_root: Path, lock: ServerLock) -> int:
+    """Check every setting, then listen (bind, info file, "Listening"), then serve."""
+    import logging
+
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    info_path = options.info_file or default_info_file(vault_root)
+    checked = await _checked(options, vault_root, info_path)
+    if isinstance(checked, str):
+        return _fail(2, checked)
+    host = bind_host(options.host)
+    try:
+        sock = bind_socket(host, options.port)
+    except OSError as exc:
+        return _fail(
+            1,
+            f"Cannot listen on {host}:{options.port} ({exc.strerror}): choose another --port, "
+            "or 0 for a free one.",
+        )
+    token = secrets.token_urlsafe(32)
+    url = ws_url(host, sock.getsockname()[1])
+    try:
+        lock.announce(url)
+        write_info_file(info_path, InfoRecord(url, token, os.getpid(), PROTOCOL_VERSION))
+        print(f"Listening on {url}", file=sys.stderr, flush=True)
+        print(f"Info file: {info_path}", file=sys.stderr, flush=True)
+        return await _serve(options, vault_root, sock, token, checked)
+    finally:
+        remove_info_file(info_path, token)
+        sock.close()
+
+
+class _Checked(NamedTuple):
+    """What ``serve`` starts with, every setting checked."""
+
+    settings: BridgeSettings
+    choice: ProviderChoice
+    provider: Provider | None
+    embedder: Embedder | None
+
+
+async def _checked(options: ServeOptions, vault_root: Path, info_path: Path) -> _Checked | str:
+    """The settings, provider and embedder, or why ``serve`` must not start (one sentence):
+    an invalid value, the settings file, the embedder, a local server that does not answer,
+    a refused key."""
+    import asyncio
+
+    from plugin_bridge.app.settings.config import (
+        SettingsError,
+        build_embedder,
+        build_provider,
+        choose_provider,
+        embedder_problem,
+        key_problem,
+        load_settings,
+        startup_problem,
+        with_served_model,
+    )
+
+    given = {key: value for key, value in options._asdict().items() if value is not None}
+    try:
+        settings = load_settings(**{**given, "vault": vault_root, "info_file": info_path})
+    except SettingsError as exc:
+        return str(exc)
+    choice = choose_provider(settings)
+    problem = await startup_problem(settings, choice)
+    embedder = build_embedder(settings)
+    problem = problem or await asyncio.to_thread(embedder_problem, settings, embedder)
+    provider = build_provider(settings, choice)
+    problem = problem or await key_problem(settings, choice, provider)
+    if problem is not None:
+        if provider is not None:
+            await provider.aclose()
+        return problem[:1].upper() + problem[1:]
+    try:
+        choice = await with_served_model(choice, provider)
+    except SettingsError as exc:
+        return str(exc)
+    return _Checked(settings, choice, provider, embedder)
+
+
 async def _serve(
-    options: ServeOptions, vault_root: Path, sock: socket.socket, token: str, info_path: Path
+    options: ServeOptions, vault_root: Path, sock: socket.socket, token: str, checked: _Checked
 ) -> int:
     import asyncio
     import logging
@@ -128,20 +197,7 @@ async def _serve(
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
     from plugin_bridge.app.conversations.usage import Budgets
-    from plugin_bridge.app.settings.config import (
-        SettingsError,
-        build_embedder,
-        build_provider,
-        choose_provider,
-        embedder_problem,
-        load_settings,
-        startup_problem,
-        with_served_model,
-    )
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.app.turn.confirm import ask_client
     from plugin_bridge.cli.progress import show_progress
@@ -150,22 +206,7 @@ async def _serve(
     from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.wire.server import start_server
 
-    given = {key: value for key, value in options._asdict().items() if value is not None}
-    try:
-        settings = load_settings(**{**given, "vault": vault_root, "info_file": info_path})
-    except SettingsError as exc:
-        return _fail(2, str(exc))
-    choice = choose_provider(settings)
-    problem = await startup_problem(settings, choice)
-    embedder = build_embedder(settings)
-    problem = problem or await asyncio.to_thread(embedder_problem, settings, embedder)
-    if problem is not None:
-        return _fail(2, problem[:1].upper() + problem[1:])
-    provider = build_provider(settings, choice)
-    try:
-        choice = await with_served_model(choice, provider)
-    except SettingsError as exc:
-        return _fail(2, str(exc))
+    settings, choice, provider, embedder = checked
     banner = choice.describe()
     print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
     vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)

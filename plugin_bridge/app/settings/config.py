@@ -276,7 +276,9 @@ async def with_served_model(choice: ProviderChoice, provider: Provider | None) -
     return ProviderChoice(choice.name, model, choice.missing)
 
 
-PROBE_SECONDS: Final = 3.0
+PROBE_SECONDS: Final = 2.0
+"""How long a TCP connection to a model server may take before it counts as unreachable."""
+KEY_ENV: Final = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 
 async def startup_problem(settings: BridgeSettings, choice: ProviderChoice) -> str | None:
@@ -296,13 +298,53 @@ async def startup_problem(settings: BridgeSettings, choice: ProviderChoice) -> s
     local = choice.name == "ollama" or (choice.name == "openai" and settings.base_url)
     if local:
         url = settings.base_url or ollama_url(settings)
-        if not await _answers(url):
+        if not await answers(url):
             hint = "start it with `ollama serve`" if choice.name == "ollama" else "start it"
             return f"Nothing answers at {url}: {hint}, or pass the right --base-url."
     return None
 
 
-async def _answers(url: str) -> bool:
+async def key_problem(
+    settings: BridgeSettings, choice: ProviderChoice, provider: Provider | None
+) -> str | None:
+    """Why the hosted provider's key cannot work, asked at start with one cheap call (the key
+    is refused); None when it works, when there is no key to check, or when the provider
+    cannot be reached now: the server then starts all the same (search works offline) and the
+    first message says what is wrong."""
+    import asyncio
+    import logging
+
+    from llm_service import LLMError
+
+    name = choice.name
+    if provider is None or name not in KEY_ENV or not _present(_key(settings, name)):
+        return None
+    checker = build_provider(settings, choice)
+    assert checker is not None
+    checker.max_attempts = 1  # a refused key is not retried; an unreachable API not waited for
+    try:
+        async with asyncio.timeout(PROBE_SECONDS * 2):
+            await checker.validate_key()
+    except LLMError as exc:
+        if exc.code == "auth_error":
+            return (
+                f"The {name} API key was refused ({exc.message.rstrip('.')}): fix "
+                f"{KEY_ENV[name]} or the key in {config_file()}, or run `obsidian-ai-bridge "
+                "setup`."
+            )
+        logging.getLogger(__name__).warning("could not check the %s key now: %s", name, exc)
+    except TimeoutError:
+        logging.getLogger(__name__).warning("could not check the %s key now (no answer)", name)
+    finally:
+        await checker.aclose()
+    return None
+
+
+def _key(settings: BridgeSettings, name: str) -> SecretStr | None:
+    return settings.anthropic_api_key if name == "anthropic" else settings.openai_api_key
+
+
+async def answers(url: str) -> bool:
     """Whether something accepts TCP connections at ``url``'s host and port."""
     import asyncio
     from urllib.parse import urlsplit
