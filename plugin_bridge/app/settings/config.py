@@ -323,14 +323,15 @@ async def key_problem(
     assert checker is not None
     checker.max_attempts = 1  # a refused key is not retried; an unreachable API not waited for
     try:
+        await checker.warm_up()  # the SDK's import is not the API's answer time
         async with asyncio.timeout(PROBE_SECONDS * 2):
             await checker.validate_key()
     except LLMError as exc:
         if exc.code == "auth_error":
+            label = "Anthropic" if name == "anthropic" else "OpenAI"
             return (
-                f"The {name} API key was refused ({exc.message.rstrip('.')}): fix "
-                f"{KEY_ENV[name]} or the key in {config_file()}, or run `obsidian-ai-bridge "
-                "setup`."
+                f"{label} refused the API key ({exc.status or exc.code}): fix {KEY_ENV[name]} "
+                f"or the key in {config_file()}, or run `obsidian-ai-bridge setup`."
             )
         logging.getLogger(__name__).warning("could not check the %s key now: %s", name, exc)
     except TimeoutError:
