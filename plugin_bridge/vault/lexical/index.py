@@ -29,6 +29,7 @@ from plugin_bridge.vault.lexical.parse import link_forms
 from plugin_bridge.vault.lexical.query import Query, parse_query, with_filters
 from plugin_bridge.vault.lexical.watcher import WatchCallbacks, watch_vault
 from plugin_bridge.vault.lexical.worker import IndexWorker
+from plugin_bridge.vault.notes.names import case_sensitive
 from plugin_bridge.vault.paths import to_posix
 from plugin_bridge.vault.schema import connect, migrate
 
@@ -97,6 +98,8 @@ class SearchIndex:
         self._stop = asyncio.Event()
         self._closed = False
         self._listeners: list[Callable[[], None]] = []
+        self._case_sensitive: bool | None = None
+        """Whether the vault's file system tells names apart by case (probed when needed)."""
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -218,8 +221,11 @@ class SearchIndex:
             return query(self._conn())
 
     def parse(self, query: str, folder: str | None = None, tag: str | None = None) -> Query:
-        """``query`` parsed, with the folder and tag filters of ``vault/search``."""
-        return with_filters(parse_query(query), folder, tag)
+        """``query`` parsed, with the folder and tag filters of ``vault/search`` (the folder
+        compared as the vault's file system compares names)."""
+        if folder and self._case_sensitive is None:
+            self._case_sensitive = case_sensitive(self.root)
+        return with_filters(parse_query(query), folder, tag, fold=not self._case_sensitive)
 
     def search(
         self,

@@ -40,6 +40,8 @@ class Query:
     paths: tuple[str, ...] = ()
     folders: tuple[str, ...] = ()
     """Notes inside these folders (vault-relative, no trailing slash); set by callers."""
+    fold_folders: bool = False
+    """Compare ``folders`` without case, as a case-insensitive vault's file system does."""
 
     @property
     def empty(self) -> bool:
@@ -50,8 +52,11 @@ class Query:
         return bool(self.tags or self.paths or self.folders)
 
 
-def with_filters(query: Query, folder: str | None = None, tag: str | None = None) -> Query:
-    """``query`` limited to a folder and/or a tag (its nested tags too)."""
+def with_filters(
+    query: Query, folder: str | None = None, tag: str | None = None, *, fold: bool = False
+) -> Query:
+    """``query`` limited to a folder and/or a tag (its nested tags too); with ``fold`` the
+    folder matches whatever its case (the vault's file system ignores case)."""
     from dataclasses import replace
 
     folder = (folder or "").replace("\\", "/").strip("/")
@@ -59,6 +64,7 @@ def with_filters(query: Query, folder: str | None = None, tag: str | None = None
     return replace(
         query,
         folders=(*query.folders, folder) if folder else query.folders,
+        fold_folders=fold,
         tags=tuple(dict.fromkeys((*query.tags, tag))) if tag else query.tags,
     )
 

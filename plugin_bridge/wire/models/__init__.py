@@ -6,11 +6,11 @@ grouped by area as the handlers are (``session``, ``vault``, ``chat``…; ``base
 
 from __future__ import annotations
 
+from llm_service.factory import ProviderName
 from plugin_bridge.wire.models.base import (
     Empty,
     EmptyResult,
     Params,
-    ProviderName,
     ToolFormat,
     WireModel,
     dump,
@@ -29,6 +29,8 @@ from plugin_bridge.wire.models.chat import (
 )
 from plugin_bridge.wire.models.commands import (
     CreateNoteParams,
+    RewriteParams,
+    RewriteResult,
     SearchSummarizeParams,
     SearchSummarizeResult,
 )
@@ -71,6 +73,7 @@ from plugin_bridge.wire.models.session import (
     ModelsListParams,
     ModelsListResult,
     ServerInfo,
+    ServerProof,
     VaultInfo,
 )
 from plugin_bridge.wire.models.settings import (
@@ -89,7 +92,9 @@ from plugin_bridge.wire.models.setup import (
     RuntimesDetectResult,
 )
 from plugin_bridge.wire.models.tools import (
+    FileChange,
     InvalidCall,
+    KeptChange,
     ToolCallParams,
     ToolConfirmParams,
     ToolConfirmResult,
@@ -111,6 +116,8 @@ from plugin_bridge.wire.models.vault import (
     AuditListResult,
     HashField,
     NoteAppendParams,
+    NoteApplyParams,
+    NoteApplyResult,
     NoteCreateParams,
     NoteEditModel,
     NoteEditParams,
@@ -150,6 +157,7 @@ __all__ = [
     "EmbedderStatus",
     "Empty",
     "EmptyResult",
+    "FileChange",
     "FolderContext",
     "HashField",
     "HealthResult",
@@ -158,6 +166,7 @@ __all__ = [
     "InitializeParams",
     "InitializeResult",
     "InvalidCall",
+    "KeptChange",
     "KeysModel",
     "MatchSide",
     "ModelInfoModel",
@@ -167,6 +176,8 @@ __all__ = [
     "ModelsListResult",
     "ModelsUpdate",
     "NoteAppendParams",
+    "NoteApplyParams",
+    "NoteApplyResult",
     "NoteContext",
     "NoteCreateParams",
     "NoteEditModel",
@@ -184,6 +195,8 @@ __all__ = [
     "RelatedNote",
     "RelatedParams",
     "RelatedResult",
+    "RewriteParams",
+    "RewriteResult",
     "RuntimeInfo",
     "RuntimeModelInfo",
     "RuntimesDetectResult",
@@ -194,6 +207,7 @@ __all__ = [
     "SearchSummarizeParams",
     "SearchSummarizeResult",
     "ServerInfo",
+    "ServerProof",
     "SettingsResult",
     "SettingsUpdateParams",
     "StoredMessage",

@@ -79,7 +79,9 @@ class HealthResult(WireModel):
     model: str | None
     index: IndexStatus
     recommended_models: dict[str, list[str]]
-    supported_formats: list[ToolFormat] = Field(description="Every format tools/list takes.")
+    supported_formats: list[ToolFormat] = Field(
+        description="Every format tools/list and GET /api/local-llm/tools accept."
+    )
     tool_count: int = Field(description="The tools a conversation's model is offered.")
 
 
@@ -106,3 +108,12 @@ class ModelsListResult(WireModel):
 
 class CancelRequestParams(Params):
     id: RequestId = Field(description="The id of the request to cancel.")
+
+
+class ServerProof(WireModel):
+    """``$/serverProof``: the first frame of a connection opened with a ``nonce``."""
+
+    proof: str = Field(
+        description="base64url (no padding) of HMAC-SHA256(key = the token's UTF-8 bytes, "
+        "message = the nonce's UTF-8 bytes as sent in the URL)."
+    )

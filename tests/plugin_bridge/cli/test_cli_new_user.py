@@ -72,7 +72,10 @@ async def test_a_refused_anthropic_key_is_found_at_start(
     code, _out, err = await run_cli(
         tmp_path,
         *("serve", "--vault", str(vault), "--provider", "anthropic", "--base-url", fake_http.url),
-        env={"ANTHROPIC_API_KEY": "sk-ant-refused-0000"},
+        env={
+            "ANTHROPIC_API_KEY": "sk-ant-refused-0000",
+            "AI_BRIDGE_ANTHROPIC_API_KEY_HOST": fake_http.url,  # the key is for this server
+        },
     )
     assert code == 2 and "Anthropic refused the API key (401)" in err, err
     assert "ANTHROPIC_API_KEY" in err and "Listening" not in err
