@@ -273,16 +273,27 @@ async def _serve(
             )
             tune_gc()
             provider = app.provider
-            warming = None if provider is None else asyncio.create_task(provider.warm_up())
+            warming = asyncio.create_task(_warm_up(provider))
             await stop.wait()
-            if warming is not None:
-                warming.cancel()
+            warming.cancel()
             logger.info("shutting down")
             await http_server.close()
     finally:
         await app.aclose()
         await vault.close()
     return 0
+
+
+async def _warm_up(provider: Provider | None) -> None:
+    """Import, in a worker thread, what the first requests would otherwise wait for: the
+    provider's SDK, and httpx (runtimes/detect and embedder/download: the setup card of a
+    server without a provider)."""
+    import asyncio
+    import importlib
+
+    await asyncio.to_thread(importlib.import_module, "httpx")
+    if provider is not None:
+        await provider.warm_up()
 
 
 GC_GEN0_THRESHOLD = 50_000
