@@ -77,6 +77,7 @@ def bridge_process(pipe: Any, api: str, step: str) -> None:
 
 async def _bridge(pipe: Any, api: str, step: str) -> None:
     from llm_service import OpenAIProvider
+    from plugin_bridge.app.settings.providers import ProviderSetup, Route
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.app.turn.confirm import ask_client
     from plugin_bridge.handlers import build_router
@@ -96,7 +97,11 @@ async def _bridge(pipe: Any, api: str, step: str) -> None:
         async with Vault(root, Path(tmp) / "data") as vault:
             await vault.index.wait_until_idle(30)
             provider = OpenAIProvider(api_key="sk-bench", base_url=f"{api}/v1", max_attempts=1)
-            app = BridgeApp(vault, confirm=ask_client(vault), provider=provider, model="m")
+            app = BridgeApp(
+                vault,
+                confirm=ask_client(vault),
+                providers=ProviderSetup(Route("openai", provider, "m")),
+            )
             async with await start_server(build_router(), app) as server:
                 if "warm" in steps:
                     await provider.warm_up()

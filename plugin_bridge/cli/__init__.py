@@ -10,11 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Final
 
 from llm_service.factory import PROVIDER_NAMES
-
-COMMAND: Final = "obsidian-ai-bridge"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,24 +93,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("schema", help="print the protocol's JSON Schema")
     return parser
-
-
-def command_line(*args: str) -> str:
-    """A command that runs this CLI when pasted into a shell, spelled as the README's install
-    step makes it work: ``obsidian-ai-bridge ARGS`` when that command is on PATH, else this
-    installation's own (a checkout's ``.venv/bin/obsidian-ai-bridge``), else this Python with
-    ``-m plugin_bridge``."""
-    import shlex
-    import shutil
-
-    entry = Path(sys.executable).with_name(COMMAND)
-    if shutil.which(COMMAND):
-        head = [COMMAND]
-    elif entry.exists():
-        head = [str(entry)]
-    else:
-        head = [sys.executable, "-m", "plugin_bridge"]
-    return shlex.join([*head, *args])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -236,7 +236,7 @@ async def chat(
         info = read_info_file(info_path)
     except InfoFileError as exc:
         if vault is not None and exc.missing:
-            from plugin_bridge.cli import command_line
+            from plugin_bridge.cli.commandline import command_line
 
             start = command_line("serve", "--vault", str(vault))
             print(f"No server is running for {vault}: start it with {start}", file=sys.stderr)

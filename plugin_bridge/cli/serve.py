@@ -44,9 +44,9 @@ from plugin_bridge.wire.security import (
 if TYPE_CHECKING:
     import socket
 
-    from llm_service import Provider
     from llm_service.embedders import Embedder
-    from plugin_bridge.app.settings.config import BridgeSettings, ProviderChoice
+    from plugin_bridge.app.settings.config import BridgeSettings
+    from plugin_bridge.app.settings.providers import ProviderSetup
 
 
 class ServeOptions(NamedTuple):
@@ -121,7 +121,7 @@ async def _start(options: ServeOptions, vault_root: Path, lock: ServerLock) -> i
     info_path = options.info_file or default_info_file(vault_root)
     checked = await _checked(options, vault_root, info_path)
     if isinstance(checked, str):
-        return _fail(2, checked)
+        return _fail(2, checked[:1].upper() + checked[1:])
     host = bind_host(options.host)
     sockets: list[socket.socket] = []
     for flag, port in (("--port", options.port), ("--http-port", options.http_port)):
@@ -130,6 +130,7 @@ async def _start(options: ServeOptions, vault_root: Path, lock: ServerLock) -> i
         except OSError as exc:
             for bound in sockets:
                 bound.close()
+            await checked[1].aclose()
             return _fail(
                 1,
                 f"Cannot listen on {host}:{port} ({exc.strerror}): choose another {flag}, "
@@ -152,32 +153,23 @@ async def _start(options: ServeOptions, vault_root: Path, lock: ServerLock) -> i
             bound.close()
 
 
-class _Checked(NamedTuple):
-    """What ``serve`` starts with, every setting checked."""
-
-    settings: BridgeSettings
-    choice: ProviderChoice
-    provider: Provider | None
-    embedder: Embedder | None
-
-
-async def _checked(options: ServeOptions, vault_root: Path, info_path: Path) -> _Checked | str:
-    """The settings, provider and embedder, or why ``serve`` must not start (one sentence):
-    an invalid value, the settings file, the embedder, a local server that does not answer,
-    a refused key."""
+async def _checked(
+    options: ServeOptions, vault_root: Path, info_path: Path
+) -> tuple[BridgeSettings, ProviderSetup, Embedder | None] | str:
+    """The settings, providers and embedder, or why ``serve`` must not start (one sentence):
+    an invalid value or settings file, the embedder, a local server that does not answer, a
+    refused key, an OpenAI-compatible server without a loaded model."""
     import asyncio
 
     from plugin_bridge.app.settings.config import (
         SettingsError,
         build_embedder,
-        build_provider,
         choose_provider,
         embedder_problem,
-        key_problem,
         load_settings,
         startup_problem,
-        with_served_model,
     )
+    from plugin_bridge.app.settings.providers import build_setup, key_problem
 
     given = {key: value for key, value in options._asdict().items() if value is not None}
     try:
@@ -188,17 +180,13 @@ async def _checked(options: ServeOptions, vault_root: Path, info_path: Path) -> 
     problem = await startup_problem(settings, choice)
     embedder = build_embedder(settings)
     problem = problem or await asyncio.to_thread(embedder_problem, settings, embedder)
-    provider = build_provider(settings, choice)
-    problem = problem or await key_problem(settings, choice, provider)
+    problem = problem or await key_problem(settings, choice)
     if problem is not None:
-        if provider is not None:
-            await provider.aclose()
-        return problem[:1].upper() + problem[1:]
+        return problem
     try:
-        choice = await with_served_model(choice, provider)
+        return settings, await build_setup(settings), embedder
     except SettingsError as exc:
         return str(exc)
-    return _Checked(settings, choice, provider, embedder)
 
 
 async def _serve(
@@ -206,7 +194,7 @@ async def _serve(
     vault_root: Path,
     sockets: list[socket.socket],
     token: str,
-    checked: _Checked,
+    checked: tuple[BridgeSettings, ProviderSetup, Embedder | None],
 ) -> int:
     import asyncio
     import logging
@@ -227,8 +215,8 @@ async def _serve(
     from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.wire.server import start_server
 
-    settings, choice, provider, embedder = checked
-    banner = choice.describe()
+    settings, providers, embedder = checked
+    banner = providers.describe()
     print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
     vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)
     if embedder is not None:
@@ -241,10 +229,7 @@ async def _serve(
     app = BridgeApp(
         vault,
         confirm=ask_client(vault),
-        provider=provider,
-        provider_name=choice.name,
-        model=choice.model,
-        no_provider_message=choice.missing,
+        providers=providers,
         token=token,
         budgets=Budgets(settings.daily_budget_usd, settings.monthly_budget_usd),
         settings=settings,
@@ -272,8 +257,7 @@ async def _serve(
                 flush=True,
             )
             tune_gc()
-            provider = app.provider
-            warming = asyncio.create_task(_warm_up(provider))
+            warming = asyncio.create_task(_warm_up(app.providers))
             await stop.wait()
             warming.cancel()
             logger.info("shutting down")
@@ -284,16 +268,15 @@ async def _serve(
     return 0
 
 
-async def _warm_up(provider: Provider | None) -> None:
-    """Import, in a worker thread, what the first requests would otherwise wait for: the
-    provider's SDK, and httpx (runtimes/detect and embedder/download: the setup card of a
-    server without a provider)."""
+async def _warm_up(providers: ProviderSetup) -> None:
+    """Import, in a worker thread, what the first requests would otherwise wait for: httpx
+    (runtimes/detect and embedder/download: the setup card of a server without a provider)
+    and the providers' SDKs."""
     import asyncio
     import importlib
 
     await asyncio.to_thread(importlib.import_module, "httpx")
-    if provider is not None:
-        await provider.warm_up()
+    await providers.warm_up()
 
 
 GC_GEN0_THRESHOLD = 50_000
@@ -313,7 +296,7 @@ def tune_gc() -> None:
 
 def chat_hint(vault_root: Path, info_file: Path | None) -> str:
     """The chat command for this server, ready to paste (with --info-file when one was given)."""
-    from plugin_bridge.cli import command_line
+    from plugin_bridge.cli.commandline import command_line
 
     extra = ["--info-file", str(info_file.resolve())] if info_file is not None else []
     return command_line("chat", "--vault", str(vault_root.resolve()), *extra)

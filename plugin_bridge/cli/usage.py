@@ -27,8 +27,9 @@ def report(data_dir: Path, out: TextIO) -> int:
             out.write(f"{label}: {total}{note}\n")
             for row in rows:
                 cost = "price unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
+                model = f"{row.provider}:{row.model}" if row.provider else row.model
                 out.write(
-                    f"  {row.model:<28} {row.calls:>5} calls {row.input_tokens:>9} in "
+                    f"  {model:<36} {row.calls:>5} calls {row.input_tokens:>9} in "
                     f"{row.output_tokens:>8} out  {cost}\n"
                 )
     finally:

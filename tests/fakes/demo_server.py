@@ -31,6 +31,7 @@ from llm_service import LLMError, LLMResponse, ToolCall, Usage
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 from llm_service.providers.base import ChatRequest
 from llm_service.providers.scripted import ScriptedProvider
+from plugin_bridge.app.settings.providers import ProviderSetup, Route
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.app.turn.confirm import ask_client
 from plugin_bridge.handlers import build_router
@@ -131,9 +132,7 @@ async def serve(
     app = BridgeApp(
         vault,
         confirm=ask_client(vault),
-        provider=DemoProvider(delay),
-        provider_name="openai",
-        model="demo-model",
+        providers=ProviderSetup(Route("openai", DemoProvider(delay), "demo-model")),
         token=token,
     )
     stop = asyncio.Event()

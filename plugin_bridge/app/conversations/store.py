@@ -76,6 +76,13 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         ALTER TABLE conversations ADD COLUMN note_hash TEXT;
         """,
     ),
+    (
+        # Which provider served each call ("" for calls recorded before this column).
+        "004_usage_provider",
+        """
+        ALTER TABLE usage ADD COLUMN provider TEXT NOT NULL DEFAULT '';
+        """,
+    ),
 )
 
 
@@ -220,6 +227,7 @@ class ConversationStore:
         self,
         conversation_id: str | None,
         purpose: str,
+        provider: str,
         model: str,
         usage: Usage,
         cost_usd: float | None,
@@ -227,7 +235,9 @@ class ConversationStore:
         """Log one provider call."""
         with self._lock:
             self._conn.execute(
-                "INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO usage (time, conversation, purpose, model, input_tokens, "
+                "output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, provider) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     time.time(),
                     conversation_id,
@@ -238,17 +248,18 @@ class ConversationStore:
                     usage.cache_read_tokens,
                     usage.cache_write_tokens,
                     cost_usd,
+                    provider,
                 ),
             )
 
     def usage_by_model(self, since: float) -> list[ModelUsage]:
-        """Calls since ``since`` (Unix seconds) per model, most expensive first."""
+        """Calls since ``since`` (Unix seconds) per provider and model, most expensive first."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT model, COUNT(*), SUM(input_tokens), SUM(output_tokens), "
+                "SELECT provider, model, COUNT(*), SUM(input_tokens), SUM(output_tokens), "
                 "SUM(cache_read_tokens), SUM(cache_write_tokens), SUM(cost_usd), "
-                "SUM(cost_usd IS NULL) FROM usage WHERE time >= ? GROUP BY model "
-                "ORDER BY SUM(cost_usd) DESC, model",
+                "SUM(cost_usd IS NULL) FROM usage WHERE time >= ? GROUP BY provider, model "
+                "ORDER BY SUM(cost_usd) DESC, provider, model",
                 (since,),
             ).fetchall()
         return [ModelUsage(*row) for row in rows]
@@ -259,9 +270,11 @@ class ConversationStore:
 
 @dataclass(frozen=True)
 class ModelUsage:
-    """One model's calls over a period; ``cost_usd`` sums the priced ones (None: no call had a
-    known price), ``unpriced_calls`` counts the others."""
+    """One provider's model's calls over a period; ``cost_usd`` sums the priced ones (None: no
+    call had a known price), ``unpriced_calls`` counts the others."""
 
+    provider: str
+    """"" for calls recorded before providers were (or by a provider without a name)."""
     model: str
     calls: int
     input_tokens: int

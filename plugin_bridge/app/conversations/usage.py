@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from llm_service import Usage
+    from llm_service import Provider, Usage
     from llm_service.service import UsageCallback
     from plugin_bridge.app.conversations.store import ConversationStore, ModelUsage
 
@@ -52,10 +52,26 @@ class Spending:
     def recorder(self, conversation_id: str | None, purpose: str) -> UsageCallback:
         """The ``on_usage`` callback of one conversation (or command) of ``purpose``."""
 
-        def record(model: str, usage: Usage, cost_usd: float | None) -> None:
-            self.store.record_usage(conversation_id, purpose, model, usage, cost_usd)
+        def record(model: str, usage: Usage, cost_usd: float | None, provider: str) -> None:
+            self.store.record_usage(conversation_id, purpose, provider, model, usage, cost_usd)
 
         return record
+
+    def record_call(
+        self,
+        conversation_id: str | None,
+        purpose: str,
+        provider: Provider,
+        model: str,
+        usage: Usage,
+    ) -> float | None:
+        """Record one call made outside a conversation's service (a note, a summary); what it
+        cost (None: unknown)."""
+        from llm_service.pricing import cost_usd
+
+        cost = cost_usd(model, usage, provider.price_provider)
+        self.recorder(conversation_id, purpose)(model, usage, cost, provider.kind or "")
+        return cost
 
     def spent(self, period: Period, now: datetime | None = None) -> float:
         """USD spent on priced calls since the start of this local day or month."""

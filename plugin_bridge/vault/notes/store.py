@@ -221,14 +221,14 @@ class NoteStore:
         not_text (binary, or lossy: overwrite it with ``create(..., overwrite=True)``).
         """
 
-        def plan() -> PlannedWrite:
-            rel, full = self._resolve(path, write=True)
-            old = self._require(rel, full, "modify")
-            before = _lf(decode_note(rel, old))
-            _expect(rel, old, expected_hash)
-            return PlannedWrite(rel, before, _lf(content), "modify", old, encode_like(content, old))
+        def replaced(rel: str, text: str, old: bytes) -> tuple[str, bytes]:
+            return _lf(content), encode_like(content, old)
 
-        return self._write_now(path, plan, origin)
+        return self._write_now(
+            path,
+            lambda: self._plan_change(path, "modify", "modify", replaced, expected_hash),
+            origin,
+        )
 
     def append(
         self,
@@ -292,12 +292,12 @@ class NoteStore:
         self, path: str, content: str, *, expected_hash: str | None = None
     ) -> PlannedWrite:
         """What :meth:`append` would write."""
-        rel, full = self._resolve(path, write=True)
-        old = self._require(rel, full, "append to")
-        before = decode_note(rel, old)
-        _expect(rel, old, expected_hash)
-        data = appended(old, content)
-        return PlannedWrite(rel, _lf(before), _lf(decode_note(rel, data)), "append", old, data)
+
+        def extended(rel: str, text: str, old: bytes) -> tuple[str, bytes]:
+            data = appended(old, content)
+            return _lf(decode_note(rel, data)), data
+
+        return self._plan_change(path, "append to", "append", extended, expected_hash)
 
     def plan_edit(
         self,
@@ -307,12 +307,30 @@ class NoteStore:
         expected_hash: str | None = None,
     ) -> PlannedWrite:
         """What :meth:`edit` would write."""
+
+        def edited(rel: str, text: str, old: bytes) -> tuple[str, bytes]:
+            new = apply_edits(rel, text, edits)
+            return new, encode_like(new, old)
+
+        return self._plan_change(path, "edit", "edit", edited, expected_hash)
+
+    def _plan_change(
+        self,
+        path: str,
+        verb: str,
+        action: AuditAction,
+        transform: Callable[[str, str, bytes], tuple[str, bytes]],
+        expected_hash: str | None,
+    ) -> PlannedWrite:
+        """The one skeleton of a change to an existing note (modify, append, edit): resolve,
+        require it (not_found names ``verb``), decode, hold it to ``expected_hash``, then
+        ``transform(rel, text, old bytes)`` gives the new text and bytes."""
         rel, full = self._resolve(path, write=True)
-        old = self._require(rel, full, "edit")
+        old = self._require(rel, full, verb)
         text = decode_note(rel, old)
         _expect(rel, old, expected_hash)
-        new = apply_edits(rel, text, edits)
-        return PlannedWrite(rel, _lf(text), new, "edit", old, encode_like(new, old))
+        after, data = transform(rel, text, old)
+        return PlannedWrite(rel, _lf(text), after, action, old, data)
 
     def preview_create(self, path: str, content: str) -> str:
         """A unified diff of what ``create(path, content)`` would write (exists if it fails)."""

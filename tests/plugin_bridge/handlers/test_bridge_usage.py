@@ -74,8 +74,8 @@ async def test_the_usage_command_prints_today_and_this_month_per_model(tmp_path:
     vault = tmp_path / "vault"
     vault.mkdir()
     store = ConversationStore(tmp_path / "data")
-    store.record_usage("c1", "chat", PRICED, CALL, 0.0006)
-    store.record_usage(None, "note", "llama3.1:8b", CALL, None)
+    store.record_usage("c1", "chat", "anthropic", PRICED, CALL, 0.0006)
+    store.record_usage(None, "note", "ollama", "llama3.1:8b", CALL, None)
     store.close()
     code, out, _err = await run_cli(
         tmp_path, "usage", "--vault", str(vault), "--data-dir", str(tmp_path / "data")
