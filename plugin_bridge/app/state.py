@@ -19,6 +19,7 @@ from plugin_bridge.app.conversations.live import MAX_CONVERSATIONS, Conversation
 from plugin_bridge.app.conversations.store import ConversationStore
 from plugin_bridge.app.conversations.titles import make_title
 from plugin_bridge.app.conversations.usage import Budgets, Spending
+from plugin_bridge.app.conversations.usage_log import UsageLog
 from plugin_bridge.app.settings.config import NO_PROVIDER_IN_PLUGIN, PLUGIN_CLIENT, BridgeSettings
 from plugin_bridge.app.settings.providers import ProviderSetup, Route
 from plugin_bridge.app.write_through import DEFAULT_APPLY_TIMEOUT, WriteThrough
@@ -74,8 +75,9 @@ class BridgeApp:
         """Every write the server makes goes through the plugin's editor when it is open."""
         self.settings = settings
         """What serve started with; settings/update replaces it (None in tests without one)."""
+        self.usage_log = UsageLog(vault.data_dir)  # first: it takes over the old store's rows
         store = store if store is not None else ConversationStore(vault.data_dir)
-        self.spending = Spending(store, budgets or Budgets())
+        self.spending = Spending(self.usage_log, budgets or Budgets())
         self.conversations = Conversations(self._new_service, store, limit=max_conversations)
         self._tools: ToolRegistry | None = None
         self._setup_tools: ToolRegistry | None = None
@@ -149,8 +151,10 @@ class BridgeApp:
                 return self.config.context_note
 
             self._setup_tools = ToolRegistry(confirm=showing_the_note(self.confirm, note_path))
-            register_vault_tools(self._setup_tools, self.vault, write_permission="ask")
-            register_setup_tool(self._setup_tools, self.vault, note_path)
+            register_vault_tools(
+                self._setup_tools, self.vault, write_permission="ask", writer=self.writes.write
+            )
+            register_setup_tool(self._setup_tools, self.vault, note_path, self.writes.write)
         return self._setup_tools
 
     def prepare_turn(self, service: LLMService, *, setup: bool, has_note: bool) -> None:
@@ -220,6 +224,7 @@ class BridgeApp:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
         self.conversations.store.close()
+        self.usage_log.close()
         await self.providers.aclose()
 
     def _new_service(self, conversation_id: str) -> LLMService:
