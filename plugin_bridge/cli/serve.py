@@ -12,7 +12,8 @@ One server per vault: ``serve`` first takes the lock in the vault's data dir (se
 :mod:`plugin_bridge.cli.lock`); a second one exits 2 naming the running server.
 
 SIGTERM / SIGINT: stop accepting, cancel in-flight work, close connections with 1001, remove the
-info file, exit 0.
+info file, exit 0. A companion (the ``mcp`` command's stdio session) runs beside the server and
+stops it the same way when it ends.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import os
 import secrets
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -42,11 +44,16 @@ from plugin_bridge.wire.security import (
 )
 
 if TYPE_CHECKING:
+    import asyncio
     import socket
 
     from llm_service.embedders import Embedder
     from plugin_bridge.app.settings.config import BridgeSettings
     from plugin_bridge.app.settings.providers import ProviderSetup
+    from plugin_bridge.app.state import BridgeApp
+
+Companion = Callable[["BridgeApp"], Awaitable[None]]
+"""Runs beside the server once it serves; the server stops when it returns."""
 
 
 class ServeOptions(NamedTuple):
@@ -74,8 +81,11 @@ class _Interrupted(Exception):
     """SIGTERM arrived before the event loop took over signal handling."""
 
 
-def run(options: ServeOptions) -> int:
-    """Run the server until SIGTERM / SIGINT; the process exit code."""
+def run(
+    options: ServeOptions, *, lock: ServerLock | None = None, companion: Companion | None = None
+) -> int:
+    """Run the server until SIGTERM / SIGINT (or until ``companion`` returns); the process exit
+    code. ``lock``: the vault's lock when the caller took it already."""
     from plugin_bridge.vault.semantic.vectors import single_threaded_blas
 
     single_threaded_blas()  # before anything imports numpy
@@ -89,16 +99,16 @@ def run(options: ServeOptions) -> int:
     data_dir = data_dir_for(vault, options.data_dir)
     options = options._replace(data_dir=data_dir)  # the lock and the index agree on it
     try:
-        lock = acquire(data_dir)
+        lock = lock or acquire(data_dir)
     except ServerRunning as exc:
         return _fail(2, str(exc))
     except OSError as exc:
-        return _fail(2, f"Cannot use the data folder ({exc}): pass a writable --data-dir.")
+        return _fail(2, data_dir_problem(exc))
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         import asyncio
 
-        return asyncio.run(_start(options, vault, lock))
+        return asyncio.run(_start(options, vault, lock, companion))
     except (_Interrupted, KeyboardInterrupt):
         return 0
     except Exception as exc:
@@ -111,7 +121,9 @@ def run(options: ServeOptions) -> int:
         lock.release()
 
 
-async def _start(options: ServeOptions, vault_root: Path, lock: ServerLock) -> int:
+async def _start(
+    options: ServeOptions, vault_root: Path, lock: ServerLock, companion: Companion | None
+) -> int:
     """Check every setting, then listen (bind, info file, "Listening"), then serve."""
     import logging
 
@@ -146,7 +158,7 @@ async def _start(options: ServeOptions, vault_root: Path, lock: ServerLock) -> i
         print(f"Listening on {url}", file=sys.stderr, flush=True)
         print(f"Info file: {info_path}", file=sys.stderr, flush=True)
         print(f"HTTP API on {http}", file=sys.stderr, flush=True)
-        return await _serve(options, vault_root, sockets, token, checked)
+        return await _serve(options, vault_root, sockets, token, checked, companion)
     finally:
         remove_info_file(info_path, token)
         for bound in sockets:
@@ -189,12 +201,17 @@ async def _checked(
         return str(exc)
 
 
+def data_dir_problem(exc: OSError) -> str:
+    return f"Cannot use the data folder ({exc}): pass a writable --data-dir."
+
+
 async def _serve(
     options: ServeOptions,
     vault_root: Path,
     sockets: list[socket.socket],
     token: str,
     checked: tuple[BridgeSettings, ProviderSetup, Embedder | None],
+    companion: Companion | None,
 ) -> int:
     import asyncio
     import logging
@@ -204,6 +221,8 @@ async def _serve(
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    from starlette.routing import Route
+
     from plugin_bridge.app.conversations.usage import Budgets
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.app.turn.confirm import ask_client
@@ -211,6 +230,7 @@ async def _serve(
     from plugin_bridge.handlers import build_router
     from plugin_bridge.httpapi.app import build_http_app
     from plugin_bridge.httpapi.server import start_http
+    from plugin_bridge.mcp import streamable_http_app
     from plugin_bridge.vault.errors import VaultError
     from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.wire.server import start_server
@@ -246,9 +266,14 @@ async def _serve(
             token=app.token,
         ) as server:
             app.broadcast = server.broadcast
-            # Other listeners on the HTTP port (MCP's /mcp) go in build_http_app's mounts.
+            await app.use_mcp_servers(settings.mcp)
+            mcp_app = streamable_http_app(app, allow_writes=settings.http_allow_writes)
             http_app = build_http_app(
-                app, port=http_sock.getsockname()[1], allowed_origins=settings.allowed_origins
+                app,
+                port=http_sock.getsockname()[1],
+                allowed_origins=settings.allowed_origins,
+                mounts=[Route("/mcp", mcp_app)],
+                lifespans=[mcp_app.lifespan],
             )
             http_server = await start_http(http_app, http_sock)
             print(
@@ -258,7 +283,7 @@ async def _serve(
             )
             tune_gc()
             warming = asyncio.create_task(_warm_up(app.providers))
-            await stop.wait()
+            await _until_stopped(stop, None if companion is None else companion(app))
             warming.cancel()
             logger.info("shutting down")
             await http_server.close()
@@ -266,6 +291,25 @@ async def _serve(
         await app.aclose()
         await vault.close()
     return 0
+
+
+async def _until_stopped(stop: asyncio.Event, companion: Awaitable[None] | None) -> None:
+    """Wait for a signal, or for the companion to end (then a signal cancels it)."""
+    import asyncio
+    import logging
+
+    waits: list[asyncio.Future[object]] = [asyncio.ensure_future(stop.wait())]
+    if companion is not None:
+        waits.append(asyncio.ensure_future(companion))
+    try:
+        done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in waits:
+            task.cancel()
+        await asyncio.gather(*waits, return_exceptions=True)
+    for task in done:
+        if not task.cancelled() and task.exception() is not None:
+            logging.getLogger(__name__).error("the companion failed", exc_info=task.exception())
 
 
 async def _warm_up(providers: ProviderSetup) -> None:
