@@ -14,7 +14,7 @@ import { text } from "./core/stream";
 import type { Assistant, Prompt } from "./ui/assistant";
 import { ConfirmModal, type ConfirmRequest } from "./ui/confirm-modal";
 import { createNodeHost } from "./ui/node-host";
-import { PromptModal } from "./ui/prompt-modal";
+import { addCommands, COMMAND_IDS } from "./ui/commands";
 import { AssistantSettingTab } from "./ui/settings-tab";
 import { AssistantView, VIEW_TYPE, type Ask } from "./ui/view";
 
@@ -64,7 +64,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		this.statusEl.addClass("aib-status");
 		this.registerDomEvent(this.statusEl, "click", () => void this.activateView());
 		this.addRibbonIcon("bot", "Open assistant", () => void this.activateView());
-		this.addCommands();
+		addCommands(this);
 		this.addSettingTab(new AssistantSettingTab(this.app, this));
 		this.register(() => {
 			if (this.indexPoll !== null) window.clearTimeout(this.indexPoll);
@@ -221,83 +221,6 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		await view?.ask(ask);
 	}
 
-	private addCommands(): void {
-		this.addCommand({ id: "open", name: "Open assistant", callback: () => void this.activateView() });
-		this.addCommand({
-			id: "ask-current-note",
-			name: "Ask about current note",
-			checkCallback: (checking) => {
-				const file = this.app.workspace.getActiveFile();
-				if (!file) return false;
-				if (!checking) {
-					void this.activateView().then((view) =>
-						view?.setContext([{ note: file.path }], `With: ${file.basename}`),
-					);
-				}
-				return true;
-			},
-		});
-		this.addCommand({
-			id: "ask-selection",
-			name: "Ask about selection",
-			editorCheckCallback: (checking, editor, ctx) => {
-				const selection = editor.getSelection();
-				const file = ctx.file;
-				if (!selection || !file) return false;
-				if (!checking) {
-					void this.activateView().then((view) =>
-						view?.setContext([{ note: file.path, selection }], `With the selection in ${file.basename}`),
-					);
-				}
-				return true;
-			},
-		});
-		this.addCommand({
-			id: "create-note",
-			name: "Create note from prompt",
-			callback: () =>
-				new PromptModal(this.app, "Create note from prompt", "What should the note be about?", "Create", (prompt) =>
-					void this.createNote(prompt),
-				).open(),
-		});
-		this.addCommand({
-			id: "search-summarize",
-			name: "Search and summarize",
-			callback: () =>
-				new PromptModal(this.app, "Search and summarize", "What are you looking for?", "Search", (query) =>
-					void this.activateView().then((view) => view?.summarize(query)),
-				).open(),
-		});
-		this.addCommand({
-			id: "related-notes",
-			name: "Show related notes",
-			checkCallback: (checking) => {
-				const file = this.app.workspace.getActiveFile();
-				if (!file) return false;
-				if (!checking) void this.activateView().then((view) => view?.showRelated(file.path));
-				return true;
-			},
-		});
-		this.addCommand({
-			id: "save-conversation",
-			name: "Save conversation as note",
-			callback: () => void this.activateView().then((view) => view?.exportConversation()),
-		});
-	}
-
-	private async createNote(prompt: string): Promise<void> {
-		const notice = new Notice("Writing the note…", 0);
-		try {
-			const folder = this.app.workspace.getActiveFile()?.parent?.path ?? "";
-			const result = await this.client.call("command/createNote", { prompt, folder: folder === "/" ? "" : folder });
-			await this.app.workspace.openLinkText(result.path, "", true);
-		} catch (error) {
-			new Notice((error as Error).message);
-		} finally {
-			notice.hide();
-		}
-	}
-
 	private async loadPrompts(): Promise<void> {
 		try {
 			const { prompts } = await this.client.call("prompts/list", {});
@@ -306,7 +229,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			return;
 		}
 		for (const prompt of this.prompts) {
-			const id = `prompt-${slug(prompt.id)}`;
+			const id = `${COMMAND_IDS.promptPrefix}${slug(prompt.id)}`;
 			if (this.promptCommands.has(id)) continue;
 			this.promptCommands.add(id);
 			this.addCommand({
