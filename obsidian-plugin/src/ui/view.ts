@@ -9,6 +9,8 @@ import { RpcError } from "../core/rpc";
 import { applyNotification, failTurn, finishSummary, finishTurn, newTurn, text } from "../core/stream";
 import type { Assistant } from "./assistant";
 import type { Suggestion } from "../core/mentions";
+import { ConfirmCommandCard, InstallCard, type Card } from "./server-cards";
+import { SetupCard } from "./setup-card";
 import { Suggestions } from "./suggest";
 import { TurnView } from "./turn-view";
 
@@ -20,6 +22,8 @@ export interface Ask {
 	text: string;
 	promptId?: string;
 	context?: ContextItem[];
+	/** The introduce-yourself conversation (chat/send setup: true). */
+	setup?: boolean;
 }
 
 export class AssistantView extends ItemView {
@@ -36,6 +40,11 @@ export class AssistantView extends ItemView {
 	private pendingContext: ContextItem[] = [];
 	private messages: TurnView[] = [];
 	private contextLabel!: HTMLElement;
+	private cardsEl!: HTMLElement;
+	/** The card shown instead of the banner (install, command to confirm, setup), and its key. */
+	private card: { key: string; card: Card } | null = null;
+	/** The setup card stays open until Done once shown (no provider, or -32011). */
+	private setupOpen = false;
 
 	constructor(
 		leaf: WorkspaceLeaf,
@@ -67,6 +76,7 @@ export class AssistantView extends ItemView {
 			void this.exportConversation();
 		});
 		this.bannerEl = root.createDiv({ cls: "aib-banner" });
+		this.cardsEl = root.createDiv({ cls: "aib-cards" });
 		this.listEl = root.createDiv({ cls: "aib-list is-hidden" });
 		this.messagesEl = root.createDiv({ cls: "aib-messages" });
 		this.registerDomEvent(this.messagesEl, "click", (event) => this.onLinkClick(event));
@@ -123,6 +133,7 @@ export class AssistantView extends ItemView {
 		if (!this.bannerEl) return;
 		const state = this.plugin.client.connection;
 		this.bannerEl.empty();
+		if (this.showCard()) return;
 		if (state.status === "connected") return;
 		const banner = this.bannerEl.createDiv({ cls: "aib-disconnected" });
 		banner.createDiv({
@@ -138,6 +149,46 @@ export class AssistantView extends ItemView {
 		}
 		const retry = banner.createEl("button", { text: "Connect now" });
 		retry.addEventListener("click", () => this.plugin.client.reconnectNow());
+	}
+
+	/** The card the connection calls for, instead of the banner; false when there is none. */
+	private showCard(): boolean {
+		const state = this.plugin.client.connection;
+		const problem = this.plugin.serverProblem();
+		if (state.status === "connected" && !state.chat) this.setupOpen = true;
+		let key: string | null = null;
+		if (state.status === "connected") key = this.setupOpen ? "setup" : null;
+		else if (problem?.kind === "not-installed") key = "install";
+		else if (problem?.kind === "confirm-command") key = `confirm:${problem.command}`;
+		if (this.card?.key !== key) {
+			if (this.card) this.removeChild(this.card.card);
+			this.card = null;
+			if (key === "install" && problem?.kind === "not-installed") {
+				this.card = { key, card: this.addChild(new InstallCard(this.cardsEl, this.plugin, problem.install)) };
+			} else if (key?.startsWith("confirm:") && problem?.kind === "confirm-command") {
+				this.card = { key, card: this.addChild(new ConfirmCommandCard(this.cardsEl, this.plugin, problem.command)) };
+			} else if (key === "setup") {
+				const card = new SetupCard(this.cardsEl, this.plugin, {
+					introduce: () => void this.introduce(false),
+					done: () => {
+						this.setupOpen = false;
+						this.showConnection();
+					},
+				});
+				this.card = { key, card: this.addChild(card) };
+			}
+		}
+		this.card?.card.update();
+		return this.card !== null;
+	}
+
+	/** The introduce-yourself conversation (or its update, from the current context note). */
+	async introduce(update: boolean): Promise<void> {
+		this.newConversation();
+		const text = update
+			? "I'd like to update what you know about me."
+			: "Hello! I'd like to introduce myself.";
+		await this.ask({ text, setup: true });
 	}
 
 	/** Add context to the next message (commands "Ask about current note/selection"). */
@@ -198,6 +249,7 @@ export class AssistantView extends ItemView {
 		if (this.conversationId) params.conversationId = this.conversationId;
 		if (ask.promptId) params.promptId = ask.promptId;
 		if (ask.context && ask.context.length > 0) params.context = ask.context;
+		if (ask.setup) params.setup = true;
 		try {
 			const result = await this.plugin.client.call("chat/send", params, {
 				signal: controller.signal,
@@ -213,6 +265,11 @@ export class AssistantView extends ItemView {
 			const cancelled = error instanceof RpcError && error.code === ErrorCode.cancelled;
 			turn = failTurn(turn, error instanceof Error ? error : new Error(String(error)), cancelled);
 			if (error instanceof DisconnectedError) this.showConnection();
+			if (error instanceof RpcError && error.code === ErrorCode.noProvider) {
+				// No model yet: the setup card, rather than an error to read.
+				this.setupOpen = true;
+				this.showConnection();
+			}
 		} finally {
 			this.setRunning(null);
 		}

@@ -1,87 +1,31 @@
 // The real panel bundle in headless Chromium (Debian's package, driven by playwright-core),
 // talking to the real Python server: a streamed answer, Stop, a reviewed write, and the
-// disconnected panel. `make screenshot` saves docs/assistant-panel.png from it.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+// install card. `make screenshot` saves docs/assistant-panel.png from it.
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import esbuild from "esbuild";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../helpers/node";
+import { CHROMIUM, haveChromium, openHarness, send, startHarness, WAIT, type Harness } from "../helpers/browser";
 import { demoServer, type DemoServer } from "../helpers/server";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const PLUGIN = join(REPO_ROOT, "obsidian-plugin");
-const haveChromium = existsSync(CHROMIUM);
-const WAIT = 15_000;
-
-let http: Server;
-let origin: string;
+let harness: Harness;
 let server: DemoServer;
-let browser: Browser;
-
-async function bundle(): Promise<string> {
-	const result = await esbuild.build({
-		entryPoints: [join(PLUGIN, "tests", "browser", "harness.ts")],
-		bundle: true,
-		write: false,
-		format: "iife",
-		target: "es2021",
-		alias: { obsidian: join(PLUGIN, "tests", "browser", "obsidian-shim.ts") },
-		// The Node host is never made in the page (the harness passes its own); keep Node out.
-		external: ["fs", "crypto", "os", "path", "child_process", "http"],
-	});
-	return result.outputFiles[0]?.text ?? "";
-}
 
 beforeAll(async () => {
 	if (!haveChromium) return;
-	const script = await bundle();
-	const files: Record<string, [string, string]> = {
-		"/": [readFileSync(join(PLUGIN, "tests", "browser", "page.html"), "utf8"), "text/html"],
-		"/harness.js": [script, "text/javascript"],
-		"/styles.css": [readFileSync(join(PLUGIN, "styles.css"), "utf8"), "text/css"],
-	};
-	http = createServer((request, response) => {
-		const file = files[(request.url ?? "/").split("?")[0] ?? "/"];
-		response.writeHead(file ? 200 : 404, { "content-type": file?.[1] ?? "text/plain" });
-		response.end(file?.[0] ?? "not found");
-	});
-	await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-	origin = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-	server = await demoServer({ origins: [origin], delay: 0.03 });
-	browser = await chromium.launch({
-		executablePath: CHROMIUM,
-		args: [
-			"--no-sandbox",
-			"--disable-gpu",
-			"--disable-quic",
-			"--no-first-run",
-			"--disable-background-networking",
-			"--disable-component-update",
-			"--disable-sync",
-		],
-	});
+	harness = await startHarness();
+	server = await demoServer({ origins: [harness.origin], delay: 0.03 });
 }, 120_000);
 
 afterAll(async () => {
-	await browser?.close();
+	await harness?.close();
 	await server?.cleanup();
-	http?.close();
 });
 
 async function openPanel(info: string | null): Promise<Page> {
-	const page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
-	const query = info === null ? "" : `?info=${encodeURIComponent(info)}`;
-	await page.goto(`${origin}/${query}`);
-	await page.waitForSelector("body[data-ready=true]", { timeout: WAIT });
+	const page = await harness.newPage();
+	await openHarness(page, harness, info === null ? {} : { info });
 	return page;
-}
-
-async function send(page: Page, text: string): Promise<void> {
-	await page.fill(".aib-input", text);
-	await page.press(".aib-input", "Enter");
 }
 
 describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
@@ -140,13 +84,15 @@ describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
 		await page.close();
 	});
 
-	it("with no server running the panel says what to run and offers to copy it", async () => {
+	it("with no server installed the panel shows one card: the install command, Copy and Check again", async () => {
 		const page = await openPanel(null);
-		const banner = page.locator(".aib-disconnected");
-		await banner.waitFor({ timeout: WAIT });
-		expect(await banner.textContent()).toContain("No server is running for this vault.");
-		expect(await page.textContent(".aib-command")).toBe("obsidian-ai-bridge serve --vault '/home/user/My Vault'");
-		expect(await page.isVisible("button:has-text('Copy command')")).toBe(true);
+		const card = page.locator(".aib-install-card");
+		await card.waitFor({ timeout: WAIT });
+		expect(await card.locator(".aib-command").textContent()).toBe("uv tool install obsidian-ai-bridge");
+		expect(await card.locator("button:has-text('Copy')").isVisible()).toBe(true);
+		expect(await card.locator("button:has-text('Check again')").isVisible()).toBe(true);
+		expect(await page.locator(".aib-card").count()).toBe(1);
+		expect(await page.locator(".aib-disconnected").count()).toBe(0);
 		expect(await page.textContent(".aib-status")).toBe("Assistant: disconnected");
 		await page.close();
 	});
