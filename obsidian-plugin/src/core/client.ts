@@ -32,8 +32,9 @@ export interface Endpoint {
 
 export type ConnectionState =
 	| { status: "connecting" }
-	/** `chat`: the server has a model provider (else the panel offers the setup card). */
-	| { status: "connected"; vault: string; notes: number; pending: number; chat: boolean }
+	/** `done` of `total`: the indexing under way (health's index; total 0 when idle or while the
+	 * vault is listed). `chat`: the server has a model provider (else the setup card). */
+	| { status: "connected"; vault: string; notes: number; pending: number; done: number; total: number; chat: boolean }
 	| { status: "disconnected"; reason: string; retryInMs: number | null };
 
 export type Notification = { method: string; params: Record<string, unknown> };
@@ -269,6 +270,8 @@ export class BridgeClient {
 				vault: result.vault.name,
 				notes: result.vault.noteCount,
 				pending: 0,
+				done: 0,
+				total: 0,
 				chat: result.capabilities.chat,
 			});
 			this.startHeartbeat(socket);
@@ -390,8 +393,8 @@ export class BridgeClient {
 
 	private updateIndex(health: HealthResult): void {
 		if (this.state.status !== "connected") return;
-		const { notes, pending } = health.index;
-		this.setState({ ...this.state, notes, pending, chat: health.provider !== null });
+		const { notes, pending, done = 0, total = 0 } = health.index;
+		this.setState({ ...this.state, notes, pending, done, total, chat: health.provider !== null });
 	}
 
 	private stopHeartbeat(): void {

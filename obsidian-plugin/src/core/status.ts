@@ -15,9 +15,8 @@ export function statusText(state: ConnectionState, embedding: IndexProgress | nu
 			return starting ? "Assistant: starting…" : "Assistant: connecting…";
 		case "connected":
 			if (state.pending > 0) {
-				// done / total: the notes indexed so far, of those indexed plus those waiting.
-				const total = state.notes + state.pending;
-				return `Assistant: indexing ${state.notes.toLocaleString("en")} / ${count(total, "note")}`;
+				if (state.total === 0) return "Assistant: listing the vault's notes…";
+				return `Assistant: indexing ${state.done.toLocaleString("en")} / ${count(state.total, "note")}`;
 			}
 			if (embedding?.phase === "embedding" || embedding?.phase === "loading") {
 				const done = embedding.done.toLocaleString("en");

@@ -13,6 +13,7 @@ export const COMMAND_IDS = {
 	searchSummarize: "search-summarize",
 	relatedNotes: "related-notes",
 	saveConversation: "save-conversation",
+	updateAboutMe: "update-about-me",
 	/** Prefix of the commands made from the server's custom prompts (`prompt-<slug>`). */
 	promptPrefix: "prompt-",
 } as const;
@@ -87,6 +88,11 @@ export function addCommands(host: CommandHost): void {
 		id: COMMAND_IDS.saveConversation,
 		name: "Save conversation as note",
 		callback: () => void host.activateView().then((view) => view?.exportConversation()),
+	});
+	host.addCommand({
+		id: COMMAND_IDS.updateAboutMe,
+		name: "Update what the assistant knows about me",
+		callback: () => void host.activateView().then((view) => view?.introduce(true)),
 	});
 }
 

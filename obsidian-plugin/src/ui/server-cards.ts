@@ -43,9 +43,9 @@ export class InstallCard extends Card {
 		});
 		this.el.createEl("code", { text: install, cls: "aib-command" });
 		const hint = this.el.createDiv({ cls: "aib-card-hint" });
-		hint.appendText("No uv yet? Install it first, as ");
-		hint.createEl("a", { text: "uv's guide", href: "https://docs.astral.sh/uv/getting-started/installation/" });
-		hint.appendText(" says.");
+		hint.appendText("No uv yet? ");
+		hint.createEl("a", { text: "Install uv first", href: "https://docs.astral.sh/uv/getting-started/installation/" });
+		hint.appendText(", then run the command above.");
 		const buttons = this.el.createDiv({ cls: "aib-card-buttons" });
 		this.button(buttons, "Copy", () => {
 			void navigator.clipboard.writeText(install).then(() => new Notice("Install command copied."));

@@ -49,7 +49,7 @@ describe("BridgeClient", () => {
 	it("initializes with the token and reports connected with the vault", async () => {
 		const s = setup();
 		await connected(s);
-		expect(s.client.connection).toEqual({ status: "connected", vault: "v", notes: 3, pending: 0, chat: true });
+		expect(s.client.connection).toEqual({ status: "connected", vault: "v", notes: 3, pending: 0, done: 0, total: 0, chat: true });
 	});
 
 	it("matches replies to calls by id, whatever their order", async () => {
@@ -162,9 +162,9 @@ describe("BridgeClient", () => {
 		const socket = await connected(s);
 		s.clock.advance(1000);
 		const beat = socket.last("health");
-		socket.receive({ id: beat.id, result: { status: "ok", provider: "openai", index: { notes: 10, pending: 40 } } });
+		socket.receive({ id: beat.id, result: { status: "ok", provider: null, index: { notes: 10, pending: 40, done: 10, total: 50 } } });
 		await settle();
-		expect(s.client.connection).toMatchObject({ status: "connected", notes: 10, pending: 40 });
+		expect(s.client.connection).toMatchObject({ status: "connected", notes: 10, pending: 40, done: 10, total: 50, chat: false });
 	});
 
 	it("a heartbeat that is not answered drops the connection", async () => {

@@ -6,9 +6,9 @@ import { PYTHON, REPO_ROOT } from "../helpers/node";
 const OLD = Array.from({ length: 20 }, (_, i) => `Step ${i + 1}.\n`).join("");
 const NEW = OLD.replace("Step 2.\n", "Step two.\n").replace("Step 19.\n", "Step nineteen.\n");
 
-/** The server's own diff (plugin_bridge.vault.encoding.unified_diff), so the parser reads the real format. */
+/** The server's own diff (plugin_bridge.vault.notes.encoding.unified_diff), so the parser reads the real format. */
 function serverDiff(old: string | null, next: string): string {
-	const code = "import json,sys; from plugin_bridge.vault.encoding import unified_diff as d; a=json.load(sys.stdin); print(d('Plan.md', a[0], a[1]), end='')";
+	const code = "import json,sys; from plugin_bridge.vault.notes.encoding import unified_diff as d; a=json.load(sys.stdin); print(d('Plan.md', a[0], a[1]), end='')";
 	return execFileSync(PYTHON, ["-c", code], { cwd: REPO_ROOT, input: JSON.stringify([old, next]), encoding: "utf8" });
 }
 
