@@ -115,9 +115,12 @@ export class SetupCard extends Card {
 		}
 		el.createDiv({ cls: "aib-setup-heading", text: "Choose the model that answers" });
 		const usable = (this.runtimes ?? []).filter((r) => r.reachable);
-		if (usable.length === 0) {
-			el.createDiv({ cls: "aib-card-hint", text: "No Ollama or LM Studio is running on this computer." });
-		}
+		const found = el.createDiv({ cls: "aib-setup-model" });
+		found.createSpan({
+			cls: "aib-card-hint aib-setup-grow",
+			text: usable.length === 0 ? "No Ollama or LM Studio is running on this computer." : "Models on this computer:",
+		});
+		this.button(found, "Look again", () => void this.refresh());
 		for (const runtime of usable) {
 			el.createDiv({ cls: "aib-setup-runtime", text: `${RUNTIME_NAMES[runtime.kind]} · ${runtime.baseUrl}` });
 			const chatModels = runtime.models.filter((m) => !m.embedding);
@@ -129,7 +132,6 @@ export class SetupCard extends Card {
 				this.button(row, "Use", () => void this.useLocal(runtime, model.id, row));
 			}
 		}
-		this.button(el, "Look again", () => void this.refresh());
 		this.drawHosted(el.createDiv({ cls: "aib-setup-hosted" }));
 	}
 

@@ -1,0 +1,136 @@
+// From nothing installed to the first answer, in Chromium, with no data.json (issue 20): the page
+// gets a Node-side host (tests/helpers/page-host.ts) on a temporary HOME. First nothing is
+// installed: the install card. Then a fake `obsidian-ai-bridge` in ~/.local/bin (not on PATH)
+// that starts the real server with no provider; *Check again* makes the plugin find and start it
+// by itself; the setup card lists a fake Ollama's models; one is picked and the next message is
+// answered. One server and one page for the whole file. `make screenshot` saves the two cards
+// into docs/.
+import { spawn, type ChildProcess } from "node:child_process";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { haveChromium, openHarness, send, startHarness, WAIT, type Harness } from "../helpers/browser";
+import { PYTHON, REPO_ROOT, testHost } from "../helpers/node";
+import { exposeHost, type PageHost } from "../helpers/page-host";
+
+const SHOTS = process.env.SCREENSHOT_DIR;
+
+let harness: Harness;
+let root: string;
+let home: string;
+let vault: string;
+let ollama: ChildProcess;
+let page: Page;
+let pageHost: PageHost;
+
+async function until<T>(probe: () => T | null, what: string, ms = 20_000): Promise<T> {
+	const end = Date.now() + ms;
+	while (Date.now() < end) {
+		const value = probe();
+		if (value !== null) return value;
+		await new Promise((resolve) => setTimeout(resolve, 50));
+	}
+	throw new Error(`timed out waiting for ${what}`);
+}
+
+async function closedPort(): Promise<number> {
+	const server = createServer();
+	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+	const port = (server.address() as { port: number }).port;
+	await new Promise((resolve) => server.close(resolve));
+	return port;
+}
+
+async function screenshot(name: string): Promise<void> {
+	await page.screenshot({ path: join(SHOTS ?? root, name) });
+}
+
+beforeAll(async () => {
+	if (!haveChromium) return;
+	root = realpathSync(mkdtempSync(join(tmpdir(), "aib-setup-")));
+	home = join(root, "home");
+	vault = join(root, "My Vault");
+	mkdirSync(home);
+	cpSync(join(REPO_ROOT, "examples", "vault"), vault, { recursive: true });
+	rmSync(join(vault, "Assistant.md"), { force: true });
+	const portFile = join(root, "ollama.port");
+	ollama = spawn(PYTHON, ["-m", "tests.fakes.ollama_server", "--port-file", portFile], { cwd: REPO_ROOT, stdio: "ignore" });
+	const port = await until(() => (existsSync(portFile) ? readFileSync(portFile, "utf8") || null : null), "the fake Ollama");
+	harness = await startHarness();
+	// The machine the plugin sees: a fresh HOME, a PATH without the server, a local Ollama.
+	const env = {
+		HOME: home,
+		PATH: "/usr/bin:/bin",
+		LANG: "C.UTF-8",
+		OLLAMA_HOST: `127.0.0.1:${port}`,
+		LMSTUDIO_HOST: `127.0.0.1:${await closedPort()}`,
+		HF_ENDPOINT: `http://127.0.0.1:${await closedPort()}`,
+		AI_BRIDGE_ALLOWED_ORIGINS: JSON.stringify([harness.origin]),
+	};
+	const real = testHost();
+	const host = testHost(
+		{
+			homedir: () => home,
+			// Only files under the temporary root count: this machine's /usr/local/bin may hold uv.
+			isExecutable: async (path) => path.startsWith(root) && (await real.isExecutable(path)),
+		},
+		{ env },
+	);
+	page = await harness.newPage();
+	pageHost = await exposeHost(page, host);
+	await openHarness(page, harness, { vault });
+}, 120_000);
+
+afterAll(async () => {
+	await pageHost?.killAll();
+	ollama?.kill();
+	await harness?.close();
+	if (root) rmSync(root, { recursive: true, force: true });
+});
+
+describe.skipIf(!haveChromium)("from nothing installed to the first answer", () => {
+	it("with nothing installed, the panel shows the install card and no error banner", async () => {
+		const card = page.locator(".aib-install-card");
+		await card.waitFor({ timeout: WAIT });
+		expect(await card.locator(".aib-command").textContent()).toBe("uv tool install obsidian-ai-bridge");
+		expect(await page.locator(".aib-disconnected").count()).toBe(0);
+		expect(pageHost.started).toEqual([]);
+		await screenshot("install-card.png");
+	});
+
+	it("installed in ~/.local/bin (not on PATH), Check again finds it and starts the server by itself", async () => {
+		const bin = join(home, ".local", "bin");
+		mkdirSync(bin, { recursive: true });
+		const script = join(bin, "obsidian-ai-bridge");
+		writeFileSync(script, `#!/bin/sh\nexec "${join(REPO_ROOT, ".venv", "bin", "obsidian-ai-bridge")}" "$@"\n`);
+		chmodSync(script, 0o755);
+		await page.click(".aib-install-card button:has-text('Check again')");
+		await page.locator(".aib-setup-card").waitFor({ timeout: 30_000 });
+		expect(pageHost.started).toEqual([`${script} serve --vault ${vault}`]);
+		expect(await page.locator(".aib-install-card").count()).toBe(0);
+		await page.waitForSelector(".aib-status:has-text('connected')", { timeout: WAIT });
+	});
+
+	it("the setup card lists the local Ollama's models; one is picked and the next message is answered", async () => {
+		const card = page.locator(".aib-setup-card");
+		const llama = card.locator(".aib-setup-model", { hasText: "llama3.1:8b" });
+		await llama.waitFor({ timeout: WAIT });
+		expect(await llama.locator(".aib-setup-badge").textContent()).toBe("uses tools");
+		expect(await card.locator(".aib-setup-model", { hasText: "gemma3:1b" }).locator(".aib-setup-badge").textContent()).toBe("no tools");
+		// The embedding model is offered for search by meaning, not as a chat model.
+		expect(await card.locator(".aib-setup-section", { hasText: "Search by meaning" }).textContent()).toContain("nomic-embed-text:latest");
+		expect(await card.textContent()).toContain("Introduce yourself");
+		await screenshot("setup-card.png");
+		await llama.locator("button:has-text('Use')").click();
+		await card.locator(".aib-setup-done", { hasText: "llama3.1:8b answers" }).waitFor({ timeout: WAIT });
+		await send(page, "hello there");
+		await page.locator(".aib-assistant .aib-body").last().getByText("Ollama says: hello there").waitFor({ timeout: WAIT });
+		await card.locator("button:has-text('Done')").click();
+		expect(await page.locator(".aib-setup-card").count()).toBe(0);
+	});
+});
+
+if (!haveChromium) writeFileSync(1, "Skipping the setup browser test: Chromium is missing.\n");
