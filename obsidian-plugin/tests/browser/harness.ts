@@ -10,6 +10,8 @@ import type { HostCall, HostEvent } from "../helpers/page-host";
 const query = new URLSearchParams(window.location.search);
 const info = query.get("info");
 const vaultPath = query.get("vault") ?? "/home/user/My Vault";
+/** The plugin's data.json (`?data=<json>`); none by default. */
+const data = query.get("data");
 
 declare global {
 	interface Window {
@@ -80,6 +82,10 @@ async function nodeSideHost(call: HostCall): Promise<Host> {
 }
 
 class BrowserPlugin extends AssistantPlugin {
+	override loadData(): Promise<unknown> {
+		return Promise.resolve(data === null ? null : JSON.parse(data));
+	}
+
 	protected override createHost(): Promise<Host | null> {
 		return window.aibHost ? nodeSideHost(window.aibHost) : Promise.resolve(fakeHost());
 	}

@@ -22,9 +22,9 @@ afterAll(async () => {
 	await server?.cleanup();
 });
 
-async function openPanel(info: string | null): Promise<Page> {
+async function openPanel(info: string | null, query: Record<string, string> = {}): Promise<Page> {
 	const page = await harness.newPage();
-	await openHarness(page, harness, info === null ? {} : { info });
+	await openHarness(page, harness, info === null ? query : { ...query, info });
 	return page;
 }
 
@@ -84,8 +84,16 @@ describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
 		await page.close();
 	});
 
-	it("with no server installed the panel shows one card: the install command, Copy and Check again", async () => {
-		const page = await openPanel(null);
+	it("a Server command that came with the vault runs only once confirmed here; refused, the install card follows", async () => {
+		const command = "/tmp/synced/evil serve --vault {vault}";
+		const page = await openPanel(null, { data: JSON.stringify({ serverCommand: command }) });
+		const confirm = page.locator(".aib-confirm-command-card");
+		await confirm.waitFor({ timeout: WAIT });
+		expect(await confirm.locator(".aib-command").textContent()).toBe(command);
+		await confirm.locator("button:has-text(\"Don't run it\")").click();
+		const stored = await page.evaluate(() => Object.entries(window.localStorage).find(([key]) => key.includes("server-command")));
+		expect(JSON.parse(stored?.[1] ?? "null")).toEqual({ command, allowed: false });
+		// The machine itself has no server installed (the fake host finds nothing): one card.
 		const card = page.locator(".aib-install-card");
 		await card.waitFor({ timeout: WAIT });
 		expect(await card.locator(".aib-command").textContent()).toBe("uv tool install obsidian-ai-bridge");
