@@ -102,6 +102,8 @@ export class SetupCard extends Card {
 		this.drawSearch();
 		this.drawIntro();
 		this.footerEl.empty();
+		// After starting Ollama or LM Studio, or pulling a model.
+		this.button(this.footerEl, "Look again", () => void this.refresh());
 		if (this.chat) this.button(this.footerEl, "Done", () => this.actions.done(), true);
 	}
 
@@ -115,12 +117,10 @@ export class SetupCard extends Card {
 		}
 		el.createDiv({ cls: "aib-setup-heading", text: "Choose the model that answers" });
 		const usable = (this.runtimes ?? []).filter((r) => r.reachable);
-		const found = el.createDiv({ cls: "aib-setup-model" });
-		found.createSpan({
-			cls: "aib-card-hint aib-setup-grow",
+		el.createDiv({
+			cls: "aib-card-hint",
 			text: usable.length === 0 ? "No Ollama or LM Studio is running on this computer." : "Models on this computer:",
 		});
-		this.button(found, "Look again", () => void this.refresh());
 		for (const runtime of usable) {
 			el.createDiv({ cls: "aib-setup-runtime", text: `${RUNTIME_NAMES[runtime.kind]} · ${runtime.baseUrl}` });
 			const chatModels = runtime.models.filter((m) => !m.embedding);

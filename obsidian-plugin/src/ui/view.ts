@@ -45,6 +45,8 @@ export class AssistantView extends ItemView {
 	private card: { key: string; card: Card } | null = null;
 	/** The setup card stays open until Done once shown (no provider, or -32011). */
 	private setupOpen = false;
+	/** This conversation is the introduce-yourself one: every turn is sent with setup: true. */
+	private setupConversation = false;
 
 	constructor(
 		leaf: WorkspaceLeaf,
@@ -185,6 +187,7 @@ export class AssistantView extends ItemView {
 	/** The introduce-yourself conversation (or its update, from the current context note). */
 	async introduce(update: boolean): Promise<void> {
 		this.newConversation();
+		this.setupConversation = true;
 		const text = update
 			? "I'd like to update what you know about me."
 			: "Hello! I'd like to introduce myself.";
@@ -216,7 +219,8 @@ export class AssistantView extends ItemView {
 		const prompt = this.plugin.promptFor(raw);
 		const text = prompt ? raw.slice(prompt.command.length).trim() : raw;
 		this.inputEl.value = "";
-		await this.ask({ text, promptId: prompt?.id, context: this.collectContext(prompt?.insert) });
+		const setup = this.setupConversation || undefined;
+		await this.ask({ text, promptId: prompt?.id, context: this.collectContext(prompt?.insert), setup });
 	}
 
 	private collectContext(insert?: string): ContextItem[] {
@@ -385,6 +389,7 @@ export class AssistantView extends ItemView {
 	newConversation(): void {
 		this.stop();
 		this.conversationId = null;
+		this.setupConversation = false;
 		for (const message of this.messages.splice(0)) this.removeChild(message);
 		this.messagesEl.empty();
 	}

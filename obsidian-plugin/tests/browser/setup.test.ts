@@ -3,8 +3,9 @@
 // installed: the install card. Then a fake `obsidian-ai-bridge` in ~/.local/bin (not on PATH)
 // that starts the real server with no provider; *Check again* makes the plugin find and start it
 // by itself; the setup card lists a fake Ollama's models; one is picked and the next message is
-// answered. One server and one page for the whole file. `make screenshot` saves the two cards
-// into docs/.
+// answered; search by meaning is set up with the small model downloaded from a fake hub; the
+// introduce-yourself conversation writes the context note once reviewed. One server and one
+// page for the whole file. `make screenshot` saves the two cards into docs/.
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -22,7 +23,8 @@ let harness: Harness;
 let root: string;
 let home: string;
 let vault: string;
-let ollama: ChildProcess;
+let services: ChildProcess;
+let servicesDir: string;
 let page: Page;
 let pageHost: PageHost;
 
@@ -56,9 +58,15 @@ beforeAll(async () => {
 	mkdirSync(home);
 	cpSync(join(REPO_ROOT, "examples", "vault"), vault, { recursive: true });
 	rmSync(join(vault, "Assistant.md"), { force: true });
-	const portFile = join(root, "ollama.port");
-	ollama = spawn(PYTHON, ["-m", "tests.fakes.ollama_server", "--port-file", portFile], { cwd: REPO_ROOT, stdio: "ignore" });
-	const port = await until(() => (existsSync(portFile) ? readFileSync(portFile, "utf8") || null : null), "the fake Ollama");
+	servicesDir = join(root, "services");
+	mkdirSync(servicesDir);
+	services = spawn(PYTHON, ["-m", "tests.fakes.local_servers", "--dir", servicesDir], { cwd: REPO_ROOT, stdio: "ignore" });
+	const portOf = (name: string): string | null => {
+		const file = join(servicesDir, `${name}.port`);
+		return existsSync(file) ? readFileSync(file, "utf8") || null : null;
+	};
+	const port = await until(() => portOf("ollama"), "the fake Ollama and hub");
+	const hubPort = await until(() => portOf("hub"), "the fake hub");
 	harness = await startHarness();
 	// The machine the plugin sees: a fresh HOME, a PATH without the server, a local Ollama.
 	const env = {
@@ -67,7 +75,7 @@ beforeAll(async () => {
 		LANG: "C.UTF-8",
 		OLLAMA_HOST: `127.0.0.1:${port}`,
 		LMSTUDIO_HOST: `127.0.0.1:${await closedPort()}`,
-		HF_ENDPOINT: `http://127.0.0.1:${await closedPort()}`,
+		HF_ENDPOINT: `http://127.0.0.1:${hubPort}`,
 		AI_BRIDGE_ALLOWED_ORIGINS: JSON.stringify([harness.origin]),
 	};
 	const real = testHost();
@@ -86,7 +94,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
 	await pageHost?.killAll();
-	ollama?.kill();
+	services?.kill();
 	await harness?.close();
 	if (root) rmSync(root, { recursive: true, force: true });
 });
@@ -128,8 +136,36 @@ describe.skipIf(!haveChromium)("from nothing installed to the first answer", () 
 		await card.locator(".aib-setup-done", { hasText: "llama3.1:8b answers" }).waitFor({ timeout: WAIT });
 		await send(page, "hello there");
 		await page.locator(".aib-assistant .aib-body").last().getByText("Ollama says: hello there").waitFor({ timeout: WAIT });
+	});
+
+	it("with no embedding model to use, the small model is downloaded once the user agrees", async () => {
+		const card = page.locator(".aib-setup-card");
+		// Ollama without its embedding model: the card offers the download instead.
+		writeFileSync(join(servicesDir, "models.json"), JSON.stringify({ "llama3.1:8b": ["completion", "tools"] }));
+		await card.locator("button:has-text('Look again')").click();
+		const search = card.locator(".aib-setup-section", { hasText: "Search by meaning" });
+		await search.locator("button:has-text('Download')").waitFor({ timeout: WAIT });
+		expect(await search.textContent()).toContain("Nothing is downloaded until you agree.");
+		const embedderBefore = await page.evaluate(async () => (await (window as any).plugin.client.call("settings/get", {})).embedder);
+		expect(embedderBefore).toBeNull();
+		await search.locator("button:has-text('Download')").click();
+		await card.locator(".aib-setup-done", { hasText: "Search by meaning with model2vec:" }).waitFor({ timeout: WAIT });
+		const embedder = await page.evaluate(async () => (await (window as any).plugin.client.call("settings/get", {})).embedder);
+		expect(embedder).toMatch(/^model2vec:/);
 		await card.locator("button:has-text('Done')").click();
 		expect(await page.locator(".aib-setup-card").count()).toBe(0);
+	});
+
+	it("'Update what the assistant knows about me' holds the setup conversation; the note is written once reviewed", async () => {
+		await page.evaluate(() => (window as any).plugin.commands.find((c: { id: string }) => c.id === "update-about-me").callback());
+		await page.locator(".aib-assistant .aib-body").last().getByText("What is this vault for?").waitFor({ timeout: WAIT });
+		await send(page, "It is for kites and planning.");
+		await page.waitForSelector(".aib-confirm", { timeout: WAIT });
+		expect(await page.textContent(".aib-confirm")).toContain("It is for kites and planning.");
+		expect(existsSync(join(vault, "Assistant.md"))).toBe(false);
+		await page.click(".aib-approve");
+		await page.locator(".aib-assistant .aib-body").last().getByText("Thank you, saved.").waitFor({ timeout: WAIT });
+		expect(readFileSync(join(vault, "Assistant.md"), "utf8")).toContain("## What this vault is for\n\nIt is for kites and planning.");
 	});
 });
 
