@@ -226,16 +226,18 @@ export class BridgeClient {
 			proofTimer = null;
 			const proof = first.kind === "notification" && first.method === PROOF_METHOD ? first.params.proof : null;
 			failure = "checking";
-			void proofMatches(endpoint.token, nonce, proof).then((ok) => {
-				if (this.socket !== socket) return;
-				if (!ok) {
-					refuse(`The server at ${endpoint.url} could not prove it is this vault's server: the plugin did not send it the token.`);
-					return;
-				}
-				failure = null;
-				proven = true;
-				void this.initialize(socket, endpoint);
-			});
+			void proofMatches(endpoint.token, nonce, proof)
+				.catch(() => false)
+				.then((ok) => {
+					if (this.socket !== socket) return;
+					if (!ok) {
+						refuse(`The server at ${endpoint.url} could not prove it is this vault's server: the plugin did not send it the token.`);
+						return;
+					}
+					failure = null;
+					proven = true;
+					void this.initialize(socket, endpoint);
+				});
 		};
 		socket.onopen = () => {
 			opened = true;
