@@ -25,6 +25,7 @@ from plugin_bridge.app.settings.config import (
     PLUGIN_CLIENT,
     BridgeSettings,
 )
+from plugin_bridge.app.write_through import DEFAULT_APPLY_TIMEOUT, WriteThrough
 from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.errors import RpcError, WireCode
 
@@ -68,6 +69,7 @@ class BridgeApp:
         store: ConversationStore | None = None,
         budgets: Budgets | None = None,
         settings: BridgeSettings | None = None,
+        apply_timeout: float = DEFAULT_APPLY_TIMEOUT,
     ) -> None:
         if provider is not None and not model:
             raise ValueError("a provider needs a model name")
@@ -78,6 +80,8 @@ class BridgeApp:
         self.no_provider_message = no_provider_message
         self.token = token or secrets.token_urlsafe(32)
         self.confirm = confirm
+        self.writes = WriteThrough(vault.notes, timeout=apply_timeout)
+        """Every write the server makes goes through the plugin's editor when it is open."""
         self.settings = settings
         """What serve started with; settings/update replaces it (None in tests without one)."""
         store = store if store is not None else ConversationStore(vault.data_dir)
@@ -135,7 +139,9 @@ class BridgeApp:
             from plugin_bridge.app.vault_tools import register_vault_tools
 
             self._tools = ToolRegistry(confirm=self.confirm)
-            register_vault_tools(self._tools, self.vault, write_permission="ask")
+            register_vault_tools(
+                self._tools, self.vault, write_permission="ask", writer=self.writes.write
+            )
         return self._tools
 
     @property
@@ -210,7 +216,8 @@ class BridgeApp:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def _answer_options(self) -> dict[str, Any]:
+    def answer_options(self) -> dict[str, Any]:
+        """The answer length and temperature the settings give every chat turn."""
         if self.settings is None:
             return {}
         return {"max_tokens": self.settings.max_tokens, "temperature": self.settings.temperature}
@@ -237,7 +244,7 @@ class BridgeApp:
             model=self.require_model(),
             tools=self.tools,  # the same vault tools for every conversation: built once
             on_usage=self.spending.recorder(conversation_id, "chat"),
-            **self._answer_options(),
+            **self.answer_options(),
         )
         service.set_system_prompt(system_prompt(self.vault.name))
         return service

@@ -25,6 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--vault", type=Path, required=True, help="the vault folder")
     serve.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
+    serve.add_argument(
+        "--http-port", type=int, default=0, help="HTTP API port (default 0: a free one)"
+    )
     serve.add_argument("--info-file", type=Path, help="where to write url and token")
     serve.add_argument("--provider", choices=PROVIDER_NAMES, help="model provider")
     serve.add_argument("--model", help="model name (default: the provider's recommended one)")
@@ -113,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                 vault=args.vault,
                 host=args.host,
                 port=args.port,
+                http_port=args.http_port,
                 info_file=args.info_file,
                 provider=args.provider,
                 model=args.model,

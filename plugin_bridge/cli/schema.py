@@ -24,6 +24,8 @@ from plugin_bridge.wire.models import (
     ChatToolResult,
     EmbedderDownloadProgress,
     IndexProgress,
+    NoteApplyParams,
+    NoteApplyResult,
     ServerProof,
     ToolConfirmParams,
     ToolConfirmResult,
@@ -45,6 +47,7 @@ SERVER_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
 }
 SERVER_REQUESTS: Final[dict[str, tuple[type[BaseModel], type[BaseModel]]]] = {
     "tool/confirm": (ToolConfirmParams, ToolConfirmResult),
+    "note/apply": (NoteApplyParams, NoteApplyResult),
 }
 
 

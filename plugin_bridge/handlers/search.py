@@ -71,6 +71,7 @@ async def related(ctx: Context, params: RelatedParams) -> RelatedResult:
                 score=r.score,
                 links_to=r.links_to,
                 linked_from=r.linked_from,
+                snippet=r.snippet,
             )
             for r in found
         ],

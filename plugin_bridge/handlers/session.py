@@ -8,6 +8,8 @@ from typing import get_args
 
 from llm_service.discovery import ModelCache, known_models
 from plugin_bridge import __version__
+from plugin_bridge.app.state import BridgeApp
+from plugin_bridge.app.write_through import PLUGIN_CLIENT_NAME
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.search import embedder_status
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -46,6 +48,8 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
         )
     logger.info("client %.60s %.30s initialized", params.client.name, params.client.version)
     app = ctx.app
+    if params.client.name == PLUGIN_CLIENT_NAME:
+        app.writes.attach(ctx.peer)
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
         server=ServerInfo(name=SERVER_NAME, version=__version__),
@@ -61,9 +65,13 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
 async def health(ctx: Context, params: Empty) -> HealthResult:
     """Server status: version, provider and model, index size and progress, the tool formats
     and how many tools a conversation gets."""
+    return health_of(ctx.app)
+
+
+def health_of(app: BridgeApp) -> HealthResult:
+    """The server's status, as the WebSocket's ``health`` and HTTP's ``GET /health`` give it."""
     from llm_service.pricing import RECOMMENDED_MODELS
 
-    app = ctx.app
     index = app.vault.index
     done, total = index.progress
     return HealthResult(

@@ -103,6 +103,10 @@ class Connection(Generic[S]):
         await self._over_limit.wait()
 
     @property
+    def closed(self) -> bool:
+        return self._closing
+
+    @property
     def ready(self) -> bool:
         return self.protocol.state is State.READY
 

@@ -32,6 +32,10 @@ class Peer(Protocol):
     async def request(self, method: str, params: dict[str, Any]) -> Response:
         """Send a server request and await the answer (bound it with ``asyncio.timeout``)."""
 
+    @property
+    def closed(self) -> bool:
+        """True once the client has gone."""
+
 
 @dataclass
 class RequestContext(Generic[S]):

@@ -57,6 +57,11 @@ def ws_url(host: str, port: int) -> str:
     return f"ws://{shown}:{port}"
 
 
+def http_url(host: str, port: int) -> str:
+    """``http://host:port`` with IPv6 addresses bracketed (the HTTP API's address)."""
+    return "http" + ws_url(host, port).removeprefix("ws")
+
+
 def allowed_hosts(port: int) -> frozenset[str]:
     return frozenset({f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"})
 

@@ -427,6 +427,8 @@ ERROR_TABLE = [
     pytest.param(403, None, "auth_error", False, id="403"),
     pytest.param(429, None, "rate_limit", True, id="429"),
     pytest.param(429, "insufficient_quota", "quota_exceeded", False, id="429-quota"),
+    # OpenRouter and other compatible APIs answer 402 "insufficient credits"
+    pytest.param(402, None, "quota_exceeded", False, id="402"),
     pytest.param(529, None, "overloaded", True, id="529"),
     pytest.param(503, "overloaded_error", "overloaded", True, id="503-overloaded"),
     pytest.param(500, None, "server_error", True, id="500"),

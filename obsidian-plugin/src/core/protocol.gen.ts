@@ -39,6 +39,13 @@ export interface Methods {
 		result: NoteWriteResult;
 	};
 	/**
+	 * Rewrite ``text`` as instructed (or, with no text, write what goes at the cursor),
+	 */
+	"command/rewrite": {
+		params: RewriteParams;
+		result: RewriteResult;
+	};
+	/**
 	 * Search, then stream a summary of the top notes citing them (chat/delta notifications).
 	 */
 	"command/searchSummarize": {
@@ -67,7 +74,7 @@ export interface Methods {
 		result: ConversationResult;
 	};
 	/**
-	 * Stored conversations, newest first, a page at a time.
+	 * Stored conversations, newest first, a page at a time; with a query, only those whose
 	 */
 	"conversations/list": {
 		params: ConversationsListParams;
@@ -179,7 +186,7 @@ export interface Methods {
 		result: SettingsResult;
 	};
 	/**
-	 * Validate every call, then run the valid ones in order under their permissions.
+	 * Run the calls (see :func:`run_calls`) with the app's tools.
 	 */
 	"tools/execute": {
 		params: ToolsExecuteParams;
@@ -322,6 +329,35 @@ export interface NoteWriteResult {
 	path: string;
 	hash: string;
 }
+export interface RewriteParams {
+	/**
+	 * The selection to rewrite; empty: write new text at the cursor.
+	 */
+	text: string;
+	/**
+	 * What to do: "shorter", "fix grammar"…
+	 */
+	instruction: string;
+	/**
+	 * Text before the selection or cursor (context).
+	 */
+	before?: string | null;
+	/**
+	 * Text after the selection or cursor (context).
+	 */
+	after?: string | null;
+}
+export interface RewriteResult {
+	/**
+	 * The new text (the chat/delta notifications concatenated).
+	 */
+	text: string;
+	usage: UsageModel;
+	/**
+	 * Null when the model's price is unknown.
+	 */
+	costUsd: number | null;
+}
 export interface SearchSummarizeParams {
 	query: string;
 	/**
@@ -381,6 +417,10 @@ export interface ConversationsListParams {
 	 * nextCursor of the previous page; omit for the first.
 	 */
 	cursor?: string | null;
+	/**
+	 * Only conversations whose title or messages contain these words (any case).
+	 */
+	query?: string | null;
 }
 export interface ConversationsListResult {
 	/**
@@ -438,7 +478,7 @@ export interface HealthResult {
 		[k: string]: string[];
 	};
 	/**
-	 * Every format tools/list takes.
+	 * Every format tools/list and GET /api/local-llm/tools accept.
 	 */
 	supportedFormats: ("anthropic" | "openai" | "ollama" | "lmstudio" | "vllm")[];
 	/**
@@ -897,6 +937,10 @@ export interface RelatedNote {
 	 * This one links to the note asked about.
 	 */
 	linkedFrom: boolean;
+	/**
+	 * The start of its closest chunk (at most 300 characters).
+	 */
+	snippet?: string;
 }
 export interface SearchParams {
 	/**
@@ -1057,6 +1101,10 @@ export interface ServerRequests {
 		params: ToolConfirmParams;
 		result: ToolConfirmResult;
 	};
+	"note/apply": {
+		params: NoteApplyParams;
+		result: NoteApplyResult;
+	};
 }
 export interface ToolConfirmParams {
 	tool: string;
@@ -1064,18 +1112,86 @@ export interface ToolConfirmParams {
 		[k: string]: unknown;
 	};
 	/**
+	 * What the call does, in words: "Edit Plan.md: 4 changes", "Create Kites.md".
+	 */
+	title: string;
+	/**
+	 * The id of the call in chat/toolCall.
+	 */
+	callId?: string | null;
+	/**
+	 * For writes: each note the call changes, before and after (the server's).
+	 */
+	changes?: FileChange[] | null;
+	/**
 	 * Unified diff of a write, when known.
 	 */
 	preview?: string | null;
 }
+export interface FileChange {
+	/**
+	 * Vault-relative path of the note the write changes.
+	 */
+	path: string;
+	/**
+	 * The note's text now; null for a new note.
+	 */
+	before: string | null;
+	/**
+	 * The note's text once written.
+	 */
+	after: string;
+}
 export interface ToolConfirmResult {
 	approved: boolean;
 	/**
-	 * With approved: run the call with these arguments instead (the user kept only some hunks of the write); checked against the tool's schema like any call.
+	 * With approved: write exactly these texts instead (the user kept only some hunks); each is written only while its note still has the change's before.
+	 */
+	changes?: KeptChange[] | null;
+	/**
+	 * With approved: run the call with these arguments instead; checked against the tool's schema like any call.
 	 */
 	arguments?: {
 		[k: string]: unknown;
 	} | null;
+}
+export interface KeptChange {
+	path: string;
+	/**
+	 * The text the user kept (some of the hunks of before → after).
+	 */
+	after: string;
+}
+/**
+ * The server request ``note/apply``: apply a write through Obsidian (the plugin).
+ */
+export interface NoteApplyParams {
+	/**
+	 * Vault-relative path of an existing note.
+	 */
+	path: string;
+	/**
+	 * The note's text the write was worked out from.
+	 */
+	before: string;
+	/**
+	 * The note's text once written.
+	 */
+	after: string;
+	/**
+	 * sha256 of the note's file as the server read it.
+	 */
+	expectedHash: string | null;
+}
+export interface NoteApplyResult {
+	/**
+	 * False: the note is not open; the server writes it.
+	 */
+	applied: boolean;
+	/**
+	 * With applied: sha256 hex of the note's new text (UTF-8).
+	 */
+	hash?: string | null;
 }
 
 /** The model providers the server can use (llm_service's ProviderName). */

@@ -3,6 +3,7 @@
 import { Notice, type App, type Command } from "obsidian";
 import type { BridgeClient } from "../core/client";
 import { PromptModal } from "./prompt-modal";
+import { RewriteModal } from "./rewrite-modal";
 import type { AssistantView } from "./view";
 
 export const COMMAND_IDS = {
@@ -12,6 +13,8 @@ export const COMMAND_IDS = {
 	createNote: "create-note",
 	searchSummarize: "search-summarize",
 	relatedNotes: "related-notes",
+	rewriteSelection: "rewrite-selection",
+	continueWriting: "continue-writing",
 	saveConversation: "save-conversation",
 	updateAboutMe: "update-about-me",
 	/** Prefix of the commands made from the server's custom prompts (`prompt-<slug>`). */
@@ -24,6 +27,7 @@ export interface CommandHost {
 	client: BridgeClient;
 	addCommand(command: Command): Command;
 	activateView(): Promise<AssistantView | null>;
+	activateRelated(): Promise<void>;
 }
 
 export function addCommands(host: CommandHost): void {
@@ -36,9 +40,7 @@ export function addCommands(host: CommandHost): void {
 			const file = app.workspace.getActiveFile();
 			if (!file) return false;
 			if (!checking) {
-				void host.activateView().then((view) =>
-					view?.setContext([{ note: file.path }], `With: ${file.basename}`),
-				);
+				void host.activateView().then((view) => view?.setContext([{ note: file.path }]));
 			}
 			return true;
 		},
@@ -51,9 +53,7 @@ export function addCommands(host: CommandHost): void {
 			const file = ctx.file;
 			if (!selection || !file) return false;
 			if (!checking) {
-				void host.activateView().then((view) =>
-					view?.setContext([{ note: file.path, selection }], `With the selection in ${file.basename}`),
-				);
+				void host.activateView().then((view) => view?.setContext([{ note: file.path, selection }]));
 			}
 			return true;
 		},
@@ -77,12 +77,21 @@ export function addCommands(host: CommandHost): void {
 	host.addCommand({
 		id: COMMAND_IDS.relatedNotes,
 		name: "Show related notes",
-		checkCallback: (checking) => {
-			const file = app.workspace.getActiveFile();
-			if (!file) return false;
-			if (!checking) void host.activateView().then((view) => view?.showRelated(file.path));
+		callback: () => void host.activateRelated(),
+	});
+	host.addCommand({
+		id: COMMAND_IDS.rewriteSelection,
+		name: "Rewrite selection…",
+		editorCheckCallback: (checking, editor) => {
+			if (!editor.somethingSelected()) return false;
+			if (!checking) new RewriteModal(app, host.client, editor, "rewrite").open();
 			return true;
 		},
+	});
+	host.addCommand({
+		id: COMMAND_IDS.continueWriting,
+		name: "Continue writing",
+		editorCallback: (editor) => new RewriteModal(app, host.client, editor, "continue").open(),
 	});
 	host.addCommand({
 		id: COMMAND_IDS.saveConversation,

@@ -1,31 +1,29 @@
 // The real panel bundle in headless Chromium (Debian's package, driven by playwright-core),
-// talking to the real Python server: a streamed answer, Stop, a reviewed write, and the
-// install card. `make screenshot` saves docs/assistant-panel.png from it.
+// talking to the real Python server: a streamed answer, Stop, a reviewed write, and a vault's
+// Server command to confirm, then the install card. `make screenshot` saves docs/assistant-panel.png from it (SCREENSHOT_DIR).
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROMIUM, haveChromium, openHarness, send, startHarness, WAIT, type Harness } from "../helpers/browser";
+import { CHROMIUM, haveChromium, send, testPages, WAIT, type PageOptions, type TestPages } from "../helpers/browser";
 import { demoServer, type DemoServer } from "../helpers/server";
 
-let harness: Harness;
+let pages: TestPages;
 let server: DemoServer;
 
 beforeAll(async () => {
 	if (!haveChromium) return;
-	harness = await startHarness();
-	server = await demoServer({ origins: [harness.origin], delay: 0.03 });
+	pages = await testPages();
+	server = await demoServer({ origins: [pages.origin], delay: 0.03 });
 }, 120_000);
 
 afterAll(async () => {
-	await harness?.close();
+	await pages?.close();
 	await server?.cleanup();
 });
 
-async function openPanel(info: string | null, query: Record<string, string> = {}): Promise<Page> {
-	const page = await harness.newPage();
-	await openHarness(page, harness, info === null ? query : { ...query, info });
-	return page;
+function openPanel(info: string | null, options: PageOptions = {}): Promise<Page> {
+	return pages.open(info, options);
 }
 
 describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
@@ -58,7 +56,9 @@ describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
 		await send(page, "write a note about kites");
 		await page.waitForSelector(".aib-confirm .aib-hunk", { timeout: WAIT });
 		expect(await page.textContent(".aib-confirm")).toContain("+Kites fly.");
-		await page.screenshot({ path: process.env.SCREENSHOT ?? join(server.dir, "assistant-panel.png") });
+		expect(await page.textContent(".modal-title")).toBe("Create Ideas/Kites.md");
+		const shots = process.env.SCREENSHOT_DIR;
+		if (shots) await page.screenshot({ path: join(shots, "assistant-panel.png") });
 		await page.click(".aib-approve");
 		await page.getByText("The change is done").waitFor({ timeout: WAIT });
 		expect(readFileSync(join(server.vault, "Ideas", "Kites.md"), "utf8")).toBe("# Kites\n\nKites fly.\n");
@@ -79,14 +79,14 @@ describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
 		await page.click("button[aria-label='New conversation']");
 		expect(await page.locator(".aib-message").count()).toBe(0);
 		await page.click("button[aria-label='Conversations']");
-		await page.locator(".aib-list-item", { hasText: "remember kites" }).first().click();
+		await page.locator(".aib-list-item", { hasText: "remember kites" }).first().locator(".aib-list-title").click();
 		await page.getByText("You said: remember kites").waitFor({ timeout: WAIT });
 		await page.close();
 	});
 
 	it("a Server command that came with the vault runs only once confirmed here; refused, the install card follows", async () => {
 		const command = "/tmp/synced/evil serve --vault {vault}";
-		const page = await openPanel(null, { data: JSON.stringify({ serverCommand: command }) });
+		const page = await openPanel(null, { data: { serverCommand: command } });
 		const confirm = page.locator(".aib-confirm-command-card");
 		await confirm.waitFor({ timeout: WAIT });
 		expect(await confirm.locator(".aib-command").textContent()).toBe(command);

@@ -13,13 +13,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { haveChromium, openHarness, send, startHarness, WAIT, type Harness } from "../helpers/browser";
+import { haveChromium, send, testPages, WAIT, type TestPages } from "../helpers/browser";
 import { PYTHON, REPO_ROOT, testHost } from "../helpers/node";
 import { exposeHost, type PageHost } from "../helpers/page-host";
 
 const SHOTS = process.env.SCREENSHOT_DIR;
 
-let harness: Harness;
+let pages: TestPages;
 let root: string;
 let home: string;
 let vault: string;
@@ -67,7 +67,7 @@ beforeAll(async () => {
 	};
 	const port = await until(() => portOf("ollama"), "the fake Ollama and hub");
 	const hubPort = await until(() => portOf("hub"), "the fake hub");
-	harness = await startHarness();
+	pages = await testPages();
 	// The machine the plugin sees: a fresh HOME, a PATH without the server, a local Ollama.
 	const env = {
 		HOME: home,
@@ -76,7 +76,7 @@ beforeAll(async () => {
 		OLLAMA_HOST: `127.0.0.1:${port}`,
 		LMSTUDIO_HOST: `127.0.0.1:${await closedPort()}`,
 		HF_ENDPOINT: `http://127.0.0.1:${hubPort}`,
-		AI_BRIDGE_ALLOWED_ORIGINS: JSON.stringify([harness.origin]),
+		AI_BRIDGE_ALLOWED_ORIGINS: JSON.stringify([pages.origin]),
 	};
 	const real = testHost();
 	const host = testHost(
@@ -87,15 +87,18 @@ beforeAll(async () => {
 		},
 		{ env },
 	);
-	page = await harness.newPage();
-	pageHost = await exposeHost(page, host);
-	await openHarness(page, harness, { vault });
+	page = await pages.open(null, {
+		vault,
+		prepare: async (fresh) => {
+			pageHost = await exposeHost(fresh, host);
+		},
+	});
 }, 120_000);
 
 afterAll(async () => {
 	await pageHost?.killAll();
 	services?.kill();
-	await harness?.close();
+	await pages?.close();
 	if (root) rmSync(root, { recursive: true, force: true });
 });
 

@@ -1,5 +1,5 @@
-// The browser tests' common parts: the plugin bundled with the obsidian shim (tests/browser),
-// served with its page and styles on 127.0.0.1, and Debian's Chromium driven by playwright-core.
+// The browser tests' page: the harness bundle (the real plugin with the obsidian shim) served
+// with page.html and styles.css on 127.0.0.1, and Debian's Chromium driven by playwright-core.
 import { existsSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -9,9 +9,9 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { REPO_ROOT } from "./node";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-export const PLUGIN = join(REPO_ROOT, "obsidian-plugin");
 export const haveChromium = existsSync(CHROMIUM);
 export const WAIT = 15_000;
+const PLUGIN = join(REPO_ROOT, "obsidian-plugin");
 
 async function bundle(): Promise<string> {
 	const result = await esbuild.build({
@@ -27,16 +27,25 @@ async function bundle(): Promise<string> {
 	return result.outputFiles[0]?.text ?? "";
 }
 
-export interface Harness {
-	/** The page's origin, to allow on the server. */
+export interface PageOptions {
+	theme?: "dark" | "light";
+	/** The plugin's data.json (none by default). */
+	data?: unknown;
+	/** The vault's folder (default /home/user/My Vault). */
+	vault?: string;
+	/** Done before the page loads, e.g. exposing a Node-side host (tests/helpers/page-host.ts). */
+	prepare?: (page: Page) => Promise<void>;
+}
+
+export interface TestPages {
 	origin: string;
 	browser: Browser;
-	newPage(): Promise<Page>;
+	/** A page of the harness with the server's info file (or none), ready. */
+	open(info: string | null, options?: PageOptions): Promise<Page>;
 	close(): Promise<void>;
 }
 
-/** Serve the harness page and start Chromium. */
-export async function startHarness(): Promise<Harness> {
+export async function testPages(): Promise<TestPages> {
 	const script = await bundle();
 	const files: Record<string, [string, string]> = {
 		"/": [readFileSync(join(PLUGIN, "tests", "browser", "page.html"), "utf8"), "text/html"],
@@ -60,24 +69,29 @@ export async function startHarness(): Promise<Harness> {
 			"--disable-background-networking",
 			"--disable-component-update",
 			"--disable-sync",
+			"--font-render-hinting=none",
 		],
 	});
 	return {
 		origin,
 		browser,
-		newPage: () => browser.newPage({ viewport: { width: 1100, height: 760 } }),
-		close: async () => {
+		async open(info, options = {}) {
+			const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+			await options.prepare?.(page);
+			const query = new URLSearchParams();
+			if (info !== null) query.set("info", info);
+			if (options.theme) query.set("theme", options.theme);
+			if (options.data !== undefined) query.set("data", JSON.stringify(options.data));
+			if (options.vault) query.set("vault", options.vault);
+			await page.goto(`${origin}/?${query.toString()}`);
+			await page.waitForSelector("body[data-ready=true]", { timeout: WAIT });
+			return page;
+		},
+		async close() {
 			await browser.close();
 			http.close();
 		},
 	};
-}
-
-/** Open the harness page (with `query`) and wait until the plugin has loaded. */
-export async function openHarness(page: Page, harness: Harness, query: Record<string, string> = {}): Promise<void> {
-	const search = new URLSearchParams(query).toString();
-	await page.goto(`${harness.origin}/${search ? `?${search}` : ""}`);
-	await page.waitForSelector("body[data-ready=true]", { timeout: WAIT });
 }
 
 export async function send(page: Page, text: string): Promise<void> {

@@ -82,6 +82,11 @@ class BridgeSettings(BaseSettings):
     base_url: str | None = None
     host: str = "127.0.0.1"
     port: int = Field(0, ge=0, le=65535)
+    http_port: int = Field(0, ge=0, le=65535)
+    """The HTTP API's port (0: a free one; the info file's ``httpUrl`` says which)."""
+    http_allow_writes: bool = False
+    """Let the ``vault`` model of the HTTP API create and change notes (nobody is there to
+    approve a write over HTTP, so they are refused by default)."""
     data_dir: Path | None = None
     info_file: Path | None = None
     allowed_origins: tuple[str, ...] = DEFAULT_ALLOWED_ORIGINS

@@ -29,6 +29,8 @@ from plugin_bridge.wire.models.chat import (
 )
 from plugin_bridge.wire.models.commands import (
     CreateNoteParams,
+    RewriteParams,
+    RewriteResult,
     SearchSummarizeParams,
     SearchSummarizeResult,
 )
@@ -90,7 +92,9 @@ from plugin_bridge.wire.models.setup import (
     RuntimesDetectResult,
 )
 from plugin_bridge.wire.models.tools import (
+    FileChange,
     InvalidCall,
+    KeptChange,
     ToolCallParams,
     ToolConfirmParams,
     ToolConfirmResult,
@@ -112,6 +116,8 @@ from plugin_bridge.wire.models.vault import (
     AuditListResult,
     HashField,
     NoteAppendParams,
+    NoteApplyParams,
+    NoteApplyResult,
     NoteCreateParams,
     NoteEditModel,
     NoteEditParams,
@@ -151,6 +157,7 @@ __all__ = [
     "EmbedderStatus",
     "Empty",
     "EmptyResult",
+    "FileChange",
     "FolderContext",
     "HashField",
     "HealthResult",
@@ -159,6 +166,7 @@ __all__ = [
     "InitializeParams",
     "InitializeResult",
     "InvalidCall",
+    "KeptChange",
     "KeysModel",
     "MatchSide",
     "ModelInfoModel",
@@ -168,6 +176,8 @@ __all__ = [
     "ModelsListResult",
     "ModelsUpdate",
     "NoteAppendParams",
+    "NoteApplyParams",
+    "NoteApplyResult",
     "NoteContext",
     "NoteCreateParams",
     "NoteEditModel",
@@ -185,6 +195,8 @@ __all__ = [
     "RelatedNote",
     "RelatedParams",
     "RelatedResult",
+    "RewriteParams",
+    "RewriteResult",
     "RuntimeInfo",
     "RuntimeModelInfo",
     "RuntimesDetectResult",

@@ -79,7 +79,9 @@ class HealthResult(WireModel):
     model: str | None
     index: IndexStatus
     recommended_models: dict[str, list[str]]
-    supported_formats: list[ToolFormat] = Field(description="Every format tools/list takes.")
+    supported_formats: list[ToolFormat] = Field(
+        description="Every format tools/list and GET /api/local-llm/tools accept."
+    )
     tool_count: int = Field(description="The tools a conversation's model is offered.")
 
 

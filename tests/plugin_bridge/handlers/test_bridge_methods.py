@@ -310,7 +310,7 @@ async def test_models_list_offline_falls_back_and_other_errors_are_32010(tmp_pat
         ("anthropic", lambda tool: "input_schema" in tool and "name" in tool),
         ("openai", lambda tool: tool["type"] == "function" and "parameters" in tool["function"]),
         ("ollama", lambda tool: tool["type"] == "function" and "parameters" in tool["function"]),
-        ("lmstudio", lambda tool: tool["type"] == "function" and "parameters" in tool["function"]),
+        ("lmstudio", lambda tool: strict_mode(tool)),
         ("vllm", lambda tool: tool["type"] == "function" and "parameters" in tool["function"]),
     ],
 )
@@ -322,6 +322,55 @@ async def test_tools_list_speaks_each_provider_format(tmp_path: Path, fmt: str, 
         tools = (await (await bridge.wire()).result("tools/list", {"format": fmt}))["tools"]
         assert len(tools) == len(VAULT_TOOL_NAMES)
         assert all(check(tool) for tool in tools)
+
+
+def strict_mode(tool: dict[str, Any]) -> bool:
+    """OpenAI's function shape with strict: true, every object's properties all required and
+    closed, and no defaults (what strict mode demands)."""
+
+    def strict(schema: dict[str, Any]) -> bool:
+        if "default" in schema:
+            return False
+        if "items" in schema and not strict(schema["items"]):
+            return False
+        if schema.get("type") != "object":
+            return True
+        properties = schema["properties"]
+        return (
+            schema["additionalProperties"] is False
+            and sorted(schema["required"]) == sorted(properties)
+            and all(strict(sub) for sub in properties.values())
+        )
+
+    function = tool["function"]
+    return (
+        tool["type"] == "function" and function["strict"] is True and strict(function["parameters"])
+    )
+
+
+async def test_strict_tools_take_null_for_an_optional_argument(tmp_path: Path) -> None:
+    """LM Studio's strict tools make optional arguments nullable; tools/execute reads a null as
+    "not given" (the default applies), while a null for a required one is still invalid."""
+    async with running_bridge(tmp_path) as bridge:
+        wire = await bridge.wire()
+        tools = (await wire.result("tools/list", {"format": "lmstudio"}))["tools"]
+        listing = next(t for t in tools if t["function"]["name"] == "list_notes")
+        assert listing["function"]["parameters"]["properties"]["limit"]["type"] == [
+            "integer",
+            "null",
+        ]
+        result = await wire.result(
+            "tools/execute",
+            {
+                "calls": [
+                    {"name": "list_notes", "arguments": {"folder": None, "limit": None}},
+                    {"name": "read_note", "arguments": {"path": None}},
+                ]
+            },
+        )
+        assert [r["isError"] for r in result["results"]] == [False]
+        assert "Inbox.md" in result["results"][0]["content"]  # the default limit of 10
+        assert [c["index"] for c in result["invalidCalls"]] == [1]
 
 
 async def test_tools_list_defaults_to_the_configured_provider(tmp_path: Path) -> None:
