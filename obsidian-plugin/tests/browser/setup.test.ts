@@ -46,6 +46,12 @@ async function closedPort(): Promise<number> {
 	return port;
 }
 
+/** Why the panel is not where the test expected: the connection and what the page started. */
+async function explain(error: unknown): Promise<never> {
+	const state = await page.evaluate(() => JSON.stringify((window as any).plugin.client.connection));
+	throw new Error(`${(error as Error).message}\nconnection: ${state}\nstarted: ${JSON.stringify(pageHost.started)}`);
+}
+
 async function screenshot(name: string): Promise<void> {
 	await page.screenshot({ path: join(SHOTS ?? root, name) });
 }
@@ -112,14 +118,15 @@ describe.skipIf(!haveChromium)("from nothing installed to the first answer", () 
 		await screenshot("install-card.png");
 	});
 
-	it("installed in ~/.local/bin (not on PATH), Check again finds it and starts the server by itself", async () => {
+	it("installed in ~/.local/bin (not on PATH), Check again finds it and starts the server by itself", { timeout: 60_000 }, async () => {
 		const bin = join(home, ".local", "bin");
 		mkdirSync(bin, { recursive: true });
 		const script = join(bin, "obsidian-ai-bridge");
 		writeFileSync(script, `#!/bin/sh\nexec "${join(REPO_ROOT, ".venv", "bin", "obsidian-ai-bridge")}" "$@"\n`);
 		chmodSync(script, 0o755);
 		await page.click(".aib-install-card button:has-text('Check again')");
-		await page.locator(".aib-setup-card").waitFor({ timeout: 30_000 });
+		// The server's first start imports everything (slow on a busy machine).
+		await page.locator(".aib-setup-card").waitFor({ timeout: 50_000 }).catch(explain);
 		expect(pageHost.started).toEqual([`${script} serve --vault ${vault}`]);
 		expect(await page.locator(".aib-install-card").count()).toBe(0);
 		await page.waitForSelector(".aib-status:has-text('connected')", { timeout: WAIT });
