@@ -37,6 +37,8 @@ export class SetupCard extends Card {
 	private download: AbortController | null = null;
 	/** Whether the server had a provider when the card last drew its model section. */
 	private drawnChat: boolean | null = null;
+	/** The panel removed the card: answers still arriving draw nothing. */
+	private closed = false;
 
 	constructor(
 		parent: HTMLElement,
@@ -57,6 +59,7 @@ export class SetupCard extends Card {
 	}
 
 	override onunload(): void {
+		this.closed = true;
 		this.download?.abort();
 		super.onunload();
 	}
@@ -84,7 +87,7 @@ export class SetupCard extends Card {
 		this.health = health;
 		this.contextNote = settings?.contextNote ?? null;
 		this.hasContextNote = this.contextNote === null || (await this.noteExists(this.contextNote));
-		this.draw();
+		if (!this.closed) this.draw();
 	}
 
 	private async noteExists(path: string): Promise<boolean> {
