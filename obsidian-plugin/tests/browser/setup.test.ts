@@ -125,6 +125,8 @@ describe.skipIf(!haveChromium)("from nothing installed to the first answer", () 
 		writeFileSync(script, `#!/bin/sh\nexec "${join(REPO_ROOT, ".venv", "bin", "obsidian-ai-bridge")}" "$@"\n`);
 		chmodSync(script, 0o755);
 		await page.click(".aib-install-card button:has-text('Check again')");
+		// The status bar says so while the server starts (its first start takes a second or more).
+		await page.waitForSelector(".aib-status:has-text('starting')", { timeout: WAIT }).catch(explain);
 		// The server's first start imports everything (slow on a busy machine).
 		await page.locator(".aib-setup-card").waitFor({ timeout: 50_000 }).catch(explain);
 		expect(pageHost.started).toEqual([`${script} serve --vault ${vault}`]);
