@@ -4,8 +4,8 @@
 // that starts the real server with no provider; *Check again* makes the plugin find and start it
 // by itself; the setup card lists a fake Ollama's models; one is picked and the next message is
 // answered; search by meaning is set up with the small model downloaded from a fake hub; the
-// introduce-yourself conversation writes the context note once reviewed. One server and one
-// page for the whole file. `make screenshot` saves the two cards into docs/.
+// introduce-yourself conversation writes the context note once reviewed; when Obsidian quits the
+// server stops. One server and one page for the whole file. `make screenshot` saves the two cards into docs/.
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -178,6 +178,12 @@ describe.skipIf(!haveChromium)("from nothing installed to the first answer", () 
 		await page.click(".aib-approve");
 		await page.locator(".aib-assistant .aib-body").last().getByText("Thank you, saved.").waitFor({ timeout: WAIT });
 		expect(readFileSync(join(vault, "Assistant.md"), "utf8")).toContain("## What this vault is for\n\nIt is for kites and planning.");
+	});
+
+	it("when Obsidian quits, the server the plugin started stops", async () => {
+		expect(pageHost.running()).toBe(1);
+		await page.evaluate(() => window.dispatchEvent(new Event("beforeunload")));
+		await until(() => (pageHost.running() === 0 ? true : null), "the server to stop", WAIT);
 	});
 });
 

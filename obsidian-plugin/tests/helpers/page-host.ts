@@ -21,6 +21,8 @@ export type HostEvent = { child: number; kind: "output"; line: string } | { chil
 export interface PageHost {
 	/** What the page started, as "command args…" lines. */
 	started: string[];
+	/** How many of them still run. */
+	running(): number;
 	/** Stop every process the page started (the plugin would on Obsidian's quit). */
 	killAll(): Promise<void>;
 }
@@ -28,6 +30,7 @@ export interface PageHost {
 /** Give `page` (before it loads) the Node host `host`. */
 export async function exposeHost(page: Page, host: Host): Promise<PageHost> {
 	const children = new Map<number, { child: ChildProcessLike; exited: Promise<void> }>();
+	let alive = 0;
 	const started: string[] = [];
 	const send = (event: HostEvent): void => {
 		void page.evaluate((e) => window.aibHostEvent?.(e), event).catch(() => undefined);
@@ -51,7 +54,13 @@ export async function exposeHost(page: Page, host: Host): Promise<PageHost> {
 			case "spawn": {
 				started.push([call.command, ...call.args].join(" "));
 				const child = host.spawn(call.command, call.args, call.cwd);
-				const exited = new Promise<void>((resolve) => child.onExit(() => resolve()));
+				alive++;
+				const exited = new Promise<void>((resolve) =>
+					child.onExit(() => {
+						alive--;
+						resolve();
+					}),
+				);
 				children.set(call.child, { child, exited });
 				child.onOutput((line) => send({ child: call.child, kind: "output", line }));
 				child.onExit((code) => send({ child: call.child, kind: "exit", code }));
@@ -64,6 +73,7 @@ export async function exposeHost(page: Page, host: Host): Promise<PageHost> {
 	});
 	return {
 		started,
+		running: () => alive,
 		killAll: async () => {
 			for (const { child, exited } of children.values()) {
 				child.kill();
