@@ -23,8 +23,10 @@ export class Connector {
 	private server: RunningServer | null = null;
 	private refusedUrl: string | null = null;
 	private infoPath: string | null = null;
-	/** What the panel offers now (null: nothing to do but wait or start by hand). */
+	/** What the panel offers now (null: nothing to do but wait or start by hand); kept while
+	 * the next attempt runs, so a card does not flicker at every retry. */
 	problem: ServerProblem | null = null;
+	private found: ServerProblem | null = null;
 
 	constructor(
 		private readonly host: Host,
@@ -52,7 +54,15 @@ export class Connector {
 	}
 
 	async endpoint(): Promise<Endpoint> {
-		this.problem = null;
+		this.found = null;
+		try {
+			return await this.locate();
+		} finally {
+			this.problem = this.found;
+		}
+	}
+
+	private async locate(): Promise<Endpoint> {
 		const settings = this.settings();
 		if (settings.discovery === "manual") {
 			if (!settings.url || !settings.token) {
@@ -79,14 +89,14 @@ export class Connector {
 	private async command(settings: PluginSettings): Promise<ServerCommand> {
 		const trust = commandTrust(settings.serverCommand, this.machine.load());
 		if (trust === "ask") {
-			this.problem = { kind: "confirm-command", command: settings.serverCommand.trim() };
+			this.found = { kind: "confirm-command", command: settings.serverCommand.trim() };
 			throw new NoServerError(
 				"This vault's settings ask to start the server with a command that was not set on this computer: confirm it in the assistant panel.",
 			);
 		}
 		const found = await findServerCommand(this.host, this.vaultPath, trust === "run" ? settings.serverCommand : "");
 		if (found === null) {
-			this.problem = { kind: "not-installed", install: INSTALL_COMMAND };
+			this.found = { kind: "not-installed", install: INSTALL_COMMAND };
 			throw new NoServerError(`The assistant's server is not installed: install it with ${INSTALL_COMMAND}`);
 		}
 		return found;
