@@ -80,8 +80,12 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			this.client.stop();
 			this.connector?.stopServer();
 		});
-		// Obsidian quitting may not unload plugins first: the server started here stops with it.
-		this.registerDomEvent(window, "beforeunload", () => this.connector?.stopServer());
+		// Obsidian quitting may not unload plugins first: the server started here stops with it,
+		// and the client stops too, so it does not start another one meanwhile.
+		this.registerDomEvent(window, "beforeunload", () => {
+			this.client.stop();
+			this.connector?.stopServer();
+		});
 		this.app.workspace.onLayoutReady(() => this.client.start());
 	}
 

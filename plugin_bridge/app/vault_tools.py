@@ -48,7 +48,7 @@ def register_vault_tools(
 
     Returns their names, ``VAULT_TOOL_NAMES`` in order.
     """
-    tools = _VaultTools(vault, writer or _store_writer(vault.notes))
+    tools = _VaultTools(vault, writer or store_writer(vault.notes))
     for spec in _SPECS:
         registry.register_tool(
             spec.name,
@@ -60,7 +60,9 @@ def register_vault_tools(
     return list(VAULT_TOOL_NAMES)
 
 
-def _store_writer(notes: NoteStore) -> Writer:
+def store_writer(notes: NoteStore) -> Writer:
+    """The note store making planned writes itself (no plugin to ask)."""
+
     async def write(plan: PlannedWrite, origin: str) -> WriteResult:
         return await asyncio.to_thread(notes.write_planned, plan, origin)
 

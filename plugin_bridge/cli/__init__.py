@@ -89,16 +89,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def command_line(*args: str) -> str:
-    """A command that runs this CLI when pasted into a shell: the venv's ``obsidian-ai-bridge``
-    entry point when installed, else this Python with ``-m plugin_bridge``."""
-    import shlex
-
-    entry = Path(sys.executable).with_name("obsidian-ai-bridge")
-    head = [str(entry)] if entry.exists() else [sys.executable, "-m", "plugin_bridge"]
-    return shlex.join([*head, *args])
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     vault = getattr(args, "vault", None)

@@ -42,6 +42,10 @@ from plugin_bridge.wire.security import (
 if TYPE_CHECKING:
     import socket
 
+    from llm_service.embedders import Embedder
+    from plugin_bridge.app.settings.config import BridgeSettings
+    from plugin_bridge.app.settings.providers import ProviderSetup
+
 
 class ServeOptions(NamedTuple):
     """The ``serve`` command line (a NamedTuple: dataclasses cost start-up time)."""
@@ -151,16 +155,7 @@ async def _serve(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     from plugin_bridge.app.conversations.usage import Budgets
-    from plugin_bridge.app.settings.config import (
-        SettingsError,
-        build_embedder,
-        build_provider,
-        choose_provider,
-        embedder_problem,
-        load_settings,
-        startup_problem,
-        with_served_model,
-    )
+    from plugin_bridge.app.settings.config import SettingsError, load_settings
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.app.turn.confirm import ask_client
     from plugin_bridge.cli.progress import show_progress
@@ -176,18 +171,11 @@ async def _serve(
         settings = load_settings(**{**given, "vault": vault_root, "info_file": info_path})
     except SettingsError as exc:
         return _fail(2, str(exc))
-    choice = choose_provider(settings)
-    problem = await startup_problem(settings, choice)
-    embedder = build_embedder(settings)
-    problem = problem or await asyncio.to_thread(embedder_problem, settings, embedder)
-    if problem is not None:
-        return _fail(2, problem[:1].upper() + problem[1:])
-    provider = build_provider(settings, choice)
-    try:
-        choice = await with_served_model(choice, provider)
-    except SettingsError as exc:
-        return _fail(2, str(exc))
-    banner = choice.describe()
+    prepared = await _prepare(settings)
+    if isinstance(prepared, str):
+        return _fail(2, prepared[:1].upper() + prepared[1:])
+    providers, embedder = prepared
+    banner = providers.describe()
     print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
     vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)
     if embedder is not None:
@@ -200,10 +188,7 @@ async def _serve(
     app = BridgeApp(
         vault,
         confirm=ask_client(vault),
-        provider=provider,
-        provider_name=choice.name,
-        model=choice.model,
-        no_provider_message=choice.missing,
+        providers=providers,
         token=token,
         budgets=Budgets(settings.daily_budget_usd, settings.monthly_budget_usd),
         settings=settings,
@@ -231,17 +216,40 @@ async def _serve(
                 flush=True,
             )
             tune_gc()
-            provider = app.provider
-            warming = None if provider is None else asyncio.create_task(provider.warm_up())
+            warming = asyncio.create_task(app.providers.warm_up())
             await stop.wait()
-            if warming is not None:
-                warming.cancel()
+            warming.cancel()
             logger.info("shutting down")
             await http_server.close()
     finally:
         await app.aclose()
         await vault.close()
     return 0
+
+
+async def _prepare(settings: BridgeSettings) -> tuple[ProviderSetup, Embedder | None] | str:
+    """The providers and the embedder the settings select, or why ``serve`` must not start
+    (one sentence)."""
+    import asyncio
+
+    from plugin_bridge.app.settings.config import (
+        SettingsError,
+        build_embedder,
+        choose_provider,
+        embedder_problem,
+        startup_problem,
+    )
+    from plugin_bridge.app.settings.providers import build_setup
+
+    problem = await startup_problem(settings, choose_provider(settings))
+    embedder = build_embedder(settings)
+    problem = problem or await asyncio.to_thread(embedder_problem, settings, embedder)
+    if problem is not None:
+        return problem
+    try:
+        return await build_setup(settings), embedder
+    except SettingsError as exc:
+        return str(exc)
 
 
 GC_GEN0_THRESHOLD = 50_000
@@ -261,7 +269,7 @@ def tune_gc() -> None:
 
 def chat_hint(vault_root: Path, info_file: Path | None) -> str:
     """The chat command for this server, ready to paste (with --info-file when one was given)."""
-    from plugin_bridge.cli import command_line
+    from plugin_bridge.cli.commandline import command_line
 
     extra = ["--info-file", str(info_file.resolve())] if info_file is not None else []
     return command_line("chat", "--vault", str(vault_root.resolve()), *extra)

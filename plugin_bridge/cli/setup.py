@@ -61,11 +61,11 @@ async def _setup(
     from llm_service.providers.openai import first_chat_model
     from plugin_bridge.app.settings.config import (
         BridgeSettings,
-        build_provider,
         choose_provider,
         write_settings_file,
     )
     from plugin_bridge.app.settings.keys import rebound
+    from plugin_bridge.app.settings.providers import build_provider
     from plugin_bridge.wire.errors import field_problems
 
     if provider is None:
@@ -109,7 +109,7 @@ async def _setup(
     values["model"] = model
     path = write_settings_file({k: v for k, v in values.items() if v is not None})
     print(f"Saved to {path} (readable by you only).")
-    from plugin_bridge.cli import command_line
+    from plugin_bridge.cli.commandline import command_line
 
     print(f"Next: {command_line('serve', '--vault', 'PATH/TO/YOUR/VAULT')}")
     return 0

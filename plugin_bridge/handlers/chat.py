@@ -7,6 +7,7 @@ import logging
 from typing import NamedTuple
 
 from plugin_bridge.app.conversations.transcripts import save_conversation_note
+from plugin_bridge.app.settings.providers import Purpose
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.app.turn.context import resolve_context, turn_sources
 from plugin_bridge.app.turn.prompts import context_note, read_prompt
@@ -32,7 +33,7 @@ class TurnInput(NamedTuple):
     """The context block for the model ("" without context)."""
     given: list[str]
     """The notes given as context."""
-    purpose: str
+    purpose: Purpose
     """The model's purpose: what the client asked for, else the prompt's, else chat."""
     note: str | None
     """The vault's context note (the conversation's standing context)."""
@@ -48,13 +49,15 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
         conversation_id = params.conversation_id
         service = app.conversations.get(conversation_id)
     turn = await asyncio.to_thread(_turn_input, app, params)
-    # settings/update may have changed the provider or the models since the last turn
-    service.provider, service.model = app.require_provider(), app.model_for(turn.purpose)
+    route = app.route(turn.purpose)  # what settings/update says now, for this turn only
     app.prepare_turn(service, setup=params.setup, has_note=turn.note is not None)
     first_turn = not service.history
     service.set_conversation_context(turn.note)
+    events = service.stream_message(
+        turn.text, context=turn.context or None, model=route.model, provider=route.provider
+    )
     async with spending(ctx):
-        reply = await relay(ctx, service.stream_message(turn.text, context=turn.context or None))
+        reply = await relay(ctx, events)
     await asyncio.to_thread(app.conversations.record, conversation_id, service)
     if first_turn:
         app.title_later(conversation_id, service.last_exchange)
@@ -73,7 +76,7 @@ def _turn_input(app: BridgeApp, params: ChatSendParams) -> TurnInput:
     """What this turn sends, which model runs it and the vault's context note (blocking: one
     worker-thread hop for all of it)."""
     text = params.text.strip() or (FIRST_MESSAGE if params.setup else "")
-    purpose: str = params.purpose
+    purpose: Purpose = params.purpose
     if params.prompt_id is not None:
         prompt = read_prompt(app.vault, params.prompt_id, app.config.prompts_folder)
         text = f"{prompt.instruction}\n\n{text}" if text else prompt.instruction

@@ -29,7 +29,7 @@ FORMATS: Final = get_args(ToolFormat)
 
 async def tools(request: Request) -> Response:
     state = chat_of(request)
-    asked = request.query_params.get("format") or state.bridge.provider_name or DEFAULT_FORMAT
+    asked = request.query_params.get("format") or state.bridge.providers.name or DEFAULT_FORMAT
     tool_format = next((name for name in FORMATS if name == asked), None)
     if tool_format is None:
         error = BadRequest(f"Unknown format '{asked}': use one of {', '.join(FORMATS)}.")

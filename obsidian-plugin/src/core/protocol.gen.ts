@@ -116,7 +116,7 @@ export interface Methods {
 		result: InitializeResult;
 	};
 	/**
-	 * Models the configured provider serves, with context window, limits and prices where
+	 * Models a configured provider serves (``provider``, default the chat provider), with
 	 */
 	"models/list": {
 		params: ModelsListParams;
@@ -583,6 +583,10 @@ export interface ModelsListParams {
 	 * Ask the provider now instead of the 24 h cache.
 	 */
 	refresh?: boolean;
+	/**
+	 * Whose models: any configured provider; default the chat provider's.
+	 */
+	provider?: ("anthropic" | "openai" | "ollama") | null;
 }
 export interface ModelsListResult {
 	models: ModelInfoModel[];
@@ -736,7 +740,11 @@ export interface RuntimeModelInfo {
 }
 export interface SettingsResult {
 	provider: ("anthropic" | "openai" | "ollama") | null;
+	/**
+	 * The chat provider's address.
+	 */
 	baseUrl: string | null;
+	baseUrls: BaseUrls;
 	models: ModelsByPurpose;
 	dailyBudgetUsd: number | null;
 	monthlyBudgetUsd: number | null;
@@ -779,6 +787,18 @@ export interface SettingsResult {
 	 */
 	configFile: string;
 }
+/**
+ * Each provider's address (null: the API's own, or for Ollama OLLAMA_HOST or the local
+ * one); the chat provider's is ``baseUrl`` when that is set.
+ */
+export interface BaseUrls {
+	anthropic?: string | null;
+	openai?: string | null;
+	ollama?: string | null;
+}
+/**
+ * MODEL on the chat provider, or PROVIDER:MODEL (e.g. ollama:qwen3:4b).
+ */
 export interface ModelsByPurpose {
 	/**
 	 * Conversations (the default).
@@ -805,7 +825,14 @@ export interface KeysModel {
 }
 export interface SettingsUpdateParams {
 	provider?: ("anthropic" | "openai" | "ollama") | null;
+	/**
+	 * The chat provider's.
+	 */
 	baseUrl?: string | null;
+	baseUrls?: BaseUrlsUpdate | null;
+	/**
+	 * MODEL on the chat provider, or PROVIDER:MODEL (e.g. ollama:qwen3:4b).
+	 */
 	models?: ModelsUpdate | null;
 	dailyBudgetUsd?: number | null;
 	monthlyBudgetUsd?: number | null;
@@ -835,6 +862,14 @@ export interface SettingsUpdateParams {
 	 */
 	embedder?: string | null;
 	embedderBaseUrl?: string | null;
+}
+/**
+ * Only the providers sent change; null removes one.
+ */
+export interface BaseUrlsUpdate {
+	anthropic?: string | null;
+	openai?: string | null;
+	ollama?: string | null;
 }
 export interface ModelsUpdate {
 	chat?: string | null;
@@ -893,6 +928,10 @@ export interface PeriodUsage {
 	byModel: ModelUsageModel[];
 }
 export interface ModelUsageModel {
+	/**
+	 * The provider that served the calls ("anthropic", "openai", "ollama"); "" for calls recorded before providers were.
+	 */
+	provider: string;
 	model: string;
 	calls: number;
 	inputTokens: number;

@@ -13,11 +13,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { haveChromium, send, testPages, WAIT, type TestPages } from "../helpers/browser";
+import { haveChromium, send, testPages, type TestPages } from "../helpers/browser";
 import { PYTHON, REPO_ROOT, testHost } from "../helpers/node";
 import { exposeHost, type PageHost } from "../helpers/page-host";
 
 const SHOTS = process.env.SCREENSHOT_DIR;
+/** Steps that wait for the real server and the model runtime (slow on a busy machine). */
+const SLOW = 30_000;
 
 let pages: TestPages;
 let root: string;
@@ -109,9 +111,9 @@ afterAll(async () => {
 });
 
 describe.skipIf(!haveChromium)("from nothing installed to the first answer", () => {
-	it("with nothing installed, the panel shows the install card and no error banner", async () => {
+	it("with nothing installed, the panel shows the install card and no error banner", { timeout: 90_000 }, async () => {
 		const card = page.locator(".aib-install-card");
-		await card.waitFor({ timeout: WAIT });
+		await card.waitFor({ timeout: SLOW });
 		expect(await card.locator(".aib-command").textContent()).toBe("uv tool install obsidian-ai-bridge");
 		expect(await page.locator(".aib-disconnected").count()).toBe(0);
 		expect(pageHost.started).toEqual([]);
@@ -126,18 +128,18 @@ describe.skipIf(!haveChromium)("from nothing installed to the first answer", () 
 		chmodSync(script, 0o755);
 		await page.click(".aib-install-card button:has-text('Check again')");
 		// The status bar says so while the server starts (its first start takes a second or more).
-		await page.waitForSelector(".aib-status:has-text('starting')", { timeout: WAIT }).catch(explain);
+		await page.waitForSelector(".aib-status:has-text('starting')", { timeout: SLOW }).catch(explain);
 		// The server's first start imports everything (slow on a busy machine).
 		await page.locator(".aib-setup-card").waitFor({ timeout: 50_000 }).catch(explain);
 		expect(pageHost.started).toEqual([`${script} serve --vault ${vault}`]);
 		expect(await page.locator(".aib-install-card").count()).toBe(0);
-		await page.waitForSelector(".aib-status:has-text('connected')", { timeout: WAIT });
+		await page.waitForSelector(".aib-status:has-text('connected')", { timeout: SLOW });
 	});
 
-	it("the setup card lists the local Ollama's models; one is picked and the next message is answered", async () => {
+	it("the setup card lists the local Ollama's models; one is picked and the next message is answered", { timeout: 90_000 }, async () => {
 		const card = page.locator(".aib-setup-card");
 		const llama = card.locator(".aib-setup-model", { hasText: "llama3.1:8b" });
-		await llama.waitFor({ timeout: WAIT });
+		await llama.waitFor({ timeout: SLOW });
 		expect(await llama.locator(".aib-setup-badge").textContent()).toBe("uses tools");
 		expect(await card.locator(".aib-setup-model", { hasText: "gemma3:1b" }).locator(".aib-setup-badge").textContent()).toBe("no tools");
 		// The embedding model is offered for search by meaning, not as a chat model.
@@ -145,45 +147,51 @@ describe.skipIf(!haveChromium)("from nothing installed to the first answer", () 
 		expect(await card.textContent()).toContain("Introduce yourself");
 		await screenshot("setup-card.png");
 		await llama.locator("button:has-text('Use')").click();
-		await card.locator(".aib-setup-done", { hasText: "llama3.1:8b answers" }).waitFor({ timeout: WAIT });
+		await card.locator(".aib-setup-done", { hasText: "llama3.1:8b answers" }).waitFor({ timeout: SLOW });
 		await send(page, "hello there");
-		await page.locator(".aib-assistant .aib-body").last().getByText("Ollama says: hello there").waitFor({ timeout: WAIT });
+		await page.locator(".aib-assistant .aib-body").last().getByText("Ollama says: hello there").waitFor({ timeout: SLOW });
 	});
 
-	it("with no embedding model to use, the small model is downloaded once the user agrees", async () => {
+	it("with no embedding model to use, the small model is downloaded once the user agrees", { timeout: 90_000 }, async () => {
 		const card = page.locator(".aib-setup-card");
 		// Ollama without its embedding model: the card offers the download instead.
 		writeFileSync(join(servicesDir, "models.json"), JSON.stringify({ "llama3.1:8b": ["completion", "tools"] }));
 		await card.locator("button:has-text('Look again')").click();
 		const search = card.locator(".aib-setup-section", { hasText: "Search by meaning" });
-		await search.locator("button:has-text('Download')").waitFor({ timeout: WAIT });
+		await search.locator("button:has-text('Download')").waitFor({ timeout: SLOW });
 		expect(await search.textContent()).toContain("Nothing is downloaded until you agree.");
 		const embedderBefore = await page.evaluate(async () => (await (window as any).plugin.client.call("settings/get", {})).embedder);
 		expect(embedderBefore).toBeNull();
 		await search.locator("button:has-text('Download')").click();
-		await card.locator(".aib-setup-done", { hasText: "Search by meaning with model2vec:" }).waitFor({ timeout: WAIT });
+		await card.locator(".aib-setup-done", { hasText: "Search by meaning with model2vec:" }).waitFor({ timeout: SLOW });
 		const embedder = await page.evaluate(async () => (await (window as any).plugin.client.call("settings/get", {})).embedder);
 		expect(embedder).toMatch(/^model2vec:/);
 		await card.locator("button:has-text('Done')").click();
 		expect(await page.locator(".aib-setup-card").count()).toBe(0);
 	});
 
-	it("'Update what the assistant knows about me' holds the setup conversation; the note is written once reviewed", async () => {
+	it("'Update what the assistant knows about me' holds the setup conversation; the note is written once reviewed", { timeout: 90_000 }, async () => {
 		await page.evaluate(() => (window as any).plugin.commands.find((c: { id: string }) => c.id === "update-about-me").callback());
-		await page.locator(".aib-assistant .aib-body").last().getByText("What is this vault for?").waitFor({ timeout: WAIT });
+		await page.locator(".aib-assistant .aib-body").last().getByText("What is this vault for?").waitFor({ timeout: SLOW });
 		await send(page, "It is for kites and planning.");
-		await page.waitForSelector(".aib-confirm", { timeout: WAIT });
+		await page.waitForSelector(".aib-confirm", { timeout: SLOW });
 		expect(await page.textContent(".aib-confirm")).toContain("It is for kites and planning.");
 		expect(existsSync(join(vault, "Assistant.md"))).toBe(false);
 		await page.click(".aib-approve");
-		await page.locator(".aib-assistant .aib-body").last().getByText("Thank you, saved.").waitFor({ timeout: WAIT });
+		await page.locator(".aib-assistant .aib-body").last().getByText("Thank you, saved.").waitFor({ timeout: SLOW });
 		expect(readFileSync(join(vault, "Assistant.md"), "utf8")).toContain("## What this vault is for\n\nIt is for kites and planning.");
 	});
 
-	it("when Obsidian quits, the server the plugin started stops", async () => {
+	it("when Obsidian quits, the server the plugin started stops", { timeout: 90_000 }, async () => {
 		expect(pageHost.running()).toBe(1);
 		await page.evaluate(() => window.dispatchEvent(new Event("beforeunload")));
-		await until(() => (pageHost.running() === 0 ? true : null), "the server to stop", WAIT);
+		await until(() => (pageHost.running() === 0 ? true : null), "the server to stop", SLOW).catch((error: Error) => {
+			throw new Error(`${error.message}; it printed:\n${pageHost.output.join("\n")}`);
+		});
+		// Nothing starts another one while Obsidian closes.
+		await new Promise((resolve) => setTimeout(resolve, 1000));
+		expect(pageHost.started).toHaveLength(1);
+		expect(await page.textContent(".aib-status")).toBe("Assistant: disconnected");
 	});
 });
 

@@ -31,8 +31,12 @@ export class FakeSocket implements SocketLike {
 	 * and wait until the client has checked it. */
 	async prove(token: string): Promise<void> {
 		const nonce = new URL(this.url).searchParams.get("nonce") ?? "";
+		const sentBefore = this.sent.length;
 		this.receive({ method: "$/serverProof", params: { proof: await serverProof(token, nonce) } });
-		await new Promise((resolve) => setTimeout(resolve, 5));
+		// The check is asynchronous (Web Crypto): wait until the client answered it.
+		for (let i = 0; i < 400 && this.sent.length === sentBefore && this.closedWith === null; i++) {
+			await new Promise((resolve) => setTimeout(resolve, 5));
+		}
 		await settle();
 	}
 

@@ -23,6 +23,8 @@ export interface PageHost {
 	started: string[];
 	/** How many of them still run. */
 	running(): number;
+	/** The last lines they printed. */
+	output: string[];
 	/** Stop every process the page started (the plugin would on Obsidian's quit). */
 	killAll(): Promise<void>;
 }
@@ -32,6 +34,7 @@ export async function exposeHost(page: Page, host: Host): Promise<PageHost> {
 	const children = new Map<number, { child: ChildProcessLike; exited: Promise<void> }>();
 	let alive = 0;
 	const started: string[] = [];
+	const output: string[] = [];
 	const send = (event: HostEvent): void => {
 		void page.evaluate((e) => window.aibHostEvent?.(e), event).catch(() => undefined);
 	};
@@ -62,7 +65,11 @@ export async function exposeHost(page: Page, host: Host): Promise<PageHost> {
 					}),
 				);
 				children.set(call.child, { child, exited });
-				child.onOutput((line) => send({ child: call.child, kind: "output", line }));
+				child.onOutput((line) => {
+					output.push(line);
+					if (output.length > 40) output.shift();
+					send({ child: call.child, kind: "output", line });
+				});
 				child.onExit((code) => send({ child: call.child, kind: "exit", code }));
 				return child.pid ?? null;
 			}
@@ -73,6 +80,7 @@ export async function exposeHost(page: Page, host: Host): Promise<PageHost> {
 	});
 	return {
 		started,
+		output,
 		running: () => alive,
 		killAll: async () => {
 			for (const { child, exited } of children.values()) {

@@ -26,9 +26,14 @@ DEFAULT_ORIGINS: Final = {
 KEY_FIELDS: Final = {"anthropic": "anthropic_api_key", "openai": "openai_api_key"}
 HOST_FIELDS: Final = {"anthropic": "anthropic_api_key_host", "openai": "openai_api_key_host"}
 """The setting that records the origin of each provider's key (None: its default host)."""
-URL_FIELDS: Final = {"base_url": "the chat provider", "embedder_base_url": "openai"}
+URL_FIELDS: Final = {
+    "base_url": "the chat provider",
+    "base_urls": "each provider named in it",
+    "embedder_base_url": "openai",
+}
 """Settings that name a server, and whose key a change of them concerns: ``base_url`` is the
-chosen chat provider's, ``embedder_base_url`` the openai embedder's."""
+chosen chat provider's, ``base_urls`` holds one per provider (the models of other purposes),
+``embedder_base_url`` the openai embedder's."""
 
 
 def check_url(value: str) -> str:
@@ -77,10 +82,10 @@ def rebound(current: Any, changes: Mapping[str, Any], chat_provider: str | None)
     extra: dict[str, Any] = {}
     for provider, key_field in KEY_FIELDS.items():
         url_field = _url_field(provider, changes, chat_provider)
-        url = changes.get(url_field) if url_field is not None else None
+        url = _sent_url(provider, changes, url_field)
         if key_field in changes:
             extra[HOST_FIELDS[provider]] = origin(url) if url and changes[key_field] else None
-        elif url_field == "base_url" and not may_send(
+        elif url_field in ("base_url", "base_urls") and not may_send(
             provider, getattr(current, HOST_FIELDS[provider]), url
         ):
             extra[key_field] = None
@@ -92,6 +97,18 @@ def _url_field(provider: str, changes: Mapping[str, Any], chat_provider: str | N
     """The base URL field of ``provider`` that ``changes`` set, if any."""
     if provider == chat_provider and "base_url" in changes:
         return "base_url"
+    if provider in (changes.get("base_urls") or {}):
+        return "base_urls"
     if provider == "openai" and "embedder_base_url" in changes:
         return "embedder_base_url"
     return None
+
+
+def _sent_url(provider: str, changes: Mapping[str, Any], url_field: str | None) -> str | None:
+    """The URL ``changes`` set in ``url_field`` for ``provider`` (None: none, or the default)."""
+    if url_field is None:
+        return None
+    value = changes.get(url_field)
+    if url_field == "base_urls":
+        return value.get(provider) if isinstance(value, Mapping) else None
+    return value if isinstance(value, str) else None

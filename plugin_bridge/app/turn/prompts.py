@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Final, Literal
 
+from plugin_bridge.app.settings.providers import PURPOSES, Purpose
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.lexical.parse import parse_note
 
@@ -27,8 +28,6 @@ CONTEXT_NOTE_CHARS: Final = 8_000
 """The context note's share of every request (about 2,000 tokens)."""
 MAX_PROMPTS: Final = 200
 Insert = Literal["selection", "note", "none"]
-Purpose = Literal["chat", "fast", "deep"]
-PURPOSES: Final[tuple[Purpose, ...]] = ("chat", "fast", "deep")
 
 
 @dataclass(frozen=True)

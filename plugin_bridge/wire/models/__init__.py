@@ -77,6 +77,8 @@ from plugin_bridge.wire.models.session import (
     VaultInfo,
 )
 from plugin_bridge.wire.models.settings import (
+    BaseUrls,
+    BaseUrlsUpdate,
     KeysModel,
     ModelsByPurpose,
     ModelsUpdate,
@@ -132,6 +134,8 @@ __all__ = [
     "AuditEntry",
     "AuditListParams",
     "AuditListResult",
+    "BaseUrls",
+    "BaseUrlsUpdate",
     "BudgetWarning",
     "CancelRequestParams",
     "Capabilities",

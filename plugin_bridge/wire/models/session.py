@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from llm_service.factory import ProviderName
 from plugin_bridge.wire.models.base import Params, ToolFormat, WireModel
 from plugin_bridge.wire.protocol import RequestId
 
@@ -87,6 +88,9 @@ class HealthResult(WireModel):
 
 class ModelsListParams(Params):
     refresh: bool = Field(False, description="Ask the provider now instead of the 24 h cache.")
+    provider: ProviderName | None = Field(
+        None, description="Whose models: any configured provider; default the chat provider's."
+    )
 
 
 class ModelInfoModel(WireModel):

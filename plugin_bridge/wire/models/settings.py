@@ -17,6 +17,23 @@ class ModelsByPurpose(WireModel):
     deep: str | None = Field(description="For the hardest questions; the chat model when null.")
 
 
+class BaseUrls(WireModel):
+    """Each provider's address (null: the API's own, or for Ollama OLLAMA_HOST or the local
+    one); the chat provider's is ``baseUrl`` when that is set."""
+
+    anthropic: str | None = None
+    openai: str | None = None
+    ollama: str | None = None
+
+
+class BaseUrlsUpdate(Params):
+    """Only the providers sent change; null removes one."""
+
+    anthropic: str | None = Field(None, max_length=2000)
+    openai: str | None = Field(None, max_length=2000)
+    ollama: str | None = Field(None, max_length=2000)
+
+
 class KeysModel(WireModel):
     anthropic: str | None = Field(description="Masked; null when not set.")
     openai: str | None = Field(description="Masked; null when not set.")
@@ -24,8 +41,11 @@ class KeysModel(WireModel):
 
 class SettingsResult(WireModel):
     provider: ProviderName | None
-    base_url: str | None
-    models: ModelsByPurpose
+    base_url: str | None = Field(description="The chat provider's address.")
+    base_urls: BaseUrls
+    models: ModelsByPurpose = Field(
+        description="MODEL on the chat provider, or PROVIDER:MODEL (e.g. ollama:qwen3:4b)."
+    )
     daily_budget_usd: float | None
     monthly_budget_usd: float | None
     keys: KeysModel
@@ -53,8 +73,11 @@ class ModelsUpdate(Params):
 
 class SettingsUpdateParams(Params):
     provider: ProviderName | None = None
-    base_url: str | None = Field(None, max_length=2000)
-    models: ModelsUpdate | None = None
+    base_url: str | None = Field(None, max_length=2000, description="The chat provider's.")
+    base_urls: BaseUrlsUpdate | None = None
+    models: ModelsUpdate | None = Field(
+        None, description="MODEL on the chat provider, or PROVIDER:MODEL (e.g. ollama:qwen3:4b)."
+    )
     daily_budget_usd: float | None = Field(None, gt=0)
     monthly_budget_usd: float | None = Field(None, gt=0)
     anthropic_api_key: str | None = Field(None, max_length=500, description="Write-only.")

@@ -10,9 +10,9 @@ from llm_service.pricing import DEFAULT_MODEL, RECOMMENDED_MODELS
 from plugin_bridge.app.settings.config import (
     NO_PROVIDER,
     BridgeSettings,
-    build_provider,
     choose_provider,
 )
+from plugin_bridge.app.settings.providers import build_provider
 
 
 @pytest.fixture(autouse=True)
