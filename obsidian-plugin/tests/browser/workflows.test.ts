@@ -149,6 +149,19 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		expect(onDisk("Plan.md")).toBe(PLAN);
 	});
 
+	it("a note open in reading mode gets the write through vault.process; the server does not write it", async () => {
+		writeFileSync(join(server.vault, "Plan.md"), PLAN);
+		await page.evaluate((text) => (window as any).harness.addNote("Plan.md", text), PLAN);
+		await openNote("Plan.md");
+		await page.evaluate(() => ((window as any).harness.markdown.mode = "preview"));
+		await sendAndApprove("edit the plan");
+		const edited = PLAN.replace("Step 2: do thing 2.", "Step 2: do the better thing.").replace("Step 19: do thing 19.", "Step 19: rest.");
+		expect(await page.evaluate(() => (window as any).harness.vault.notes.get("Plan.md").text)).toBe(edited);
+		expect(await page.locator(".aib-tool summary").last().textContent()).toBe("edit_note · done");
+		expect(onDisk("Plan.md")).toBe(PLAN);
+		await page.evaluate(() => ((window as any).harness.markdown.mode = "source"));
+	});
+
 	it("Rewrite selection… streams a preview; Accept is one undo step of the editor", async () => {
 		const text = "# Kites\n\nKites fly high above the hill.\n\nThe end.\n";
 		await page.evaluate((t) => (window as any).harness.addNote("Ideas/Kites draft.md", t), text);
@@ -192,6 +205,9 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		expect(first.join(" ")).not.toContain("Areas/Cooking/Sourdough.md");
 		expect(await view.locator(".aib-related-snippet").count()).toBeGreaterThan(0);
 		await shot("related.png");
+		await page.evaluate(() => document.body.classList.replace("theme-dark", "theme-light"));
+		await shot("related-light.png");
+		await page.evaluate(() => document.body.classList.replace("theme-light", "theme-dark"));
 		const dragged = await page.evaluate(() => {
 			const row = document.querySelector(".aib-related-item")!;
 			const data = new DataTransfer();
