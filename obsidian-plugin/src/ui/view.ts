@@ -112,6 +112,8 @@ export class AssistantView extends ItemView {
 		const suggestions = this.addChild(
 			new Suggestions(composer, this.inputEl, () => this.plugin.suggestionSource(), (item) => this.addMention(item)),
 		);
+		// The selection may have changed in the editor: the active note's chip says what goes along.
+		this.registerDomEvent(this.inputEl, "focus", () => this.renderChips());
 		this.registerDomEvent(this.inputEl, "keydown", (event) => {
 			if (suggestions.handleKey(event)) return;
 			if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
