@@ -30,6 +30,8 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	private connected = false;
 	private indexPoll: number | null = null;
 	private promptCommands = new Set<string>();
+	/** Notes of approved writes by tool call id, until the call's result says it was made. */
+	private readonly approvedWrites = new Map<string, string[]>();
 
 	override async onload(): Promise<void> {
 		this.settings = loadSettings(await this.loadData());
@@ -184,8 +186,15 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		this.markReview(callId, "waiting");
 		const review = await new Promise<Review>((resolve) => new ConfirmModal(this.app, request, resolve).open());
 		this.markReview(callId, review.approved ? null : "denied");
-		if (review.approved) for (const change of changes) this.offerUndo(change.path);
+		if (review.approved && callId !== null) this.approvedWrites.set(callId, changes.map((change) => change.path));
 		return review;
+	}
+
+	/** A tool call of a turn finished: Undo is offered for an approved write that was made. */
+	toolFinished(callId: string, isError: boolean): void {
+		const paths = this.approvedWrites.get(callId);
+		this.approvedWrites.delete(callId);
+		if (paths && !isError) for (const path of paths) this.offerUndo(path);
 	}
 
 	private markReview(callId: string | null, review: "waiting" | "denied" | null): void {
@@ -196,7 +205,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	private offerUndo(path: string): void {
 		if (!path) return;
 		const fragment = createFragment((f) => {
-			f.createSpan({ text: `The assistant is writing ${path}. ` });
+			f.createSpan({ text: `The assistant changed ${path}. ` });
 			const undo = f.createEl("button", { text: "Undo" });
 			this.registerDomEvent(undo, "click", () => {
 				this.client

@@ -305,6 +305,7 @@ export class AssistantView extends ItemView {
 			const result = await this.plugin.client.call("chat/send", params, {
 				signal: controller.signal,
 				onNotification: (n: Notification) => {
+					if (n.method === "chat/toolResult") this.plugin.toolFinished(text(n.params.id), n.params.isError === true);
 					live.turn = applyNotification(live.turn, n);
 					view.update(live.turn);
 					this.scrollToEnd();

@@ -114,6 +114,9 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		await page.click(".aib-approve");
 		await page.getByText("The change is done").waitFor({ timeout: WAIT });
 		expect(onDisk("Plan.md")).toBe(PLAN.replace("Step 2: do thing 2.", "Step 2: done.").replace("Step 17: do thing 17.", "Step 17: done."));
+		await page.locator(".notice", { hasText: "The assistant changed Plan.md." }).last().locator("button:has-text('Undo')").click();
+		await page.locator(".notice", { hasText: "Undid the change to Plan.md." }).waitFor({ timeout: WAIT });
+		expect(onDisk("Plan.md")).toBe(PLAN);
 	});
 
 	it("unchecking every change and applying is a denial, shown as not applied", async () => {
@@ -142,7 +145,9 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 
 		const clash = PLAN.replace("Step 2: do thing 2.", "Step 2: my own words.");
 		await page.fill("#note", clash);
+		await page.evaluate(() => document.getElementById("notices")!.replaceChildren());
 		await sendAndApprove("edit the plan");
+		expect(await page.locator(".notice", { hasText: "The assistant changed" }).count()).toBe(0); // no Undo for a write not made
 		expect(await page.locator(".aib-tool summary").last().textContent()).toBe("edit_note · failed");
 		expect(await page.locator(".aib-tool-result").last().textContent()).toContain("nothing was written");
 		expect(await page.inputValue("#note")).toBe(clash);
