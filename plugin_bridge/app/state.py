@@ -28,6 +28,7 @@ from plugin_bridge.app.settings.config import (
 )
 from plugin_bridge.app.settings.providers import ProviderSetup, Route
 from plugin_bridge.app.tool_sources import McpSources, SourceStatus
+from plugin_bridge.app.turn.prompts import ContextNoteCache
 from plugin_bridge.app.write_through import DEFAULT_APPLY_TIMEOUT, WriteThrough
 from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -84,6 +85,8 @@ class BridgeApp:
         self.usage_log = UsageLog(vault.data_dir)  # first: it takes over the old store's rows
         store = store if store is not None else ConversationStore(vault.data_dir)
         self.spending = Spending(self.usage_log, budgets or Budgets())
+        self.context_notes = ContextNoteCache()
+        """The vault's context note, read again only when it changed."""
         self.conversations = Conversations(self._new_service, store, limit=max_conversations)
         self._tools: ToolRegistry | None = None
         self._tool_sources: McpSources | None = None
@@ -248,6 +251,7 @@ class BridgeApp:
         await asyncio.gather(*self._background, return_exceptions=True)
         if self._tool_sources is not None:
             await self._tool_sources.aclose()
+        await self.conversations.settled()  # every completed turn is stored before closing
         self.conversations.store.close()
         self.usage_log.close()
         await self.providers.aclose()

@@ -201,6 +201,15 @@ class BridgeSettings(BaseSettings):
     def _http_url(cls, value: str | None) -> str | None:
         return None if value is None else check_url(value)
 
+    @field_validator("base_urls")
+    @classmethod
+    def _http_urls(cls, value: dict[ProviderName, str]) -> dict[ProviderName, str]:
+        for url in value.values():
+            check_url(url)
+            if _CONTROL.search(url):
+                raise ValueError("contains a control character: remove it")
+        return value
+
     @field_validator(
         "model",
         "fast_model",
