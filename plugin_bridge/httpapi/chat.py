@@ -52,7 +52,10 @@ class HttpChat:
 
             registry = ToolRegistry()
             register_vault_tools(
-                registry, self.bridge.vault, write_permission="allow" if allow else "deny"
+                registry,
+                self.bridge.vault,
+                write_permission="allow" if allow else "deny",
+                writer=self.bridge.writes.write,
             )
             self._tools = (allow, registry)
         return self._tools[1]

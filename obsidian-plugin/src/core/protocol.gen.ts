@@ -485,6 +485,10 @@ export interface HealthResult {
 	 * The tools a conversation's model is offered.
 	 */
 	toolCount: number;
+	/**
+	 * The MCP servers whose tools the model may call ([mcp.servers.NAME]).
+	 */
+	mcpServers: McpServerStatus[];
 }
 export interface IndexStatus {
 	/**
@@ -525,6 +529,18 @@ export interface EmbedderStatus {
 	 * The embedding job's phase, as in index/progress.
 	 */
 	phase: string;
+}
+export interface McpServerStatus {
+	name: string;
+	state: "running" | "starting" | "failed";
+	/**
+	 * How many of its tools the model is offered now.
+	 */
+	tools: number;
+	/**
+	 * Why it last failed; null while it runs.
+	 */
+	error?: string | null;
 }
 export interface ConfirmEmbeddingResult {
 	/**
@@ -783,6 +799,10 @@ export interface SettingsResult {
 	embedder?: string | null;
 	embedderBaseUrl?: string | null;
 	/**
+	 * MCP servers whose tools the model may call, as NAME__tool.
+	 */
+	mcpServers: McpServerInfo[];
+	/**
 	 * Where settings/update saves them.
 	 */
 	configFile: string;
@@ -823,6 +843,31 @@ export interface KeysModel {
 	 */
 	openai: string | null;
 }
+export interface McpServerInfo {
+	name: string;
+	/**
+	 * The program started over stdio; null for a URL.
+	 */
+	command: string | null;
+	args: string[];
+	/**
+	 * Names with masked values.
+	 */
+	env: {
+		[k: string]: string;
+	};
+	/**
+	 * The streamable HTTP endpoint; null for a command.
+	 */
+	url: string | null;
+	/**
+	 * Names with masked values.
+	 */
+	headers: {
+		[k: string]: string;
+	};
+	permission: "allow" | "ask" | "deny";
+}
 export interface SettingsUpdateParams {
 	provider?: ("anthropic" | "openai" | "ollama") | null;
 	/**
@@ -862,6 +907,16 @@ export interface SettingsUpdateParams {
 	 */
 	embedder?: string | null;
 	embedderBaseUrl?: string | null;
+	/**
+	 * Add or replace servers by name (either command, args and env, or url and headers); null removes one. Servers not named stay as they are.
+	 */
+	mcpServers?: {
+		/**
+		 * This interface was referenced by `undefined`'s JSON-Schema definition
+		 * via the `patternProperty` "^[a-z0-9_-]{1,20}$".
+		 */
+		[k: string]: McpServerParams | null;
+	} | null;
 }
 /**
  * Only the providers sent change; null removes one.
@@ -875,6 +930,24 @@ export interface ModelsUpdate {
 	chat?: string | null;
 	fast?: string | null;
 	deep?: string | null;
+}
+export interface McpServerParams {
+	command?: string | null;
+	/**
+	 * @maxItems 100
+	 */
+	args?: string[];
+	env?: {
+		[k: string]: string;
+	};
+	url?: string | null;
+	headers?: {
+		[k: string]: string;
+	};
+	/**
+	 * Its tools run freely, after tool/confirm (the default), or never.
+	 */
+	permission?: "allow" | "ask" | "deny";
 }
 export interface ToolsExecuteParams {
 	/**
@@ -1146,7 +1219,14 @@ export interface ServerRequests {
 	};
 }
 export interface ToolConfirmParams {
+	/**
+	 * The tool as the model called it; NAME__tool for an MCP one.
+	 */
 	tool: string;
+	/**
+	 * The MCP server ([mcp.servers.NAME]) of the tool; null: a vault tool.
+	 */
+	server?: string | null;
 	arguments: {
 		[k: string]: unknown;
 	};
