@@ -1,5 +1,10 @@
 """The SQL behind one search: BM25 over weighted fields, the CJK side table, tag and path filters.
 
+Words rank in tiers: notes with every word first, then notes with fewer of them, each tier by
+BM25 (the score a result shows is ``words matched + bm25 / (1 + bm25)``, so it falls down the
+list). The all-words query runs first, as it is the cheapest; only when it finds fewer notes
+than asked for do typo corrections and the any-word query run.
+
 Ranking and snippets are separate steps: the best ``limit`` notes are found first, then snippets
 are made for those alone. The full-text table is always the outer loop (``CROSS JOIN``) and
 filters test the joined ``notes`` row: given a rowid constraint, FTS5 would run the MATCH again
@@ -10,16 +15,28 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Final, TypeAlias
 
 from plugin_bridge.vault.lexical.cjk import highlight, match_term, snippet_around
 from plugin_bridge.vault.lexical.query import Query
+from plugin_bridge.vault.lexical.typos import Vocabulary
 
 Row: TypeAlias = tuple[str, str, float, str]
 """path, title, score (higher is better), snippet."""
 
-WEIGHTS: Final = {"title": 10.0, "aliases": 8.0, "headings": 4.0, "tags": 3.0, "body": 1.0}
-"""bm25() weights of the ``notes_fts`` columns, in column order."""
+WEIGHTS: Final = {
+    "title": 10.0,
+    "aliases": 8.0,
+    "headings": 4.0,
+    "tags": 3.0,
+    "body": 1.0,
+    "stem_title": 5.0,
+    "stem_headings": 2.0,
+    "stem_body": 0.5,
+}
+"""bm25() weights of the ``notes_fts`` columns, in column order. A word found as itself also
+matches its stem, so an exact word outranks another form of it."""
 CJK_TITLE_BONUS: Final = 5.0
 """Added to a CJK hit's score for each term its title contains."""
 SNIPPET_TOKENS: Final = 14
@@ -34,13 +51,21 @@ _BODY_SNIPPET: Final = (
 )
 
 
-def run(conn: sqlite3.Connection, query: Query, limit: int, *, snippets: bool = True) -> list[Row]:
+def run(
+    conn: sqlite3.Connection,
+    query: Query,
+    limit: int,
+    *,
+    snippets: bool = True,
+    vocabulary: Vocabulary | None = None,
+) -> list[Row]:
     """Up to ``limit`` rows, best first; without ``snippets`` every snippet is "" (a ranking
-    only, for fusion: :func:`snippets_for` makes the few that are shown)."""
+    only, for fusion: :func:`snippets_for` makes the few that are shown). With a
+    ``vocabulary``, words that match nothing also look for the vault's words closest to them."""
     if query.empty or limit <= 0:
         return []
-    if query.match:
-        return _words(conn, query, limit, snippets)
+    if query.terms:
+        return _words(conn, query, limit, snippets, vocabulary)
     if query.cjk:
         return _cjk_only(conn, query, limit, snippets)
     return _listing(conn, query, limit)
@@ -66,19 +91,30 @@ def snippets_for(conn: sqlite3.Connection, query: Query, paths: Sequence[str]) -
     return {ids[i]: _opening(body) for i, body in bodies.items()}
 
 
-def _words(conn: sqlite3.Connection, query: Query, limit: int, snippets: bool) -> list[Row]:
+def _words(
+    conn: sqlite3.Connection,
+    query: Query,
+    limit: int,
+    snippets: bool,
+    vocabulary: Vocabulary | None,
+) -> list[Row]:
     """Rank first, then make snippets for the top rows only.
 
     bm25() in ORDER BY (not FTS5's ``rank``) is computed after the filters, so a filter that
     keeps few notes also keeps ranking cheap when the words are in most notes.
     """
     where, params = _filters(query, with_cjk=True)
-    top = conn.execute(
-        f"SELECT n.id, n.path, n.title, -{_BM25} AS score "
-        "FROM notes_fts CROSS JOIN notes n ON n.id = notes_fts.rowid "
-        f"WHERE notes_fts MATCH :match {where} ORDER BY score DESC, n.path LIMIT :limit",
-        {"match": query.match, "limit": limit, **params},
-    ).fetchall()
+    top = _ranked(conn, query.match_all, "", where, {**params, "n_terms": len(query.terms)}, limit)
+    if len(top) < limit:
+        corrected = _corrected(conn, query, vocabulary) if vocabulary else query
+        if corrected != query or corrected.match != corrected.match_all:
+            query = corrected
+            covered = " + ".join(
+                f"(n.id IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH :t{i}))"
+                for i in range(len(query.terms))
+            )
+            terms = {f"t{i}": term.expression() for i, term in enumerate(query.terms)}
+            top = _ranked(conn, query.match, covered, where, {**params, **terms}, limit)
     if not snippets:
         return [(path, title, score, "") for _, path, title, score in top]
     made = _snippets(conn, query.match, [row[0] for row in top])
@@ -86,6 +122,41 @@ def _words(conn: sqlite3.Connection, query: Query, limit: int, snippets: bool) -
         (path, title, score, highlight(made.get(note_id, ""), query.cjk))
         for note_id, path, title, score in top
     ]
+
+
+def _ranked(
+    conn: sqlite3.Connection,
+    match: str,
+    covered: str,
+    where: str,
+    params: dict[str, object],
+    limit: int,
+) -> list[tuple[int, str, str, float]]:
+    """(id, path, title, score) of the best notes for ``match``; ``covered`` counts the terms
+    a note matches (every term when "": the all-words query)."""
+    rows = conn.execute(
+        f"SELECT n.id, n.path, n.title, -{_BM25} AS s, {covered or ':n_terms'} AS covered "
+        "FROM notes_fts CROSS JOIN notes n ON n.id = notes_fts.rowid "
+        f"WHERE notes_fts MATCH :match {where} ORDER BY covered DESC, s DESC, n.path "
+        "LIMIT :limit",
+        {"match": match, "limit": limit, "n_terms": 0, **params},
+    ).fetchall()
+    return [(i, path, title, covered + s / (1 + s)) for i, path, title, s, covered in rows]
+
+
+def _corrected(conn: sqlite3.Connection, query: Query, vocabulary: Vocabulary) -> Query:
+    """``query`` with the vault's closest words added to each word that matches nothing."""
+    terms = []
+    for term in query.terms:
+        if (
+            term.kind == "word"
+            and not conn.execute(
+                "SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT 1", (term.expression(),)
+            ).fetchone()
+        ):
+            term = replace(term, alternatives=vocabulary.corrections(conn, term.text))
+        terms.append(term)
+    return replace(query, terms=tuple(terms))
 
 
 def _cjk_only(conn: sqlite3.Connection, query: Query, limit: int, snippets: bool) -> list[Row]:
