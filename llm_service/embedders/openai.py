@@ -39,7 +39,7 @@ class OpenAIEmbedder(Embedder):
 
     async def _embed_once(self, texts: list[str]) -> Batch:
         response = await self._api._sdk().embeddings.create(
-            model=self.model, input=texts, encoding_format="base64"
+            model=self.model, input=texts, encoding_format="base64", timeout=self.timeout
         )
         rows = sorted(response.data, key=lambda item: count(item.index))
         usage = getattr(response, "usage", None)
