@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final, TypeAlias
 
-from plugin_bridge.vault.lexical.cjk import highlight, match_term, snippet_around
+from plugin_bridge.vault.lexical.cjk import bigram_list, highlight, match_term, snippet_around
 from plugin_bridge.vault.lexical.query import Query
 from plugin_bridge.vault.lexical.typos import Vocabulary
 
@@ -160,15 +160,20 @@ def _corrected(conn: sqlite3.Connection, query: Query, vocabulary: Vocabulary) -
 
 
 def _cjk_only(conn: sqlite3.Connection, query: Query, limit: int, snippets: bool) -> list[Row]:
-    """CJK terms alone: BM25 over the CJK side table plus a bonus per term in the title."""
+    """CJK terms alone: BM25 over the CJK side table plus a bonus per term in the title. When
+    the whole runs find fewer than ``limit`` notes, notes with some of their bigrams follow
+    (a question in Chinese or Japanese is one long run that no note holds as it is)."""
     where, params = _filters(query, with_cjk=False)
     bonus = " + ".join(
         f"{CJK_TITLE_BONUS} * (instr(n.title, :t{i}) > 0)" for i in range(len(query.cjk))
     )
-    rows = conn.execute(
-        f"SELECT n.id, n.path, n.title, -bm25(notes_cjk) + {bonus} AS score "
+    sql = (
+        "SELECT n.id, n.path, n.title, -bm25(notes_cjk) + {bonus} AS score "
         "FROM notes_cjk CROSS JOIN notes n ON n.id = notes_cjk.rowid "
-        f"WHERE notes_cjk MATCH :cjk {where} ORDER BY score DESC LIMIT :limit",
+        "WHERE notes_cjk MATCH :cjk {where} ORDER BY score DESC LIMIT :limit"
+    )
+    found = conn.execute(
+        sql.format(bonus=bonus, where=where),
         {
             "cjk": _cjk_match(query.cjk),
             "limit": limit,
@@ -176,11 +181,27 @@ def _cjk_only(conn: sqlite3.Connection, query: Query, limit: int, snippets: bool
             **params,
         },
     ).fetchall()
+    rows = [(i, path, title, 1 + s / (1 + s)) for i, path, title, s in found]
+    parts = list(dict.fromkeys(p for term in query.cjk if len(term) > 2 for p in bigram_list(term)))
+    if len(rows) < limit and parts:
+        seen = ", ".join(str(row[0]) for row in rows)
+        bonus = " + ".join(f"(instr(n.title, :b{i}) > 0)" for i in range(len(parts)))
+        more = conn.execute(
+            sql.format(bonus=bonus, where=f"{where} AND n.id NOT IN ({seen})" if seen else where),
+            {
+                "cjk": " OR ".join(map(match_term, parts)),
+                "limit": limit - len(rows),
+                **{f"b{i}": part for i, part in enumerate(parts)},
+                **params,
+            },
+        ).fetchall()
+        rows += [(i, path, title, s / (1 + s)) for i, path, title, s in more]
     if not snippets:
         return [(path, title, score, "") for _, path, title, score in rows]
     bodies = _bodies(conn, [row[0] for row in rows])
+    terms = [*query.cjk, *parts]
     return [
-        (path, title, score, snippet_around(bodies.get(note_id, ""), query.cjk))
+        (path, title, score, snippet_around(bodies.get(note_id, ""), terms))
         for note_id, path, title, score in rows
     ]
 

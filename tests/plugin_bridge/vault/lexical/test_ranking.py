@@ -137,3 +137,13 @@ async def test_an_index_from_before_stems_is_rebuilt_on_start(tmp_path: Path) ->
     assert paths(index, "Einstellungen") == ["de/Einstellung.md"]
     assert paths(index, "backlnks") == ["Backlinks.md"]
     await index.close()
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_cjk_question_finds_notes_with_its_bigrams(index: SearchIndex) -> None:
+    """A question in Japanese is one run no note holds whole: notes with some of its bigrams
+    follow the exact matches (here there are none), scored below them."""
+    assert paths(index, "同期の設定を変更する方法") == ["日本語.md"]
+    assert paths(index, "設定") == ["日本語.md"]
+    hits = index.search("東京で同期").hits
+    assert hits[0].path == "日本語.md" and hits[0].score > 1  # found whole: the top tier
