@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Final
 
-from plugin_bridge.vault.lexical.cjk import CJK_RUN
+from plugin_bridge.vault.lexical.cjk import CJK_CHARS
 
 if TYPE_CHECKING:
     import Stemmer
@@ -39,12 +38,12 @@ LATIN: Final = ("english", "german", "french", "spanish", "italian", "portuguese
 """Latin-script languages a note can be detected as (stemmed and stop-worded as such)."""
 CYRILLIC: Final = "russian"
 LANGUAGES: Final = (*LATIN, CYRILLIC)
-DETECT_TOKENS: Final = 600
+DETECT_TOKENS: Final = 200
 """Tokens of a note looked at to choose its language."""
 MIN_STEM_LENGTH: Final = 3
 """Shorter words are not stemmed ("is", "an", ...)."""
 
-_TOKEN: Final = re.compile(r"[^\W_]+")
+_TOKEN: Final = re.compile(f"[^\\W_{CJK_CHARS}]+")
 _MARKS: Final = {language: chr(0xE000 + i) for i, language in enumerate(LANGUAGES)}
 STEM_MARKS: Final = frozenset(_MARKS.values())
 """The characters that end a stem token (never in a word of a note)."""
@@ -52,7 +51,7 @@ STEM_MARKS: Final = frozenset(_MARKS.values())
 
 def tokens(text: str) -> list[str]:
     """Lower-case words and numbers of ``text`` outside its CJK runs."""
-    return _TOKEN.findall(CJK_RUN.sub(" ", text).lower())
+    return _TOKEN.findall(text.lower())
 
 
 def fold(word: str) -> str:
@@ -83,26 +82,14 @@ def stop_words(language: str) -> frozenset[str]:
     return frozenset(w for w in stopwords.get_stopwords(language) if w)
 
 
-@cache
-def _stop_languages() -> dict[str, tuple[str, ...]]:
-    """Each stop word of any language → the languages it is a stop word of."""
-    owners: dict[str, list[str]] = {}
-    for language in LANGUAGES:
-        for word in stop_words(language):
-            owners.setdefault(word, []).append(language)
-    return {word: tuple(languages) for word, languages in owners.items()}
-
-
 def language_of(words: Sequence[str]) -> str | None:
     """The language whose stop words ``words`` use most (None when they use none)."""
-    owners = _stop_languages()
-    counts: Counter[str] = Counter()
-    for word in words[:DETECT_TOKENS]:
-        counts.update(owners.get(word, ()))
-    if not counts:
-        return None
+    sample = words[:DETECT_TOKENS]
+    counts = {
+        language: sum(map(stop_words(language).__contains__, sample)) for language in LANGUAGES
+    }
     best = max(counts.values())
-    return next(language for language in LANGUAGES if counts[language] == best)
+    return next(language for language in LANGUAGES if counts[language] == best) if best else None
 
 
 def note_language(words: Sequence[str]) -> str:
@@ -114,15 +101,15 @@ def note_language(words: Sequence[str]) -> str:
 
 def note_stems(words: Iterable[str], language: str) -> str:
     """The distinct stems of ``words``, space-separated: what a note's stem columns hold."""
-    unique = [w for w in dict.fromkeys(words) if len(w) >= MIN_STEM_LENGTH and not w.isdigit()]
-    latin = [w for w in unique if not is_cyrillic(w)]
-    cyrillic = [w for w in unique if is_cyrillic(w)]
+    unique = {w for w in words if len(w) >= MIN_STEM_LENGTH and not w[0].isdigit()}
+    cyrillic = [w for w in unique if "\u0400" <= w[0] <= "\u04ff"]
+    latin = list(unique.difference(cyrillic)) if cyrillic else list(unique)
     mark = _MARKS[language]
-    stems = [stem + mark for stem in stemmer(language).stemWords(latin)] if latin else []
+    stems = {stem + mark for stem in stemmer(language).stemWords(latin)}
     if cyrillic:
         mark = _MARKS[CYRILLIC]
-        stems += [stem + mark for stem in stemmer(CYRILLIC).stemWords(cyrillic)]
-    return " ".join(dict.fromkeys(stems))
+        stems.update(stem + mark for stem in stemmer(CYRILLIC).stemWords(cyrillic))
+    return " ".join(stems)
 
 
 def query_stems(word: str) -> tuple[str, ...]:
