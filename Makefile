@@ -1,5 +1,6 @@
 # Two commands do all set-up: `make serve` and `make test`. Both build .venv/ from uv.lock with uv
 # (installed with pip when missing) on this machine's python3; uv never downloads a Python.
+# `make install` puts the `obsidian-ai-bridge` command on the user's PATH from this checkout.
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.synced
@@ -14,7 +15,7 @@ PLUGIN_STAMP := $(PLUGIN)/node_modules/.installed
 PLUGIN_ID := ai-bridge-assistant
 
 .PHONY: setup serve test lint typecheck pytest soak bench schema format clean \
-	plugin plugin-test plugin-install chromium screenshot
+	plugin plugin-test plugin-install chromium screenshot install version release-assets
 
 setup: $(STAMP)
 
@@ -28,6 +29,35 @@ serve: $(STAMP)
 	$(VENV)/bin/obsidian-ai-bridge serve --vault "$(VAULT)" $(ARGS)
 
 test: lint typecheck pytest plugin-test
+
+# The command for the user, from this checkout, with uv's tool installer (UV_TOOL_DIR and
+# UV_TOOL_BIN_DIR choose where); it ends saying where the command is and whether that folder is
+# on PATH.
+install:
+	@command -v uv >/dev/null 2>&1 || $(PYTHON) -m uv --version >/dev/null 2>&1 \
+		|| $(PYTHON) -m pip install --quiet uv
+	$(UV) tool install --force --python $(PYTHON) .
+	@bin="$$($(UV) tool dir --bin)"; \
+	echo "Installed $$bin/obsidian-ai-bridge"; \
+	case ":$$PATH:" in \
+		*":$$bin:"*) echo "$$bin is on PATH: run obsidian-ai-bridge serve --vault PATH/TO/YOUR/VAULT";; \
+		*) echo "$$bin is not on PATH; add it (e.g. to ~/.profile), then open a new terminal:"; \
+			echo "  export PATH=\"$$bin:\$$PATH\"";; \
+	esac
+
+# `make version V=x.y.z`: the one version in pyproject.toml, package.json, package-lock.json,
+# both manifest.json files and versions.json; uv.lock follows (uv sync --locked still passes).
+version:
+	@test -n "$(V)" || { echo "usage: make version V=x.y.z"; exit 2; }
+	$(PYTHON) scripts/set_version.py "$(V)"
+	$(UV) lock
+
+# dist/: what a release attaches (the plugin's main.js, manifest.json, styles.css; the wheel).
+release-assets: plugin
+	rm -rf dist
+	$(UV) build --wheel --out-dir dist --python $(PYTHON)
+	cp $(PLUGIN)/main.js $(PLUGIN)/manifest.json $(PLUGIN)/styles.css dist/
+	@ls -l dist
 
 # The Obsidian plugin: npm ci from the lock file, generated wire types current, strict tsc,
 # Obsidian's review rules (eslint-plugin-obsidianmd) with no warnings, the bundle, then vitest

@@ -1,7 +1,8 @@
 """llm_service: typed messages, chat providers with retries, and a tool-calling LLMService.
 
-Knows nothing of Obsidian or WebSockets. Importing it is cheap: provider SDKs, tenacity and
-jsonschema load on first use.
+Knows nothing of Obsidian or WebSockets. Importing it is cheap: only the provider names and the
+exceptions load with the package (a command line can take its choices from them); messages,
+providers, SDKs, tenacity and jsonschema load on first use.
 """
 
 from __future__ import annotations
@@ -9,52 +10,89 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from llm_service.errors import LLMError
-from llm_service.events import (
-    ResponseComplete,
-    ServiceEvent,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallStarted,
-    ToolResult,
+from llm_service.errors import LLMError, UnknownProviderError
+from llm_service.factory import (
+    PROVIDER_NAMES,
+    ModelSpec,
+    ProviderName,
+    make_provider,
+    parse_model_spec,
 )
-from llm_service.messages import (
-    LLMResponse,
-    Message,
-    TextBlock,
-    ToolCall,
-    ToolResultBlock,
-    ToolSpec,
-    Usage,
-)
-from llm_service.providers.base import ChatRequest, Provider
 
 if TYPE_CHECKING:
+    from llm_service.catalog import ModelInfo
+    from llm_service.discovery import discover_models, validate_key
+    from llm_service.events import (
+        ResponseComplete,
+        ServiceEvent,
+        StreamEvent,
+        TextDelta,
+        ToolCallDelta,
+        ToolCallStarted,
+        ToolResult,
+    )
+    from llm_service.messages import (
+        LLMResponse,
+        Message,
+        ReplyBlock,
+        TextBlock,
+        ToolCall,
+        ToolResultBlock,
+        ToolSpec,
+        Usage,
+    )
     from llm_service.providers.anthropic import AnthropicProvider
+    from llm_service.providers.base import ChatRequest, Provider
     from llm_service.providers.ollama import OllamaProvider
     from llm_service.providers.openai import OpenAIProvider
     from llm_service.providers.scripted import ScriptedProvider
     from llm_service.service import LLMService
 
 _LAZY = {
+    **dict.fromkeys(
+        (
+            "ResponseComplete",
+            "ServiceEvent",
+            "StreamEvent",
+            "TextDelta",
+            "ToolCallDelta",
+            "ToolCallStarted",
+            "ToolResult",
+        ),
+        "llm_service.events",
+    ),
+    **dict.fromkeys(
+        ("LLMResponse", "Message", "TextBlock", "ToolCall", "ToolResultBlock", "ToolSpec", "Usage"),
+        "llm_service.messages",
+    ),
+    "ChatRequest": "llm_service.providers.base",
+    "Provider": "llm_service.providers.base",
     "AnthropicProvider": "llm_service.providers.anthropic",
     "OpenAIProvider": "llm_service.providers.openai",
     "OllamaProvider": "llm_service.providers.ollama",
     "ScriptedProvider": "llm_service.providers.scripted",
     "LLMService": "llm_service.service",
+    "ReplyBlock": "llm_service.messages",
+    "ModelInfo": "llm_service.catalog",
+    "discover_models": "llm_service.discovery",
+    "validate_key": "llm_service.discovery",
 }
 
 __all__ = [
+    "PROVIDER_NAMES",
     "AnthropicProvider",
     "ChatRequest",
     "LLMError",
     "LLMResponse",
     "LLMService",
     "Message",
+    "ModelInfo",
+    "ModelSpec",
     "OllamaProvider",
     "OpenAIProvider",
     "Provider",
+    "ProviderName",
+    "ReplyBlock",
     "ResponseComplete",
     "ScriptedProvider",
     "ServiceEvent",
@@ -67,7 +105,12 @@ __all__ = [
     "ToolResult",
     "ToolResultBlock",
     "ToolSpec",
+    "UnknownProviderError",
     "Usage",
+    "discover_models",
+    "make_provider",
+    "parse_model_spec",
+    "validate_key",
 ]
 
 

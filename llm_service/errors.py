@@ -1,12 +1,15 @@
-"""The one exception type of ``llm_service``.
+"""The exceptions of ``llm_service``.
 
 Exception tree::
 
     Exception
-    └── LLMError          every provider failure, after retries; ``.code`` says which
-                          (``auth_error``, ``rate_limit``, ``quota_exceeded``, ``overloaded``,
-                          ``server_error``, ``network_error``, ``timeout``, ``invalid_request``,
-                          ``invalid_response``, ``cancelled``, ``unknown``)
+    ├── LLMError          every provider failure, after retries; ``.code`` says which
+    │                     (``auth_error``, ``rate_limit``, ``quota_exceeded``, ``overloaded``,
+    │                     ``server_error``, ``network_error``, ``timeout``, ``invalid_request``,
+    │                     ``invalid_response``, ``cancelled``, ``unknown``)
+    └── ValueError
+        └── UnknownProviderError   a provider name or model spec names no provider
+                                   (``make_provider("mistral:x")``)
 
 Configuration mistakes made by the programmer (a bad tool schema, say) raise ``ValueError``.
 ``asyncio.CancelledError`` is never wrapped: a cancelled task stays cancelled.
@@ -71,6 +74,11 @@ class LLMError(Exception):
             f"retry_after={self.retry_after!r}, request_id={self.request_id!r}, "
             f"message={self.message!r})"
         )
+
+
+class UnknownProviderError(ValueError):
+    """A spec or name that is not one of ``llm_service.PROVIDER_NAMES``; ``str(error)`` is one
+    sentence naming the accepted forms."""
 
 
 def parse_retry_after(headers: object) -> float | None:

@@ -119,6 +119,25 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplyBlock:
+    """One block of a reply as the Messages API shapes content blocks: ``type`` "text" (with
+    ``text``) or "tool_use" (with ``name``, ``input`` and ``id``); the other fields are empty."""
+
+    type: Literal["text", "tool_use"]
+    text: str = ""
+    name: str = ""
+    input: dict[str, Any] = field(default_factory=dict)
+    id: str = ""
+
+    @classmethod
+    def of(cls, text: str, calls: Iterable[ToolCall]) -> list[ReplyBlock]:
+        """The blocks of one model response: its text (when any), then its tool calls."""
+        blocks = [cls("text", text=text)] if text else []
+        blocks += [cls("tool_use", name=c.name, input=c.arguments, id=c.id) for c in calls]
+        return blocks
+
+
+@dataclass(frozen=True, slots=True)
 class LLMResponse:
     """What a model call (or a whole tool-loop turn of LLMService) produced."""
 
@@ -129,6 +148,16 @@ class LLMResponse:
     model: str = ""
     cost_usd: float | None = None
     request_id: str | None = None
+    blocks: tuple[ReplyBlock, ...] | None = None
+    """A turn's blocks, every round's in order (set by LLMService); see :attr:`content`."""
+
+    @property
+    def content(self) -> list[ReplyBlock]:
+        """Every block in order: of a turn, each round's text and the tool calls that ran; of
+        one model call, its text then its tool calls."""
+        if self.blocks is not None:
+            return list(self.blocks)
+        return ReplyBlock.of(self.text, self.tool_calls)
 
     def to_message(self) -> Message:
         """The assistant message to append to history."""

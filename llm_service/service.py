@@ -24,7 +24,7 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
-from typing import Any, Final, TypeAlias, Unpack
+from typing import Any, TypeAlias, Unpack, overload
 
 from llm_service.catalog import max_output_for
 from llm_service.errors import LLMError
@@ -39,6 +39,7 @@ from llm_service.history import NO_TEXT_REPLY, compact_exchange, trim_history
 from llm_service.messages import (
     LLMResponse,
     Message,
+    ReplyBlock,
     StopReason,
     TextBlock,
     ToolCall,
@@ -47,8 +48,14 @@ from llm_service.messages import (
     Usage,
 )
 from llm_service.pricing import DEFAULT_MODEL, cost_usd, price_for, retirement_date
-from llm_service.providers.base import ChatOptions, Provider
-from llm_service.tools import ConfirmCallback, ToolHandler, ToolOptions, ToolRegistry
+from llm_service.providers.base import DEFAULT_MAX_TOKENS, ChatOptions, Provider
+from llm_service.tools import (
+    ConfirmCallback,
+    ToolHandler,
+    ToolOptions,
+    ToolRegistry,
+    tool_parts,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -58,9 +65,6 @@ ROUND_SEPARATOR = "\n\n"
 
 UsageCallback: TypeAlias = Callable[[str, Usage, float | None], None]
 """``(model, usage, cost_usd)`` of one provider call; cost None when the price is unknown."""
-
-DEFAULT_MAX_TOKENS: Final = 4096
-"""The most tokens one model answer may have unless ``max_tokens=`` says otherwise."""
 
 
 class LLMService:
@@ -173,21 +177,46 @@ class LLMService:
     # -- tools ----------------------------------------------------------------------------
 
     # The library's pinned entry point; it only delegates to ToolRegistry.register_tool, whose
-    # first four parameters it names again (duplicates lists the pair: a deliberate choice).
+    # overloads it repeats (duplicates lists the pair: a deliberate choice).
+    @overload
+    def register_tool(self, tool: object, /, **options: Unpack[ToolOptions]) -> None: ...
+
+    @overload
     def register_tool(
         self,
         name: str,
         description: str,
         input_schema: Mapping[str, Any],
         handler: ToolHandler,
+        /,
+        **options: Unpack[ToolOptions],
+    ) -> None: ...
+
+    def register_tool(
+        self,
+        tool: object,
+        description: str | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        handler: ToolHandler | None = None,
+        /,
         **options: Unpack[ToolOptions],
     ) -> None:
-        """Add or replace a tool (``permission="allow"``, ``timeout=30.0`` by default); see
+        """Add or replace a tool (``permission="allow"``, ``timeout=30.0`` by default):
+        ``register_tool(name, description, input_schema, handler)`` or one definition,
+        ``register_tool({"name", "description", "input_schema", "execute"})``, an object with
+        those attributes, or ``{"tool": {...}, "execute": fn}``; see
         :meth:`ToolRegistry.register_tool`, which ``self.tools`` is."""
-        self.tools.register_tool(name, description, input_schema, handler, **options)
+        parts = tool_parts(tool, description, input_schema, handler)
+        self.tools.register_tool(*parts, **options)
 
-    def get_registered_tools(self) -> list[ToolSpec]:
+    def get_registered_tools(self) -> list[str]:
+        """The registered tools' names, in registration order (their specs:
+        :meth:`tool_specs`)."""
         return self.tools.get_registered_tools()
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """The registered tools' specs, as the model receives them."""
+        return self.tools.tool_specs()
 
     def validate_tool_call(self, call: ToolCall) -> str | None:
         """None if ``call`` can run, else why not (unknown tool, bad arguments)."""
@@ -248,11 +277,12 @@ class LLMService:
         async with self._lock:
             model = self.model
             system = self._system()
-            tools = self.tools.get_registered_tools()
+            tools = self.tools.tool_specs()
             previous = list(self._history)
             blocks = (TextBlock(text), TextBlock(context)) if context else (TextBlock(text),)
             exchange = [Message("user", blocks)]
             texts: list[str] = []
+            reply_blocks: list[ReplyBlock] = []
             usage = Usage()
             rounds = 0
             while True:
@@ -270,8 +300,10 @@ class LLMService:
                     texts.append(response.text)
                 stop = _final_stop_reason(response, rounds, self.max_tool_iterations)
                 if stop is not None:
+                    reply_blocks += ReplyBlock.of(response.text, ())
                     exchange.append(Message.assistant(response.text or _empty_note(stop, rounds)))
                     break
+                reply_blocks += ReplyBlock.of(response.text, response.tool_calls)
                 exchange.append(response.to_message())
                 results: list[ToolResultBlock] = []
                 async with aclosing(self._run_tools(response.tool_calls, results)) as runs:
@@ -295,6 +327,7 @@ class LLMService:
                     model=response.model or model,
                     cost_usd=cost_usd(model, usage),
                     request_id=response.request_id,
+                    blocks=tuple(reply_blocks),
                 )
             )
 
@@ -315,15 +348,13 @@ class LLMService:
         limit = max_output_for(model)
         options: ChatOptions = {
             "model": model,
-            "system": system,
-            "tools": tools,
             "max_tokens": min(self.max_tokens, limit) if limit else self.max_tokens,
             "temperature": self.temperature,
         }
         if not stream:
-            yield ResponseComplete(await self.provider.chat(messages, **options))
+            yield ResponseComplete(await self.provider.chat(messages, tools, system, **options))
             return
-        async with aclosing(self.provider.stream(messages, **options)) as events:
+        async with aclosing(self.provider.stream(messages, tools, system, **options)) as events:
             async for event in events:
                 if isinstance(event, ResponseComplete):
                     yield event

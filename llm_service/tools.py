@@ -23,7 +23,17 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypedDict, get_args
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Final,
+    Literal,
+    TypeAlias,
+    TypedDict,
+    Unpack,
+    get_args,
+    overload,
+)
 
 from llm_service.messages import ToolCall, ToolResultBlock, ToolSpec
 
@@ -72,21 +82,42 @@ class ToolRegistry:
         self.confirm = confirm
         self._tools: dict[str, _Tool] = {}
 
+    @overload
+    def register_tool(self, tool: object, /, **options: Unpack[ToolOptions]) -> None: ...
+
+    @overload
     def register_tool(
         self,
         name: str,
         description: str,
         input_schema: Mapping[str, Any],
         handler: ToolHandler,
-        *,
-        permission: Permission = "allow",
-        timeout: float = DEFAULT_TIMEOUT,
+        /,
+        **options: Unpack[ToolOptions],
+    ) -> None: ...
+
+    def register_tool(
+        self,
+        tool: object,
+        description: str | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        handler: ToolHandler | None = None,
+        /,
+        **options: Unpack[ToolOptions],
     ) -> None:
-        """Add a tool, or replace the one with the same name.
+        """Add a tool, or replace the one with the same name. The tool is given as
+        ``(name, description, input_schema, handler)``, or as one definition (see
+        :func:`tool_definition`): ``{"name", "description", "input_schema", "execute"}``, an
+        object with those attributes, or ``{"tool": {...}, "execute": fn}``.
 
         Raises ValueError for a name outside ``^[a-zA-Z0-9_-]{1,64}$``, an input schema that is not
         a valid JSON Schema for an object, an unknown permission or a timeout that is not positive.
         """
+        name, description, input_schema, handler = tool_parts(
+            tool, description, input_schema, handler
+        )
+        permission = options.get("permission", "allow")
+        timeout = options.get("timeout", DEFAULT_TIMEOUT)
         if not TOOL_NAME_PATTERN.match(name):
             raise ValueError(
                 f"Tool name {name!r} is invalid: use 1-64 letters, digits, '_' or '-'."
@@ -109,8 +140,12 @@ class ToolRegistry:
             ToolSpec(name, description, schema), handler, permission, timeout, validator
         )
 
-    def get_registered_tools(self) -> list[ToolSpec]:
-        """The tools' specs, in registration order."""
+    def get_registered_tools(self) -> list[str]:
+        """The tools' names, in registration order."""
+        return list(self._tools)
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """The tools' specs (name, description, input schema), in registration order."""
         return [tool.spec for tool in self._tools.values()]
 
     def permission(self, name: str) -> Permission | None:
@@ -168,6 +203,54 @@ class ToolRegistry:
         if isinstance(answer, dict):
             return dataclasses.replace(call, arguments=answer)
         return call if answer else f"The user did not approve running tool {name!r}; not run."
+
+
+_DEFINITION_FIELDS: Final = ("name", "description", "input_schema", "execute")
+
+
+def tool_parts(
+    tool: object,
+    description: str | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+    handler: ToolHandler | None = None,
+) -> tuple[str, str, Mapping[str, Any], ToolHandler]:
+    """What ``register_tool``'s arguments name: ``(name, description, input_schema, handler)``
+    as given, or unpacked from one definition (:func:`tool_definition`)."""
+    if not isinstance(tool, str):
+        return tool_definition(tool)
+    if description is None or input_schema is None or handler is None:
+        raise ValueError(f"Tool {tool!r} needs a description, an input_schema and a handler.")
+    return tool, description, input_schema, handler
+
+
+def tool_definition(tool: object) -> tuple[str, str, Mapping[str, Any], ToolHandler]:
+    """``(name, description, input_schema, handler)`` of a tool given in one of the documented
+    shapes: ``{"name": ..., "description": ..., "input_schema": {...}, "execute": fn}``, an
+    object with those attributes (an MCP-style tool), or ``{"tool": {...}, "execute": fn}``.
+    ValueError naming what is missing otherwise."""
+    if isinstance(tool, Mapping) and "tool" in tool:
+        inner = tool["tool"]
+        fields = dict(inner) if isinstance(inner, Mapping) else _attributes(inner)
+        fields.setdefault("execute", tool.get("execute"))
+    elif isinstance(tool, Mapping):
+        fields = dict(tool)
+    else:
+        fields = _attributes(tool)
+    missing = [field for field in _DEFINITION_FIELDS if fields.get(field) is None]
+    if missing:
+        raise ValueError(
+            f"A tool definition needs {', '.join(_DEFINITION_FIELDS)}; missing: "
+            f"{', '.join(missing)}."
+        )
+    name, description = fields["name"], fields["description"]
+    if not isinstance(name, str) or not isinstance(description, str):
+        raise ValueError("A tool definition's name and description must be strings.")
+    handler: ToolHandler = fields["execute"]
+    return name, description, fields["input_schema"], handler
+
+
+def _attributes(tool: object) -> dict[str, Any]:
+    return {field: getattr(tool, field, None) for field in _DEFINITION_FIELDS}
 
 
 def _validator(name: str, schema: dict[str, Any]) -> Validator:

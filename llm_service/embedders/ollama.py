@@ -1,14 +1,14 @@
-"""Ollama's ``POST /api/embed`` (batch ``input``) over the chat provider's httpx client, with
-its error translation."""
+"""Ollama's ``POST /api/embed`` (batch ``input``) over an Ollama connection (the chat
+provider's, when given), with its error translation."""
 
 from __future__ import annotations
 
 from typing import Unpack
 
+from llm_service.connections.ollama import OllamaConnection, OllamaResponseError, decode_json
 from llm_service.embedders.base import Batch, Embedder, EmbedderOptions
 from llm_service.errors import LLMError
 from llm_service.providers.common import count
-from llm_service.providers.ollama import OllamaProvider, OllamaResponseError, decode_json
 
 
 class OllamaEmbedder(Embedder):
@@ -19,13 +19,24 @@ class OllamaEmbedder(Embedder):
     default_batch_size = 32
     default_timeout = 120.0  # a model may have to load first
 
-    def __init__(self, model: str, **options: Unpack[EmbedderOptions]) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        connection: OllamaConnection | None = None,
+        **options: Unpack[EmbedderOptions],
+    ) -> None:
+        """``OllamaEmbedder("nomic-embed-text", base_url=...)``, or over a ``connection=``
+        shared with the chat provider (its URL and timeout apply)."""
         super().__init__(model, **options)
-        self._api = OllamaProvider(base_url=self.base_url, timeout=self.timeout)
-        self.base_url = self._api.base_url
+        self._owns_connection = connection is None
+        if connection is None:
+            connection = OllamaConnection(self.base_url, timeout=self.timeout)
+        self.connection = connection
+        self.base_url = connection.base_url
 
     async def _embed_once(self, texts: list[str]) -> Batch:
-        response = await self._api._http().post(
+        response = await self.connection.http().post(
             "/api/embed",
             json={"model": self.model, "input": texts, "truncate": True},
             timeout=self.timeout,
@@ -37,7 +48,8 @@ class OllamaEmbedder(Embedder):
         return Batch(embeddings, count(body.get("prompt_eval_count")))
 
     def _convert_error(self, exc: Exception) -> LLMError:
-        return self._api._convert_error(exc)
+        return self.connection.convert_error(exc)
 
     async def aclose(self) -> None:
-        await self._api.aclose()
+        if self._owns_connection:
+            await self.connection.aclose()

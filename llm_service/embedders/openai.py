@@ -10,10 +10,10 @@ import base64
 import binascii
 from typing import Any, Unpack
 
+from llm_service.connections.openai import OpenAIConnection
 from llm_service.embedders.base import Batch, Embedder, EmbedderOptions
 from llm_service.errors import LLMError
 from llm_service.providers.common import UnreadableResponse, count
-from llm_service.providers.openai import OpenAIProvider
 
 
 class OpenAIEmbedder(Embedder):
@@ -29,16 +29,25 @@ class OpenAIEmbedder(Embedder):
         api_key: str | None = None,
         *,
         name: str | None = None,
+        connection: OpenAIConnection | None = None,
         **options: Unpack[EmbedderOptions],
     ) -> None:
+        """``OpenAIEmbedder("text-embedding-3-small", key, base_url=...)``, or over a
+        ``connection=`` shared with the chat provider (its key, URL, timeout and name apply)."""
         super().__init__(model, **options)
-        self._api = OpenAIProvider(api_key, name=name, base_url=self.base_url, timeout=self.timeout)
-        self.name = self._api.name
+        self._owns_connection = connection is None
+        if connection is None:
+            connection = OpenAIConnection(
+                api_key, base_url=self.base_url, timeout=self.timeout, name=name
+            )
+        self.connection = connection
+        self.name = connection.name
+        self.base_url = connection.base_url
         self.paid = self.base_url is None
         """The official API bills tokens; a server at a base URL is taken to be local."""
 
     async def _embed_once(self, texts: list[str]) -> Batch:
-        response = await self._api._sdk().embeddings.create(
+        response = await self.connection.client().embeddings.create(
             model=self.model, input=texts, encoding_format="base64", timeout=self.timeout
         )
         rows = sorted(response.data, key=lambda item: count(item.index))
@@ -48,10 +57,11 @@ class OpenAIEmbedder(Embedder):
         )
 
     def _convert_error(self, exc: Exception) -> LLMError:
-        return self._api._convert_error(exc)
+        return self.connection.convert_error(exc)
 
     async def aclose(self) -> None:
-        await self._api.aclose()
+        if self._owns_connection:
+            await self.connection.aclose()
 
 
 def _floats(raw: Any) -> Any:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
 
 from llm_service.catalog import ModelInfo
-from llm_service.errors import ErrorCode, LLMError, parse_retry_after
+from llm_service.connections.anthropic import AnthropicConnection
+from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 
 # Each provider translates the same message types, so the three import lists match (deliberate).
@@ -35,26 +35,19 @@ from llm_service.messages import (
 )
 from llm_service.providers.base import ChatRequest, Provider, ProviderOptions
 from llm_service.providers.common import (
-    HINTS,
     UnreadableResponse,
     anthropic_tool,
-    code_for,
-    describe,
     parse_tool_arguments,
     sent_as_is,
-    shorten,
-    transport_code,
 )
 
 if TYPE_CHECKING:
-    from anthropic import APIStatusError, AsyncAnthropic
+    from anthropic import AsyncAnthropic
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-MISSING_KEY = "Anthropic API key is missing: set ANTHROPIC_API_KEY."
-DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -65,8 +58,6 @@ _STOP_REASONS: dict[str, StopReason] = {
     "pause_turn": "end_turn",
     "model_context_window_exceeded": "max_tokens",  # cut short for length, like max_tokens
 }
-_SPEND_LIMIT_CODES = frozenset({"enforced_spend_limit_reached", "contract_spend_limit_reached"})
-"""``error.details.error_code`` of a 429 that no wait will fix (a spend limit, not a rate)."""
 _EPHEMERAL = {"type": "ephemeral"}
 
 
@@ -80,31 +71,34 @@ class AnthropicProvider(Provider):
         self,
         api_key: str | None = None,
         model: str | None = None,
+        *,
+        connection: AnthropicConnection | None = None,
         **options: Unpack[ProviderOptions],
     ) -> None:
         """``AnthropicProvider(key, "claude-haiku-4-5")``: the key (default: ANTHROPIC_API_KEY),
-        the default model, then keyword options (``base_url``, ``timeout``, retries)."""
+        the default model, then keyword options (``base_url``, ``timeout``, retries); or a
+        ``connection=`` shared with other providers (its key, URL and timeout apply)."""
         super().__init__(model, **options)
-        self._api_key = api_key
-        self._client: AsyncAnthropic | None = None
+        if connection is None:
+            connection = AnthropicConnection(api_key, base_url=self.base_url, timeout=self.timeout)
+            self._owns_connection = True
+        else:
+            self._owns_connection = False
+            self.base_url, self.timeout = connection.base_url, connection.timeout
+        self.connection = connection
+
+    @classmethod
+    def build(
+        cls, model: str | None, api_key: str | None = None, **options: Unpack[ProviderOptions]
+    ) -> Self:
+        return cls(api_key, model, **options)
 
     def _sdk(self) -> AsyncAnthropic:
-        """The SDK client, built on first use; without any credential, LLMError(auth_error)."""
-        if self._client is None:
-            from anthropic import AsyncAnthropic
-
-            client = AsyncAnthropic(
-                api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout
-            )
-            if client.api_key is None and client.auth_token is None and client.credentials is None:
-                raise LLMError(MISSING_KEY, code="auth_error", provider=self.name)
-            self._client = client
-        return self._client
+        return self.connection.client()
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()
+        if self._owns_connection:
+            await self.connection.aclose()
 
     format_tool = staticmethod(anthropic_tool)
 
@@ -131,70 +125,7 @@ class AnthropicProvider(Provider):
         yield ResponseComplete(assembly.response())
 
     def _convert_error(self, exc: Exception) -> LLMError:
-        import anthropic
-
-        if isinstance(exc, anthropic.APIStatusError):
-            return self._api_error(exc)
-        detail, request_id = "", None
-        code: ErrorCode
-        if isinstance(exc, UnreadableResponse):
-            code, detail, request_id = "invalid_response", str(exc), exc.request_id
-        elif isinstance(exc, anthropic.APITimeoutError):
-            code = "timeout"
-        elif isinstance(exc, anthropic.APIConnectionError):
-            code = transport_code(exc.__cause__ or exc) or "network_error"
-        elif isinstance(exc, anthropic.APIResponseValidationError):
-            code = "invalid_response"
-        elif isinstance(exc, anthropic.CredentialsError):
-            code, detail = "auth_error", shorten(str(exc))
-        else:
-            code = transport_code(exc) or "unknown"
-        if code == "unknown":
-            logger.warning("Unexpected %s from the Anthropic SDK", type(exc).__name__)
-            logger.debug("Unexpected Anthropic SDK error", exc_info=exc)
-        who = self.name
-        if code == "network_error":
-            who = f"{self.name} at {self._client.base_url if self._client else DEFAULT_BASE_URL}"
-        return LLMError(
-            describe(code, who, None, detail, self._hint(code, None, None)),
-            code=code,
-            provider=self.name,
-            request_id=request_id,
-        )
-
-    def _api_error(self, exc: APIStatusError) -> LLMError:
-        """An HTTP error status, or an ``event: error`` inside a 200 stream (no error status)."""
-        status = exc.status_code if exc.status_code >= 400 else None
-        code: ErrorCode
-        if status == 402 or exc.error_code in _SPEND_LIMIT_CODES:
-            code = "quota_exceeded"
-        else:
-            code = code_for(status, exc.type, exc.api_message or "")
-        retry_after = parse_retry_after(exc.response.headers)
-        detail = shorten(exc.api_message or "")
-        if status is None:
-            detail = f"the answer broke off ({detail or exc.type or 'error event'})"
-        return LLMError(
-            describe(code, self.name, status, detail, self._hint(code, status, retry_after)),
-            code=code,
-            provider=self.name,
-            status=status,
-            retry_after=retry_after,
-            request_id=exc.request_id,
-        )
-
-    def _hint(self, code: ErrorCode, status: int | None, retry_after: float | None) -> str:
-        if code == "auth_error" and status == 403:
-            return "check in the Claude Console that this API key may use the model"
-        if code == "auth_error":
-            return "check ANTHROPIC_API_KEY"
-        if code == "rate_limit" and retry_after:
-            return f"retry in {math.ceil(retry_after)} s"
-        if code == "quota_exceeded":
-            return "add credit or raise the spend limit in the Claude Console"
-        if code == "timeout" and status is None:
-            return f"try again, or raise the timeout ({self.timeout:g} s)"
-        return HINTS[code]
+        return self.connection.convert_error(exc)
 
 
 def _params(request: ChatRequest) -> dict[str, Any]:

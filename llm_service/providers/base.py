@@ -11,9 +11,9 @@ import asyncio
 import importlib
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Final, Self, TypedDict, TypeVar, Unpack
 
 from llm_service.catalog import ModelInfo, described
 from llm_service.errors import LLMError
@@ -32,7 +32,9 @@ MAX_RETRY_AFTER_SECONDS = 60.0
 DEFAULT_STREAM_TIMEOUT = 600.0
 """Seconds a whole streamed answer may take unless ``stream_timeout`` says otherwise."""
 
-DEFAULT_MAX_TOKENS = 1024
+DEFAULT_MAX_TOKENS: Final = 4096
+"""The most tokens one model answer may have unless ``max_tokens=`` says otherwise (providers
+and LLMService alike)."""
 T = TypeVar("T")
 
 
@@ -53,15 +55,15 @@ class ProviderOptions(TypedDict, total=False):
 
 
 class ChatOptions(TypedDict, total=False):
-    """The keyword arguments of :meth:`Provider.chat` and :meth:`Provider.stream`."""
+    """The keyword options of :meth:`Provider.chat` and :meth:`Provider.stream` (beside
+    ``tools`` and ``system_prompt``, which may also be given by position)."""
 
     model: str
     """The model to use (default: the provider's own ``model``)."""
     system: str | None
-    """The system prompt."""
-    tools: list[ToolSpec] | None
+    """The system prompt (the same as ``system_prompt``)."""
     max_tokens: int
-    """The most tokens the answer may have (default 1024)."""
+    """The most tokens the answer may have (default 4096)."""
     tool_choice: str | None
     """Name of a tool the model must call (a forced tool call); None lets the model choose."""
     temperature: float | None
@@ -173,6 +175,16 @@ class Provider(Retrying):
         self.timeout = options.get("timeout", self.default_timeout)
         self.stream_timeout = options.get("stream_timeout", DEFAULT_STREAM_TIMEOUT)
 
+    @classmethod
+    def build(
+        cls, model: str | None, api_key: str | None = None, **options: Unpack[ProviderOptions]
+    ) -> Self:
+        """The provider as :func:`llm_service.make_provider` builds it; one whose API takes no
+        key (Ollama) refuses one."""
+        if api_key is not None:
+            raise ValueError(f"{cls.name} takes no API key: leave api_key out.")
+        return cls(model=model, **options)
+
     # -- what subclasses implement -------------------------------------------------------
 
     @staticmethod
@@ -218,20 +230,36 @@ class Provider(Retrying):
         LLMError saying why (auth_error, quota_exceeded, network_error, ...)."""
         await self.list_models()
 
-    async def chat(self, messages: list[Message], **options: Unpack[ChatOptions]) -> LLMResponse:
-        """Send ``messages`` and return the model's whole response, retrying transient errors."""
-        request = _request(messages, options, self.model)
+    async def chat(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec | Mapping[str, Any]] | None = None,
+        system_prompt: str | None = None,
+        **options: Unpack[ChatOptions],
+    ) -> LLMResponse:
+        """Send ``messages`` (:class:`Message` objects) with ``tools`` (ToolSpecs or
+        ``{"name", "description", "input_schema"}`` dicts) and a system prompt, and return the
+        model's whole response, retrying transient errors."""
+        request = _request(messages, tools, system_prompt, options, self.model)
         return await self._with_retries(lambda: self._translated(self._chat_once(request)))
 
+    async def complete(self, prompt: str, **options: Unpack[ChatOptions]) -> str:
+        """The model's answer to one question, as text: ``await provider.complete("...")``."""
+        return (await self.chat([Message.user(prompt)], **options)).text
+
     async def stream(
-        self, messages: list[Message], **options: Unpack[ChatOptions]
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec | Mapping[str, Any]] | None = None,
+        system_prompt: str | None = None,
+        **options: Unpack[ChatOptions],
     ) -> AsyncGenerator[StreamEvent, None]:
         """Yield events as the response streams; the last one is ``ResponseComplete``.
 
         Errors before the first event are retried like ``chat``; once an event has been yielded
         a failure raises at once: a half-shown answer is never silently restarted.
         """
-        request = _request(messages, options, self.model)
+        request = _request(messages, tools, system_prompt, options, self.model)
         first, events, deadline = await self._with_retries(lambda: self._open_stream(request))
         try:
             yield first
@@ -282,21 +310,52 @@ class Provider(Retrying):
 
 
 def _request(
-    messages: list[Message], options: ChatOptions, default_model: str | None
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec | Mapping[str, Any]] | None,
+    system_prompt: str | None,
+    options: ChatOptions,
+    default_model: str | None,
 ) -> ChatRequest:
     model = options.get("model") or default_model
     if not model:
         raise ValueError("No model named: pass model=... or give the provider a default model")
-    tools = list(options.get("tools") or [])
+    if isinstance(messages, (str, bytes)) or not all(isinstance(m, Message) for m in messages):
+        raise TypeError(_not_messages(messages))
+    if system_prompt is not None and options.get("system") is not None:
+        raise ValueError("Pass the system prompt once: system_prompt or system=, not both.")
+    specs = [_spec(tool) for tool in tools or ()]
     tool_choice = options.get("tool_choice")
-    if tool_choice is not None and not any(t.name == tool_choice for t in tools):
+    if tool_choice is not None and not any(t.name == tool_choice for t in specs):
         raise ValueError(f"tool_choice {tool_choice!r} names no tool in the request")
     return ChatRequest(
         list(messages),
         model,
-        options.get("system"),
-        tools,
+        system_prompt if system_prompt is not None else options.get("system"),
+        specs,
         options.get("max_tokens", DEFAULT_MAX_TOKENS),
         tool_choice,
         options.get("temperature"),
     )
+
+
+def _not_messages(messages: Sequence[object]) -> str:
+    """Why ``messages`` is not a list of :class:`Message` (OpenAI-style dicts, a string...)."""
+    items = [messages] if isinstance(messages, (str, bytes)) else list(messages)
+    wrong = next(m for m in items if not isinstance(m, Message))
+    return (
+        "messages must be a list of llm_service.Message (Message.user(text), "
+        f"Message.assistant(text)), not {type(wrong).__name__}"
+        + (" like OpenAI's {'role': ..., 'content': ...}" if isinstance(wrong, dict) else "")
+        + "."
+    )
+
+
+def _spec(tool: ToolSpec | Mapping[str, Any]) -> ToolSpec:
+    if isinstance(tool, ToolSpec):
+        return tool
+    try:
+        return ToolSpec(tool["name"], tool.get("description", ""), tool["input_schema"])
+    except (KeyError, TypeError, AttributeError):
+        raise ValueError(
+            "A tool must be a ToolSpec or a dict with name, description and input_schema."
+        ) from None

@@ -4,7 +4,7 @@ tool-argument parsing and error sentences."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from llm_service.errors import ErrorCode
@@ -41,6 +41,53 @@ def function_tool(spec: ToolSpec) -> dict[str, Any]:
     }
 
 
+def strict_function_tool(spec: ToolSpec) -> dict[str, Any]:
+    """``spec`` in OpenAI's function shape with ``"strict": true`` (LM Studio, OpenAI's strict
+    mode): its schema made to satisfy strict mode by :func:`strict_schema`."""
+    tool = function_tool(spec)
+    tool["function"]["parameters"] = strict_schema(spec.input_schema)
+    tool["function"]["strict"] = True
+    return tool
+
+
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON Schema that strict mode accepts: every object lists all its properties as
+    required and allows no others; an optional property becomes nullable (a model then sends
+    null for "not given": :func:`without_null_optionals` reads it back); defaults go."""
+    strict = {key: value for key, value in schema.items() if key != "default"}
+    if isinstance(strict.get("items"), Mapping):
+        strict["items"] = strict_schema(strict["items"])
+    properties = strict.get("properties")
+    if strict.get("type") == "object" or isinstance(properties, Mapping):
+        properties = properties if isinstance(properties, Mapping) else {}
+        required = set(strict.get("required", ()))
+        strict["properties"] = {
+            name: strict_schema(sub) if name in required else _nullable(strict_schema(sub))
+            for name, sub in properties.items()
+        }
+        strict["required"] = list(properties)
+        strict["additionalProperties"] = False
+    return strict
+
+
+def without_null_optionals(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` without the nulls a strict-mode model sends for optional properties it
+    does not give (top level: the schema's ``required`` says which are optional)."""
+    required = set(schema.get("required", ()))
+    return {
+        name: value for name, value in arguments.items() if value is not None or name in required
+    }
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return {**schema, "type": [kind, "null"]}
+    if isinstance(kind, list):
+        return schema if "null" in kind else {**schema, "type": [*kind, "null"]}
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
 def count(value: object) -> int:
     """A token count or timestamp as sent, or 0 when a server left it out (or sent junk)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
@@ -55,6 +102,7 @@ def shorten(text: str, limit: int = 200) -> str:
 _STATUS_CODES: dict[int, ErrorCode] = {
     400: "invalid_request",
     401: "auth_error",
+    402: "quota_exceeded",  # "insufficient credits" from OpenAI-compatible APIs (OpenRouter)
     403: "auth_error",
     404: "invalid_request",
     408: "timeout",

@@ -14,16 +14,14 @@ always sends, so what cannot be read becomes an ``invalid_response`` error, neve
 from __future__ import annotations
 
 import json
-import math
-import os
-import re
 import uuid
 from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Unpack
+from typing import TYPE_CHECKING, Any, Final, Self, Unpack
 
 from llm_service.catalog import ModelInfo
-from llm_service.errors import ErrorCode, LLMError, parse_retry_after
+from llm_service.connections.openai import OpenAIConnection
+from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 
 # Each provider translates the same message types, so the three import lists match (deliberate).
@@ -38,18 +36,13 @@ from llm_service.messages import (
 )
 from llm_service.providers.base import ChatRequest, ProviderOptions
 from llm_service.providers.common import (
-    HINTS,
     UnreadableResponse,
-    code_for,
     count,
-    describe,
     error_details,
     function_tool,
     parse_tool_arguments,
     sent_as_is,
-    shorten,
     sse_data,
-    transport_code,
 )
 from llm_service.providers.text_tools import TextToolFallback
 
@@ -63,11 +56,6 @@ _FINISH_REASONS: dict[str, StopReason] = {
     "length": "max_tokens",
     "content_filter": "refusal",
 }
-LOCAL_PLACEHOLDER_KEY = "not-needed"
-"""Sent to compatible local servers that were given no key: they ignore it, the SDK needs one."""
-_SECRET = re.compile(r"\bsk-[\w*-]{4,}")
-"""Anything shaped like an OpenAI key; error messages may quote one (even masked)."""
-_DETAIL_LIMIT = 160
 
 
 class OpenAIProvider(TextToolFallback):
@@ -82,42 +70,37 @@ class OpenAIProvider(TextToolFallback):
         model: str | None = None,
         *,
         name: str | None = None,
+        connection: OpenAIConnection | None = None,
         **options: Unpack[ProviderOptions],
     ) -> None:
         """``OpenAIProvider(key, "gpt-5-mini")``: the key (default: OPENAI_API_KEY; none needed
         with a local ``base_url``), the default model, then keyword options; ``name`` names a
-        compatible server in messages ("LM Studio")."""
+        compatible server in messages ("LM Studio"). Or a ``connection=`` shared with an
+        embedder or other providers (its key, URL, timeout and name apply)."""
         super().__init__(model, **options)
-        self._api_key = api_key
-        if name:
-            self.name = name
-        self._client: AsyncOpenAI | None = None
+        if connection is None:
+            connection = OpenAIConnection(
+                api_key, base_url=self.base_url, timeout=self.timeout, name=name
+            )
+            self._owns_connection = True
+        else:
+            self._owns_connection = False
+            self.base_url, self.timeout = connection.base_url, connection.timeout
+        self.connection = connection
+        self.name = connection.name
+
+    @classmethod
+    def build(
+        cls, model: str | None, api_key: str | None = None, **options: Unpack[ProviderOptions]
+    ) -> Self:
+        return cls(api_key, model, **options)
 
     def _sdk(self) -> AsyncOpenAI:
-        """The SDK client, built (and the SDK imported) on first use."""
-        if self._client is None:
-            key = self._api_key or os.environ.get("OPENAI_API_KEY")
-            if not key and self.base_url is None:
-                raise LLMError(
-                    "OpenAI API key is missing: set OPENAI_API_KEY.",
-                    code="auth_error",
-                    provider=self.name,
-                )
-            from openai import AsyncOpenAI
-
-            self._api_key = key
-            self._client = AsyncOpenAI(
-                api_key=key or LOCAL_PLACEHOLDER_KEY,
-                base_url=self.base_url,
-                max_retries=0,  # Provider's retry policy applies, not the SDK's
-                timeout=self.timeout,
-            )
-        return self._client
+        return self.connection.client()
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        if self._owns_connection:
+            await self.connection.aclose()
 
     format_tool = staticmethod(function_tool)
 
@@ -234,61 +217,7 @@ class OpenAIProvider(TextToolFallback):
         return error_details(exc.body)[1] or exc.message
 
     def _convert_error(self, exc: Exception, request_id: str | None = None) -> LLMError:
-        """The one translation of SDK / HTTP failures; ``request_id`` for mid-stream ones."""
-        import openai
-
-        status: int | None = None
-        retry_after = None
-        detail = ""
-        code: ErrorCode
-        if isinstance(exc, UnreadableResponse):
-            code, detail, request_id = "invalid_response", str(exc), exc.request_id or request_id
-        elif isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            kind, detail = error_details(exc.body)
-            code = code_for(status, kind, detail)
-            retry_after = parse_retry_after(exc.response.headers)
-            request_id = exc.request_id or request_id
-        elif isinstance(exc, openai.APITimeoutError):
-            code = "timeout"
-        elif isinstance(exc, openai.APIConnectionError):
-            code = transport_code(exc.__cause__ or exc) or "network_error"
-        elif isinstance(exc, openai.APIResponseValidationError):
-            code = "invalid_response"
-        elif isinstance(exc, openai.APIError):  # an error object inside a 200 stream
-            kind, detail = error_details(exc.body)
-            code = code_for(None, kind, detail or exc.message)
-            if code == "unknown":
-                code = "server_error"
-        else:
-            code = transport_code(exc) or "unknown"
-        where = f" at {self.base_url}" if self.base_url and code == "network_error" else ""
-        return LLMError(
-            describe(
-                code, self.name + where, status, self._clean(detail), self._hint(code, retry_after)
-            ),
-            code=code,
-            provider=self.name,
-            status=status,
-            retry_after=retry_after,
-            request_id=request_id,
-        )
-
-    def _hint(self, code: ErrorCode, retry_after: float | None) -> str:
-        if code == "auth_error":
-            return "check OPENAI_API_KEY" if self.base_url is None else "check the API key"
-        if code == "rate_limit" and retry_after:
-            return f"retry in {math.ceil(retry_after)} s"
-        return HINTS[code]
-
-    def _clean(self, detail: str) -> str:
-        """The API's own words, cut to one short sentence, with keys removed."""
-        text = " ".join(detail.split())
-        if text.startswith("<"):  # an HTML error page (from a proxy) says nothing useful
-            return ""
-        if self._api_key:
-            text = text.replace(self._api_key, "[redacted]")
-        return shorten(_SECRET.sub("[redacted]", text), _DETAIL_LIMIT)
+        return self.connection.convert_error(exc, request_id)
 
 
 def _wire_messages(message: Message) -> list[dict[str, Any]]:

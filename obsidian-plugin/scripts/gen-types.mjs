@@ -21,8 +21,22 @@ export async function generate() {
 	});
 }
 
+// The schema's constants as values (a type cannot be listed at run time).
+function constants(schema) {
+	const providers = JSON.stringify(schema.providers);
+	return [
+		"",
+		"/** The model providers the server can use (llm_service's ProviderName). */",
+		`export const PROVIDER_NAMES = ${providers} as const;`,
+		"",
+	].join("\n");
+}
+
 // An empty params or result object: "no fields", not TypeScript's "any non-null value".
-const text = (await generate()).replace(/export interface (\w+) \{\}/g, "export type $1 = Record<string, never>;");
+const schema = JSON.parse(readFileSync(schemaPath, "utf8"));
+const text =
+	(await generate()).replace(/export interface (\w+) \{\}/g, "export type $1 = Record<string, never>;") +
+	constants(schema);
 if (process.argv.includes("--check")) {
 	if (readFileSync(outPath, "utf8") !== text) {
 		console.error("src/core/protocol.gen.ts is stale: run `npm run types` (or make schema).");

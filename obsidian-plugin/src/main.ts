@@ -1,24 +1,24 @@
 // The plugin: connects to the vault's bridge server (finding or starting it), and gives the
-// assistant panel, the commands, reviewable writes and the settings tab.
-import { FileSystemAdapter, MarkdownView, Notice, Plugin, TFile, TFolder, type WorkspaceLeaf } from "obsidian";
+// assistant panel, the related-notes view, the commands, reviewable writes that go through
+// Obsidian's editor, and the settings tab.
+import { FileSystemAdapter, getAllTags, MarkdownView, Notice, Plugin, TFile, TFolder, type WorkspaceLeaf } from "obsidian";
 import { BridgeClient, type ConnectionState, type Endpoint, type Notification, type Timers } from "./core/client";
 import { Connector } from "./core/connector";
 import type { Review } from "./core/diff";
 import { diagnoseHandshake, type Host } from "./core/host";
 import { suggestedCommand } from "./core/launcher";
 import type { SuggestionSource } from "./core/mentions";
-import type { IndexProgress } from "./core/protocol";
+import type { IndexProgress, NoteApplyParams, ToolConfirmParams } from "./core/protocol";
 import { loadSettings, type PluginSettings } from "./core/settings";
 import { statusText, statusTitle } from "./core/status";
-import { text } from "./core/stream";
 import type { Assistant, Prompt } from "./ui/assistant";
-import { ConfirmModal, type ConfirmRequest } from "./ui/confirm-modal";
+import { ConfirmModal } from "./ui/confirm-modal";
 import { createNodeHost } from "./ui/node-host";
-import { PromptModal } from "./ui/prompt-modal";
-import { AssistantSettingTab } from "./ui/settings-tab";
+import { addCommands, COMMAND_IDS } from "./ui/commands";
+import { RelatedView, RELATED_VIEW_TYPE } from "./ui/related-view";
+import { AssistantSettingTab, EmbedderModal } from "./ui/settings-tab";
 import { AssistantView, VIEW_TYPE, type Ask } from "./ui/view";
-
-const WRITE_TOOLS = new Set(["create_note", "append_to_note", "edit_note"]);
+import { applyInObsidian } from "./ui/write-through";
 
 export default class AssistantPlugin extends Plugin implements Assistant {
 	override settings!: PluginSettings;
@@ -60,11 +60,12 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		});
 
 		this.registerView(VIEW_TYPE, (leaf: WorkspaceLeaf) => new AssistantView(leaf, this));
+		this.registerView(RELATED_VIEW_TYPE, (leaf: WorkspaceLeaf) => new RelatedView(leaf, this));
 		this.statusEl = this.addStatusBarItem();
 		this.statusEl.addClass("aib-status");
 		this.registerDomEvent(this.statusEl, "click", () => void this.activateView());
 		this.addRibbonIcon("bot", "Open assistant", () => void this.activateView());
-		this.addCommands();
+		addCommands(this);
 		this.addSettingTab(new AssistantSettingTab(this.app, this));
 		this.register(() => {
 			if (this.indexPoll !== null) window.clearTimeout(this.indexPoll);
@@ -157,7 +158,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		const fragment = createFragment((f) => {
 			f.createSpan({ text: `Embedding ${progress.total.toLocaleString("en")} chunks with ${progress.model} costs ${cost} (${tokens} tokens). ` });
 			const go = f.createEl("button", { text: "Embed" });
-			go.addEventListener("click", () => {
+			this.registerDomEvent(go, "click", () => {
 				this.client
 					.call("index/confirmEmbedding", {})
 					.then(() => new Notice("Embedding started."))
@@ -168,23 +169,28 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	}
 
 	private async onServerRequest(method: string, params: Record<string, unknown>): Promise<object> {
+		if (method === "note/apply") return applyInObsidian(this.app, params as unknown as NoteApplyParams);
 		if (method !== "tool/confirm") throw new Error(`Unknown request ${method}.`);
-		const request = params as unknown as ConfirmRequest;
-		if (this.settings.confirmPolicy === "allow-create" && request.tool === "create_note") return { approved: true };
-		const old = await this.currentText(request);
-		const review = await new Promise<Review>((resolve) => new ConfirmModal(this.app, request, old, resolve).open());
-		if (review.approved && WRITE_TOOLS.has(request.tool)) this.offerUndo(text(request.arguments.path));
+		return this.review(params as unknown as ToolConfirmParams);
+	}
+
+	/** A write the model wants to make, reviewed change by change (or a new note, allowed by the
+	 * settings without asking); the chat shows the call as waiting for the review meanwhile. */
+	private async review(request: ToolConfirmParams): Promise<object> {
+		const changes = request.changes ?? [];
+		const creates = changes.length > 0 && changes.every((change) => change.before === null);
+		if (this.settings.confirmPolicy === "allow-create" && creates) return { approved: true };
+		const callId = request.callId ?? null;
+		this.markReview(callId, "waiting");
+		const review = await new Promise<Review>((resolve) => new ConfirmModal(this.app, request, resolve).open());
+		this.markReview(callId, review.approved ? null : "denied");
+		if (review.approved) for (const change of changes) this.offerUndo(change.path);
 		return review;
 	}
 
-	private async currentText(request: ConfirmRequest): Promise<string> {
-		const path = request.arguments.path;
-		if (request.tool === "create_note" || typeof path !== "string") return "";
-		try {
-			return (await this.client.call("note/read", { path })).content;
-		} catch {
-			return "";
-		}
+	private markReview(callId: string | null, review: "waiting" | "denied" | null): void {
+		if (callId === null) return;
+		for (const view of this.views()) view.markReview(callId, review);
 	}
 
 	private offerUndo(path: string): void {
@@ -192,7 +198,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		const fragment = createFragment((f) => {
 			f.createSpan({ text: `The assistant is writing ${path}. ` });
 			const undo = f.createEl("button", { text: "Undo" });
-			undo.addEventListener("click", () => {
+			this.registerDomEvent(undo, "click", () => {
 				this.client
 					.call("note/undo", { path })
 					.then(() => new Notice(`Undid the change to ${path}.`))
@@ -216,86 +222,21 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		return leaf.view instanceof AssistantView ? leaf.view : null;
 	}
 
+	/** Open (or reveal) the related-notes view in the right sidebar. */
+	async activateRelated(): Promise<void> {
+		const leaf = await this.app.workspace.ensureSideLeaf(RELATED_VIEW_TYPE, "right", { active: true, reveal: true });
+		await this.app.workspace.revealLeaf(leaf);
+		if (leaf.view instanceof RelatedView) await leaf.view.refresh();
+	}
+
+	/** Where semantic search is set up: the embedder picker. */
+	openSetup(): void {
+		new EmbedderModal(this.app, this).open();
+	}
+
 	private async askInPanel(ask: Ask): Promise<void> {
 		const view = await this.activateView();
 		await view?.ask(ask);
-	}
-
-	private addCommands(): void {
-		this.addCommand({ id: "open", name: "Open assistant", callback: () => void this.activateView() });
-		this.addCommand({
-			id: "ask-current-note",
-			name: "Ask about current note",
-			checkCallback: (checking) => {
-				const file = this.app.workspace.getActiveFile();
-				if (!file) return false;
-				if (!checking) {
-					void this.activateView().then((view) =>
-						view?.setContext([{ note: file.path }], `With: ${file.basename}`),
-					);
-				}
-				return true;
-			},
-		});
-		this.addCommand({
-			id: "ask-selection",
-			name: "Ask about selection",
-			editorCheckCallback: (checking, editor, ctx) => {
-				const selection = editor.getSelection();
-				const file = ctx.file;
-				if (!selection || !file) return false;
-				if (!checking) {
-					void this.activateView().then((view) =>
-						view?.setContext([{ note: file.path, selection }], `With the selection in ${file.basename}`),
-					);
-				}
-				return true;
-			},
-		});
-		this.addCommand({
-			id: "create-note",
-			name: "Create note from prompt",
-			callback: () =>
-				new PromptModal(this.app, "Create note from prompt", "What should the note be about?", "Create", (prompt) =>
-					void this.createNote(prompt),
-				).open(),
-		});
-		this.addCommand({
-			id: "search-summarize",
-			name: "Search and summarize",
-			callback: () =>
-				new PromptModal(this.app, "Search and summarize", "What are you looking for?", "Search", (query) =>
-					void this.activateView().then((view) => view?.summarize(query)),
-				).open(),
-		});
-		this.addCommand({
-			id: "related-notes",
-			name: "Show related notes",
-			checkCallback: (checking) => {
-				const file = this.app.workspace.getActiveFile();
-				if (!file) return false;
-				if (!checking) void this.activateView().then((view) => view?.showRelated(file.path));
-				return true;
-			},
-		});
-		this.addCommand({
-			id: "save-conversation",
-			name: "Save conversation as note",
-			callback: () => void this.activateView().then((view) => view?.exportConversation()),
-		});
-	}
-
-	private async createNote(prompt: string): Promise<void> {
-		const notice = new Notice("Writing the note…", 0);
-		try {
-			const folder = this.app.workspace.getActiveFile()?.parent?.path ?? "";
-			const result = await this.client.call("command/createNote", { prompt, folder: folder === "/" ? "" : folder });
-			await this.app.workspace.openLinkText(result.path, "", true);
-		} catch (error) {
-			new Notice((error as Error).message);
-		} finally {
-			notice.hide();
-		}
 	}
 
 	private async loadPrompts(): Promise<void> {
@@ -306,7 +247,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			return;
 		}
 		for (const prompt of this.prompts) {
-			const id = `prompt-${slug(prompt.id)}`;
+			const id = `${COMMAND_IDS.promptPrefix}${slug(prompt.id)}`;
 			if (this.promptCommands.has(id)) continue;
 			this.promptCommands.add(id);
 			this.addCommand({
@@ -344,10 +285,12 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			if (file instanceof TFile && file.extension === "md") notes.push(file.path);
 			else if (file instanceof TFolder && file.path !== "/") folders.push(file.path);
 		}
-		const tags = Object.keys(
-			(this.app.metadataCache as unknown as { getTags?: () => Record<string, number> }).getTags?.() ?? {},
-		);
-		return { notes, folders, tags, prompts: this.prompts };
+		const tags = new Set<string>();
+		for (const file of this.app.vault.getMarkdownFiles()) {
+			const cache = this.app.metadataCache.getFileCache(file);
+			for (const tag of cache ? (getAllTags(cache) ?? []) : []) tags.add(tag);
+		}
+		return { notes, folders, tags: [...tags].sort(), prompts: this.prompts };
 	}
 }
 

@@ -19,11 +19,18 @@ from plugin_bridge.app.conversations.live import MAX_CONVERSATIONS, Conversation
 from plugin_bridge.app.conversations.store import ConversationStore
 from plugin_bridge.app.conversations.titles import make_title
 from plugin_bridge.app.conversations.usage import Budgets, Spending
-from plugin_bridge.app.settings.config import NO_PROVIDER, BridgeSettings
+from plugin_bridge.app.settings.config import (
+    NO_PROVIDER,
+    NO_PROVIDER_IN_PLUGIN,
+    PLUGIN_CLIENT,
+    BridgeSettings,
+)
+from plugin_bridge.app.write_through import DEFAULT_APPLY_TIMEOUT, WriteThrough
+from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from llm_service import LLMService, Message, Provider
+    from llm_service import LLMService, Message, Provider, ProviderName
     from llm_service.embedders import Embedder
     from llm_service.tools import ConfirmCallback, ToolRegistry
     from plugin_bridge.vault.notes.vault import Vault
@@ -54,7 +61,7 @@ class BridgeApp:
         *,
         confirm: ConfirmCallback,
         provider: Provider | None = None,
-        provider_name: str | None = None,
+        provider_name: ProviderName | None = None,
         model: str | None = None,
         no_provider_message: str = NO_PROVIDER,
         token: str | None = None,
@@ -62,6 +69,7 @@ class BridgeApp:
         store: ConversationStore | None = None,
         budgets: Budgets | None = None,
         settings: BridgeSettings | None = None,
+        apply_timeout: float = DEFAULT_APPLY_TIMEOUT,
     ) -> None:
         if provider is not None and not model:
             raise ValueError("a provider needs a model name")
@@ -72,12 +80,15 @@ class BridgeApp:
         self.no_provider_message = no_provider_message
         self.token = token or secrets.token_urlsafe(32)
         self.confirm = confirm
+        self.writes = WriteThrough(vault.notes, timeout=apply_timeout)
+        """Every write the server makes goes through the plugin's editor when it is open."""
         self.settings = settings
         """What serve started with; settings/update replaces it (None in tests without one)."""
         store = store if store is not None else ConversationStore(vault.data_dir)
         self.spending = Spending(store, budgets or Budgets())
         self.conversations = Conversations(self._new_service, store, limit=max_conversations)
         self._tools: ToolRegistry | None = None
+        self._setup_tools: ToolRegistry | None = None
         self._background: set[asyncio.Task[None]] = set()
         self.broadcast: Callable[[str, dict[str, Any]], None] = _nobody
         """Sends a notification to every client; the server sets it once it listens."""
@@ -128,8 +139,39 @@ class BridgeApp:
             from plugin_bridge.app.vault_tools import register_vault_tools
 
             self._tools = ToolRegistry(confirm=self.confirm)
-            register_vault_tools(self._tools, self.vault, write_permission="ask")
+            register_vault_tools(
+                self._tools, self.vault, write_permission="ask", writer=self.writes.write
+            )
         return self._tools
+
+    @property
+    def setup_tools(self) -> ToolRegistry:
+        """The tools of a setup turn (chat/send with setup): the vault tools and
+        ``complete_setup``, which writes the context note after the user's review."""
+        if self._setup_tools is None:
+            from llm_service.tools import ToolRegistry
+            from plugin_bridge.app.turn.setup import register_setup_tool, showing_the_note
+            from plugin_bridge.app.vault_tools import register_vault_tools
+
+            def note_path() -> str:
+                return self.config.context_note
+
+            self._setup_tools = ToolRegistry(confirm=showing_the_note(self.confirm, note_path))
+            register_vault_tools(self._setup_tools, self.vault, write_permission="ask")
+            register_setup_tool(self._setup_tools, self.vault, note_path)
+        return self._setup_tools
+
+    def prepare_turn(self, service: LLMService, *, setup: bool, has_note: bool) -> None:
+        """The system prompt and tools of a turn: the setup conversation's, or every chat's."""
+        if setup:
+            from plugin_bridge.app.turn.setup import setup_prompt
+
+            service.tools = self.setup_tools
+            prompt = setup_prompt(self.vault.name, self.config.context_note, has_note)
+        else:
+            service.tools = self.tools
+            prompt = system_prompt(self.vault.name)
+        service.set_system_prompt(prompt)
 
     @property
     def config(self) -> BridgeSettings:
@@ -137,9 +179,13 @@ class BridgeApp:
         return self.settings if self.settings is not None else _DEFAULTS
 
     def require_provider(self) -> Provider:
-        """The provider, or -32011 saying what to configure."""
+        """The provider, or -32011 saying what to configure: in the plugin's settings when the
+        plugin asks, else with the flags and environment variables (the CLI, other clients)."""
         if self.provider is None:
-            raise RpcError(WireCode.NO_PROVIDER, self.no_provider_message)
+            request = current_request.get()
+            in_plugin = request is not None and request.client == PLUGIN_CLIENT
+            message = NO_PROVIDER_IN_PLUGIN if in_plugin else self.no_provider_message
+            raise RpcError(WireCode.NO_PROVIDER, message)
         return self.provider
 
     def model_for(self, purpose: str) -> str:
@@ -170,7 +216,8 @@ class BridgeApp:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def _answer_options(self) -> dict[str, Any]:
+    def answer_options(self) -> dict[str, Any]:
+        """The answer length and temperature the settings give every chat turn."""
         if self.settings is None:
             return {}
         return {"max_tokens": self.settings.max_tokens, "temperature": self.settings.temperature}
@@ -197,7 +244,7 @@ class BridgeApp:
             model=self.require_model(),
             tools=self.tools,  # the same vault tools for every conversation: built once
             on_usage=self.spending.recorder(conversation_id, "chat"),
-            **self._answer_options(),
+            **self.answer_options(),
         )
         service.set_system_prompt(system_prompt(self.vault.name))
         return service

@@ -1,20 +1,27 @@
 """The vault tools a model may call, and their registration on a ToolRegistry.
 
 Reads run freely; writes go through the safe note store with ``write_permission`` ("ask" by
-default: the user approves each one, shown the diff from :func:`preview_tool_call`). A refused
-operation raises VaultError, whose sentence the model reads as an error result. Results are
-compact JSON objects with short keys.
+default: the user approves each one, shown what :func:`plan_tool_call` works out: the note before
+and after, and a title in words). Each write tool says how it plans its write, how it is titled
+and how it writes text the user kept instead (:class:`_Write`); nothing else names a write tool.
+Writes are made by a ``writer`` (the app's write-through to Obsidian; the note store itself by
+default). A refused operation raises VaultError, whose sentence the model reads as an error
+result. Results are compact JSON objects with short keys.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final
 
 from llm_service.messages import ToolCall
 from llm_service.tools import Permission, ToolHandler, ToolOutput, ToolRegistry
+from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.vault.notes.store import NoteStore, PlannedWrite, WriteResult
 from plugin_bridge.vault.notes.vault import Vault
 from plugin_bridge.vault.semantic.hybrid import NoteHit, search_notes
 
@@ -25,18 +32,23 @@ EXCERPT_CHARS: Final = 800
 DEFAULT_LIMIT: Final = 10
 MAX_LIMIT: Final = 50
 
-WRITE_TOOL_NAMES: Final = frozenset({"create_note", "append_to_note", "edit_note"})
+Writer = Callable[[PlannedWrite, str], Awaitable[WriteResult]]
+"""Makes a planned write for an origin ("model"); VaultError when it is refused."""
 
 
 def register_vault_tools(
-    registry: ToolRegistry, vault: Vault, *, write_permission: Permission = "ask"
+    registry: ToolRegistry,
+    vault: Vault,
+    *,
+    write_permission: Permission = "ask",
+    writer: Writer | None = None,
 ) -> list[str]:
     """Register the seven vault tools on ``registry`` (an ``LLMService``'s is ``service.tools``);
-    reads "allow", writes ``write_permission``.
+    reads "allow", writes ``write_permission``, made by ``writer`` (the note store by default).
 
     Returns their names, ``VAULT_TOOL_NAMES`` in order.
     """
-    tools = _VaultTools(vault)
+    tools = _VaultTools(vault, writer or _store_writer(vault.notes))
     for spec in _SPECS:
         registry.register_tool(
             spec.name,
@@ -48,33 +60,122 @@ def register_vault_tools(
     return list(VAULT_TOOL_NAMES)
 
 
-def preview_tool_call(vault: Vault, call: ToolCall) -> str | None:
-    """The unified diff a write tool call would make; None for read-only tools.
+def _store_writer(notes: NoteStore) -> Writer:
+    async def write(plan: PlannedWrite, origin: str) -> WriteResult:
+        return await asyncio.to_thread(notes.write_planned, plan, origin)
+
+    return write
+
+
+def plan_tool_call(vault: Vault, call: ToolCall) -> PlannedWrite | None:
+    """What a write tool call would write (nothing is written); None for other tools.
 
     Raises VaultError when the write would be refused (bad path, note exists or is missing).
     """
-    path = str(call.arguments.get("path", ""))
-    content = str(call.arguments.get("content", ""))
-    if call.name == "create_note":
-        return vault.notes.preview_create(path, content)
-    if call.name == "append_to_note":
-        return vault.notes.preview_append(path, content)
-    if call.name == "edit_note":
-        return vault.notes.preview_edit(path, _edits(call.arguments))
-    return None
+    write = _WRITES.get(call.name)
+    return None if write is None else write.plan(vault.notes, call.arguments)
+
+
+def confirm_title(call: ToolCall, plan: PlannedWrite | None) -> str:
+    """The sentence the review shows: "Edit Plan.md: 4 changes", "Create Ideas/Kites.md"."""
+    write = _WRITES.get(call.name)
+    if write is None or plan is None:
+        return f"Allow the assistant to run {call.name}?"
+    return write.title(plan, call.arguments)
+
+
+def kept_arguments(call: ToolCall, plan: PlannedWrite, after: str) -> dict[str, Any]:
+    """Arguments for ``call``'s tool that write exactly ``after`` (the text the user kept) over
+    the note as planned (ValueError when the tool cannot write that text)."""
+    return _WRITES[call.name].kept(plan, call.arguments, after)
+
+
+_REVIEWED: ContextVar[dict[str, str | None]] = ContextVar("reviewed_versions")
+"""The hash of each note (by path) as it was when the user was shown a write to approve, in
+the task that runs the tool loop; the approved write must find the note unchanged."""
+
+
+def remember_review(path: str, version: str | None) -> None:
+    """Hold the approved write of ``path`` to ``version`` of the note (None: a new note); call
+    it in the task that runs the tool, as the confirm callback is."""
+    versions = _REVIEWED.get(None)
+    if versions is None:
+        versions = {}
+        _REVIEWED.set(versions)
+    versions[path] = version
+
+
+def _check_reviewed(plan: PlannedWrite) -> None:
+    """VaultError(conflict) when the note changed since the user reviewed this write (once)."""
+    versions = _REVIEWED.get(None)
+    if versions is None or plan.path not in versions:
+        return
+    if versions.pop(plan.path) != plan.old_hash:
+        raise VaultError(
+            "conflict",
+            f"'{plan.path}' changed while the user was reviewing this change, so nothing was "
+            "written: read it again and redo the change.",
+            path=plan.path,
+        )
 
 
 def _edits(args: dict[str, Any]) -> list[tuple[str, str]]:
     return [(str(e.get("old_text", "")), str(e.get("new_text", ""))) for e in args["edits"]]
 
 
-class _VaultTools:
-    """The handlers: sync (the tool registry runs them in a worker thread)."""
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
-    def __init__(self, vault: Vault) -> None:
+
+def _kept_append(plan: PlannedWrite, args: dict[str, Any], after: str) -> dict[str, Any]:
+    before = plan.before or ""
+    if not after.startswith(before):
+        raise ValueError("the kept text does not keep the note's text before the addition")
+    added = after[len(before) :]
+    if before and not before.endswith("\n"):
+        added = added.removeprefix("\n")
+    return {**args, "content": added}
+
+
+@dataclass(frozen=True)
+class _Write:
+    """How a write tool works out its write, says it in words, and writes kept text instead."""
+
+    plan: Callable[[NoteStore, dict[str, Any]], PlannedWrite]
+    title: Callable[[PlannedWrite, dict[str, Any]], str]
+    kept: Callable[[PlannedWrite, dict[str, Any], str], dict[str, Any]]
+
+
+_CREATE: Final = _Write(
+    plan=lambda notes, args: notes.plan_create(str(args["path"]), str(args["content"])),
+    title=lambda plan, args: f"Create {plan.path}",
+    kept=lambda plan, args, after: {**args, "content": after},
+)
+_APPEND: Final = _Write(
+    plan=lambda notes, args: notes.plan_append(str(args["path"]), str(args["content"])),
+    title=lambda plan, args: f"Append to {plan.path}",
+    kept=_kept_append,
+)
+_EDIT: Final = _Write(
+    plan=lambda notes, args: notes.plan_edit(str(args["path"]), _edits(args)),
+    title=lambda plan, args: f"Edit {plan.path}: {_plural(len(args['edits']), 'change')}",
+    # The whole note as it was reviewed becomes the kept text: the edit fails if it changed.
+    kept=lambda plan, args, after: {
+        "path": args["path"],
+        "edits": [{"old_text": plan.before, "new_text": after}],
+    },
+)
+
+
+class _VaultTools:
+    """The handlers: reads are sync (the tool registry runs them in a worker thread), writes
+    async (their writer may ask Obsidian)."""
+
+    def __init__(self, vault: Vault, writer: Writer) -> None:
         self.vault = vault
         self.notes = vault.notes
         self.index = vault.index
+        self.writer = writer
 
     async def search_notes(self, args: dict[str, Any]) -> ToolOutput:
         found = await search_notes(
@@ -117,17 +218,18 @@ class _VaultTools:
         path = self.notes.info(args["path"]).path
         return {"path": path, "backlinks": self.index.backlinks(path)}
 
-    def create_note(self, args: dict[str, Any]) -> ToolOutput:
-        written = self.notes.create(args["path"], args["content"], origin="model")
+    async def write(self, write: _Write, args: dict[str, Any]) -> ToolOutput:
+        plan = await asyncio.to_thread(write.plan, self.notes, args)
+        _check_reviewed(plan)
+        written = await self.writer(plan, "model")
         return {"path": written.path, "hash": written.hash}
 
-    def append_to_note(self, args: dict[str, Any]) -> ToolOutput:
-        written = self.notes.append(args["path"], args["content"], origin="model")
-        return {"path": written.path, "hash": written.hash}
 
-    def edit_note(self, args: dict[str, Any]) -> ToolOutput:
-        written = self.notes.edit(args["path"], _edits(args), origin="model")
-        return {"path": written.path, "hash": written.hash}
+def _writing(write: _Write) -> Callable[[_VaultTools, dict[str, Any]], Awaitable[ToolOutput]]:
+    async def run(tools: _VaultTools, args: dict[str, Any]) -> ToolOutput:
+        return await tools.write(write, args)
+
+    return run
 
 
 @dataclass(frozen=True)
@@ -136,6 +238,7 @@ class _Spec:
     description: str
     input_schema: dict[str, Any]
     run: Callable[[_VaultTools, dict[str, Any]], ToolOutput | Awaitable[ToolOutput]]
+    write: _Write | None = None
 
 
 def _hit(hit: NoteHit) -> dict[str, Any]:
@@ -271,7 +374,8 @@ _SPECS: Final = (
             path=_path(".md"),
             content={"type": "string", "description": "The note's Markdown text."},
         ),
-        _VaultTools.create_note,
+        _writing(_CREATE),
+        _CREATE,
     ),
     _Spec(
         "append_to_note",
@@ -282,7 +386,8 @@ _SPECS: Final = (
             path=_path(".md"),
             content={"type": "string", "minLength": 1, "description": "Markdown to add."},
         ),
-        _VaultTools.append_to_note,
+        _writing(_APPEND),
+        _APPEND,
     ),
     _Spec(
         "edit_note",
@@ -316,8 +421,21 @@ _SPECS: Final = (
                 },
             },
         ),
-        _VaultTools.edit_note,
+        _writing(_EDIT),
+        _EDIT,
     ),
 )
 
 VAULT_TOOL_NAMES: Final[tuple[str, ...]] = tuple(spec.name for spec in _SPECS)
+WRITE_TOOL_NAMES: Final = frozenset(spec.name for spec in _SPECS if spec.write)
+_REPLACE: Final = _Write(  # complete_setup (app/turn/setup.py): the context note, whole
+    plan=lambda notes, args: notes.plan_create(
+        str(args["path"]), str(args["content"]), overwrite=True
+    ),
+    title=lambda plan, args: f"{'Create' if plan.before is None else 'Rewrite'} {plan.path}",
+    kept=lambda plan, args, after: {**args, "content": after},
+)
+_WRITES: Final[dict[str, _Write]] = {
+    **{spec.name: spec.write for spec in _SPECS if spec.write},
+    "complete_setup": _REPLACE,
+}

@@ -10,9 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Final
 
-PROVIDERS: Final = ("anthropic", "openai", "ollama")
+from llm_service.factory import PROVIDER_NAMES
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,8 +25,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--vault", type=Path, required=True, help="the vault folder")
     serve.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
+    serve.add_argument(
+        "--http-port", type=int, default=0, help="HTTP API port (default 0: a free one)"
+    )
     serve.add_argument("--info-file", type=Path, help="where to write url and token")
-    serve.add_argument("--provider", choices=PROVIDERS, help="model provider")
+    serve.add_argument("--provider", choices=PROVIDER_NAMES, help="model provider")
     serve.add_argument("--model", help="model name (default: the provider's recommended one)")
     serve.add_argument("--base-url", help="provider endpoint, e.g. http://127.0.0.1:1234/v1")
     serve.add_argument("--data-dir", type=Path, help="index and undo data folder")
@@ -58,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--info-file", type=Path, help="the server's info file")
 
     setup = commands.add_parser("setup", help="choose a provider and model, check them, save")
-    setup.add_argument("--provider", choices=PROVIDERS)
+    setup.add_argument("--provider", choices=PROVIDER_NAMES)
     setup.add_argument("--api-key", help="the provider's key (asked for without echo if absent)")
     setup.add_argument("--base-url", help="a local or compatible server instead of a key")
     setup.add_argument("--model", help="the chat model (chosen from the provider's list if absent)")
@@ -80,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--vault", type=Path, required=True, help="the vault (its data folder)")
     models.add_argument("--data-dir", type=Path)
     models.add_argument("--refresh", action="store_true", help="ask the provider, not the cache")
-    models.add_argument("--provider", choices=PROVIDERS)
+    models.add_argument("--provider", choices=PROVIDER_NAMES)
     models.add_argument("--base-url", help="provider endpoint, e.g. http://127.0.0.1:1234/v1")
 
     commands.add_parser("schema", help="print the protocol's JSON Schema")
@@ -114,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                 vault=args.vault,
                 host=args.host,
                 port=args.port,
+                http_port=args.http_port,
                 info_file=args.info_file,
                 provider=args.provider,
                 model=args.model,

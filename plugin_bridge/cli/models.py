@@ -36,13 +36,13 @@ async def _models(
     vault: Path, data_dir: Path | None, refresh: bool, flags: dict[str, str], out: TextIO
 ) -> int:
     from llm_service import LLMError
+    from llm_service.discovery import ModelCache, known_models
     from plugin_bridge.app.settings.config import (
         SettingsError,
         build_provider,
         choose_provider,
         load_settings,
     )
-    from plugin_bridge.app.settings.model_cache import ModelCache, known_models
     from plugin_bridge.vault.datadir import data_dir_for
 
     try:

@@ -13,6 +13,7 @@ from typing import Any, Final
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
 
+from llm_service.factory import PROVIDER_NAMES
 from plugin_bridge.handlers import build_router
 from plugin_bridge.wire.errors import ERROR_MEANINGS
 from plugin_bridge.wire.models import (
@@ -21,7 +22,11 @@ from plugin_bridge.wire.models import (
     ChatDelta,
     ChatToolCall,
     ChatToolResult,
+    EmbedderDownloadProgress,
     IndexProgress,
+    NoteApplyParams,
+    NoteApplyResult,
+    ServerProof,
     ToolConfirmParams,
     ToolConfirmResult,
 )
@@ -37,9 +42,12 @@ SERVER_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
     "chat/toolResult": ChatToolResult,
     "budget/warning": BudgetWarning,
     "index/progress": IndexProgress,
+    "$/serverProof": ServerProof,
+    "embedder/downloadProgress": EmbedderDownloadProgress,
 }
 SERVER_REQUESTS: Final[dict[str, tuple[type[BaseModel], type[BaseModel]]]] = {
     "tool/confirm": (ToolConfirmParams, ToolConfirmResult),
+    "note/apply": (NoteApplyParams, NoteApplyResult),
 }
 
 
@@ -110,6 +118,7 @@ def build_schema() -> dict[str, Any]:
             "Generated from plugin_bridge/wire/*models.py: do not edit; see docs/protocol.md."
         ),
         "protocolVersion": PROTOCOL_VERSION,
+        "providers": list(PROVIDER_NAMES),
         "limits": {"maxFrameBytes": MAX_FRAME_BYTES, "maxRequestsInFlight": MAX_IN_FLIGHT},
         "errors": [
             {"code": int(code), "name": code.name, "meaning": meaning}

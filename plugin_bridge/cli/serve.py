@@ -31,7 +31,13 @@ from plugin_bridge.wire.infofile import (
     remove_info_file,
     write_info_file,
 )
-from plugin_bridge.wire.security import bind_host, bind_socket, is_loopback_host, ws_url
+from plugin_bridge.wire.security import (
+    bind_host,
+    bind_socket,
+    http_url,
+    is_loopback_host,
+    ws_url,
+)
 
 if TYPE_CHECKING:
     import socket
@@ -43,6 +49,7 @@ class ServeOptions(NamedTuple):
     vault: Path
     host: str = "127.0.0.1"
     port: int = 0
+    http_port: int = 0
     info_file: Path | None = None
     provider: str | None = None
     model: str | None = None
@@ -82,27 +89,34 @@ def run(options: ServeOptions) -> int:
         return _fail(2, str(exc))
     except OSError as exc:
         return _fail(2, f"Cannot use the data folder ({exc}): pass a writable --data-dir.")
-    try:
-        sock = bind_socket(host, options.port)
-    except OSError as exc:
-        lock.release()
-        return _fail(
-            1,
-            f"Cannot listen on {host}:{options.port} ({exc.strerror}): choose another --port, "
-            "or 0 for a free one.",
-        )
+    sockets: list[socket.socket] = []
+    for flag, port in (("--port", options.port), ("--http-port", options.http_port)):
+        try:
+            sockets.append(bind_socket(host, port))
+        except OSError as exc:
+            for bound in sockets:
+                bound.close()
+            lock.release()
+            return _fail(
+                1,
+                f"Cannot listen on {host}:{port} ({exc.strerror}): choose another {flag}, "
+                "or 0 for a free one.",
+            )
+    sock, http_sock = sockets
     token = secrets.token_urlsafe(32)
     info_path = options.info_file or default_info_file(vault)
     url = ws_url(host, sock.getsockname()[1])
+    http = http_url(host, http_sock.getsockname()[1])
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         lock.announce(url)
-        write_info_file(info_path, InfoRecord(url, token, os.getpid(), PROTOCOL_VERSION))
+        write_info_file(info_path, InfoRecord(url, token, os.getpid(), PROTOCOL_VERSION, http))
         print(f"Listening on {url}", file=sys.stderr, flush=True)
         print(f"Info file: {info_path}", file=sys.stderr, flush=True)
+        print(f"HTTP API on {http}", file=sys.stderr, flush=True)
         import asyncio
 
-        return asyncio.run(_serve(options, vault, sock, token, info_path))
+        return asyncio.run(_serve(options, vault, sockets, token, info_path))
     except (_Interrupted, KeyboardInterrupt):
         return 0
     except Exception as exc:
@@ -113,12 +127,17 @@ def run(options: ServeOptions) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
         remove_info_file(info_path, token)
-        sock.close()
+        for bound in sockets:
+            bound.close()
         lock.release()
 
 
 async def _serve(
-    options: ServeOptions, vault_root: Path, sock: socket.socket, token: str, info_path: Path
+    options: ServeOptions,
+    vault_root: Path,
+    sockets: list[socket.socket],
+    token: str,
+    info_path: Path,
 ) -> int:
     import asyncio
     import logging
@@ -146,6 +165,8 @@ async def _serve(
     from plugin_bridge.app.turn.confirm import ask_client
     from plugin_bridge.cli.progress import show_progress
     from plugin_bridge.handlers import build_router
+    from plugin_bridge.httpapi.app import build_http_app
+    from plugin_bridge.httpapi.server import start_http
     from plugin_bridge.vault.errors import VaultError
     from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.wire.server import start_server
@@ -189,11 +210,21 @@ async def _serve(
     )
     if vault.semantic is not None:
         show_progress(vault.semantic)
+    sock, http_sock = sockets
     try:
         async with await start_server(
-            build_router(), app, sock=sock, allowed_origins=settings.allowed_origins
+            build_router(),
+            app,
+            sock=sock,
+            allowed_origins=settings.allowed_origins,
+            token=app.token,
         ) as server:
             app.broadcast = server.broadcast
+            # Other listeners on the HTTP port (MCP's /mcp) go in build_http_app's mounts.
+            http_app = build_http_app(
+                app, port=http_sock.getsockname()[1], allowed_origins=settings.allowed_origins
+            )
+            http_server = await start_http(http_app, http_sock)
             print(
                 f"Ready. Try: {chat_hint(vault_root, options.info_file)}",
                 file=sys.stderr,
@@ -206,6 +237,7 @@ async def _serve(
             if warming is not None:
                 warming.cancel()
             logger.info("shutting down")
+            await http_server.close()
     finally:
         await app.aclose()
         await vault.close()

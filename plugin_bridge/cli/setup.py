@@ -13,10 +13,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
+from llm_service.factory import PROVIDER_NAMES, provider_name
+
 if TYPE_CHECKING:
     from llm_service.catalog import ModelInfo
 
-PROVIDERS: Final = ("anthropic", "openai", "ollama")
 KEY_FLAGS: Final = {"anthropic": "anthropic_api_key", "openai": "openai_api_key"}
 
 
@@ -54,6 +55,8 @@ async def _setup(
     ask: Callable[[str], str] | None,
     ask_secret: Callable[[str], str] | None,
 ) -> int:
+    from pydantic import ValidationError
+
     from llm_service import LLMError
     from llm_service.providers.openai import first_chat_model
     from plugin_bridge.app.settings.config import (
@@ -62,11 +65,14 @@ async def _setup(
         choose_provider,
         write_settings_file,
     )
+    from plugin_bridge.app.settings.keys import rebound
+    from plugin_bridge.wire.errors import field_problems
 
     if provider is None:
-        provider = _answer(ask, "--provider", f"Provider ({', '.join(PROVIDERS)}): ").lower()
-    if provider not in PROVIDERS:
-        raise SetupError(f"Unknown provider '{provider}': use one of {', '.join(PROVIDERS)}.")
+        provider = _answer(ask, "--provider", f"Provider ({', '.join(PROVIDER_NAMES)}): ")
+    if provider_name(provider) is None:
+        raise SetupError(f"Unknown provider '{provider}': use one of {', '.join(PROVIDER_NAMES)}.")
+    provider = provider.strip().lower()
     if provider in KEY_FLAGS and api_key is None and base_url is None:
         api_key = _answer(ask_secret, "--api-key", f"{provider.capitalize()} API key: ")
     if provider == "ollama" and base_url is None and ask is not None:
@@ -74,7 +80,12 @@ async def _setup(
     values: dict[str, object] = {"provider": provider, "base_url": base_url}
     if api_key:
         values[KEY_FLAGS[provider]] = api_key
-    settings = BridgeSettings.model_validate({**BridgeSettings().model_dump(), **values})
+    current = BridgeSettings()
+    values.update(rebound(current, values, provider))  # the key is for that base URL
+    try:
+        settings = BridgeSettings.model_validate({**current.model_dump(), **values})
+    except ValidationError as exc:
+        raise SetupError(f"Invalid settings: {field_problems(exc)}.") from None
     built = build_provider(settings, choose_provider(settings))
     if built is None:
         raise SetupError(f"{provider} needs an API key or --base-url: pass one.")

@@ -15,13 +15,26 @@ def build_router() -> AppRouter:
         search,
         session,
         settings,
+        setup,
         tools,
         usage,
         vault,
     )
 
     router = AppRouter()
-    areas = (session, settings, search, vault, chat, conversations, prompts, commands, tools, usage)
+    areas = (
+        session,
+        settings,
+        setup,
+        search,
+        vault,
+        chat,
+        conversations,
+        prompts,
+        commands,
+        tools,
+        usage,
+    )
     for area in areas:
         area.register(router)
     return router

@@ -10,6 +10,7 @@ from plugin_bridge.app.conversations.transcripts import save_conversation_note
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.app.turn.context import resolve_context, turn_sources
 from plugin_bridge.app.turn.prompts import context_note, read_prompt
+from plugin_bridge.app.turn.setup import FIRST_MESSAGE
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.relay import relay, spending
 from plugin_bridge.vault.errors import VaultError
@@ -49,6 +50,7 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
     turn = await asyncio.to_thread(_turn_input, app, params)
     # settings/update may have changed the provider or the models since the last turn
     service.provider, service.model = app.require_provider(), app.model_for(turn.purpose)
+    app.prepare_turn(service, setup=params.setup, has_note=turn.note is not None)
     first_turn = not service.history
     service.set_conversation_context(turn.note)
     async with spending(ctx):
@@ -70,7 +72,7 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
 def _turn_input(app: BridgeApp, params: ChatSendParams) -> TurnInput:
     """What this turn sends, which model runs it and the vault's context note (blocking: one
     worker-thread hop for all of it)."""
-    text = params.text.strip()
+    text = params.text.strip() or (FIRST_MESSAGE if params.setup else "")
     purpose: str = params.purpose
     if params.prompt_id is not None:
         prompt = read_prompt(app.vault, params.prompt_id, app.config.prompts_folder)

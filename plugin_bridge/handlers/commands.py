@@ -1,4 +1,5 @@
-"""Commands: command/createNote (a forced save_note tool call) and command/searchSummarize."""
+"""Commands: command/createNote (a forced save_note tool call), command/searchSummarize and
+command/rewrite (a selection rewritten, or text written at the cursor, streamed)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,11 @@ from plugin_bridge.vault.semantic.hybrid import NoteHit, search_notes
 from plugin_bridge.wire.models import (
     CreateNoteParams,
     NoteWriteResult,
+    RewriteParams,
+    RewriteResult,
     SearchSummarizeParams,
     SearchSummarizeResult,
+    UsageModel,
 )
 
 if TYPE_CHECKING:
@@ -52,6 +56,14 @@ SUMMARY_MAX_TOKENS: Final = 1024
 CHUNKS_PER_SOURCE: Final = 3
 """A note found by vectors is given to the model as at most this many of its best chunks."""
 _WIKILINK = re.compile(r"\[\[([^\]|#^\n]+)")
+REWRITE_MAX_TOKENS: Final = 4096
+REWRITE_CONTEXT_CHARS: Final = 3000
+"""How much of the text around the selection or cursor the model sees, each side."""
+REWRITE_SYSTEM: Final = (
+    "You edit text in the user's Obsidian note. Answer with the new text only: no preamble, no "
+    "quotes, no code fence, no comment. Keep the Markdown, the language and the tone of the "
+    "note unless the instruction says otherwise."
+)
 
 
 async def create_note(ctx: Context, params: CreateNoteParams) -> NoteWriteResult:
@@ -187,6 +199,51 @@ def cited_sources(summary: str, notes: list[GivenNote]) -> list[str]:
     return cited or [note.path for note in notes]
 
 
+async def rewrite(ctx: Context, params: RewriteParams) -> RewriteResult:
+    """Rewrite ``text`` as instructed (or, with no text, write what goes at the cursor),
+    streaming chat/delta; the fast model when one is set."""
+    app = ctx.app
+    provider = app.require_provider()
+    model = app.model_for("fast")
+    async with spending(ctx):
+        reply = await relay(
+            ctx,
+            provider.stream(
+                [Message.user(rewrite_prompt(params))],
+                model=model,
+                system=REWRITE_SYSTEM,
+                max_tokens=REWRITE_MAX_TOKENS,
+            ),
+        )
+        cost = cost_usd(model, reply.usage)
+        app.spending.recorder(None, "rewrite")(model, reply.usage, cost)
+    return RewriteResult(
+        text=reply.text,
+        usage=UsageModel.model_validate(reply.usage, from_attributes=True),
+        cost_usd=cost,
+    )
+
+
+def rewrite_prompt(params: RewriteParams) -> str:
+    """The one user message of a rewrite: the text around, the selection, the instruction."""
+    parts = []
+    if params.before:
+        parts.append(f"<before>\n{params.before[-REWRITE_CONTEXT_CHARS:]}\n</before>")
+    if params.text:
+        parts.append(f"<selection>\n{params.text}\n</selection>")
+    if params.after:
+        parts.append(f"<after>\n{params.after[:REWRITE_CONTEXT_CHARS]}\n</after>")
+    if params.text:
+        task = f"Rewrite the selection: {params.instruction}. Answer with the new selection."
+    else:
+        task = (
+            f"{params.instruction}: write the text that goes at the cursor, between before "
+            "and after. Answer with that text."
+        )
+    return "\n\n".join([*parts, task])
+
+
 def register(router: AppRouter) -> None:
     router.register("command/createNote", CreateNoteParams, create_note)
     router.register("command/searchSummarize", SearchSummarizeParams, search_summarize)
+    router.register("command/rewrite", RewriteParams, rewrite)

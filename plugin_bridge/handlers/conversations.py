@@ -28,10 +28,13 @@ from plugin_bridge.wire.models import (
 async def list_conversations(
     ctx: Context, params: ConversationsListParams
 ) -> ConversationsListResult:
-    """Stored conversations, newest first, a page at a time."""
+    """Stored conversations, newest first, a page at a time; with a query, only those whose
+    title or text contain its words."""
     store = ctx.app.conversations.store
     try:
-        rows, next_cursor = await asyncio.to_thread(store.page, params.limit, params.cursor)
+        rows, next_cursor = await asyncio.to_thread(
+            store.page, params.limit, params.cursor, params.query
+        )
     except ValueError as exc:
         raise RpcError(WireCode.INVALID_PARAMS, "Invalid cursor: pass a nextCursor.") from exc
     return ConversationsListResult(

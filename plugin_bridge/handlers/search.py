@@ -26,13 +26,16 @@ async def search(ctx: Context, params: SearchParams) -> SearchResult:
     """Lexical, semantic or hybrid search (answers from what is indexed and embedded so far;
     pending says how many files are not indexed yet)."""
     vault = ctx.app.vault
+    folder = params.folder
+    if folder:  # refused (-32023) when outside the vault, hidden or a system folder
+        folder = await asyncio.to_thread(vault.notes.folder_rel, folder)
     found = await search_notes(
         vault.index,
         vault.semantic,
         params.query,
         params.limit,
         mode=params.mode,
-        folder=params.folder,
+        folder=folder,
         tag=params.tag,
     )
     return SearchResult(
@@ -55,10 +58,10 @@ async def search(ctx: Context, params: SearchParams) -> SearchResult:
 async def related(ctx: Context, params: RelatedParams) -> RelatedResult:
     """The notes closest in meaning to one note, with whether they already link."""
     vault = ctx.app.vault
+    path = (await asyncio.to_thread(vault.notes.info, params.path)).path  # refused or missing
     semantic = vault.semantic
     if semantic is None or not semantic.ready:
         return RelatedResult(results=[], ready=False)
-    path = (await asyncio.to_thread(vault.notes.info, params.path)).path  # refused or missing
     found = related_notes(vault.index, semantic, path, params.limit)
     return RelatedResult(
         results=[
@@ -68,6 +71,7 @@ async def related(ctx: Context, params: RelatedParams) -> RelatedResult:
                 score=r.score,
                 links_to=r.links_to,
                 linked_from=r.linked_from,
+                snippet=r.snippet,
             )
             for r in found
         ],

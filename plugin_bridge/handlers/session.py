@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import hmac
 import logging
+from typing import get_args
 
+from llm_service.discovery import ModelCache, known_models
 from plugin_bridge import __version__
-from plugin_bridge.app.settings.model_cache import ModelCache, known_models
+from plugin_bridge.app.state import BridgeApp
+from plugin_bridge.app.write_through import PLUGIN_CLIENT_NAME
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.search import embedder_status
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -21,6 +24,7 @@ from plugin_bridge.wire.models import (
     ModelsListParams,
     ModelsListResult,
     ServerInfo,
+    ToolFormat,
     VaultInfo,
 )
 from plugin_bridge.wire.protocol import PROTOCOL_VERSION
@@ -44,6 +48,8 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
         )
     logger.info("client %.60s %.30s initialized", params.client.name, params.client.version)
     app = ctx.app
+    if params.client.name == PLUGIN_CLIENT_NAME:
+        app.writes.attach(ctx.peer)
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
         server=ServerInfo(name=SERVER_NAME, version=__version__),
@@ -57,20 +63,32 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
 
 
 async def health(ctx: Context, params: Empty) -> HealthResult:
-    """Server status: version, provider and model, index size and backlog."""
+    """Server status: version, provider and model, index size and progress, the tool formats
+    and how many tools a conversation gets."""
+    return health_of(ctx.app)
+
+
+def health_of(app: BridgeApp) -> HealthResult:
+    """The server's status, as the WebSocket's ``health`` and HTTP's ``GET /health`` give it."""
     from llm_service.pricing import RECOMMENDED_MODELS
 
-    app = ctx.app
     index = app.vault.index
+    done, total = index.progress
     return HealthResult(
         status="ok",
         version=__version__,
         provider=app.provider_name,
         model=app.model,
         index=IndexStatus(
-            notes=index.note_count, pending=index.pending, embedder=embedder_status(app.vault)
+            notes=index.note_count,
+            pending=index.pending,
+            done=done,
+            total=total,
+            embedder=embedder_status(app.vault),
         ),
         recommended_models={name: list(models) for name, models in RECOMMENDED_MODELS.items()},
+        supported_formats=list(get_args(ToolFormat)),
+        tool_count=len(app.tools.get_registered_tools()),
     )
 
 

@@ -1,10 +1,16 @@
-"""Tool methods: tools/list (in a provider's format) and tools/execute (no model needed)."""
+"""Tool methods: tools/list (in a provider's format) and tools/execute (no model needed).
+
+:func:`formatted_tools` and :func:`run_calls` also serve the HTTP API's local-model routes
+(``/api/local-llm/tools`` and ``/api/local-llm/execute-tools``).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from llm_service import ToolCall
+from llm_service.providers.common import strict_function_tool, without_null_optionals
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.errors import ToolDeniedError
 from plugin_bridge.wire.models import (
@@ -16,56 +22,82 @@ from plugin_bridge.wire.models import (
     ToolsListResult,
     dump,
 )
+from plugin_bridge.wire.models.base import ToolFormat
 
 if TYPE_CHECKING:
-    from llm_service import Provider
+    from llm_service import Provider, ToolSpec
+    from llm_service.tools import ToolRegistry
 
-DEFAULT_FORMAT = "anthropic"
+DEFAULT_FORMAT: ToolFormat = "anthropic"
 
 
-def provider_class(name: str) -> type[Provider]:
+def provider_class(name: ToolFormat) -> type[Provider]:
     """The provider class whose ``format_tool`` speaks ``name``'s format (no SDK import)."""
-    from llm_service import AnthropicProvider, OllamaProvider, OpenAIProvider
+    from llm_service.factory import provider_class as of_provider
 
-    classes: dict[str, type[Provider]] = {
-        "anthropic": AnthropicProvider,
-        "openai": OpenAIProvider,
-        "lmstudio": OpenAIProvider,
-        "vllm": OpenAIProvider,
-        "ollama": OllamaProvider,
-    }
-    return classes.get(name, AnthropicProvider)
+    if name == "lmstudio" or name == "vllm":
+        return of_provider("openai")
+    return of_provider(name)
+
+
+def formatted_tools(tool_format: ToolFormat, specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """``specs`` in ``tool_format``: LM Studio's is OpenAI's with ``"strict": true`` and
+    schemas that satisfy strict mode (optional arguments nullable)."""
+    if tool_format == "lmstudio":
+        return [strict_function_tool(spec) for spec in specs]
+    cls = provider_class(tool_format)
+    return [cls.format_tool(spec) for spec in specs]
 
 
 async def list_tools(ctx: Context, params: ToolsListParams) -> ToolsListResult:
     """The vault tools, in the given provider's tool format."""
     app = ctx.app
-    cls = provider_class(params.format or app.provider_name or DEFAULT_FORMAT)
-    return ToolsListResult(
-        tools=[cls.format_tool(spec) for spec in app.tools.get_registered_tools()]
-    )
+    tool_format = params.format or app.provider_name or DEFAULT_FORMAT
+    return ToolsListResult(tools=formatted_tools(tool_format, app.tools.tool_specs()))
 
 
 async def execute(ctx: Context, params: ToolsExecuteParams) -> ToolsExecuteResult:
-    """Validate every call, then run the valid ones in order under their permissions.
+    """Run the calls (see :func:`run_calls`) with the app's tools."""
+    calls: list[tuple[str, dict[str, Any] | str]] = [
+        (item.name, dict(item.arguments)) for item in params.calls
+    ]
+    return await run_calls(ctx.app.tools, calls, f"execute-{ctx.request_id}", ctx.denied)
 
-    A call that is not approved (permission "deny", or "ask" answered no / not answered) stops
-    the run with -32030; its data carries the results of the calls that ran before it.
+
+async def run_calls(
+    registry: ToolRegistry,
+    calls: Sequence[tuple[str, dict[str, Any] | str]],
+    id_prefix: str,
+    denied: set[str],
+) -> ToolsExecuteResult:
+    """Validate every ``(name, arguments)`` call, then run the valid ones in order under their
+    permissions. ``arguments`` may instead be why the client's arguments could not be read (an
+    invalid call). Nulls for optional arguments (what a strict-mode model sends for "not
+    given") count as not given.
+
+    A call that is not approved (permission "deny", or "ask" answered no / not answered: its id
+    lands in ``denied``) stops the run with -32030; its data carries the results of the calls
+    that ran before it.
     """
-    registry = ctx.app.tools
+    schemas = {spec.name: spec.input_schema for spec in registry.tool_specs()}
     invalid: list[InvalidCall] = []
     runnable: list[tuple[int, ToolCall]] = []
-    for index, item in enumerate(params.calls):
-        call = ToolCall(f"execute-{ctx.request_id}-{index}", item.name, dict(item.arguments))
+    for index, (name, arguments) in enumerate(calls):
+        if isinstance(arguments, str):
+            invalid.append(InvalidCall(index=index, name=name, reason=arguments))
+            continue
+        if name in schemas:
+            arguments = without_null_optionals(schemas[name], arguments)
+        call = ToolCall(f"{id_prefix}-{index}", name, arguments)
         reason = registry.validate_tool_call(call)
         if reason is None:
             runnable.append((index, call))
         else:
-            invalid.append(InvalidCall(index=index, name=item.name, reason=reason))
+            invalid.append(InvalidCall(index=index, name=name, reason=reason))
     results: list[ToolExecution] = []
     for index, call in runnable:
         block = await registry.run_tool_call(call)
-        if call.id in ctx.denied or registry.permission(call.name) == "deny":
+        if call.id in denied or registry.permission(call.name) == "deny":
             raise ToolDeniedError(index, call.name, [dump(result) for result in results])
         results.append(
             ToolExecution(name=call.name, is_error=block.is_error, content=block.content)

@@ -1,14 +1,15 @@
 """Vault methods: note/read and the user's writes (origin "user"): note/create,
-note/append, note/edit, note/undo; audit/list."""
+note/append, note/edit (through Obsidian's editor when the plugin has the note open),
+note/undo; audit/list."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
-from typing import Any
 
 from plugin_bridge.handlers.context import AppRouter, Context
-from plugin_bridge.vault.notes.store import WriteResult
+from plugin_bridge.vault.notes.store import PlannedWrite
 from plugin_bridge.wire.models import (
     AuditListParams,
     AuditListResult,
@@ -32,28 +33,33 @@ async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
 async def create_note(ctx: Context, params: NoteCreateParams) -> NoteWriteResult:
     """Create a note atomically; an existing one only with overwrite."""
     notes = ctx.app.vault.notes
-    return await _user_write(
-        notes.create,
+    plan = functools.partial(
+        notes.plan_create,
         params.path,
         params.content,
         overwrite=params.overwrite,
         expected_hash=params.expected_hash,
     )
+    return await _user_write(ctx, plan)
 
 
 async def append_note(ctx: Context, params: NoteAppendParams) -> NoteWriteResult:
     """Add text at the end of a note, on a new line; earlier bytes are kept as they are."""
     notes = ctx.app.vault.notes
-    return await _user_write(
-        notes.append, params.path, params.text, expected_hash=params.expected_hash
+    plan = functools.partial(
+        notes.plan_append, params.path, params.text, expected_hash=params.expected_hash
     )
+    return await _user_write(ctx, plan)
 
 
 async def edit_note(ctx: Context, params: NoteEditParams) -> NoteWriteResult:
     """Search-and-replace edits, each old text occurring exactly once, applied in order."""
     edits = [(edit.old_text, edit.new_text) for edit in params.edits]
     notes = ctx.app.vault.notes
-    return await _user_write(notes.edit, params.path, edits, expected_hash=params.expected_hash)
+    plan = functools.partial(
+        notes.plan_edit, params.path, edits, expected_hash=params.expected_hash
+    )
+    return await _user_write(ctx, plan)
 
 
 async def undo_note(ctx: Context, params: NoteUndoParams) -> NoteUndoResult:
@@ -68,11 +74,11 @@ async def list_audit(ctx: Context, params: AuditListParams) -> AuditListResult:
     return AuditListResult.model_validate({"entries": entries})
 
 
-async def _user_write(
-    write: Callable[..., WriteResult], *args: Any, **options: Any
-) -> NoteWriteResult:
-    """Run one of the note store's writes off the event loop as the user's."""
-    written = await asyncio.to_thread(write, *args, origin="user", **options)
+async def _user_write(ctx: Context, plan: Callable[[], PlannedWrite]) -> NoteWriteResult:
+    """Work a write out off the event loop, then make it as the user's (through Obsidian when
+    the plugin has the note open)."""
+    planned = await asyncio.to_thread(plan)
+    written = await ctx.app.writes.write(planned, "user")
     return NoteWriteResult(path=written.path, hash=written.hash)
 
 

@@ -5,7 +5,8 @@ Exception tree::
     Exception
     └── VaultError        a note operation was refused; ``.code`` says why:
                           not_found, exists, conflict, forbidden_path, too_large, not_text,
-                          invalid_edit, write_failed (disk full, read-only: nothing changed)
+                          invalid_edit, write_failed (disk full, read-only: nothing changed),
+                          no_file_handles (the process is at its limit of open files)
 
 The bridge maps each code to its JSON-RPC error; the tool loop shows the message to the model.
 """
@@ -28,6 +29,7 @@ VaultErrorCode = Literal[
     "not_text",
     "invalid_edit",
     "write_failed",
+    "no_file_handles",
 ]
 
 
@@ -41,7 +43,14 @@ class VaultError(Exception):
         self.path = path
 
 
+OUT_OF_HANDLES: Final = frozenset({errno.EMFILE, errno.ENFILE})
+_NO_HANDLES: Final = (
+    "the server has as many files open as the system allows: close other programs or "
+    "connections, or raise the limit (ulimit -n), and try again"
+)
 _WRITE_FAILURES: Final[dict[int, str]] = {
+    errno.EMFILE: _NO_HANDLES,
+    errno.ENFILE: _NO_HANDLES,
     errno.ENOSPC: "the disk is full: free some space and try again",
     errno.EDQUOT: "the disk quota is used up: free some space and try again",
     errno.EROFS: "its file system is read-only: make it writable and try again",
@@ -73,3 +82,24 @@ def vault_missing(root: Path, rel: str) -> VaultError:
         "or unmounted): bring it back and try again.",
         path=rel,
     )
+
+
+@contextlib.contextmanager
+def reporting_read_failures(rel: str) -> Iterator[None]:
+    """Turn the OSErrors of a read of ``rel`` that say something to the user into
+    VaultError: no_file_handles (EMFILE, ENFILE) and forbidden_path (a path longer than the
+    file system allows); others pass."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in OUT_OF_HANDLES:
+            raise VaultError(
+                "no_file_handles", f"'{rel}' could not be read: {_NO_HANDLES}.", path=rel
+            ) from exc
+        if exc.errno == errno.ENAMETOOLONG:
+            raise VaultError(
+                "forbidden_path",
+                f"'{rel[:80]}…' is longer than the file system allows: use a shorter path.",
+                path=rel[:300],
+            ) from exc
+        raise

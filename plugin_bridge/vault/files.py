@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
-from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.vault.errors import VaultError, reporting_read_failures
 from plugin_bridge.vault.paths import READABLE_SUFFIXES, is_ignored, to_posix
 
 MAX_NOTE_BYTES: Final = 5 * 1024 * 1024
@@ -153,6 +153,12 @@ class VaultFiles:
         VaultError: too_large over ``max_bytes``, forbidden_path for a folder, conflict when the
         file keeps changing.
         """
+        with reporting_read_failures(rel):
+            return self._load(rel, full, settle)
+
+    def _load(
+        self, rel: str, full: Path | str, settle: float
+    ) -> tuple[bytes, os.stat_result] | None:
         for _attempt in range(READ_ATTEMPTS):
             try:
                 before = os.stat(full)

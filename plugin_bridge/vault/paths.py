@@ -47,17 +47,53 @@ MAX_NAME_BYTES: Final = 255
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def check_names(posix: str) -> None:
-    """Refuse, with one sentence, a path whose names a file system or a sync service would
-    mangle: a name over 255 bytes, a control character, a leading or trailing space."""
+_BIDI: Final = re.compile("[\u202a-\u202e\u2066-\u2069]")
+"""Bidirectional overrides and isolates: they make a name read as another one."""
+WINDOWS_RESERVED: Final = frozenset(
+    {"CON", "PRN", "AUX", "NUL"} | {f"{kind}{n}" for kind in ("COM", "LPT") for n in range(1, 10)}
+)
+"""Names Windows refuses for any file or folder, whatever their extension (``con.md``)."""
+
+
+def check_length(posix: str) -> None:
+    """Refuse a path with a name over 255 bytes: no file system holds one, so such a note
+    cannot exist (a read says so instead of failing with ENAMETOOLONG)."""
     for name in posix.split("/"):
         if len(name.encode("utf-8")) > MAX_NAME_BYTES:
             raise VaultError(
                 "forbidden_path",
                 f"'{name[:40]}…' is longer than {MAX_NAME_BYTES} bytes, which file systems "
                 "refuse: use a shorter name.",
+                path=posix[:300],
+            )
+
+
+def check_new_names(posix: str) -> None:
+    """Refuse, for a note about to be made, names that another device of a synced vault
+    cannot hold or shows as something else: Windows' reserved names (``con.md``,
+    ``aux/x.md``) and bidirectional override characters."""
+    for name in posix.split("/"):
+        if name.split(".")[0].upper() in WINDOWS_RESERVED:
+            raise VaultError(
+                "forbidden_path",
+                f"'{name}' is a name Windows reserves for a device, so the vault could not sync "
+                "to Windows: choose another name.",
                 path=posix,
             )
+        if _BIDI.search(name):
+            raise VaultError(
+                "forbidden_path",
+                f"{posix!r} contains a bidirectional override character, which makes a name "
+                "read as another: remove it.",
+                path=posix,
+            )
+
+
+def check_names(posix: str) -> None:
+    """Refuse, with one sentence, a path whose names a file system or a sync service would
+    mangle: a name over 255 bytes, a control character, a leading or trailing space."""
+    check_length(posix)
+    for name in posix.split("/"):
         if _CONTROL.search(name):
             raise VaultError(
                 "forbidden_path",
@@ -94,6 +130,8 @@ def resolve_note(
     posix = to_posix(rel_path if write else rel_path.strip())
     if write:
         check_names(posix)
+    else:
+        check_length(posix)
     pure = PurePosixPath(posix)
     if pure.is_absolute() or (len(posix) > 1 and posix[1] == ":"):
         raise VaultError(

@@ -10,6 +10,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
+from plugin_bridge.vault.notes.names import name_key
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     (
         "001_notes_and_fts",
@@ -122,6 +124,7 @@ def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
     """A WAL-mode connection usable from any thread (callers serialise it) that waits for a
     busy writer instead of failing; ``readonly`` refuses writes."""
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    conn.create_function("folded", 1, name_key, deterministic=True)  # case-blind folders
     conn.execute("PRAGMA busy_timeout=5000")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")

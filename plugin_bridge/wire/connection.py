@@ -46,12 +46,22 @@ S = TypeVar("S")
 class Connection(Generic[S]):
     """The server side of one client connection: ``router``'s methods, served with ``app``."""
 
-    def __init__(self, router: Router[S], app: S, send: Send, *, peer_name: str = "client") -> None:
+    def __init__(
+        self,
+        router: Router[S],
+        app: S,
+        send: Send,
+        *,
+        peer_name: str = "client",
+        account: Callable[[int], None] | None = None,
+    ) -> None:
         self.router = router
         self.app = app
         self.protocol = Protocol()
         self.peer_name = peer_name
         self._transport_send = send
+        self._account = account
+        """Told of every change of ``outgoing`` (the server's budget over all connections)."""
         self.outgoing = 0
         """Bytes handed to ``send`` whose sending has not finished (a client that does not read
         keeps them here); the server stops reading this client while it is over its bound."""
@@ -63,15 +73,21 @@ class Connection(Generic[S]):
         self._started: set[RequestId] = set()
         self._waiting: dict[str, asyncio.Future[Response]] = {}
         self._closing = False
+        self.client: str | None = None
+        """The name the client gave in its initialize, once that succeeded."""
 
     async def _send(self, data: bytes) -> None:
         self.outgoing += len(data)
         self._drained.clear()
         if self.outgoing > OUTGOING_LIMIT:
             self._over_limit.set()
+        if self._account is not None:
+            self._account(len(data))
         try:
             await self._transport_send(data)
         finally:
+            if self._account is not None:
+                self._account(-len(data))
             self.outgoing -= len(data)
             if self.outgoing <= OUTGOING_LIMIT:
                 self._over_limit.clear()
@@ -85,6 +101,10 @@ class Connection(Generic[S]):
     async def over_limit(self) -> None:
         """Return once more than :data:`OUTGOING_LIMIT` bytes wait to be sent."""
         await self._over_limit.wait()
+
+    @property
+    def closed(self) -> bool:
+        return self._closing
 
     @property
     def ready(self) -> bool:
@@ -106,7 +126,7 @@ class Connection(Generic[S]):
             if waiter is not None and not waiter.done():
                 waiter.set_result(event)
         elif isinstance(event, Notification):
-            self._handle_notification(event)
+            await self._handle_notification(event)
         elif event.method == INITIALIZE:
             await self._serve(event)
         else:
@@ -144,7 +164,7 @@ class Connection(Generic[S]):
                     "%d requests did not stop within %.0f s", len(pending), DRAIN_SECONDS
                 )
 
-    def _handle_notification(self, event: Notification) -> None:
+    async def _handle_notification(self, event: Notification) -> None:
         if event.method != CANCEL_METHOD:
             logger.debug("ignoring notification %.60s", event.method)
             return
@@ -159,19 +179,22 @@ class Connection(Generic[S]):
         if task is None or task.done():
             logger.debug("$/cancelRequest for a request that is not running")
             return
-        self._cancel_requested.add(target)
         if target in self._started:
-            task.cancel()  # else _serve answers it as soon as it starts
+            self._cancel_requested.add(target)
+            task.cancel()  # _run answers it -32800
+            return
+        # Not started yet (pipelined right behind its request): it never runs, and is answered
+        # now, so a request and its cancel do not hold a place among the requests in flight.
+        task.cancel()
+        del self._tasks[target]
+        await self._send(self._cancelled(target))
 
     async def _serve(self, request: Request) -> None:
-        """Run one request and send its answer; a cancel that came before it started (the
-        task had not run yet) is answered here, so the request never goes unanswered."""
+        """Run one request and send its answer (a cancel that came before it started has
+        answered it already: see :meth:`_handle_notification`)."""
         self._started.add(request.id)
         try:
-            if request.id in self._cancel_requested:
-                data = self._cancelled(request.id)
-            else:
-                data = await self._run(request)
+            data = await self._run(request)
         finally:
             self._started.discard(request.id)
             self._tasks.pop(request.id, None)
@@ -179,7 +202,7 @@ class Connection(Generic[S]):
         await self._send(data)
 
     async def _run(self, request: Request) -> bytes:
-        ctx = RequestContext(self.app, self, request.id, self.router.names)
+        ctx = RequestContext(self.app, self, request.id, self.router.names, client=self.client)
         token = current_request.set(ctx)
         logger.debug("%s: request %r %s", self.peer_name, request.id, request.method)
         try:
@@ -195,9 +218,18 @@ class Connection(Generic[S]):
             return self.protocol.error(request.id, to_wire_error(exc))
         finally:
             current_request.reset(token)
+        if request.method == INITIALIZE:
+            self.client = _client_name(request.params)
         return self.protocol.result(request.id, result)
 
     def _cancelled(self, request_id: RequestId) -> bytes:
         return self.protocol.error(
             request_id, WireError(int(WireCode.CANCELLED), "Request cancelled.")
         )
+
+
+def _client_name(params: object) -> str | None:
+    """``client.name`` of initialize params the handler accepted."""
+    client = params.get("client") if isinstance(params, dict) else None
+    name = client.get("name") if isinstance(client, dict) else None
+    return name if isinstance(name, str) else None

@@ -32,6 +32,10 @@ class Peer(Protocol):
     async def request(self, method: str, params: dict[str, Any]) -> Response:
         """Send a server request and await the answer (bound it with ``asyncio.timeout``)."""
 
+    @property
+    def closed(self) -> bool:
+        """True once the client has gone."""
+
 
 @dataclass
 class RequestContext(Generic[S]):
@@ -44,6 +48,8 @@ class RequestContext(Generic[S]):
     """The names of every method the server answers (``initialize`` lists them)."""
     denied: set[str] = field(default_factory=set)
     """Ids of tool calls the user did not approve during this request."""
+    client: str | None = None
+    """The client's name from its initialize (``client.name``), e.g. ``ai-bridge-assistant``."""
 
     async def notify(self, method: str, params: BaseModel) -> None:
         await self.peer.notify(method, dump(params))

@@ -9,7 +9,8 @@ Exception tree (what handlers raise; everything else becomes -32603)::
     ├── LLMError                llm_service: -32010 with ``data: {code, retryable, retryAfter}``
     └── pydantic ValidationError   -32602 naming the field
 
-:func:`to_wire_error` is the only place that decides what a client sees for an exception.
+:func:`to_wire_error` is the only place that decides what a WebSocket client sees for an
+exception, :func:`to_http_error` what an HTTP client sees (docs/http.md).
 """
 
 from __future__ import annotations
@@ -74,13 +75,16 @@ ERROR_MEANINGS: Final[dict[WireCode, str]] = {
     ),
     WireCode.NOTE_NOT_FOUND: "The note does not exist.",
     WireCode.NOTE_EXISTS: "The note already exists (pass overwrite: true to replace it).",
-    WireCode.NOTE_CONFLICT: "The note changed since it was read.",
+    WireCode.NOTE_CONFLICT: (
+        "The note changed since it was read, or since the user approved the write."
+    ),
     WireCode.FORBIDDEN_PATH: (
         "The path is absolute, leaves the vault, is in a system folder or has a wrong type."
     ),
     WireCode.NOTE_UNREADABLE: "The note is too large (> 5 MiB) or not text; data: {reason}.",
     WireCode.NOTE_WRITE_FAILED: (
-        "The disk is full, or the folder read-only or not writable: the note is unchanged."
+        "The disk is full, the folder read-only or not writable, or the server is out of file "
+        "handles: the note is unchanged."
     ),
     WireCode.TOOL_DENIED: (
         "A tool call was not approved; data: {index, name, results} (calls run before it)."
@@ -97,6 +101,7 @@ _VAULT_CODES: Final[dict[str, WireCode]] = {
     "not_text": WireCode.NOTE_UNREADABLE,
     "invalid_edit": WireCode.INVALID_PARAMS,
     "write_failed": WireCode.NOTE_WRITE_FAILED,
+    "no_file_handles": WireCode.NOTE_WRITE_FAILED,
 }
 
 MAX_FIELD_ERRORS: Final = 3
@@ -160,6 +165,57 @@ def to_wire_error(exc: BaseException) -> WireError:
         return WireError(int(WireCode.INVALID_PARAMS), invalid_params_message(exc))
     logger.error("internal error while handling a request", exc_info=exc)
     return WireError(int(WireCode.INTERNAL_ERROR), "Internal error.")
+
+
+@dataclass(frozen=True, slots=True)
+class HttpError:
+    """An HTTP API error: the status, the code (``auth_failed``, ``budget_exceeded``,
+    ``rate_limit``, ``api_error``, ``invalid_request``, ``tool_denied``, ``too_large``,
+    ``internal_error``) and
+    one sentence; ``retry_after`` seconds for a 429 when the provider said."""
+
+    status: int
+    code: str
+    message: str
+    retry_after: float | None = None
+    data: dict[str, Any] | None = None
+
+
+class BodyTooLarge(Exception):
+    """An HTTP request body grew past the limit while it was read (413)."""
+
+
+_HTTP_RPC: Final[dict[WireCode, tuple[int, str]]] = {
+    WireCode.BUDGET_EXCEEDED: (402, "budget_exceeded"),
+    WireCode.TOOL_DENIED: (403, "tool_denied"),
+    WireCode.INVALID_PARAMS: (400, "invalid_request"),
+    WireCode.NO_PROVIDER: (400, "invalid_request"),
+}
+_HTTP_LLM: Final[dict[str, tuple[int, str]]] = {
+    "auth_error": (401, "auth_failed"),
+    "quota_exceeded": (402, "budget_exceeded"),
+    "rate_limit": (429, "rate_limit"),
+}
+
+
+def to_http_error(exc: BaseException) -> HttpError:
+    """What an HTTP client sees for ``exc``: the provider's refusals keep their meaning (a
+    refused key 401, a used-up budget or quota 402, a rate limit 429), every other provider
+    failure is 502; unexpected exceptions are logged and never leaked (500)."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, LLMError):
+        status, code = _HTTP_LLM.get(exc.code, (502, "api_error"))
+        return HttpError(status, code, str(exc), exc.retry_after)
+    if isinstance(exc, RpcError) and exc.code in _HTTP_RPC:
+        status, code = _HTTP_RPC[exc.code]
+        return HttpError(status, code, exc.message, data=exc.data)
+    if isinstance(exc, ValidationError):
+        return HttpError(400, "invalid_request", f"Invalid body: {field_problems(exc)}.")
+    if isinstance(exc, BodyTooLarge):
+        return HttpError(413, "too_large", str(exc))
+    logger.error("internal error while handling an HTTP request", exc_info=exc)
+    return HttpError(500, "internal_error", "Internal error.")
 
 
 def invalid_params_message(exc: Any) -> str:

@@ -4,7 +4,10 @@
 docs/protocol.md for the exact algorithm), written atomically with mode 0600 once the server
 listens, removed when it stops::
 
-    {"url": "ws://127.0.0.1:PORT", "token": "...", "pid": 1234, "protocolVersion": 1}
+    {"url": "ws://127.0.0.1:PORT", "token": "...", "pid": 1234, "protocolVersion": 1,
+     "httpUrl": "http://127.0.0.1:PORT2"}
+
+``httpUrl`` is the HTTP API's address (docs/http.md), with the same token as a bearer token.
 """
 
 from __future__ import annotations
@@ -28,14 +31,18 @@ class InfoRecord(NamedTuple):
     token: str
     pid: int
     protocol_version: int
+    http_url: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "url": self.url,
             "token": self.token,
             "pid": self.pid,
             "protocolVersion": self.protocol_version,
         }
+        if self.http_url is not None:
+            data["httpUrl"] = self.http_url
+        return data
 
 
 def default_info_file(vault_root: Path) -> Path:
@@ -71,6 +78,7 @@ def read_info_file(path: Path) -> InfoRecord:
             token=str(raw["token"]),
             pid=int(raw["pid"]),
             protocol_version=int(raw["protocolVersion"]),
+            http_url=None if raw.get("httpUrl") is None else str(raw["httpUrl"]),
         )
     except FileNotFoundError:
         raise InfoFileError(

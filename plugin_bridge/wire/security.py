@@ -4,18 +4,26 @@ A web page in the user's browser can open ``ws://127.0.0.1:PORT`` too, so the ha
 (HTTP 403) an ``Origin`` header that is not in the allowlist (non-browser clients send none),
 and a ``Host`` header that is not ``127.0.0.1:PORT``, ``localhost:PORT`` or ``[::1]:PORT`` (a
 DNS-rebinding page would send its own host name). The token check comes after, in
-``initialize``.
+``initialize``. A client that sends a ``nonce`` in the URL gets :func:`server_proof` of it as
+the first frame, so it can tell the real server from an impostor before it sends the token.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import ipaddress
+import re
 import socket
 from collections.abc import Collection
 from typing import Final, Protocol
+from urllib.parse import parse_qs, urlsplit
 
 DEFAULT_ALLOWED_ORIGINS: Final = ("app://obsidian.md",)
 BACKLOG: Final = 128
+_NONCE: Final = re.compile(r"[A-Za-z0-9_-]{22,128}")
+"""A nonce: base64url without padding, 16 to 96 bytes (the plugin sends 32: 43 characters)."""
 
 
 class HeaderSource(Protocol):
@@ -49,6 +57,11 @@ def ws_url(host: str, port: int) -> str:
     return f"ws://{shown}:{port}"
 
 
+def http_url(host: str, port: int) -> str:
+    """``http://host:port`` with IPv6 addresses bracketed (the HTTP API's address)."""
+    return "http" + ws_url(host, port).removeprefix("ws")
+
+
 def allowed_hosts(port: int) -> frozenset[str]:
     return frozenset({f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"})
 
@@ -64,3 +77,25 @@ def check_handshake(
     if len(hosts) != 1 or hosts[0].lower() not in allowed_hosts(port):
         return "Host not allowed: connect to 127.0.0.1, localhost or [::1].\n"
     return None
+
+
+class BadNonce(ValueError):
+    """The handshake URL's ``nonce`` is not one nonce of 22-128 base64url characters."""
+
+
+def nonce_of(path: str) -> str | None:
+    """The ``nonce`` query parameter of a handshake request path, None when there is none;
+    :class:`BadNonce` when it is malformed or given twice."""
+    values = parse_qs(urlsplit(path).query, keep_blank_values=True).get("nonce")
+    if values is None:
+        return None
+    if len(values) != 1 or not _NONCE.fullmatch(values[0]):
+        raise BadNonce("nonce must be given once, as 22 to 128 base64url characters.\n")
+    return values[0]
+
+
+def server_proof(token: str, nonce: str) -> str:
+    """base64url (no padding) of HMAC-SHA256(key = token's UTF-8 bytes, message = nonce's
+    UTF-8 bytes): what ``$/serverProof`` carries (docs/protocol.md, Connecting)."""
+    digest = hmac.digest(token.encode("utf-8"), nonce.encode("utf-8"), hashlib.sha256)
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")

@@ -2,7 +2,10 @@
 
 The server owns its live connections (as websockets' own server does). Limits are in
 :mod:`plugin_bridge.wire.transport`; a connection that has not completed ``initialize`` within
-``init_timeout`` seconds is closed with 4408.
+``init_timeout`` seconds, or within ``init_frames`` frames, is closed with 4408. No client can
+hold the event loop: the read loop yields after every frame (each connection gets one frame
+per turn of the loop), and the unsent bytes of all connections together are bounded by
+``memory_budget`` (past it the connections holding the most are closed with 4429).
 """
 
 from __future__ import annotations
@@ -14,12 +17,16 @@ from collections.abc import Collection
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
+from plugin_bridge.wire.budget import DEFAULT_MEMORY_BUDGET, UnsentBudget
 from plugin_bridge.wire.connection import OUTGOING_LIMIT, Connection
 from plugin_bridge.wire.protocol import CLOSE_INIT_TIMEOUT, CLOSE_NOT_READING
 from plugin_bridge.wire.security import (
     DEFAULT_ALLOWED_ORIGINS,
+    BadNonce,
     bind_socket,
     check_handshake,
+    nonce_of,
+    server_proof,
     ws_url,
 )
 from plugin_bridge.wire.transport import (
@@ -40,6 +47,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_INIT_TIMEOUT: Final = 10.0
+DEFAULT_INIT_FRAMES: Final = 32
+"""A connection that sent this many frames without completing initialize is closed (4408)."""
+PROOF_METHOD: Final = "$/serverProof"
 DEFAULT_DRAIN_TIMEOUT: Final = 30.0
 STUCK_CLOSE_SECONDS: Final = 1.0
 """A client that reads none of its replies for this long is closed with 4429."""
@@ -58,8 +68,16 @@ class BridgeServer(Generic[S]):
         allowed_origins: Collection[str] = DEFAULT_ALLOWED_ORIGINS,
         init_timeout: float = DEFAULT_INIT_TIMEOUT,
         drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+        init_frames: int = DEFAULT_INIT_FRAMES,
+        memory_budget: int = DEFAULT_MEMORY_BUDGET,
+        token: str | None = None,
     ) -> None:
         self.drain_timeout = drain_timeout
+        self.init_frames = init_frames
+        self.token = token
+        """Proves the server to a client that sends a nonce (None: no proof is sent)."""
+        self.unsent: UnsentBudget[Connection[S]] = UnsentBudget(memory_budget, self._evict)
+        self._sockets: dict[Connection[S], ServerConnection] = {}
         self.router = router
         self.app = app
         self.allowed_origins = frozenset(allowed_origins)
@@ -117,10 +135,32 @@ class BridgeServer(Generic[S]):
 
     def _check_handshake(self, connection: ServerConnection, request: Request) -> Response | None:
         reason = check_handshake(request.headers, self.port, self.allowed_origins)
-        if reason is None:
-            return None
-        logger.warning("refused a WebSocket handshake: %s", reason.strip())
-        return connection.respond(HTTPStatus.FORBIDDEN, reason)
+        if reason is not None:
+            logger.warning("refused a WebSocket handshake: %s", reason.strip())
+            return connection.respond(HTTPStatus.FORBIDDEN, reason)
+        try:
+            nonce_of(request.path)
+        except BadNonce as exc:
+            logger.warning("refused a WebSocket handshake: %s", str(exc).strip())
+            return connection.respond(HTTPStatus.BAD_REQUEST, str(exc))
+        return None
+
+    def _evict(self, connection: Connection[S]) -> None:
+        """Over the memory budget: close the client holding the most unsent data (4429)."""
+        ws = self._sockets.get(connection)
+        if ws is None:
+            return
+        logger.warning(
+            "closing a client that holds %.1f MB of unread replies: all clients hold %.1f MB, "
+            "over the %.0f MB budget",
+            self.unsent.held(connection) / 1e6,
+            self.unsent.total / 1e6,
+            self.unsent.limit / 1e6,
+        )
+        for work in (connection.connection_lost(), _close_stuck(ws)):  # no more replies
+            task = asyncio.create_task(work)
+            self._broadcasts.add(task)
+            task.add_done_callback(self._broadcasts.discard)
 
     async def _watch_drain(self, ws: ServerConnection, connection: Connection[S]) -> None:
         """Close a client that leaves more than OUTGOING_LIMIT bytes unread for
@@ -148,42 +188,67 @@ class BridgeServer(Generic[S]):
                 logger.debug("dropped a message for a closed connection")
 
         no_delay(ws.transport.get_extra_info("socket"))
-        connection = Connection(self.router, self.app, send, peer_name=str(ws.id)[:8])
+        connection: Connection[S] = Connection(
+            self.router,
+            self.app,
+            send,
+            peer_name=str(ws.id)[:8],
+            account=lambda delta: self.unsent.change(connection, delta),
+        )
         self.connections.add(connection)
+        self._sockets[connection] = ws
         watchdog = asyncio.create_task(self._watch_drain(ws, connection))
-        deadline = asyncio.get_running_loop().time() + self.init_timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.init_timeout
+        frames = 0
         try:
+            nonce = nonce_of(ws.request.path) if ws.request is not None else None
+            if nonce is not None and self.token is not None:
+                proof = {"proof": server_proof(self.token, nonce)}
+                await ws.send(connection.protocol.notification(PROOF_METHOD, proof), text=True)
             while True:
                 if connection.outgoing > OUTGOING_LIMIT:
                     await connection.drained()  # backpressure: read nothing meanwhile
                 if connection.ready:
                     frame = await ws.recv()
                 else:
+                    # Frames already queued come back without waiting: check the deadline too.
+                    if frames >= self.init_frames or loop.time() >= deadline:
+                        await _close_stuck(ws, CLOSE_INIT_TIMEOUT, "initialize timeout")
+                        return
                     try:
                         async with asyncio.timeout_at(deadline):
                             frame = await ws.recv()
                     except TimeoutError:
-                        await ws.close(CLOSE_INIT_TIMEOUT, "initialize timeout")
+                        await _close_stuck(ws, CLOSE_INIT_TIMEOUT, "initialize timeout")
                         return
+                    frames += 1
                 await connection.handle_frame(frame)
                 close = connection.protocol.close_request
                 if close is not None:
                     await ws.close(close.code, close.reason)
                     return
+                await asyncio.sleep(0)  # one frame per turn: the others' frames and tasks run
         except ConnectionClosed:
             pass
         finally:
             watchdog.cancel()
             await connection.connection_lost()
             self.connections.discard(connection)
+            self._sockets.pop(connection, None)
+            self.unsent.forget(connection)
 
 
-async def _close_stuck(ws: ServerConnection) -> None:
-    """Close a client that reads nothing: its close frame may never get through, so the
+async def _close_stuck(
+    ws: ServerConnection,
+    code: int = CLOSE_NOT_READING,
+    reason: str = "the client does not read its replies",
+) -> None:
+    """Close a client that may read nothing: its close frame may never get through, so the
     connection is dropped if the closing handshake does not finish within a second."""
     try:
         async with asyncio.timeout(STUCK_CLOSE_SECONDS):
-            await ws.close(CLOSE_NOT_READING, "the client does not read its replies")
+            await ws.close(code, reason)
     except TimeoutError:
         ws.transport.abort()
 
@@ -206,8 +271,12 @@ async def start_server(
     allowed_origins: Collection[str] = DEFAULT_ALLOWED_ORIGINS,
     init_timeout: float = DEFAULT_INIT_TIMEOUT,
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+    init_frames: int = DEFAULT_INIT_FRAMES,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    token: str | None = None,
 ) -> BridgeServer[S]:
-    """Serve ``router``'s methods with ``app`` on ``sock`` (listening) or a new ``host:port``."""
+    """Serve ``router``'s methods with ``app`` on ``sock`` (listening) or a new ``host:port``;
+    with ``token``, a client that sends a nonce gets ``$/serverProof`` first."""
     server = BridgeServer(
         router,
         app,
@@ -215,6 +284,9 @@ async def start_server(
         allowed_origins=allowed_origins,
         init_timeout=init_timeout,
         drain_timeout=drain_timeout,
+        init_frames=init_frames,
+        memory_budget=memory_budget,
+        token=token,
     )
     await server.start()
     return server

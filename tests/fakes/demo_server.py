@@ -5,12 +5,15 @@ serves ``DIR`` exactly as ``serve`` does (same router, vault layer and confirm r
 with a model that answers by keyword, so a test can drive each case from the chat input:
 
 - "slow": a long answer streamed one word every ``--delay`` seconds (for Stop);
+- "four edits": an ``edit_note`` call changing lines 2, 7, 12 and 17 of ``Plan.md``;
 - "edit": an ``edit_note`` call changing lines 2 and 19 of ``Plan.md`` (two hunks to review);
+- a rewrite (command/rewrite): the selection in capitals; text at the cursor: a fixed sentence;
 - "write": a ``create_note`` call for ``Ideas/Kites.md``;
 - "fail": an overloaded provider (a retryable error);
 - anything else: "You said: <text>" citing [[Welcome]].
 
-It writes its info file like ``serve`` and stops on SIGTERM / SIGINT.
+With ``--embedder`` the vault gets the fake embedder (semantic search and related notes, no
+network). It writes its info file like ``serve`` and stops on SIGTERM / SIGINT.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ class DemoProvider(ScriptedProvider):
             verdict = "failed" if result.is_error else "is done"
             return _answer(f"The change {verdict}: {result.content[:200]}")
         text = last.text
+        if "<selection>" in text or "at the cursor" in text:
+            return _answer(_rewritten(text))
         if "fail" in text:
             raise LLMError(
                 "The model provider is overloaded (529); try again in a moment.",
@@ -63,6 +68,12 @@ class DemoProvider(ScriptedProvider):
                 provider=self.name,
                 retryable=True,
             )
+        if "four edits" in text:
+            edits = [
+                {"old_text": f"Step {n}: do thing {n}.", "new_text": f"Step {n}: done."}
+                for n in (2, 7, 12, 17)
+            ]
+            return _calls(ToolCall("call_four", "edit_note", {"path": "Plan.md", "edits": edits}))
         if "edit" in text:
             edits = [
                 {"old_text": "Step 2: do thing 2.", "new_text": "Step 2: do the better thing."},
@@ -88,6 +99,14 @@ class DemoProvider(ScriptedProvider):
         yield ResponseComplete(response)
 
 
+def _rewritten(prompt: str) -> str:
+    """The demo's rewrite: the selection in capitals, or a sentence to continue with."""
+    start, end = prompt.find("<selection>\n"), prompt.find("\n</selection>")
+    if start == -1:
+        return "And then the wind carried the kites higher."
+    return prompt[start + len("<selection>\n") : end].upper()
+
+
 def _answer(text: str) -> LLMResponse:
     return LLMResponse(text=text, usage=Usage(120, len(text.split())), model="demo-model")
 
@@ -98,9 +117,15 @@ def _calls(call: ToolCall) -> LLMResponse:
     )
 
 
-async def serve(vault_root: Path, info_file: Path, origins: list[str], delay: float) -> None:
+async def serve(
+    vault_root: Path, info_file: Path, origins: list[str], delay: float, embedder: bool
+) -> None:
     (vault_root / "Plan.md").write_text(PLAN, encoding="utf-8")
     vault = Vault(vault_root, info_file.parent / "data")
+    if embedder:
+        from llm_service.embedders.fake import FakeEmbedder
+
+        vault.use_embedder(FakeEmbedder())
     await vault.start()
     token = secrets.token_urlsafe(32)
     app = BridgeApp(
@@ -116,7 +141,9 @@ async def serve(vault_root: Path, info_file: Path, origins: list[str], delay: fl
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     allowed = (*DEFAULT_ALLOWED_ORIGINS, *origins)
-    async with await start_server(build_router(), app, allowed_origins=allowed) as server:
+    async with await start_server(
+        build_router(), app, allowed_origins=allowed, token=token
+    ) as server:
         write_info_file(info_file, InfoRecord(server.url, token, os.getpid(), PROTOCOL_VERSION))
         try:
             await stop.wait()
@@ -132,8 +159,9 @@ def main() -> None:
     parser.add_argument("--info-file", type=Path, required=True)
     parser.add_argument("--origin", action="append", default=[], help="another allowed Origin")
     parser.add_argument("--delay", type=float, default=0.02, help="seconds per word of 'slow'")
+    parser.add_argument("--embedder", action="store_true", help="semantic search (fake embedder)")
     args = parser.parse_args()
-    asyncio.run(serve(args.vault, args.info_file, args.origin, args.delay))
+    asyncio.run(serve(args.vault, args.info_file, args.origin, args.delay, args.embedder))
 
 
 if __name__ == "__main__":

@@ -1,17 +1,19 @@
 """A tiny scripted HTTP/1.1 server on 127.0.0.1 for testing the real SDKs against real bytes.
 
-Each request takes the next queued :class:`Reply` (FIFO). A reply is a status, headers and either
-a whole body or a list of streamed chunks (sent with chunked transfer encoding, as real APIs stream
-SSE and NDJSON). Special chunk markers let a test hang the stream until the client goes away
-(``HANG``) or tear the connection down (``RESET``). Every request is recorded, and
-``disconnected`` is set when a client drops a connection in the middle of a reply.
+Each request takes the next queued :class:`Reply` (FIFO), or, when ``route`` is set, the reply
+it gives for the recorded request (for clients that send several requests at once). A reply is
+a status, headers and either a whole body or a list of streamed chunks (sent with chunked
+transfer encoding, as real APIs stream SSE and NDJSON). Special chunk markers let a test hang
+the stream until the client goes away (``HANG``) or tear the connection down (``RESET``). Every
+request is recorded, and ``disconnected`` is set when a client drops a connection in the middle
+of a reply.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -66,6 +68,8 @@ class FakeHTTPServer:
 
     def __init__(self) -> None:
         self.replies: list[Reply] = []
+        self.route: Callable[[Recorded], Reply] | None = None
+        """When set, the reply for each request, instead of the queue."""
         self.requests: list[Recorded] = []
         self.disconnected = asyncio.Event()
         self._server: asyncio.Server | None = None
@@ -122,14 +126,9 @@ class FakeHTTPServer:
                 name, value = line.split(":", 1)
                 headers[name.strip().lower()] = value.strip()
         body = await reader.readexactly(int(headers.get("content-length", "0")))
-        self.requests.append(Recorded(method, path, headers, body))
-        reply = (
-            self.replies.pop(0)
-            if self.replies
-            else Reply.json(
-                {"error": f"fake server: no reply queued for {method} {path}"}, status=599
-            )
-        )
+        request = Recorded(method, path, headers, body)
+        self.requests.append(request)
+        reply = self._reply_for(request)
         if reply.reset:
             writer.transport.abort()
             return False
@@ -154,6 +153,16 @@ class FakeHTTPServer:
         await writer.drain()
         return True
 
+    def _reply_for(self, request: Recorded) -> Reply:
+        if self.route is not None:
+            return self.route(request)
+        if self.replies:
+            return self.replies.pop(0)
+        return Reply.json(
+            {"error": f"fake server: no reply queued for {request.method} {request.path}"},
+            status=599,
+        )
+
     async def _wait_for_disconnect(self, reader: asyncio.StreamReader) -> None:
         while await reader.read(4096):
             pass
@@ -168,6 +177,7 @@ def _head(reply: Reply, extra: dict[str, str]) -> bytes:
 
 _REASONS = {
     200: "OK",
+    302: "Found",
     400: "Bad Request",
     401: "Unauthorized",
     403: "Forbidden",

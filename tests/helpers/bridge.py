@@ -11,12 +11,13 @@ import asyncio
 import itertools
 import json
 import shutil
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from starlette.routing import BaseRoute
 from websockets.asyncio.client import ClientConnection, connect
 
 from llm_service import Provider
@@ -24,8 +25,10 @@ from llm_service.embedders import Embedder
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.app.turn.confirm import DEFAULT_CONFIRM_TIMEOUT, ask_client
 from plugin_bridge.handlers import build_router
+from plugin_bridge.httpapi.app import Lifespan, build_http_app
+from plugin_bridge.httpapi.server import HttpServer, start_http
 from plugin_bridge.vault.notes.vault import Vault
-from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
+from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS, bind_socket
 from plugin_bridge.wire.server import (
     DEFAULT_DRAIN_TIMEOUT,
     DEFAULT_INIT_TIMEOUT,
@@ -131,6 +134,13 @@ class Bridge:
     app: BridgeApp
     server: BridgeServer[BridgeApp]
     vault: Vault
+    http: HttpServer | None = None
+    """The HTTP listener (``running_bridge(http=True)``)."""
+
+    @property
+    def http_url(self) -> str:
+        assert self.http is not None, "start the bridge with http=True"
+        return self.http.url
 
     @property
     def url(self) -> str:
@@ -170,10 +180,15 @@ async def running_bridge(
     embedder: Embedder | None = None,
     vault_root: Path | None = None,
     semantic_options: dict[str, Any] | None = None,
+    server_options: dict[str, Any] | None = None,
+    http: bool = False,
+    http_mounts: Sequence[BaseRoute] = (),
+    http_lifespans: Sequence[Lifespan] = (),
     **app_kw: Any,
 ) -> AsyncIterator[Bridge]:
     """Serve a copy of examples/vault (or ``vault_root``), fully indexed, in this process;
-    with ``embedder``, fully embedded too."""
+    with ``embedder``, fully embedded too; with ``http``, the HTTP API too (with these extra
+    mounts and lifespans)."""
     root = vault_root or copy_example_vault(tmp_path)
     vault = Vault(root, tmp_path / "data", watch=watch)
     if embedder is not None:
@@ -196,11 +211,26 @@ async def running_bridge(
         allowed_origins=allowed_origins,
         init_timeout=init_timeout,
         drain_timeout=drain_timeout,
+        token=app.token,
+        **(server_options or {}),
     )
     app.broadcast = server.broadcast
+    listener = None
+    if http:
+        sock = bind_socket("127.0.0.1", 0)
+        asgi = build_http_app(
+            app,
+            port=sock.getsockname()[1],
+            allowed_origins=allowed_origins,
+            mounts=http_mounts,
+            lifespans=http_lifespans,
+        )
+        listener = await start_http(asgi, sock, drain_timeout=1)
     try:
-        yield Bridge(app, server, vault)
+        yield Bridge(app, server, vault, listener)
     finally:
+        if listener is not None:
+            await listener.close()
         await server.close()
         await app.aclose()
         await vault.close()

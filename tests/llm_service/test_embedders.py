@@ -317,3 +317,63 @@ async def test_a_slow_embedder_gets_smaller_batches_and_longer_timeouts(
     assert (await embedder.embed(["e"])).shape == (1, 2)
     assert embedder.timeout == pytest.approx(0.6)
     await embedder.aclose()
+
+
+# -- one connection per vendor ---------------------------------------------------------------
+
+
+async def test_an_embedder_and_a_chat_provider_share_one_ollama_connection(
+    fake_http: FakeHTTPServer,
+) -> None:
+    """Both go through the connection's one HTTP client; the embedder translates errors with
+    the connection's words, and closing a borrower leaves the shared client open."""
+    from llm_service import Message, OllamaProvider
+    from llm_service.connections.ollama import OllamaConnection
+    from tests.fakes import ollama as fake_ollama
+
+    connection = OllamaConnection(fake_http.url, timeout=5.0)
+    provider = OllamaProvider(model=fake_ollama.MODEL, connection=connection)
+    embedder = OllamaEmbedder(fake.OLLAMA_MODEL, connection=connection, **options())
+    fake_http.enqueue(
+        fake_ollama.text_reply("hi", stream=False),
+        fake.ollama_reply([[1, 0]], 2),
+        Reply.json({"error": "model 'nomic-embed-text' not found"}, status=404),
+    )
+    assert (await provider.chat([Message.user("hello")])).text == "hi"
+    client = connection.http()
+    await embedder.embed(["a"])
+    assert connection.http() is client and embedder.base_url == provider.base_url
+    with pytest.raises(LLMError, match="ollama pull nomic-embed-text") as caught:
+        await embedder.embed(["b"])
+    assert caught.value.code == "invalid_request"
+    await embedder.aclose()
+    await provider.aclose()
+    assert connection.http() is client  # borrowers do not close what they did not open
+    await connection.aclose()
+
+
+async def test_an_openai_embedder_borrows_the_providers_key_and_name(
+    fake_http: FakeHTTPServer,
+) -> None:
+    """A connection given to both sends one key and names the server the same in errors."""
+    from llm_service import OpenAIProvider
+    from llm_service.connections.openai import OpenAIConnection
+    from tests.fakes import openai as fake_openai
+
+    connection = OpenAIConnection(
+        "sk-shared-1234", base_url=fake_http.url + "/v1", timeout=5.0, name="LM Studio"
+    )
+    provider = OpenAIProvider(connection=connection)
+    embedder = OpenAIEmbedder(fake.OPENAI_MODEL, connection=connection, **options())
+    fake_http.enqueue(
+        fake.openai_reply([[1, 0]]),
+        fake_openai.error_reply(401, "Incorrect API key sk-shared-1234"),
+    )
+    await embedder.embed(["a"])
+    assert fake_http.requests[0].headers["authorization"] == "Bearer sk-shared-1234"
+    with pytest.raises(LLMError) as caught:
+        await embedder.embed(["b"])
+    assert caught.value.code == "auth_error" and caught.value.provider == "LM Studio"
+    assert "sk-shared-1234" not in str(caught.value)
+    assert provider.name == embedder.name == "LM Studio"
+    await connection.aclose()

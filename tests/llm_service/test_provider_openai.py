@@ -308,7 +308,7 @@ async def test_stream_request_body_carries_the_whole_history(fake_http: FakeHTTP
     assert request.json() == {
         "model": "gpt-x",
         "messages": EXPECTED_MESSAGES,
-        "max_tokens": 1024,  # a compatible server: the field every server knows
+        "max_tokens": 4096,  # a compatible server: the field every server knows
         "tools": OPENAI_TOOLS,
         "stream": True,
         "stream_options": {"include_usage": True},
@@ -363,15 +363,16 @@ async def test_missing_key_fails_before_any_request(
     assert fake_http.requests == []
 
 
-async def test_local_server_without_key_gets_a_placeholder(
+async def test_a_base_url_without_a_key_gets_no_authorization_header(
     fake_http: FakeHTTPServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A base_url with no key anywhere still works: local servers ignore the key."""
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    """A base_url with no key given works keyless: OPENAI_API_KEY (meant for OpenAI's API) is
+    not sent to it, and no Authorization header at all."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-for-openai-only")
     fake_http.enqueue(fake.text_reply("local", stream=False))
     reply = await OpenAIProvider(base_url=fake_http.url + "/v1").chat(HELLO, model="qwen3")
     assert reply.text == "local"
-    assert fake_http.requests[0].headers["authorization"].startswith("Bearer ")
+    assert "authorization" not in fake_http.requests[0].headers
 
 
 async def test_list_models_reads_the_models_endpoint_newest_first(
@@ -426,6 +427,8 @@ ERROR_TABLE = [
     pytest.param(403, None, "auth_error", False, id="403"),
     pytest.param(429, None, "rate_limit", True, id="429"),
     pytest.param(429, "insufficient_quota", "quota_exceeded", False, id="429-quota"),
+    # OpenRouter and other compatible APIs answer 402 "insufficient credits"
+    pytest.param(402, None, "quota_exceeded", False, id="402"),
     pytest.param(529, None, "overloaded", True, id="529"),
     pytest.param(503, "overloaded_error", "overloaded", True, id="503-overloaded"),
     pytest.param(500, None, "server_error", True, id="500"),

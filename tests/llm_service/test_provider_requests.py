@@ -62,7 +62,7 @@ async def test_anthropic_request_body(fake_http: FakeHTTPServer) -> None:
         {"type": "tool_result", "tool_use_id": "call_a", "content": '["a.md"]', "is_error": False},
         {"type": "tool_result", "tool_use_id": "call_b", "content": "gone", "is_error": True},
     ]
-    assert body["max_tokens"] == 1024 and "stream" not in body
+    assert body["max_tokens"] == 4096 and "stream" not in body
 
 
 async def test_anthropic_usage_counts_cache_and_replaces_on_message_delta(
@@ -135,7 +135,7 @@ async def test_openai_request_body(fake_http: FakeHTTPServer) -> None:
     ]
     assert body["tools"] == [OpenAIProvider.format_tool(SEARCH)]
     assert body["stream_options"] == {"include_usage": True}
-    assert body["max_tokens"] == 1024  # a compatible server: the widely known field
+    assert body["max_tokens"] == 4096  # a compatible server: the widely known field
 
 
 async def test_openai_cached_tokens_are_split_from_input(fake_http: FakeHTTPServer) -> None:
@@ -195,7 +195,7 @@ async def test_ollama_request_body(fake_http: FakeHTTPServer) -> None:
     request = fake_http.requests[0]
     body = request.json()
     assert request.path == "/api/chat" and body["stream"] is True
-    assert body["options"] == {"num_predict": 1024}
+    assert body["options"] == {"num_predict": 4096}
     assert body["messages"][0] == {"role": "system", "content": "Be brief."}
     assert body["messages"][2]["tool_calls"][0] == {
         "function": {"name": "search_notes", "arguments": {"query": "kafka"}}

@@ -281,7 +281,7 @@ async def test_registered_tools_are_sent_with_every_call() -> None:
     svc = _service(provider, max_tokens=321)
     await svc.process_message("q")
     for request in provider.requests:
-        assert request.tools == svc.get_registered_tools()
+        assert request.tools == svc.tool_specs()
         assert request.max_tokens == 321
         assert request.model == "claude-sonnet-5-5"
 
@@ -290,7 +290,7 @@ async def test_the_registry_is_public_and_delegated_to() -> None:
     """svc.tools is the ToolRegistry; validate_tool_call and run_tool_call delegate to it."""
     svc = _service(ScriptedProvider())
     assert isinstance(svc.tools, ToolRegistry)
-    assert svc.tools.get_registered_tools() == svc.get_registered_tools()
+    assert svc.tools.tool_specs() == svc.tool_specs()
     assert svc.validate_tool_call(ToolCall("c", "search_notes", {"query": "q"})) is None
     assert (
         svc.validate_tool_call(ToolCall("c", "x", {}))

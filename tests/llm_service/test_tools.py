@@ -48,8 +48,10 @@ def _call(name: str = "search_notes", **arguments: Any) -> ToolCall:
 
 
 def test_registered_tools_are_listed_in_registration_order() -> None:
-    """get_registered_tools returns each tool's spec, in the order registered."""
-    specs = _registry().get_registered_tools()
+    """tool_specs returns each tool's spec, in the order registered; get_registered_tools their
+    names."""
+    assert _registry().get_registered_tools() == ["search_notes", "read_note"]
+    specs = _registry().tool_specs()
     assert [s.name for s in specs] == ["search_notes", "read_note"]
     assert specs[0] == ToolSpec("search_notes", "Search the vault.", SEARCH_SCHEMA)
 
@@ -61,7 +63,7 @@ def test_registering_a_name_again_replaces_the_tool_and_logs(
     registry = _registry()
     with caplog.at_level(logging.INFO, logger="llm_service.tools"):
         registry.register_tool("search_notes", "New.", {"type": "object"}, _echo, permission="ask")
-    assert [s.description for s in registry.get_registered_tools()] == ["New.", "Read a note."]
+    assert [s.description for s in registry.tool_specs()] == ["New.", "Read a note."]
     assert registry.permission("search_notes") == "ask"
     assert any(
         r.levelno == logging.INFO and "search_notes" in r.getMessage() for r in caplog.records

@@ -306,7 +306,8 @@ export class BridgeClient {
 			if (!handler) throw new Error(`This client does not handle ${method}.`);
 			frame = this.codec.reply(id, await handler(method, params));
 		} catch (error) {
-			frame = this.codec.replyError(id, -32603, messageOf(error));
+			// An RpcError keeps its code (note/apply's -32022 conflict); anything else is -32603.
+			frame = this.codec.replyError(id, error instanceof RpcError ? error.code : -32603, messageOf(error));
 		}
 		if (socket.readyState === OPEN) socket.send(frame);
 	}

@@ -39,6 +39,13 @@ export interface Methods {
 		result: NoteWriteResult;
 	};
 	/**
+	 * Rewrite ``text`` as instructed (or, with no text, write what goes at the cursor),
+	 */
+	"command/rewrite": {
+		params: RewriteParams;
+		result: RewriteResult;
+	};
+	/**
 	 * Search, then stream a summary of the top notes citing them (chat/delta notifications).
 	 */
 	"command/searchSummarize": {
@@ -67,7 +74,7 @@ export interface Methods {
 		result: ConversationResult;
 	};
 	/**
-	 * Stored conversations, newest first, a page at a time.
+	 * Stored conversations, newest first, a page at a time; with a query, only those whose
 	 */
 	"conversations/list": {
 		params: ConversationsListParams;
@@ -81,7 +88,14 @@ export interface Methods {
 		result: EmptyResult;
 	};
 	/**
-	 * Server status: version, provider and model, index size and backlog.
+	 * Download a model2vec model from the Hugging Face hub (HF_ENDPOINT honoured) into the
+	 */
+	"embedder/download": {
+		params: EmbedderDownloadParams;
+		result: EmbedderDownloadResult;
+	};
+	/**
+	 * Server status: version, provider and model, index size and progress, the tool formats
 	 */
 	health: {
 		params: Empty;
@@ -151,6 +165,13 @@ export interface Methods {
 		result: PromptsListResult;
 	};
 	/**
+	 * Ollama and LM Studio on this machine (OLLAMA_HOST / LMSTUDIO_HOST), probed at once, with
+	 */
+	"runtimes/detect": {
+		params: Empty;
+		result: RuntimesDetectResult;
+	};
+	/**
 	 * The settings in effect; API keys masked (they are write-only).
 	 */
 	"settings/get": {
@@ -165,7 +186,7 @@ export interface Methods {
 		result: SettingsResult;
 	};
 	/**
-	 * Validate every call, then run the valid ones in order under their permissions.
+	 * Run the calls (see :func:`run_calls`) with the app's tools.
 	 */
 	"tools/execute": {
 		params: ToolsExecuteParams;
@@ -230,7 +251,11 @@ export interface ChatSendParams {
 	 */
 	promptId?: string | null;
 	/**
-	 * The message; may be empty only with promptId.
+	 * A turn of the setup conversation (Introduce yourself): the assistant asks about the vault and the user, and may call complete_setup to write the context note (reviewed with tool/confirm). Empty text starts it.
+	 */
+	setup?: boolean;
+	/**
+	 * The message; may be empty only with promptId or setup.
 	 */
 	text?: string;
 	/**
@@ -304,6 +329,35 @@ export interface NoteWriteResult {
 	path: string;
 	hash: string;
 }
+export interface RewriteParams {
+	/**
+	 * The selection to rewrite; empty: write new text at the cursor.
+	 */
+	text: string;
+	/**
+	 * What to do: "shorter", "fix grammar"…
+	 */
+	instruction: string;
+	/**
+	 * Text before the selection or cursor (context).
+	 */
+	before?: string | null;
+	/**
+	 * Text after the selection or cursor (context).
+	 */
+	after?: string | null;
+}
+export interface RewriteResult {
+	/**
+	 * The new text (the chat/delta notifications concatenated).
+	 */
+	text: string;
+	usage: UsageModel;
+	/**
+	 * Null when the model's price is unknown.
+	 */
+	costUsd: number | null;
+}
 export interface SearchSummarizeParams {
 	query: string;
 	/**
@@ -363,6 +417,10 @@ export interface ConversationsListParams {
 	 * nextCursor of the previous page; omit for the first.
 	 */
 	cursor?: string | null;
+	/**
+	 * Only conversations whose title or messages contain these words (any case).
+	 */
+	query?: string | null;
 }
 export interface ConversationsListResult {
 	/**
@@ -391,6 +449,18 @@ export interface ConversationsRenameParams {
 	id: string;
 	title: string;
 }
+export interface EmbedderDownloadParams {
+	/**
+	 * A model2vec model on the Hugging Face hub (owner/name).
+	 */
+	model?: string;
+}
+export interface EmbedderDownloadResult {
+	/**
+	 * The embedder now in use: model2vec:<folder>.
+	 */
+	embedder: string;
+}
 /**
  * No params (or an empty object).
  */
@@ -407,6 +477,14 @@ export interface HealthResult {
 	recommendedModels: {
 		[k: string]: string[];
 	};
+	/**
+	 * Every format tools/list and GET /api/local-llm/tools accept.
+	 */
+	supportedFormats: ("anthropic" | "openai" | "ollama" | "lmstudio" | "vllm")[];
+	/**
+	 * The tools a conversation's model is offered.
+	 */
+	toolCount: number;
 }
 export interface IndexStatus {
 	/**
@@ -414,9 +492,17 @@ export interface IndexStatus {
 	 */
 	notes: number;
 	/**
-	 * Files waiting to be indexed.
+	 * Files waiting to be indexed (at least 1 until the first scan has listed the vault); 0: the index is complete.
 	 */
 	pending: number;
+	/**
+	 * Files indexed so far of total.
+	 */
+	done?: number;
+	/**
+	 * Files the indexing under way covers (a scan's new, changed and deleted files, plus changes queued meanwhile); 0 when idle and while the vault is being listed.
+	 */
+	total?: number;
 	/**
 	 * null: lexical search only.
 	 */
@@ -459,7 +545,7 @@ export interface InitializeParams {
 }
 export interface ClientInfo {
 	/**
-	 * Client name, e.g. obsidian-ai-plugin.
+	 * Client name: ai-bridge-assistant for the Obsidian plugin (its manifest id).
 	 */
 	name: string;
 	version: string;
@@ -618,6 +704,35 @@ export interface PromptModel {
 	 * The model that runs it (front matter purpose); null: the one asked for.
 	 */
 	purpose: ("chat" | "fast" | "deep") | null;
+}
+export interface RuntimesDetectResult {
+	/**
+	 * Ollama, then LM Studio.
+	 */
+	runtimes: RuntimeInfo[];
+}
+export interface RuntimeInfo {
+	kind: "ollama" | "lmstudio";
+	/**
+	 * What settings/update's baseUrl takes: Ollama's root (provider ollama), LM Studio's /v1 (provider openai).
+	 */
+	baseUrl: string;
+	/**
+	 * The runtime's API answered.
+	 */
+	reachable: boolean;
+	models: RuntimeModelInfo[];
+}
+export interface RuntimeModelInfo {
+	id: string;
+	/**
+	 * null: the runtime does not say.
+	 */
+	supportsTools: boolean | null;
+	/**
+	 * An embedding model (for the embedder setting).
+	 */
+	embedding: boolean;
 }
 export interface SettingsResult {
 	provider: ("anthropic" | "openai" | "ollama") | null;
@@ -822,6 +937,10 @@ export interface RelatedNote {
 	 * This one links to the note asked about.
 	 */
 	linkedFrom: boolean;
+	/**
+	 * The start of its closest chunk (at most 300 characters).
+	 */
+	snippet?: string;
 }
 export interface SearchParams {
 	/**
@@ -897,6 +1016,12 @@ export interface ServerNotifications {
 	"index/progress": {
 		params: IndexProgress;
 	};
+	"$/serverProof": {
+		params: ServerProof;
+	};
+	"embedder/downloadProgress": {
+		params: EmbedderDownloadProgress;
+	};
 }
 export interface ChatDelta {
 	requestId: string | number;
@@ -948,10 +1073,37 @@ export interface IndexProgress {
 	 */
 	error?: string | null;
 }
+/**
+ * ``$/serverProof``: the first frame of a connection opened with a ``nonce``.
+ */
+export interface ServerProof {
+	/**
+	 * base64url (no padding) of HMAC-SHA256(key = the token's UTF-8 bytes, message = the nonce's UTF-8 bytes as sent in the URL).
+	 */
+	proof: string;
+}
+/**
+ * Sent to the requesting client while embedder/download runs.
+ */
+export interface EmbedderDownloadProgress {
+	requestId: string | number;
+	/**
+	 * Bytes downloaded so far.
+	 */
+	done: number;
+	/**
+	 * Bytes of the model's files (as the hub announced them).
+	 */
+	total: number;
+}
 export interface ServerRequests {
 	"tool/confirm": {
 		params: ToolConfirmParams;
 		result: ToolConfirmResult;
+	};
+	"note/apply": {
+		params: NoteApplyParams;
+		result: NoteApplyResult;
 	};
 }
 export interface ToolConfirmParams {
@@ -960,16 +1112,87 @@ export interface ToolConfirmParams {
 		[k: string]: unknown;
 	};
 	/**
+	 * What the call does, in words: "Edit Plan.md: 4 changes", "Create Kites.md".
+	 */
+	title: string;
+	/**
+	 * The id of the call in chat/toolCall.
+	 */
+	callId?: string | null;
+	/**
+	 * For writes: each note the call changes, before and after (the server's).
+	 */
+	changes?: FileChange[] | null;
+	/**
 	 * Unified diff of a write, when known.
 	 */
 	preview?: string | null;
 }
+export interface FileChange {
+	/**
+	 * Vault-relative path of the note the write changes.
+	 */
+	path: string;
+	/**
+	 * The note's text now; null for a new note.
+	 */
+	before: string | null;
+	/**
+	 * The note's text once written.
+	 */
+	after: string;
+}
 export interface ToolConfirmResult {
 	approved: boolean;
 	/**
-	 * With approved: run the call with these arguments instead (the user kept only some hunks of the write); checked against the tool's schema like any call.
+	 * With approved: write exactly these texts instead (the user kept only some hunks); each is written only while its note still has the change's before.
+	 */
+	changes?: KeptChange[] | null;
+	/**
+	 * With approved: run the call with these arguments instead; checked against the tool's schema like any call.
 	 */
 	arguments?: {
 		[k: string]: unknown;
 	} | null;
 }
+export interface KeptChange {
+	path: string;
+	/**
+	 * The text the user kept (some of the hunks of before → after).
+	 */
+	after: string;
+}
+/**
+ * The server request ``note/apply``: apply a write through Obsidian (the plugin).
+ */
+export interface NoteApplyParams {
+	/**
+	 * Vault-relative path of an existing note.
+	 */
+	path: string;
+	/**
+	 * The note's text the write was worked out from.
+	 */
+	before: string;
+	/**
+	 * The note's text once written.
+	 */
+	after: string;
+	/**
+	 * sha256 of the note's file as the server read it.
+	 */
+	expectedHash: string | null;
+}
+export interface NoteApplyResult {
+	/**
+	 * False: the note is not open; the server writes it.
+	 */
+	applied: boolean;
+	/**
+	 * With applied: sha256 hex of the note's new text (UTF-8).
+	 */
+	hash?: string | null;
+}
+
+/** The model providers the server can use (llm_service's ProviderName). */
+export const PROVIDER_NAMES = ["anthropic","openai","ollama"] as const;

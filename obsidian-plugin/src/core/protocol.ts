@@ -7,6 +7,7 @@ import type {
 } from "./protocol.gen";
 
 export type * from "./protocol.gen";
+export { PROVIDER_NAMES } from "./protocol.gen";
 
 export const PROTOCOL_VERSION = 1;
 

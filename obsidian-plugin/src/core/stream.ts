@@ -10,6 +10,8 @@ export interface ToolChip {
 	arguments: Record<string, unknown>;
 	result: string | null;
 	isError: boolean;
+	/** The user's review of a write: the dialog is open, or the write was not approved. */
+	review: "waiting" | "denied" | null;
 }
 
 export interface Turn {
@@ -44,6 +46,7 @@ export function applyNotification(turn: Turn, notification: Notification): Turn 
 						arguments: (p.arguments as Record<string, unknown>) ?? {},
 						result: null,
 						isError: false,
+						review: null,
 					},
 				],
 			};
@@ -57,6 +60,18 @@ export function applyNotification(turn: Turn, notification: Notification): Turn 
 		default:
 			return turn;
 	}
+}
+
+/** The turn with the review state of tool call `id` (its tool/confirm's callId). */
+export function markReview(turn: Turn, id: string, review: ToolChip["review"]): Turn {
+	return { ...turn, tools: turn.tools.map((tool) => (tool.id === id ? { ...tool, review } : tool)) };
+}
+
+/** What a tool chip says: running, waiting for your review, done, failed, or not applied. */
+export function chipState(tool: ToolChip): { label: string; kind: "running" | "waiting" | "done" | "failed" | "skipped" } {
+	if (tool.review === "denied") return { label: "not applied", kind: "skipped" };
+	if (tool.result === null) return tool.review === "waiting" ? { label: "waiting for your review", kind: "waiting" } : { label: "running", kind: "running" };
+	return tool.isError ? { label: "failed", kind: "failed" } : { label: "done", kind: "done" };
 }
 
 /** The turn once its request answered. The final text is the server's (deltas concatenate to it). */
@@ -73,8 +88,8 @@ export function failTurn(turn: Turn, error: Error, cancelled: boolean): Turn {
 	return { ...turn, error: cancelled ? null : error, cancelled, done: true };
 }
 
-/** "1,234 in · 56 out · $0.0012" for a finished turn. */
-export function usageLine(result: ChatSendResult): string {
+/** "1,234 in · 56 out · $0.0012" for a finished turn (or a rewrite). */
+export function usageLine(result: Pick<ChatSendResult, "usage" | "costUsd">): string {
 	const tokens = `${result.usage.inputTokens.toLocaleString("en")} in · ${result.usage.outputTokens.toLocaleString("en")} out`;
 	const cost = result.costUsd === null || result.costUsd === undefined ? "cost unknown" : `$${result.costUsd.toFixed(4)}`;
 	return `${tokens} · ${cost}`;

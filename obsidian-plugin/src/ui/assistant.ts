@@ -22,4 +22,6 @@ export interface Assistant extends Plugin {
 	/** The prompt a `/command` at the start of the input names, if any. */
 	promptFor(text: string): Prompt | undefined;
 	suggestionSource(): SuggestionSource;
+	/** Where the user sets up semantic search (an embedder); the setup card when there is one. */
+	openSetup(): void;
 }

@@ -1,76 +1,81 @@
-// Reviewing a write the model wants to make (tool/confirm): the tool, its arguments and the
-// diff split into hunks that can each be kept or dropped before anything is written.
-import { Modal, type App } from "obsidian";
-import { parseHunks, reviewAnswer, type Hunk, type Review } from "../core/diff";
-
-export interface ConfirmRequest {
-	tool: string;
-	arguments: Record<string, unknown>;
-	preview?: string | null;
-}
+// Reviewing a write the model wants to make (tool/confirm): the server's title in words, then
+// each change split into hunks (no context lines: every edit is its own) that can each be kept or
+// dropped before anything is written. Built from `title` and `changes` alone: no tool names here.
+import { Component, Modal, type App } from "obsidian";
+import { reviewAnswer, reviewOf, type Review, type ReviewedChange } from "../core/diff";
+import type { ToolConfirmParams } from "../core/protocol";
 
 export class ConfirmModal extends Modal {
-	private readonly hunks: Hunk[];
-	private readonly keep: boolean[];
+	private readonly changes: ReviewedChange[];
+	private readonly keep: boolean[][];
+	private readonly events = new Component();
 	private answered = false;
 
 	constructor(
 		app: App,
-		private readonly request: ConfirmRequest,
-		/** The note's current text, for hunks of an existing note ("" for a new one). */
-		private readonly oldText: string,
+		private readonly request: ToolConfirmParams,
 		private readonly resolve: (review: Review) => void,
 	) {
 		super(app);
-		this.hunks = parseHunks(request.preview ?? "");
-		this.keep = this.hunks.map(() => true);
+		this.changes = reviewOf(request.changes ?? []);
+		this.keep = this.changes.map((change) => change.hunks.map(() => true));
 	}
 
 	override onOpen(): void {
 		const { contentEl } = this;
-		this.setTitle(`Allow the assistant to run ${this.request.tool}?`);
+		this.events.load();
+		this.setTitle(this.request.title);
 		contentEl.addClass("aib-confirm");
-		const path = this.request.arguments.path;
-		if (typeof path === "string") contentEl.createDiv({ cls: "aib-confirm-path", text: path });
-		if (this.hunks.length === 0) {
+		if (this.changes.length === 0) {
 			contentEl.createEl("pre", { cls: "aib-tool-args", text: JSON.stringify(this.request.arguments, null, 2) });
 		}
-		this.hunks.forEach((hunk, i) => this.renderHunk(contentEl, hunk, i));
+		const count = this.changes.reduce((sum, change) => sum + change.hunks.length, 0);
+		for (const [c, change] of this.changes.entries()) {
+			if (this.changes.length > 1 || count > 1) contentEl.createDiv({ cls: "aib-confirm-path", text: change.path });
+			change.hunks.forEach((_, h) => this.renderHunk(contentEl, c, h, count));
+		}
 		const buttons = contentEl.createDiv({ cls: "modal-button-container" });
-		const approve = buttons.createEl("button", { text: "Approve", cls: "mod-cta aib-approve" });
-		approve.addEventListener("click", () => this.finish(true));
+		const approve = buttons.createEl("button", { text: count > 1 ? "Apply the kept changes" : "Apply", cls: "mod-cta aib-approve" });
+		this.events.registerDomEvent(approve, "click", () => this.finish(true));
 		const deny = buttons.createEl("button", { text: "Deny", cls: "aib-deny" });
-		deny.addEventListener("click", () => this.finish(false));
+		this.events.registerDomEvent(deny, "click", () => this.finish(false));
 	}
 
-	private renderHunk(parent: HTMLElement, hunk: Hunk, index: number): void {
+	private renderHunk(parent: HTMLElement, c: number, h: number, count: number): void {
+		const change = this.changes[c];
+		const hunk = change?.hunks[h];
+		if (!change || !hunk) return;
 		const box = parent.createDiv({ cls: "aib-hunk" });
-		const head = box.createEl("label", { cls: "aib-hunk-head" });
-		const checkbox = head.createEl("input", { type: "checkbox", cls: "aib-hunk-keep" });
-		checkbox.checked = true;
-		head.appendText(` Keep change ${index + 1} of ${this.hunks.length}`);
-		checkbox.addEventListener("change", () => {
-			this.keep[index] = checkbox.checked;
-			box.toggleClass("is-dropped", !checkbox.checked);
-		});
-		const pre = box.createEl("pre", { cls: "aib-diff" });
-		for (const line of hunk.lines) {
-			const kind = line.kind === "+" ? "aib-add" : line.kind === "-" ? "aib-del" : "aib-ctx";
-			pre.createDiv({ cls: kind, text: `${line.kind}${line.text}` });
+		if (count > 1) {
+			const head = box.createEl("label", { cls: "aib-hunk-head" });
+			const checkbox = head.createEl("input", { type: "checkbox", cls: "aib-hunk-keep" });
+			checkbox.checked = true;
+			head.appendText(` Keep change ${this.number(c, h)} of ${count} · line ${hunk.oldStart + 1}`);
+			this.events.registerDomEvent(checkbox, "change", () => {
+				const keep = this.keep[c];
+				if (keep) keep[h] = checkbox.checked;
+				box.toggleClass("is-dropped", !checkbox.checked);
+			});
 		}
+		const pre = box.createEl("pre", { cls: "aib-diff" });
+		for (const line of hunk.removed) pre.createDiv({ cls: "aib-del", text: `-${line.replace(/\n$/, "")}` });
+		for (const line of hunk.added) pre.createDiv({ cls: "aib-add", text: `+${line.replace(/\n$/, "")}` });
+	}
+
+	/** The 1-based number of hunk h of change c among all the hunks. */
+	private number(c: number, h: number): number {
+		return this.changes.slice(0, c).reduce((sum, change) => sum + change.hunks.length, 0) + h + 1;
 	}
 
 	private finish(approved: boolean): void {
 		if (this.answered) return;
 		this.answered = true;
-		const review = approved
-			? reviewAnswer(this.request.tool, this.request.arguments, this.hunks, this.keep, this.oldText)
-			: { approved: false as const };
-		this.resolve(review);
+		this.resolve(approved ? reviewAnswer(this.changes, this.keep) : { approved: false });
 		this.close();
 	}
 
 	override onClose(): void {
+		this.events.unload();
 		this.contentEl.empty();
 		if (!this.answered) {
 			this.answered = true;

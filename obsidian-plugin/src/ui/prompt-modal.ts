@@ -1,8 +1,9 @@
 // A one-field modal: "Create note from prompt" and "Search and summarize" ask with it.
-import { Modal, Setting, type App } from "obsidian";
+import { Component, Modal, Setting, type App } from "obsidian";
 
 export class PromptModal extends Modal {
 	private value = "";
+	private readonly events = new Component();
 
 	constructor(
 		app: App,
@@ -15,13 +16,14 @@ export class PromptModal extends Modal {
 	}
 
 	override onOpen(): void {
+		this.events.load();
 		this.setTitle(this.title);
 		const input = this.contentEl.createEl("textarea", {
 			cls: "aib-modal-input",
 			attr: { placeholder: this.placeholder, rows: "4" },
 		});
-		input.addEventListener("input", () => (this.value = input.value));
-		input.addEventListener("keydown", (event) => {
+		this.events.registerDomEvent(input, "input", () => (this.value = input.value));
+		this.events.registerDomEvent(input, "keydown", (event) => {
 			if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) this.submit();
 		});
 		new Setting(this.contentEl).addButton((button) =>
@@ -41,6 +43,7 @@ export class PromptModal extends Modal {
 	}
 
 	override onClose(): void {
+		this.events.unload();
 		this.contentEl.empty();
 	}
 }

@@ -1,11 +1,25 @@
 // The settings tab: how to reach the server, how to start it, and the server's own settings
 // (provider, models per purpose, keys) changed over the wire. Keys are sent to the server,
 // which checks and stores them; they are never saved in this plugin's data.json.
-import { Notice, PluginSettingTab, Setting, type App } from "obsidian";
-import type { ModelInfoModel, SettingsResult } from "../core/protocol";
+import { Component, Modal, Notice, PluginSettingTab, Setting, type App } from "obsidian";
+import type { BridgeClient } from "../core/client";
+import { PROVIDER_NAMES, type ModelInfoModel, type SettingsResult } from "../core/protocol";
 import type { Assistant } from "./assistant";
 
+/** Embedders offered besides the ones the server's model list names. */
+const KNOWN_EMBEDDERS: Record<string, string> = {
+	"ollama:nomic-embed-text": "Ollama: nomic-embed-text (local, free)",
+	"openai:text-embedding-3-small": "OpenAI: text-embedding-3-small (paid)",
+};
+
 type Purpose = "chat" | "fast" | "deep";
+
+/** How the provider dropdown names each provider the server knows (the generated list). */
+const PROVIDER_LABELS: Record<(typeof PROVIDER_NAMES)[number], string> = {
+	anthropic: "Anthropic",
+	openai: "OpenAI or compatible",
+	ollama: "Ollama",
+};
 
 /** One settings row: rendered by display(), listed by getSettingDefinitions(). */
 interface Row {
@@ -15,6 +29,9 @@ interface Row {
 }
 
 export class AssistantSettingTab extends PluginSettingTab {
+	/** DOM listeners of what display() drew, removed when the tab hides or redraws. */
+	private events = new Component();
+
 	constructor(
 		app: App,
 		private readonly plugin: Assistant,
@@ -26,14 +43,23 @@ export class AssistantSettingTab extends PluginSettingTab {
 		this.draw();
 	}
 
+	override hide(): void {
+		this.events.unload();
+	}
+
 	private draw(): void {
 		const { containerEl } = this;
+		this.events.unload();
+		this.events = new Component();
+		this.events.load();
 		containerEl.empty();
 		for (const row of this.rows()) {
 			const setting = new Setting(containerEl).setName(row.name);
 			if (row.desc) setting.setDesc(row.desc);
 			row.render(setting);
 		}
+		// The server's own settings follow their heading as siblings (never inside its row).
+		void this.showServerSettings(containerEl.createDiv({ cls: "aib-server-settings" }));
 	}
 
 	/** The same rows for Obsidian 1.13's settings search (older versions call display()). */
@@ -118,11 +144,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 			{
 				name: "Model and keys",
 				desc: "Provider, models per purpose and API keys, kept by the server.",
-				render: (s) => {
-					s.setHeading();
-					const el = s.settingEl.createDiv({ cls: "aib-server-settings" });
-					void this.showServerSettings(el);
-				},
+				render: (s) => void s.setHeading(),
 			},
 		);
 		return rows;
@@ -147,7 +169,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 			.setDesc(`Saved by the server in ${current.configFile}.`)
 			.addDropdown((dropdown) =>
 				dropdown
-					.addOptions({ "": "None", anthropic: "Anthropic", openai: "OpenAI or compatible", ollama: "Ollama" })
+					.addOptions({ "": "None", ...Object.fromEntries(PROVIDER_NAMES.map((name) => [name, PROVIDER_LABELS[name]])) })
 					.setValue(current.provider ?? "")
 					.onChange((value) => void this.saveServerSetting({ provider: value === "" ? null : value }, el)),
 			);
@@ -169,27 +191,21 @@ export class AssistantSettingTab extends PluginSettingTab {
 			} else {
 				setting.addText((text) => {
 					text.setValue(value);
-					text.inputEl.addEventListener("change", () => {
+					this.events.registerDomEvent(text.inputEl, "change", () => {
 						void this.saveServerSetting({ models: { [purpose]: text.getValue().trim() || null } }, el, false);
 					});
 				});
 			}
 		}
-		new Setting(el)
-			.setName("Semantic search")
-			.setDesc("The embedder for search by meaning and related notes, as the server names it (see its configuration guide); empty searches by words only.")
-			.addText((text) => {
-				text.setValue(current.embedder ?? "");
-				text.inputEl.addEventListener("change", () => {
-					void this.saveServerSetting({ embedder: text.getValue().trim() || null }, el, false);
-				});
-			});
+		embedderSetting(el, current.embedder ?? null, current.provider ?? null, models, (embedder) =>
+			void this.saveServerSetting({ embedder }, el),
+		);
 		new Setting(el)
 			.setName("Keep conversations as notes")
 			.setDesc("A vault folder where each conversation is saved as a note after every turn; empty keeps them only in the server's store.")
 			.addText((text) => {
 				text.setValue(current.conversationsFolder ?? "");
-				text.inputEl.addEventListener("change", () => {
+				this.events.registerDomEvent(text.inputEl, "change", () => {
 					void this.saveServerSetting({ conversationsFolder: text.getValue().trim() || null }, el, false);
 				});
 			});
@@ -225,5 +241,71 @@ export class AssistantSettingTab extends PluginSettingTab {
 			el.empty();
 			await this.showServerSettings(el);
 		}
+	}
+}
+
+/** The embedder picked from a list: words only, the known ones, and the embedding models the
+ * server's provider lists. */
+function embedderSetting(
+	el: HTMLElement,
+	current: string | null,
+	provider: string | null,
+	models: ModelInfoModel[],
+	save: (embedder: string | null) => void,
+): void {
+	const options: Record<string, string> = { "": "None: search by words only", ...KNOWN_EMBEDDERS };
+	for (const model of models) {
+		if (provider && /embed/i.test(model.id)) options[`${provider}:${model.id}`] = `${provider}: ${model.displayName ?? model.id}`;
+	}
+	if (current && !(current in options)) options[current] = current;
+	new Setting(el)
+		.setName("Semantic search")
+		.setDesc("The embedder for search by meaning and related notes; a local one is free and keeps your notes on this machine.")
+		.addDropdown((dropdown) =>
+			dropdown
+				.addOptions(options)
+				.setValue(current ?? "")
+				.onChange((value) => save(value === "" ? null : value)),
+		);
+}
+
+/** Semantic search set up from the related-notes view: the embedder picker on its own. */
+export class EmbedderModal extends Modal {
+	constructor(
+		app: App,
+		private readonly plugin: { client: BridgeClient },
+	) {
+		super(app);
+	}
+
+	override onOpen(): void {
+		this.setTitle("Set up semantic search");
+		void this.show();
+	}
+
+	private async show(): Promise<void> {
+		const { contentEl } = this;
+		try {
+			const current = await this.plugin.client.call("settings/get", {});
+			const models = await this.plugin.client.call("models/list", {}).then(
+				(list) => list.models,
+				() => [],
+			);
+			embedderSetting(contentEl, current.embedder ?? null, current.provider ?? null, models, (embedder) => {
+				this.plugin.client.call("settings/update", { embedder }).then(
+					() => {
+						new Notice(embedder ? `Semantic search uses ${embedder}: your notes are being embedded.` : "Semantic search is off.");
+						this.close();
+					},
+					(error: Error) => new Notice(error.message),
+				);
+			});
+		} catch (error) {
+			contentEl.createDiv({ cls: "setting-item-description", text: `Connect to the server first: ${(error as Error).message}` });
+		}
+	}
+
+	override onClose(): void {
+		this.contentEl.empty();
 	}
 }

@@ -1,11 +1,13 @@
 // The suggestion list under the chat input (see core/mentions.ts for what it offers).
+import { Component } from "obsidian";
 import { insertionFor, suggestionsFor, type Suggestion, type SuggestionSource } from "../core/mentions";
 
-export class Suggestions {
+export class Suggestions extends Component {
 	private readonly listEl: HTMLElement;
 	private items: Suggestion[] = [];
 	private selected = 0;
 	private start = 0;
+	private closeTimer: number | null = null;
 
 	constructor(
 		parent: HTMLElement,
@@ -13,9 +15,33 @@ export class Suggestions {
 		private readonly source: () => SuggestionSource,
 		private readonly onPick: (item: Suggestion) => void = () => undefined,
 	) {
+		super();
 		this.listEl = parent.createDiv({ cls: "aib-suggestions is-hidden" });
-		input.addEventListener("input", () => this.refresh());
-		input.addEventListener("blur", () => window.setTimeout(() => this.close(), 150));
+	}
+
+	override onload(): void {
+		this.registerDomEvent(this.input, "input", () => this.refresh());
+		this.registerDomEvent(this.listEl, "mousedown", (event) => {
+			const row = event.target instanceof HTMLElement ? event.target.closest<HTMLElement>(".aib-suggestion") : null;
+			if (!row) return;
+			event.preventDefault();
+			this.pick(Number(row.dataset.index));
+		});
+		// A click on a suggestion lands after the blur: close a moment later.
+		this.registerDomEvent(this.input, "blur", () => {
+			this.clearCloseTimer();
+			this.closeTimer = window.setTimeout(() => this.close(), 150);
+		});
+	}
+
+	override onunload(): void {
+		this.clearCloseTimer();
+		this.close();
+	}
+
+	private clearCloseTimer(): void {
+		if (this.closeTimer !== null) window.clearTimeout(this.closeTimer);
+		this.closeTimer = null;
 	}
 
 	private refresh(): void {
@@ -39,10 +65,7 @@ export class Suggestions {
 			row.toggleClass("is-selected", i === this.selected);
 			row.createSpan({ cls: "aib-suggestion-kind", text: item.kind });
 			row.createSpan({ text: item.kind === "prompt" ? `${item.value} · ${item.label}` : item.value });
-			row.addEventListener("mousedown", (event) => {
-				event.preventDefault();
-				this.pick(i);
-			});
+			row.dataset.index = String(i);
 		});
 	}
 

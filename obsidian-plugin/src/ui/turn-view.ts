@@ -3,7 +3,7 @@
 // sources and an error banner with Retry.
 import { Component, MarkdownRenderer, type App } from "obsidian";
 import type { ToolChip, Turn } from "../core/stream";
-import { usageLine } from "../core/stream";
+import { chipState, usageLine } from "../core/stream";
 import { RpcError } from "../core/rpc";
 
 const RENDER_MS = 80;
@@ -83,9 +83,9 @@ export class TurnView extends Component {
 		this.toolsEl.empty();
 		for (const tool of tools) {
 			const chip = this.toolsEl.createEl("details", { cls: "aib-tool" });
-			const state = tool.result === null ? "running" : tool.isError ? "failed" : "done";
-			chip.addClass(`aib-tool-${state}`);
-			chip.createEl("summary", { text: `${tool.name} · ${state}` });
+			const state = chipState(tool);
+			chip.addClass(`aib-tool-${state.kind}`);
+			chip.createEl("summary", { text: `${tool.name} · ${state.label}` });
 			chip.createEl("pre", { cls: "aib-tool-args", text: JSON.stringify(tool.arguments, null, 2) });
 			if (tool.result !== null) chip.createEl("pre", { cls: "aib-tool-result", text: tool.result });
 		}
@@ -101,7 +101,7 @@ export class TurnView extends Component {
 			banner.createSpan({ text: turn.error.message });
 			if (turn.error instanceof RpcError && turn.error.retryable) {
 				const retry = banner.createEl("button", { text: "Retry", cls: "aib-retry" });
-				retry.addEventListener("click", () => this.actions.retry());
+				this.registerDomEvent(retry, "click", () => this.actions.retry());
 			}
 		}
 		const sources = turn.sources;
@@ -111,7 +111,7 @@ export class TurnView extends Component {
 			for (const path of sources) {
 				const link = list.createEl("a", { text: path.replace(/\.md$/, ""), cls: "internal-link", href: "#" });
 				link.dataset.href = path;
-				link.addEventListener("click", (event) => {
+				this.registerDomEvent(link, "click", (event) => {
 					event.preventDefault();
 					this.actions.openNote(path);
 				});

@@ -1,11 +1,15 @@
-// The page the browser test opens: the real plugin (src/main.ts) with the obsidian shim, a
-// workspace with a right sidebar, and a host whose info file is the demo server's (or absent).
-import { FileSystemAdapter, Workspace } from "./obsidian-shim";
+// The page the browser test opens: the real plugin (src/main.ts) with the obsidian shim, in an
+// approximation of Obsidian's window (page.html): a vault in memory, a note editor, a right
+// sidebar with tabs, a settings window; and a host whose info file is the demo server's (or absent).
+import { FileSystemAdapter, MarkdownView, MetadataCache, Vault, Workspace, WorkspaceLeaf } from "./obsidian-shim";
+import type { Command } from "obsidian";
 import type { Host } from "../../src/core/host";
 import AssistantPlugin from "../../src/main";
 
 const query = new URLSearchParams(window.location.search);
-const info = query.get("info");
+/** The server's info file as the host reads it (a test may change it: a restarted server). */
+let info = query.get("info");
+document.body.classList.add(query.get("theme") === "light" ? "theme-light" : "theme-dark");
 
 function fakeHost(): Host {
 	return {
@@ -32,11 +36,87 @@ class BrowserPlugin extends AssistantPlugin {
 }
 
 const app: Record<string, unknown> = {};
-app.workspace = new Workspace(app, document.getElementById("sidebar")!);
-app.vault = { adapter: new FileSystemAdapter("/home/user/My Vault"), getAllLoadedFiles: () => [] };
-app.metadataCache = {};
+const vault = new Vault("/home/user/My Vault");
+const metadataCache = new MetadataCache();
+const workspace = new Workspace(app, document.getElementById("sidebar")!, document.getElementById("sidebar-tabs")!);
+app.workspace = workspace;
+app.vault = vault;
+app.metadataCache = metadataCache;
+vault.adapter = new FileSystemAdapter("/home/user/My Vault");
+
+const textarea = document.getElementById("note") as HTMLTextAreaElement;
+const markdown = new MarkdownView(new WorkspaceLeaf(app, document.getElementById("editor")!), textarea);
+(markdown.leaf as { view: unknown }).view = markdown;
+
 const plugin = new BrowserPlugin(app as never, { id: "ai-bridge-assistant", version: "0.1.0" } as never);
+
+const harness = {
+	plugin,
+	setInfo(text: string | null): void {
+		info = text;
+	},
+	/** A note in the page's vault (the test adds the server's copies of the ones it uses). */
+	addNote(path: string, text: string, tags: string[] = [], mtime = Date.now()): void {
+		vault.add(path, text, mtime);
+		metadataCache.tags.set(path, tags);
+		renderFiles();
+	},
+	/** Open a note in the editor pane and make it the active one. */
+	openNote(path: string): void {
+		const file = vault.getFileByPath(path);
+		if (!file) throw new Error(`no note ${path} in the page's vault`);
+		markdown.file = file;
+		textarea.value = vault.notes.get(path)?.text ?? "";
+		workspace.markdown = markdown;
+		document.getElementById("note-title")!.textContent = file.basename;
+		document.getElementById("tab-title")!.textContent = file.basename;
+		for (const item of document.querySelectorAll<HTMLElement>(".nav-file-title")) item.classList.toggle("is-active", item.dataset.path === path);
+		workspace.trigger("file-open", file);
+		workspace.trigger("active-leaf-change", markdown.leaf);
+	},
+	/** Select text in the editor (by its first occurrence). */
+	select(text: string): void {
+		const start = textarea.value.indexOf(text);
+		textarea.focus();
+		textarea.setSelectionRange(start, start + text.length);
+	},
+	/** Run a command of the plugin by id, as the command palette would. */
+	run(id: string): void {
+		const commands = (plugin as unknown as { commands: Command[] }).commands;
+		const command = commands.find((c) => c.id === id);
+		if (!command) throw new Error(`no command ${id}`);
+		const editor = markdown.editor as never;
+		const view = markdown as never;
+		if (command.editorCallback) void command.editorCallback(editor, view);
+		else if (command.editorCheckCallback) command.editorCheckCallback(false, editor, view);
+		else if (command.checkCallback) command.checkCallback(false);
+		else void command.callback?.();
+	},
+	/** Open Obsidian's settings window on the plugin's tab. */
+	openSettings(): void {
+		const tab = (plugin as unknown as { settingTabs: { containerEl: HTMLElement; display(): void }[] }).settingTabs[0]!;
+		const host = document.getElementById("settings")!;
+		host.classList.remove("is-hidden");
+		const content = host.querySelector(".vertical-tab-content-container")!;
+		content.replaceChildren(tab.containerEl);
+		tab.display();
+	},
+	markdown,
+	vault,
+};
+(window as unknown as { harness: typeof harness; plugin: AssistantPlugin }).harness = harness;
 (window as unknown as { plugin: AssistantPlugin }).plugin = plugin;
+
+function renderFiles(): void {
+	const list = document.getElementById("files")!;
+	list.replaceChildren();
+	for (const path of [...vault.notes.keys()].sort()) {
+		const item = list.createDiv({ cls: "nav-file-title", text: path.replace(/\.md$/, "") });
+		item.dataset.path = path;
+		item.addEventListener("click", () => harness.openNote(path));
+	}
+}
+
 void plugin.onload().then(async () => {
 	await plugin.activateView();
 	document.body.dataset.ready = "true";

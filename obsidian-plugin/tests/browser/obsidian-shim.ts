@@ -1,7 +1,10 @@
 // A small stand-in for the `obsidian` module, enough to run the real plugin bundle in a plain
-// browser page: Obsidian's DOM helpers, Component/Plugin/ItemView/Modal/Setting, a Markdown
-// renderer that makes [[wikilinks]] internal links, and a workspace with one right-side leaf.
+// browser page: Obsidian's DOM helpers, Component/Plugin/ItemView/Modal/Setting, icons drawn from
+// lucide-static (Obsidian's icon set), a Markdown renderer that makes [[wikilinks]] internal
+// links, a vault of notes in memory, and a Markdown view whose editor is a textarea with
+// Obsidian's Editor API (transactions, one undo step each). The page around it is page.html.
 /* eslint-disable */
+import * as lucide from "lucide-static";
 
 type ElInfo = { cls?: string | string[]; text?: string; attr?: Record<string, string>; type?: string; href?: string };
 
@@ -67,10 +70,20 @@ el.hasClass = function (c: string) {
 
 export const Platform = { isDesktop: true, isMobile: false };
 
+type EventRef = { owner: Events; name: string; callback: (...args: any[]) => void };
+
 export class Events {
-	on(): void {}
-	off(): void {}
-	trigger(): void {}
+	private handlers = new Map<string, ((...args: any[]) => void)[]>();
+	on(name: string, callback: (...args: any[]) => void): EventRef {
+		this.handlers.set(name, [...(this.handlers.get(name) ?? []), callback]);
+		return { owner: this, name, callback };
+	}
+	offref(ref: EventRef): void {
+		this.handlers.set(ref.name, (this.handlers.get(ref.name) ?? []).filter((c) => c !== ref.callback));
+	}
+	trigger(name: string, ...args: unknown[]): void {
+		for (const callback of this.handlers.get(name) ?? []) callback(...args);
+	}
 }
 
 export class Component {
@@ -78,12 +91,15 @@ export class Component {
 	private cleanups: (() => void)[] = [];
 	private loaded = false;
 	load(): void {
+		if (this.loaded) return;
 		this.loaded = true;
 		this.onload();
 		for (const child of this.children) child.load();
 	}
 	onload(): void {}
 	unload(): void {
+		if (!this.loaded) return;
+		this.loaded = false;
 		for (const child of this.children) child.unload();
 		this.children = [];
 		for (const cleanup of this.cleanups.splice(0)) cleanup();
@@ -103,6 +119,9 @@ export class Component {
 	register(cleanup: () => void): void {
 		this.cleanups.push(cleanup);
 	}
+	registerEvent(ref: EventRef): void {
+		this.register(() => ref.owner.offref(ref));
+	}
 	registerDomEvent(target: EventTarget, type: string, listener: (event: any) => void): void {
 		target.addEventListener(type, listener);
 		this.register(() => target.removeEventListener(type, listener));
@@ -115,14 +134,26 @@ export class Component {
 
 export class TAbstractFile {
 	constructor(public path: string) {}
-}
-export class TFile extends TAbstractFile {
-	get basename(): string {
-		return this.path.split("/").pop()!.replace(/\.md$/, "");
+	get name(): string {
+		return this.path.split("/").pop() ?? this.path;
 	}
-	extension = "md";
 }
 export class TFolder extends TAbstractFile {}
+export class TFile extends TAbstractFile {
+	extension: string;
+	stat = { mtime: 0, ctime: 0, size: 0 };
+	constructor(path: string) {
+		super(path);
+		this.extension = path.split(".").pop() ?? "";
+	}
+	get basename(): string {
+		return this.name.replace(/\.[^.]+$/, "");
+	}
+	get parent(): TFolder {
+		const folder = this.path.split("/").slice(0, -1).join("/");
+		return new TFolder(folder || "/");
+	}
+}
 
 export class FileSystemAdapter {
 	constructor(private base: string) {}
@@ -131,7 +162,114 @@ export class FileSystemAdapter {
 	}
 }
 
-export class MarkdownView {}
+/** The notes of the page's vault, in memory (the test adds the ones it uses). */
+export class Vault extends Events {
+	adapter: FileSystemAdapter;
+	notes = new Map<string, { file: TFile; text: string }>();
+	constructor(base: string) {
+		super();
+		this.adapter = new FileSystemAdapter(base);
+	}
+	add(path: string, text: string, mtime = Date.now()): TFile {
+		const file = new TFile(path);
+		file.stat.mtime = mtime;
+		this.notes.set(path, { file, text });
+		return file;
+	}
+	getAllLoadedFiles(): TAbstractFile[] {
+		return [...this.notes.values()].map((n) => n.file);
+	}
+	getMarkdownFiles(): TFile[] {
+		return [...this.notes.values()].map((n) => n.file).filter((f) => f.extension === "md");
+	}
+	getFileByPath(path: string): TFile | null {
+		return this.notes.get(path)?.file ?? null;
+	}
+	async read(file: TFile): Promise<string> {
+		return this.notes.get(file.path)?.text ?? "";
+	}
+	async process(file: TFile, fn: (data: string) => string): Promise<string> {
+		const note = this.notes.get(file.path);
+		if (!note) throw new Error(`no note ${file.path}`);
+		note.text = fn(note.text);
+		this.trigger("modify", file);
+		return note.text;
+	}
+	/** The editor saved (Obsidian saves on its own a moment after typing). */
+	save(file: TFile, text: string): void {
+		const note = this.notes.get(file.path);
+		if (note) note.text = text;
+		this.trigger("modify", file);
+	}
+}
+
+export class MetadataCache extends Events {
+	tags = new Map<string, string[]>();
+	getFileCache(file: TFile): { tags?: { tag: string }[] } | null {
+		return { tags: (this.tags.get(file.path) ?? []).map((tag) => ({ tag })) };
+	}
+	fileToLinktext(file: TFile): string {
+		return file.path.replace(/\.md$/, "");
+	}
+}
+
+export function getAllTags(cache: { tags?: { tag: string }[] }): string[] | null {
+	return cache.tags?.map((t) => t.tag) ?? null;
+}
+
+type Pos = { line: number; ch: number };
+
+/** Obsidian's Editor over a textarea: each transaction is one undo step, as in the app. */
+export class Editor {
+	private history: string[] = [];
+	constructor(public textarea: HTMLTextAreaElement) {}
+	getValue(): string {
+		return this.textarea.value;
+	}
+	setValue(text: string): void {
+		this.textarea.value = text;
+	}
+	posToOffset(pos: Pos): number {
+		const lines = this.getValue().split("\n");
+		let offset = 0;
+		for (let i = 0; i < pos.line && i < lines.length; i++) offset += (lines[i]?.length ?? 0) + 1;
+		return offset + pos.ch;
+	}
+	offsetToPos(offset: number): Pos {
+		const before = this.getValue().slice(0, offset).split("\n");
+		return { line: before.length - 1, ch: before[before.length - 1]?.length ?? 0 };
+	}
+	getCursor(which: "from" | "to" | "head" = "head"): Pos {
+		const { selectionStart, selectionEnd } = this.textarea;
+		return this.offsetToPos(which === "to" ? selectionEnd : selectionStart);
+	}
+	getSelection(): string {
+		return this.getValue().slice(this.textarea.selectionStart, this.textarea.selectionEnd);
+	}
+	somethingSelected(): boolean {
+		return this.textarea.selectionEnd > this.textarea.selectionStart;
+	}
+	getRange(from: Pos, to: Pos): string {
+		return this.getValue().slice(this.posToOffset(from), this.posToOffset(to));
+	}
+	transaction(tx: { changes?: { from: Pos; to?: Pos; text: string }[] }): void {
+		const text = this.getValue();
+		const changes = (tx.changes ?? [])
+			.map((c) => ({ from: this.posToOffset(c.from), to: this.posToOffset(c.to ?? c.from), text: c.text }))
+			.sort((a, b) => b.from - a.from);
+		let next = text;
+		for (const change of changes) next = next.slice(0, change.from) + change.text + next.slice(change.to);
+		this.history.push(text);
+		this.textarea.value = next;
+	}
+	replaceSelection(text: string): void {
+		this.transaction({ changes: [{ from: this.getCursor("from"), to: this.getCursor("to"), text }] });
+	}
+	undo(): void {
+		const previous = this.history.pop();
+		if (previous !== undefined) this.textarea.value = previous;
+	}
+}
 
 export class WorkspaceLeaf {
 	view: any = null;
@@ -163,40 +301,77 @@ export class ItemView extends Component {
 	async onClose(): Promise<void> {}
 }
 
-export class Workspace {
+/** The note open in the page's editor pane. */
+export class MarkdownView extends ItemView {
+	file: TFile | null = null;
+	editor: Editor;
+	constructor(leaf: WorkspaceLeaf, textarea: HTMLTextAreaElement) {
+		super(leaf);
+		this.editor = new Editor(textarea);
+	}
+	getMode(): "source" | "preview" {
+		return "source";
+	}
+}
+
+export class Workspace extends Events {
 	factories = new Map<string, (leaf: WorkspaceLeaf) => any>();
-	leaves: { type: string; leaf: WorkspaceLeaf }[] = [];
+	leaves: { type: string; leaf: WorkspaceLeaf; tab: HTMLElement }[] = [];
 	opened: string[] = [];
+	markdown: MarkdownView | null = null;
 	constructor(
 		private app: any,
 		private sidebar: HTMLElement,
-	) {}
+		private tabs: HTMLElement,
+	) {
+		super();
+	}
 	onLayoutReady(callback: () => void): void {
 		callback();
 	}
 	getLeavesOfType(type: string): WorkspaceLeaf[] {
+		if (type === "markdown") return this.markdown ? [this.markdown.leaf] : [];
 		return this.leaves.filter((l) => l.type === type).map((l) => l.leaf);
 	}
 	async ensureSideLeaf(type: string): Promise<WorkspaceLeaf> {
-		const existing = this.getLeavesOfType(type)[0];
-		if (existing) return existing;
-		const leaf = new WorkspaceLeaf(this.app, this.sidebar);
-		this.leaves.push({ type, leaf });
+		const existing = this.leaves.find((l) => l.type === type);
+		if (existing) {
+			this.show(type);
+			return existing.leaf;
+		}
+		const holder = this.sidebar.createDiv({ cls: "workspace-leaf" });
+		const leaf = new WorkspaceLeaf(this.app, holder);
+		const tab = this.tabs.createDiv({ cls: "workspace-tab-header clickable-icon", attr: { "data-type": type } });
+		tab.addEventListener("click", () => this.show(type));
+		this.leaves.push({ type, leaf, tab });
 		await leaf.setViewState({ type });
+		setIcon(tab, leaf.view.getIcon());
+		tab.setAttribute("aria-label", leaf.view.getDisplayText());
+		this.show(type);
 		return leaf;
+	}
+	/** The right sidebar shows one of its views at a time, like Obsidian's tabs. */
+	show(type: string): void {
+		for (const l of this.leaves) {
+			l.leaf.containerEl.toggleClass("is-hidden", l.type !== type);
+			l.tab.toggleClass("is-active", l.type === type);
+		}
 	}
 	async revealLeaf(): Promise<void> {}
 	async openLinkText(path: string): Promise<void> {
 		this.opened.push(path);
+		const harness = (window as any).harness;
+		const target = path.endsWith(".md") ? path : `${path}.md`;
+		if (harness && this.app.vault.getFileByPath(target)) harness.openNote(target);
 	}
-	getMostRecentLeaf(): null {
-		return null;
+	getMostRecentLeaf(): WorkspaceLeaf | null {
+		return this.markdown?.leaf ?? null;
 	}
-	getActiveFile(): null {
-		return null;
+	getActiveFile(): TFile | null {
+		return this.markdown?.file ?? null;
 	}
-	getActiveViewOfType(): null {
-		return null;
+	getActiveViewOfType(type: unknown): any {
+		return type === MarkdownView && this.markdown?.file ? this.markdown : null;
 	}
 }
 
@@ -220,8 +395,10 @@ export class Plugin extends Component {
 	addStatusBarItem(): HTMLElement {
 		return document.getElementById("status-bar")!.createDiv({ cls: "status-bar-item" });
 	}
-	addRibbonIcon(): HTMLElement {
-		return document.createElement("div");
+	addRibbonIcon(icon: string, title: string): HTMLElement {
+		const button = document.getElementById("ribbon")!.createDiv({ cls: "clickable-icon side-dock-ribbon-action", attr: { "aria-label": title } });
+		setIcon(button, icon);
+		return button;
 	}
 	commands: any[] = [];
 	addCommand(command: any): any {
@@ -229,7 +406,10 @@ export class Plugin extends Component {
 		return command;
 	}
 	removeCommand(): void {}
-	addSettingTab(): void {}
+	settingTabs: any[] = [];
+	addSettingTab(tab: any): void {
+		this.settingTabs.push(tab);
+	}
 }
 
 export class Notice {
@@ -250,10 +430,16 @@ export class Modal {
 	contentEl: HTMLElement;
 	modalEl: HTMLElement;
 	titleEl: HTMLElement;
+	containerEl: HTMLElement;
 	constructor(public app: any) {
-		this.modalEl = document.createElement("div");
-		this.modalEl.className = "modal";
-		this.titleEl = this.modalEl.createDiv({ cls: "modal-title" });
+		this.containerEl = document.createElement("div");
+		this.containerEl.className = "modal-container";
+		this.containerEl.createDiv({ cls: "modal-bg" });
+		this.modalEl = this.containerEl.createDiv({ cls: "modal" });
+		const close = this.modalEl.createDiv({ cls: "modal-close-button" });
+		close.addEventListener("click", () => this.close());
+		const header = this.modalEl.createDiv({ cls: "modal-header" });
+		this.titleEl = header.createDiv({ cls: "modal-title" });
 		this.contentEl = this.modalEl.createDiv({ cls: "modal-content" });
 	}
 	setTitle(title: string): this {
@@ -261,40 +447,93 @@ export class Modal {
 		return this;
 	}
 	open(): void {
-		document.getElementById("modals")!.appendChild(this.modalEl);
+		document.getElementById("modals")!.appendChild(this.containerEl);
 		this.onOpen();
 	}
 	close(): void {
 		this.onClose();
-		this.modalEl.remove();
+		this.containerEl.remove();
 	}
 	onOpen(): void {}
 	onClose(): void {}
 }
 
+function control(parent: HTMLElement, tag: string, cls: string): any {
+	return (parent as any).createEl(tag, { cls });
+}
+
 export class Setting {
 	settingEl: HTMLElement;
+	infoEl: HTMLElement;
+	nameEl: HTMLElement;
+	descEl: HTMLElement;
 	controlEl: HTMLElement;
 	constructor(container: HTMLElement) {
 		this.settingEl = container.createDiv({ cls: "setting-item" });
+		this.infoEl = this.settingEl.createDiv({ cls: "setting-item-info" });
+		this.nameEl = this.infoEl.createDiv({ cls: "setting-item-name" });
+		this.descEl = this.infoEl.createDiv({ cls: "setting-item-description" });
 		this.controlEl = this.settingEl.createDiv({ cls: "setting-item-control" });
 	}
 	setName(name: string): this {
-		this.settingEl.prepend(Object.assign(document.createElement("div"), { textContent: name }));
+		this.nameEl.textContent = name;
 		return this;
 	}
-	setDesc(): this {
+	setDesc(desc: string): this {
+		this.descEl.textContent = desc;
 		return this;
 	}
 	setHeading(): this {
+		this.settingEl.addClass("setting-item-heading");
 		return this;
 	}
 	addButton(build: (button: any) => void): this {
-		const button = this.controlEl.createEl("button");
+		const button = control(this.controlEl, "button", "");
 		const api: any = {
+			buttonEl: button,
 			setButtonText: (t: string) => ((button.textContent = t), api),
-			setCta: () => api,
+			setCta: () => (button.addClass("mod-cta"), api),
 			onClick: (f: () => void) => (button.addEventListener("click", f), api),
+		};
+		build(api);
+		return this;
+	}
+	addText(build: (text: any) => void): this {
+		const input = control(this.controlEl, "input", "") as HTMLInputElement;
+		input.type = "text";
+		const api: any = {
+			inputEl: input,
+			setValue: (v: string) => ((input.value = v), api),
+			getValue: () => input.value,
+			setPlaceholder: (p: string) => ((input.placeholder = p), api),
+			onChange: (f: (v: string) => void) => (input.addEventListener("input", () => f(input.value)), api),
+		};
+		build(api);
+		return this;
+	}
+	addDropdown(build: (dropdown: any) => void): this {
+		const select = control(this.controlEl, "select", "dropdown") as HTMLSelectElement;
+		const api: any = {
+			selectEl: select,
+			addOption: (value: string, label: string) => (select.createEl("option", { text: label, attr: { value } }), api),
+			addOptions: (options: Record<string, string>) => {
+				for (const [value, label] of Object.entries(options)) api.addOption(value, label);
+				return api;
+			},
+			setValue: (v: string) => ((select.value = v), api),
+			getValue: () => select.value,
+			onChange: (f: (v: string) => void) => (select.addEventListener("change", () => f(select.value)), api),
+		};
+		build(api);
+		return this;
+	}
+	addToggle(build: (toggle: any) => void): this {
+		const box = control(this.controlEl, "div", "checkbox-container");
+		let value = false;
+		const api: any = {
+			setValue: (v: boolean) => ((value = v), box.toggleClass("is-enabled", v), api),
+			getValue: () => value,
+			onChange: (f: (v: boolean) => void) => (box.addEventListener("click", () => (api.setValue(!value), f(value))), api),
 		};
 		build(api);
 		return this;
@@ -306,12 +545,25 @@ export class PluginSettingTab {
 	constructor(
 		public app: any,
 		public plugin: any,
-	) {}
+	) {
+		this.containerEl.className = "vertical-tab-content";
+	}
+	display(): void {}
+	hide(): void {}
 }
 
+function iconName(icon: string): string {
+	return icon
+		.split("-")
+		.map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+		.join("");
+}
+
+/** Draws the lucide icon as Obsidian does (an svg with class svg-icon). */
 export function setIcon(parent: HTMLElement, icon: string): void {
 	parent.setAttribute("data-icon", icon);
-	parent.textContent = icon === "plus" ? "+" : icon === "history" ? "☰" : "⤓";
+	const svg = (lucide as Record<string, string>)[iconName(icon)];
+	parent.innerHTML = svg ? svg.replace('class="lucide ', 'class="svg-icon lucide ') : "";
 }
 
 export const MarkdownRenderer = {

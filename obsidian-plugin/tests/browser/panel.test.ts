@@ -1,87 +1,29 @@
 // The real panel bundle in headless Chromium (Debian's package, driven by playwright-core),
 // talking to the real Python server: a streamed answer, Stop, a reviewed write, and the
-// disconnected panel. `make screenshot` saves docs/assistant-panel.png from it.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+// disconnected panel. `make screenshot` saves docs/assistant-panel.png from it (SCREENSHOT_DIR).
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import esbuild from "esbuild";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../helpers/node";
+import { CHROMIUM, haveChromium, send, testPages, WAIT, type TestPages } from "../helpers/browser";
 import { demoServer, type DemoServer } from "../helpers/server";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const PLUGIN = join(REPO_ROOT, "obsidian-plugin");
-const haveChromium = existsSync(CHROMIUM);
-const WAIT = 15_000;
-
-let http: Server;
-let origin: string;
+let pages: TestPages;
 let server: DemoServer;
-let browser: Browser;
-
-async function bundle(): Promise<string> {
-	const result = await esbuild.build({
-		entryPoints: [join(PLUGIN, "tests", "browser", "harness.ts")],
-		bundle: true,
-		write: false,
-		format: "iife",
-		target: "es2021",
-		alias: { obsidian: join(PLUGIN, "tests", "browser", "obsidian-shim.ts") },
-		// The Node host is never made in the page (the harness passes its own); keep Node out.
-		external: ["fs", "crypto", "os", "path", "child_process", "http"],
-	});
-	return result.outputFiles[0]?.text ?? "";
-}
 
 beforeAll(async () => {
 	if (!haveChromium) return;
-	const script = await bundle();
-	const files: Record<string, [string, string]> = {
-		"/": [readFileSync(join(PLUGIN, "tests", "browser", "page.html"), "utf8"), "text/html"],
-		"/harness.js": [script, "text/javascript"],
-		"/styles.css": [readFileSync(join(PLUGIN, "styles.css"), "utf8"), "text/css"],
-	};
-	http = createServer((request, response) => {
-		const file = files[(request.url ?? "/").split("?")[0] ?? "/"];
-		response.writeHead(file ? 200 : 404, { "content-type": file?.[1] ?? "text/plain" });
-		response.end(file?.[0] ?? "not found");
-	});
-	await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-	origin = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-	server = await demoServer({ origins: [origin], delay: 0.03 });
-	browser = await chromium.launch({
-		executablePath: CHROMIUM,
-		args: [
-			"--no-sandbox",
-			"--disable-gpu",
-			"--disable-quic",
-			"--no-first-run",
-			"--disable-background-networking",
-			"--disable-component-update",
-			"--disable-sync",
-		],
-	});
+	pages = await testPages();
+	server = await demoServer({ origins: [pages.origin], delay: 0.03 });
 }, 120_000);
 
 afterAll(async () => {
-	await browser?.close();
+	await pages?.close();
 	await server?.cleanup();
-	http?.close();
 });
 
-async function openPanel(info: string | null): Promise<Page> {
-	const page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
-	const query = info === null ? "" : `?info=${encodeURIComponent(info)}`;
-	await page.goto(`${origin}/${query}`);
-	await page.waitForSelector("body[data-ready=true]", { timeout: WAIT });
-	return page;
-}
-
-async function send(page: Page, text: string): Promise<void> {
-	await page.fill(".aib-input", text);
-	await page.press(".aib-input", "Enter");
+function openPanel(info: string | null): Promise<Page> {
+	return pages.open(info);
 }
 
 describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
@@ -114,7 +56,9 @@ describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
 		await send(page, "write a note about kites");
 		await page.waitForSelector(".aib-confirm .aib-hunk", { timeout: WAIT });
 		expect(await page.textContent(".aib-confirm")).toContain("+Kites fly.");
-		await page.screenshot({ path: process.env.SCREENSHOT ?? join(server.dir, "assistant-panel.png") });
+		expect(await page.textContent(".modal-title")).toBe("Create Ideas/Kites.md");
+		const shots = process.env.SCREENSHOT_DIR;
+		if (shots) await page.screenshot({ path: join(shots, "assistant-panel.png") });
 		await page.click(".aib-approve");
 		await page.getByText("The change is done").waitFor({ timeout: WAIT });
 		expect(readFileSync(join(server.vault, "Ideas", "Kites.md"), "utf8")).toBe("# Kites\n\nKites fly.\n");
@@ -135,7 +79,7 @@ describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
 		await page.click("button[aria-label='New conversation']");
 		expect(await page.locator(".aib-message").count()).toBe(0);
 		await page.click("button[aria-label='Conversations']");
-		await page.locator(".aib-list-item", { hasText: "remember kites" }).first().click();
+		await page.locator(".aib-list-item", { hasText: "remember kites" }).first().locator(".aib-list-title").click();
 		await page.getByText("You said: remember kites").waitFor({ timeout: WAIT });
 		await page.close();
 	});

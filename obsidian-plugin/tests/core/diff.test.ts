@@ -1,80 +1,105 @@
-import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { applyHunks, parseHunks, reviewAnswer } from "../../src/core/diff";
-import { PYTHON, REPO_ROOT } from "../helpers/node";
+import { applyHunks, diffHunks, diffRows, reviewAnswer, reviewOf } from "../../src/core/diff";
 
-const OLD = Array.from({ length: 20 }, (_, i) => `Step ${i + 1}.\n`).join("");
-const NEW = OLD.replace("Step 2.\n", "Step two.\n").replace("Step 19.\n", "Step nineteen.\n");
+const PLAN = Array.from({ length: 20 }, (_, i) => `Step ${i + 1}: do thing ${i + 1}.\n`).join("");
+/** Four edits about five lines apart, as the model's edit_note would make them. */
+const EDITED = PLAN.replace("Step 2: do thing 2.", "Step 2: do the better thing.")
+	.replace("Step 7: do thing 7.", "Step 7: skip.")
+	.replace("Step 12: do thing 12.\n", "")
+	.replace("Step 17: do thing 17.\n", "Step 17: do thing 17.\nStep 17b: and one more.\n");
 
-/** The server's own diff (plugin_bridge.vault.encoding.unified_diff), so the parser reads the real format. */
-function serverDiff(old: string | null, next: string): string {
-	const code = "import json,sys; from plugin_bridge.vault.encoding import unified_diff as d; a=json.load(sys.stdin); print(d('Plan.md', a[0], a[1]), end='')";
-	return execFileSync(PYTHON, ["-c", code], { cwd: REPO_ROOT, input: JSON.stringify([old, next]), encoding: "utf8" });
+/** Every subset of n items, as keep flags. */
+function subsets(n: number): boolean[][] {
+	return Array.from({ length: 2 ** n }, (_, mask) => Array.from({ length: n }, (_, i) => (mask & (1 << i)) !== 0));
 }
 
-describe("diff hunks", () => {
-	it("splits the server's diff into hunks and applies all of them to give the new text", () => {
-		const hunks = parseHunks(serverDiff(OLD, NEW));
-		expect(hunks).toHaveLength(2);
-		expect(applyHunks(OLD, hunks, [true, true])).toBe(NEW);
-		expect(applyHunks(OLD, hunks, [false, false])).toBe(OLD);
+describe("hunks with no context lines", () => {
+	it("splits four close edits into four hunks", () => {
+		const hunks = diffHunks(PLAN, EDITED);
+		expect(hunks).toHaveLength(4);
+		expect(hunks.map((h) => h.oldStart)).toEqual([1, 6, 11, 17]);
+		expect(hunks[2]).toEqual({ oldStart: 11, removed: ["Step 12: do thing 12.\n"], added: [] });
+		expect(hunks[3]).toEqual({ oldStart: 17, removed: [], added: ["Step 17b: and one more.\n"] });
 	});
 
-	it("a dropped hunk leaves its lines as they were", () => {
-		const hunks = parseHunks(serverDiff(OLD, NEW));
-		expect(applyHunks(OLD, hunks, [true, false])).toBe(OLD.replace("Step 2.\n", "Step two.\n"));
-		expect(applyHunks(OLD, hunks, [false, true])).toBe(OLD.replace("Step 19.\n", "Step nineteen.\n"));
+	it("splits one edit whose change falls on two separate lines into two hunks", () => {
+		const before = "a\nb\nc\nd\n";
+		const after = "A\nb\nc\nD\n";
+		expect(diffHunks(before, after)).toEqual([
+			{ oldStart: 0, removed: ["a\n"], added: ["A\n"] },
+			{ oldStart: 3, removed: ["d\n"], added: ["D\n"] },
+		]);
 	});
 
-	it("keeps a last line without a line break exactly", () => {
-		const old = "a\nb";
-		const next = "a\nb\nc";
-		const hunks = parseHunks(serverDiff(old, next));
-		expect(applyHunks(old, hunks, [true])).toBe(next);
+	it("keeps a last line without a line break exactly, and diffs a new note as one hunk", () => {
+		expect(applyHunks("a\nb", diffHunks("a\nb", "a\nb\nc"), [true])).toBe("a\nb\nc");
+		expect(diffHunks("", "# Kites\n\nKites fly.\n")).toEqual([{ oldStart: 0, removed: [], added: ["# Kites\n", "\n", "Kites fly.\n"] }]);
+		expect(diffHunks("same\n", "same\n")).toEqual([]);
 	});
 
-	it("a new note's diff rebuilds its content", () => {
-		const content = "# Kites\n\nKites fly.\n";
-		expect(applyHunks("", parseHunks(serverDiff(null, content)), [true])).toBe(content);
+	it("every subset of kept hunks gives exactly the kept edits", () => {
+		const hunks = diffHunks(PLAN, EDITED);
+		const edits: [string, string][] = [
+			["Step 2: do thing 2.", "Step 2: do the better thing."],
+			["Step 7: do thing 7.", "Step 7: skip."],
+			["Step 12: do thing 12.\n", ""],
+			["Step 17: do thing 17.\n", "Step 17: do thing 17.\nStep 17b: and one more.\n"],
+		];
+		for (const keep of subsets(4)) {
+			let expected = PLAN;
+			keep.forEach((kept, i) => {
+				const edit = edits[i];
+				if (kept && edit) expected = expected.replace(edit[0], edit[1]);
+			});
+			expect(applyHunks(PLAN, hunks, keep)).toBe(expected);
+		}
 	});
 });
 
-describe("review answers", () => {
-	const edits = [
-		{ old_text: "Step 2.", new_text: "Step two." },
-		{ old_text: "Step 19.", new_text: "Step nineteen." },
-	];
+describe("review answers from the changes alone", () => {
+	const changes = reviewOf([{ path: "Plan.md", before: PLAN, after: EDITED }]);
 
-	it("all hunks kept approves as asked; none kept denies", () => {
-		const hunks = parseHunks(serverDiff(OLD, NEW));
-		expect(reviewAnswer("edit_note", { path: "Plan.md", edits }, hunks, [true, true], OLD)).toEqual({ approved: true });
-		expect(reviewAnswer("edit_note", { path: "Plan.md", edits }, hunks, [false, false], OLD)).toEqual({ approved: false });
+	it("all kept approves as asked; none kept denies", () => {
+		expect(reviewAnswer(changes, [[true, true, true, true]])).toEqual({ approved: true });
+		expect(reviewAnswer(changes, [[false, false, false, false]])).toEqual({ approved: false });
 	});
 
-	it("an edit with one hunk dropped becomes edits that write exactly the kept hunk", () => {
-		const hunks = parseHunks(serverDiff(OLD, NEW));
-		const review = reviewAnswer("edit_note", { path: "Plan.md", edits }, hunks, [true, false], OLD);
-		expect(review.approved).toBe(true);
-		if (!review.approved || !review.arguments) throw new Error("expected arguments");
-		let text = OLD;
-		for (const edit of review.arguments.edits as { old_text: string; new_text: string }[]) {
-			expect(text.split(edit.old_text)).toHaveLength(2);
-			text = text.replace(edit.old_text, edit.new_text);
+	it("any other subset approves with the exact text of the kept hunks", () => {
+		for (const keep of subsets(4).slice(1, -1)) {
+			const review = reviewAnswer(changes, [keep]);
+			expect(review).toEqual({ approved: true, changes: [{ path: "Plan.md", after: applyHunks(PLAN, changes[0]!.hunks, keep) }] });
 		}
-		expect(text).toBe(OLD.replace("Step 2.\n", "Step two.\n"));
 	});
 
-	it("a created note keeps only the kept hunks in its content", () => {
-		const lines = Array.from({ length: 30 }, (_, i) => `line ${i}\n`).join("");
-		const old = lines;
-		const next = lines.replace("line 1\n", "line one\n").replace("line 28\n", "line twenty-eight\n");
-		const hunks = parseHunks(serverDiff(old, next));
-		const review = reviewAnswer("create_note", { path: "x.md", content: next }, hunks, [false, true], old);
-		expect(review).toEqual({ approved: true, arguments: { path: "x.md", content: old.replace("line 28\n", "line twenty-eight\n") } });
+	it("a new note is marked created; keeping part of it keeps those lines", () => {
+		const [created] = reviewOf([{ path: "Ideas/Kites.md", before: null, after: "# Kites\n\nKites fly.\n" }]);
+		expect(created?.created).toBe(true);
+		expect(created?.hunks).toHaveLength(1);
 	});
 
-	it("an unknown tool is never approved with rebuilt arguments", () => {
-		const hunks = parseHunks(serverDiff(OLD, NEW));
-		expect(reviewAnswer("delete_everything", {}, hunks, [true, false], OLD)).toEqual({ approved: false });
+	it("several changed notes answer one text per note", () => {
+		const two = reviewOf([
+			{ path: "A.md", before: "a\n", after: "A\n" },
+			{ path: "B.md", before: "b\n", after: "B\n" },
+		]);
+		expect(reviewAnswer(two, [[true], [false]])).toEqual({
+			approved: true,
+			changes: [
+				{ path: "A.md", after: "A\n" },
+				{ path: "B.md", after: "b\n" },
+			],
+		});
+	});
+});
+
+describe("preview rows", () => {
+	it("lists unchanged, removed and added lines in order", () => {
+		expect(diffRows("a\nb\nc\n", "a\nB\nc\nd")).toEqual([
+			{ kind: " ", text: "a" },
+			{ kind: "-", text: "b" },
+			{ kind: "+", text: "B" },
+			{ kind: " ", text: "c" },
+			{ kind: "+", text: "d" },
+		]);
 	});
 });

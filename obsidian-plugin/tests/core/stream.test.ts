@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyNotification, failTurn, finishSummary, finishTurn, newTurn, usageLine } from "../../src/core/stream";
+import { applyNotification, chipState, failTurn, finishSummary, finishTurn, markReview, newTurn, usageLine } from "../../src/core/stream";
 import type { ChatSendResult } from "../../src/core/protocol";
 
 const RESULT: ChatSendResult = {
@@ -51,5 +51,25 @@ describe("turn assembly", () => {
 	it("usage shows tokens and cost, or that the cost is unknown", () => {
 		expect(usageLine(RESULT)).toBe("1,234 in · 56 out · $0.0012");
 		expect(usageLine({ ...RESULT, costUsd: null })).toBe("1,234 in · 56 out · cost unknown");
+	});
+});
+
+describe("tool chips under review", () => {
+	it("say waiting for your review while the dialog is open, and not applied when denied", () => {
+		let turn = applyNotification(newTurn(), {
+			method: "chat/toolCall",
+			params: { requestId: 1, id: "c1", name: "edit_note", arguments: {} },
+		});
+		expect(chipState(turn.tools[0]!)).toEqual({ label: "running", kind: "running" });
+		turn = markReview(turn, "c1", "waiting");
+		expect(chipState(turn.tools[0]!)).toEqual({ label: "waiting for your review", kind: "waiting" });
+		turn = markReview(turn, "c1", "denied");
+		turn = applyNotification(turn, {
+			method: "chat/toolResult",
+			params: { requestId: 1, id: "c1", isError: true, content: "The user did not approve running tool 'edit_note'; not run." },
+		});
+		expect(chipState(turn.tools[0]!)).toEqual({ label: "not applied", kind: "skipped" });
+		const failed = applyNotification(markReview(turn, "c1", null), { method: "chat/toolResult", params: { requestId: 1, id: "c1", isError: true, content: "x" } });
+		expect(chipState(failed.tools[0]!).kind).toBe("failed");
 	});
 });

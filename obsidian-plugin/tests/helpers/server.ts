@@ -29,7 +29,7 @@ async function waitFor<T>(probe: () => T | null, what: string, ms = 20_000): Pro
 	throw new Error(`timed out waiting for ${what}`);
 }
 
-export async function demoServer(options: { origins?: string[]; delay?: number } = {}): Promise<DemoServer> {
+export async function demoServer(options: { origins?: string[]; delay?: number; embedder?: boolean } = {}): Promise<DemoServer> {
 	const dir = mkdtempSync(join(tmpdir(), "aib-plugin-"));
 	const vault = join(dir, "vault");
 	cpSync(join(REPO_ROOT, "examples", "vault"), vault, { recursive: true });
@@ -45,6 +45,7 @@ export async function demoServer(options: { origins?: string[]; delay?: number }
 			const args = ["-m", "tests.fakes.demo_server", "--vault", vault, "--info-file", infoFile];
 			for (const origin of options.origins ?? []) args.push("--origin", origin);
 			args.push("--delay", String(options.delay ?? 0.02));
+			if (options.embedder) args.push("--embedder");
 			const started = spawn(PYTHON, args, { cwd: REPO_ROOT, stdio: ["ignore", "ignore", "pipe"] });
 			started.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
 			child = started;

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DisconnectedError, type Notification, type SocketLike } from "../../src/core/client";
-import { parseHunks, reviewAnswer } from "../../src/core/diff";
+import { reviewAnswer, reviewOf } from "../../src/core/diff";
+import type { ToolConfirmParams } from "../../src/core/protocol";
 import { diagnoseHandshake } from "../../src/core/host";
 import { RpcError } from "../../src/core/rpc";
 import { applyNotification, newTurn } from "../../src/core/stream";
@@ -58,9 +59,12 @@ describe("the client against the real server", () => {
 		const client = clientFor(server, {
 			onServerRequest: async (method, params) => {
 				expect(method).toBe("tool/confirm");
-				const hunks = parseHunks(String(params.preview));
-				expect(hunks).toHaveLength(2);
-				return reviewAnswer(String(params.tool), params.arguments as Record<string, unknown>, hunks, [true, false], before);
+				const request = params as unknown as ToolConfirmParams;
+				expect(request.title).toBe("Edit Plan.md: 2 changes");
+				const changes = reviewOf(request.changes ?? []);
+				expect(changes[0]?.before).toBe(before);
+				expect(changes[0]?.hunks).toHaveLength(2);
+				return reviewAnswer(changes, [[true, false]]);
 			},
 		});
 		client.start();

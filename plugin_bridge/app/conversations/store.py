@@ -154,19 +154,28 @@ class ConversationStore:
             ).fetchall()
         return [message_from_dict(json.loads(body)) for (body,) in rows]
 
-    def page(self, limit: int, cursor: str | None) -> tuple[list[ConversationRow], str | None]:
+    def page(
+        self, limit: int, cursor: str | None, query: str | None = None
+    ) -> tuple[list[ConversationRow], str | None]:
         """Up to ``limit`` conversations with at least one turn, newest first, from ``cursor``
-        (the ``next`` of the previous page); and the cursor of the next page, if any."""
+        (the ``next`` of the previous page), only those whose title or messages contain every
+        word of ``query`` (any case); and the cursor of the next page, if any."""
         after = _cursor(cursor)
         sql = (
-            "SELECT id, title, model, created_at, updated_at FROM conversations "
-            "WHERE title != '' AND (? IS NULL OR (updated_at, id) < (?, ?)) "
-            "ORDER BY updated_at DESC, id DESC LIMIT ?"
+            "SELECT id, title, model, created_at, updated_at FROM conversations c "
+            "WHERE title != '' AND (? IS NULL OR (updated_at, id) < (?, ?))"
         )
+        args: list[object] = [after and after[0], after and after[0], after and after[1]]
+        for word in (query or "").split():
+            like = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            sql += (
+                " AND (title LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM messages m "
+                "WHERE m.conversation = c.id AND m.body LIKE ? ESCAPE '\\'))"
+            )
+            args += [like, like]
+        sql += " ORDER BY updated_at DESC, id DESC LIMIT ?"
         with self._lock:
-            rows = self._conn.execute(
-                sql, (after and after[0], after and after[0], after and after[1], limit + 1)
-            ).fetchall()
+            rows = self._conn.execute(sql, (*args, limit + 1)).fetchall()
         found = [ConversationRow(*row) for row in rows[:limit]]
         more = len(rows) > limit
         return found, (f"{found[-1].updated_at!r}:{found[-1].id}" if more and found else None)

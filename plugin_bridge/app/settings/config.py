@@ -15,9 +15,10 @@ notes; chat answers -32011 with :attr:`ProviderChoice.missing`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import (
@@ -27,6 +28,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from llm_service.factory import ProviderName
+from plugin_bridge.app.settings.keys import check_url, key_for
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
 
 if TYPE_CHECKING:
@@ -34,15 +37,23 @@ if TYPE_CHECKING:
     from llm_service.embedders import Embedder
     from llm_service.providers.base import ProviderOptions
 
-ProviderName = Literal["anthropic", "openai", "ollama"]
 DEFAULT_OLLAMA_URL: Final = "http://127.0.0.1:11434"
 NO_PROVIDER: Final = (
     "No model provider is configured: set ANTHROPIC_API_KEY or start with --provider ollama."
 )
+PLUGIN_CLIENT: Final = "ai-bridge-assistant"
+"""The Obsidian plugin's ``client.name`` in initialize (its manifest id)."""
+NO_PROVIDER_IN_PLUGIN: Final = (
+    "No model provider is set up yet: pick a local model or paste an API key in the setup card "
+    "of the assistant panel, or under Settings → AI bridge assistant."
+)
+"""The -32011 message for the plugin, whose own settings set a provider (not flags)."""
 
 
 CONFIG_ENV: Final = "AI_BRIDGE_CONFIG"
 CONFIG_NAME: Final = "config.toml"
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""C0 and C1 control characters and DEL: refused in names, globs, paths and URLs."""
 
 
 def config_file() -> Path:
@@ -71,6 +82,11 @@ class BridgeSettings(BaseSettings):
     base_url: str | None = None
     host: str = "127.0.0.1"
     port: int = Field(0, ge=0, le=65535)
+    http_port: int = Field(0, ge=0, le=65535)
+    """The HTTP API's port (0: a free one; the info file's ``httpUrl`` says which)."""
+    http_allow_writes: bool = False
+    """Let the ``vault`` model of the HTTP API create and change notes (nobody is there to
+    approve a write over HTTP, so they are refused by default)."""
     data_dir: Path | None = None
     info_file: Path | None = None
     allowed_origins: tuple[str, ...] = DEFAULT_ALLOWED_ORIGINS
@@ -108,6 +124,10 @@ class BridgeSettings(BaseSettings):
     openai_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("openai_api_key", "OPENAI_API_KEY")
     )
+    anthropic_api_key_host: str | None = None
+    """The origin the Anthropic key is bound to (see :mod:`.keys`); None: api.anthropic.com."""
+    openai_api_key_host: str | None = None
+    """The origin the OpenAI key is bound to (see :mod:`.keys`); None: api.openai.com."""
 
     @field_validator("embedder")
     @classmethod
@@ -116,6 +136,34 @@ class BridgeSettings(BaseSettings):
 
         if value is not None:
             parse_spec(value)
+        return value
+
+    @field_validator(
+        "base_url", "embedder_base_url", "anthropic_api_key_host", "openai_api_key_host"
+    )
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        return None if value is None else check_url(value)
+
+    @field_validator(
+        "model",
+        "fast_model",
+        "deep_model",
+        "exclude",
+        "context_note",
+        "prompts_folder",
+        "conversations_folder",
+        "embedder",
+        "base_url",
+        "embedder_base_url",
+    )
+    @classmethod
+    def _no_control_characters(cls, value: object) -> object:
+        for text in value if isinstance(value, tuple) else (value,):
+            if isinstance(text, str) and _CONTROL.search(text):
+                raise ValueError(
+                    "contains a control character (a line break, tab or DEL, say): remove it"
+                )
         return value
 
     @classmethod
@@ -163,40 +211,56 @@ def shown(settings: BridgeSettings) -> dict[str, object]:
 
 
 def write_settings_file(changes: dict[str, object]) -> Path:
-    """Merge ``changes`` into the settings file (None removes a key), mode 0600; its path."""
-    import os
-    import tomllib
-
+    """Merge ``changes`` into the settings file (None removes a key); its path."""
     path = config_file()
-    try:
-        values: dict[str, object] = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        values = {}
+    values = read_config(path)
     for key, value in changes.items():
         if value is None:
             values.pop(key, None)
         else:
-            values[key] = value
-    lines = [f"{key} = {_toml_value(value)}" for key, value in sorted(values.items())]
+            values[key] = list(value) if isinstance(value, tuple) else value
+    return save_config(values, path)
+
+
+def read_config(path: Path | None = None) -> dict[str, Any]:
+    """The settings file as a dict (empty when there is none yet)."""
+    import tomllib
+
+    try:
+        return tomllib.loads((path or config_file()).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+
+
+def save_config(values: dict[str, Any], path: Path | None = None) -> Path:
+    """Write ``values`` (tables too: a nested dict is a ``[table]``) as the whole settings file,
+    mode 0600: written by a TOML library, which escapes every string, to a temp file that is
+    read back and must give ``values`` again before it replaces the old file. ValueError when
+    it would not (the old file is then left as it was)."""
+    import os
+    import tomllib
+
+    import tomli_w
+
+    path = path or config_file()
+    text = tomli_w.dumps(values)
+    if tomllib.loads(text) != values:
+        raise ValueError("these settings do not survive a round trip through TOML")
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write("\n".join(lines) + "\n")
+        out.write(text)
+        out.flush()
+        os.fsync(out.fileno())
+    try:
+        if tomllib.loads(temp.read_text(encoding="utf-8")) != values:
+            raise ValueError(f"{temp} does not read back as what was written")
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
     temp.replace(path)
     return path
-
-
-def _toml_value(value: object) -> str:
-    import json
-
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
-    return json.dumps(str(value), ensure_ascii=False)  # a TOML basic string
 
 
 def _mask(secret: str) -> str:
@@ -234,6 +298,13 @@ def choose_provider(settings: BridgeSettings) -> ProviderChoice:
             None,
             "No model provider is configured: --provider anthropic needs ANTHROPIC_API_KEY; "
             "set it and restart.",
+        )
+    if name == "anthropic" and key_for(settings, name, settings.base_url) is None:
+        return ProviderChoice(
+            None,
+            None,
+            f"No model provider is configured: the Anthropic key is not for {settings.base_url}"
+            "; send the key again together with that base URL.",
         )
     if name == "openai" and not openai_key and settings.base_url is None:
         return ProviderChoice(
@@ -328,13 +399,13 @@ def build_provider(settings: BridgeSettings, choice: ProviderChoice) -> Provider
     if choice.name == "anthropic":
         from llm_service import AnthropicProvider
 
-        return AnthropicProvider(
-            _secret(settings.anthropic_api_key), choice.model, **_options(settings)
-        )
+        key = key_for(settings, "anthropic", settings.base_url)
+        return AnthropicProvider(key, choice.model, **_options(settings))
     if choice.name == "openai":
         from llm_service import OpenAIProvider
 
-        return OpenAIProvider(_secret(settings.openai_api_key), choice.model, **_options(settings))
+        key = key_for(settings, "openai", settings.base_url)
+        return OpenAIProvider(key, choice.model, **_options(settings))
     if choice.name == "ollama":
         from llm_service import OllamaProvider
 
@@ -355,10 +426,6 @@ def _present(secret: SecretStr | None) -> bool:
     return secret is not None and bool(secret.get_secret_value().strip())
 
 
-def _secret(secret: SecretStr | None) -> str | None:
-    return secret.get_secret_value() if _present(secret) and secret is not None else None
-
-
 def build_embedder(settings: BridgeSettings) -> Embedder | None:
     """The embedder the settings name (nothing is loaded or contacted yet), or None."""
     if settings.embedder is None:
@@ -375,7 +442,7 @@ def build_embedder(settings: BridgeSettings) -> Embedder | None:
         base_url = settings.base_url
     return make_embedder(
         settings.embedder,
-        api_key=_secret(settings.openai_api_key),
+        api_key=key_for(settings, "openai", base_url) if kind == "openai" else None,
         base_url=base_url,
         requests_per_minute=settings.embedder_requests_per_minute,
         concurrency=settings.embedder_concurrency,

@@ -18,10 +18,12 @@ from plugin_bridge.app.settings.config import (
     with_served_model,
     write_settings_file,
 )
-from plugin_bridge.wire.errors import RpcError, WireCode, field_problems
+from plugin_bridge.app.settings.keys import rebound
+from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from llm_service import Provider
+    from llm_service import Provider, ProviderName
     from plugin_bridge.app.state import BridgeApp
 
 KEYS: Final = ("anthropic_api_key", "openai_api_key")
@@ -38,29 +40,29 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
     """Apply ``changes`` (settings field names; None sets one back to its default) or raise,
     changing nothing: -32602 for an invalid value or a provider that cannot work, -32010 when
     the provider refuses a new key."""
+    import asyncio
+
     current = app.settings if app.settings is not None else BridgeSettings()
-    values = {**current.model_dump(), **changes}
-    for key in [key for key, value in changes.items() if value is None]:
-        # back to its default (not to the file's or environment's value it is replacing)
-        values[key] = BridgeSettings.model_fields[key].get_default(call_default_factory=True)
-    try:
-        updated = BridgeSettings.model_validate(values)
-    except ValidationError as exc:
-        raise RpcError(
-            WireCode.INVALID_PARAMS, f"Invalid settings: {field_problems(exc)}."
-        ) from exc
+    updated = _validated(current, changes)
+    changes = {**changes, **rebound(current, changes, choose_provider(updated).name)}
+    updated = _validated(current, changes)
+    await asyncio.to_thread(_check_locations, app, changes)
     provider, name, model = app.provider, app.provider_name, app.model
     if changes.keys() & REBUILT:
         provider, name, model = await _provider_for(updated, changes)
     embedder = None
     if changes.keys() & EMBEDDER_FIELDS:
-        import asyncio
-
         embedder = build_embedder(updated)
         problem = await asyncio.to_thread(embedder_problem, updated, embedder)
         if problem is not None:
-            raise RpcError(WireCode.INVALID_PARAMS, problem)
-    write_settings_file({key: _plain(value) for key, value in changes.items()})
+            raise RpcError(WireCode.INVALID_PARAMS, _unrevealing(updated, problem))
+    try:
+        write_settings_file({key: _plain(value) for key, value in changes.items()})
+    except (OSError, ValueError) as exc:
+        raise RpcError(
+            WireCode.INVALID_PARAMS,
+            f"The settings file cannot be written ({exc}): nothing changed.",
+        ) from exc
     old = app.provider
     app.settings = updated
     app.provider, app.provider_name, app.model = provider, name, model
@@ -76,7 +78,7 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
 
 async def _provider_for(
     settings: BridgeSettings, changes: dict[str, Any]
-) -> tuple[Provider | None, str | None, str | None]:
+) -> tuple[Provider | None, ProviderName | None, str | None]:
     """The provider, its name and model that ``settings`` select, checked with a cheap call
     when the provider, its address or a key changed."""
     choice = choose_provider(settings)
@@ -91,6 +93,65 @@ async def _provider_for(
     except SettingsError as exc:
         raise RpcError(WireCode.INVALID_PARAMS, str(exc)) from exc
     return provider, choice.name, choice.model
+
+
+def _validated(current: BridgeSettings, changes: dict[str, Any]) -> BridgeSettings:
+    """``current`` with ``changes``, or -32602 naming the fields (as the wire names them)."""
+    values = {**current.model_dump(), **changes}
+    for key in [key for key, value in changes.items() if value is None]:
+        # back to its default (not to the file's or environment's value it is replacing)
+        values[key] = BridgeSettings.model_fields[key].get_default(call_default_factory=True)
+    try:
+        return BridgeSettings.model_validate(values)
+    except ValidationError as exc:
+        problems = [
+            f"'{_wire_name(error['loc'])}': {error['msg'].rstrip('.')}"
+            for error in exc.errors(include_url=False)[:3]
+        ]
+        raise RpcError(
+            WireCode.INVALID_PARAMS, f"Invalid settings: {'; '.join(problems)}."
+        ) from exc
+
+
+def _wire_name(loc: tuple[int | str, ...]) -> str:
+    """A settings field as the wire spells it: ``contextNote``, ``exclude.0``."""
+    from pydantic.alias_generators import to_camel
+
+    return ".".join(to_camel(part) if isinstance(part, str) else str(part) for part in loc)
+
+
+LOCATIONS: Final = {
+    "context_note": False,
+    "prompts_folder": True,
+    "conversations_folder": True,
+}
+"""Path settings, checked when set under the rules of note paths (True: a folder)."""
+
+
+def _check_locations(app: BridgeApp, changes: dict[str, Any]) -> None:
+    """-32602 naming the field for a path setting that is not a vault path notes may use."""
+    for field, folder in LOCATIONS.items():
+        value = changes.get(field)
+        if value is None:
+            continue
+        try:
+            app.vault.notes.check_location(value, folder=folder)
+        except VaultError as exc:
+            raise RpcError(
+                WireCode.INVALID_PARAMS,
+                f"Invalid settings: '{_wire_name((field,))}': {exc.message}",
+            ) from exc
+
+
+def _unrevealing(settings: BridgeSettings, problem: str) -> str:
+    """The embedder's problem as a client may see it: for a model2vec path, one sentence
+    whatever is wrong with it, so a client cannot learn which paths exist."""
+    if settings.embedder is not None and settings.embedder.startswith("model2vec:"):
+        return (
+            "The model2vec embedder cannot use that path: give the folder of a model2vec "
+            "model (config.json, tokenizer.json and model.safetensors) that the server can read."
+        )
+    return problem
 
 
 def _plain(value: Any) -> Any:

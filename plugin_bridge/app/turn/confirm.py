@@ -1,8 +1,12 @@
 """The ``tool/confirm`` round trip: ask the client that sent the running request to approve a call.
 
 :func:`ask_client` builds the confirm callback that the app hands to llm_service's tool registry.
-No answer within the timeout, an error answer, a malformed answer, or no client to ask all mean
-"denied"; denied call ids are recorded on the request's context.
+For a write it says what the write does: a ``title`` in words and, per note, the text ``before``
+and ``after`` (the plugin builds its review from those alone). The answer may approve, deny, or
+approve with ``changes``: the text the user kept of each note, written exactly, and only while
+the note is still as it was reviewed. No answer within the timeout, an error answer, a malformed
+answer, or no client to ask all mean "denied"; denied call ids are recorded on the request's
+context.
 """
 
 from __future__ import annotations
@@ -12,11 +16,12 @@ import logging
 from typing import TYPE_CHECKING, Any, Final
 
 from plugin_bridge.wire.context import current_request
-from plugin_bridge.wire.models import ToolConfirmParams, ToolConfirmResult, dump
+from plugin_bridge.wire.models import FileChange, ToolConfirmParams, ToolConfirmResult, dump
 
 if TYPE_CHECKING:
     from llm_service import ToolCall
     from llm_service.tools import ConfirmCallback
+    from plugin_bridge.vault.notes.store import PlannedWrite
     from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.wire.protocol import Response
 
@@ -27,15 +32,27 @@ DEFAULT_CONFIRM_TIMEOUT: Final = 120.0
 
 
 def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> ConfirmCallback:
-    """A confirm callback that sends ``tool/confirm`` (with a preview of writes to ``vault``)."""
+    """A confirm callback that sends ``tool/confirm`` (saying what a write to ``vault`` does)."""
+    from plugin_bridge.app.vault_tools import confirm_title, remember_review
 
     async def confirm(call: ToolCall) -> bool | dict[str, Any]:
         ctx = current_request.get()
         if ctx is None:
             logger.info("tool %s needs approval and no client is asking: denied", call.name)
             return False
-        preview = await asyncio.to_thread(_preview, vault, call)
-        params = ToolConfirmParams(tool=call.name, arguments=call.arguments, preview=preview)
+        plan = await asyncio.to_thread(_plan, vault, call)
+        if plan is not None:  # the approved write must find the note as it is shown
+            remember_review(plan.path, plan.old_hash)
+        params = ToolConfirmParams(
+            tool=call.name,
+            arguments=call.arguments,
+            title=confirm_title(call, plan),
+            call_id=call.id,
+            changes=None
+            if plan is None
+            else [FileChange(path=plan.path, before=plan.before, after=plan.after)],
+            preview=None if plan is None else plan.diff,
+        )
         try:
             async with asyncio.timeout(timeout):
                 answer = await ctx.peer.request(CONFIRM_METHOD, dump(params))
@@ -43,7 +60,7 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
             logger.info("tool/confirm for %s unanswered in %.0f s: denied", call.name, timeout)
             approved: bool | dict[str, Any] = False
         else:
-            approved = _approved(answer)
+            approved = await asyncio.to_thread(_approved, vault, call, plan, answer)
         if approved is False:
             ctx.denied.add(call.id)
         return approved
@@ -51,18 +68,20 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
     return confirm
 
 
-def _preview(vault: Vault, call: ToolCall) -> str | None:
-    from plugin_bridge.app.vault_tools import preview_tool_call
+def _plan(vault: Vault, call: ToolCall) -> PlannedWrite | None:
+    from plugin_bridge.app.vault_tools import plan_tool_call
     from plugin_bridge.vault.errors import VaultError
 
     try:
-        return preview_tool_call(vault, call)
+        return plan_tool_call(vault, call)
     except VaultError:
-        return None
+        return None  # the call fails with the same error when it runs
 
 
-def _approved(answer: Response) -> bool | dict[str, Any]:
-    """False (denied), True (approved as asked) or the arguments the user approved instead."""
+def _approved(
+    vault: Vault, call: ToolCall, plan: PlannedWrite | None, answer: Response
+) -> bool | dict[str, Any]:
+    """False (denied), True (approved as asked) or the arguments that write what was kept."""
     from pydantic import ValidationError
 
     if answer.error is not None:
@@ -72,6 +91,34 @@ def _approved(answer: Response) -> bool | dict[str, Any]:
     except ValidationError:
         logger.info("ignoring a malformed tool/confirm answer: denied")
         return False
-    if result.approved and result.arguments is not None:
+    if not result.approved:
+        return False
+    if result.changes is not None:
+        return _kept(vault, call, plan, {change.path: change.after for change in result.changes})
+    if result.arguments is not None:
         return result.arguments
-    return result.approved
+    return True
+
+
+def _kept(
+    vault: Vault, call: ToolCall, plan: PlannedWrite | None, kept: dict[str, str]
+) -> bool | dict[str, Any]:
+    """The arguments that write exactly the kept text, while the note is still as reviewed."""
+    from plugin_bridge.app.vault_tools import kept_arguments
+    from plugin_bridge.vault.errors import VaultError
+
+    if plan is None or set(kept) != {plan.path}:
+        logger.info("kept changes for notes the call does not write: denied")
+        return False
+    try:
+        current: str | None = vault.notes.read(plan.path).content.replace("\r\n", "\n")
+    except VaultError:
+        current = None
+    if current != plan.before:
+        logger.info("the note changed while its review was open: denied")
+        return False
+    try:
+        return kept_arguments(call, plan, kept[plan.path])
+    except ValueError:
+        logger.info("kept text the tool cannot write: denied")
+        return False

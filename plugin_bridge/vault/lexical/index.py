@@ -30,6 +30,7 @@ from plugin_bridge.vault.lexical.query import Query, parse_query, with_filters
 from plugin_bridge.vault.lexical.typos import Vocabulary
 from plugin_bridge.vault.lexical.watcher import WatchCallbacks, watch_vault
 from plugin_bridge.vault.lexical.worker import IndexWorker
+from plugin_bridge.vault.notes.names import case_sensitive
 from plugin_bridge.vault.paths import to_posix
 from plugin_bridge.vault.schema import connect, migrate
 
@@ -99,6 +100,8 @@ class SearchIndex:
         self._closed = False
         self._listeners: list[Callable[[], None]] = []
         self._vocabulary = Vocabulary()
+        self._case_sensitive: bool | None = None
+        """Whether the vault's file system tells names apart by case (probed when needed)."""
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -173,6 +176,11 @@ class SearchIndex:
         return waiting if self._worker.scanned.is_set() else max(waiting, 1)
 
     @property
+    def progress(self) -> tuple[int, int]:
+        """``(done, total)`` files of the indexing under way (see ``IndexWorker.progress``)."""
+        return self._worker.progress if self._worker else (0, 0)
+
+    @property
     def last_scan_stats(self) -> ScanStats:
         """What the most recent scan (on start, or when the vault came back) did."""
         return self._worker.last_scan_stats if self._worker else ScanStats()
@@ -216,8 +224,11 @@ class SearchIndex:
             return query(self._conn())
 
     def parse(self, query: str, folder: str | None = None, tag: str | None = None) -> Query:
-        """``query`` parsed, with the folder and tag filters of ``vault/search``."""
-        return with_filters(parse_query(query), folder, tag)
+        """``query`` parsed, with the folder and tag filters of ``vault/search`` (the folder
+        compared as the vault's file system compares names)."""
+        if folder and self._case_sensitive is None:
+            self._case_sensitive = case_sensitive(self.root)
+        return with_filters(parse_query(query), folder, tag, fold=not self._case_sensitive)
 
     def search(
         self,

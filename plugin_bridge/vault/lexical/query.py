@@ -75,6 +75,8 @@ class Query:
     paths: tuple[str, ...] = ()
     folders: tuple[str, ...] = ()
     """Notes inside these folders (vault-relative, no trailing slash); set by callers."""
+    fold_folders: bool = False
+    """Compare ``folders`` without case, as a case-insensitive vault's file system does."""
 
     @property
     def empty(self) -> bool:
@@ -101,13 +103,17 @@ class Query:
         return " AND ".join(t.expression() for t in self.terms)
 
 
-def with_filters(query: Query, folder: str | None = None, tag: str | None = None) -> Query:
-    """``query`` limited to a folder and/or a tag (its nested tags too)."""
+def with_filters(
+    query: Query, folder: str | None = None, tag: str | None = None, *, fold: bool = False
+) -> Query:
+    """``query`` limited to a folder and/or a tag (its nested tags too); with ``fold`` the
+    folder matches whatever its case (the vault's file system ignores case)."""
     folder = (folder or "").replace("\\", "/").strip("/")
     tag = (tag or "").lstrip("#").strip("/").casefold()
     return replace(
         query,
         folders=(*query.folders, folder) if folder else query.folders,
+        fold_folders=fold,
         tags=tuple(dict.fromkeys((*query.tags, tag))) if tag else query.tags,
     )
 

@@ -21,6 +21,7 @@ from typing import Final, TypeAlias
 from plugin_bridge.vault.lexical.cjk import bigram_list, highlight, match_term, snippet_around
 from plugin_bridge.vault.lexical.query import Query
 from plugin_bridge.vault.lexical.typos import Vocabulary
+from plugin_bridge.vault.notes.names import name_key as folded
 
 Row: TypeAlias = tuple[str, str, float, str]
 """path, title, score (higher is better), snippet."""
@@ -234,9 +235,12 @@ def _filters(query: Query, *, with_cjk: bool) -> tuple[str, dict[str, object]]:
     for i, fragment in enumerate(query.paths):
         clauses.append(f"n.path LIKE :path{i} ESCAPE '\\'")
         params[f"path{i}"] = "%" + _escape_like(fragment) + "%"
+    path = "folded(n.path)" if query.fold_folders else "n.path"
     for i, folder in enumerate(query.folders):
-        clauses.append(f"n.path LIKE :folder{i} ESCAPE '\\'")
-        params[f"folder{i}"] = _escape_like(folder) + "/%"
+        # the paths starting with "folder/": "0" sorts right after "/"
+        clauses.append(f"{path} >= :folder{i} AND {path} < :after{i}")
+        key = folded(folder) if query.fold_folders else folder
+        params[f"folder{i}"], params[f"after{i}"] = key + "/", key + "0"
     return "".join(f" AND {clause}" for clause in clauses), params
 
 

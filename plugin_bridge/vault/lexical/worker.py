@@ -53,6 +53,8 @@ class IndexWorker:
         self._ahead: AheadReader | None = None
         """Prepares a large backlog in a helper process (see :mod:`.ahead`)."""
         self._unfinished = 0
+        self._round = (0, 0)
+        """(done, total) files of the indexing under way; (0, 0) once nothing waits."""
         self._count_lock = threading.Lock()
         self._scan_stats = ScanStats()
         self._scanning = False
@@ -63,6 +65,13 @@ class IndexWorker:
     def pending(self) -> int:
         """Files (and requested scans) not processed yet."""
         return self._unfinished
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """``(done, total)``: files indexed of those the indexing under way covers (a scan's
+        new, changed and deleted files plus the changes queued meanwhile); ``(0, 0)`` when
+        nothing waits, and while a scan is still listing the vault."""
+        return self._round
 
     @property
     def running(self) -> bool:
@@ -87,12 +96,20 @@ class IndexWorker:
         self._put(_Change(rel_path, done))
 
     def _put(self, item: _Change | _Signal) -> None:
-        self._count(1)
+        self._count(1, files=isinstance(item, _Change))
         self._queue.put(item)
 
-    def _count(self, delta: int) -> None:
+    def _count(self, delta: int, *, files: bool = True) -> None:
+        """``delta`` more (or, negative, fewer) items waiting; ``files``: they are files, so
+        they count in :attr:`progress` too (a scan request does not)."""
         with self._count_lock:
             self._unfinished += delta
+            done, total = self._round
+            if files and delta > 0:
+                total += delta
+            elif files:
+                done -= delta
+            self._round = (0, 0) if self._unfinished == 0 else (done, total)
 
     # -- in the thread ----------------------------------------------------------------------
 
@@ -121,7 +138,7 @@ class IndexWorker:
             self._apply_backlog()
         if _Signal.SCAN in items:
             self._begin_scan()
-            self._count(-items.count(_Signal.SCAN))
+            self._count(-items.count(_Signal.SCAN), files=False)
         return True
 
     def _take(self) -> list[_Change | _Signal]:

@@ -14,7 +14,7 @@ import re
 import stat
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -31,9 +31,9 @@ from plugin_bridge.vault.notes.atomic import remove_durably, write_atomic
 from plugin_bridge.vault.notes.audit import AuditAction, AuditLog, SnapshotStore, sha256
 from plugin_bridge.vault.notes.encoding import appended, apply_edits, encode_like, unified_diff
 from plugin_bridge.vault.notes.names import twin_of
-from plugin_bridge.vault.paths import resolve_note, to_posix
+from plugin_bridge.vault.paths import check_new_names, resolve_note, to_posix
 
-__all__ = ["NoteContent", "NoteInfo", "NoteStore", "WriteResult", "sha256"]
+__all__ = ["NoteContent", "NoteInfo", "NoteStore", "PlannedWrite", "WriteResult", "sha256"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +63,27 @@ class WriteResult:
     hash: str
     previous_hash: str | None
     created: bool
+
+
+@dataclass(frozen=True)
+class PlannedWrite:
+    """A write worked out but not made: the note's text now (None for a new note) and after
+    (both with LF line breaks, as editors hold them), and the exact bytes the store would write."""
+
+    path: str
+    before: str | None
+    after: str
+    action: AuditAction
+    old: bytes | None = field(repr=False)
+    data: bytes = field(repr=False)
+
+    @property
+    def old_hash(self) -> str | None:
+        return None if self.old is None else sha256(self.old)
+
+    @property
+    def diff(self) -> str:
+        return unified_diff(self.path, self.before, self.after)
 
 
 @dataclass(frozen=True)
@@ -143,18 +164,11 @@ class NoteStore:
         old = self._load(rel, full)
         return unified_diff(rel, None if old is None else decode_note(rel, old), new_content)
 
-    def preview_create(self, path: str, content: str) -> str:
-        """A unified diff of what ``create(path, content)`` would write (exists if it fails)."""
-        rel, full = self._resolve(path, write=True)
-        if self._load(rel, full) is not None:
-            raise _exists(rel)
-        return unified_diff(rel, None, content)
-
-    def preview_append(self, path: str, content: str) -> str:
-        """A unified diff of what ``append(path, content)`` would change (not_found if missing)."""
-        rel, full = self._resolve(path, write=True)
-        old = self._require(rel, full, "append to")
-        return unified_diff(rel, decode_note(rel, old), decode_note(rel, appended(old, content)))
+    def check_location(self, path: str, *, folder: bool = False) -> None:
+        """VaultError(forbidden_path) unless a note could be written at ``path`` (a folder of
+        notes with ``folder``) under the rules of every note path; exclusions aside."""
+        target = f"{to_posix(path.strip()).rstrip('/')}/x.md" if folder else path
+        resolve_note(self.root, target, write=True, excluded=self._excluded)
 
     def unique_path(self, folder: str, title: str) -> str:
         """``folder/Title.md``, or ``Title 1.md``, ``Title 2.md``… whichever does not exist yet.
@@ -164,7 +178,7 @@ class NoteStore:
         name = _FORBIDDEN_NAME_CHARS.sub(" ", title)
         name = re.sub(r"\.md$", "", " ".join(name.split()), flags=re.IGNORECASE)
         name = name[:MAX_NAME_CHARS].strip(" .") or "Untitled"
-        prefix = self._folder_rel(folder)
+        prefix = self.folder_rel(folder)
         prefix = f"{prefix}/" if prefix else ""
         for n in range(10_000):
             candidate = f"{prefix}{name}{f' {n}' if n else ''}.md"
@@ -190,18 +204,13 @@ class NoteStore:
 
         Raises VaultError: forbidden_path, exists, too_large, conflict.
         """
-        rel, full = self._resolve(path, write=True)
-        with self._lock(full):
-            old = self._load(rel, full, settle=SETTLE_SECONDS)
-            if old is not None and not overwrite:
-                raise _exists(rel)
-            _expect(rel, old, expected_hash)
-            if old is None:
-                self._check_new_path(rel, full)
-            action: AuditAction = "create" if old is None else "overwrite"
-            result = self._commit(rel, full, old, encode_like(content, old), action, origin)
-        self._notify(rel)
-        return result
+        return self._write_now(
+            path,
+            lambda: self.plan_create(
+                path, content, overwrite=overwrite, expected_hash=expected_hash
+            ),
+            origin,
+        )
 
     def modify(
         self, path: str, content: str, *, expected_hash: str, origin: str = "model"
@@ -211,14 +220,15 @@ class NoteStore:
         Raises VaultError: forbidden_path, not_found, too_large, conflict (changed since read),
         not_text (binary, or lossy: overwrite it with ``create(..., overwrite=True)``).
         """
-        rel, full = self._resolve(path, write=True)
-        with self._lock(full):
+
+        def plan() -> PlannedWrite:
+            rel, full = self._resolve(path, write=True)
             old = self._require(rel, full, "modify")
-            decode_note(rel, old)
+            before = _lf(decode_note(rel, old))
             _expect(rel, old, expected_hash)
-            result = self._commit(rel, full, old, encode_like(content, old), "modify", origin)
-        self._notify(rel)
-        return result
+            return PlannedWrite(rel, before, _lf(content), "modify", old, encode_like(content, old))
+
+        return self._write_now(path, plan, origin)
 
     def append(
         self,
@@ -233,14 +243,9 @@ class NoteStore:
 
         Raises VaultError: forbidden_path, not_found, not_text, too_large, conflict.
         """
-        rel, full = self._resolve(path, write=True)
-        with self._lock(full):
-            old = self._require(rel, full, "append to")
-            decode_note(rel, old)
-            _expect(rel, old, expected_hash)
-            result = self._commit(rel, full, old, appended(old, content), "append", origin)
-        self._notify(rel)
-        return result
+        return self._write_now(
+            path, lambda: self.plan_append(path, content, expected_hash=expected_hash), origin
+        )
 
     def edit(
         self,
@@ -257,21 +262,105 @@ class NoteStore:
         Raises VaultError: forbidden_path, not_found, not_text, too_large, conflict, and
         invalid_edit naming the edit whose old text is missing or ambiguous.
         """
+        return self._write_now(
+            path, lambda: self.plan_edit(path, edits, expected_hash=expected_hash), origin
+        )
+
+    # -- planned writes: worked out first, made by the store or applied through Obsidian --
+
+    def plan_create(
+        self,
+        path: str,
+        content: str,
+        *,
+        overwrite: bool = False,
+        expected_hash: str | None = None,
+    ) -> PlannedWrite:
+        """What :meth:`create` would write (VaultError as it would raise, but nothing written)."""
         rel, full = self._resolve(path, write=True)
-        with self._lock(full):
-            old = self._require(rel, full, "edit")
-            text = decode_note(rel, old)
-            _expect(rel, old, expected_hash)
-            new = apply_edits(rel, text, edits)
-            result = self._commit(rel, full, old, encode_like(new, old), "edit", origin)
-        self._notify(rel)
-        return result
+        old = self._load(rel, full, settle=SETTLE_SECONDS)
+        if old is not None and not overwrite:
+            raise _exists(rel)
+        _expect(rel, old, expected_hash)
+        if old is None:
+            self._check_new_path(rel, full)
+            return PlannedWrite(rel, None, _lf(content), "create", None, encode_like(content, None))
+        before = _lf(read_text(rel, old)[0])
+        return PlannedWrite(rel, before, _lf(content), "overwrite", old, encode_like(content, old))
+
+    def plan_append(
+        self, path: str, content: str, *, expected_hash: str | None = None
+    ) -> PlannedWrite:
+        """What :meth:`append` would write."""
+        rel, full = self._resolve(path, write=True)
+        old = self._require(rel, full, "append to")
+        before = decode_note(rel, old)
+        _expect(rel, old, expected_hash)
+        data = appended(old, content)
+        return PlannedWrite(rel, _lf(before), _lf(decode_note(rel, data)), "append", old, data)
+
+    def plan_edit(
+        self,
+        path: str,
+        edits: Sequence[tuple[str, str]],
+        *,
+        expected_hash: str | None = None,
+    ) -> PlannedWrite:
+        """What :meth:`edit` would write."""
+        rel, full = self._resolve(path, write=True)
+        old = self._require(rel, full, "edit")
+        text = decode_note(rel, old)
+        _expect(rel, old, expected_hash)
+        new = apply_edits(rel, text, edits)
+        return PlannedWrite(rel, _lf(text), new, "edit", old, encode_like(new, old))
+
+    def preview_create(self, path: str, content: str) -> str:
+        """A unified diff of what ``create(path, content)`` would write (exists if it fails)."""
+        return self.plan_create(path, content).diff
+
+    def preview_append(self, path: str, content: str) -> str:
+        """A unified diff of what ``append(path, content)`` would change (not_found if missing)."""
+        return self.plan_append(path, content).diff
 
     def preview_edit(self, path: str, edits: Sequence[tuple[str, str]]) -> str:
         """The unified diff :meth:`edit` would make (VaultError as it would raise)."""
+        return self.plan_edit(path, edits).diff
+
+    def write_planned(self, plan: PlannedWrite, origin: str) -> WriteResult:
+        """Write ``plan`` while the note is still as it was planned from (VaultError conflict,
+        or exists for a new note that appeared meanwhile, otherwise; nothing is written)."""
+        rel, full = self._resolve(plan.path, write=True)
+        with self._lock(full):
+            old = self._load(rel, full, settle=SETTLE_SECONDS)
+            if plan.old is None and old is not None:
+                raise _exists(rel)
+            if old != plan.old:
+                raise _changed(rel)
+            if old is None:
+                self._check_new_path(rel, full)
+            result = self._commit(rel, full, old, plan.data, plan.action, origin)
+        self._notify(rel)
+        return result
+
+    def _write_now(self, path: str, plan: Callable[[], PlannedWrite], origin: str) -> WriteResult:
+        """Work a write out and make it under the note's lock (concurrent writers queue)."""
         rel, full = self._resolve(path, write=True)
-        text = decode_note(rel, self._require(rel, full, "edit"))
-        return unified_diff(rel, text, apply_edits(rel, text, edits))
+        with self._lock(full):
+            planned = plan()
+            result = self._commit(rel, full, planned.old, planned.data, planned.action, origin)
+        self._notify(rel)
+        return result
+
+    def record_applied(self, plan: PlannedWrite, new_hash: str, origin: str) -> WriteResult:
+        """Keep the undo snapshot and the audit line of ``plan``, which Obsidian applied (its
+        editor saves the note itself): undo restores the note as it was planned from."""
+        rel, full = self._resolve(plan.path, write=True)
+        with self._lock(full), reporting_write_failures(rel):
+            snapshot = self.snapshots.save(rel, plan.old, new_hash)
+            self.snapshots.commit(snapshot)
+            self.audit.record(rel, plan.action, plan.old_hash, new_hash, origin)
+        self._notify(rel)
+        return WriteResult(rel, new_hash, plan.old_hash, plan.old is None)
 
     def undo(self, path: str, *, origin: str = "user") -> WriteResult:
         """Restore the note as it was before its last write, or delete it if that write made it.
@@ -329,15 +418,26 @@ class NoteStore:
     def _check_new_path(self, rel: str, full: Path) -> None:
         """A new note may not sit under a file, nor twin an existing name that differs only in
         case or Unicode normalisation (they collide on macOS, Windows and sync services)."""
+        check_new_names(rel)
         parent = full.parent
         for folder in (parent, *parent.parents):
             if folder == self.root or not folder.is_relative_to(self.root):
                 break
+            inside = to_posix(str(folder.relative_to(self.root)))
             if folder.exists() and not folder.is_dir():
-                inside = to_posix(str(folder.relative_to(self.root)))
                 raise VaultError(
                     "forbidden_path",
                     f"'{inside}' is a file, so '{rel}' cannot go inside it: choose a folder.",
+                    path=rel,
+                )
+            twin_folder = twin_of(folder)
+            if twin_folder is not None:
+                twin = to_posix(str(twin_folder.relative_to(self.root)))
+                raise VaultError(
+                    "forbidden_path",
+                    f"The folder '{inside}' differs from '{twin}' only in case or accents' "
+                    "encoding, and the two would be one folder on macOS, Windows and sync: put "
+                    f"the note in '{twin}'.",
                     path=rel,
                 )
         twin_path = twin_of(full)
@@ -351,7 +451,7 @@ class NoteStore:
                 path=twin,
             )
 
-    def _folder_rel(self, folder: str) -> str:
+    def folder_rel(self, folder: str) -> str:
         """``folder`` normalised ("" for the root), or VaultError(forbidden_path)."""
         rel = to_posix(folder.strip())
         if rel in (".", "/"):  # the vault root
@@ -371,7 +471,7 @@ class NoteStore:
 
     def _folder(self, folder: str) -> str:
         """``folder`` normalised ("" for the root), or VaultError: forbidden_path, not_found."""
-        rel = self._folder_rel(folder)
+        rel = self.folder_rel(folder)
         if not (self.root / rel if rel else self.root).is_dir():
             raise VaultError(
                 "not_found", f"There is no folder '{folder}' in the vault.", path=folder
@@ -453,6 +553,10 @@ class NoteStore:
     def _lock(self, real: Path) -> threading.Lock:
         with self._locks_guard:
             return self._locks.setdefault(str(real), threading.Lock())
+
+
+def _lf(text: str) -> str:
+    return text.replace("\r\n", "\n")
 
 
 def _signature(full: Path) -> tuple[int, int, int] | None:

@@ -69,6 +69,8 @@ class Related:
     """The note asked about links to this one."""
     linked_from: bool
     """This one links to the note asked about."""
+    snippet: str = ""
+    """The start of its closest chunk."""
 
 
 def rrf(
@@ -236,6 +238,7 @@ def related_notes(
             round(hits[0].score, 6),
             bool(link_forms(p) & outgoing),
             p in backlinks,
+            _chunk_snippet(hits[0]),
         )
         for p, hits in list(roll_up(chunks).items())[:limit]
     ]

@@ -6,11 +6,11 @@ grouped by area as the handlers are (``session``, ``vault``, ``chat``…; ``base
 
 from __future__ import annotations
 
+from llm_service.factory import ProviderName
 from plugin_bridge.wire.models.base import (
     Empty,
     EmptyResult,
     Params,
-    ProviderName,
     ToolFormat,
     WireModel,
     dump,
@@ -29,6 +29,8 @@ from plugin_bridge.wire.models.chat import (
 )
 from plugin_bridge.wire.models.commands import (
     CreateNoteParams,
+    RewriteParams,
+    RewriteResult,
     SearchSummarizeParams,
     SearchSummarizeResult,
 )
@@ -71,6 +73,7 @@ from plugin_bridge.wire.models.session import (
     ModelsListParams,
     ModelsListResult,
     ServerInfo,
+    ServerProof,
     VaultInfo,
 )
 from plugin_bridge.wire.models.settings import (
@@ -80,8 +83,18 @@ from plugin_bridge.wire.models.settings import (
     SettingsResult,
     SettingsUpdateParams,
 )
+from plugin_bridge.wire.models.setup import (
+    EmbedderDownloadParams,
+    EmbedderDownloadProgress,
+    EmbedderDownloadResult,
+    RuntimeInfo,
+    RuntimeModelInfo,
+    RuntimesDetectResult,
+)
 from plugin_bridge.wire.models.tools import (
+    FileChange,
     InvalidCall,
+    KeptChange,
     ToolCallParams,
     ToolConfirmParams,
     ToolConfirmResult,
@@ -103,6 +116,8 @@ from plugin_bridge.wire.models.vault import (
     AuditListResult,
     HashField,
     NoteAppendParams,
+    NoteApplyParams,
+    NoteApplyResult,
     NoteCreateParams,
     NoteEditModel,
     NoteEditParams,
@@ -136,9 +151,13 @@ __all__ = [
     "ConversationsListResult",
     "ConversationsRenameParams",
     "CreateNoteParams",
+    "EmbedderDownloadParams",
+    "EmbedderDownloadProgress",
+    "EmbedderDownloadResult",
     "EmbedderStatus",
     "Empty",
     "EmptyResult",
+    "FileChange",
     "FolderContext",
     "HashField",
     "HealthResult",
@@ -147,6 +166,7 @@ __all__ = [
     "InitializeParams",
     "InitializeResult",
     "InvalidCall",
+    "KeptChange",
     "KeysModel",
     "MatchSide",
     "ModelInfoModel",
@@ -156,6 +176,8 @@ __all__ = [
     "ModelsListResult",
     "ModelsUpdate",
     "NoteAppendParams",
+    "NoteApplyParams",
+    "NoteApplyResult",
     "NoteContext",
     "NoteCreateParams",
     "NoteEditModel",
@@ -173,6 +195,11 @@ __all__ = [
     "RelatedNote",
     "RelatedParams",
     "RelatedResult",
+    "RewriteParams",
+    "RewriteResult",
+    "RuntimeInfo",
+    "RuntimeModelInfo",
+    "RuntimesDetectResult",
     "SearchHitModel",
     "SearchMode",
     "SearchParams",
@@ -180,6 +207,7 @@ __all__ = [
     "SearchSummarizeParams",
     "SearchSummarizeResult",
     "ServerInfo",
+    "ServerProof",
     "SettingsResult",
     "SettingsUpdateParams",
     "StoredMessage",

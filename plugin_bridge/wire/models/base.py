@@ -14,11 +14,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-ProviderName = Literal["anthropic", "openai", "ollama"]
+from llm_service.factory import ProviderName
 
-
-ToolFormat = Literal["anthropic", "openai", "ollama", "lmstudio", "vllm"]
-"""Tool formats: LM Studio and vLLM speak OpenAI's."""
+ToolFormat = Literal[ProviderName, "lmstudio", "vllm"]
+"""Tool formats: each provider's, and LM Studio's and vLLM's (they speak OpenAI's)."""
 
 
 class WireModel(BaseModel):

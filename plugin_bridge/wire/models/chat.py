@@ -34,8 +34,16 @@ class ChatSendParams(Params):
         max_length=1000,
         description="Run this custom prompt (prompts/list); text is added after it.",
     )
+    setup: bool = Field(
+        False,
+        description="A turn of the setup conversation (Introduce yourself): the assistant asks "
+        "about the vault and the user, and may call complete_setup to write the context note "
+        "(reviewed with tool/confirm). Empty text starts it.",
+    )
     text: str = Field(
-        "", max_length=100_000, description="The message; may be empty only with promptId."
+        "",
+        max_length=100_000,
+        description="The message; may be empty only with promptId or setup.",
     )
     conversation_id: str | None = Field(
         None, max_length=100, description="Omit to start a new conversation."
@@ -52,8 +60,8 @@ class ChatSendParams(Params):
     @field_validator("text")
     @classmethod
     def _has_a_message(cls, text: str, info: ValidationInfo) -> str:
-        if not text.strip() and info.data.get("prompt_id") is None:
-            raise ValueError("must not be empty (unless promptId is given)")
+        if not text.strip() and info.data.get("prompt_id") is None and not info.data.get("setup"):
+            raise ValueError("must not be empty (unless promptId or setup is given)")
         return text
 
 

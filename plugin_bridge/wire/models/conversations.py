@@ -17,6 +17,11 @@ class ConversationsListParams(Params):
     cursor: str | None = Field(
         None, max_length=200, description="nextCursor of the previous page; omit for the first."
     )
+    query: str | None = Field(
+        None,
+        max_length=200,
+        description="Only conversations whose title or messages contain these words (any case).",
+    )
 
 
 class ConversationSummary(WireModel):

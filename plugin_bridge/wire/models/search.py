@@ -67,6 +67,7 @@ class RelatedNote(WireModel):
     score: float = Field(description="Cosine similarity to the note, -1..1; higher is closer.")
     links_to: bool = Field(description="The note asked about links to this one.")
     linked_from: bool = Field(description="This one links to the note asked about.")
+    snippet: str = Field("", description="The start of its closest chunk (at most 300 characters).")
 
 
 class RelatedResult(WireModel):

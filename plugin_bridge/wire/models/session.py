@@ -9,12 +9,15 @@ from typing import Literal
 
 from pydantic import Field
 
-from plugin_bridge.wire.models.base import Params, WireModel
+from plugin_bridge.wire.models.base import Params, ToolFormat, WireModel
 from plugin_bridge.wire.protocol import RequestId
 
 
 class ClientInfo(Params):
-    name: str = Field(max_length=200, description="Client name, e.g. obsidian-ai-plugin.")
+    name: str = Field(
+        max_length=200,
+        description="Client name: ai-bridge-assistant for the Obsidian plugin (its manifest id).",
+    )
     version: str = Field(max_length=100)
 
 
@@ -56,7 +59,16 @@ class InitializeResult(WireModel):
 
 class IndexStatus(WireModel):
     notes: int = Field(description="Notes in the search index.")
-    pending: int = Field(description="Files waiting to be indexed.")
+    pending: int = Field(
+        description="Files waiting to be indexed (at least 1 until the first scan has listed "
+        "the vault); 0: the index is complete."
+    )
+    done: int = Field(0, description="Files indexed so far of total.")
+    total: int = Field(
+        0,
+        description="Files the indexing under way covers (a scan's new, changed and deleted "
+        "files, plus changes queued meanwhile); 0 when idle and while the vault is being listed.",
+    )
     embedder: EmbedderStatus | None = Field(None, description="null: lexical search only.")
 
 
@@ -67,6 +79,10 @@ class HealthResult(WireModel):
     model: str | None
     index: IndexStatus
     recommended_models: dict[str, list[str]]
+    supported_formats: list[ToolFormat] = Field(
+        description="Every format tools/list and GET /api/local-llm/tools accept."
+    )
+    tool_count: int = Field(description="The tools a conversation's model is offered.")
 
 
 class ModelsListParams(Params):
@@ -92,3 +108,12 @@ class ModelsListResult(WireModel):
 
 class CancelRequestParams(Params):
     id: RequestId = Field(description="The id of the request to cancel.")
+
+
+class ServerProof(WireModel):
+    """``$/serverProof``: the first frame of a connection opened with a ``nonce``."""
+
+    proof: str = Field(
+        description="base64url (no padding) of HMAC-SHA256(key = the token's UTF-8 bytes, "
+        "message = the nonce's UTF-8 bytes as sent in the URL)."
+    )

@@ -5,10 +5,9 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 
+from llm_service.factory import ProviderName
 from plugin_bridge.wire.models.base import Params, WireModel
 
 
@@ -24,7 +23,7 @@ class KeysModel(WireModel):
 
 
 class SettingsResult(WireModel):
-    provider: Literal["anthropic", "openai", "ollama"] | None
+    provider: ProviderName | None
     base_url: str | None
     models: ModelsByPurpose
     daily_budget_usd: float | None
@@ -53,7 +52,7 @@ class ModelsUpdate(Params):
 
 
 class SettingsUpdateParams(Params):
-    provider: Literal["anthropic", "openai", "ollama"] | None = None
+    provider: ProviderName | None = None
     base_url: str | None = Field(None, max_length=2000)
     models: ModelsUpdate | None = None
     daily_budget_usd: float | None = Field(None, gt=0)

@@ -52,18 +52,43 @@ class ToolsExecuteResult(WireModel):
     invalid_calls: list[InvalidCall]
 
 
+class FileChange(WireModel):
+    path: str = Field(description="Vault-relative path of the note the write changes.")
+    before: str | None = Field(description="The note's text now; null for a new note.")
+    after: str = Field(description="The note's text once written.")
+
+
+class KeptChange(WireModel):
+    path: str
+    after: str = Field(description="The text the user kept (some of the hunks of before → after).")
+
+
 class ToolConfirmParams(WireModel):
     tool: str
     arguments: dict[str, Any]
+    title: str = Field(
+        description='What the call does, in words: "Edit Plan.md: 4 changes", "Create Kites.md".'
+    )
+    call_id: str | None = Field(None, description="The id of the call in chat/toolCall.")
+    changes: list[FileChange] | None = Field(
+        None, description="For writes: each note the call changes, before and after (the server's)."
+    )
     preview: str | None = Field(None, description="Unified diff of a write, when known.")
 
 
 class ToolConfirmResult(WireModel):
     approved: bool
+    changes: list[KeptChange] | None = Field(
+        None,
+        description=(
+            "With approved: write exactly these texts instead (the user kept only some hunks); "
+            "each is written only while its note still has the change's before."
+        ),
+    )
     arguments: dict[str, Any] | None = Field(
         None,
         description=(
-            "With approved: run the call with these arguments instead (the user kept only some "
-            "hunks of the write); checked against the tool's schema like any call."
+            "With approved: run the call with these arguments instead; checked against the "
+            "tool's schema like any call."
         ),
     )

@@ -93,3 +93,21 @@ class AuditEntry(WireModel):
 
 class AuditListResult(WireModel):
     entries: list[AuditEntry] = Field(description="Newest first.")
+
+
+class NoteApplyParams(WireModel):
+    """The server request ``note/apply``: apply a write through Obsidian (the plugin)."""
+
+    path: str = Field(description="Vault-relative path of an existing note.")
+    before: str = Field(description="The note's text the write was worked out from.")
+    after: str = Field(description="The note's text once written.")
+    expected_hash: str | None = Field(
+        description="sha256 of the note's file as the server read it."
+    )
+
+
+class NoteApplyResult(WireModel):
+    applied: bool = Field(description="False: the note is not open; the server writes it.")
+    hash: str | None = Field(
+        None, description="With applied: sha256 hex of the note's new text (UTF-8)."
+    )

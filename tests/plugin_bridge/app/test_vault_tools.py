@@ -16,7 +16,9 @@ from llm_service.tools import ToolRegistry
 from plugin_bridge.app.vault_tools import (
     READ_LIMIT_CHARS,
     VAULT_TOOL_NAMES,
-    preview_tool_call,
+    confirm_title,
+    kept_arguments,
+    plan_tool_call,
     register_vault_tools,
 )
 from plugin_bridge.vault.errors import VaultError
@@ -87,7 +89,7 @@ def test_registration_returns_the_seven_tool_names_in_order(vault: Vault) -> Non
     """register_vault_tools reports exactly what it registered."""
     tools = ToolRegistry()
     names = register_vault_tools(tools, vault)
-    assert names == list(VAULT_TOOL_NAMES) == [spec.name for spec in tools.get_registered_tools()]
+    assert names == list(VAULT_TOOL_NAMES) == tools.get_registered_tools()
     assert set(names) == {
         "search_notes",
         "read_note",
@@ -101,7 +103,7 @@ def test_registration_returns_the_seven_tool_names_in_order(vault: Vault) -> Non
 
 def test_every_schema_is_valid_closed_and_described(registry: ToolRegistry) -> None:
     """Valid JSON Schemas, no extra properties, every property explained to the model."""
-    for spec in registry.get_registered_tools():
+    for spec in registry.tool_specs():
         schema = dict(spec.input_schema)
         validator_for(schema).check_schema(schema)
         assert schema["type"] == "object" and schema["additionalProperties"] is False
@@ -113,7 +115,7 @@ def test_every_schema_is_valid_closed_and_described(registry: ToolRegistry) -> N
 
 def test_limits_are_bounded_with_a_default_of_ten(registry: ToolRegistry) -> None:
     """search_notes and list_notes take limit 1..50, default 10."""
-    for spec in registry.get_registered_tools():
+    for spec in registry.tool_specs():
         limit = spec.input_schema["properties"].get("limit")
         if limit is not None:
             assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 50, 10)
@@ -121,7 +123,7 @@ def test_limits_are_bounded_with_a_default_of_ten(registry: ToolRegistry) -> Non
 
 def test_descriptions_teach_the_path_format_and_search_syntax(registry: ToolRegistry) -> None:
     """The model learns relative paths with extensions and every search operator."""
-    specs = {spec.name: spec for spec in registry.get_registered_tools()}
+    specs = {spec.name: spec for spec in registry.tool_specs()}
     query = specs["search_notes"].input_schema["properties"]["query"]["description"]
     for operator in ['"', "prefix*", "tag:", "path:"]:
         assert operator in query
@@ -382,6 +384,77 @@ async def test_edit_note_with_a_missing_or_ambiguous_passage_changes_nothing(
 
 
 # -- previews ------------------------------------------------------------------------------
+
+
+def preview_tool_call(vault: Vault, call_: ToolCall) -> str | None:
+    plan = plan_tool_call(vault, call_)
+    return None if plan is None else plan.diff
+
+
+def test_titles_say_what_a_write_does_in_words(vault: Vault) -> None:
+    """The review's title names the note and the number of edits, never the tool."""
+    calls = {
+        "Create Ideas/Kites.md": ToolCall(
+            "1", "create_note", {"path": "Ideas/Kites.md", "content": "# Kites\n"}
+        ),
+        "Append to Projects/Notes.md": ToolCall(
+            "2", "append_to_note", {"path": "Projects/Notes.md", "content": "- new"}
+        ),
+        "Edit Projects/Notes.md: 2 changes": ToolCall(
+            "3",
+            "edit_note",
+            {
+                "path": "Projects/Notes.md",
+                "edits": [
+                    {"old_text": "# Notes", "new_text": "# Renamed"},
+                    {"old_text": "Nothing links", "new_text": "No link"},
+                ],
+            },
+        ),
+    }
+    for title, call_ in calls.items():
+        assert confirm_title(call_, plan_tool_call(vault, call_)) == title
+    search = ToolCall("4", "search_notes", {"query": "x"})
+    assert confirm_title(search, None) == "Allow the assistant to run search_notes?"
+
+
+def test_kept_text_becomes_arguments_that_write_exactly_it(vault: Vault) -> None:
+    """Whatever the user kept, the tool run with the kept arguments writes exactly that text."""
+    before = NOTES["Projects/Notes.md"]
+    kept = before.replace("# Notes", "# Renamed")
+    edit = ToolCall(
+        "1",
+        "edit_note",
+        {
+            "path": "Projects/Notes.md",
+            "edits": [
+                {"old_text": "# Notes", "new_text": "# Renamed"},
+                {"old_text": "Nothing links", "new_text": "No link"},
+            ],
+        },
+    )
+    plan = plan_tool_call(vault, edit)
+    assert plan is not None and plan.before == before
+    arguments = kept_arguments(edit, plan, kept)
+    vault.notes.edit(
+        "Projects/Notes.md", [(e["old_text"], e["new_text"]) for e in arguments["edits"]]
+    )
+    assert (vault.root / "Projects" / "Notes.md").read_text(encoding="utf-8") == kept
+
+    create = ToolCall("2", "create_note", {"path": "N.md", "content": "a\nb\n"})
+    create_plan = plan_tool_call(vault, create)
+    assert create_plan is not None and create_plan.before is None
+    assert kept_arguments(create, create_plan, "a\n") == {"path": "N.md", "content": "a\n"}
+
+    append = ToolCall("3", "append_to_note", {"path": "Projects/Notes.md", "content": "- new\n"})
+    append_plan = plan_tool_call(vault, append)
+    assert append_plan is not None
+    assert kept_arguments(append, append_plan, kept + "- new\n") == {
+        "path": "Projects/Notes.md",
+        "content": "- new\n",
+    }
+    with pytest.raises(ValueError):
+        kept_arguments(append, append_plan, "something else entirely\n")
 
 
 def test_preview_of_create_note_is_an_all_added_diff(vault: Vault) -> None:

@@ -37,7 +37,7 @@ async def test_serve_lifecycle_info_file_and_clean_shutdown(
         print(f"serve: info file after {served.seconds_to_info_file:.3f} s")
         info = served.info
         assert stat.S_IMODE(served.info_file.stat().st_mode) == 0o600
-        assert set(info) == {"url", "token", "pid", "protocolVersion"}
+        assert set(info) == {"url", "token", "pid", "protocolVersion", "httpUrl"}
         assert info["pid"] == served.process.pid
         assert info["protocolVersion"] == 1
         assert str(info["url"]).startswith("ws://127.0.0.1:")
@@ -68,7 +68,8 @@ async def test_serve_lifecycle_info_file_and_clean_shutdown(
     lines = stderr.splitlines()
     assert lines[0] == f"Listening on {info['url']}"
     assert lines[1] == f"Info file: {served.info_file}"
-    assert "No provider" in lines[2] and "ANTHROPIC_API_KEY" in lines[2]
+    assert lines[2] == f"HTTP API on {info['httpUrl']}"
+    assert "No provider" in lines[3] and "ANTHROPIC_API_KEY" in lines[3]
     assert str(info["token"]) not in stderr
 
 
@@ -148,13 +149,15 @@ async def test_schema_cli_prints_the_committed_schema(tmp_path: Path) -> None:
 
 
 def test_the_cli_does_not_import_heavy_modules_before_listening() -> None:
-    """Importing the serve path loads no pydantic, websockets server, index or provider SDK."""
+    """Importing the serve path loads no pydantic, websockets server, index or provider SDK,
+    and of llm_service only the provider names (the --provider choices)."""
     import subprocess
 
     code = (
         "import sys, plugin_bridge.cli, plugin_bridge.cli.serve; "
         "heavy = [m for m in ('pydantic', 'websockets.asyncio.server', 'anthropic', 'openai', "
-        "'httpx', 'sqlite3', 'llm_service', 'plugin_bridge.vault.lexical.index') "
+        "'httpx', 'sqlite3', 'llm_service.providers.base', 'llm_service.messages', "
+        "'plugin_bridge.vault.lexical.index') "
         "if m in sys.modules]; "
         "print(heavy)"
     )

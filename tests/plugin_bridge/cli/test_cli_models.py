@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from plugin_bridge.app.settings.model_cache import FILE_NAME, TTL_SECONDS
+from llm_service.discovery import FILE_NAME, TTL_SECONDS
 from tests.fakes import openai as fake
 from tests.fakes.http import FakeHTTPServer
 from tests.helpers.bridge import copy_example_vault

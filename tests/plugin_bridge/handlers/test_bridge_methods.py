@@ -12,7 +12,7 @@ from llm_service import LLMError, ScriptedProvider
 from llm_service.catalog import ModelInfo
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.errors import WireCode, to_wire_error
-from tests.helpers.bridge import running_bridge
+from tests.helpers.bridge import init_params, running_bridge
 
 
 class ModelListingProvider(ScriptedProvider):
@@ -217,7 +217,8 @@ async def test_internal_errors_leak_nothing_and_are_logged(
 
 
 async def test_health_reports_index_and_provider(tmp_path: Path) -> None:
-    """health says ok, the version, provider/model (null without) and the index size."""
+    """health says ok, the version, provider/model (null without), the index size and
+    progress, every tool format tools/list takes and how many tools a conversation gets."""
     from llm_service.pricing import RECOMMENDED_MODELS
 
     async with running_bridge(tmp_path) as bridge:
@@ -226,8 +227,18 @@ async def test_health_reports_index_and_provider(tmp_path: Path) -> None:
         assert health["status"] == "ok"
         assert health["provider"] is None
         assert health["model"] is None
-        assert health["index"] == {"notes": 16, "pending": 0, "embedder": None}
+        assert health["index"] == {
+            "notes": 16,
+            "pending": 0,
+            "done": 0,
+            "total": 0,
+            "embedder": None,
+        }
         assert health["recommendedModels"] == RECOMMENDED_MODELS
+        assert health["supportedFormats"] == ["anthropic", "openai", "ollama", "lmstudio", "vllm"]
+        assert health["toolCount"] == len(bridge.app.tools.get_registered_tools()) == 7
+        for tool_format in health["supportedFormats"]:
+            await wire.result("tools/list", {"format": tool_format})
     provider = ScriptedProvider()
     async with running_bridge(
         tmp_path / "b", provider=provider, provider_name="anthropic"
@@ -244,6 +255,23 @@ async def test_models_list_without_provider_is_no_provider(tmp_path: Path) -> No
             error = await wire.error(method, params)
             assert error["code"] == -32011
             assert "ANTHROPIC_API_KEY" in error["message"]
+
+
+async def test_no_provider_in_the_plugin_names_its_setup_card(tmp_path: Path) -> None:
+    """The plugin (client ai-bridge-assistant) is told where in Obsidian to set a provider, not
+    which flags to pass; the same server still tells the CLI its flags."""
+    async with running_bridge(tmp_path) as bridge:
+        plugin = await bridge.wire(initialize=False)
+        hello = init_params(bridge.app.token)
+        hello["client"] = {"name": "ai-bridge-assistant", "version": "0.1.0"}
+        await plugin.result("initialize", hello)
+        cli = await bridge.wire()
+        in_plugin = await plugin.error("chat/send", {"text": "hi"})
+        in_cli = await cli.error("chat/send", {"text": "hi"})
+    assert in_plugin["code"] == in_cli["code"] == -32011
+    assert "setup card" in in_plugin["message"] and "Settings" in in_plugin["message"]
+    assert "ANTHROPIC_API_KEY" not in in_plugin["message"]
+    assert "ANTHROPIC_API_KEY" in in_cli["message"] and "--provider" in in_cli["message"]
 
 
 async def test_models_list_asks_the_provider_then_serves_its_cache(tmp_path: Path) -> None:
@@ -282,7 +310,7 @@ async def test_models_list_offline_falls_back_and_other_errors_are_32010(tmp_pat
         ("anthropic", lambda tool: "input_schema" in tool and "name" in tool),
         ("openai", lambda tool: tool["type"] == "function" and "parameters" in tool["function"]),
         ("ollama", lambda tool: tool["type"] == "function" and "parameters" in tool["function"]),
-        ("lmstudio", lambda tool: tool["type"] == "function" and "parameters" in tool["function"]),
+        ("lmstudio", lambda tool: strict_mode(tool)),
         ("vllm", lambda tool: tool["type"] == "function" and "parameters" in tool["function"]),
     ],
 )
@@ -294,6 +322,55 @@ async def test_tools_list_speaks_each_provider_format(tmp_path: Path, fmt: str, 
         tools = (await (await bridge.wire()).result("tools/list", {"format": fmt}))["tools"]
         assert len(tools) == len(VAULT_TOOL_NAMES)
         assert all(check(tool) for tool in tools)
+
+
+def strict_mode(tool: dict[str, Any]) -> bool:
+    """OpenAI's function shape with strict: true, every object's properties all required and
+    closed, and no defaults (what strict mode demands)."""
+
+    def strict(schema: dict[str, Any]) -> bool:
+        if "default" in schema:
+            return False
+        if "items" in schema and not strict(schema["items"]):
+            return False
+        if schema.get("type") != "object":
+            return True
+        properties = schema["properties"]
+        return (
+            schema["additionalProperties"] is False
+            and sorted(schema["required"]) == sorted(properties)
+            and all(strict(sub) for sub in properties.values())
+        )
+
+    function = tool["function"]
+    return (
+        tool["type"] == "function" and function["strict"] is True and strict(function["parameters"])
+    )
+
+
+async def test_strict_tools_take_null_for_an_optional_argument(tmp_path: Path) -> None:
+    """LM Studio's strict tools make optional arguments nullable; tools/execute reads a null as
+    "not given" (the default applies), while a null for a required one is still invalid."""
+    async with running_bridge(tmp_path) as bridge:
+        wire = await bridge.wire()
+        tools = (await wire.result("tools/list", {"format": "lmstudio"}))["tools"]
+        listing = next(t for t in tools if t["function"]["name"] == "list_notes")
+        assert listing["function"]["parameters"]["properties"]["limit"]["type"] == [
+            "integer",
+            "null",
+        ]
+        result = await wire.result(
+            "tools/execute",
+            {
+                "calls": [
+                    {"name": "list_notes", "arguments": {"folder": None, "limit": None}},
+                    {"name": "read_note", "arguments": {"path": None}},
+                ]
+            },
+        )
+        assert [r["isError"] for r in result["results"]] == [False]
+        assert "Inbox.md" in result["results"][0]["content"]  # the default limit of 10
+        assert [c["index"] for c in result["invalidCalls"]] == [1]
 
 
 async def test_tools_list_defaults_to_the_configured_provider(tmp_path: Path) -> None:

@@ -53,8 +53,10 @@ def test_every_method_notification_and_error_is_described() -> None:
         "chat/toolResult",
         "budget/warning",
         "index/progress",
+        "$/serverProof",
+        "embedder/downloadProgress",
     }
-    assert _names(schema, "ServerRequests") == {"tool/confirm"}
+    assert _names(schema, "ServerRequests") == {"tool/confirm", "note/apply"}
 
 
 def test_only_models_carry_titles() -> None:

@@ -247,7 +247,8 @@ async def test_restart_processes_only_what_changed(tmp_path: Path) -> None:
 async def test_search_answers_while_the_first_index_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """During the first index, search returns what is indexed so far and a pending count."""
+    """During the first index, search returns what is indexed so far and a pending count, and
+    progress says done of total files (counting up to the vault's size, never past it)."""
     root = tmp_path / "vault"
     write_vault(root, {f"n{i:04}.md": f"# Note {i}\ncommon word {i}" for i in range(BATCH + 10)})
     first_batch_written = threading.Event()
@@ -269,9 +270,11 @@ async def test_search_answers_while_the_first_index_runs(
     partial = index.search("common", 5)
     assert len(partial.hits) == 5 and partial.pending == 10
     assert index.note_count == BATCH
+    assert index.progress == (BATCH, BATCH + 10)
     resume.set()
     await index.wait_until_idle(20)
     assert index.search("common").pending == 0 and index.note_count == BATCH + 10
+    assert index.progress == (0, 0)
     await index.close()
 
 

@@ -1,6 +1,9 @@
-"""The provider's model list, cached in the data dir for a day (``models/list {refresh}`` and
-``models --refresh`` ask again); stale entries still serve when the provider cannot be reached,
-and the built-in catalog when nothing is cached."""
+"""What a key or a server gives access to: :func:`validate_key` and :func:`discover_models`.
+
+Model lists are cached for a day in ``models.json`` in the user's cache folder (platformdirs),
+or in ``cache_dir`` (the bridge passes its data folder); ``refresh`` asks again. Stale entries
+still serve when the provider cannot be reached, and the built-in catalog when nothing is cached.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
 from llm_service.catalog import ModelInfo
+from llm_service.errors import LLMError
+from llm_service.factory import make_provider
 
 if TYPE_CHECKING:
-    from llm_service import Provider
+    from llm_service.factory import ProviderName
+    from llm_service.providers.base import Provider
 
 Source = Literal["api", "cache", "catalog"]
 
@@ -64,7 +70,6 @@ async def known_models(
     """The provider's models and where they came from: the cache while it is fresh (unless
     ``refresh``), else the provider (then cached); when the provider cannot be reached, the
     last list however old, else the built-in catalog. Other provider errors raise LLMError."""
-    from llm_service import LLMError
     from llm_service.catalog import catalog
 
     key = f"{provider_name}:{provider.base_url or ''}"
@@ -82,3 +87,51 @@ async def known_models(
         return models, "cache"
     await asyncio.to_thread(cache.put, key, models)
     return models, "api"
+
+
+def default_cache_dir() -> Path:
+    """Where model lists are cached unless ``cache_dir`` is given (the user's cache folder)."""
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("llm-service"))
+
+
+async def discover_models(
+    provider: ProviderName | str,
+    key: str | None = None,
+    *,
+    base_url: str | None = None,
+    refresh: bool = False,
+    cache_dir: Path | None = None,
+) -> list[ModelInfo]:
+    """The models ``provider`` ("anthropic", "openai", "ollama") serves for ``key`` (default:
+    the SDK's environment variable) at ``base_url`` (default: the API's usual address), with
+    context window, output limit, tool support and prices where known. Cached for 24 hours
+    (see the module docstring); an unreachable provider gives the last list or the catalog;
+    any other failure raises LLMError."""
+    built = make_provider(provider, api_key=key, base_url=base_url)
+    try:
+        models, _ = await known_models(
+            built, provider, ModelCache(cache_dir or default_cache_dir()), refresh=refresh
+        )
+    finally:
+        await built.aclose()
+    return models
+
+
+async def validate_key(
+    provider: ProviderName | str, key: str | None, *, base_url: str | None = None
+) -> bool:
+    """Whether ``provider`` accepts ``key`` (at ``base_url``), by one cheap call (the models
+    list): False when it refuses the key; other failures (unreachable, overloaded) raise
+    LLMError, since they say nothing about the key."""
+    built = make_provider(provider, api_key=key, base_url=base_url)
+    try:
+        await built.validate_key()
+    except LLMError as exc:
+        if exc.code == "auth_error":
+            return False
+        raise
+    finally:
+        await built.aclose()
+    return True

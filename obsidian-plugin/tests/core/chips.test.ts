@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { chipsFor, examplePrompts, withItem, withoutKey } from "../../src/core/chips";
+
+describe("context chips", () => {
+	it("a mention is one chip, added once, and can be removed", () => {
+		let items = withItem([], { note: "Projects/Kafka pipeline.md" });
+		items = withItem(items, { note: "Projects/Kafka pipeline.md" });
+		items = withItem(items, { folder: "Areas" });
+		items = withItem(items, { tag: "#project" });
+		const chips = chipsFor(items, null, true);
+		expect(chips.map((c) => c.label)).toEqual(["Kafka pipeline", "Areas/", "#project"]);
+		items = withoutKey(items, chips[1]!.key);
+		expect(chipsFor(items, null, true).map((c) => c.label)).toEqual(["Kafka pipeline", "#project"]);
+	});
+
+	it("the active note is a chip while the toggle is on, and not twice", () => {
+		const active = { note: "Welcome.md" };
+		expect(chipsFor([], active, true)).toEqual([{ key: "note:Welcome.md", label: "Welcome", item: active, active: true }]);
+		expect(chipsFor([], active, false)).toEqual([]);
+		expect(chipsFor([{ note: "Welcome.md" }], active, true)).toHaveLength(1);
+		expect(chipsFor([], { note: "Welcome.md", selection: "Hi" }, true)[0]?.label).toBe("Selection in Welcome");
+	});
+
+	it("examples come from a recent note, a folder and a tag", () => {
+		const examples = examplePrompts({ recent: "Journal/2025-03-15.md", folder: "Projects", tag: "#cooking" });
+		expect(examples.map((e) => e.text)).toEqual([
+			"Summarize 2025-03-15 in three bullet points",
+			"What are the open questions in Projects?",
+			"What do my notes tagged #cooking have in common?",
+		]);
+		expect(examples[1]?.context).toEqual([{ folder: "Projects" }]);
+		expect(examplePrompts({ recent: null, folder: null, tag: null })).toHaveLength(1);
+	});
+});

@@ -1,0 +1,97 @@
+"""Which API key may go to which server: every stored key is bound to one origin.
+
+The rule (docs/configuration.md, "Where keys go"): a key is bound to the origin (scheme, host,
+port) it was given for: its provider's default host, or the base URL set in the same change as
+the key. A URL of any other origin never receives it: requests there go without a key (LM
+Studio, vLLM and Ollama need none), and a change of the provider's base URL to another origin
+drops its stored key unless the same change sends a key again.
+
+All of it is pure: :func:`key_for` says which key may go to a URL, :func:`rebound` what one
+settings change does to the bindings. The bound origins are settings too
+(``<provider>_api_key_host``), saved with the keys. A provider with a base URL of its own is
+one more entry in :data:`URL_FIELDS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+DEFAULT_ORIGINS: Final = {
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com",
+}
+"""Where each keyed provider's SDK goes when no base URL is set."""
+KEY_FIELDS: Final = {"anthropic": "anthropic_api_key", "openai": "openai_api_key"}
+HOST_FIELDS: Final = {"anthropic": "anthropic_api_key_host", "openai": "openai_api_key_host"}
+"""The setting that records the origin of each provider's key (None: its default host)."""
+URL_FIELDS: Final = {"base_url": "the chat provider", "embedder_base_url": "openai"}
+"""Settings that name a server, and whose key a change of them concerns: ``base_url`` is the
+chosen chat provider's, ``embedder_base_url`` the openai embedder's."""
+
+
+def check_url(value: str) -> str:
+    """``value`` if it is an http(s) URL with a host, else ValueError saying what to give."""
+    parts = urlsplit(value.strip())
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValueError("give an http:// or https:// URL, e.g. http://127.0.0.1:1234/v1")
+    return value
+
+
+def origin(url: str) -> str:
+    """``scheme://host:port`` of an http(s) URL: lower case, the default port written out."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    port = parts.port or (443 if scheme == "https" else 80)
+    return f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"
+
+
+def may_send(provider: str, bound: str | None, url: str | None) -> bool:
+    """Whether ``provider``'s key, bound to ``bound`` (None: the default host), may go to
+    ``url`` (None: the default host)."""
+    default = DEFAULT_ORIGINS[provider]
+    return origin(url or default) == origin(bound or default)
+
+
+def key_for(settings: Any, provider: str, url: str | None) -> str | None:
+    """The key of ``provider`` that may go to ``url``; None when there is none, or it is
+    bound to another origin."""
+    secret = getattr(settings, KEY_FIELDS[provider])
+    key: str = secret.get_secret_value().strip() if secret is not None else ""
+    if key and may_send(provider, getattr(settings, HOST_FIELDS[provider]), url):
+        return key
+    return None
+
+
+def rebound(current: Any, changes: Mapping[str, Any], chat_provider: str | None) -> dict[str, Any]:
+    """What ``changes`` (settings field names) to the settings ``current`` do to the keys'
+    bindings, as more changes; ``chat_provider`` is the chat provider after them.
+
+    - A key sent is bound to the base URL sent with it (its provider's: ``base_url`` for the
+      chat provider, ``embedder_base_url`` for openai), else to its provider's default host.
+    - A base URL sent that is of another origin than its provider's key drops that key,
+      unless the same change sends one.
+    """
+    extra: dict[str, Any] = {}
+    for provider, key_field in KEY_FIELDS.items():
+        url_field = _url_field(provider, changes, chat_provider)
+        url = changes.get(url_field) if url_field is not None else None
+        if key_field in changes:
+            extra[HOST_FIELDS[provider]] = origin(url) if url and changes[key_field] else None
+        elif url_field == "base_url" and not may_send(
+            provider, getattr(current, HOST_FIELDS[provider]), url
+        ):
+            extra[key_field] = None
+            extra[HOST_FIELDS[provider]] = None
+    return extra
+
+
+def _url_field(provider: str, changes: Mapping[str, Any], chat_provider: str | None) -> str | None:
+    """The base URL field of ``provider`` that ``changes`` set, if any."""
+    if provider == chat_provider and "base_url" in changes:
+        return "base_url"
+    if provider == "openai" and "embedder_base_url" in changes:
+        return "embedder_base_url"
+    return None

@@ -1,0 +1,97 @@
+"""Writes through Obsidian: before the server writes a note that exists, it asks the plugin to
+apply the write with the server request ``note/apply``, so that an editor's unsaved text is seen.
+
+The request goes to the most recently connected client whose ``client.name`` is the plugin's id
+(:data:`PLUGIN_CLIENT_NAME`). Its answer decides:
+
+- ``{applied: true, hash}``: Obsidian wrote it (its editor or ``vault.process``); the server keeps
+  the undo snapshot and the audit line as for its own writes;
+- ``{applied: false}`` (the note is not open), no plugin connected, no answer within the timeout
+  (5 s), or any other error: the server writes itself, as before;
+- error -32022: the note no longer matches what was reviewed; nothing is written (VaultError
+  ``conflict``, which the model or the client is told).
+
+A new note is written by the server at once: it cannot be open in an editor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Final
+
+from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.wire.errors import WireCode
+from plugin_bridge.wire.models import NoteApplyParams, NoteApplyResult, dump
+
+if TYPE_CHECKING:
+    from plugin_bridge.vault.notes.store import NoteStore, PlannedWrite, WriteResult
+    from plugin_bridge.wire.context import Peer
+    from plugin_bridge.wire.protocol import Response
+
+logger = logging.getLogger(__name__)
+
+PLUGIN_CLIENT_NAME: Final = "ai-bridge-assistant"
+APPLY_METHOD: Final = "note/apply"
+DEFAULT_APPLY_TIMEOUT: Final = 5.0
+
+
+class WriteThrough:
+    """Makes planned writes, through the newest connected plugin when there is one."""
+
+    def __init__(self, notes: NoteStore, *, timeout: float = DEFAULT_APPLY_TIMEOUT) -> None:
+        self.notes = notes
+        self.timeout = timeout
+        self._plugins: list[Peer] = []
+
+    def attach(self, peer: Peer) -> None:
+        """A plugin finished ``initialize`` on ``peer``: it is asked from now on."""
+        self._plugins = [p for p in self._plugins if p is not peer and not p.closed]
+        self._plugins.append(peer)
+
+    def _newest(self) -> Peer | None:
+        self._plugins = [p for p in self._plugins if not p.closed]
+        return self._plugins[-1] if self._plugins else None
+
+    async def write(self, plan: PlannedWrite, origin: str) -> WriteResult:
+        """Make ``plan`` (see the module docstring); VaultError as the note store raises."""
+        peer = self._newest() if plan.before is not None else None
+        applied = None if peer is None else await self._ask(peer, plan)
+        if applied is None:
+            return await asyncio.to_thread(self.notes.write_planned, plan, origin)
+        return await asyncio.to_thread(self.notes.record_applied, plan, applied, origin)
+
+    async def _ask(self, peer: Peer, plan: PlannedWrite) -> str | None:
+        """The hash Obsidian wrote, or None for "the server writes"."""
+        assert plan.before is not None
+        params = NoteApplyParams(
+            path=plan.path, before=plan.before, after=plan.after, expected_hash=plan.old_hash
+        )
+        try:
+            async with asyncio.timeout(self.timeout):
+                answer = await peer.request(APPLY_METHOD, dump(params))
+        except TimeoutError:
+            logger.info("note/apply unanswered in %.1f s: the server writes", self.timeout)
+            return None
+        return _outcome(plan.path, answer)
+
+
+def _outcome(path: str, answer: Response) -> str | None:
+    from pydantic import ValidationError
+
+    if answer.error is not None:
+        if answer.error.get("code") == WireCode.NOTE_CONFLICT:
+            raise VaultError(
+                "conflict",
+                f"'{path}' has changes in Obsidian that this write would overwrite, so nothing "
+                "was written: read it again and redo the change.",
+                path=path,
+            )
+        logger.info("note/apply failed in the plugin: the server writes")
+        return None
+    try:
+        result = NoteApplyResult.model_validate(answer.result)
+    except ValidationError:
+        logger.info("ignoring a malformed note/apply answer: the server writes")
+        return None
+    return result.hash if result.applied and result.hash else None

@@ -1,0 +1,72 @@
+"""The HTTP app: every route of docs/http.md behind :class:`~.guard.Guard`.
+
+Other parts of the server add their own ASGI apps with ``mounts`` (e.g. MCP's streamable HTTP
+at ``/mcp``) and the async context managers those apps need running with ``lifespans`` (an MCP
+session manager's ``run``): they are entered when the listener starts and left when it stops.
+The guard covers mounted apps too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from plugin_bridge.httpapi import routes_local, routes_openai, routes_proxy
+from plugin_bridge.httpapi.chat import HttpChat
+from plugin_bridge.httpapi.guard import MAX_BODY_BYTES, Guard
+from plugin_bridge.httpapi.responses import chat_of, json_response
+from plugin_bridge.wire.models import dump
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
+    from plugin_bridge.app.state import BridgeApp
+
+Lifespan = Callable[[], AbstractAsyncContextManager[object]]
+
+
+async def health(request: Request) -> Response:
+    from plugin_bridge.handlers.session import health_of
+
+    return json_response(dump(health_of(chat_of(request).bridge)))
+
+
+def build_http_app(
+    bridge: BridgeApp,
+    *,
+    port: int,
+    allowed_origins: Collection[str],
+    mounts: Sequence[BaseRoute] = (),
+    lifespans: Sequence[Lifespan] = (),
+    max_body: int = MAX_BODY_BYTES,
+) -> ASGIApp:
+    """The guarded HTTP app of ``bridge`` for a listener on ``port``."""
+
+    chat = HttpChat(bridge)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            stack.push_async_callback(chat.aclose)
+            for enter in lifespans:
+                await stack.enter_async_context(enter())
+            yield
+
+    routes: list[BaseRoute] = [
+        Route("/health", health, methods=["GET"]),
+        *routes_proxy.ROUTES,
+        *routes_openai.ROUTES,
+        *routes_local.ROUTES,
+        *mounts,
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.chat = chat
+    return Guard(
+        app, token=bridge.token, port=port, allowed_origins=allowed_origins, max_body=max_body
+    )

@@ -1,0 +1,168 @@
+"""The checks every HTTP request passes before any route sees it, as one ASGI middleware:
+
+1. Origin and Host, by the WebSocket's own rules
+   (:func:`plugin_bridge.wire.security.check_handshake`): 403;
+2. ``Authorization: Bearer <token>``, the info file's token: 401;
+3. the body's size, at most :data:`MAX_BODY_BYTES` (by Content-Length, and counted while it is
+   read for a chunked body): 413.
+
+Refusals on ``/v1/*`` keep OpenAI's error shape ``{"error": {"message", "type", "code"}}``, so
+an OpenAI client library shows the message; every other route answers
+``{"error": CODE, "message": ...}``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any, Final
+
+from plugin_bridge.wire.errors import BodyTooLarge
+from plugin_bridge.wire.security import check_handshake
+from plugin_bridge.wire.transport import MAX_FRAME_BYTES
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+logger = logging.getLogger(__name__)
+
+MAX_BODY_BYTES: Final = MAX_FRAME_BYTES
+"""The largest request body (4 MiB, the WebSocket's frame limit)."""
+
+OPENAI_TYPES: Final = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "insufficient_quota",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "invalid_request_error",
+    429: "rate_limit_error",
+    502: "api_error",
+}
+"""OpenAI's error ``type`` for each status the bridge answers on ``/v1/*``."""
+
+
+def error_body(
+    path: str, status: int, code: str, message: str, data: dict[str, Any] | None = None
+) -> bytes:
+    """The JSON error body for ``path``: OpenAI's shape under ``/v1/``, else the bridge's
+    (with ``data``'s fields beside, e.g. a refused tool call's index)."""
+    if path.startswith("/v1/"):
+        kind = OPENAI_TYPES.get(status, "api_error")
+        payload: object = {"error": {"message": message, "type": kind, "code": code}}
+    else:
+        payload = {**(data or {}), "error": code, "message": message}
+    return json.dumps(payload).encode()
+
+
+class _ScopeHeaders:
+    """An ASGI scope's headers as :class:`plugin_bridge.wire.security.HeaderSource`."""
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        self.raw = raw
+
+    def get_all(self, key: str) -> list[str]:
+        name = key.lower().encode("latin-1")
+        return [value.decode("latin-1") for header, value in self.raw if header == name]
+
+
+class Guard:
+    """The ASGI middleware of the module docstring, in front of the whole HTTP app."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        token: str,
+        port: int,
+        allowed_origins: Collection[str],
+        max_body: int = MAX_BODY_BYTES,
+    ) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+        self.port = port
+        self.allowed_origins = frozenset(allowed_origins)
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        headers = _ScopeHeaders(scope["headers"])
+        refusal = self._refusal(headers)
+        if refusal is not None:
+            status, code, message = refusal
+            logger.warning("refused an HTTP request to %.100s: %s", path, message)
+            await _respond(send, status, error_body(path, status, code, message))
+            return
+        started = False
+        received = 0
+
+        async def counted_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_body:
+                    raise BodyTooLarge(self._too_large()[1])
+            return message
+
+        async def watched_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted_receive, watched_send)
+        except BodyTooLarge:
+            if started:
+                raise
+            await _respond(send, 413, error_body(path, 413, *self._too_large()))
+
+    def _refusal(self, headers: _ScopeHeaders) -> tuple[int, str, str] | None:
+        reason = check_handshake(headers, self.port, self.allowed_origins)
+        if reason is not None:
+            return 403, "forbidden", reason.strip()
+        given = headers.get_all("authorization")
+        if len(given) != 1 or not hmac.compare_digest(
+            _bearer(given[0].encode("latin-1")), self.expected
+        ):
+            return (
+                401,
+                "auth_failed",
+                "Missing or wrong bearer token: send 'Authorization: Bearer TOKEN' with the "
+                "token from the server info file.",
+            )
+        lengths = headers.get_all("content-length")
+        if lengths and (not lengths[0].isdigit() or int(lengths[0]) > self.max_body):
+            return 413, *self._too_large()
+        return None
+
+    def _too_large(self) -> tuple[str, str]:
+        return (
+            "too_large",
+            f"The request body is larger than {self.max_body // (1024 * 1024)} MiB: send less.",
+        )
+
+
+def _bearer(value: bytes) -> bytes:
+    """``Bearer <token>`` with the scheme's case normalised (RFC 9110: case-insensitive)."""
+    scheme, _, rest = value.partition(b" ")
+    return b"Bearer " + rest if scheme.lower() == b"bearer" else value
+
+
+async def _respond(send: Send, status: int, body: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

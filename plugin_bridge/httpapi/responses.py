@@ -1,0 +1,81 @@
+"""What the HTTP routes share: reading a JSON body, errors in each route family's shape, and
+Server-Sent Events."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from starlette.responses import Response
+
+from plugin_bridge.httpapi.guard import error_body
+from plugin_bridge.httpapi.openai_format import BadRequest
+from plugin_bridge.wire.errors import to_http_error
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+    from plugin_bridge.httpapi.chat import HttpChat
+
+T = TypeVar("T")
+SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+
+def chat_of(request: Request) -> HttpChat:
+    """The HTTP API's shared state (see :func:`plugin_bridge.httpapi.app.build_http_app`)."""
+    return cast("HttpChat", request.app.state.chat)
+
+
+async def json_body(request: Request) -> Any:
+    """The request's JSON body (BadRequest when it is not JSON)."""
+    body = await request.body()
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise BadRequest("The body is not valid JSON.") from None
+
+
+def dumps(payload: object) -> bytes:
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def json_response(payload: object, status: int = 200) -> Response:
+    return Response(dumps(payload), status, media_type="application/json")
+
+
+def error_response(path: str, exc: BaseException) -> Response:
+    """``exc`` as the route's error: OpenAI's shape under /v1/, else ``{error, message}``."""
+    error = to_http_error(exc)
+    body = error_body(path, error.status, error.code, error.message, error.data)
+    headers = {}
+    if error.retry_after is not None:
+        headers["retry-after"] = str(max(1, round(error.retry_after)))
+    return Response(body, error.status, headers, media_type="application/json")
+
+
+def sse(payload: object) -> bytes:
+    """One Server-Sent Event: ``data: <json>`` and a blank line."""
+    return b"data: " + (payload if isinstance(payload, bytes) else dumps(payload)) + b"\n\n"
+
+
+DONE = b"data: [DONE]\n\n"
+
+
+async def started(events: AsyncGenerator[T, None]) -> AsyncGenerator[T, None]:
+    """``events`` once its first event came: a failure before it raises here, before any byte
+    is sent (the route can still answer with a status); the stream is closed then."""
+    try:
+        first = await anext(events)
+    except BaseException:
+        await events.aclose()
+        raise
+
+    async def replay() -> AsyncGenerator[T, None]:
+        async with aclosing(events):
+            yield first
+            async for event in events:
+                yield event
+
+    return replay()

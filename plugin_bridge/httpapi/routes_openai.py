@@ -1,0 +1,155 @@
+"""OpenAI-compatible routes: ``GET /v1/models`` and ``POST /v1/chat/completions`` (messages,
+tools, ``stream: true`` as SSE chunks ending in ``data: [DONE]``, usage). Errors keep OpenAI's
+shape ``{"error": {"message", "type", "code"}}``; a failure before the first streamed byte keeps
+its HTTP status, a later one is an ``{"error": …}`` chunk (the OpenAI SDK raises it)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from llm_service import LLMResponse, ResponseComplete, TextDelta, ToolCallDelta
+from plugin_bridge.httpapi.chat import VAULT_MODEL, Event
+from plugin_bridge.httpapi.guard import OPENAI_TYPES
+from plugin_bridge.httpapi.openai_format import (
+    ChatInput,
+    chat_input,
+    finish_reason,
+    tool_calls_out,
+    usage_out,
+)
+from plugin_bridge.httpapi.providers import PROVIDER_NAMES
+from plugin_bridge.httpapi.responses import (
+    DONE,
+    SSE_HEADERS,
+    chat_of,
+    error_response,
+    json_body,
+    json_response,
+    sse,
+    started,
+)
+from plugin_bridge.wire.errors import to_http_error
+
+OWNER = "obsidian-ai-bridge"
+
+
+async def models(request: Request) -> Response:
+    """``vault``, the configured models, and each configured provider's recommended ones as
+    ``provider/model``."""
+    from llm_service.pricing import RECOMMENDED_MODELS
+
+    state = chat_of(request)
+    bridge = state.bridge
+    settings = bridge.config
+    ids = [VAULT_MODEL]
+    if bridge.provider is not None:
+        ids += [m for m in (bridge.model, settings.fast_model, settings.deep_model) if m]
+    for name in state.providers.configured():
+        if name in PROVIDER_NAMES:
+            ids += [f"{name}/{model}" for model in RECOMMENDED_MODELS.get(name, ())]
+    unique = list(dict.fromkeys(ids))
+    return json_response(
+        {
+            "object": "list",
+            "data": [{"id": m, "object": "model", "created": 0, "owned_by": OWNER} for m in unique],
+        }
+    )
+
+
+async def chat_completions(request: Request) -> Response:
+    path = request.url.path
+    try:
+        body = chat_input(await json_body(request))
+        state = chat_of(request)
+        if not body.stream:
+            reply = await state.complete(body)
+            return json_response(_completion(body, reply))
+        events = await started(state.stream(body))
+    except Exception as exc:
+        return error_response(path, exc)
+    return StreamingResponse(
+        _chunks(body, events), media_type="text/event-stream", headers=SSE_HEADERS
+    )
+
+
+def _completion(body: ChatInput, reply: LLMResponse) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.tool_calls:
+        message["tool_calls"] = tool_calls_out(reply.tool_calls)
+    return {
+        "id": _completion_id(),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": reply.model or body.model or "",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": finish_reason(reply.stop_reason),
+            }
+        ],
+        "usage": usage_out(reply.usage),
+    }
+
+
+async def _chunks(body: ChatInput, events: AsyncGenerator[Event, None]) -> AsyncIterator[bytes]:
+    head = {
+        "id": _completion_id(),
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": body.model or "",
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return sse({**head, "choices": [choice]})
+
+    yield chunk({"role": "assistant", "content": ""})
+    try:
+        async for event in events:
+            if isinstance(event, TextDelta):
+                yield chunk({"content": event.text})
+            elif isinstance(event, ToolCallDelta):
+                yield chunk({"tool_calls": [_call_delta(event)]})
+            else:
+                assert isinstance(event, ResponseComplete)
+                reply = event.response
+                head["model"] = reply.model or head["model"]
+                yield chunk({}, finish_reason(reply.stop_reason))
+                if body.include_usage:
+                    yield sse({**head, "choices": [], "usage": usage_out(reply.usage)})
+    except Exception as exc:
+        error = to_http_error(exc)
+        kind = OPENAI_TYPES.get(error.status, "api_error")
+        yield sse({"error": {"message": error.message, "type": kind, "code": error.code}})
+    yield DONE
+
+
+def _call_delta(event: ToolCallDelta) -> dict[str, Any]:
+    delta: dict[str, Any] = {"index": event.index}
+    if event.id is not None:
+        delta["id"] = event.id
+        delta["type"] = "function"
+    function: dict[str, str] = {"arguments": event.arguments_delta}
+    if event.name is not None:
+        function["name"] = event.name
+    delta["function"] = function
+    return delta
+
+
+def _completion_id() -> str:
+    return f"chatcmpl-{secrets.token_hex(12)}"
+
+
+ROUTES = [
+    Route("/v1/models", models, methods=["GET"]),
+    Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+]
