@@ -26,6 +26,7 @@ from plugin_bridge.app.settings.config import (
     BridgeSettings,
 )
 from plugin_bridge.app.write_through import DEFAULT_APPLY_TIMEOUT, WriteThrough
+from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD
 from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.errors import RpcError, WireCode
 
@@ -99,7 +100,9 @@ class BridgeApp:
         semantic.on_progress = self._embedding_progress
         semantic.on_spend = self._embedding_spend
 
-    async def use_embedder(self, embedder: Embedder | None, confirm_over_usd: float) -> None:
+    async def use_embedder(
+        self, embedder: Embedder | None, confirm_over_usd: float, ann_threshold: int = ANN_THRESHOLD
+    ) -> None:
         """Semantic search with ``embedder`` from now on: a running semantic index switches
         models (the old one serves until the new vectors are complete); None stops it."""
         vault = self.vault
@@ -112,7 +115,11 @@ class BridgeApp:
             vault.semantic.confirm_over_usd = confirm_over_usd
             await vault.semantic.switch(embedder)
             return
-        self._follow(vault.use_embedder(embedder, confirm_over_usd=confirm_over_usd))
+        self._follow(
+            vault.use_embedder(
+                embedder, confirm_over_usd=confirm_over_usd, ann_threshold=ann_threshold
+            )
+        )
         assert vault.semantic is not None
         await vault.semantic.start()
 

@@ -70,7 +70,9 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
     if "exclude" in changes:
         app.vault.set_scope(updated.exclude)
     if changes.keys() & EMBEDDER_FIELDS:
-        await app.use_embedder(embedder, updated.embedder_confirm_over_usd)
+        await app.use_embedder(
+            embedder, updated.embedder_confirm_over_usd, updated.vector_ann_threshold
+        )
     if old is not None and old is not provider:
         await old.aclose()
     return updated
