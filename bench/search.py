@@ -34,6 +34,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -102,6 +103,8 @@ class Figures:
     hybrid_p95_ms: float = 0.0
     hybrid_db_mb: float = 0.0
     hybrid_peak_rss_mb: float = 0.0
+    ann: dict[str, Any] = field(default_factory=dict)
+    """Whether the approximate index answered, and its recall@10 against exact search."""
 
 
 def raw_fts_baseline(root: Path, rel_paths: list[str], db: Path) -> float:
@@ -176,9 +179,10 @@ def percentile(samples: list[float], pct: float) -> float:
 
 async def hybrid_latencies(
     root: Path, data: Path, model: Path, rounds: int
-) -> tuple[list[float], int, float]:
-    """Embed the vault with ``model``, then time hybrid searches (query vectors cached): the
-    samples in ms, the chunks embedded, and the seconds embedding took."""
+) -> tuple[list[float], int, float, dict[str, Any]]:
+    """Embed the vault with ``model`` (and wait for the approximate index past its threshold),
+    then time hybrid searches (query vectors cached): the samples in ms, the chunks embedded,
+    the seconds until then, and the vector search's recall@10 against exact search."""
     from semantic import QUERIES as QUESTIONS
     from semantic import CountingModel2Vec
 
@@ -191,13 +195,21 @@ async def hybrid_latencies(
     await vault.start()
     await vault.index.wait_until_idle(3600)
     await semantic.wait_until_idle(7200)
+    vectors = semantic.vector_index()
+    assert vectors is not None
+    await asyncio.to_thread(vectors.wait_until_built, 3600)  # past the threshold: the graph
     embed_s = time.perf_counter() - started
     parsed = {query: vault.index.parse(query) for query in (*QUERIES, *QUESTIONS)}
     queries = [query for query, p in parsed.items() if p.terms or p.cjk]  # filters alone: lexical
+    recalls = []
     for query in queries:  # embeds each query once: later searches take it from the cache
-        assert (
-            await search_notes(vault.index, semantic, query, 10, mode="hybrid")
-        ).mode == "hybrid"
+        found = await search_notes(vault.index, semantic, query, 10, mode="hybrid")
+        vector = await semantic.query_vector(query)
+        assert found.mode == "hybrid" and vector is not None
+        approximate = {key for key, _ in vectors.search(vector, 10)}
+        exact = {key for key, _ in vectors.exact.search(vector, 10)}
+        recalls.append(len(approximate & exact) / max(1, len(exact)))
+    recall = {"approximate": vectors.approximate, "recall_at_10": sum(recalls) / len(recalls)}
     samples = []
     for _ in range(rounds):
         for query in queries:
@@ -206,7 +218,7 @@ async def hybrid_latencies(
             samples.append((time.perf_counter() - begun) * 1000)
     chunks = semantic.chunks_embedded
     await vault.close()
-    return samples, chunks, embed_s
+    return samples, chunks, embed_s, recall
 
 
 async def run(notes: int, rounds: int, edits: int, hybrid: bool = False) -> Figures:
@@ -237,7 +249,7 @@ async def run(notes: int, rounds: int, edits: int, hybrid: bool = False) -> Figu
 
             make_unique(vault.paths, vault.root)  # every copy its own chunks, as a real vault
             model = build_model(vault.root, work / "model")
-            samples, figures.chunks, figures.embed_s = await hybrid_latencies(
+            samples, figures.chunks, figures.embed_s, figures.ann = await hybrid_latencies(
                 vault.root, db.parent, model, max(1, rounds // 4)
             )
             figures.hybrid_p50_ms = percentile(samples, 50)
@@ -304,6 +316,12 @@ def report(figures: Figures) -> str:
                 "",
             ),
             ("database with vectors", f"{figures.hybrid_db_mb:.0f} MB", ""),
+            (
+                "vector search (recall@10 vs exact)",
+                f"{'approximate' if figures.ann['approximate'] else 'exact'} "
+                f"({figures.ann['recall_at_10']:.3f})",
+                "",
+            ),
             ("peak RSS with vectors", f"{figures.hybrid_peak_rss_mb:.0f} MB", ""),
         ]
     width = max(len(name) for name, _, _ in rows)

@@ -343,6 +343,10 @@ class SemanticIndex:
             self._query_cache[key] = vector
         return vector
 
+    def vector_index(self) -> ScalingVectorIndex | None:
+        """The vectors searches use now (None while none are ready)."""
+        return self._serving[1] if self._serving is not None else None
+
     def nearest_chunks(
         self, vector: npt.NDArray[np.float32], k: int, allowed: set[str] | None = None
     ) -> list[ChunkHit]:
