@@ -2,10 +2,12 @@
 
 Hybrid is a weighted reciprocal rank fusion (:func:`fuse`) of the FTS5 ranking and the vector
 ranking, after rolling the vector hits up from chunks to notes (a note ranks by its best
-chunk). The lexical side counts only as much as it is sure: by the share of the query's words
-its best note holds, squared, so a question whose words are scattered over stray notes does
-not pull them above what the vectors found (docs/search.md has the measurements). Each result
-says which side found it and shows, as its snippet, its best chunk when the vectors found it.
+chunk). Each side counts as much as it can be trusted: the word ranking by the share of the
+query's words its best note holds, squared (a question whose words are scattered over stray
+notes does not pull them above what the vectors found); the vector ranking not at all when the
+words are sure and the vectors' best ten share fewer than two notes with theirs (an embedder
+that does not know the language). docs/search.md has the measurements. Each result says which
+side found it and shows, as its snippet, its best chunk when the vectors found it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ Side = Literal["lexical", "semantic"]
 RRF_K: Final = 5
 """Reciprocal rank fusion's k: small, so that the first places of each side count most
 (measured against 10, 20 and 60 on the help vaults' questions: docs/search.md)."""
+AGREE_TOP: Final = 10
+MIN_AGREEMENT: Final = 0.2
+"""Share of the two sides' best ten below which sure words outvote the vectors."""
 CANDIDATES: Final = 30
 """Notes taken from each side before fusing (at least ``limit``)."""
 CHUNKS_PER_NOTE: Final = 3
@@ -90,17 +95,25 @@ def rrf(
 
 def lexical_confidence(top_score: float, terms: int) -> float:
     """How sure the word ranking is, 0-1: the share of the query's terms its best note holds
-    (a lexical score's whole part counts them; a CJK-only query has 0 terms and scores 1+ for
-    notes that hold its runs whole)."""
-    return min(1.0, math.floor(max(top_score, 0.0)) / max(terms, 1))
+    (a lexical score's whole part counts them). A CJK-only query (0 terms) that found anything
+    counts as sure: its bigrams are precise."""
+    if terms == 0:
+        return 1.0 if top_score > 0 else 0.0
+    return min(1.0, math.floor(max(top_score, 0.0)) / terms)
 
 
 def fuse(
     lexical: Sequence[tuple[str, float]], semantic: Sequence[str], terms: int
 ) -> list[tuple[str, float]]:
-    """The hybrid ranking: RRF of both sides, the lexical one weighted by its confidence²."""
-    weight = lexical_confidence(lexical[0][1], terms) ** 2 if lexical else 0.0
-    return rrf([[path for path, _ in lexical], semantic], weights=[weight, 1.0])
+    """The hybrid ranking: RRF of both sides, the lexical one weighted by its confidence²,
+    the semantic one dropped when the words are sure and the two sides barely agree."""
+    if not lexical:
+        return rrf([semantic])
+    confidence = lexical_confidence(lexical[0][1], terms)
+    words = [path for path, _ in lexical]
+    shared = len(set(words[:AGREE_TOP]) & set(semantic[:AGREE_TOP])) / AGREE_TOP
+    vectors = 0.0 if confidence == 1.0 and shared < MIN_AGREEMENT else 1.0
+    return rrf([words, semantic], weights=[confidence**2, vectors])
 
 
 def roll_up(chunks: Sequence[ChunkHit]) -> dict[str, list[ChunkHit]]:

@@ -136,17 +136,20 @@ def test_rrf_fuses_hand_made_rankings() -> None:
     assert weighted == {"a": pytest.approx(0.5 / 61), "b": pytest.approx(1 / 61)}
 
 
-def test_the_lexical_side_counts_as_much_as_its_best_note_holds_the_words() -> None:
-    """Lexical scores carry the number of terms matched in their whole part: the fused ranking
-    weights the word ranking by that share of the query's terms, squared."""
-    semantic = ["s1", "s2", "w1"]
-    sure = fuse([("w1", 3.4), ("w2", 2.9)], semantic, terms=3)  # w1 holds all 3 words
-    assert [key for key, _ in sure][:2] == ["w1", "s1"]
+def test_each_side_counts_as_much_as_it_can_be_trusted() -> None:
+    """Lexical scores carry the number of terms matched in their whole part: the word ranking
+    is weighted by that share of the query's terms, squared; the vector ranking is dropped
+    when the words are sure and the two sides' best ten share fewer than two notes."""
+    sure = fuse([("w1", 3.4), ("w2", 2.9)], ["s1", "w1", "w2"], terms=3)  # w1: all 3 words
+    assert [key for key, _ in sure] == ["w1", "w2", "s1"]  # they share two notes: both count
+    assert dict(sure)["s1"] == pytest.approx(1 / 6)
     unsure = fuse([("w1", 1.4), ("w2", 1.3)], ["s1", "s2"], terms=3)  # one word of three
     assert [key for key, _ in unsure] == ["s1", "s2", "w1", "w2"]
     assert dict(unsure)["w2"] == pytest.approx((1 / 3) ** 2 / (5 + 2))
-    assert lexical_confidence(2.7, 0) == 1.0  # a CJK-only query found whole
-    assert lexical_confidence(0.7, 0) == 0.0  # only some of its bigrams
+    apart = fuse([("w1", 2.5), ("w2", 2.1)], ["s1", "s2"], terms=2)  # sure, no note shared
+    assert [key for key, _ in apart][:2] == ["w1", "w2"] and dict(apart)["s1"] == 0
+    assert lexical_confidence(2.7, 0) == 1.0  # a CJK-only query that found notes
+    assert lexical_confidence(0.0, 0) == 0.0
     assert [key for key, _ in fuse([], ["s1"], terms=2)] == ["s1"]
 
 
