@@ -30,7 +30,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
-from minilm import MiniLM, model_dir
+from minilm import MiniLM, check, model_dir
 
 MODEL: Final = "all-MiniLM-L6-v2"
 DEFAULT_CACHE: Final = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / (
@@ -43,6 +43,7 @@ class CachedEncoder:
 
     def __init__(self, cache: Path) -> None:
         self.model = MiniLM(model_dir())
+        check(self.model)  # the published similarities, or no server
         cache.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(cache, check_same_thread=False, isolation_level=None)
         self._db.execute("CREATE TABLE IF NOT EXISTS v (hash TEXT PRIMARY KEY, vector BLOB)")

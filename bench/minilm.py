@@ -78,6 +78,23 @@ def _layer_norm(x: Array, weight: Array, bias: Array) -> Array:
     return (x - mean) / np.sqrt(var + EPS) * weight + bias
 
 
+PUBLISHED: Final = (
+    ("The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."),
+    ((0, 1, 0.6660), (0, 2, 0.1046), (1, 2, 0.1411)),
+)
+"""Sentences and the cosine similarities sentence-transformers' quickstart prints for them."""
+
+
+def check(model: MiniLM) -> None:
+    """Fail unless this encoder reproduces the published similarities to 1e-3."""
+    sentences, expected = PUBLISHED
+    vectors = model.encode(list(sentences))
+    for i, j, value in expected:
+        got = float(vectors[i] @ vectors[j])
+        if abs(got - value) > 1e-3:
+            raise SystemExit(f"MiniLM similarity {i}-{j} is {got:.4f}, published {value:.4f}")
+
+
 class MiniLM:
     """Texts → 384-dimensional unit vectors."""
 
