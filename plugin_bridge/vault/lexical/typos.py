@@ -4,8 +4,10 @@ The vocabulary is FTS5's (``notes_vocab``, an ``fts5vocab`` table over ``notes_f
 indexed word with the number of notes that hold it, stem tokens left out. It is read on the
 first typo and again, at most every :data:`RELOAD_SECONDS`, after notes changed. Candidates are
 the words within an optimal-string-alignment distance (a swap of two neighbours counts once:
-"hotkyes" → "hotkeys") of 1, or 2 for words of 8 letters or more, found with RapidFuzz over the
-whole list (C++, ~10 ms for 100,000 words); the closest, then the most common, win.
+"hotkyes" → "hotkeys") of 1, or 2 for words of 8 letters or more, found with RapidFuzz among
+the words of those lengths only; the closest, then the most common, win. Answers are kept until
+the vocabulary is read again, so a search repeated while a new word is being indexed costs
+nothing.
 """
 
 from __future__ import annotations
@@ -24,14 +26,18 @@ LONG: Final = 8
 MAX_CORRECTIONS: Final = 3
 RELOAD_SECONDS: Final = 30.0
 MAX_WORD: Final = 40
+MAX_ANSWERS: Final = 1000
 
 
 class Vocabulary:
     """The index's words, for typo corrections; thread-safe."""
 
     def __init__(self) -> None:
-        self._words: list[str] = []
-        self._notes: list[int] = []
+        self._by_length: dict[int, tuple[list[str], list[int]]] = {}
+        """Words by length, each with the number of notes holding it."""
+        self._answers: dict[str, tuple[str, ...]] = {}
+        """Corrections already found since the vocabulary was read (a word typed again, a
+        search repeated while a new note is being indexed, cost nothing)."""
         self._loaded_at: float | None = None
         self._stale = True
         self._lock = threading.Lock()
@@ -44,18 +50,32 @@ class Vocabulary:
         """Vault words close to ``word`` (a word that matches nothing), best first."""
         if len(word) < MIN_LENGTH or word.isdigit():
             return ()
+        with self._lock:
+            self._refresh(conn)
+            known = self._answers.get(word)
+            if known is not None:
+                return known
+            found = self._closest(fold(word))
+            if len(self._answers) >= MAX_ANSWERS:
+                self._answers.pop(next(iter(self._answers)))
+            self._answers[word] = found
+            return found
+
+    def _closest(self, word: str) -> tuple[str, ...]:
+        """Words at most 1 (2 from 8 letters on) edits away: only lengths that close are
+        compared."""
         from rapidfuzz import process
         from rapidfuzz.distance import OSA
 
-        with self._lock:
-            self._refresh(conn)
-            words, notes = self._words, self._notes
         limit = 1 if len(word) < LONG else 2
-        found = process.extract(
-            fold(word), words, scorer=OSA.distance, score_cutoff=limit, limit=50
-        )
-        found.sort(key=lambda match: (match[1], -notes[match[2]], match[0]))
-        return tuple(match[0] for match in found[:MAX_CORRECTIONS])
+        found: list[tuple[int, int, str]] = []
+        for length in range(len(word) - limit, len(word) + limit + 1):
+            words, notes = self._by_length.get(length, ([], []))
+            for match, distance, i in process.extract(
+                word, words, scorer=OSA.distance, score_cutoff=limit, limit=20
+            ):
+                found.append((int(distance), -notes[i], match))
+        return tuple(match for _, _, match in sorted(found)[:MAX_CORRECTIONS])
 
     def _refresh(self, conn: sqlite3.Connection) -> None:
         now = time.monotonic()
@@ -64,11 +84,11 @@ class Vocabulary:
         ):
             return
         self._stale = False
-        words: list[str] = []
-        notes: list[int] = []
+        by_length: dict[int, tuple[list[str], list[int]]] = {}
         for term, count in conn.execute("SELECT term, doc FROM notes_vocab"):
             usable = MIN_LENGTH - 1 <= len(term) <= MAX_WORD and not term.isdigit()
             if usable and term[-1] not in STEM_MARKS:
+                words, notes = by_length.setdefault(len(term), ([], []))
                 words.append(term)
                 notes.append(int(count))
-        self._words, self._notes, self._loaded_at = words, notes, now
+        self._by_length, self._answers, self._loaded_at = by_length, {}, now
