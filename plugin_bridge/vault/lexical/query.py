@@ -51,11 +51,11 @@ class Term:
     alternatives: tuple[str, ...] = ()
     """Words of the vault close to a word that matches nothing (a typo's likely meaning)."""
 
-    def expression(self) -> str:
-        """The FTS5 expression of this term."""
+    def expression(self, *, exact: bool = False) -> str:
+        """The FTS5 expression of this term (with ``exact``, the word itself only)."""
         if self.kind == "prefix":
             return f"{EXACT}: {_quote(self.text)}*"
-        if self.kind == "phrase":
+        if self.kind == "phrase" or exact:
             return f"{EXACT}: {_quote(self.text)}"
         parts = [f"{EXACT}: {_quote(self.text)}"]
         if self.stems:
@@ -99,8 +99,8 @@ class Query:
 
     @property
     def match_all(self) -> str:
-        """The FTS5 expression of notes that match every term."""
-        return " AND ".join(t.expression() for t in self.terms)
+        """The FTS5 expression of notes that hold every term as typed (no stems, no typos)."""
+        return " AND ".join(t.expression(exact=True) for t in self.terms)
 
 
 def with_filters(

@@ -2,8 +2,10 @@
 
 Words rank in tiers: notes with every word first, then notes with fewer of them, each tier by
 BM25 (the score a result shows is ``words matched + bm25 / (1 + bm25)``, so it falls down the
-list). The all-words query runs first, as it is the cheapest; only when it finds fewer notes
-than asked for do typo corrections and the any-word query run.
+list). The query for every word exactly as typed runs first: it costs what a search cost before
+stems, and when it fills the page those notes are the answer (exact words rank first). Only
+when it finds fewer notes than asked for do stems, typo corrections and the any-word query
+run.
 
 Ranking and snippets are separate steps: the best ``limit`` notes are found first, then snippets
 are made for those alone. The full-text table is always the outer loop (``CROSS JOIN``) and
@@ -107,9 +109,8 @@ def _words(
     where, params = _filters(query, with_cjk=True)
     top = _ranked(conn, query.match_all, "", where, {**params, "n_terms": len(query.terms)}, limit)
     if len(top) < limit:
-        corrected = _corrected(conn, query, vocabulary) if vocabulary else query
-        if corrected != query or corrected.match != corrected.match_all:
-            query = corrected
+        query = _corrected(conn, query, vocabulary) if vocabulary else query
+        if query.match:
             covered = " + ".join(
                 f"(n.id IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH :t{i}))"
                 for i in range(len(query.terms))

@@ -22,12 +22,14 @@ def texts(query: Query) -> list[tuple[str, str]]:
 
 def test_words_are_terms_any_of_which_matches() -> None:
     """Each word is a term matched as itself or as one of its stems; notes match when they have
-    any of the words (``match``), and ``match_all`` asks for every one."""
+    any of the words (``match``), and ``match_all`` asks for every one as typed."""
     query = parse_query("Kafka  streams")
     assert texts(query) == [("kafka", "word"), ("streams", "word")]
     kafka, streams = (term.expression() for term in query.terms)
     assert query.match == f"({kafka} OR {streams})"
-    assert query.match_all == f"{kafka} AND {streams}"
+    exact = [term.expression(exact=True) for term in query.terms]
+    assert query.match_all == f"{exact[0]} AND {exact[1]}"  # every word as typed
+    assert exact[0] == '{title aliases headings tags body}: "kafka"'
     assert kafka.startswith('({title aliases headings tags body}: "kafka" OR {stem_title')
 
 
