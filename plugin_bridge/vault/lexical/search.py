@@ -108,6 +108,7 @@ def _words(
     """
     where, params = _filters(query, with_cjk=True)
     top = _ranked(conn, query.match_all, "", where, {**params, "n_terms": len(query.terms)}, limit)
+    shown = query.match_all  # the snippets mark what was matched, and cost no more than that
     if len(top) < limit:
         query = _corrected(conn, query, vocabulary) if vocabulary else query
         if query.match:
@@ -117,9 +118,10 @@ def _words(
             )
             terms = {f"t{i}": term.expression() for i, term in enumerate(query.terms)}
             top = _ranked(conn, query.match, covered, where, {**params, **terms}, limit)
+            shown = query.match
     if not snippets:
         return [(path, title, score, "") for _, path, title, score in top]
-    made = _snippets(conn, query.match, [row[0] for row in top])
+    made = _snippets(conn, shown, [row[0] for row in top])
     return [
         (path, title, score, highlight(made.get(note_id, ""), query.cjk))
         for note_id, path, title, score in top
