@@ -28,6 +28,7 @@ def percentile(values: list[float], q: float) -> float:
 
 async def measure(turns: int) -> dict[str, float]:
     from llm_service import LLMService, ScriptedProvider
+    from plugin_bridge.app.settings.providers import ProviderSetup, Route
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.app.turn.confirm import ask_client
     from plugin_bridge.handlers import build_router
@@ -41,7 +42,11 @@ async def measure(turns: int) -> dict[str, float]:
         async with Vault(root, Path(tmp) / "data") as vault:
             await vault.index.wait_until_idle(30)
             provider = ScriptedProvider()
-            app = BridgeApp(vault, confirm=ask_client(vault), provider=provider, model="m")
+            app = BridgeApp(
+                vault,
+                confirm=ask_client(vault),
+                providers=ProviderSetup(Route(None, provider, "m")),
+            )
             direct = LLMService(provider, model="m")
             async with await start_server(build_router(), app) as server:
                 client = await BridgeClient.connect(server.url, app.token)

@@ -163,6 +163,7 @@ async def bridge_calls(api: str, base: str, stack: Any) -> dict[str, tuple[Call,
     first chat/delta), and the same LLMService the bridge would make for a conversation (its
     system prompt, the six vault tools) called directly."""
     from llm_service import AnthropicProvider, OpenAIProvider
+    from plugin_bridge.app.settings.providers import ProviderSetup, Route
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.app.turn.confirm import ask_client
     from plugin_bridge.handlers import build_router
@@ -178,7 +179,11 @@ async def bridge_calls(api: str, base: str, stack: Any) -> dict[str, tuple[Call,
         provider: Any = AnthropicProvider(api_key=KEY[api], base_url=base)
     else:
         provider = OpenAIProvider(api_key=KEY[api], base_url=f"{base}/v1")
-    app = BridgeApp(vault, confirm=ask_client(vault), provider=provider, model=MODELS[api])
+    app = BridgeApp(
+        vault,
+        confirm=ask_client(vault),
+        providers=ProviderSetup(Route(api, provider, MODELS[api])),
+    )
     server = await stack.enter_async_context(await start_server(build_router(), app))
     first = asyncio.Event()
 

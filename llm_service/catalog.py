@@ -40,10 +40,11 @@ _LIMITS: Final[dict[str, tuple[int, int]]] = {
 }
 
 
-def described(info: ModelInfo) -> ModelInfo:
-    """``info`` with what the catalog and the price table know added (the API's values win)."""
+def described(info: ModelInfo, provider: str | None = None) -> ModelInfo:
+    """``info`` with what the catalog and ``provider``'s prices know added (the API's values
+    win; see :func:`llm_service.pricing.price_for` for ``provider``)."""
     limits = next((v for k, v in _LIMITS.items() if info.id.startswith(k)), None)
-    price = price_for(info.id)
+    price = price_for(info.id, provider)
     return replace(
         info,
         context_window=info.context_window or (limits[0] if limits else None),
@@ -58,7 +59,7 @@ def described(info: ModelInfo) -> ModelInfo:
 
 def catalog(provider: str) -> list[ModelInfo]:
     """The recommended models of ``provider`` ("anthropic", "openai", "ollama"), for offline use."""
-    return [described(ModelInfo(model)) for model in RECOMMENDED_MODELS.get(provider, [])]
+    return [described(ModelInfo(model), provider) for model in RECOMMENDED_MODELS.get(provider, [])]
 
 
 def max_output_for(model: str) -> int | None:

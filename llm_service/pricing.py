@@ -1,38 +1,47 @@
 """Model prices, the default model, recommended models and Anthropic's deprecation dates.
 
-Prices are USD per million tokens, at standard (not batch, not priority) rates for prompts in a
-model's base context band. Sources, read November 2026: Anthropic's pricing page
-(platform.claude.com/docs/en/about-claude/pricing) and model overview pages; OpenAI's pricing
-page (developers.openai.com/api/docs/pricing) and model pages. Where a listed model has no
-published price, the row says which family price it borrows.
+Prices come from pydantic's ``genai-prices`` package: its data ships inside the package (no
+network at run time; its optional auto-update is never started here), and it is imported on the
+first price asked for, in a worker thread when a provider warms up (it costs ~0.3 s). A small
+:data:`OVERRIDES` table holds what it lacks. Prices are USD per million tokens at standard (not
+batch, not priority) rates; a model priced higher for long prompts (Claude Haiku 5.5 above 100k
+tokens) costs that price for the whole call.
 
-Anthropic's "cache write" is the 5-minute cache-write rate (what ``cache_creation_input_tokens``
-bills at by default). OpenAI bills most models nothing for cache writes.
-
-Models not in the table, including every Ollama or other local model, have an unknown cost
-(``None``), never 0. This module imports nothing heavy: it must not import ``anthropic``.
+A price is looked up for a provider: ``"anthropic"`` and ``"openai"`` are the hosted APIs, None
+infers which from the model name, and any other name (``"ollama"``, a compatible local server)
+has an unknown price. Unknown is ``None``, never 0.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
-from typing import Final
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Final
 
 from llm_service.messages import Usage
+
+if TYPE_CHECKING:
+    from genai_prices.types import ModelPrice
 
 
 @dataclass(frozen=True, slots=True)
 class Price:
-    """USD per million tokens of each kind."""
+    """USD per million tokens of each kind; ``above`` is the prompt size (input tokens, cached
+    ones included) past which ``long_prompt`` applies to the whole call."""
 
     input: float
     output: float
     cache_read: float = 0.0
     cache_write: float = 0.0
+    above: int | None = None
+    long_prompt: Price | None = None
 
     def cost(self, usage: Usage) -> float:
         """What ``usage`` costs at these rates."""
+        prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+        if self.long_prompt is not None and self.above is not None and prompt > self.above:
+            return self.long_prompt.cost(usage)
         return (
             usage.input_tokens * self.input
             + usage.output_tokens * self.output
@@ -41,78 +50,20 @@ class Price:
         ) / 1_000_000
 
 
-_OPUS_4 = Price(5.0, 25.0, 0.50, 6.25)
-_SONNET_4 = Price(3.0, 15.0, 0.30, 3.75)
+HOSTED: Final = ("anthropic", "openai")
+"""The providers whose prices genai-prices and :data:`OVERRIDES` know."""
+
 _FABLE_5 = Price(10.0, 50.0, 1.0, 12.50)
 _FABLE_5_1 = Price(10.0, 50.0, 0.25, 12.50)
-_FABLE_5_2 = Price(8.0, 40.0, 0.20, 10.0)
 _GPT_6_1_SOL = Price(2.0, 10.0, 0.10, 2.50)
-_GPT_5_2 = Price(1.75, 14.0, 0.175)
-_GPT_5_1 = Price(1.25, 10.0, 0.125)
-_GPT_5_MINI = Price(0.25, 2.0, 0.025)
 
-PRICES: Final[dict[str, Price]] = {
-    # Anthropic
-    "claude-haiku-5-5": Price(0.10, 0.50, 0.01, 0.125),  # prompts <= 100k tokens; 5x above that
-    "claude-sonnet-5-5": Price(2.0, 10.0, 0.10, 2.50),  # cache reads cut to $0.10 on 2026-10-07
-    "claude-opus-5-5": Price(4.0, 20.0, 0.20, 5.0),
-    "claude-sonnet-5": Price(2.0, 10.0, 0.20, 2.50),
-    "claude-opus-5": _OPUS_4,
-    "claude-opus-4-8": _OPUS_4,
-    "claude-opus-4-7": _OPUS_4,
-    "claude-opus-4-6": _OPUS_4,
-    "claude-opus-4-5": _OPUS_4,
-    "claude-sonnet-4-6": _SONNET_4,
-    "claude-sonnet-4-5": _SONNET_4,
-    "claude-haiku-4-5": Price(1.0, 5.0, 0.10, 1.25),
-    "claude-fable-5-2": _FABLE_5_2,
-    "claude-mythos-5-2": _FABLE_5_2,  # no published price: Mythos shares its Fable version's price
-    "claude-fable-5-1": _FABLE_5_1,
-    "claude-mythos-5-1": _FABLE_5_1,
-    "claude-fable-5": _FABLE_5,
+OVERRIDES: Final[dict[str, Price]] = {
+    # What genai-prices lacks (read November 2026 from Anthropic's and OpenAI's pricing pages).
+    "claude-mythos-5-1": _FABLE_5_1,  # no published price: Mythos shares its Fable's price
     "claude-mythos-5": _FABLE_5,
     "claude-mythos-preview": _FABLE_5,  # no published price: the Mythos 5 family price
-    # OpenAI
-    "gpt-6-astra": Price(10.0, 50.0, 1.0, 12.50),
     "gpt-6.2-astra": Price(8.0, 40.0, 0.80, 10.0),  # caching not published: gpt-6-astra's ratios
     "gpt-6.2-sol": _GPT_6_1_SOL,  # no published price: the gpt-6.1-sol family price
-    "gpt-6.1-sol": _GPT_6_1_SOL,
-    "gpt-6-sol": Price(2.0, 10.0, 0.20, 2.50),
-    "gpt-6.1-terra": Price(1.0, 5.0, 0.05, 1.25),
-    "gpt-6-luna": Price(0.10, 0.50, 0.01, 0.125),
-    "gpt-5.6-sol": Price(4.0, 20.0, 0.40, 5.0),
-    "gpt-5.6-terra": Price(2.0, 12.0, 0.20, 2.50),
-    "gpt-5.6-luna": Price(0.20, 1.20, 0.02, 0.25),
-    "gpt-5.5": Price(5.0, 30.0, 0.50),
-    "gpt-5.4": Price(2.50, 15.0, 0.25),
-    "gpt-5.4-mini": Price(0.75, 4.50, 0.075),
-    "gpt-5.4-nano": Price(0.20, 1.25, 0.02),
-    "gpt-5.3-chat-latest": _GPT_5_2,  # no published price: the gpt-5.2 family price
-    "gpt-5.2": _GPT_5_2,
-    "gpt-5.2-chat-latest": _GPT_5_2,
-    "gpt-5.2-pro": Price(21.0, 168.0),
-    "gpt-5.1": _GPT_5_1,
-    "gpt-5.1-codex": _GPT_5_1,
-    "gpt-5.1-chat-latest": _GPT_5_1,
-    "gpt-5.1-mini": _GPT_5_MINI,  # not a real model id (SDK compatibility): the gpt-5-mini price
-    "gpt-5": _GPT_5_1,
-    "gpt-5-chat-latest": _GPT_5_1,
-    "gpt-5-mini": _GPT_5_MINI,
-    "gpt-5-nano": Price(0.05, 0.40, 0.005),
-    "gpt-4.1": Price(2.0, 8.0, 0.50),
-    "gpt-4.1-mini": Price(0.40, 1.60, 0.10),
-    "gpt-4.1-nano": Price(0.10, 0.40, 0.025),
-    "gpt-4o": Price(2.50, 10.0, 1.25),
-    "gpt-4o-2024-05-13": Price(5.0, 15.0),  # the original gpt-4o snapshot kept its launch price
-    "gpt-4o-mini": Price(0.15, 0.60, 0.075),
-    "o4-mini": Price(1.10, 4.40, 0.275),
-    "o3": Price(2.0, 8.0, 0.50),
-    "o3-mini": Price(1.10, 4.40, 0.55),
-    "o1": Price(15.0, 60.0, 7.50),
-    # OpenAI embeddings (input tokens only)
-    "text-embedding-3-small": Price(0.02, 0.0),
-    "text-embedding-3-large": Price(0.13, 0.0),
-    "text-embedding-ada-002": Price(0.10, 0.0),
 }
 
 DEPRECATED_MODELS: Final[dict[str, str]] = {
@@ -136,20 +87,72 @@ RECOMMENDED_MODELS: Final[dict[str, list[str]]] = {
 _DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
 
 
-def price_for(model: str) -> Price | None:
-    """The price of ``model``; a dated id (``-20250929``, ``-2025-04-14``) uses its alias' price."""
-    price = PRICES.get(model)
-    if price is None:
-        price = PRICES.get(_DATE_SUFFIX.sub("", model))
-    return price
+def price_for(model: str, provider: str | None = None) -> Price | None:
+    """The price of ``model`` on ``provider`` (see the module docstring); a dated id
+    (``-20250929``, ``-2025-04-14``) costs what its alias costs. None when unknown."""
+    if provider is not None and provider not in HOSTED:
+        return None
+    return _price(model, provider)
 
 
-def cost_usd(model: str, usage: Usage) -> float | None:
+def cost_usd(model: str, usage: Usage, provider: str | None = None) -> float | None:
     """What ``usage`` on ``model`` costs in USD, or None when the model's price is unknown."""
-    price = price_for(model)
+    price = price_for(model, provider)
     return None if price is None else price.cost(usage)
 
 
 def retirement_date(model: str) -> str | None:
     """When Anthropic retires ``model`` (e.g. "November 30th, 2026"), or None if not deprecated."""
     return DEPRECATED_MODELS.get(model)
+
+
+def load_prices() -> None:
+    """Import genai-prices and read its data now (a worker thread's job: it takes ~0.3 s)."""
+    price_for(DEFAULT_MODEL, "anthropic")
+
+
+@functools.lru_cache(maxsize=1024)
+def _price(model: str, provider: str | None) -> Price | None:
+    if not model:
+        return None
+    override = OVERRIDES.get(model) or OVERRIDES.get(_DATE_SUFFIX.sub("", model))
+    if override is not None:
+        return override
+    from datetime import UTC, datetime
+
+    from genai_prices import data_snapshot
+
+    snapshot = data_snapshot.get_snapshot()
+    for name in (provider,) if provider else HOSTED:
+        try:
+            _, info = snapshot.find_provider_model(model, None, name, None)
+        except LookupError:
+            continue
+        return _converted(info.get_prices(datetime.now(UTC)))
+    return None
+
+
+def _converted(prices: ModelPrice) -> Price | None:
+    """genai-prices' rates as a :class:`Price` (its first long-prompt tier, if any)."""
+    from genai_prices.types import TieredPrices
+
+    fields = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok")
+    values = [getattr(prices, name) for name in fields]
+    if values[0] is None:
+        return None
+    tiers = [v.tiers[0] for v in values if isinstance(v, TieredPrices) and v.tiers]
+
+    def at(tier: int | None) -> Price:
+        rates = []
+        for value in values:
+            if isinstance(value, TieredPrices):
+                step = next((t for t in value.tiers if t.start == tier), None)
+                rates.append(float(step.price if step is not None else value.base))
+            else:
+                rates.append(float(value or 0))
+        return Price(rates[0], rates[1], rates[2], rates[3])
+
+    if not tiers:
+        return at(None)
+    above = tiers[0].start
+    return replace(at(None), above=above, long_prompt=at(above))

@@ -63,8 +63,9 @@ ROUND_SEPARATOR = "\n\n"
 """Joins the texts of the model's responses within one turn."""
 
 
-UsageCallback: TypeAlias = Callable[[str, Usage, float | None], None]
-"""``(model, usage, cost_usd)`` of one provider call; cost None when the price is unknown."""
+UsageCallback: TypeAlias = Callable[[str, Usage, float | None, str], None]
+"""``(model, usage, cost_usd, provider)`` of one provider call: cost None when the price is
+unknown; ``provider`` the provider's ``kind`` ("anthropic", "openai", "ollama"; "" when none)."""
 
 
 class LLMService:
@@ -241,19 +242,30 @@ class LLMService:
     @property
     def cost_usd(self) -> float | None:
         """What this conversation's provider calls cost; None when a price is unknown."""
-        if self._unpriced_calls or (not self._priced_calls and price_for(self.model) is None):
+        unknown = price_for(self.model, self.provider.price_provider) is None
+        if self._unpriced_calls or (not self._priced_calls and unknown):
             return None
         return self._cost
 
     # -- turns ----------------------------------------------------------------------------
 
-    async def process_message(self, text: str, *, context: str | None = None) -> LLMResponse:
+    async def process_message(
+        self,
+        text: str,
+        *,
+        context: str | None = None,
+        model: str | None = None,
+        provider: Provider | None = None,
+    ) -> LLMResponse:
         """Run one turn with ``provider.chat`` and return the reply (``tool_calls`` is []).
 
         ``context`` (the note the user is in, a selection...) goes with this question only, as
-        a second text block of its message, and stays in the history with it."""
+        a second text block of its message, and stays in the history with it. ``model`` and
+        ``provider`` run this turn on another model (a bigger one for a hard question) or
+        another provider; the service's own stay for the turns after."""
         reply: LLMResponse | None = None
-        async with aclosing(self._turn(text, context, stream=False)) as events:
+        turn = self._turn(text, context, model, provider, stream=False)
+        async with aclosing(turn) as events:
             async for event in events:
                 if isinstance(event, ResponseComplete):
                     reply = event.response
@@ -261,21 +273,33 @@ class LLMService:
         return reply
 
     def stream_message(
-        self, text: str, *, context: str | None = None
+        self,
+        text: str,
+        *,
+        context: str | None = None,
+        model: str | None = None,
+        provider: Provider | None = None,
     ) -> AsyncGenerator[ServiceEvent, None]:
         """Run one turn with ``provider.stream``, yielding events; the last is ResponseComplete.
 
         ``TextDelta`` as the model writes, a ``ToolCallStarted`` / ``ToolResult`` pair per tool
         run, then ``ResponseComplete(reply)``. Close the generator (``aclose``) when stopping early.
-        ``context`` as for :meth:`process_message`.
+        ``context``, ``model`` and ``provider`` as for :meth:`process_message`.
         """
-        return self._turn(text, context, stream=True)
+        return self._turn(text, context, model, provider, stream=True)
 
     async def _turn(
-        self, text: str, context: str | None, *, stream: bool
+        self,
+        text: str,
+        context: str | None,
+        model: str | None,
+        provider: Provider | None,
+        *,
+        stream: bool,
     ) -> AsyncGenerator[ServiceEvent, None]:
         async with self._lock:
-            model = self.model
+            provider = provider or self.provider
+            model = model or self.model
             system = self._system()
             tools = self.tools.tool_specs()
             previous = list(self._history)
@@ -287,7 +311,9 @@ class LLMService:
             rounds = 0
             while True:
                 messages = trim_history([*previous, *exchange], self.max_history)
-                call = self._call_model(messages, model, system, tools, stream, bool(texts))
+                call = self._call_model(
+                    provider, messages, model, system, tools, stream, bool(texts)
+                )
                 async with aclosing(call) as events:
                     async for event in events:
                         if isinstance(event, ResponseComplete):
@@ -295,7 +321,7 @@ class LLMService:
                         else:
                             yield event
                 usage += response.usage
-                self._account(model, response.usage)
+                self._account(provider, model, response.usage)
                 if response.text:
                     texts.append(response.text)
                 stop = _final_stop_reason(response, rounds, self.max_tool_iterations)
@@ -325,7 +351,7 @@ class LLMService:
                     stop_reason=stop,
                     usage=usage,
                     model=response.model or model,
-                    cost_usd=cost_usd(model, usage),
+                    cost_usd=cost_usd(model, usage, provider.price_provider),
                     request_id=response.request_id,
                     blocks=tuple(reply_blocks),
                 )
@@ -333,6 +359,7 @@ class LLMService:
 
     async def _call_model(
         self,
+        provider: Provider,
         messages: list[Message],
         model: str,
         system: str | None,
@@ -352,9 +379,9 @@ class LLMService:
             "temperature": self.temperature,
         }
         if not stream:
-            yield ResponseComplete(await self.provider.chat(messages, tools, system, **options))
+            yield ResponseComplete(await provider.chat(messages, tools, system, **options))
             return
-        async with aclosing(self.provider.stream(messages, tools, system, **options)) as events:
+        async with aclosing(provider.stream(messages, tools, system, **options)) as events:
             async for event in events:
                 if isinstance(event, ResponseComplete):
                     yield event
@@ -365,9 +392,9 @@ class LLMService:
                         yield TextDelta(ROUND_SEPARATOR)
                     yield event
         raise LLMError(
-            f"{self.provider.name} ended its stream without a final response; try again.",
+            f"{provider.name} ended its stream without a final response; try again.",
             code="invalid_response",
-            provider=self.provider.name,
+            provider=provider.name,
         )
 
     async def _run_tools(
@@ -390,11 +417,11 @@ class LLMService:
     def _system(self) -> str | None:
         return "\n\n".join(part for part in (self._system_prompt, self._context) if part) or None
 
-    def _account(self, model: str, usage: Usage) -> None:
+    def _account(self, provider: Provider, model: str, usage: Usage) -> None:
         self._usage += usage
-        cost = cost_usd(model, usage)
+        cost = cost_usd(model, usage, provider.price_provider)
         if self.on_usage is not None:
-            self.on_usage(model, usage, cost)
+            self.on_usage(model, usage, cost, provider.kind or "")
         if cost is None:
             self._unpriced_calls += 1
         else:

@@ -108,8 +108,8 @@ class _Model:
             where = "is not a folder" if not folder.is_dir() else f"has no {', '.join(missing)}"
             raise LLMError(
                 f"The model2vec model {folder} {where}; download one (for example "
-                "`huggingface-cli download minishlab/potion-base-8M --local-dir DIR`) and pass "
-                "--embedder model2vec:DIR.",
+                "`huggingface-cli download minishlab/potion-base-8M --local-dir DIR`) and use the "
+                "embedder model2vec:DIR.",
                 code="invalid_request",
                 provider="model2vec",
             )

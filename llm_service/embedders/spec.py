@@ -1,4 +1,4 @@
-"""``serve --embedder KIND:MODEL`` as an embedder: ``ollama:``, ``openai:``, ``model2vec:``
+"""An embedder spec ``KIND:MODEL`` as an embedder: ``ollama:``, ``openai:``, ``model2vec:``
 (``fake:`` for demos and tests)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
     kind = kind.strip().lower()
     if not sep or kind not in KINDS or not model.strip():
         raise ValueError(
-            f"--embedder {spec!r} is not one of ollama:MODEL, openai:MODEL, model2vec:PATH "
+            f"The embedder {spec!r} is not one of ollama:MODEL, openai:MODEL, model2vec:PATH "
             "(or fake:NAME)."
         )
     return kind, model.strip()

@@ -65,6 +65,7 @@ class AnthropicProvider(Provider):
     """Claude models through the Anthropic Messages API."""
 
     name = "Anthropic"
+    kind = "anthropic"
     sdk_module = "anthropic"
 
     def __init__(

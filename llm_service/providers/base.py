@@ -164,6 +164,9 @@ class Provider(Retrying):
     """A chat model API. Subclasses implement the three ``_``-methods and ``format_tool``."""
 
     default_timeout: float = 60.0
+    kind: str | None = None
+    """The provider's name in specs and usage records ("anthropic", "openai", "ollama"); None
+    for providers :func:`llm_service.make_provider` does not build (the scripted one)."""
     sdk_module: str | None = None
     """The module the first call imports (its SDK); :meth:`warm_up` imports it early."""
 
@@ -206,11 +209,21 @@ class Provider(Retrying):
     async def aclose(self) -> None:
         """Release the SDK client's connections."""
 
+    @property
+    def price_provider(self) -> str | None:
+        """Whose price list prices this provider's calls (see :mod:`llm_service.pricing`):
+        its ``kind``, which for a local server is a provider without prices."""
+        return self.kind
+
     async def warm_up(self) -> None:
-        """Import the SDK in a worker thread, so that the first call does not stall the event
-        loop for the second or so an SDK import takes (a server calls this once started)."""
+        """Import the SDK and read the price data in a worker thread, so that the first call
+        does not stall the event loop for the second or so that takes (a server calls this
+        once started)."""
+        from llm_service.pricing import load_prices
+
         if self.sdk_module is not None:
             await asyncio.to_thread(importlib.import_module, self.sdk_module)
+        await asyncio.to_thread(load_prices)
 
     async def _list_models_once(self) -> list[ModelInfo]:
         """One models-list API call; may raise SDK exceptions. [] when the API has none."""
@@ -223,7 +236,7 @@ class Provider(Retrying):
         built-in catalog knows of each; [] if the API lists none. Retried and translated like
         ``chat``."""
         models = await self._with_retries(lambda: self._translated(self._list_models_once()))
-        return [described(model) for model in models]
+        return [described(model, self.price_provider) for model in models]
 
     async def validate_key(self) -> None:
         """Check the key (or the local server) with a cheap call: None when it works, else the

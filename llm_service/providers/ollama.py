@@ -56,6 +56,7 @@ class OllamaProvider(TextToolFallback):
     """Local models served by Ollama. ``tool_choice`` has no Ollama equivalent and is not sent."""
 
     name = "Ollama"
+    kind = "ollama"
     sdk_module = "httpx"
     default_timeout = 120.0  # a model may have to load first
 

@@ -62,6 +62,7 @@ class OpenAIProvider(TextToolFallback):
     """OpenAI chat models, or any OpenAI-compatible server at ``base_url`` (``http://host:port/v1``)."""
 
     name = "OpenAI"
+    kind = "openai"
     sdk_module = "openai"
 
     def __init__(
@@ -97,6 +98,11 @@ class OpenAIProvider(TextToolFallback):
 
     def _sdk(self) -> AsyncOpenAI:
         return self.connection.client()
+
+    @property
+    def price_provider(self) -> str | None:
+        """OpenAI's prices for its API; a compatible server's (LM Studio...) are unknown."""
+        return "openai" if self.base_url is None else "openai-compatible"
 
     async def aclose(self) -> None:
         if self._owns_connection:

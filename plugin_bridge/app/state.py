@@ -19,21 +19,26 @@ from plugin_bridge.app.conversations.live import MAX_CONVERSATIONS, Conversation
 from plugin_bridge.app.conversations.store import ConversationStore
 from plugin_bridge.app.conversations.titles import make_title
 from plugin_bridge.app.conversations.usage import Budgets, Spending
+from plugin_bridge.app.conversations.usage_log import UsageLog
 from plugin_bridge.app.settings.config import (
-    NO_PROVIDER,
     NO_PROVIDER_IN_PLUGIN,
     PLUGIN_CLIENT,
     BridgeSettings,
+    McpSettings,
 )
+from plugin_bridge.app.settings.providers import ProviderSetup, Route
+from plugin_bridge.app.tool_sources import McpSources, SourceStatus
+from plugin_bridge.app.turn.prompts import ContextNoteCache
 from plugin_bridge.app.write_through import DEFAULT_APPLY_TIMEOUT, WriteThrough
 from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD
 from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from llm_service import LLMService, Message, Provider, ProviderName
+    from llm_service import LLMService, Message, Provider
     from llm_service.embedders import Embedder
     from llm_service.tools import ConfirmCallback, ToolRegistry
+    from plugin_bridge.app.settings.providers import Purpose
     from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.vault.semantic.semantic_index import Progress, SemanticIndex
 
@@ -61,10 +66,7 @@ class BridgeApp:
         vault: Vault,
         *,
         confirm: ConfirmCallback,
-        provider: Provider | None = None,
-        provider_name: ProviderName | None = None,
-        model: str | None = None,
-        no_provider_message: str = NO_PROVIDER,
+        providers: ProviderSetup | None = None,
         token: str | None = None,
         max_conversations: int = MAX_CONVERSATIONS,
         store: ConversationStore | None = None,
@@ -72,23 +74,23 @@ class BridgeApp:
         settings: BridgeSettings | None = None,
         apply_timeout: float = DEFAULT_APPLY_TIMEOUT,
     ) -> None:
-        if provider is not None and not model:
-            raise ValueError("a provider needs a model name")
         self.vault = vault
-        self.provider = provider
-        self.provider_name = provider_name if provider is not None else None
-        self.model = model if provider is not None else None
-        self.no_provider_message = no_provider_message
+        self.providers = providers if providers is not None else ProviderSetup(None)
+        """Where each purpose's model calls go; settings/update replaces it whole."""
         self.token = token or secrets.token_urlsafe(32)
         self.confirm = confirm
         self.writes = WriteThrough(vault.notes, timeout=apply_timeout)
         """Every write the server makes goes through the plugin's editor when it is open."""
         self.settings = settings
         """What serve started with; settings/update replaces it (None in tests without one)."""
+        self.usage_log = UsageLog(vault.data_dir)  # first: it takes over the old store's rows
         store = store if store is not None else ConversationStore(vault.data_dir)
-        self.spending = Spending(store, budgets or Budgets())
+        self.spending = Spending(self.usage_log, budgets or Budgets())
+        self.context_notes = ContextNoteCache()
+        """The vault's context note, read again only when it changed."""
         self.conversations = Conversations(self._new_service, store, limit=max_conversations)
         self._tools: ToolRegistry | None = None
+        self._tool_sources: McpSources | None = None
         self._setup_tools: ToolRegistry | None = None
         self._background: set[asyncio.Task[None]] = set()
         self.broadcast: Callable[[str, dict[str, Any]], None] = _nobody
@@ -110,18 +112,21 @@ class BridgeApp:
             if vault.semantic is not None:
                 semantic, vault.semantic = vault.semantic, None
                 await semantic.close()
-            return
-        if vault.semantic is not None:
+        elif vault.semantic is not None:
             vault.semantic.confirm_over_usd = confirm_over_usd
             await vault.semantic.switch(embedder)
-            return
-        self._follow(
-            vault.use_embedder(
-                embedder, confirm_over_usd=confirm_over_usd, ann_threshold=ann_threshold
+        else:
+            self._follow(
+                vault.use_embedder(
+                    embedder, confirm_over_usd=confirm_over_usd, ann_threshold=ann_threshold
+                )
             )
-        )
-        assert vault.semantic is not None
-        await vault.semantic.start()
+            assert vault.semantic is not None
+            await vault.semantic.start()
+        if self._tools is not None:
+            from plugin_bridge.app.vault_tools import offer_related
+
+            offer_related(self._tools, vault)
 
     def _embedding_progress(self, progress: Progress) -> None:
         from plugin_bridge.wire.models import IndexProgress, dump
@@ -131,12 +136,14 @@ class BridgeApp:
         )
 
     def _embedding_spend(self, model: str, tokens: int) -> None:
-        """Record a paid embedding batch like a chat call (purpose "embedding")."""
+        """Record a paid embedding batch like a chat call (purpose "embedding"; only OpenAI's
+        own API embeds for money)."""
         from llm_service import Usage
         from llm_service.pricing import cost_usd
 
         usage = Usage(tokens, 0)
-        self.spending.recorder(None, "embedding")(model, usage, cost_usd(model, usage))
+        cost = cost_usd(model, usage, "openai")
+        self.spending.recorder(None, "embedding")(model, usage, cost, "openai")
 
     @property
     def tools(self) -> ToolRegistry:
@@ -151,6 +158,19 @@ class BridgeApp:
             )
         return self._tools
 
+    async def use_mcp_servers(self, mcp: McpSettings) -> None:
+        """Offer the model the tools of these MCP servers (started, stopped or restarted to
+        match; called at start and when the settings change)."""
+        if self._tool_sources is None:
+            if not mcp.servers:
+                return
+            self._tool_sources = McpSources(self.tools)
+        await self._tool_sources.apply(mcp)
+
+    def mcp_status(self) -> list[SourceStatus]:
+        """Each configured MCP server's state, for health."""
+        return [] if self._tool_sources is None else self._tool_sources.status()
+
     @property
     def setup_tools(self) -> ToolRegistry:
         """The tools of a setup turn (chat/send with setup): the vault tools and
@@ -164,8 +184,10 @@ class BridgeApp:
                 return self.config.context_note
 
             self._setup_tools = ToolRegistry(confirm=showing_the_note(self.confirm, note_path))
-            register_vault_tools(self._setup_tools, self.vault, write_permission="ask")
-            register_setup_tool(self._setup_tools, self.vault, note_path)
+            register_vault_tools(
+                self._setup_tools, self.vault, write_permission="ask", writer=self.writes.write
+            )
+            register_setup_tool(self._setup_tools, self.vault, note_path, self.writes.write)
         return self._setup_tools
 
     def prepare_turn(self, service: LLMService, *, setup: bool, has_note: bool) -> None:
@@ -186,36 +208,36 @@ class BridgeApp:
         return self.settings if self.settings is not None else _DEFAULTS
 
     def require_provider(self) -> Provider:
-        """The provider, or -32011 saying what to configure: in the plugin's settings when the
-        plugin asks, else with the flags and environment variables (the CLI, other clients)."""
-        if self.provider is None:
+        """The chat provider, or -32011 saying what to configure."""
+        return self.route("chat").provider
+
+    def route(self, purpose: Purpose) -> Route:
+        """The provider and model of a call of ``purpose`` ("chat", "fast" or "deep": the fast
+        or deep model when configured, else the chat model), or -32011."""
+        from plugin_bridge.app.settings.config import SettingsError
+
+        try:
+            route = self.providers.route(purpose)
+        except SettingsError as exc:
+            raise RpcError(WireCode.NO_PROVIDER, str(exc)) from exc
+        if route is None:  # what to configure: in the plugin's settings when the plugin asks,
+            # else with the flags and environment variables (the CLI, other clients)
             request = current_request.get()
             in_plugin = request is not None and request.client == PLUGIN_CLIENT
-            message = NO_PROVIDER_IN_PLUGIN if in_plugin else self.no_provider_message
+            message = NO_PROVIDER_IN_PLUGIN if in_plugin else self.providers.missing
             raise RpcError(WireCode.NO_PROVIDER, message)
-        return self.provider
-
-    def model_for(self, purpose: str) -> str:
-        """The model of a chat turn of ``purpose`` ("chat", "fast" or "deep"): the fast or deep
-        model when asked for and configured, else the chat model."""
-        model = self.require_model()
-        settings = self.settings
-        if purpose == "deep" and settings is not None and settings.deep_model:
-            return settings.deep_model
-        if purpose == "fast" and settings is not None and settings.fast_model:
-            return settings.fast_model
-        return model
+        return route
 
     def title_later(self, conversation_id: str, exchange: list[Message]) -> None:
         """Ask the fast model, in the background, for the conversation's title (only when a
         fast model is configured: the first words of the question serve otherwise)."""
-        fast = self.settings.fast_model if self.settings is not None else None
-        if fast is None or self.provider is None:
+        if self.providers.chat is None or not self.providers.configured("fast"):
             return
+        route = self.route("fast")
         title = make_title(
-            self.provider,
+            route.provider,
             exchange,
-            fast,
+            route.model,
             on_usage=self.spending.recorder(conversation_id, "title"),
             rename=functools.partial(self.conversations.store.rename, conversation_id),
         )
@@ -229,26 +251,25 @@ class BridgeApp:
             return {}
         return {"max_tokens": self.settings.max_tokens, "temperature": self.settings.temperature}
 
-    def require_model(self) -> str:
-        self.require_provider()
-        assert self.model is not None
-        return self.model
-
     async def aclose(self) -> None:
         """Stop background work, close the conversation store and the provider's client."""
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+        if self._tool_sources is not None:
+            await self._tool_sources.aclose()
+        await self.conversations.settled()  # every completed turn is stored before closing
         self.conversations.store.close()
-        if self.provider is not None:
-            await self.provider.aclose()
+        self.usage_log.close()
+        await self.providers.aclose()
 
     def _new_service(self, conversation_id: str) -> LLMService:
         from llm_service import LLMService
 
+        chat = self.route("chat")
         service = LLMService(
-            self.require_provider(),
-            model=self.require_model(),
+            chat.provider,
+            model=chat.model,
             tools=self.tools,  # the same vault tools for every conversation: built once
             on_usage=self.spending.recorder(conversation_id, "chat"),
             **self.answer_options(),

@@ -23,7 +23,7 @@ from llm_service.tools import Permission, ToolHandler, ToolOutput, ToolRegistry
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.notes.store import NoteStore, PlannedWrite, WriteResult
 from plugin_bridge.vault.notes.vault import Vault
-from plugin_bridge.vault.semantic.hybrid import NoteHit, search_notes
+from plugin_bridge.vault.semantic.hybrid import NoteHit, related_notes, search_notes
 
 READ_LIMIT_CHARS: Final = 20_000
 """read_note returns at most this many characters per call."""
@@ -34,6 +34,8 @@ MAX_LIMIT: Final = 50
 
 Writer = Callable[[PlannedWrite, str], Awaitable[WriteResult]]
 """Makes a planned write for an origin ("model"); VaultError when it is refused."""
+RELATED_TOOL: Final = "related_notes"
+"""Offered only while the vault has semantic search (an embedder): see :func:`offer_related`."""
 
 
 def register_vault_tools(
@@ -43,24 +45,47 @@ def register_vault_tools(
     write_permission: Permission = "ask",
     writer: Writer | None = None,
 ) -> list[str]:
-    """Register the seven vault tools on ``registry`` (an ``LLMService``'s is ``service.tools``);
-    reads "allow", writes ``write_permission``, made by ``writer`` (the note store by default).
+    """Register the seven vault tools on ``registry`` (an ``LLMService``'s is ``service.tools``),
+    and related_notes when the vault has an embedder; reads "allow", writes
+    ``write_permission``, made by ``writer`` (the note store by default).
 
-    Returns their names, ``VAULT_TOOL_NAMES`` in order.
+    Returns their names: ``VAULT_TOOL_NAMES`` in order, then related_notes if registered.
     """
-    tools = _VaultTools(vault, writer or _store_writer(vault.notes))
+    tools = _VaultTools(vault, writer or store_writer(vault.notes))
     for spec in _SPECS:
-        registry.register_tool(
-            spec.name,
-            spec.description,
-            spec.input_schema,
-            _bind(spec.run, tools),
-            permission=write_permission if spec.name in WRITE_TOOL_NAMES else "allow",
+        _register(registry, spec, tools, write_permission)
+    return [*VAULT_TOOL_NAMES, *([RELATED_TOOL] if offer_related(registry, vault) else [])]
+
+
+def offer_related(registry: ToolRegistry, vault: Vault) -> bool:
+    """Register related_notes on ``registry`` while ``vault`` has semantic search, remove it
+    otherwise (call again after the embedder changes); whether it is offered."""
+    wanted = vault.semantic is not None
+    present = registry.permission(RELATED_TOOL) is not None
+    if wanted and not present:
+        _register(registry, _RELATED_SPEC, _VaultTools(vault, store_writer(vault.notes)), "allow")
+    elif present and not wanted:
+        registry.unregister_tool(
+            RELATED_TOOL, "related_notes needs semantic search, and no embedder is configured."
         )
-    return list(VAULT_TOOL_NAMES)
+    return wanted
 
 
-def _store_writer(notes: NoteStore) -> Writer:
+def _register(
+    registry: ToolRegistry, spec: _Spec, tools: _VaultTools, write_permission: Permission
+) -> None:
+    registry.register_tool(
+        spec.name,
+        spec.description,
+        spec.input_schema,
+        _bind(spec.run, tools),
+        permission=write_permission if spec.name in WRITE_TOOL_NAMES else "allow",
+    )
+
+
+def store_writer(notes: NoteStore) -> Writer:
+    """The note store making planned writes itself (no plugin to ask)."""
+
     async def write(plan: PlannedWrite, origin: str) -> WriteResult:
         return await asyncio.to_thread(notes.write_planned, plan, origin)
 
@@ -115,6 +140,18 @@ def _check_reviewed(plan: PlannedWrite) -> None:
             "conflict",
             f"'{plan.path}' changed while the user was reviewing this change, so nothing was "
             "written: read it again and redo the change.",
+            path=plan.path,
+        )
+
+
+def _check_expected(plan: PlannedWrite, expected: str | None) -> None:
+    """VaultError(conflict) when the caller read another version than the note has now (the
+    tools' optional ``expected_hash``, from read_note)."""
+    if expected is not None and plan.old_hash != expected:
+        raise VaultError(
+            "conflict",
+            f"'{plan.path}' changed since it was read (its hash is not expected_hash), so "
+            "nothing was written: read it again and redo the change.",
             path=plan.path,
         )
 
@@ -218,8 +255,25 @@ class _VaultTools:
         path = self.notes.info(args["path"]).path
         return {"path": path, "backlinks": self.index.backlinks(path)}
 
+    def related_notes(self, args: dict[str, Any]) -> ToolOutput:
+        semantic = self.vault.semantic
+        if semantic is None:
+            raise ValueError("related_notes needs semantic search, and no embedder is configured.")
+        path = self.notes.info(args["path"]).path
+        if not semantic.ready:
+            return {"path": path, "related": [], "pending": "the note vectors are being computed"}
+        found = related_notes(self.index, semantic, path, args.get("limit", DEFAULT_LIMIT))
+        return {
+            "path": path,
+            "related": [
+                {"path": r.path, "title": r.title, "linked": r.links_to or r.linked_from}
+                for r in found
+            ],
+        }
+
     async def write(self, write: _Write, args: dict[str, Any]) -> ToolOutput:
         plan = await asyncio.to_thread(write.plan, self.notes, args)
+        _check_expected(plan, args.get("expected_hash"))
         _check_reviewed(plan)
         written = await self.writer(plan, "model")
         return {"path": written.path, "hash": written.hash}
@@ -293,6 +347,13 @@ def _path(kinds: str) -> dict[str, Any]:
         f"and the {kinds} extension, e.g. 'Projects/Kafka.md'.",
     }
 
+
+_EXPECTED_HASH: Final = {
+    "type": "string",
+    "pattern": "^[0-9a-f]{64}$",
+    "description": "Optional: the hash read_note returned; the write is refused if the note "
+    "changed since, so read it again.",
+}
 
 _LIMIT: Final = {
     "type": "integer",
@@ -385,6 +446,7 @@ _SPECS: Final = (
             ["path", "content"],
             path=_path(".md"),
             content={"type": "string", "minLength": 1, "description": "Markdown to add."},
+            expected_hash=_EXPECTED_HASH,
         ),
         _writing(_APPEND),
         _APPEND,
@@ -420,13 +482,25 @@ _SPECS: Final = (
                     "additionalProperties": False,
                 },
             },
+            expected_hash=_EXPECTED_HASH,
         ),
         _writing(_EDIT),
         _EDIT,
     ),
 )
 
+_RELATED_SPEC: Final = _Spec(
+    RELATED_TOOL,
+    "List the notes closest in meaning to one note (not itself), best first, each with its "
+    "path, title and whether the two already link. Use it to suggest links or find notes on the "
+    "same subject worded differently.",
+    _object(["path"], path=_path(".md"), limit=_LIMIT),
+    _VaultTools.related_notes,
+)
+
 VAULT_TOOL_NAMES: Final[tuple[str, ...]] = tuple(spec.name for spec in _SPECS)
+"""The tools every registry gets; related_notes (:data:`RELATED_TOOL`) comes on top with an
+embedder."""
 WRITE_TOOL_NAMES: Final = frozenset(spec.name for spec in _SPECS if spec.write)
 _REPLACE: Final = _Write(  # complete_setup (app/turn/setup.py): the context note, whole
     plan=lambda notes, args: notes.plan_create(

@@ -39,10 +39,10 @@ async def _models(
     from llm_service.discovery import ModelCache, known_models
     from plugin_bridge.app.settings.config import (
         SettingsError,
-        build_provider,
         choose_provider,
         load_settings,
     )
+    from plugin_bridge.app.settings.providers import build_provider
     from plugin_bridge.vault.datadir import data_dir_for
 
     try:

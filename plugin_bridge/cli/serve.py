@@ -1,16 +1,19 @@
-"""``serve``: listen first, then load everything else.
+"""``serve``: check every setting, listen, then load everything else.
 
-Start-up order, chosen so a client finds the server fast: check the arguments, bind the port,
-write the info file (the server is now reachable: TCP connections queue in the backlog), and
-only then import pydantic, the WebSocket server, the vault index and the provider. Requests are
-answered once that is done; indexing continues in the background and the provider SDK is
-imported on the first model call. bench/startup.py measures both moments.
+Start-up order: check the arguments and every setting (the settings file, each value, the
+embedder, a local model server that must answer, a hosted provider's key), so that a server
+that cannot work stops with one sentence before it says it listens; then bind the ports, write
+the info file (the server is now reachable: TCP connections queue in the backlog), and only
+then load the WebSocket server and the vault index. Requests are answered once that is done;
+indexing continues in the background and the provider SDK is imported on the first model call.
+bench/startup.py measures both moments.
 
 One server per vault: ``serve`` first takes the lock in the vault's data dir (see
 :mod:`plugin_bridge.cli.lock`); a second one exits 2 naming the running server.
 
 SIGTERM / SIGINT: stop accepting, cancel in-flight work, close connections with 1001, remove the
-info file, exit 0.
+info file, exit 0. A companion (the ``mcp`` command's stdio session) runs beside the server and
+stops it the same way when it ends.
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ import os
 import secrets
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from plugin_bridge import PROTOCOL_VERSION
-from plugin_bridge.cli.lock import ServerRunning, acquire
+from plugin_bridge.cli.lock import ServerLock, ServerRunning, acquire
 from plugin_bridge.vault.datadir import data_dir_for
 from plugin_bridge.wire.infofile import (
     InfoRecord,
@@ -40,7 +44,16 @@ from plugin_bridge.wire.security import (
 )
 
 if TYPE_CHECKING:
+    import asyncio
     import socket
+
+    from llm_service.embedders import Embedder
+    from plugin_bridge.app.settings.config import BridgeSettings
+    from plugin_bridge.app.settings.providers import ProviderSetup
+    from plugin_bridge.app.state import BridgeApp
+
+Companion = Callable[["BridgeApp"], Awaitable[None]]
+"""Runs beside the server once it serves; the server stops when it returns."""
 
 
 class ServeOptions(NamedTuple):
@@ -68,8 +81,11 @@ class _Interrupted(Exception):
     """SIGTERM arrived before the event loop took over signal handling."""
 
 
-def run(options: ServeOptions) -> int:
-    """Run the server until SIGTERM / SIGINT; the process exit code."""
+def run(
+    options: ServeOptions, *, lock: ServerLock | None = None, companion: Companion | None = None
+) -> int:
+    """Run the server until SIGTERM / SIGINT (or until ``companion`` returns); the process exit
+    code. ``lock``: the vault's lock when the caller took it already."""
     from plugin_bridge.vault.semantic.vectors import single_threaded_blas
 
     single_threaded_blas()  # before anything imports numpy
@@ -80,43 +96,19 @@ def run(options: ServeOptions) -> int:
             f"Refusing to listen on {options.host}: the bridge serves this machine only; "
             "use --host 127.0.0.1, ::1 or localhost.",
         )
-    host = bind_host(options.host)
     data_dir = data_dir_for(vault, options.data_dir)
     options = options._replace(data_dir=data_dir)  # the lock and the index agree on it
     try:
-        lock = acquire(data_dir)
+        lock = lock or acquire(data_dir)
     except ServerRunning as exc:
         return _fail(2, str(exc))
     except OSError as exc:
-        return _fail(2, f"Cannot use the data folder ({exc}): pass a writable --data-dir.")
-    sockets: list[socket.socket] = []
-    for flag, port in (("--port", options.port), ("--http-port", options.http_port)):
-        try:
-            sockets.append(bind_socket(host, port))
-        except OSError as exc:
-            for bound in sockets:
-                bound.close()
-            lock.release()
-            return _fail(
-                1,
-                f"Cannot listen on {host}:{port} ({exc.strerror}): choose another {flag}, "
-                "or 0 for a free one.",
-            )
-    sock, http_sock = sockets
-    token = secrets.token_urlsafe(32)
-    info_path = options.info_file or default_info_file(vault)
-    url = ws_url(host, sock.getsockname()[1])
-    http = http_url(host, http_sock.getsockname()[1])
+        return _fail(2, data_dir_problem(exc))
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        lock.announce(url)
-        write_info_file(info_path, InfoRecord(url, token, os.getpid(), PROTOCOL_VERSION, http))
-        print(f"Listening on {url}", file=sys.stderr, flush=True)
-        print(f"Info file: {info_path}", file=sys.stderr, flush=True)
-        print(f"HTTP API on {http}", file=sys.stderr, flush=True)
         import asyncio
 
-        return asyncio.run(_serve(options, vault, sockets, token, info_path))
+        return asyncio.run(_start(options, vault, lock, companion))
     except (_Interrupted, KeyboardInterrupt):
         return 0
     except Exception as exc:
@@ -126,10 +118,91 @@ def run(options: ServeOptions) -> int:
         return _fail(1, f"The server stopped on an error ({type(exc).__name__}: {exc}).")
     finally:
         signal.signal(signal.SIGTERM, previous)
+        lock.release()
+
+
+async def _start(
+    options: ServeOptions, vault_root: Path, lock: ServerLock, companion: Companion | None
+) -> int:
+    """Check every setting, then listen (bind, info file, "Listening"), then serve."""
+    import logging
+
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    info_path = options.info_file or default_info_file(vault_root)
+    checked = await _checked(options, vault_root, info_path)
+    if isinstance(checked, str):
+        return _fail(2, checked[:1].upper() + checked[1:])
+    host = bind_host(options.host)
+    sockets: list[socket.socket] = []
+    for flag, port in (("--port", options.port), ("--http-port", options.http_port)):
+        try:
+            sockets.append(bind_socket(host, port))
+        except OSError as exc:
+            for bound in sockets:
+                bound.close()
+            await checked[1].aclose()
+            return _fail(
+                1,
+                f"Cannot listen on {host}:{port} ({exc.strerror}): choose another {flag}, "
+                "or 0 for a free one.",
+            )
+    sock, http_sock = sockets
+    token = secrets.token_urlsafe(32)
+    url = ws_url(host, sock.getsockname()[1])
+    http = http_url(host, http_sock.getsockname()[1])
+    try:
+        lock.announce(url)
+        write_info_file(info_path, InfoRecord(url, token, os.getpid(), PROTOCOL_VERSION, http))
+        print(f"Listening on {url}", file=sys.stderr, flush=True)
+        print(f"Info file: {info_path}", file=sys.stderr, flush=True)
+        print(f"HTTP API on {http}", file=sys.stderr, flush=True)
+        return await _serve(options, vault_root, sockets, token, checked, companion)
+    finally:
         remove_info_file(info_path, token)
         for bound in sockets:
             bound.close()
-        lock.release()
+
+
+async def _checked(
+    options: ServeOptions, vault_root: Path, info_path: Path
+) -> tuple[BridgeSettings, ProviderSetup, Embedder | None] | str:
+    """The settings, providers and embedder, or why ``serve`` must not start (one sentence):
+    an invalid value or settings file, the embedder, a local server that does not answer, a
+    refused key, an OpenAI-compatible server without a loaded model."""
+    import asyncio
+
+    from plugin_bridge.app.settings.config import (
+        SettingsError,
+        build_embedder,
+        choose_provider,
+        embedder_problem,
+        load_settings,
+        startup_problem,
+    )
+    from plugin_bridge.app.settings.providers import build_setup, key_problem
+
+    given = {key: value for key, value in options._asdict().items() if value is not None}
+    try:
+        settings = load_settings(**{**given, "vault": vault_root, "info_file": info_path})
+    except SettingsError as exc:
+        return str(exc)
+    choice = choose_provider(settings)
+    problem = await startup_problem(settings, choice)
+    embedder = build_embedder(settings)
+    problem = problem or await asyncio.to_thread(embedder_problem, settings, embedder)
+    problem = problem or await key_problem(settings, choice)
+    if problem is not None:
+        return problem
+    try:
+        return settings, await build_setup(settings), embedder
+    except SettingsError as exc:
+        return str(exc)
+
+
+def data_dir_problem(exc: OSError) -> str:
+    return f"Cannot use the data folder ({exc}): pass a writable --data-dir."
 
 
 async def _serve(
@@ -137,7 +210,8 @@ async def _serve(
     vault_root: Path,
     sockets: list[socket.socket],
     token: str,
-    info_path: Path,
+    checked: tuple[BridgeSettings, ProviderSetup, Embedder | None],
+    companion: Companion | None,
 ) -> int:
     import asyncio
     import logging
@@ -147,47 +221,22 @@ async def _serve(
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    from starlette.routing import Route
+
     from plugin_bridge.app.conversations.usage import Budgets
-    from plugin_bridge.app.settings.config import (
-        SettingsError,
-        build_embedder,
-        build_provider,
-        choose_provider,
-        embedder_problem,
-        load_settings,
-        startup_problem,
-        with_served_model,
-    )
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.app.turn.confirm import ask_client
     from plugin_bridge.cli.progress import show_progress
     from plugin_bridge.handlers import build_router
     from plugin_bridge.httpapi.app import build_http_app
     from plugin_bridge.httpapi.server import start_http
+    from plugin_bridge.mcp import streamable_http_app
     from plugin_bridge.vault.errors import VaultError
     from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.wire.server import start_server
 
-    given = {key: value for key, value in options._asdict().items() if value is not None}
-    try:
-        settings = load_settings(**{**given, "vault": vault_root, "info_file": info_path})
-    except SettingsError as exc:
-        return _fail(2, str(exc))
-    choice = choose_provider(settings)
-    problem = await startup_problem(settings, choice)
-    embedder = build_embedder(settings)
-    problem = problem or await asyncio.to_thread(embedder_problem, settings, embedder)
-    if problem is not None:
-        return _fail(2, problem[:1].upper() + problem[1:])
-    provider = build_provider(settings, choice)
-    try:
-        choice = await with_served_model(choice, provider)
-    except SettingsError as exc:
-        return _fail(2, str(exc))
-    banner = choice.describe()
+    settings, providers, embedder = checked
+    banner = providers.describe()
     print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
     vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)
     if embedder is not None:
@@ -204,10 +253,7 @@ async def _serve(
     app = BridgeApp(
         vault,
         confirm=ask_client(vault),
-        provider=provider,
-        provider_name=choice.name,
-        model=choice.model,
-        no_provider_message=choice.missing,
+        providers=providers,
         token=token,
         budgets=Budgets(settings.daily_budget_usd, settings.monthly_budget_usd),
         settings=settings,
@@ -224,9 +270,14 @@ async def _serve(
             token=app.token,
         ) as server:
             app.broadcast = server.broadcast
-            # Other listeners on the HTTP port (MCP's /mcp) go in build_http_app's mounts.
+            await app.use_mcp_servers(settings.mcp)
+            mcp_app = streamable_http_app(app, allow_writes=settings.http_allow_writes)
             http_app = build_http_app(
-                app, port=http_sock.getsockname()[1], allowed_origins=settings.allowed_origins
+                app,
+                port=http_sock.getsockname()[1],
+                allowed_origins=settings.allowed_origins,
+                mounts=[Route("/mcp", mcp_app)],
+                lifespans=[mcp_app.lifespan],
             )
             http_server = await start_http(http_app, http_sock)
             print(
@@ -235,17 +286,45 @@ async def _serve(
                 flush=True,
             )
             tune_gc()
-            provider = app.provider
-            warming = None if provider is None else asyncio.create_task(provider.warm_up())
-            await stop.wait()
-            if warming is not None:
-                warming.cancel()
+            warming = asyncio.create_task(_warm_up(app.providers))
+            await _until_stopped(stop, None if companion is None else companion(app))
+            warming.cancel()
             logger.info("shutting down")
             await http_server.close()
     finally:
         await app.aclose()
         await vault.close()
     return 0
+
+
+async def _until_stopped(stop: asyncio.Event, companion: Awaitable[None] | None) -> None:
+    """Wait for a signal, or for the companion to end (then a signal cancels it)."""
+    import asyncio
+    import logging
+
+    waits: list[asyncio.Future[object]] = [asyncio.ensure_future(stop.wait())]
+    if companion is not None:
+        waits.append(asyncio.ensure_future(companion))
+    try:
+        done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in waits:
+            task.cancel()
+        await asyncio.gather(*waits, return_exceptions=True)
+    for task in done:
+        if not task.cancelled() and task.exception() is not None:
+            logging.getLogger(__name__).error("the companion failed", exc_info=task.exception())
+
+
+async def _warm_up(providers: ProviderSetup) -> None:
+    """Import, in a worker thread, what the first requests would otherwise wait for: httpx
+    (runtimes/detect and embedder/download: the setup card of a server without a provider)
+    and the providers' SDKs."""
+    import asyncio
+    import importlib
+
+    await asyncio.to_thread(importlib.import_module, "httpx")
+    await providers.warm_up()
 
 
 GC_GEN0_THRESHOLD = 50_000
@@ -265,7 +344,7 @@ def tune_gc() -> None:
 
 def chat_hint(vault_root: Path, info_file: Path | None) -> str:
     """The chat command for this server, ready to paste (with --info-file when one was given)."""
-    from plugin_bridge.cli import command_line
+    from plugin_bridge.cli.commandline import command_line
 
     extra = ["--info-file", str(info_file.resolve())] if info_file is not None else []
     return command_line("chat", "--vault", str(vault_root.resolve()), *extra)

@@ -8,15 +8,15 @@ from typing import TextIO
 
 
 def report(data_dir: Path, out: TextIO) -> int:
-    from plugin_bridge.app.conversations.store import FILE_NAME, ConversationStore
     from plugin_bridge.app.conversations.usage import Budgets, Period, Spending
+    from plugin_bridge.app.conversations.usage_log import FILE_NAME, OLD_FILE_NAME, UsageLog
 
-    if not (data_dir / FILE_NAME).exists():
+    if not any((data_dir / name).exists() for name in (FILE_NAME, OLD_FILE_NAME)):
         out.write("No usage recorded yet for this vault.\n")
         return 0
-    store = ConversationStore(data_dir)
+    log = UsageLog(data_dir)
     try:
-        spending = Spending(store, Budgets())
+        spending = Spending(log, Budgets())
         periods: tuple[tuple[Period, str], ...] = (("day", "Today"), ("month", "This month"))
         for period, label in periods:
             rows = spending.by_model(period)
@@ -27,12 +27,13 @@ def report(data_dir: Path, out: TextIO) -> int:
             out.write(f"{label}: {total}{note}\n")
             for row in rows:
                 cost = "price unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
+                model = f"{row.provider}:{row.model}" if row.provider else row.model
                 out.write(
-                    f"  {row.model:<28} {row.calls:>5} calls {row.input_tokens:>9} in "
+                    f"  {model:<36} {row.calls:>5} calls {row.input_tokens:>9} in "
                     f"{row.output_tokens:>8} out  {cost}\n"
                 )
     finally:
-        store.close()
+        log.close()
     return 0
 
 

@@ -11,7 +11,6 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError, LLMResponse, Message, ToolSpec
-from llm_service.pricing import cost_usd
 from plugin_bridge.app.conversations.transcripts import save_unique
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.relay import relay, spending
@@ -69,12 +68,11 @@ REWRITE_SYSTEM: Final = (
 async def create_note(ctx: Context, params: CreateNoteParams) -> NoteWriteResult:
     """Have the model write a note for the prompt and save it under folder (never overwriting)."""
     app = ctx.app
-    provider = app.require_provider()
-    model = app.require_model()
+    route = app.route("chat")
     async with spending(ctx):
-        response = await provider.chat(
+        response = await route.provider.chat(
             [Message.user(params.prompt)],
-            model=model,
+            model=route.model,
             system=(
                 f"You write notes for the user's Obsidian vault named “{app.vault.name}”. Write "
                 "the note the user asks for in Markdown and save it with the save_note tool."
@@ -83,8 +81,8 @@ async def create_note(ctx: Context, params: CreateNoteParams) -> NoteWriteResult
             tool_choice=SAVE_NOTE.name,
             max_tokens=NOTE_MAX_TOKENS,
         )
-        app.spending.recorder(None, "note")(model, response.usage, cost_usd(model, response.usage))
-    title, body = note_from_response(response, provider.name)
+        app.spending.record_call(None, "note", route.provider, route.model, response.usage)
+    title, body = note_from_response(response, route.provider.name)
     written = await asyncio.to_thread(save_unique, app.vault.notes, params.folder, title, body)
     return NoteWriteResult(path=written.path, hash=written.hash)
 
@@ -135,14 +133,13 @@ async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> Searc
     )
     if not notes:
         return SearchSummarizeResult(summary=f"No notes match “{params.query}”.", sources=[])
-    provider = app.require_provider()
-    model = app.require_model()
+    route = app.route("fast")  # a summary is a small job: the fast model when configured
     async with spending(ctx):
         reply = await relay(
             ctx,
-            provider.stream(
+            route.provider.stream(
                 [Message.user(summary_prompt(params.query, notes))],
-                model=model,
+                model=route.model,
                 system=(
                     "You summarise notes from the user's Obsidian vault. Use only what the notes "
                     "say and cite each note you use as a [[wikilink]] exactly as written in its "
@@ -151,7 +148,7 @@ async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> Searc
                 max_tokens=SUMMARY_MAX_TOKENS,
             ),
         )
-        app.spending.recorder(None, "summary")(model, reply.usage, cost_usd(model, reply.usage))
+        app.spending.record_call(None, "summary", route.provider, route.model, reply.usage)
     return SearchSummarizeResult(summary=reply.text, sources=cited_sources(reply.text, notes))
 
 
@@ -203,20 +200,18 @@ async def rewrite(ctx: Context, params: RewriteParams) -> RewriteResult:
     """Rewrite ``text`` as instructed (or, with no text, write what goes at the cursor),
     streaming chat/delta; the fast model when one is set."""
     app = ctx.app
-    provider = app.require_provider()
-    model = app.model_for("fast")
+    route = app.route("fast")
     async with spending(ctx):
         reply = await relay(
             ctx,
-            provider.stream(
+            route.provider.stream(
                 [Message.user(rewrite_prompt(params))],
-                model=model,
+                model=route.model,
                 system=REWRITE_SYSTEM,
                 max_tokens=REWRITE_MAX_TOKENS,
             ),
         )
-        cost = cost_usd(model, reply.usage)
-        app.spending.recorder(None, "rewrite")(model, reply.usage, cost)
+        cost = app.spending.record_call(None, "rewrite", route.provider, route.model, reply.usage)
     return RewriteResult(
         text=reply.text,
         usage=UsageModel.model_validate(reply.usage, from_attributes=True),

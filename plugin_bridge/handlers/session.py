@@ -8,6 +8,7 @@ from typing import get_args
 
 from llm_service.discovery import ModelCache, known_models
 from plugin_bridge import __version__
+from plugin_bridge.app.settings.config import SettingsError
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.app.write_through import PLUGIN_CLIENT_NAME
 from plugin_bridge.handlers.context import AppRouter, Context
@@ -20,6 +21,7 @@ from plugin_bridge.wire.models import (
     IndexStatus,
     InitializeParams,
     InitializeResult,
+    McpServerStatus,
     ModelInfoModel,
     ModelsListParams,
     ModelsListResult,
@@ -53,7 +55,7 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
         server=ServerInfo(name=SERVER_NAME, version=__version__),
-        capabilities=Capabilities(methods=sorted(ctx.methods), chat=app.provider is not None),
+        capabilities=Capabilities(methods=sorted(ctx.methods), chat=app.providers.chat is not None),
         vault=VaultInfo(
             name=app.vault.name,
             note_count=app.vault.index.note_count,
@@ -77,8 +79,8 @@ def health_of(app: BridgeApp) -> HealthResult:
     return HealthResult(
         status="ok",
         version=__version__,
-        provider=app.provider_name,
-        model=app.model,
+        provider=app.providers.name,
+        model=app.providers.model,
         index=IndexStatus(
             notes=index.note_count,
             pending=index.pending,
@@ -89,18 +91,28 @@ def health_of(app: BridgeApp) -> HealthResult:
         recommended_models={name: list(models) for name, models in RECOMMENDED_MODELS.items()},
         supported_formats=list(get_args(ToolFormat)),
         tool_count=len(app.tools.get_registered_tools()),
+        mcp_servers=[
+            McpServerStatus.model_validate(status, from_attributes=True)
+            for status in app.mcp_status()
+        ],
     )
 
 
 async def list_models(ctx: Context, params: ModelsListParams) -> ModelsListResult:
-    """Models the configured provider serves, with context window, limits and prices where
-    known; cached for a day; when the provider cannot be reached, the last list or the
-    built-in catalog."""
+    """Models a configured provider serves (``provider``, default the chat provider), with
+    context window, limits and prices where known; cached for a day in the data folder; when
+    the provider cannot be reached, the last list or the built-in catalog."""
     app = ctx.app
+    chat = app.route("chat")
+    name, provider = chat.name, chat.provider
+    if params.provider is not None and params.provider != chat.name:
+        name = params.provider
+        try:
+            provider = app.providers.provider(name)
+        except SettingsError as exc:
+            raise RpcError(WireCode.INVALID_PARAMS, str(exc)) from exc
     cache = ModelCache(app.vault.data_dir)
-    models, source = await known_models(
-        app.require_provider(), app.provider_name, cache, refresh=params.refresh
-    )
+    models, source = await known_models(provider, name, cache, refresh=params.refresh)
     return ModelsListResult(
         models=[ModelInfoModel.model_validate(m, from_attributes=True) for m in models],
         source=source,

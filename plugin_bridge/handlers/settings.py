@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugin_bridge.app.settings.config import BridgeSettings, config_file, shown
+from plugin_bridge.app.settings.config import (
+    BridgeSettings,
+    McpSettings,
+    config_file,
+    shown,
+)
 from plugin_bridge.app.settings.live_settings import update_settings
+from plugin_bridge.app.settings.providers import ProviderSetup
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.models import (
+    BaseUrls,
     Empty,
     KeysModel,
+    McpServerInfo,
+    McpServerParams,
     ModelsByPurpose,
     SettingsResult,
     SettingsUpdateParams,
@@ -20,7 +29,7 @@ _PURPOSE_FIELDS = {"chat": "model", "fast": "fast_model", "deep": "deep_model"}
 
 async def get_settings(ctx: Context, params: Empty) -> SettingsResult:
     """The settings in effect; API keys masked (they are write-only)."""
-    return _result(ctx.app.settings or BridgeSettings(), ctx.app.provider_name, ctx.app.model)
+    return _result(ctx.app.settings or BridgeSettings(), ctx.app.providers)
 
 
 async def update(ctx: Context, params: SettingsUpdateParams) -> SettingsResult:
@@ -28,22 +37,35 @@ async def update(ctx: Context, params: SettingsUpdateParams) -> SettingsResult:
     settings file, in effect from the next request. Fields not sent stay; null sets one back
     to its default."""
     changes: dict[str, Any] = {
-        name: getattr(params, name) for name in params.model_fields_set if name != "models"
+        name: getattr(params, name)
+        for name in params.model_fields_set
+        if name not in ("models", "base_urls", "mcp_servers")
     }
+    if params.mcp_servers is not None:
+        changes["mcp"] = _mcp_changed(ctx.app.config.mcp, params.mcp_servers)
+    if params.base_urls is not None:
+        known = (ctx.app.settings or BridgeSettings()).base_urls
+        urls: dict[str, str | None] = {name: url for name, url in known.items()}
+        urls.update(params.base_urls.model_dump(include=params.base_urls.model_fields_set))
+        changes["base_urls"] = {name: url for name, url in urls.items() if url is not None}
     if params.models is not None:
         for purpose in params.models.model_fields_set:
             changes[_PURPOSE_FIELDS[purpose]] = getattr(params.models, purpose)
     updated = await update_settings(ctx.app, changes)
-    return _result(updated, ctx.app.provider_name, ctx.app.model)
+    return _result(updated, ctx.app.providers)
 
 
-def _result(settings: BridgeSettings, provider: str | None, model: str | None) -> SettingsResult:
+def _result(settings: BridgeSettings, providers: ProviderSetup) -> SettingsResult:
     masked = shown(settings)
+    mcp: Any = masked["mcp"]
     return SettingsResult(
-        provider=settings.provider or provider,
+        provider=settings.provider or providers.name,
         base_url=settings.base_url,
+        base_urls=BaseUrls.model_validate(settings.base_urls),
         models=ModelsByPurpose(
-            chat=settings.model or model, fast=settings.fast_model, deep=settings.deep_model
+            chat=settings.model or providers.model,
+            fast=settings.fast_model,
+            deep=settings.deep_model,
         ),
         daily_budget_usd=settings.daily_budget_usd,
         monthly_budget_usd=settings.monthly_budget_usd,
@@ -56,12 +78,29 @@ def _result(settings: BridgeSettings, provider: str | None, model: str | None) -
         conversations_folder=settings.conversations_folder,
         embedder=settings.embedder,
         embedder_base_url=settings.embedder_base_url,
+        mcp_servers=[
+            McpServerInfo.model_validate({"name": name, **server})
+            for name, server in mcp["servers"].items()
+        ],
         keys=KeysModel(
             anthropic=masked["anthropic_api_key"],
             openai=masked["openai_api_key"],
         ),
         config_file=str(config_file()),
     )
+
+
+def _mcp_changed(
+    current: McpSettings, servers: dict[str, McpServerParams | None]
+) -> dict[str, Any]:
+    """The ``mcp`` table after adding, replacing (given) and removing (null) these servers."""
+    table = current.model_dump(mode="json", exclude_none=True)  # TOML has no null
+    for name, server in servers.items():
+        if server is None:
+            table["servers"].pop(name, None)
+        else:
+            table["servers"][name] = server.model_dump(mode="json", exclude_none=True)
+    return table
 
 
 def register(router: AppRouter) -> None:

@@ -52,7 +52,7 @@ def formatted_tools(tool_format: ToolFormat, specs: Sequence[ToolSpec]) -> list[
 async def list_tools(ctx: Context, params: ToolsListParams) -> ToolsListResult:
     """The vault tools, in the given provider's tool format."""
     app = ctx.app
-    tool_format = params.format or app.provider_name or DEFAULT_FORMAT
+    tool_format = params.format or app.providers.name or DEFAULT_FORMAT
     return ToolsListResult(tools=formatted_tools(tool_format, app.tools.tool_specs()))
 
 

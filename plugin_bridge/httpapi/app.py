@@ -53,7 +53,6 @@ def build_http_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
-            stack.push_async_callback(chat.aclose)
             for enter in lifespans:
                 await stack.enter_async_context(enter())
             yield

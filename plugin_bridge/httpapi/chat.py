@@ -19,12 +19,11 @@ from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMResponse, ResponseComplete, TextDelta, ToolCallDelta
 from llm_service.catalog import max_output_for
-from llm_service.pricing import cost_usd
 from plugin_bridge.httpapi.openai_format import BadRequest, ChatInput
 from plugin_bridge.httpapi.providers import ProviderPool
 
 if TYPE_CHECKING:
-    from llm_service import LLMService, Message, Usage
+    from llm_service import LLMService, Message, Provider, Usage
     from llm_service.providers.base import ChatOptions
     from llm_service.tools import ToolRegistry
     from plugin_bridge.app.state import BridgeApp
@@ -53,7 +52,10 @@ class HttpChat:
 
             registry = ToolRegistry()
             register_vault_tools(
-                registry, self.bridge.vault, write_permission="allow" if allow else "deny"
+                registry,
+                self.bridge.vault,
+                write_permission="allow" if allow else "deny",
+                writer=self.bridge.writes.write,
             )
             self._tools = (allow, registry)
         return self._tools[1]
@@ -78,13 +80,13 @@ class HttpChat:
         options = self._options(chat, model)
         if not stream:
             reply = await provider.chat(chat.messages, chat.tools, **options)
-            self._record(reply.model or model, reply.usage)
+            self._record(provider, reply.model or model, reply.usage)
             yield ResponseComplete(reply)
             return
         async with aclosing(provider.stream(chat.messages, chat.tools, **options)) as events:
             async for event in events:
                 if isinstance(event, ResponseComplete):
-                    self._record(event.response.model or model, event.response.usage)
+                    self._record(provider, event.response.model or model, event.response.usage)
                 yield event
 
     def _options(self, chat: ChatInput, model: str) -> ChatOptions:
@@ -100,8 +102,8 @@ class HttpChat:
             "temperature": configured.get("temperature") if temperature is None else temperature,
         }
 
-    def _record(self, model: str, usage: Usage) -> None:
-        self.bridge.spending.recorder(None, PURPOSE)(model, usage, cost_usd(model, usage))
+    def _record(self, provider: Provider, model: str, usage: Usage) -> None:
+        self.bridge.spending.record_call(None, PURPOSE, provider, model, usage)
 
     async def _assistant(self, chat: ChatInput, stream: bool) -> AsyncGenerator[Event, None]:
         """The ``vault`` model: one turn of a fresh LLMService over the client's history."""
@@ -119,7 +121,6 @@ class HttpChat:
     async def _service(self, chat: ChatInput) -> LLMService:
         from llm_service import LLMService
         from plugin_bridge.app.state import system_prompt
-        from plugin_bridge.app.turn.prompts import context_note
 
         bridge = self.bridge
         options = bridge.answer_options()
@@ -127,20 +128,21 @@ class HttpChat:
             options["max_tokens"] = chat.max_tokens
         if chat.temperature is not None:
             options["temperature"] = chat.temperature
+        chat_route = bridge.route("chat")
         service = LLMService(
-            bridge.require_provider(),
-            model=bridge.model_for("chat"),
+            chat_route.provider,
+            model=chat_route.model,
             tools=self.tools(),
             on_usage=bridge.spending.recorder(None, PURPOSE),
             **options,
         )
         service.set_system_prompt(system_prompt(bridge.vault.name))
-        note = await asyncio.to_thread(context_note, bridge.vault, bridge.config.context_note)
+        path = bridge.config.context_note
+        fresh, note = bridge.context_notes.cached(bridge.vault, path)
+        if not fresh:
+            note = await asyncio.to_thread(bridge.context_notes.read, bridge.vault, path)
         service.set_conversation_context("\n\n".join(p for p in (note, chat.system) if p))
         return service
-
-    async def aclose(self) -> None:
-        await self.providers.aclose()
 
 
 def _question(messages: list[Message]) -> str:

@@ -24,12 +24,12 @@ from plugin_bridge.httpapi.responses import chat_of, error_response, json_body, 
 from plugin_bridge.wire.models import ToolFormat, dump
 
 MAX_CALLS: Final = 32
-FORMATS: Final = get_args(ToolFormat)
+FORMATS: Final[tuple[ToolFormat, ...]] = get_args(ToolFormat)
 
 
 async def tools(request: Request) -> Response:
     state = chat_of(request)
-    asked = request.query_params.get("format") or state.bridge.provider_name or DEFAULT_FORMAT
+    asked = request.query_params.get("format") or state.bridge.providers.name or DEFAULT_FORMAT
     tool_format = next((name for name in FORMATS if name == asked), None)
     if tool_format is None:
         error = BadRequest(f"Unknown format '{asked}': use one of {', '.join(FORMATS)}.")

@@ -24,7 +24,6 @@ from plugin_bridge.httpapi.openai_format import (
     tool_calls_out,
     usage_out,
 )
-from plugin_bridge.httpapi.providers import PROVIDER_NAMES
 from plugin_bridge.httpapi.responses import (
     DONE,
     SSE_HEADERS,
@@ -49,11 +48,11 @@ async def models(request: Request) -> Response:
     bridge = state.bridge
     settings = bridge.config
     ids = [VAULT_MODEL]
-    if bridge.provider is not None:
-        ids += [m for m in (bridge.model, settings.fast_model, settings.deep_model) if m]
+    if bridge.providers.chat is not None:
+        chat = bridge.providers.model
+        ids += [m for m in (chat, settings.fast_model, settings.deep_model) if m]
     for name in state.providers.configured():
-        if name in PROVIDER_NAMES:
-            ids += [f"{name}/{model}" for model in RECOMMENDED_MODELS.get(name, ())]
+        ids += [f"{name}/{model}" for model in RECOMMENDED_MODELS.get(name, ())]
     unique = list(dict.fromkeys(ids))
     return json_response(
         {

@@ -20,8 +20,9 @@ from typing import Any
 from starlette.routing import BaseRoute
 from websockets.asyncio.client import ClientConnection, connect
 
-from llm_service import Provider
+from llm_service import Provider, ProviderName
 from llm_service.embedders import Embedder
+from plugin_bridge.app.settings.providers import ProviderSetup, Route
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.app.turn.confirm import DEFAULT_CONFIRM_TIMEOUT, ask_client
 from plugin_bridge.handlers import build_router
@@ -171,7 +172,8 @@ async def running_bridge(
     *,
     provider: Provider | None = None,
     model: str | None = "test-model",
-    provider_name: str | None = None,
+    provider_name: ProviderName | None = None,
+    providers: ProviderSetup | None = None,
     watch: bool = False,
     confirm_timeout: float = DEFAULT_CONFIRM_TIMEOUT,
     allowed_origins: Collection[str] = DEFAULT_ALLOWED_ORIGINS,
@@ -200,9 +202,11 @@ async def running_bridge(
     app = BridgeApp(
         vault,
         confirm=ask_client(vault, timeout=confirm_timeout),
-        provider=provider,
-        provider_name=provider_name,
-        model=model if provider is not None else None,
+        providers=providers
+        or ProviderSetup(
+            None if provider is None or model is None else Route(provider_name, provider, model),
+            settings=app_kw.get("settings"),
+        ),
         **app_kw,
     )
     server = await start_server(
@@ -215,6 +219,7 @@ async def running_bridge(
         **(server_options or {}),
     )
     app.broadcast = server.broadcast
+    await app.use_mcp_servers(app.config.mcp)
     listener = None
     if http:
         sock = bind_socket("127.0.0.1", 0)

@@ -220,7 +220,7 @@ async def test_model2vec_missing_folder_is_a_clear_error(tmp_path: Path) -> None
     with pytest.raises(LLMError) as caught:
         await embedder.embed(["a"])
     assert caught.value.code == "invalid_request"
-    assert "nope is not a folder" in str(caught.value) and "--embedder model2vec:" in str(
+    assert "nope is not a folder" in str(caught.value) and "embedder model2vec:DIR" in str(
         caught.value
     )
 

@@ -1,4 +1,5 @@
-"""Pricing table, cost arithmetic, default/recommended models and the deprecation table."""
+"""Prices (genai-prices and the override table), cost arithmetic, default/recommended models and
+the deprecation table."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from llm_service.messages import Usage
 from llm_service.pricing import (
     DEFAULT_MODEL,
     DEPRECATED_MODELS,
-    PRICES,
+    OVERRIDES,
     RECOMMENDED_MODELS,
     Price,
     cost_usd,
@@ -99,8 +100,7 @@ def test_current_openai_chat_models_have_prices(family: str) -> None:
 )
 def test_dated_ids_use_their_alias_price(dated: str, alias: str) -> None:
     """A snapshot id with a date suffix costs what its alias costs."""
-    assert dated not in PRICES
-    assert price_for(dated) == PRICES[alias]
+    assert price_for(dated) == price_for(alias) is not None
 
 
 @pytest.mark.parametrize("model", ["llama3.1:8b", "qwen3:8b", "claude-unknown-9", "gpt-99", ""])
@@ -145,6 +145,69 @@ def test_recommended_models_per_provider() -> None:
     for model in RECOMMENDED_MODELS["openai"]:
         assert model in _openai_models() and model not in deprecated
         assert price_for(model) is not None
+
+
+@pytest.mark.parametrize(
+    ("model", "rates"),
+    [
+        ("claude-sonnet-4", (3.0, 15.0, 0.30, 3.75)),
+        ("claude-sonnet-4-20250514", (3.0, 15.0, 0.30, 3.75)),
+        ("claude-3-haiku-20240307", (0.25, 1.25, 0.03, 0.30)),
+    ],
+)
+def test_older_ids_have_prices_from_genai_prices(model: str, rates: tuple[float, ...]) -> None:
+    """Ids the hand table had no row for are priced by the maintained data."""
+    price = price_for(model, "anthropic")
+    assert price is not None
+    assert (price.input, price.output, price.cache_read, price.cache_write) == pytest.approx(rates)
+
+
+def test_the_overrides_hold_only_what_genai_prices_lacks() -> None:
+    """Every override is a model the package does not price (else the override is stale)."""
+    from genai_prices import data_snapshot
+
+    snapshot = data_snapshot.get_snapshot()
+    for model in OVERRIDES:
+        provider = "anthropic" if model.startswith("claude") else "openai"
+        with pytest.raises(LookupError):
+            snapshot.find_provider_model(model, None, provider, None)
+
+
+@pytest.mark.parametrize(
+    ("model", "provider"),
+    [
+        ("llama3.1:8b", "ollama"),
+        ("gpt-oss:20b", "ollama"),
+        ("gpt-4o", "ollama"),  # a local model named like a hosted one is still local
+        ("openai/gpt-oss-20b", "openai-compatible"),
+        ("claude-sonnet-5-5", "openai-compatible"),
+    ],
+)
+def test_local_servers_have_unknown_prices_never_zero(model: str, provider: str) -> None:
+    assert price_for(model, provider) is None
+    assert cost_usd(model, Usage(1000, 1000), provider) is None
+
+
+def test_a_long_prompt_costs_the_higher_tier_for_the_whole_call() -> None:
+    """Claude Haiku 5.5 bills every token of a call whose prompt passes 100k at 5x."""
+    short = cost_usd("claude-haiku-5-5", Usage(100_000, 1000), "anthropic")
+    long = cost_usd("claude-haiku-5-5", Usage(100_001, 1000), "anthropic")
+    assert short == pytest.approx((100_000 * 0.10 + 1000 * 0.50) / 1e6)
+    assert long == pytest.approx((100_001 * 0.50 + 1000 * 2.50) / 1e6)
+
+
+def test_prices_are_read_offline_from_the_package() -> None:
+    """With no network at all (the tests' ban), the package's own data answers, and importing
+    llm_service.pricing does not import genai-prices (it costs ~0.3 s)."""
+    code = (
+        "import socket, sys\n"
+        "def refuse(*a, **k): raise OSError('no network')\n"
+        "socket.socket.connect = refuse; socket.create_connection = refuse\n"
+        "import llm_service.pricing as p\n"
+        "assert 'genai_prices' not in sys.modules\n"
+        "assert p.price_for('gpt-4.1-mini', 'openai').input == 0.40\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
 def test_pricing_does_not_import_the_sdks() -> None:

@@ -298,7 +298,9 @@ async def test_multi_round_tool_loop_sends_exact_bodies(
     assert reply.text == f"Let me look.\n\n{FINAL}"
     assert (reply.stop_reason, reply.tool_calls) == ("end_turn", [])
     assert reply.usage.input_tokens > 40 and reply.usage.output_tokens > 12
-    assert reply.cost_usd == cost_usd(wire.fake.MODEL, reply.usage)
+    # Priced on Anthropic's API; an OpenAI-compatible server (the fake's base URL) is local.
+    assert reply.cost_usd == cost_usd(wire.fake.MODEL, reply.usage, svc.provider.price_provider)
+    assert (reply.cost_usd is None) == (not isinstance(wire, AnthropicWire))
     assert history_problems(svc.history) == [] and len(svc.history) == 6
     if stream:
         assert "".join(e.text for e in events if isinstance(e, TextDelta)) == reply.text

@@ -116,7 +116,7 @@ export interface Methods {
 		result: InitializeResult;
 	};
 	/**
-	 * Models the configured provider serves, with context window, limits and prices where
+	 * Models a configured provider serves (``provider``, default the chat provider), with
 	 */
 	"models/list": {
 		params: ModelsListParams;
@@ -485,6 +485,10 @@ export interface HealthResult {
 	 * The tools a conversation's model is offered.
 	 */
 	toolCount: number;
+	/**
+	 * The MCP servers whose tools the model may call ([mcp.servers.NAME]).
+	 */
+	mcpServers: McpServerStatus[];
 }
 export interface IndexStatus {
 	/**
@@ -525,6 +529,18 @@ export interface EmbedderStatus {
 	 * The embedding job's phase, as in index/progress.
 	 */
 	phase: string;
+}
+export interface McpServerStatus {
+	name: string;
+	state: "running" | "starting" | "failed";
+	/**
+	 * How many of its tools the model is offered now.
+	 */
+	tools: number;
+	/**
+	 * Why it last failed; null while it runs.
+	 */
+	error?: string | null;
 }
 export interface ConfirmEmbeddingResult {
 	/**
@@ -583,6 +599,10 @@ export interface ModelsListParams {
 	 * Ask the provider now instead of the 24 h cache.
 	 */
 	refresh?: boolean;
+	/**
+	 * Whose models: any configured provider; default the chat provider's.
+	 */
+	provider?: ("anthropic" | "openai" | "ollama") | null;
 }
 export interface ModelsListResult {
 	models: ModelInfoModel[];
@@ -736,7 +756,11 @@ export interface RuntimeModelInfo {
 }
 export interface SettingsResult {
 	provider: ("anthropic" | "openai" | "ollama") | null;
+	/**
+	 * The chat provider's address.
+	 */
 	baseUrl: string | null;
+	baseUrls: BaseUrls;
 	models: ModelsByPurpose;
 	dailyBudgetUsd: number | null;
 	monthlyBudgetUsd: number | null;
@@ -775,10 +799,26 @@ export interface SettingsResult {
 	embedder?: string | null;
 	embedderBaseUrl?: string | null;
 	/**
+	 * MCP servers whose tools the model may call, as NAME__tool.
+	 */
+	mcpServers: McpServerInfo[];
+	/**
 	 * Where settings/update saves them.
 	 */
 	configFile: string;
 }
+/**
+ * Each provider's address (null: the API's own, or for Ollama OLLAMA_HOST or the local
+ * one); the chat provider's is ``baseUrl`` when that is set.
+ */
+export interface BaseUrls {
+	anthropic?: string | null;
+	openai?: string | null;
+	ollama?: string | null;
+}
+/**
+ * MODEL on the chat provider, or PROVIDER:MODEL (e.g. ollama:qwen3:4b).
+ */
 export interface ModelsByPurpose {
 	/**
 	 * Conversations (the default).
@@ -803,9 +843,41 @@ export interface KeysModel {
 	 */
 	openai: string | null;
 }
+export interface McpServerInfo {
+	name: string;
+	/**
+	 * The program started over stdio; null for a URL.
+	 */
+	command: string | null;
+	args: string[];
+	/**
+	 * Names with masked values.
+	 */
+	env: {
+		[k: string]: string;
+	};
+	/**
+	 * The streamable HTTP endpoint; null for a command.
+	 */
+	url: string | null;
+	/**
+	 * Names with masked values.
+	 */
+	headers: {
+		[k: string]: string;
+	};
+	permission: "allow" | "ask" | "deny";
+}
 export interface SettingsUpdateParams {
 	provider?: ("anthropic" | "openai" | "ollama") | null;
+	/**
+	 * The chat provider's.
+	 */
 	baseUrl?: string | null;
+	baseUrls?: BaseUrlsUpdate | null;
+	/**
+	 * MODEL on the chat provider, or PROVIDER:MODEL (e.g. ollama:qwen3:4b).
+	 */
 	models?: ModelsUpdate | null;
 	dailyBudgetUsd?: number | null;
 	monthlyBudgetUsd?: number | null;
@@ -835,11 +907,47 @@ export interface SettingsUpdateParams {
 	 */
 	embedder?: string | null;
 	embedderBaseUrl?: string | null;
+	/**
+	 * Add or replace servers by name (either command, args and env, or url and headers); null removes one. Servers not named stay as they are.
+	 */
+	mcpServers?: {
+		/**
+		 * This interface was referenced by `undefined`'s JSON-Schema definition
+		 * via the `patternProperty` "^[a-z0-9_-]{1,20}$".
+		 */
+		[k: string]: McpServerParams | null;
+	} | null;
+}
+/**
+ * Only the providers sent change; null removes one.
+ */
+export interface BaseUrlsUpdate {
+	anthropic?: string | null;
+	openai?: string | null;
+	ollama?: string | null;
 }
 export interface ModelsUpdate {
 	chat?: string | null;
 	fast?: string | null;
 	deep?: string | null;
+}
+export interface McpServerParams {
+	command?: string | null;
+	/**
+	 * @maxItems 100
+	 */
+	args?: string[];
+	env?: {
+		[k: string]: string;
+	};
+	url?: string | null;
+	headers?: {
+		[k: string]: string;
+	};
+	/**
+	 * Its tools run freely, after tool/confirm (the default), or never.
+	 */
+	permission?: "allow" | "ask" | "deny";
 }
 export interface ToolsExecuteParams {
 	/**
@@ -893,6 +1001,10 @@ export interface PeriodUsage {
 	byModel: ModelUsageModel[];
 }
 export interface ModelUsageModel {
+	/**
+	 * The provider that served the calls ("anthropic", "openai", "ollama"); "" for calls recorded before providers were.
+	 */
+	provider: string;
 	model: string;
 	calls: number;
 	inputTokens: number;
@@ -1107,7 +1219,14 @@ export interface ServerRequests {
 	};
 }
 export interface ToolConfirmParams {
+	/**
+	 * The tool as the model called it; NAME__tool for an MCP one.
+	 */
 	tool: string;
+	/**
+	 * The MCP server ([mcp.servers.NAME]) of the tool; null: a vault tool.
+	 */
+	server?: string | null;
 	arguments: {
 		[k: string]: unknown;
 	};

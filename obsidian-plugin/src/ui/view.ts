@@ -1,4 +1,4 @@
-// The assistant panel (right sidebar): conversations (search, rename, delete), the streaming chat
+// The assistant panel (right sidebar): the conversation list (conversation-list.ts), the streaming chat
 // with Stop, an empty state with example prompts, context chips, `@` and `/` suggestions, and the
 // connection: while reconnecting a message waits and goes out on reconnect; with no reconnect
 // under way the input is disabled and says why.
@@ -7,11 +7,15 @@ import { chipsFor, examplePrompts, withItem, withoutKey, type ContextItem, type 
 import { DisconnectedError, type Notification } from "../core/client";
 import type { Suggestion } from "../core/mentions";
 import { inputState, Outbox } from "../core/outbox";
-import type { ChatSendParams, ConversationSummary, StoredMessage } from "../core/protocol";
+import type { ChatSendParams, StoredMessage } from "../core/protocol";
 import { ErrorCode } from "../core/protocol";
 import { RpcError } from "../core/rpc";
 import { applyNotification, failTurn, finishSummary, finishTurn, markReview, newTurn, text, type ToolChip, type Turn } from "../core/stream";
 import type { Assistant } from "./assistant";
+import { ConversationList } from "./conversation-list";
+import { actionOf } from "./dom";
+import { ConfirmCommandCard, InstallCard, type Card } from "./server-cards";
+import { SetupCard } from "./setup-card";
 import { Suggestions } from "./suggest";
 import { TurnView } from "./turn-view";
 
@@ -21,9 +25,9 @@ export interface Ask {
 	text: string;
 	promptId?: string;
 	context?: ContextItem[];
+	/** The introduce-yourself conversation (chat/send setup: true). */
+	setup?: boolean;
 }
-
-const SEARCH_DEBOUNCE_MS = 250;
 
 export class AssistantView extends ItemView {
 	private conversationId: string | null = null;
@@ -31,8 +35,7 @@ export class AssistantView extends ItemView {
 	private lastAsk: Ask | null = null;
 	private messagesEl!: HTMLElement;
 	private bannerEl!: HTMLElement;
-	private listEl!: HTMLElement;
-	private listItemsEl!: HTMLElement;
+	private list!: ConversationList;
 	private chipsEl!: HTMLElement;
 	private inputEl!: HTMLTextAreaElement;
 	private reasonEl!: HTMLElement;
@@ -43,12 +46,16 @@ export class AssistantView extends ItemView {
 	/** The active note was removed from the next message's chips. */
 	private skipActive = false;
 	private messages: TurnView[] = [];
+	private cardsEl!: HTMLElement;
+	/** The card shown instead of the banner (install, command to confirm, setup), and its key. */
+	private card: { key: string; card: Card } | null = null;
+	/** The setup card stays open until Done once shown (no provider, or -32011). */
+	private setupOpen = false;
+	/** This conversation is the introduce-yourself one: every turn is sent with setup: true. */
+	private setupConversation = false;
 	private live: { view: TurnView; turn: Turn } | null = null;
 	private readonly outbox = new Outbox<Ask>();
-	private searchTimer: number | null = null;
 	private examples: Example[] = [];
-	private conversations: ConversationSummary[] = [];
-	private listQuery = "";
 
 	constructor(
 		leaf: WorkspaceLeaf,
@@ -75,16 +82,23 @@ export class AssistantView extends ItemView {
 		root.addClass("aib-view");
 		const header = root.createDiv({ cls: "aib-header" });
 		this.iconButton(header, "plus", "New conversation", () => this.newConversation());
-		this.iconButton(header, "history", "Conversations", () => this.toggleList());
+		this.iconButton(header, "history", "Conversations", () => this.list.toggle());
 		this.iconButton(header, "save", "Save conversation as note", () => void this.exportConversation());
 		this.bannerEl = root.createDiv({ cls: "aib-banner" });
 		this.registerDomEvent(this.bannerEl, "click", (event) => this.onBannerClick(event));
-		this.buildList(root);
+		this.cardsEl = root.createDiv({ cls: "aib-cards" });
+		this.list = this.addChild(
+			new ConversationList(root, this.plugin.client, {
+				open: (id) => void this.open(id),
+				deleted: (id) => {
+					if (this.conversationId === id) this.newConversation();
+				},
+			}),
+		);
 		this.messagesEl = root.createDiv({ cls: "aib-messages" });
 		this.registerDomEvent(this.messagesEl, "click", (event) => this.onMessagesClick(event));
 		this.buildComposer(root);
 		this.registerEvent(this.app.workspace.on("active-leaf-change", () => this.renderChips()));
-		this.register(() => this.clearSearchTimer());
 		this.showConnection();
 		this.showEmptyState();
 	}
@@ -93,34 +107,11 @@ export class AssistantView extends ItemView {
 		this.stop();
 	}
 
-	private buildList(root: HTMLElement): void {
-		this.listEl = root.createDiv({ cls: "aib-list is-hidden" });
-		const search = this.listEl.createEl("input", {
-			type: "search",
-			cls: "aib-list-search",
-			attr: { placeholder: "Search conversations", "aria-label": "Search conversations" },
-		});
-		this.listItemsEl = this.listEl.createDiv({ cls: "aib-list-items" });
-		this.registerDomEvent(this.listItemsEl, "click", (event) => this.onListClick(event));
-		this.registerDomEvent(this.listItemsEl, "keydown", (event) => {
-			if (!(event.target instanceof HTMLInputElement)) return;
-			if (event.key === "Enter") this.onListAction("save", event.target);
-			if (event.key === "Escape") void this.loadList(this.listQuery);
-		});
-		this.registerDomEvent(search, "input", () => {
-			this.clearSearchTimer();
-			this.searchTimer = window.setTimeout(() => {
-				this.searchTimer = null;
-				void this.loadList(search.value.trim());
-			}, SEARCH_DEBOUNCE_MS);
-		});
-	}
-
 	private buildComposer(root: HTMLElement): void {
 		const composer = root.createDiv({ cls: "aib-composer" });
 		this.chipsEl = composer.createDiv({ cls: "aib-chips" });
 		this.registerDomEvent(this.chipsEl, "click", (event) => {
-			const chip = event.target instanceof HTMLElement ? event.target.closest<HTMLElement>(".aib-chip") : null;
+			const chip = event.target instanceof Element ? event.target.closest<HTMLElement>(".aib-chip") : null;
 			if (!chip || actionOf(event) !== "remove") return;
 			if (chip.hasClass("is-active-note")) this.skipActive = true;
 			else this.pendingContext = withoutKey(this.pendingContext, chip.dataset.key ?? "");
@@ -176,10 +167,12 @@ export class AssistantView extends ItemView {
 		this.sendButton.disabled = !input.enabled;
 		this.reasonEl.setText(input.enabled ? (input.reason && this.outbox.size > 0 ? "Waiting for the server…" : "") : "");
 		this.bannerEl.empty();
+		const carded = this.showCard();
 		if (state.status === "connected") {
 			if (this.outbox.size > 0 && !this.running) void this.flushOutbox();
 			return;
 		}
+		if (carded) return;
 		const banner = this.bannerEl.createDiv({ cls: "aib-disconnected" });
 		banner.createDiv({ text: state.status === "connecting" ? "Connecting to the assistant server…" : state.reason });
 		if (input.queues) banner.createDiv({ cls: "aib-note", text: input.reason ?? "" });
@@ -210,6 +203,47 @@ export class AssistantView extends ItemView {
 		} catch {
 			// Disconnected again: what is left waits for the next connection.
 		}
+	}
+
+	/** The card the connection calls for, instead of the banner; false when there is none. */
+	private showCard(): boolean {
+		const state = this.plugin.client.connection;
+		const problem = this.plugin.serverProblem();
+		if (state.status === "connected" && !state.chat) this.setupOpen = true;
+		let key: string | null = null;
+		if (state.status === "connected") key = this.setupOpen ? "setup" : null;
+		else if (problem?.kind === "not-installed") key = "install";
+		else if (problem?.kind === "confirm-command") key = `confirm:${problem.command}`;
+		if (this.card?.key !== key) {
+			if (this.card) this.removeChild(this.card.card);
+			this.card = null;
+			if (key === "install" && problem?.kind === "not-installed") {
+				this.card = { key, card: this.addChild(new InstallCard(this.cardsEl, this.plugin, problem.install)) };
+			} else if (key?.startsWith("confirm:") && problem?.kind === "confirm-command") {
+				this.card = { key, card: this.addChild(new ConfirmCommandCard(this.cardsEl, this.plugin, problem.command)) };
+			} else if (key === "setup") {
+				const card = new SetupCard(this.cardsEl, this.plugin, {
+					introduce: () => void this.introduce(false),
+					done: () => {
+						this.setupOpen = false;
+						this.showConnection();
+					},
+				});
+				this.card = { key, card: this.addChild(card) };
+			}
+		}
+		this.card?.card.update();
+		return this.card !== null;
+	}
+
+	/** The introduce-yourself conversation (or its update, from the current context note). */
+	async introduce(update: boolean): Promise<void> {
+		this.newConversation();
+		this.setupConversation = true;
+		const text = update
+			? "I'd like to update what you know about me."
+			: "Hello! I'd like to introduce myself.";
+		await this.ask({ text, setup: true });
 	}
 
 	/** Add context to the next message (commands "Ask about current note/selection"). */
@@ -269,7 +303,8 @@ export class AssistantView extends ItemView {
 		const prompt = this.plugin.promptFor(raw);
 		const text = prompt ? raw.slice(prompt.command.length).trim() : raw;
 		this.inputEl.value = "";
-		await this.ask({ text, promptId: prompt?.id, context: this.collectContext(prompt?.insert) });
+		const setup = this.setupConversation || undefined;
+		await this.ask({ text, promptId: prompt?.id, context: this.collectContext(prompt?.insert), setup });
 	}
 
 	/** The chips as the next message's context (a prompt may ask for the note or selection). */
@@ -319,6 +354,7 @@ export class AssistantView extends ItemView {
 		if (this.conversationId) params.conversationId = this.conversationId;
 		if (ask.promptId) params.promptId = ask.promptId;
 		if (ask.context && ask.context.length > 0) params.context = ask.context;
+		if (ask.setup) params.setup = true;
 		const live = this.live;
 		try {
 			const result = await this.plugin.client.call("chat/send", params, {
@@ -335,6 +371,11 @@ export class AssistantView extends ItemView {
 			const cancelled = error instanceof RpcError && error.code === ErrorCode.cancelled;
 			live.turn = failTurn(live.turn, error instanceof Error ? error : new Error(String(error)), cancelled);
 			if (error instanceof DisconnectedError) this.showConnection();
+			if (error instanceof RpcError && error.code === ErrorCode.noProvider) {
+				// No model yet: the setup card, rather than an error to read.
+				this.setupOpen = true;
+				this.showConnection();
+			}
 		} finally {
 			this.setRunning(null);
 		}
@@ -403,7 +444,7 @@ export class AssistantView extends ItemView {
 
 	private onMessagesClick(event: MouseEvent): void {
 		const target = event.target;
-		if (!(target instanceof HTMLElement)) return;
+		if (!(target instanceof Element)) return;
 		const example = target.closest<HTMLElement>(".aib-example");
 		if (example) {
 			this.useExample(Number(example.dataset.index));
@@ -487,6 +528,7 @@ export class AssistantView extends ItemView {
 	newConversation(): void {
 		this.stop();
 		this.conversationId = null;
+		this.setupConversation = false;
 		this.live = null;
 		for (const message of this.messages.splice(0)) this.removeChild(message);
 		this.messagesEl.empty();
@@ -500,95 +542,6 @@ export class AssistantView extends ItemView {
 		return message;
 	}
 
-	private toggleList(): void {
-		const hidden = this.listEl.hasClass("is-hidden");
-		this.listEl.toggleClass("is-hidden", !hidden);
-		if (hidden) void this.loadList("");
-	}
-
-	private clearSearchTimer(): void {
-		if (this.searchTimer !== null) window.clearTimeout(this.searchTimer);
-		this.searchTimer = null;
-	}
-
-	private async loadList(query: string): Promise<void> {
-		this.listQuery = query;
-		try {
-			const params = query ? { limit: 30, query } : { limit: 30 };
-			this.conversations = (await this.plugin.client.call("conversations/list", params)).conversations;
-		} catch (error) {
-			this.listItemsEl.empty();
-			this.listItemsEl.createDiv({ cls: "aib-error", text: (error as Error).message });
-			return;
-		}
-		this.listItemsEl.empty();
-		if (this.conversations.length === 0) {
-			this.listItemsEl.createDiv({ cls: "aib-note", text: query ? "No conversation matches." : "No conversations yet." });
-		}
-		for (const conversation of this.conversations) {
-			const row = this.listItemsEl.createDiv({ cls: "aib-list-item", attr: { "data-id": conversation.id } });
-			row.createSpan({ cls: "aib-list-title", text: conversation.title, attr: { "data-action": "open" } });
-			row.createSpan({ cls: "aib-list-date", text: conversation.updatedAt.slice(0, 10) });
-			for (const [icon, label, action] of [
-				["pencil", "Rename", "rename"],
-				["trash-2", "Delete", "delete"],
-			] as const) {
-				const button = row.createEl("button", { cls: `clickable-icon aib-list-${action}`, attr: { "aria-label": label, "data-action": action } });
-				setIcon(button, icon);
-			}
-		}
-	}
-
-	private onListClick(event: MouseEvent): void {
-		const action = actionOf(event);
-		if (action && event.target instanceof HTMLElement) this.onListAction(action, event.target);
-	}
-
-	/** A button (or Enter) in a conversation's row. */
-	private onListAction(action: string, target: HTMLElement): void {
-		const row = target.closest<HTMLElement>(".aib-list-item");
-		const conversation = this.conversations.find((c) => c.id === row?.dataset.id);
-		if (!row || !conversation) return;
-		const client = this.plugin.client;
-		const reload = (): Promise<void> => this.loadList(this.listQuery);
-		const fail = (error: Error): void => void new Notice(error.message);
-		switch (action) {
-			case "open":
-				void this.open(conversation.id);
-				return;
-			case "rename": {
-				row.empty();
-				const input = row.createEl("input", { type: "text", cls: "aib-list-rename-input", attr: { "aria-label": "New title" } });
-				input.value = conversation.title;
-				row.createEl("button", { text: "Save", cls: "mod-cta", attr: { "data-action": "save" } });
-				row.createEl("button", { text: "Cancel", attr: { "data-action": "cancel" } });
-				input.focus();
-				input.select();
-				return;
-			}
-			case "save": {
-				const title = row.querySelector("input")?.value.trim() ?? "";
-				if (!title || title === conversation.title) void reload();
-				else client.call("conversations/rename", { id: conversation.id, title }).then(reload, fail);
-				return;
-			}
-			case "delete":
-				row.empty();
-				row.createSpan({ cls: "aib-list-title", text: `Delete “${conversation.title}”?` });
-				row.createEl("button", { text: "Delete", cls: "mod-warning", attr: { "data-action": "confirm-delete" } });
-				row.createEl("button", { text: "Keep", attr: { "data-action": "cancel" } });
-				return;
-			case "confirm-delete":
-				client.call("conversations/delete", { id: conversation.id }).then(() => {
-					if (this.conversationId === conversation.id) this.newConversation();
-					return reload();
-				}, fail);
-				return;
-			case "cancel":
-				void reload();
-		}
-	}
-
 	/** Show a stored conversation; the next message continues it. */
 	async open(id: string): Promise<void> {
 		try {
@@ -596,7 +549,7 @@ export class AssistantView extends ItemView {
 			this.newConversation();
 			this.clearEmptyState();
 			this.conversationId = id;
-			this.listEl.addClass("is-hidden");
+			this.list.hide();
 			for (const message of conversation.messages) this.showStored(message);
 			this.scrollToEnd();
 		} catch (error) {
@@ -613,10 +566,4 @@ export class AssistantView extends ItemView {
 		const role = message.role === "user" ? "user" : "assistant";
 		this.message(role).showText(shown);
 	}
-}
-
-/** The data-action of the button (or other element) an event came from. */
-function actionOf(event: Event): string | null {
-	const el = event.target instanceof HTMLElement ? event.target.closest<HTMLElement>("[data-action]") : null;
-	return el?.dataset.action ?? null;
 }

@@ -24,7 +24,11 @@ function setup(options: { endpointFails?: () => boolean; diagnose?: string } = {
 		diagnose: options.diagnose ? async () => options.diagnose ?? null : undefined,
 		onState: (state) => states.push(state),
 		onNotification: (n) => global.push(n),
-		onServerRequest: async (method, params) => ({ approved: method === "tool/confirm" && params.tool === "ok" }),
+		onServerRequest: async (method, params) => {
+			if (method === "note/apply" && params.path === "Open.md") throw new RpcError({ code: -32022, message: "Open.md has changes in Obsidian." });
+			if (method === "note/apply") throw new Error("the editor is gone");
+			return { approved: method === "tool/confirm" && params.tool === "ok" };
+		},
 		backoff: new Backoff({ baseMs: 100, maxMs: 1000, random: () => 1 }),
 		heartbeatMs: 1000,
 	});
@@ -37,6 +41,7 @@ async function connected(s: ReturnType<typeof setup>): Promise<FakeSocket> {
 	const socket = s.sockets[s.sockets.length - 1];
 	if (!socket) throw new Error("no socket");
 	socket.open();
+	await socket.prove("secret");
 	const init = socket.last("initialize");
 	expect(init.params.token).toBe("secret");
 	socket.receive({ id: init.id, result: { protocolVersion: 1, server: { name: "s", version: "1" }, capabilities: { methods: [], chat: true }, vault: { name: "v", noteCount: 3 } } });
@@ -48,7 +53,7 @@ describe("BridgeClient", () => {
 	it("initializes with the token and reports connected with the vault", async () => {
 		const s = setup();
 		await connected(s);
-		expect(s.client.connection).toEqual({ status: "connected", vault: "v", notes: 3, pending: 0 });
+		expect(s.client.connection).toEqual({ status: "connected", vault: "v", notes: 3, pending: 0, done: 0, total: 0, chat: true });
 	});
 
 	it("matches replies to calls by id, whatever their order", async () => {
@@ -98,6 +103,16 @@ describe("BridgeClient", () => {
 		expect(socket.sent.find((m) => m.id === "s1")).toEqual({ jsonrpc: "2.0", id: "s1", result: { approved: true } });
 	});
 
+	it("a server request's conflict keeps its code (-32022); any other failure is -32603", async () => {
+		const s = setup();
+		const socket = await connected(s);
+		socket.receive({ id: "s2", method: "note/apply", params: { path: "Open.md" } });
+		socket.receive({ id: "s3", method: "note/apply", params: { path: "Other.md" } });
+		await settle();
+		expect(socket.sent.find((m) => m.id === "s2")).toEqual({ jsonrpc: "2.0", id: "s2", error: { code: -32022, message: "Open.md has changes in Obsidian." } });
+		expect(socket.sent.find((m) => m.id === "s3")).toEqual({ jsonrpc: "2.0", id: "s3", error: { code: -32603, message: "the editor is gone" } });
+	});
+
 	it("fails running calls when the connection drops and reconnects with growing delays", async () => {
 		const s = setup();
 		const socket = await connected(s);
@@ -120,6 +135,7 @@ describe("BridgeClient", () => {
 		await settle();
 		const socket = s.sockets[0]!;
 		socket.open();
+		await socket.prove("secret");
 		socket.receive({ id: socket.last("initialize").id, error: { code: -32001, message: "Wrong token." } });
 		await settle();
 		expect(socket.closedWith).toBe(4401);
@@ -160,9 +176,9 @@ describe("BridgeClient", () => {
 		const socket = await connected(s);
 		s.clock.advance(1000);
 		const beat = socket.last("health");
-		socket.receive({ id: beat.id, result: { status: "ok", index: { notes: 10, pending: 40 } } });
+		socket.receive({ id: beat.id, result: { status: "ok", provider: null, index: { notes: 10, pending: 40, done: 10, total: 50 } } });
 		await settle();
-		expect(s.client.connection).toMatchObject({ status: "connected", notes: 10, pending: 40 });
+		expect(s.client.connection).toMatchObject({ status: "connected", notes: 10, pending: 40, done: 10, total: 50, chat: false });
 	});
 
 	it("a heartbeat that is not answered drops the connection", async () => {

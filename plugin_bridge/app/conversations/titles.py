@@ -45,7 +45,8 @@ async def make_title(
     except LLMError as exc:
         logger.info("no title: %s", exc.code)
         return
-    on_usage(model, reply.usage, cost_usd(model, reply.usage))
+    cost = cost_usd(model, reply.usage, provider.price_provider)
+    on_usage(model, reply.usage, cost, provider.kind or "")
     title = " ".join(reply.text.strip().strip("\"'#*").split())[:TITLE_CHARS]
     if title:
         await asyncio.to_thread(rename, title)

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Final, Literal
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from llm_service import Usage
+    from llm_service import Provider, Usage
     from llm_service.service import UsageCallback
-    from plugin_bridge.app.conversations.store import ConversationStore, ModelUsage
+    from plugin_bridge.app.conversations.usage_log import ModelUsage, UsageLog
 
 WARN_AT: Final = 0.8
 Period = Literal["day", "month"]
@@ -43,26 +43,42 @@ class Crossing:
 
 
 class Spending:
-    """Records provider calls in ``store`` and holds them against ``budgets``."""
+    """Records provider calls in ``log`` and holds them against ``budgets``."""
 
-    def __init__(self, store: ConversationStore, budgets: Budgets) -> None:
-        self.store = store
+    def __init__(self, log: UsageLog, budgets: Budgets) -> None:
+        self.log = log
         self.budgets = budgets
 
     def recorder(self, conversation_id: str | None, purpose: str) -> UsageCallback:
         """The ``on_usage`` callback of one conversation (or command) of ``purpose``."""
 
-        def record(model: str, usage: Usage, cost_usd: float | None) -> None:
-            self.store.record_usage(conversation_id, purpose, model, usage, cost_usd)
+        def record(model: str, usage: Usage, cost_usd: float | None, provider: str) -> None:
+            self.log.record(conversation_id, purpose, provider, model, usage, cost_usd)
 
         return record
+
+    def record_call(
+        self,
+        conversation_id: str | None,
+        purpose: str,
+        provider: Provider,
+        model: str,
+        usage: Usage,
+    ) -> float | None:
+        """Record one call made outside a conversation's service (a note, a summary); what it
+        cost (None: unknown)."""
+        from llm_service.pricing import cost_usd
+
+        cost = cost_usd(model, usage, provider.price_provider)
+        self.recorder(conversation_id, purpose)(model, usage, cost, provider.kind or "")
+        return cost
 
     def spent(self, period: Period, now: datetime | None = None) -> float:
         """USD spent on priced calls since the start of this local day or month."""
         return sum(row.cost_usd or 0.0 for row in self.by_model(period, now))
 
     def by_model(self, period: Period, now: datetime | None = None) -> list[ModelUsage]:
-        return self.store.usage_by_model(period_start(period, now))
+        return self.log.by_model(period_start(period, now))
 
     def check(self) -> None:
         """RpcError -32012 when a budget is already used up (call before the provider)."""

@@ -18,9 +18,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -28,14 +37,13 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from llm_service.factory import ProviderName
+from llm_service.factory import ProviderName, parse_model_spec
 from plugin_bridge.app.settings.keys import check_url, key_for
+from plugin_bridge.wire.models.settings import MCP_NAME_PATTERN
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
 
 if TYPE_CHECKING:
-    from llm_service import Provider
     from llm_service.embedders import Embedder
-    from llm_service.providers.base import ProviderOptions
 
 DEFAULT_OLLAMA_URL: Final = "http://127.0.0.1:11434"
 NO_PROVIDER: Final = (
@@ -67,6 +75,45 @@ def config_file() -> Path:
     return Path(given) if given else Path(user_config_dir("obsidian-ai-bridge")) / CONFIG_NAME
 
 
+McpServerName = Annotated[str, StringConstraints(pattern=MCP_NAME_PATTERN)]
+
+
+class McpServer(BaseModel):
+    """One ``[mcp.servers.NAME]``: a command started over stdio, or a streamable HTTP URL."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: str | None = Field(None, min_length=1, max_length=1000)
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    """Added to the few variables a server inherits (PATH, HOME, …); masked by settings/get."""
+    url: str | None = Field(None, pattern=r"^https?://", max_length=2000)
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Sent with every request (say, Authorization); masked by settings/get."""
+    permission: Literal["allow", "ask", "deny"] = "ask"
+    """Whether its tools run freely, after the user's approval (tool/confirm), or never."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServer:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (a program started over stdio) or url")
+        if self.url is not None and (self.args or self.env):
+            raise ValueError("args and env go with command, not with url")
+        if self.command is not None and self.headers:
+            raise ValueError("headers go with url, not with command")
+        return self
+
+
+class McpSettings(BaseModel):
+    """The ``[mcp]`` table: MCP servers whose tools the model may call."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    servers: dict[McpServerName, McpServer] = Field(default_factory=dict)
+    restart_backoff: float = Field(1.0, gt=0, le=300)
+    """Seconds before a failed server is started again; doubled after each failure (≤ 60 s)."""
+
+
 class BridgeSettings(BaseSettings):
     """Everything ``serve`` needs to know."""
 
@@ -75,11 +122,18 @@ class BridgeSettings(BaseSettings):
     vault: Path | None = None
     provider: ProviderName | None = None
     model: str | None = None
+    """The chat model: ``MODEL`` on the configured provider, or ``PROVIDER:MODEL``."""
     fast_model: str | None = None
-    """For titles and other small jobs; the chat model when unset."""
+    """For titles, summaries and other small jobs (``MODEL`` on the chat's provider, or
+    ``PROVIDER:MODEL``, e.g. ``ollama:qwen3:4b``); the chat model when unset."""
     deep_model: str | None = None
-    """What a client asks for when the user wants the strongest model; the chat model when unset."""
+    """What a client asks for when the user wants the strongest model (like ``fast_model``);
+    the chat model when unset."""
     base_url: str | None = None
+    """The chat provider's address (an OpenAI-compatible server, an Ollama elsewhere)."""
+    base_urls: dict[ProviderName, str] = Field(default_factory=dict)
+    """Each provider's address, for the models of other purposes on other providers; the chat
+    provider's is ``base_url`` when that is set."""
     host: str = "127.0.0.1"
     port: int = Field(0, ge=0, le=65535)
     http_port: int = Field(0, ge=0, le=65535)
@@ -121,6 +175,8 @@ class BridgeSettings(BaseSettings):
     vector_ann_threshold: int = Field(300_000, ge=1)
     """Vectors (chunks) from which an approximate (HNSW) index answers semantic searches
     instead of an exact scan; applies when the embedder starts."""
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    """MCP servers as the model's tools (``[mcp.servers.NAME]``)."""
     anthropic_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")
     )
@@ -147,6 +203,15 @@ class BridgeSettings(BaseSettings):
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         return None if value is None else check_url(value)
+
+    @field_validator("base_urls")
+    @classmethod
+    def _http_urls(cls, value: dict[ProviderName, str]) -> dict[ProviderName, str]:
+        for url in value.values():
+            check_url(url)
+            if _CONTROL.search(url):
+                raise ValueError("contains a control character: remove it")
+        return value
 
     @field_validator(
         "model",
@@ -210,6 +275,9 @@ def shown(settings: BridgeSettings) -> dict[str, object]:
     for name in ("anthropic_api_key", "openai_api_key"):
         secret = getattr(settings, name)
         values[name] = None if secret is None else _mask(secret.get_secret_value())
+    for server in values["mcp"]["servers"].values():
+        for field in ("env", "headers"):
+            server[field] = {key: _mask(value) for key, value in server[field].items()}
     return values
 
 
@@ -287,10 +355,22 @@ class ProviderChoice:
 
 
 def choose_provider(settings: BridgeSettings) -> ProviderChoice:
-    """Which provider and model ``settings`` select (see the module docstring)."""
+    """Which provider and model ``settings`` select (see the module docstring); a chat model
+    named ``PROVIDER:MODEL`` selects its provider."""
     anthropic_key = _present(settings.anthropic_api_key)
     openai_key = _present(settings.openai_api_key)
+    spec = parse_model_spec(settings.model) if settings.model else None
     name = settings.provider
+    if spec is not None and spec.provider is not None:
+        if name is not None and name != spec.provider:
+            return ProviderChoice(
+                None,
+                None,
+                f"No model provider is configured: the chat model {settings.model} is on "
+                f"{spec.provider} but the provider is {name}; change one of them.",
+            )
+        name = spec.provider
+    model = (spec.model or None) if spec is not None else None
     if name is None:
         name = "anthropic" if anthropic_key else "openai" if openai_key else None
     if name is None:
@@ -302,48 +382,40 @@ def choose_provider(settings: BridgeSettings) -> ProviderChoice:
             "No model provider is configured: --provider anthropic needs ANTHROPIC_API_KEY; "
             "set it and restart.",
         )
-    if name == "anthropic" and key_for(settings, name, settings.base_url) is None:
+    local = base_url_for(settings, name, name)
+    if name == "anthropic" and key_for(settings, name, local) is None:
         return ProviderChoice(
             None,
             None,
-            f"No model provider is configured: the Anthropic key is not for {settings.base_url}"
+            f"No model provider is configured: the Anthropic key is not for {local}"
             "; send the key again together with that base URL.",
         )
-    if name == "openai" and not openai_key and settings.base_url is None:
+    if name == "openai" and not openai_key and local is None:
         return ProviderChoice(
             None,
             None,
             "No model provider is configured: --provider openai needs OPENAI_API_KEY "
             "(or --base-url for a local server); set it and restart.",
         )
-    if name == "openai" and settings.base_url is not None:
-        return ProviderChoice(name, settings.model)  # None: the server's own, see served_model
-    return ProviderChoice(name, settings.model or default_model(name))
+    if name == "openai" and local is not None:
+        return ProviderChoice(name, model)  # None: the server's own, see served_model
+    return ProviderChoice(name, model or default_model(name))
 
 
-async def with_served_model(choice: ProviderChoice, provider: Provider | None) -> ProviderChoice:
-    """``choice`` with a model: an OpenAI-compatible server (LM Studio, vLLM, llama.cpp) given
-    none answers with the model it has loaded, never an OpenAI model name. Raises
-    :class:`SettingsError` when the server cannot say or has no chat model loaded."""
-    if choice.model is not None or provider is None:
-        return choice
-    from llm_service import LLMError, OpenAIProvider
-
-    assert isinstance(provider, OpenAIProvider)  # the one provider whose choice has no model
-    try:
-        model = await provider.served_model()
-    except LLMError as exc:
-        raise SettingsError(f"Cannot ask {provider.base_url} for its models: {exc}") from None
-    if model is None:
-        raise SettingsError(
-            f"The server at {provider.base_url} has no chat model loaded: load one (in LM "
-            "Studio: `lms load MODEL`), or pass --model."
-        )
-    provider.model = model
-    return ProviderChoice(choice.name, model, choice.missing)
+def base_url_for(
+    settings: BridgeSettings, name: ProviderName, chat: ProviderName | None
+) -> str | None:
+    """Provider ``name``'s address: the chat provider's is ``base_url`` when set, every
+    provider's ``base_urls[name]``; Ollama's falls back to OLLAMA_HOST, then the local one."""
+    url = settings.base_url if name == chat and settings.base_url else None
+    url = url or settings.base_urls.get(name)
+    if name == "ollama":
+        return url or _ollama_host(settings) or DEFAULT_OLLAMA_URL
+    return url
 
 
-PROBE_SECONDS: Final = 3.0
+PROBE_SECONDS: Final = 2.0
+"""How long a TCP connection to a model server may take before it counts as unreachable."""
 
 
 async def startup_problem(settings: BridgeSettings, choice: ProviderChoice) -> str | None:
@@ -360,16 +432,15 @@ async def startup_problem(settings: BridgeSettings, choice: ProviderChoice) -> s
         )
     if settings.provider is not None and choice.name is None:
         return choice.missing.removeprefix("No model provider is configured: ")
-    local = choice.name == "ollama" or (choice.name == "openai" and settings.base_url)
-    if local:
-        url = settings.base_url or ollama_url(settings)
-        if not await _answers(url):
-            hint = "start it with `ollama serve`" if choice.name == "ollama" else "start it"
-            return f"Nothing answers at {url}: {hint}, or pass the right --base-url."
+    url = base_url_for(settings, choice.name, choice.name) if choice.name else None
+    local = choice.name == "ollama" or (choice.name == "openai" and url is not None)
+    if local and url is not None and not await answers(url):
+        hint = "start it with `ollama serve`" if choice.name == "ollama" else "start it"
+        return f"Nothing answers at {url}: {hint}, or pass the right --base-url."
     return None
 
 
-async def _answers(url: str) -> bool:
+async def answers(url: str) -> bool:
     """Whether something accepts TCP connections at ``url``'s host and port."""
     import asyncio
     from urllib.parse import urlsplit
@@ -391,40 +462,6 @@ def default_model(name: ProviderName) -> str:
     return DEFAULT_MODEL if name == "anthropic" else RECOMMENDED_MODELS[name][0]
 
 
-def ollama_url(settings: BridgeSettings) -> str:
-    """Ollama's address: ``base_url``, else ``OLLAMA_HOST`` (a bare ``host:port`` too), else
-    the local default."""
-    return settings.base_url or _ollama_host(settings) or DEFAULT_OLLAMA_URL
-
-
-def build_provider(settings: BridgeSettings, choice: ProviderChoice) -> Provider | None:
-    """The provider instance for ``choice`` (its SDK is imported on first use, not here)."""
-    if choice.name == "anthropic":
-        from llm_service import AnthropicProvider
-
-        key = key_for(settings, "anthropic", settings.base_url)
-        return AnthropicProvider(key, choice.model, **_options(settings))
-    if choice.name == "openai":
-        from llm_service import OpenAIProvider
-
-        key = key_for(settings, "openai", settings.base_url)
-        return OpenAIProvider(key, choice.model, **_options(settings))
-    if choice.name == "ollama":
-        from llm_service import OllamaProvider
-
-        options = _options(settings)
-        options["base_url"] = ollama_url(settings)
-        return OllamaProvider(model=choice.model, **options)
-    return None
-
-
-def _options(settings: BridgeSettings) -> ProviderOptions:
-    options: ProviderOptions = {"base_url": settings.base_url}
-    if settings.timeout is not None:
-        options["timeout"] = settings.timeout
-    return options
-
-
 def _present(secret: SecretStr | None) -> bool:
     return secret is not None and bool(secret.get_secret_value().strip())
 
@@ -436,13 +473,12 @@ def build_embedder(settings: BridgeSettings) -> Embedder | None:
     from llm_service.embedders import make_embedder
     from llm_service.embedders.spec import parse_spec
 
+    chat = choose_provider(settings).name
+
     kind, _ = parse_spec(settings.embedder)
     base_url = settings.embedder_base_url
-    if kind == "ollama" and base_url is None:
-        chat_url = settings.base_url if settings.provider == "ollama" else None
-        base_url = chat_url or _ollama_host(settings) or DEFAULT_OLLAMA_URL
-    elif kind == "openai" and base_url is None and settings.provider == "openai":
-        base_url = settings.base_url
+    if base_url is None and kind in ("ollama", "openai"):
+        base_url = base_url_for(settings, "openai" if kind == "openai" else "ollama", chat)
     return make_embedder(
         settings.embedder,
         api_key=key_for(settings, "openai", base_url) if kind == "openai" else None,

@@ -10,28 +10,27 @@ from pydantic import SecretStr, ValidationError
 from plugin_bridge.app.conversations.usage import Budgets
 from plugin_bridge.app.settings.config import (
     BridgeSettings,
+    McpSettings,
     SettingsError,
     build_embedder,
-    build_provider,
     choose_provider,
     embedder_problem,
-    with_served_model,
     write_settings_file,
 )
 from plugin_bridge.app.settings.keys import rebound
+from plugin_bridge.app.settings.providers import ProviderSetup, build_setup
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from llm_service import Provider, ProviderName
     from plugin_bridge.app.state import BridgeApp
 
 KEYS: Final = ("anthropic_api_key", "openai_api_key")
 """Write-only settings: set, never read back unmasked."""
-CHECKED: Final = frozenset({"provider", "base_url", *KEYS})
+CHECKED: Final = frozenset({"provider", "base_url", "base_urls", *KEYS})
 """Changes that make the server check the provider with a cheap call before keeping them."""
-REBUILT: Final = CHECKED | {"model", "timeout", "ollama_host"}
-"""Changes that need a new provider instance (other changes keep the one in use)."""
+REBUILT: Final = CHECKED | {"model", "fast_model", "deep_model", "timeout", "ollama_host"}
+"""Changes that need a new :class:`ProviderSetup` (other changes keep the one in use)."""
 EMBEDDER_FIELDS: Final = frozenset({"embedder", "embedder_base_url"})
 """Changes that switch the embedder (the old vectors serve until the new ones are ready)."""
 
@@ -47,9 +46,9 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
     changes = {**changes, **rebound(current, changes, choose_provider(updated).name)}
     updated = _validated(current, changes)
     await asyncio.to_thread(_check_locations, app, changes)
-    provider, name, model = app.provider, app.provider_name, app.model
+    providers = app.providers
     if changes.keys() & REBUILT:
-        provider, name, model = await _provider_for(updated, changes)
+        providers = await _providers_for(updated, changes)
     embedder = None
     if changes.keys() & EMBEDDER_FIELDS:
         embedder = build_embedder(updated)
@@ -63,9 +62,9 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
             WireCode.INVALID_PARAMS,
             f"The settings file cannot be written ({exc}): nothing changed.",
         ) from exc
-    old = app.provider
+    old = app.providers
     app.settings = updated
-    app.provider, app.provider_name, app.model = provider, name, model
+    app.providers = providers
     app.spending.budgets = Budgets(updated.daily_budget_usd, updated.monthly_budget_usd)
     if "exclude" in changes:
         app.vault.set_scope(updated.exclude)
@@ -73,28 +72,25 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
         await app.use_embedder(
             embedder, updated.embedder_confirm_over_usd, updated.vector_ann_threshold
         )
-    if old is not None and old is not provider:
+    if "mcp" in changes:
+        await app.use_mcp_servers(updated.mcp)
+    if old is not providers:
         await old.aclose()
     return updated
 
 
-async def _provider_for(
-    settings: BridgeSettings, changes: dict[str, Any]
-) -> tuple[Provider | None, ProviderName | None, str | None]:
-    """The provider, its name and model that ``settings`` select, checked with a cheap call
-    when the provider, its address or a key changed."""
-    choice = choose_provider(settings)
-    provider = build_provider(settings, choice)
-    if changes.keys() & CHECKED:
-        if settings.provider is not None and provider is None:
+async def _providers_for(settings: BridgeSettings, changes: dict[str, Any]) -> ProviderSetup:
+    """The providers ``settings`` select, the chat provider checked with a cheap call when
+    the provider, an address or a key changed: -32602 when they cannot work."""
+    checked = bool(changes.keys() & CHECKED)
+    if checked and settings.provider is not None:
+        choice = choose_provider(settings)
+        if choice.name is None:
             raise RpcError(WireCode.INVALID_PARAMS, choice.missing)
-        if provider is not None:
-            await provider.validate_key()
     try:
-        choice = await with_served_model(choice, provider)
+        return await build_setup(settings, check_key=checked)
     except SettingsError as exc:
         raise RpcError(WireCode.INVALID_PARAMS, str(exc)) from exc
-    return provider, choice.name, choice.model
 
 
 def _validated(current: BridgeSettings, changes: dict[str, Any]) -> BridgeSettings:
@@ -104,7 +100,11 @@ def _validated(current: BridgeSettings, changes: dict[str, Any]) -> BridgeSettin
         # back to its default (not to the file's or environment's value it is replacing)
         values[key] = BridgeSettings.model_fields[key].get_default(call_default_factory=True)
     try:
-        return BridgeSettings.model_validate(values)
+        validated = BridgeSettings.model_validate(values)
+        if "mcp" in changes:  # exactly as given: the file's servers would merge back in
+            mcp = McpSettings.model_validate(changes["mcp"])
+            validated = validated.model_copy(update={"mcp": mcp})
+        return validated
     except ValidationError as exc:
         problems = [
             f"'{_wire_name(error['loc'])}': {error['msg'].rstrip('.')}"

@@ -15,6 +15,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
+from plugin_bridge.app.tool_sources import SEPARATOR, server_of
 from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.models import FileChange, ToolConfirmParams, ToolConfirmResult, dump
 
@@ -43,10 +44,12 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
         plan = await asyncio.to_thread(_plan, vault, call)
         if plan is not None:  # the approved write must find the note as it is shown
             remember_review(plan.path, plan.old_hash)
+        server = server_of(call.name)
         params = ToolConfirmParams(
             tool=call.name,
+            server=server,
             arguments=call.arguments,
-            title=confirm_title(call, plan),
+            title=confirm_title(call, plan) if server is None else mcp_title(call.name, server),
             call_id=call.id,
             changes=None
             if plan is None
@@ -60,7 +63,7 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
             logger.info("tool/confirm for %s unanswered in %.0f s: denied", call.name, timeout)
             approved: bool | dict[str, Any] = False
         else:
-            approved = await asyncio.to_thread(_approved, vault, call, plan, answer)
+            approved = _approved(call, plan, answer)
         if approved is False:
             ctx.denied.add(call.id)
         return approved
@@ -78,9 +81,13 @@ def _plan(vault: Vault, call: ToolCall) -> PlannedWrite | None:
         return None  # the call fails with the same error when it runs
 
 
-def _approved(
-    vault: Vault, call: ToolCall, plan: PlannedWrite | None, answer: Response
-) -> bool | dict[str, Any]:
+def mcp_title(name: str, server: str) -> str:
+    """The review's sentence for a tool of an MCP server: which tool, from which server."""
+    tool = name.removeprefix(f"{server}{SEPARATOR}")
+    return f"Allow the assistant to run {tool} from the MCP server '{server}'?"
+
+
+def _approved(call: ToolCall, plan: PlannedWrite | None, answer: Response) -> bool | dict[str, Any]:
     """False (denied), True (approved as asked) or the arguments that write what was kept."""
     from pydantic import ValidationError
 
@@ -94,28 +101,19 @@ def _approved(
     if not result.approved:
         return False
     if result.changes is not None:
-        return _kept(vault, call, plan, {change.path: change.after for change in result.changes})
+        return _kept(call, plan, {change.path: change.after for change in result.changes})
     if result.arguments is not None:
         return result.arguments
     return True
 
 
-def _kept(
-    vault: Vault, call: ToolCall, plan: PlannedWrite | None, kept: dict[str, str]
-) -> bool | dict[str, Any]:
-    """The arguments that write exactly the kept text, while the note is still as reviewed."""
+def _kept(call: ToolCall, plan: PlannedWrite | None, kept: dict[str, str]) -> bool | dict[str, Any]:
+    """The arguments that write exactly the kept text (held, like any approved write, to the
+    version of the note that was reviewed: a note changed meanwhile is a conflict)."""
     from plugin_bridge.app.vault_tools import kept_arguments
-    from plugin_bridge.vault.errors import VaultError
 
     if plan is None or set(kept) != {plan.path}:
         logger.info("kept changes for notes the call does not write: denied")
-        return False
-    try:
-        current: str | None = vault.notes.read(plan.path).content.replace("\r\n", "\n")
-    except VaultError:
-        current = None
-    if current != plan.before:
-        logger.info("the note changed while its review was open: denied")
         return False
     try:
         return kept_arguments(call, plan, kept[plan.path])

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Final, Literal
 
+from plugin_bridge.app.settings.providers import PURPOSES, Purpose
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.lexical.parse import parse_note
 
@@ -27,8 +28,6 @@ CONTEXT_NOTE_CHARS: Final = 8_000
 """The context note's share of every request (about 2,000 tokens)."""
 MAX_PROMPTS: Final = 200
 Insert = Literal["selection", "note", "none"]
-Purpose = Literal["chat", "fast", "deep"]
-PURPOSES: Final[tuple[Purpose, ...]] = ("chat", "fast", "deep")
 
 
 @dataclass(frozen=True)
@@ -56,6 +55,37 @@ def context_note(vault: Vault, path: str) -> str | None:
     if len(body) > CONTEXT_NOTE_CHARS:
         body = body[:CONTEXT_NOTE_CHARS] + "\n[… the rest of the context note is not shown]"
     return f"What the user wants you to know (from their note [[{note.path[:-3]}]]):\n{body}"
+
+
+class ContextNoteCache:
+    """The context note's text as :func:`context_note` made it, read again only when the
+    note's size or modification time changed (a stat, cheap enough for the event loop), so a
+    turn needs no worker thread for it."""
+
+    def __init__(self) -> None:
+        self._stamp: tuple[str, int, float] | tuple[str] | None = None
+        self._text: str | None = None
+
+    def cached(self, vault: Vault, path: str) -> tuple[bool, str | None]:
+        """(True, text) when the note is unchanged since :meth:`read`, else (False, None)."""
+        if self._stamp is not None and self._stamp == _stamp(vault, path):
+            return True, self._text
+        return False, None
+
+    def read(self, vault: Vault, path: str) -> str | None:
+        """The context note's text, read now (blocking) and kept."""
+        stamp = _stamp(vault, path)  # before the read: a change during it reads again
+        self._text = context_note(vault, path)
+        self._stamp = stamp
+        return self._text
+
+
+def _stamp(vault: Vault, path: str) -> tuple[str, int, float] | tuple[str]:
+    try:
+        info = vault.notes.info(path)
+    except VaultError:
+        return (path,)
+    return (path, info.size, info.mtime)
 
 
 def list_prompts(vault: Vault, folder: str) -> list[Prompt]:

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from llm_service.factory import ProviderName
 from plugin_bridge.wire.models.base import Params, ToolFormat, WireModel
 from plugin_bridge.wire.protocol import RequestId
 
@@ -72,6 +73,13 @@ class IndexStatus(WireModel):
     embedder: EmbedderStatus | None = Field(None, description="null: lexical search only.")
 
 
+class McpServerStatus(WireModel):
+    name: str
+    state: Literal["running", "starting", "failed"]
+    tools: int = Field(description="How many of its tools the model is offered now.")
+    error: str | None = Field(None, description="Why it last failed; null while it runs.")
+
+
 class HealthResult(WireModel):
     status: Literal["ok"]
     version: str
@@ -83,10 +91,16 @@ class HealthResult(WireModel):
         description="Every format tools/list and GET /api/local-llm/tools accept."
     )
     tool_count: int = Field(description="The tools a conversation's model is offered.")
+    mcp_servers: list[McpServerStatus] = Field(
+        description="The MCP servers whose tools the model may call ([mcp.servers.NAME])."
+    )
 
 
 class ModelsListParams(Params):
     refresh: bool = Field(False, description="Ask the provider now instead of the 24 h cache.")
+    provider: ProviderName | None = Field(
+        None, description="Whose models: any configured provider; default the chat provider's."
+    )
 
 
 class ModelInfoModel(WireModel):

@@ -21,6 +21,10 @@ class BudgetWarning(WireModel):
 
 
 class ModelUsageModel(WireModel):
+    provider: str = Field(
+        description='The provider that served the calls ("anthropic", "openai", "ollama"); '
+        '"" for calls recorded before providers were.'
+    )
     model: str
     calls: int
     input_tokens: int

@@ -69,7 +69,7 @@ def test_model2vec_folder_is_checked_at_start(tmp_path: Path) -> None:
     """A missing folder is one sentence naming it; a real one loads without a download."""
     missing = settings(embedder=f"model2vec:{tmp_path / 'absent'}")
     problem = embedder_problem(missing, build_embedder(missing))
-    assert problem is not None and "absent" in problem and "--embedder model2vec:" in problem
+    assert problem is not None and "absent" in problem and "embedder model2vec:DIR" in problem
     folder = write_tiny_model(tmp_path / "tiny", ["word"])
     present = settings(embedder=f"model2vec:{folder}")
     embedder = build_embedder(present)

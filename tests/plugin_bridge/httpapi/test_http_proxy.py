@@ -129,7 +129,7 @@ async def test_a_used_up_budget_is_402_before_any_call(served: Served) -> None:
     app = served.bridge.app
     budgets = app.spending.budgets
     app.spending.budgets = Budgets(daily_usd=0.01)
-    app.spending.recorder(None, "test")("m", Usage(1, 1), 0.02)
+    app.spending.recorder(None, "test")("m", Usage(1, 1), 0.02, "anthropic")
     try:
         async with served.http() as http:
             chat = await http.post("/chat", json={"messages": QUESTION})
