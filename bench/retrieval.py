@@ -53,6 +53,7 @@ from retrieval_questions import KINDS, QUESTIONS, REALISTIC, check_questions, ch
 
 from llm_service.embedders import FakeEmbedder, make_embedder
 from plugin_bridge.vault.notes.vault import Vault
+from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD
 from plugin_bridge.vault.semantic.hybrid import Mode, search_notes
 
 ROOT: Final = Path(__file__).resolve().parent.parent
@@ -90,7 +91,7 @@ def score(ranked: list[str], expected: tuple[str, ...]) -> dict[str, float]:
 
 
 async def measure_vault(
-    spec: str, base_url: str | None, vault: Path, asked: list[Question]
+    spec: str, base_url: str | None, vault: Path, asked: list[Question], ann_threshold: int
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Index and embed one vault, then ask its questions in every mode."""
     options: dict[str, Any] = {"base_url": base_url} if base_url else {}
@@ -103,7 +104,7 @@ async def measure_vault(
         root = Path(tmp) / "vault"
         shutil.copytree(vault, root)
         notes = Vault(root, Path(tmp) / "data", watch=False)
-        semantic = notes.use_embedder(embedder)
+        semantic = notes.use_embedder(embedder, ann_threshold=ann_threshold)
         started = time.perf_counter()
         await notes.start()
         try:
@@ -132,7 +133,10 @@ async def measure_vault(
                     f"only {semantic.chunks_embedded} of the {chunks} chunks of {vault} have "
                     f"vectors of {embedder.model_id}."
                 )
-            answers = []
+            vectors = semantic.vector_index()
+            assert vectors is not None
+            await asyncio.to_thread(vectors.wait_until_built, 3600)
+            answers, recalls = [], []
             for language, kind, text, expected in asked:
                 row: dict[str, Any] = {"language": language, "kind": kind, "question": text}
                 for mode in MODES:
@@ -141,11 +145,17 @@ async def measure_vault(
                         raise Refused(f"{mode} search of {text!r} was answered as {found.mode}.")
                     row[mode] = score([hit.path for hit in found.hits], expected)
                 answers.append(row)
+                query = await semantic.query_vector(text)
+                assert query is not None
+                approximate = {key for key, _ in vectors.search(query, 10)}
+                recalls.append(len(approximate & {k for k, _ in vectors.exact.search(query, 10)}))
             info = {
                 "vault": vault.name,
                 "notes": notes.index.note_count,
                 "chunks": chunks,
                 "index_and_embed_s": round(embed_s, 2),
+                "vector_search": "approximate" if vectors.approximate else "exact",
+                "vector_recall_at_10": round(sum(recalls) / (10 * max(1, len(recalls))), 3),
             }
         finally:
             await notes.close()
@@ -215,7 +225,8 @@ def report(figures: dict[str, Any]) -> str:
     lines = [f"embedder {figures['embedder']}"]
     lines += [
         f"  {v['vault']}: {v['notes']} notes, {v['chunks']} chunks, indexed and embedded in "
-        f"{v['index_and_embed_s']} s"
+        f"{v['index_and_embed_s']} s; {v['vector_search']} vector search, recall@10 against "
+        f"exact {v['vector_recall_at_10']:.3f}"
         for v in figures["vaults"]
     ]
     head = " | ".join(f"{mode:^23}" for mode in MODES)
@@ -255,7 +266,9 @@ def minilm_server() -> Iterator[str]:
         server.wait(10)
 
 
-async def run(spec: str, base_url: str | None, vaults: Path, which: str) -> dict[str, Any]:
+async def run(
+    spec: str, base_url: str | None, vaults: Path, which: str, ann_threshold: int
+) -> dict[str, Any]:
     asked = questions(which)
     by_vault: dict[str, list[Question]] = defaultdict(list)
     for question in asked:
@@ -263,7 +276,7 @@ async def run(spec: str, base_url: str | None, vaults: Path, which: str) -> dict
     infos, answers = [], []
     model = spec
     for language, group in by_vault.items():
-        info, found = await measure_vault(spec, base_url, vaults / language, group)
+        info, found = await measure_vault(spec, base_url, vaults / language, group, ann_threshold)
         model = info.pop("model")
         infos.append(info)
         answers += found
@@ -279,6 +292,12 @@ def main() -> int:
     parser.add_argument("--set", choices=("titlefree", "realistic", "all"), default="all")
     parser.add_argument("--vaults", type=Path, default=VAULTS, help="the help vaults' folder")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--ann-threshold",
+        type=int,
+        default=ANN_THRESHOLD,
+        help="chunks from which the approximate vector index answers (1: always)",
+    )
     args = parser.parse_args()
     problems = check_questions()
     if problems:
@@ -293,10 +312,12 @@ def main() -> int:
     try:
         if args.minilm:
             with minilm_server() as url:
-                figures = asyncio.run(run(MINILM, url, args.vaults, args.set))
+                figures = asyncio.run(run(MINILM, url, args.vaults, args.set, args.ann_threshold))
         else:
             spec = args.embedder or FAKE
-            figures = asyncio.run(run(spec, args.embedder_base_url, args.vaults, args.set))
+            figures = asyncio.run(
+                run(spec, args.embedder_base_url, args.vaults, args.set, args.ann_threshold)
+            )
     except Refused as exc:
         print(f"FAIL: {exc} No figures printed.", file=sys.stderr)
         return 2
