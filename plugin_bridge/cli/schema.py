@@ -16,17 +16,11 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json
 from llm_service.factory import PROVIDER_NAMES
 from plugin_bridge.handlers import build_router
 from plugin_bridge.wire.errors import ERROR_MEANINGS
+from plugin_bridge.wire.models import CLIENT_NOTIFICATIONS as CLIENT_MODELS
+from plugin_bridge.wire.models import SERVER_NOTIFICATIONS as SERVER_MODELS
 from plugin_bridge.wire.models import (
-    BudgetWarning,
-    CancelRequestParams,
-    ChatDelta,
-    ChatToolCall,
-    ChatToolResult,
-    EmbedderDownloadProgress,
-    IndexProgress,
     NoteApplyParams,
     NoteApplyResult,
-    ServerProof,
     ToolConfirmParams,
     ToolConfirmResult,
 )
@@ -34,16 +28,10 @@ from plugin_bridge.wire.protocol import MAX_IN_FLIGHT, PROTOCOL_VERSION
 from plugin_bridge.wire.transport import MAX_FRAME_BYTES
 
 CLIENT_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
-    "$/cancelRequest": CancelRequestParams,
+    model.METHOD: model for model in CLIENT_MODELS
 }
 SERVER_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
-    "chat/delta": ChatDelta,
-    "chat/toolCall": ChatToolCall,
-    "chat/toolResult": ChatToolResult,
-    "budget/warning": BudgetWarning,
-    "index/progress": IndexProgress,
-    "$/serverProof": ServerProof,
-    "embedder/downloadProgress": EmbedderDownloadProgress,
+    model.METHOD: model for model in SERVER_MODELS
 }
 SERVER_REQUESTS: Final[dict[str, tuple[type[BaseModel], type[BaseModel]]]] = {
     "tool/confirm": (ToolConfirmParams, ToolConfirmResult),
