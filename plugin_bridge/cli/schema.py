@@ -1,7 +1,8 @@
 """The protocol's JSON Schema, generated from the wire models (docs/protocol.schema.json).
 
 One document: ``methods`` (params and result of each), ``notifications`` (both directions),
-``serverRequests`` and ``errors``, all pointing into ``$defs``. Regenerate with
+``serverRequests``, ``toolArguments`` (each tool's argument model) and ``errors``, all pointing
+into ``$defs``, with the ``providers`` and the ``writeTools`` listed. Regenerate with
 ``python -m plugin_bridge schema > docs/protocol.schema.json`` (``make schema``).
 """
 
@@ -14,6 +15,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
 
 from llm_service.factory import PROVIDER_NAMES
+from plugin_bridge.app.vault_tools import TOOL_ARGS, WRITE_TOOLS
 from plugin_bridge.handlers import build_router
 from plugin_bridge.wire.errors import ERROR_MEANINGS
 from plugin_bridge.wire.models import CLIENT_NOTIFICATIONS as CLIENT_MODELS
@@ -58,6 +60,7 @@ def build_schema() -> dict[str, Any]:
     wanted += [(model, "serialization") for model in SERVER_NOTIFICATIONS.values()]
     for params, result in SERVER_REQUESTS.values():
         wanted += [(params, "serialization"), (result, "validation")]
+    wanted += [(model, "validation") for model in TOOL_ARGS]
     refs, definitions = models_json_schema(
         list(dict.fromkeys(wanted)),
         by_alias=True,
@@ -93,6 +96,7 @@ def build_schema() -> dict[str, Any]:
             name: entry(None, params=ref(params, "serialization"), result=ref(result, "validation"))
             for name, (params, result) in SERVER_REQUESTS.items()
         },
+        "ToolArguments": {model.TOOL: ref(model, "validation") for model in TOOL_ARGS},
     }
     defs = dict(definitions.get("$defs", {}))
     for title, members in groups.items():
@@ -107,6 +111,7 @@ def build_schema() -> dict[str, Any]:
         ),
         "protocolVersion": PROTOCOL_VERSION,
         "providers": list(PROVIDER_NAMES),
+        "writeTools": list(WRITE_TOOLS),
         "limits": {"maxFrameBytes": MAX_FRAME_BYTES, "maxRequestsInFlight": MAX_IN_FLIGHT},
         "errors": [
             {"code": int(code), "name": code.name, "meaning": meaning}

@@ -24,7 +24,7 @@ function setup(options: { endpointFails?: () => boolean; diagnose?: string } = {
 		diagnose: options.diagnose ? async () => options.diagnose ?? null : undefined,
 		onState: (state) => states.push(state),
 		onNotification: (n) => global.push(n),
-		onServerRequest: async (method, params) => ({ approved: method === "tool/confirm" && params.tool === "ok" }),
+		onServerRequest: async (request) => ({ approved: request.method === "tool/confirm" && request.params.tool === "ok" }),
 		backoff: new Backoff({ baseMs: 100, maxMs: 1000, random: () => 1 }),
 		heartbeatMs: 1000,
 	});
@@ -74,7 +74,7 @@ describe("BridgeClient", () => {
 		socket.receive({ method: "budget/warning", params: { period: "day", spentUsd: 1, budgetUsd: 1.2 } });
 		socket.receive({ id, result: { text: "Hello" } });
 		await call;
-		expect(seen.map((n) => n.params.text)).toEqual(["He"]);
+		expect(seen.map((n) => (n.method === "chat/delta" ? n.params.text : null))).toEqual(["He"]);
 		expect(s.global.map((n) => n.method)).toEqual(["chat/delta", "budget/warning"]);
 	});
 

@@ -16,16 +16,16 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
+from plugin_bridge.app.tool_args import CompleteSetupArgs
+
 if TYPE_CHECKING:
     from llm_service.messages import ToolCall
     from llm_service.tools import ConfirmCallback, ToolOutput, ToolRegistry
     from plugin_bridge.vault.notes.vault import Vault
 
-SETUP_TOOL: Final = "complete_setup"
+SETUP_TOOL: Final = CompleteSetupArgs.TOOL
 FIRST_MESSAGE: Final = "Hello! Let's set you up for this vault."
 """The user's message of a setup turn sent without text (the assistant then asks first)."""
-MAX_NOTE_CHARS: Final = 8_000
-"""As much as the context note's share of every request (longer would be cut there)."""
 
 
 def setup_prompt(vault_name: str, note_path: str, exists: bool) -> str:
@@ -55,7 +55,8 @@ def register_setup_tool(registry: ToolRegistry, vault: Vault, note_path: Callabl
     setting, read when the call runs) with permission "ask"."""
 
     def complete_setup(args: dict[str, Any]) -> ToolOutput:
-        written = vault.notes.create(note_path(), args["content"], overwrite=True, origin="model")
+        content = CompleteSetupArgs.model_validate(args).content
+        written = vault.notes.create(note_path(), content, overwrite=True, origin="model")
         return {"path": written.path, "hash": written.hash}
 
     registry.register_tool(
@@ -64,19 +65,7 @@ def register_setup_tool(registry: ToolRegistry, vault: Vault, note_path: Callabl
         "conversation starts from), replacing what it says now. Call it once, at the end of "
         "the setup conversation, with the note's whole Markdown text. The user reviews it "
         "first. Returns the path and hash.",
-        {
-            "type": "object",
-            "properties": {
-                "content": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": MAX_NOTE_CHARS,
-                    "description": "The whole note, in Markdown.",
-                }
-            },
-            "required": ["content"],
-            "additionalProperties": False,
-        },
+        CompleteSetupArgs.input_schema(),
         complete_setup,
         permission="ask",
     )
