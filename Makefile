@@ -81,9 +81,10 @@ chromium:
 		&& (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
 		|| echo "chromium is missing and apt-get cannot install it: the browser test will be skipped"; }
 
-# Refresh docs/assistant-panel.png from the browser test.
+# Refresh the pictures in docs/ from the browser tests (the panel, mid-answer, a review, the
+# rewrite preview, the related view, the settings tab).
 screenshot: plugin $(STAMP) chromium
-	cd $(PLUGIN) && SCREENSHOT=$(CURDIR)/docs/assistant-panel.png npx vitest run tests/browser
+	cd $(PLUGIN) && SCREENSHOT_DIR=$(CURDIR)/docs npx vitest run tests/browser
 
 plugin-install: plugin
 	@test "$(origin VAULT)" != file -a -d "$(VAULT)" || { echo "usage: make plugin-install VAULT=/path/to/vault"; exit 2; }

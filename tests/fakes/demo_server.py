@@ -28,6 +28,7 @@ from collections.abc import AsyncGenerator
 from pathlib import Path
 
 from llm_service import LLMError, LLMResponse, ToolCall, Usage
+from llm_service.catalog import ModelInfo
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 from llm_service.providers.base import ChatRequest
 from llm_service.providers.scripted import ScriptedProvider
@@ -52,6 +53,13 @@ class DemoProvider(ScriptedProvider):
         super().__init__(model="demo-model")
         self.delay = delay
 
+    async def _list_models_once(self) -> list[ModelInfo]:
+        return [
+            ModelInfo("demo-model", "Demo model", 128_000, 8192, True),
+            ModelInfo("demo-small", "Demo small (fast)", 32_000, 4096, True),
+            ModelInfo("demo-embed", "Demo embeddings"),
+        ]
+
     async def _chat_once(self, request: ChatRequest) -> LLMResponse:
         self.requests.append(request)
         last = request.messages[-1]
@@ -59,7 +67,7 @@ class DemoProvider(ScriptedProvider):
             result = last.tool_results_blocks[0]
             verdict = "failed" if result.is_error else "is done"
             return _answer(f"The change {verdict}: {result.content[:200]}")
-        text = last.text
+        text = last.text.split("\n\n<context>")[0]  # keywords are the user's, not a note's
         if "<selection>" in text or "at the cursor" in text:
             return _answer(_rewritten(text))
         if "fail" in text:
@@ -90,7 +98,7 @@ class DemoProvider(ScriptedProvider):
 
     async def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         response = await self._chat_once(request)
-        slow = "slow" in request.messages[-1].text
+        slow = "slow" in request.messages[-1].text.split("\n\n<context>")[0]
         for i, word in enumerate(response.text.split(" ")):
             if slow:
                 await asyncio.sleep(self.delay)

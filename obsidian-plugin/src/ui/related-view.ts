@@ -53,7 +53,7 @@ export class RelatedView extends ItemView {
 		this.register(() => this.clearTimer());
 		// One listener each for every row (rows come and go with each refresh).
 		this.registerDomEvent(this.listEl, "click", (event) => {
-			if (!(event.target instanceof HTMLElement)) return;
+			if (!(event.target instanceof Element)) return;
 			if (event.target.closest(".aib-related-setup")) {
 				this.plugin.openSetup();
 				return;
@@ -96,7 +96,7 @@ export class RelatedView extends ItemView {
 		if (file.path === this.shown && !again) return;
 		this.shown = file.path;
 		const generation = ++this.generation;
-		this.titleEl.setText(file.basename);
+		this.titleEl.setText(`Related to ${file.basename}`);
 		try {
 			const related = await this.plugin.client.call("vault/related", { path: file.path, limit: LIMIT });
 			if (generation !== this.generation) return;
@@ -153,7 +153,7 @@ export class RelatedView extends ItemView {
 	}
 
 	private rowPath(event: Event): string | null {
-		const row = event.target instanceof HTMLElement ? event.target.closest<HTMLElement>(".aib-related-item") : null;
+		const row = event.target instanceof Element ? event.target.closest<HTMLElement>(".aib-related-item") : null;
 		return row?.dataset.path ?? null;
 	}
 

@@ -3,7 +3,7 @@
 // which checks and stores them; they are never saved in this plugin's data.json.
 import { Component, Modal, Notice, PluginSettingTab, Setting, type App } from "obsidian";
 import type { BridgeClient } from "../core/client";
-import { PROVIDER_NAMES, type ModelInfoModel, type SettingsResult } from "../core/protocol";
+import { PROVIDER_NAMES, type ModelInfoModel, type RuntimeInfo, type SettingsResult } from "../core/protocol";
 import type { Assistant } from "./assistant";
 
 /** Embedders offered besides the ones the server's model list names. */
@@ -164,12 +164,13 @@ export class AssistantSettingTab extends PluginSettingTab {
 		} catch {
 			models = [];
 		}
+		const runtimes = await detectRuntimes(this.plugin.client);
 		new Setting(el)
 			.setName("Provider")
 			.setDesc(`Saved by the server in ${current.configFile}.`)
 			.addDropdown((dropdown) =>
 				dropdown
-					.addOptions({ "": "None", ...Object.fromEntries(PROVIDER_NAMES.map((name) => [name, PROVIDER_LABELS[name]])) })
+					.addOptions({ "": "None", ...Object.fromEntries(PROVIDER_NAMES.map((name) => [name, providerLabel(name, runtimes)])) })
 					.setValue(current.provider ?? "")
 					.onChange((value) => void this.saveServerSetting({ provider: value === "" ? null : value }, el)),
 			);
@@ -197,7 +198,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 				});
 			}
 		}
-		embedderSetting(el, current.embedder ?? null, current.provider ?? null, models, (embedder) =>
+		embedderSetting(el, current.embedder ?? null, current.provider ?? null, models, runtimes, (embedder) =>
 			void this.saveServerSetting({ embedder }, el),
 		);
 		new Setting(el)
@@ -244,16 +245,39 @@ export class AssistantSettingTab extends PluginSettingTab {
 	}
 }
 
-/** The embedder picked from a list: words only, the known ones, and the embedding models the
- * server's provider lists. */
+/** A provider's name in the list, saying when the server found it running on this machine. */
+function providerLabel(name: (typeof PROVIDER_NAMES)[number], runtimes: RuntimeInfo[]): string {
+	const running = runtimes.some((runtime) => runtime.kind === name && runtime.reachable);
+	return running ? `${PROVIDER_LABELS[name]} (running here)` : PROVIDER_LABELS[name];
+}
+
+/** The local runtimes the server finds (runtimes/detect); none when it cannot say. */
+async function detectRuntimes(client: BridgeClient): Promise<RuntimeInfo[]> {
+	try {
+		return (await client.call("runtimes/detect", {})).runtimes;
+	} catch {
+		return [];
+	}
+}
+
+/** The embedder picked from a list: words only, the embedding models of a running Ollama, the
+ * known ones, and the embedding models the server's provider lists. */
 function embedderSetting(
 	el: HTMLElement,
 	current: string | null,
 	provider: string | null,
 	models: ModelInfoModel[],
+	runtimes: RuntimeInfo[],
 	save: (embedder: string | null) => void,
 ): void {
-	const options: Record<string, string> = { "": "None: search by words only", ...KNOWN_EMBEDDERS };
+	const options: Record<string, string> = { "": "None: search by words only" };
+	for (const runtime of runtimes) {
+		if (runtime.kind !== "ollama" || !runtime.reachable) continue;
+		for (const model of runtime.models) {
+			if (model.embedding) options[`ollama:${model.id}`] = `Ollama: ${model.id} (running here, free)`;
+		}
+	}
+	for (const [spec, label] of Object.entries(KNOWN_EMBEDDERS)) options[spec] ??= label;
 	for (const model of models) {
 		if (provider && /embed/i.test(model.id)) options[`${provider}:${model.id}`] = `${provider}: ${model.displayName ?? model.id}`;
 	}
@@ -291,7 +315,8 @@ export class EmbedderModal extends Modal {
 				(list) => list.models,
 				() => [],
 			);
-			embedderSetting(contentEl, current.embedder ?? null, current.provider ?? null, models, (embedder) => {
+			const runtimes = await detectRuntimes(this.plugin.client);
+			embedderSetting(contentEl, current.embedder ?? null, current.provider ?? null, models, runtimes, (embedder) => {
 				this.plugin.client.call("settings/update", { embedder }).then(
 					() => {
 						new Notice(embedder ? `Semantic search uses ${embedder}: your notes are being embedded.` : "Semantic search is off.");

@@ -22,7 +22,7 @@ export class Suggestions extends Component {
 	override onload(): void {
 		this.registerDomEvent(this.input, "input", () => this.refresh());
 		this.registerDomEvent(this.listEl, "mousedown", (event) => {
-			const row = event.target instanceof HTMLElement ? event.target.closest<HTMLElement>(".aib-suggestion") : null;
+			const row = event.target instanceof Element ? event.target.closest<HTMLElement>(".aib-suggestion") : null;
 			if (!row) return;
 			event.preventDefault();
 			this.pick(Number(row.dataset.index));

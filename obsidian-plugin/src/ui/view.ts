@@ -1,4 +1,4 @@
-// The assistant panel (right sidebar): conversations (search, rename, delete), the streaming chat
+// The assistant panel (right sidebar): the conversation list (conversation-list.ts), the streaming chat
 // with Stop, an empty state with example prompts, context chips, `@` and `/` suggestions, and the
 // connection: while reconnecting a message waits and goes out on reconnect; with no reconnect
 // under way the input is disabled and says why.
@@ -7,11 +7,13 @@ import { chipsFor, examplePrompts, withItem, withoutKey, type ContextItem, type 
 import { DisconnectedError, type Notification } from "../core/client";
 import type { Suggestion } from "../core/mentions";
 import { inputState, Outbox } from "../core/outbox";
-import type { ChatSendParams, ConversationSummary, StoredMessage } from "../core/protocol";
+import type { ChatSendParams, StoredMessage } from "../core/protocol";
 import { ErrorCode } from "../core/protocol";
 import { RpcError } from "../core/rpc";
 import { applyNotification, failTurn, finishSummary, finishTurn, markReview, newTurn, text, type ToolChip, type Turn } from "../core/stream";
 import type { Assistant } from "./assistant";
+import { ConversationList } from "./conversation-list";
+import { actionOf } from "./dom";
 import { Suggestions } from "./suggest";
 import { TurnView } from "./turn-view";
 
@@ -23,16 +25,13 @@ export interface Ask {
 	context?: ContextItem[];
 }
 
-const SEARCH_DEBOUNCE_MS = 250;
-
 export class AssistantView extends ItemView {
 	private conversationId: string | null = null;
 	private running: AbortController | null = null;
 	private lastAsk: Ask | null = null;
 	private messagesEl!: HTMLElement;
 	private bannerEl!: HTMLElement;
-	private listEl!: HTMLElement;
-	private listItemsEl!: HTMLElement;
+	private list!: ConversationList;
 	private chipsEl!: HTMLElement;
 	private inputEl!: HTMLTextAreaElement;
 	private reasonEl!: HTMLElement;
@@ -45,10 +44,7 @@ export class AssistantView extends ItemView {
 	private messages: TurnView[] = [];
 	private live: { view: TurnView; turn: Turn } | null = null;
 	private readonly outbox = new Outbox<Ask>();
-	private searchTimer: number | null = null;
 	private examples: Example[] = [];
-	private conversations: ConversationSummary[] = [];
-	private listQuery = "";
 
 	constructor(
 		leaf: WorkspaceLeaf,
@@ -75,16 +71,22 @@ export class AssistantView extends ItemView {
 		root.addClass("aib-view");
 		const header = root.createDiv({ cls: "aib-header" });
 		this.iconButton(header, "plus", "New conversation", () => this.newConversation());
-		this.iconButton(header, "history", "Conversations", () => this.toggleList());
+		this.iconButton(header, "history", "Conversations", () => this.list.toggle());
 		this.iconButton(header, "save", "Save conversation as note", () => void this.exportConversation());
 		this.bannerEl = root.createDiv({ cls: "aib-banner" });
 		this.registerDomEvent(this.bannerEl, "click", (event) => this.onBannerClick(event));
-		this.buildList(root);
+		this.list = this.addChild(
+			new ConversationList(root, this.plugin.client, {
+				open: (id) => void this.open(id),
+				deleted: (id) => {
+					if (this.conversationId === id) this.newConversation();
+				},
+			}),
+		);
 		this.messagesEl = root.createDiv({ cls: "aib-messages" });
 		this.registerDomEvent(this.messagesEl, "click", (event) => this.onMessagesClick(event));
 		this.buildComposer(root);
 		this.registerEvent(this.app.workspace.on("active-leaf-change", () => this.renderChips()));
-		this.register(() => this.clearSearchTimer());
 		this.showConnection();
 		this.showEmptyState();
 	}
@@ -93,34 +95,11 @@ export class AssistantView extends ItemView {
 		this.stop();
 	}
 
-	private buildList(root: HTMLElement): void {
-		this.listEl = root.createDiv({ cls: "aib-list is-hidden" });
-		const search = this.listEl.createEl("input", {
-			type: "search",
-			cls: "aib-list-search",
-			attr: { placeholder: "Search conversations", "aria-label": "Search conversations" },
-		});
-		this.listItemsEl = this.listEl.createDiv({ cls: "aib-list-items" });
-		this.registerDomEvent(this.listItemsEl, "click", (event) => this.onListClick(event));
-		this.registerDomEvent(this.listItemsEl, "keydown", (event) => {
-			if (!(event.target instanceof HTMLInputElement)) return;
-			if (event.key === "Enter") this.onListAction("save", event.target);
-			if (event.key === "Escape") void this.loadList(this.listQuery);
-		});
-		this.registerDomEvent(search, "input", () => {
-			this.clearSearchTimer();
-			this.searchTimer = window.setTimeout(() => {
-				this.searchTimer = null;
-				void this.loadList(search.value.trim());
-			}, SEARCH_DEBOUNCE_MS);
-		});
-	}
-
 	private buildComposer(root: HTMLElement): void {
 		const composer = root.createDiv({ cls: "aib-composer" });
 		this.chipsEl = composer.createDiv({ cls: "aib-chips" });
 		this.registerDomEvent(this.chipsEl, "click", (event) => {
-			const chip = event.target instanceof HTMLElement ? event.target.closest<HTMLElement>(".aib-chip") : null;
+			const chip = event.target instanceof Element ? event.target.closest<HTMLElement>(".aib-chip") : null;
 			if (!chip || actionOf(event) !== "remove") return;
 			if (chip.hasClass("is-active-note")) this.skipActive = true;
 			else this.pendingContext = withoutKey(this.pendingContext, chip.dataset.key ?? "");
@@ -403,7 +382,7 @@ export class AssistantView extends ItemView {
 
 	private onMessagesClick(event: MouseEvent): void {
 		const target = event.target;
-		if (!(target instanceof HTMLElement)) return;
+		if (!(target instanceof Element)) return;
 		const example = target.closest<HTMLElement>(".aib-example");
 		if (example) {
 			this.useExample(Number(example.dataset.index));
@@ -500,95 +479,6 @@ export class AssistantView extends ItemView {
 		return message;
 	}
 
-	private toggleList(): void {
-		const hidden = this.listEl.hasClass("is-hidden");
-		this.listEl.toggleClass("is-hidden", !hidden);
-		if (hidden) void this.loadList("");
-	}
-
-	private clearSearchTimer(): void {
-		if (this.searchTimer !== null) window.clearTimeout(this.searchTimer);
-		this.searchTimer = null;
-	}
-
-	private async loadList(query: string): Promise<void> {
-		this.listQuery = query;
-		try {
-			const params = query ? { limit: 30, query } : { limit: 30 };
-			this.conversations = (await this.plugin.client.call("conversations/list", params)).conversations;
-		} catch (error) {
-			this.listItemsEl.empty();
-			this.listItemsEl.createDiv({ cls: "aib-error", text: (error as Error).message });
-			return;
-		}
-		this.listItemsEl.empty();
-		if (this.conversations.length === 0) {
-			this.listItemsEl.createDiv({ cls: "aib-note", text: query ? "No conversation matches." : "No conversations yet." });
-		}
-		for (const conversation of this.conversations) {
-			const row = this.listItemsEl.createDiv({ cls: "aib-list-item", attr: { "data-id": conversation.id } });
-			row.createSpan({ cls: "aib-list-title", text: conversation.title, attr: { "data-action": "open" } });
-			row.createSpan({ cls: "aib-list-date", text: conversation.updatedAt.slice(0, 10) });
-			for (const [icon, label, action] of [
-				["pencil", "Rename", "rename"],
-				["trash-2", "Delete", "delete"],
-			] as const) {
-				const button = row.createEl("button", { cls: `clickable-icon aib-list-${action}`, attr: { "aria-label": label, "data-action": action } });
-				setIcon(button, icon);
-			}
-		}
-	}
-
-	private onListClick(event: MouseEvent): void {
-		const action = actionOf(event);
-		if (action && event.target instanceof HTMLElement) this.onListAction(action, event.target);
-	}
-
-	/** A button (or Enter) in a conversation's row. */
-	private onListAction(action: string, target: HTMLElement): void {
-		const row = target.closest<HTMLElement>(".aib-list-item");
-		const conversation = this.conversations.find((c) => c.id === row?.dataset.id);
-		if (!row || !conversation) return;
-		const client = this.plugin.client;
-		const reload = (): Promise<void> => this.loadList(this.listQuery);
-		const fail = (error: Error): void => void new Notice(error.message);
-		switch (action) {
-			case "open":
-				void this.open(conversation.id);
-				return;
-			case "rename": {
-				row.empty();
-				const input = row.createEl("input", { type: "text", cls: "aib-list-rename-input", attr: { "aria-label": "New title" } });
-				input.value = conversation.title;
-				row.createEl("button", { text: "Save", cls: "mod-cta", attr: { "data-action": "save" } });
-				row.createEl("button", { text: "Cancel", attr: { "data-action": "cancel" } });
-				input.focus();
-				input.select();
-				return;
-			}
-			case "save": {
-				const title = row.querySelector("input")?.value.trim() ?? "";
-				if (!title || title === conversation.title) void reload();
-				else client.call("conversations/rename", { id: conversation.id, title }).then(reload, fail);
-				return;
-			}
-			case "delete":
-				row.empty();
-				row.createSpan({ cls: "aib-list-title", text: `Delete “${conversation.title}”?` });
-				row.createEl("button", { text: "Delete", cls: "mod-warning", attr: { "data-action": "confirm-delete" } });
-				row.createEl("button", { text: "Keep", attr: { "data-action": "cancel" } });
-				return;
-			case "confirm-delete":
-				client.call("conversations/delete", { id: conversation.id }).then(() => {
-					if (this.conversationId === conversation.id) this.newConversation();
-					return reload();
-				}, fail);
-				return;
-			case "cancel":
-				void reload();
-		}
-	}
-
 	/** Show a stored conversation; the next message continues it. */
 	async open(id: string): Promise<void> {
 		try {
@@ -596,7 +486,7 @@ export class AssistantView extends ItemView {
 			this.newConversation();
 			this.clearEmptyState();
 			this.conversationId = id;
-			this.listEl.addClass("is-hidden");
+			this.list.hide();
 			for (const message of conversation.messages) this.showStored(message);
 			this.scrollToEnd();
 		} catch (error) {
@@ -613,10 +503,4 @@ export class AssistantView extends ItemView {
 		const role = message.role === "user" ? "user" : "assistant";
 		this.message(role).showText(shown);
 	}
-}
-
-/** The data-action of the button (or other element) an event came from. */
-function actionOf(event: Event): string | null {
-	const el = event.target instanceof HTMLElement ? event.target.closest<HTMLElement>("[data-action]") : null;
-	return el?.dataset.action ?? null;
 }

@@ -414,16 +414,21 @@ export class Plugin extends Component {
 
 export class Notice {
 	static shown: string[] = [];
-	constructor(message: string | DocumentFragment) {
+	private box: HTMLElement;
+	/** Shown for `duration` ms (0: until hidden), as Obsidian's notices are. */
+	constructor(message: string | DocumentFragment, duration = 4000) {
 		const text = typeof message === "string" ? message : message.textContent ?? "";
 		Notice.shown.push(text);
-		const box = document.getElementById("notices")!.createDiv({ cls: "notice", text });
+		this.box = document.getElementById("notices")!.createDiv({ cls: "notice", text });
 		if (typeof message !== "string") {
-			box.empty();
-			box.appendChild(message);
+			this.box.empty();
+			this.box.appendChild(message);
 		}
+		if (duration > 0) window.setTimeout(() => this.hide(), Math.min(duration, 4000));
 	}
-	hide(): void {}
+	hide(): void {
+		this.box.remove();
+	}
 }
 
 export class Modal {

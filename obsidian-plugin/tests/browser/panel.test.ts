@@ -84,6 +84,25 @@ describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
 		await page.close();
 	});
 
+	it("with no embedder the related view says what to do, and its button opens the embedder picker", async () => {
+		const page = await openPanel(readFileSync(server.infoFile, "utf8"));
+		await page.waitForSelector(".aib-status:has-text('connected')", { timeout: WAIT });
+		await page.evaluate(() => {
+			const harness = (window as any).harness;
+			harness.addNote("Welcome.md", "# Welcome\n");
+			harness.openNote("Welcome.md");
+			return (window as any).plugin.activateRelated();
+		});
+		const message = page.locator(".aib-related-message");
+		await message.waitFor({ timeout: WAIT });
+		expect(await message.textContent()).toBe("Related notes need semantic search: choose an embedder (a local one is free).");
+		await page.click(".aib-related-setup");
+		await page.locator(".modal-title", { hasText: "Set up semantic search" }).waitFor({ timeout: WAIT });
+		await page.locator(".modal select").waitFor({ timeout: WAIT });
+		expect(await page.locator(".modal select option").allTextContents()).toContain("None: search by words only");
+		await page.close();
+	});
+
 	it("with no server running the panel says what to run and offers to copy it", async () => {
 		const page = await openPanel(null);
 		const banner = page.locator(".aib-disconnected");

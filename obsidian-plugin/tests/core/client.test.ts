@@ -24,7 +24,11 @@ function setup(options: { endpointFails?: () => boolean; diagnose?: string } = {
 		diagnose: options.diagnose ? async () => options.diagnose ?? null : undefined,
 		onState: (state) => states.push(state),
 		onNotification: (n) => global.push(n),
-		onServerRequest: async (request) => ({ approved: request.method === "tool/confirm" && request.params.tool === "ok" }),
+		onServerRequest: async (request) => {
+			if (request.method === "note/apply" && request.params.path === "Open.md") throw new RpcError({ code: -32022, message: "Open.md has changes in Obsidian." });
+			if (request.method === "note/apply") throw new Error("the editor is gone");
+			return { approved: request.method === "tool/confirm" && request.params.tool === "ok" };
+		},
 		backoff: new Backoff({ baseMs: 100, maxMs: 1000, random: () => 1 }),
 		heartbeatMs: 1000,
 	});
@@ -96,6 +100,16 @@ describe("BridgeClient", () => {
 		socket.receive({ id: "s1", method: "tool/confirm", params: { tool: "ok" } });
 		await settle();
 		expect(socket.sent.find((m) => m.id === "s1")).toEqual({ jsonrpc: "2.0", id: "s1", result: { approved: true } });
+	});
+
+	it("a server request's conflict keeps its code (-32022); any other failure is -32603", async () => {
+		const s = setup();
+		const socket = await connected(s);
+		socket.receive({ id: "s2", method: "note/apply", params: { path: "Open.md" } });
+		socket.receive({ id: "s3", method: "note/apply", params: { path: "Other.md" } });
+		await settle();
+		expect(socket.sent.find((m) => m.id === "s2")).toEqual({ jsonrpc: "2.0", id: "s2", error: { code: -32022, message: "Open.md has changes in Obsidian." } });
+		expect(socket.sent.find((m) => m.id === "s3")).toEqual({ jsonrpc: "2.0", id: "s3", error: { code: -32603, message: "the editor is gone" } });
 	});
 
 	it("fails running calls when the connection drops and reconnects with growing delays", async () => {

@@ -60,7 +60,7 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
             logger.info("tool/confirm for %s unanswered in %.0f s: denied", call.name, timeout)
             approved: bool | dict[str, Any] = False
         else:
-            approved = await asyncio.to_thread(_approved, vault, call, plan, answer)
+            approved = _approved(call, plan, answer)
         if approved is False:
             ctx.denied.add(call.id)
         return approved
@@ -78,9 +78,7 @@ def _plan(vault: Vault, call: ToolCall) -> PlannedWrite | None:
         return None  # the call fails with the same error when it runs
 
 
-def _approved(
-    vault: Vault, call: ToolCall, plan: PlannedWrite | None, answer: Response
-) -> bool | dict[str, Any]:
+def _approved(call: ToolCall, plan: PlannedWrite | None, answer: Response) -> bool | dict[str, Any]:
     """False (denied), True (approved as asked) or the arguments that write what was kept."""
     from pydantic import ValidationError
 
@@ -94,28 +92,19 @@ def _approved(
     if not result.approved:
         return False
     if result.changes is not None:
-        return _kept(vault, call, plan, {change.path: change.after for change in result.changes})
+        return _kept(call, plan, {change.path: change.after for change in result.changes})
     if result.arguments is not None:
         return result.arguments
     return True
 
 
-def _kept(
-    vault: Vault, call: ToolCall, plan: PlannedWrite | None, kept: dict[str, str]
-) -> bool | dict[str, Any]:
-    """The arguments that write exactly the kept text, while the note is still as reviewed."""
+def _kept(call: ToolCall, plan: PlannedWrite | None, kept: dict[str, str]) -> bool | dict[str, Any]:
+    """The arguments that write exactly the kept text (held, like any approved write, to the
+    version of the note that was reviewed: a note changed meanwhile is a conflict)."""
     from plugin_bridge.app.vault_tools import kept_arguments
-    from plugin_bridge.vault.errors import VaultError
 
     if plan is None or set(kept) != {plan.path}:
         logger.info("kept changes for notes the call does not write: denied")
-        return False
-    try:
-        current: str | None = vault.notes.read(plan.path).content.replace("\r\n", "\n")
-    except VaultError:
-        current = None
-    if current != plan.before:
-        logger.info("the note changed while its review was open: denied")
         return False
     try:
         return kept_arguments(call, plan, kept[plan.path])

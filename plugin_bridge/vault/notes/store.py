@@ -14,7 +14,6 @@ import re
 import stat
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -31,6 +30,7 @@ from plugin_bridge.vault.notes.atomic import remove_durably, write_atomic
 from plugin_bridge.vault.notes.audit import AuditAction, AuditLog, SnapshotStore, sha256
 from plugin_bridge.vault.notes.encoding import appended, apply_edits, encode_like, unified_diff
 from plugin_bridge.vault.notes.names import twin_of
+from plugin_bridge.vault.notes.results import NoteContent, NoteInfo, PlannedWrite, WriteResult
 from plugin_bridge.vault.paths import check_new_names, resolve_note, to_posix
 
 __all__ = ["NoteContent", "NoteInfo", "NoteStore", "PlannedWrite", "WriteResult", "sha256"]
@@ -42,57 +42,6 @@ SETTLE_SECONDS: Final = 0.05
 """A write reads a note modified less than this long ago again after a pause: a program still
 writing it in place must not be caught half-way and its half written back."""
 _FORBIDDEN_NAME_CHARS: Final = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]')
-
-
-@dataclass(frozen=True)
-class NoteContent:
-    """A note's text and ``hash``, the sha256 hex of its file's bytes (pass it to ``modify``)."""
-
-    path: str
-    content: str
-    hash: str
-    lossy: bool = False
-    """Some bytes were not UTF-8 and read as U+FFFD; only an explicit overwrite may write it."""
-
-
-@dataclass(frozen=True)
-class WriteResult:
-    """What a write left on disk; ``hash`` is "" when an undo deleted the note."""
-
-    path: str
-    hash: str
-    previous_hash: str | None
-    created: bool
-
-
-@dataclass(frozen=True)
-class PlannedWrite:
-    """A write worked out but not made: the note's text now (None for a new note) and after
-    (both with LF line breaks, as editors hold them), and the exact bytes the store would write."""
-
-    path: str
-    before: str | None
-    after: str
-    action: AuditAction
-    old: bytes | None = field(repr=False)
-    data: bytes = field(repr=False)
-
-    @property
-    def old_hash(self) -> str | None:
-        return None if self.old is None else sha256(self.old)
-
-    @property
-    def diff(self) -> str:
-        return unified_diff(self.path, self.before, self.after)
-
-
-@dataclass(frozen=True)
-class NoteInfo:
-    """A note found by ``list_notes``: its path, size in bytes and modification time."""
-
-    path: str
-    size: int
-    mtime: float
 
 
 class NoteStore:
@@ -331,18 +280,6 @@ class NoteStore:
         _expect(rel, old, expected_hash)
         after, data = transform(rel, text, old)
         return PlannedWrite(rel, _lf(text), after, action, old, data)
-
-    def preview_create(self, path: str, content: str) -> str:
-        """A unified diff of what ``create(path, content)`` would write (exists if it fails)."""
-        return self.plan_create(path, content).diff
-
-    def preview_append(self, path: str, content: str) -> str:
-        """A unified diff of what ``append(path, content)`` would change (not_found if missing)."""
-        return self.plan_append(path, content).diff
-
-    def preview_edit(self, path: str, edits: Sequence[tuple[str, str]]) -> str:
-        """The unified diff :meth:`edit` would make (VaultError as it would raise)."""
-        return self.plan_edit(path, edits).diff
 
     def write_planned(self, plan: PlannedWrite, origin: str) -> WriteResult:
         """Write ``plan`` while the note is still as it was planned from (VaultError conflict,

@@ -195,7 +195,7 @@ async def test_confirm_carries_title_and_changes_and_kept_changes_write_exactly_
 async def test_kept_changes_for_a_note_that_changed_during_the_review_write_nothing(
     tmp_path: Path,
 ) -> None:
-    """The kept text is written only while the note is still as reviewed."""
+    """The kept text is written only while the note is still as reviewed; the model is told."""
     provider = ScriptedProvider()
     provider.enqueue_tool_call("edit_note", {"path": "Plan.md", "edits": FOUR_EDITS})
     provider.enqueue_text("Not done.")
@@ -208,8 +208,11 @@ async def test_kept_changes_for_a_note_that_changed_during_the_review_write_noth
             note.write_text(PLAN + "Typed meanwhile.\n", encoding="utf-8")
             return {"approved": True, "changes": [{"path": "Plan.md", "after": "x\n"}]}
 
-        assert "result" in await wire.call("chat/send", {"text": "edit"}, answer=answer)
+        request_id = await wire.request("chat/send", {"text": "edit"})
+        assert "result" in await wire.reply_to(request_id, answer=answer)
         assert note.read_text(encoding="utf-8") == PLAN + "Typed meanwhile.\n"
+        (tool_result,) = wire.notes_of("chat/toolResult", request_id)
+        assert tool_result["isError"] is True and "changed while" in tool_result["content"]
 
 
 async def test_rewrite_streams_on_the_fast_model_and_answers_text_and_usage(

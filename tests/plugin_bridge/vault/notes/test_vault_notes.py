@@ -384,7 +384,10 @@ def test_preview_write_is_a_unified_diff_of_current_to_new(store: NoteStore) -> 
 
 def test_previews_of_new_notes_diff_from_nothing(store: NoteStore) -> None:
     """A note that does not exist yet previews as all-added lines."""
-    for diff in (store.preview_write("New.md", "a\nb\n"), store.preview_create("New.md", "a\nb\n")):
+    for diff in (
+        store.preview_write("New.md", "a\nb\n"),
+        store.plan_create("New.md", "a\nb\n").diff,
+    ):
         assert diff.splitlines()[:2] == ["--- /dev/null", "+++ b/New.md"]
         assert diff.splitlines()[-2:] == ["+a", "+b"]
     assert not (store.root / "New.md").exists()
@@ -393,7 +396,7 @@ def test_previews_of_new_notes_diff_from_nothing(store: NoteStore) -> None:
 def test_preview_create_of_an_existing_note_says_exists(store: NoteStore) -> None:
     """The preview fails the same way the create would."""
     with pytest.raises(VaultError) as caught:
-        store.preview_create("Projects/Plan.md", "x")
+        store.plan_create("Projects/Plan.md", "x")
     assert code_of(caught) == "exists"
 
 
@@ -401,7 +404,7 @@ def test_preview_append_shows_only_the_added_lines_without_cr_noise(store: NoteS
     """A CRLF note's preview shows plain added lines and the note stays untouched."""
     path = store.root / "Log.md"
     path.write_bytes(b"day one\r\nday two")
-    diff = store.preview_append("Log.md", "day three")
+    diff = store.plan_append("Log.md", "day three").diff
     assert diff.splitlines() == [
         "--- a/Log.md",
         "+++ b/Log.md",
