@@ -24,6 +24,7 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from typing import Any, TypeAlias, Unpack, overload
 
 from llm_service.catalog import max_output_for
@@ -303,8 +304,8 @@ class LLMService:
             system = self._system()
             tools = self.tools.tool_specs()
             previous = list(self._history)
-            blocks = (TextBlock(text), TextBlock(context)) if context else (TextBlock(text),)
-            exchange = [Message("user", blocks)]
+            question = (TextBlock(text), TextBlock(context)) if context else (TextBlock(text),)
+            exchange = [Message("user", question)]
             texts: list[str] = []
             reply_blocks: list[ReplyBlock] = []
             usage = Usage()
@@ -325,11 +326,11 @@ class LLMService:
                 if response.text:
                     texts.append(response.text)
                 stop = _final_stop_reason(response, rounds, self.max_tool_iterations)
+                ran = response.tool_calls if stop is None else ()  # a last round's calls never run
+                reply_blocks += ReplyBlock.of(response.text, ran)
                 if stop is not None:
-                    reply_blocks += ReplyBlock.of(response.text, ())
                     exchange.append(Message.assistant(response.text or _empty_note(stop, rounds)))
                     break
-                reply_blocks += ReplyBlock.of(response.text, response.tool_calls)
                 exchange.append(response.to_message())
                 results: list[ToolResultBlock] = []
                 async with aclosing(self._run_tools(response.tool_calls, results)) as runs:
@@ -340,22 +341,12 @@ class LLMService:
             reply_text = ROUND_SEPARATOR.join(texts)
             self._commit(previous, exchange, reply_text)
             logger.info(
-                "Turn done: %d tool round(s), stop reason %s, %d tokens",
-                rounds,
-                stop,
-                usage.total_tokens,
+                "Turn done: %d tool round(s), stop %s, %d tokens", rounds, stop, usage.total_tokens
             )
-            yield ResponseComplete(
-                LLMResponse(
-                    text=reply_text,
-                    stop_reason=stop,
-                    usage=usage,
-                    model=response.model or model,
-                    cost_usd=cost_usd(model, usage, provider.price_provider),
-                    request_id=response.request_id,
-                    blocks=tuple(reply_blocks),
-                )
-            )
+            cost = cost_usd(model, usage, provider.price_provider)
+            reply = LLMResponse(reply_text, [], stop, usage, response.model or model, cost)
+            blocks = tuple(reply_blocks)
+            yield ResponseComplete(replace(reply, request_id=response.request_id, blocks=blocks))
 
     async def _call_model(
         self,
