@@ -42,9 +42,9 @@ from plugin_bridge.wire.security import (
 if TYPE_CHECKING:
     import socket
 
-    from llm_service.embedders import Embedder
     from plugin_bridge.app.settings.config import BridgeSettings
     from plugin_bridge.app.settings.providers import ProviderSetup
+    from plugin_bridge.vault.notes.vault import Vault
 
 
 class ServeOptions(NamedTuple):
@@ -155,36 +155,18 @@ async def _serve(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     from plugin_bridge.app.conversations.usage import Budgets
-    from plugin_bridge.app.settings.config import SettingsError, load_settings
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.app.turn.confirm import ask_client
     from plugin_bridge.cli.progress import show_progress
     from plugin_bridge.handlers import build_router
     from plugin_bridge.httpapi.app import build_http_app
     from plugin_bridge.httpapi.server import start_http
-    from plugin_bridge.vault.errors import VaultError
-    from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.wire.server import start_server
 
-    given = {key: value for key, value in options._asdict().items() if value is not None}
-    try:
-        settings = load_settings(**{**given, "vault": vault_root, "info_file": info_path})
-    except SettingsError as exc:
-        return _fail(2, str(exc))
-    prepared = await _prepare(settings)
+    prepared = await _prepare(options, vault_root, info_path)
     if isinstance(prepared, str):
         return _fail(2, prepared[:1].upper() + prepared[1:])
-    providers, embedder = prepared
-    banner = providers.describe()
-    print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
-    vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)
-    if embedder is not None:
-        print(f"Semantic search with {embedder.model_id}.", file=sys.stderr, flush=True)
-        vault.use_embedder(embedder, confirm_over_usd=settings.embedder_confirm_over_usd)
-    try:
-        await vault.start()
-    except VaultError as exc:
-        return _fail(2, str(exc))
+    settings, providers, vault = prepared
     app = BridgeApp(
         vault,
         confirm=ask_client(vault),
@@ -227,9 +209,11 @@ async def _serve(
     return 0
 
 
-async def _prepare(settings: BridgeSettings) -> tuple[ProviderSetup, Embedder | None] | str:
-    """The providers and the embedder the settings select, or why ``serve`` must not start
-    (one sentence)."""
+async def _prepare(
+    options: ServeOptions, vault_root: Path, info_path: Path
+) -> tuple[BridgeSettings, ProviderSetup, Vault] | str:
+    """The settings, the providers they select and the started vault (with its embedder), or
+    why ``serve`` must not start (one sentence)."""
     import asyncio
 
     from plugin_bridge.app.settings.config import (
@@ -237,19 +221,36 @@ async def _prepare(settings: BridgeSettings) -> tuple[ProviderSetup, Embedder | 
         build_embedder,
         choose_provider,
         embedder_problem,
+        load_settings,
         startup_problem,
     )
     from plugin_bridge.app.settings.providers import build_setup
+    from plugin_bridge.vault.errors import VaultError
+    from plugin_bridge.vault.notes.vault import Vault
 
-    problem = await startup_problem(settings, choose_provider(settings))
-    embedder = build_embedder(settings)
-    problem = problem or await asyncio.to_thread(embedder_problem, settings, embedder)
-    if problem is not None:
-        return problem
+    given = {key: value for key, value in options._asdict().items() if value is not None}
     try:
-        return await build_setup(settings), embedder
+        settings = load_settings(**{**given, "vault": vault_root, "info_file": info_path})
+        problem = await startup_problem(settings, choose_provider(settings))
+        embedder = build_embedder(settings)
+        problem = problem or await asyncio.to_thread(embedder_problem, settings, embedder)
+        if problem is not None:
+            return problem
+        providers = await build_setup(settings)
     except SettingsError as exc:
         return str(exc)
+    banner = providers.describe()
+    print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
+    vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)
+    if embedder is not None:
+        print(f"Semantic search with {embedder.model_id}.", file=sys.stderr, flush=True)
+        vault.use_embedder(embedder, confirm_over_usd=settings.embedder_confirm_over_usd)
+    try:
+        await vault.start()
+    except VaultError as exc:
+        await providers.aclose()
+        return str(exc)
+    return settings, providers, vault
 
 
 GC_GEN0_THRESHOLD = 50_000
