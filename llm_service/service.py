@@ -24,7 +24,6 @@ import asyncio
 import logging
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import replace
 from typing import Any, TypeAlias, Unpack, overload
 
 from llm_service.catalog import max_output_for
@@ -40,7 +39,6 @@ from llm_service.history import NO_TEXT_REPLY, compact_exchange, trim_history
 from llm_service.messages import (
     LLMResponse,
     Message,
-    ReplyBlock,
     StopReason,
     TextBlock,
     ToolCall,
@@ -307,7 +305,7 @@ class LLMService:
             question = (TextBlock(text), TextBlock(context)) if context else (TextBlock(text),)
             exchange = [Message("user", question)]
             texts: list[str] = []
-            reply_blocks: list[ReplyBlock] = []
+            rounds_done: list[tuple[str, Sequence[ToolCall]]] = []
             usage = Usage()
             rounds = 0
             while True:
@@ -327,7 +325,7 @@ class LLMService:
                     texts.append(response.text)
                 stop = _final_stop_reason(response, rounds, self.max_tool_iterations)
                 ran = response.tool_calls if stop is None else ()  # a last round's calls never run
-                reply_blocks += ReplyBlock.of(response.text, ran)
+                rounds_done.append((response.text, ran))
                 if stop is not None:
                     exchange.append(Message.assistant(response.text or _empty_note(stop, rounds)))
                     break
@@ -344,9 +342,8 @@ class LLMService:
                 "Turn done: %d tool round(s), stop %s, %d tokens", rounds, stop, usage.total_tokens
             )
             cost = cost_usd(model, usage, provider.price_provider)
-            reply = LLMResponse(reply_text, [], stop, usage, response.model or model, cost)
-            blocks = tuple(reply_blocks)
-            yield ResponseComplete(replace(reply, request_id=response.request_id, blocks=blocks))
+            last = response.model or model, cost, response.request_id, tuple(rounds_done)
+            yield ResponseComplete(LLMResponse(reply_text, [], stop, usage, *last))
 
     async def _call_model(
         self,
