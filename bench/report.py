@@ -35,6 +35,7 @@ def benches(notes: int) -> dict[str, list[str]]:
         "stalls (paced)": ["bench/stalls.py", "--pace", "0.01"],
         "side by side": ["bench/side_by_side.py"],
         "retrieval": ["bench/retrieval.py"],
+        "mcp": ["bench/mcp.py", "--notes", str(notes)],
         "semantic": ["bench/semantic.py", "--notes", str(notes), "--scaling"],
         "semantic 30k": ["bench/semantic.py", "--notes", "30000"],
     }

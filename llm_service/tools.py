@@ -81,6 +81,8 @@ class ToolRegistry:
     def __init__(self, *, confirm: ConfirmCallback | None = None) -> None:
         self.confirm = confirm
         self._tools: dict[str, _Tool] = {}
+        self._gone: dict[str, str] = {}
+        """Why a tool that was unregistered with a reason cannot run (until registered again)."""
 
     @overload
     def register_tool(self, tool: object, /, **options: Unpack[ToolOptions]) -> None: ...
@@ -139,6 +141,15 @@ class ToolRegistry:
         self._tools[name] = _Tool(
             ToolSpec(name, description, schema), handler, permission, timeout, validator
         )
+        self._gone.pop(name, None)
+
+    def unregister_tool(self, name: str, reason: str | None = None) -> None:
+        """Remove tool ``name`` (no error if absent): it leaves the list offered to the model.
+        With ``reason``, a call that still names it gets that sentence as its error instead of
+        "Unknown tool" (say, its server is restarting)."""
+        self._tools.pop(name, None)
+        if reason is not None:
+            self._gone[name] = reason
 
     def get_registered_tools(self) -> list[str]:
         """The tools' names, in registration order."""
@@ -156,6 +167,8 @@ class ToolRegistry:
     def validate_tool_call(self, call: ToolCall) -> str | None:
         """None if ``call`` names a registered tool with valid arguments, else why it is not."""
         tool = self._tools.get(call.name)
+        if tool is None and call.name in self._gone:
+            return self._gone[call.name]
         if tool is None:
             available = ", ".join(self._tools) or "none"
             return f"Unknown tool {call.name!r}. Available: {available}."

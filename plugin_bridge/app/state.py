@@ -19,8 +19,16 @@ from plugin_bridge.app.conversations.live import MAX_CONVERSATIONS, Conversation
 from plugin_bridge.app.conversations.store import ConversationStore
 from plugin_bridge.app.conversations.titles import make_title
 from plugin_bridge.app.conversations.usage import Budgets, Spending
-from plugin_bridge.app.settings.config import NO_PROVIDER_IN_PLUGIN, PLUGIN_CLIENT, BridgeSettings
+from plugin_bridge.app.conversations.usage_log import UsageLog
+from plugin_bridge.app.settings.config import (
+    NO_PROVIDER_IN_PLUGIN,
+    PLUGIN_CLIENT,
+    BridgeSettings,
+    McpSettings,
+)
 from plugin_bridge.app.settings.providers import ProviderSetup, Route
+from plugin_bridge.app.tool_sources import McpSources, SourceStatus
+from plugin_bridge.app.turn.prompts import ContextNoteCache
 from plugin_bridge.app.write_through import DEFAULT_APPLY_TIMEOUT, WriteThrough
 from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -75,10 +83,14 @@ class BridgeApp:
         """Every write the server makes goes through the plugin's editor when it is open."""
         self.settings = settings
         """What serve started with; settings/update replaces it (None in tests without one)."""
+        self.usage_log = UsageLog(vault.data_dir)  # first: it takes over the old store's rows
         store = store if store is not None else ConversationStore(vault.data_dir)
-        self.spending = Spending(store, budgets or Budgets())
+        self.spending = Spending(self.usage_log, budgets or Budgets())
+        self.context_notes = ContextNoteCache()
+        """The vault's context note, read again only when it changed."""
         self.conversations = Conversations(self._new_service, store, limit=max_conversations)
         self._tools: ToolRegistry | None = None
+        self._tool_sources: McpSources | None = None
         self._setup_tools: ToolRegistry | None = None
         self._background: set[asyncio.Task[None]] = set()
         self.broadcast: Callable[[Notification], None] = _nobody
@@ -98,14 +110,17 @@ class BridgeApp:
             if vault.semantic is not None:
                 semantic, vault.semantic = vault.semantic, None
                 await semantic.close()
-            return
-        if vault.semantic is not None:
+        elif vault.semantic is not None:
             vault.semantic.confirm_over_usd = confirm_over_usd
             await vault.semantic.switch(embedder)
-            return
-        self._follow(vault.use_embedder(embedder, confirm_over_usd=confirm_over_usd))
-        assert vault.semantic is not None
-        await vault.semantic.start()
+        else:
+            self._follow(vault.use_embedder(embedder, confirm_over_usd=confirm_over_usd))
+            assert vault.semantic is not None
+            await vault.semantic.start()
+        if self._tools is not None:
+            from plugin_bridge.app.vault_tools import offer_related
+
+            offer_related(self._tools, vault)
 
     def _embedding_progress(self, progress: Progress) -> None:
         from plugin_bridge.wire.models import IndexProgress
@@ -135,6 +150,19 @@ class BridgeApp:
             )
         return self._tools
 
+    async def use_mcp_servers(self, mcp: McpSettings) -> None:
+        """Offer the model the tools of these MCP servers (started, stopped or restarted to
+        match; called at start and when the settings change)."""
+        if self._tool_sources is None:
+            if not mcp.servers:
+                return
+            self._tool_sources = McpSources(self.tools)
+        await self._tool_sources.apply(mcp)
+
+    def mcp_status(self) -> list[SourceStatus]:
+        """Each configured MCP server's state, for health."""
+        return [] if self._tool_sources is None else self._tool_sources.status()
+
     @property
     def setup_tools(self) -> ToolRegistry:
         """The tools of a setup turn (chat/send with setup): the vault tools and
@@ -148,8 +176,10 @@ class BridgeApp:
                 return self.config.context_note
 
             self._setup_tools = ToolRegistry(confirm=showing_the_note(self.confirm, note_path))
-            register_vault_tools(self._setup_tools, self.vault, write_permission="ask")
-            register_setup_tool(self._setup_tools, self.vault, note_path)
+            register_vault_tools(
+                self._setup_tools, self.vault, write_permission="ask", writer=self.writes.write
+            )
+            register_setup_tool(self._setup_tools, self.vault, note_path, self.writes.write)
         return self._setup_tools
 
     def prepare_turn(self, service: LLMService, *, setup: bool, has_note: bool) -> None:
@@ -218,7 +248,11 @@ class BridgeApp:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+        if self._tool_sources is not None:
+            await self._tool_sources.aclose()
+        await self.conversations.settled()  # every completed turn is stored before closing
         self.conversations.store.close()
+        self.usage_log.close()
         await self.providers.aclose()
 
     def _new_service(self, conversation_id: str) -> LLMService:

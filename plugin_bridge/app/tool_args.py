@@ -64,6 +64,12 @@ def _plain(node: Any, definitions: dict[str, Any]) -> Any:
         return node
     if "$ref" in node:
         return _plain(definitions[node["$ref"].rsplit("/", 1)[-1]], definitions)
+    variants = node.get("anyOf", [])
+    if node.get("default", ...) is None and {"type": "null"} in variants:
+        # ``X | None = None``: optional by not being required, so the schema says only X
+        (given,) = [v for v in variants if v != {"type": "null"}]
+        rest = {k: v for k, v in node.items() if k not in ("anyOf", "default")}
+        return _plain({**given, **rest}, definitions)
     plain: dict[str, Any] = {}
     for key, value in node.items():
         if key == "title":
@@ -118,10 +124,20 @@ class CreateNoteArgs(ToolArgs):
     content: str = Field(description="The note's Markdown text.")
 
 
+def _expected_hash() -> Any:
+    return Field(
+        None,
+        pattern="^[0-9a-f]{64}$",
+        description="Optional: the hash read_note returned; the write is refused if the note "
+        "changed since, so read it again.",
+    )
+
+
 class AppendToNoteArgs(ToolArgs):
     TOOL: ClassVar[str] = "append_to_note"
     path: str = _path(".md")
     content: str = Field(min_length=1, description="Markdown to add.")
+    expected_hash: str | None = _expected_hash()
 
 
 class NoteEdit(BaseModel):
@@ -138,6 +154,13 @@ class EditNoteArgs(ToolArgs):
     edits: list[NoteEdit] = Field(
         min_length=1, max_length=20, description="The replacements, applied one after another."
     )
+    expected_hash: str | None = _expected_hash()
+
+
+class RelatedNotesArgs(ToolArgs):
+    TOOL: ClassVar[str] = "related_notes"
+    path: str = _path(".md")
+    limit: int = _limit()
 
 
 class CompleteSetupArgs(ToolArgs):

@@ -30,6 +30,7 @@ from plugin_bridge.app.tool_args import (
     ListNotesArgs,
     NoteEdit,
     ReadNoteArgs,
+    RelatedNotesArgs,
     ReplaceNoteArgs,
     SearchNotesArgs,
     ToolArgs,
@@ -37,10 +38,12 @@ from plugin_bridge.app.tool_args import (
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.notes.store import NoteStore, PlannedWrite, WriteResult
 from plugin_bridge.vault.notes.vault import Vault
-from plugin_bridge.vault.semantic.hybrid import NoteHit, search_notes
+from plugin_bridge.vault.semantic.hybrid import NoteHit, related_notes, search_notes
 
 EXCERPT_CHARS: Final = 800
 """search_notes shows at most this much of a result's best chunk."""
+RELATED_TOOL: Final = RelatedNotesArgs.TOOL
+"""Offered only while the vault has semantic search (an embedder): see :func:`offer_related`."""
 
 Writer = Callable[[PlannedWrite, str], Awaitable[WriteResult]]
 """Makes a planned write for an origin ("model"); VaultError when it is refused."""
@@ -53,24 +56,47 @@ def register_vault_tools(
     write_permission: Permission = "ask",
     writer: Writer | None = None,
 ) -> list[str]:
-    """Register the seven vault tools on ``registry`` (an ``LLMService``'s is ``service.tools``);
-    reads "allow", writes ``write_permission``, made by ``writer`` (the note store by default).
+    """Register the seven vault tools on ``registry`` (an ``LLMService``'s is ``service.tools``),
+    and related_notes when the vault has an embedder; reads "allow", writes
+    ``write_permission``, made by ``writer`` (the note store by default).
 
-    Returns their names, ``VAULT_TOOL_NAMES`` in order.
+    Returns their names: ``VAULT_TOOL_NAMES`` in order, then related_notes if registered.
     """
-    tools = _VaultTools(vault, writer or _store_writer(vault.notes))
+    tools = _VaultTools(vault, writer or store_writer(vault.notes))
     for spec in _SPECS:
-        registry.register_tool(
-            spec.args.TOOL,
-            spec.description,
-            spec.args.input_schema(),
-            _bind(spec, tools),
-            permission=write_permission if spec.args.TOOL in WRITE_TOOL_NAMES else "allow",
+        _register(registry, spec, tools, write_permission)
+    return [*VAULT_TOOL_NAMES, *([RELATED_TOOL] if offer_related(registry, vault) else [])]
+
+
+def offer_related(registry: ToolRegistry, vault: Vault) -> bool:
+    """Register related_notes on ``registry`` while ``vault`` has semantic search, remove it
+    otherwise (call again after the embedder changes); whether it is offered."""
+    wanted = vault.semantic is not None
+    present = registry.permission(RELATED_TOOL) is not None
+    if wanted and not present:
+        _register(registry, _RELATED_SPEC, _VaultTools(vault, store_writer(vault.notes)), "allow")
+    elif present and not wanted:
+        registry.unregister_tool(
+            RELATED_TOOL, "related_notes needs semantic search, and no embedder is configured."
         )
-    return list(VAULT_TOOL_NAMES)
+    return wanted
 
 
-def _store_writer(notes: NoteStore) -> Writer:
+def _register(
+    registry: ToolRegistry, spec: _Spec, tools: _VaultTools, write_permission: Permission
+) -> None:
+    registry.register_tool(
+        spec.args.TOOL,
+        spec.description,
+        spec.args.input_schema(),
+        _bind(spec, tools),
+        permission=write_permission if spec.args.TOOL in WRITE_TOOL_NAMES else "allow",
+    )
+
+
+def store_writer(notes: NoteStore) -> Writer:
+    """The note store making planned writes itself (no plugin to ask)."""
+
     async def write(plan: PlannedWrite, origin: str) -> WriteResult:
         return await asyncio.to_thread(notes.write_planned, plan, origin)
 
@@ -101,7 +127,7 @@ def kept_arguments(call: ToolCall, plan: PlannedWrite, after: str) -> dict[str, 
     the note as planned (ValueError when the tool cannot write that text)."""
     write = _WRITES[call.name]
     kept: ToolArgs = write.kept(plan, write.args.model_validate(call.arguments), after)
-    return kept.model_dump()
+    return kept.model_dump(exclude_none=True)
 
 
 _REVIEWED: ContextVar[dict[str, str | None]] = ContextVar("reviewed_versions")
@@ -129,6 +155,18 @@ def _check_reviewed(plan: PlannedWrite) -> None:
             "conflict",
             f"'{plan.path}' changed while the user was reviewing this change, so nothing was "
             "written: read it again and redo the change.",
+            path=plan.path,
+        )
+
+
+def _check_expected(plan: PlannedWrite, expected: str | None) -> None:
+    """VaultError(conflict) when the caller read another version than the note has now (the
+    tools' optional ``expected_hash``, from read_note)."""
+    if expected is not None and plan.old_hash != expected:
+        raise VaultError(
+            "conflict",
+            f"'{plan.path}' changed since it was read (its hash is not expected_hash), so "
+            "nothing was written: read it again and redo the change.",
             path=plan.path,
         )
 
@@ -239,8 +277,25 @@ class _VaultTools:
         path = self.notes.info(args.path).path
         return {"path": path, "backlinks": self.index.backlinks(path)}
 
+    def related_notes(self, args: RelatedNotesArgs) -> ToolOutput:
+        semantic = self.vault.semantic
+        if semantic is None:
+            raise ValueError("related_notes needs semantic search, and no embedder is configured.")
+        path = self.notes.info(args.path).path
+        if not semantic.ready:
+            return {"path": path, "related": [], "pending": "the note vectors are being computed"}
+        found = related_notes(self.index, semantic, path, args.limit)
+        return {
+            "path": path,
+            "related": [
+                {"path": r.path, "title": r.title, "linked": r.links_to or r.linked_from}
+                for r in found
+            ],
+        }
+
     async def write(self, write: _Write[A], args: A) -> ToolOutput:
         plan = await asyncio.to_thread(write.plan, self.notes, args)
+        _check_expected(plan, getattr(args, "expected_hash", None))
         _check_reviewed(plan)
         written = await self.writer(plan, "model")
         return {"path": written.path, "hash": written.hash}
@@ -340,13 +395,24 @@ _SPECS: Final = (
         _EDIT,
     ),
 )
+_RELATED_SPEC: Final = _Spec(
+    RelatedNotesArgs,
+    "List the notes closest in meaning to one note (not itself), best first, each with its "
+    "path, title and whether the two already link. Use it to suggest links or find notes on the "
+    "same subject worded differently.",
+)
+
 VAULT_TOOL_NAMES: Final[tuple[str, ...]] = tuple(spec.args.TOOL for spec in _SPECS)
+"""The tools every registry gets; related_notes (:data:`RELATED_TOOL`) comes on top with an
+embedder."""
 WRITE_TOOL_NAMES: Final = frozenset(spec.args.TOOL for spec in _SPECS if spec.write)
 TOOL_ARGS: Final[tuple[type[ToolArgs], ...]] = (
     *(spec.args for spec in _SPECS),
+    RelatedNotesArgs,
     CompleteSetupArgs,
 )
-"""Every tool's arguments (the vault tools and complete_setup): what the schema exports."""
+"""Every tool's arguments (the vault tools, related_notes and complete_setup): what the
+schema exports."""
 WRITE_TOOLS: Final[tuple[str, ...]] = (*sorted(WRITE_TOOL_NAMES), CompleteSetupArgs.TOOL)
 """Every tool that writes a note; the user reviews each call (``tool/confirm``)."""
 _WRITES: Final[dict[str, _Write[Any]]] = {

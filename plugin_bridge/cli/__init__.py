@@ -1,5 +1,5 @@
-"""The command line: ``serve``, ``search``, ``chat``, ``setup``, ``config``, ``usage``, ``models``
-and ``schema``.
+"""The command line: ``serve``, ``mcp``, ``search``, ``chat``, ``setup``, ``config``, ``usage``,
+``models`` and ``schema``.
 
 argparse rather than typer: typer costs ~0.16 s to import on this machine, a third of the
 start-up budget of ``serve``. Each command imports what it needs when it runs.
@@ -10,6 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from plugin_bridge.cli.serve import ServeOptions
 
 from llm_service.factory import PROVIDER_NAMES
 
@@ -22,32 +26,17 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="run the bridge server for a vault")
-    serve.add_argument("--vault", type=Path, required=True, help="the vault folder")
-    serve.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
-    serve.add_argument(
-        "--http-port", type=int, default=0, help="HTTP API port (default 0: a free one)"
+    server_arguments(serve)
+    mcp = commands.add_parser(
+        "mcp",
+        help="the vault as an MCP server over stdio (forwards to a running server, or is one)",
     )
-    serve.add_argument("--info-file", type=Path, help="where to write url and token")
-    serve.add_argument("--provider", choices=PROVIDER_NAMES, help="model provider")
-    serve.add_argument("--model", help="model name (default: the provider's recommended one)")
-    serve.add_argument("--base-url", help="provider endpoint, e.g. http://127.0.0.1:1234/v1")
-    serve.add_argument("--data-dir", type=Path, help="index and undo data folder")
-    serve.add_argument(
-        "--daily-budget", type=float, metavar="USD", help="stop chat once a day costs this much"
+    server_arguments(mcp)
+    mcp.add_argument(
+        "--allow-writes",
+        action="store_true",
+        help="offer create_note, edit_note and append_to_note (default: read-only)",
     )
-    serve.add_argument(
-        "--monthly-budget", type=float, metavar="USD", help="stop chat once a month costs this"
-    )
-    serve.add_argument("--max-tokens", type=int, metavar="N", help="most tokens of one answer")
-    serve.add_argument("--temperature", type=float, help="sampling temperature, 0 to 2")
-    serve.add_argument("--timeout", type=float, metavar="S", help="seconds per provider request")
-    serve.add_argument(
-        "--embedder",
-        metavar="KIND:MODEL",
-        help="semantic search with ollama:MODEL, openai:MODEL or model2vec:PATH",
-    )
-    serve.add_argument("--embedder-base-url", metavar="URL", help="the embedder's server")
 
     search = commands.add_parser("search", help="index the vault and print search results")
     search.add_argument("query", help='words, "a phrase", prefix*, tag:x, path:folder')
@@ -89,6 +78,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def server_arguments(serve: argparse.ArgumentParser) -> None:
+    """The options of a process that serves a vault: ``serve``, and ``mcp`` when none runs."""
+    serve.add_argument("--vault", type=Path, required=True, help="the vault folder")
+
+    serve.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
+    serve.add_argument(
+        "--http-port", type=int, default=0, help="HTTP API port (default 0: a free one)"
+    )
+    serve.add_argument("--info-file", type=Path, help="where to write url and token")
+    serve.add_argument("--provider", choices=PROVIDER_NAMES, help="model provider")
+    serve.add_argument("--model", help="model name (default: the provider's recommended one)")
+    serve.add_argument("--base-url", help="provider endpoint, e.g. http://127.0.0.1:1234/v1")
+    serve.add_argument("--data-dir", type=Path, help="index and undo data folder")
+    serve.add_argument(
+        "--daily-budget", type=float, metavar="USD", help="stop chat once a day costs this much"
+    )
+    serve.add_argument(
+        "--monthly-budget", type=float, metavar="USD", help="stop chat once a month costs this"
+    )
+    serve.add_argument("--max-tokens", type=int, metavar="N", help="most tokens of one answer")
+    serve.add_argument("--temperature", type=float, help="sampling temperature, 0 to 2")
+    serve.add_argument("--timeout", type=float, metavar="S", help="seconds per provider request")
+    serve.add_argument(
+        "--embedder",
+        metavar="KIND:MODEL",
+        help="semantic search with ollama:MODEL, openai:MODEL or model2vec:PATH",
+    )
+    serve.add_argument("--embedder-base-url", metavar="URL", help="the embedder's server")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     vault = getattr(args, "vault", None)
@@ -99,28 +119,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     if args.command == "serve":
-        from plugin_bridge.cli.serve import ServeOptions, run
+        from plugin_bridge.cli.serve import run
 
-        return run(
-            ServeOptions(
-                vault=args.vault,
-                host=args.host,
-                port=args.port,
-                http_port=args.http_port,
-                info_file=args.info_file,
-                provider=args.provider,
-                model=args.model,
-                base_url=args.base_url,
-                data_dir=args.data_dir,
-                daily_budget_usd=args.daily_budget,
-                monthly_budget_usd=args.monthly_budget,
-                max_tokens=args.max_tokens,
-                temperature=args.temperature,
-                timeout=args.timeout,
-                embedder=args.embedder,
-                embedder_base_url=args.embedder_base_url,
-            )
-        )
+        return run(serve_options(args))
+    if args.command == "mcp":
+        from plugin_bridge.cli.mcp import run as run_mcp
+
+        return run_mcp(serve_options(args), allow_writes=args.allow_writes)
     if args.command == "search":
         from plugin_bridge.cli.search import run as run_search
 
@@ -155,3 +160,26 @@ def main(argv: list[str] | None = None) -> int:
 
     sys.stdout.write(schema_text())
     return 0
+
+
+def serve_options(args: argparse.Namespace) -> ServeOptions:
+    from plugin_bridge.cli.serve import ServeOptions
+
+    return ServeOptions(
+        vault=args.vault,
+        host=args.host,
+        port=args.port,
+        http_port=args.http_port,
+        info_file=args.info_file,
+        provider=args.provider,
+        model=args.model,
+        base_url=args.base_url,
+        data_dir=args.data_dir,
+        daily_budget_usd=args.daily_budget,
+        monthly_budget_usd=args.monthly_budget,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        timeout=args.timeout,
+        embedder=args.embedder,
+        embedder_base_url=args.embedder_base_url,
+    )

@@ -10,7 +10,8 @@ One server per vault: ``serve`` first takes the lock in the vault's data dir (se
 :mod:`plugin_bridge.cli.lock`); a second one exits 2 naming the running server.
 
 SIGTERM / SIGINT: stop accepting, cancel in-flight work, close connections with 1001, remove the
-info file, exit 0.
+info file, exit 0. A companion (the ``mcp`` command's stdio session) runs beside the server and
+stops it the same way when it ends.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ import os
 import secrets
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from plugin_bridge import PROTOCOL_VERSION
-from plugin_bridge.cli.lock import ServerRunning, acquire
+from plugin_bridge.cli.lock import ServerLock, ServerRunning, acquire
 from plugin_bridge.vault.datadir import data_dir_for
 from plugin_bridge.wire.infofile import (
     InfoRecord,
@@ -40,11 +42,16 @@ from plugin_bridge.wire.security import (
 )
 
 if TYPE_CHECKING:
+    import asyncio
     import socket
 
     from plugin_bridge.app.settings.config import BridgeSettings
     from plugin_bridge.app.settings.providers import ProviderSetup
+    from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.vault.notes.vault import Vault
+
+Companion = Callable[["BridgeApp"], Awaitable[None]]
+"""Runs beside the server once it serves; the server stops when it returns."""
 
 
 class ServeOptions(NamedTuple):
@@ -72,8 +79,11 @@ class _Interrupted(Exception):
     """SIGTERM arrived before the event loop took over signal handling."""
 
 
-def run(options: ServeOptions) -> int:
-    """Run the server until SIGTERM / SIGINT; the process exit code."""
+def run(
+    options: ServeOptions, *, lock: ServerLock | None = None, companion: Companion | None = None
+) -> int:
+    """Run the server until SIGTERM / SIGINT (or until ``companion`` returns); the process exit
+    code. ``lock``: the vault's lock when the caller took it already."""
     from plugin_bridge.vault.semantic.vectors import single_threaded_blas
 
     single_threaded_blas()  # before anything imports numpy
@@ -88,11 +98,11 @@ def run(options: ServeOptions) -> int:
     data_dir = data_dir_for(vault, options.data_dir)
     options = options._replace(data_dir=data_dir)  # the lock and the index agree on it
     try:
-        lock = acquire(data_dir)
+        lock = lock or acquire(data_dir)
     except ServerRunning as exc:
         return _fail(2, str(exc))
     except OSError as exc:
-        return _fail(2, f"Cannot use the data folder ({exc}): pass a writable --data-dir.")
+        return _fail(2, data_dir_problem(exc))
     sockets: list[socket.socket] = []
     for flag, port in (("--port", options.port), ("--http-port", options.http_port)):
         try:
@@ -120,7 +130,7 @@ def run(options: ServeOptions) -> int:
         print(f"HTTP API on {http}", file=sys.stderr, flush=True)
         import asyncio
 
-        return asyncio.run(_serve(options, vault, sockets, token, info_path))
+        return asyncio.run(_serve(options, vault, sockets, token, info_path, companion))
     except (_Interrupted, KeyboardInterrupt):
         return 0
     except Exception as exc:
@@ -136,12 +146,17 @@ def run(options: ServeOptions) -> int:
         lock.release()
 
 
+def data_dir_problem(exc: OSError) -> str:
+    return f"Cannot use the data folder ({exc}): pass a writable --data-dir."
+
+
 async def _serve(
     options: ServeOptions,
     vault_root: Path,
     sockets: list[socket.socket],
     token: str,
     info_path: Path,
+    companion: Companion | None,
 ) -> int:
     import asyncio
     import logging
@@ -154,6 +169,8 @@ async def _serve(
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    from starlette.routing import Route
+
     from plugin_bridge.app.conversations.usage import Budgets
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.app.turn.confirm import ask_client
@@ -161,6 +178,7 @@ async def _serve(
     from plugin_bridge.handlers import build_router
     from plugin_bridge.httpapi.app import build_http_app
     from plugin_bridge.httpapi.server import start_http
+    from plugin_bridge.mcp import streamable_http_app
     from plugin_bridge.wire.server import start_server
 
     prepared = await _prepare(options, vault_root, info_path)
@@ -187,9 +205,14 @@ async def _serve(
             token=app.token,
         ) as server:
             app.broadcast = server.broadcast
-            # Other listeners on the HTTP port (MCP's /mcp) go in build_http_app's mounts.
+            await app.use_mcp_servers(settings.mcp)
+            mcp_app = streamable_http_app(app, allow_writes=settings.http_allow_writes)
             http_app = build_http_app(
-                app, port=http_sock.getsockname()[1], allowed_origins=settings.allowed_origins
+                app,
+                port=http_sock.getsockname()[1],
+                allowed_origins=settings.allowed_origins,
+                mounts=[Route("/mcp", mcp_app)],
+                lifespans=[mcp_app.lifespan],
             )
             http_server = await start_http(http_app, http_sock)
             print(
@@ -199,7 +222,7 @@ async def _serve(
             )
             tune_gc()
             warming = asyncio.create_task(app.providers.warm_up())
-            await stop.wait()
+            await _until_stopped(stop, None if companion is None else companion(app))
             warming.cancel()
             logger.info("shutting down")
             await http_server.close()
@@ -207,6 +230,25 @@ async def _serve(
         await app.aclose()
         await vault.close()
     return 0
+
+
+async def _until_stopped(stop: asyncio.Event, companion: Awaitable[None] | None) -> None:
+    """Wait for a signal, or for the companion to end (then a signal cancels it)."""
+    import asyncio
+    import logging
+
+    waits: list[asyncio.Future[object]] = [asyncio.ensure_future(stop.wait())]
+    if companion is not None:
+        waits.append(asyncio.ensure_future(companion))
+    try:
+        done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in waits:
+            task.cancel()
+        await asyncio.gather(*waits, return_exceptions=True)
+    for task in done:
+        if not task.cancelled() and task.exception() is not None:
+            logging.getLogger(__name__).error("the companion failed", exc_info=task.exception())
 
 
 async def _prepare(

@@ -8,15 +8,15 @@ from typing import TextIO
 
 
 def report(data_dir: Path, out: TextIO) -> int:
-    from plugin_bridge.app.conversations.store import FILE_NAME, ConversationStore
     from plugin_bridge.app.conversations.usage import Budgets, Period, Spending
+    from plugin_bridge.app.conversations.usage_log import FILE_NAME, OLD_FILE_NAME, UsageLog
 
-    if not (data_dir / FILE_NAME).exists():
+    if not any((data_dir / name).exists() for name in (FILE_NAME, OLD_FILE_NAME)):
         out.write("No usage recorded yet for this vault.\n")
         return 0
-    store = ConversationStore(data_dir)
+    log = UsageLog(data_dir)
     try:
-        spending = Spending(store, Budgets())
+        spending = Spending(log, Budgets())
         periods: tuple[tuple[Period, str], ...] = (("day", "Today"), ("month", "This month"))
         for period, label in periods:
             rows = spending.by_model(period)
@@ -33,7 +33,7 @@ def report(data_dir: Path, out: TextIO) -> int:
                     f"{row.output_tokens:>8} out  {cost}\n"
                 )
     finally:
-        store.close()
+        log.close()
     return 0
 
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from plugin_bridge.app.conversations.transcripts import save_conversation_note
 from plugin_bridge.app.settings.providers import Purpose
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.app.turn.context import resolve_context, turn_sources
-from plugin_bridge.app.turn.prompts import context_note, read_prompt
+from plugin_bridge.app.turn.prompts import read_prompt
 from plugin_bridge.app.turn.setup import FIRST_MESSAGE
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.relay import relay, spending
@@ -22,6 +23,9 @@ from plugin_bridge.wire.models import (
     EmptyResult,
     UsageModel,
 )
+
+if TYPE_CHECKING:
+    from llm_service import Message
 
 logger = logging.getLogger(__name__)
 
@@ -47,8 +51,11 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
         conversation_id, service = app.conversations.start()
     else:
         conversation_id = params.conversation_id
+        await app.conversations.settled(conversation_id)  # its last turn is stored
         service = app.conversations.get(conversation_id)
-    turn = await asyncio.to_thread(_turn_input, app, params)
+    turn = _plain_turn_input(app, params)
+    if turn is None:
+        turn = await asyncio.to_thread(_turn_input, app, params)
     route = app.route(turn.purpose)  # what settings/update says now, for this turn only
     app.prepare_turn(service, setup=params.setup, has_note=turn.note is not None)
     first_turn = not service.history
@@ -58,10 +65,10 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
     )
     async with spending(ctx):
         reply = await relay(ctx, events)
-    await asyncio.to_thread(app.conversations.record, conversation_id, service)
-    if first_turn:
-        app.title_later(conversation_id, service.last_exchange)
-    await _keep_note(app, conversation_id)
+    first_exchange = service.last_exchange if first_turn else None
+    app.conversations.record_later(
+        conversation_id, service, functools.partial(_stored, app, conversation_id, first_exchange)
+    )
     return ChatSendResult(
         conversation_id=conversation_id,
         text=reply.text,
@@ -70,6 +77,27 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
         cost_usd=reply.cost_usd,
         sources=turn_sources(turn.given, service.last_exchange),
     )
+
+
+async def _stored(
+    app: BridgeApp, conversation_id: str, first_exchange: list[Message] | None
+) -> None:
+    """Once a turn is stored: a first turn gets its title, the conversation's note is kept."""
+    if first_exchange is not None:
+        app.title_later(conversation_id, first_exchange)
+    await _keep_note(app, conversation_id)
+
+
+def _plain_turn_input(app: BridgeApp, params: ChatSendParams) -> TurnInput | None:
+    """The input of a plain message (no prompt, no context) whose context note is unchanged
+    since it was last read, without a worker thread; None otherwise."""
+    if params.prompt_id is not None or params.context:
+        return None
+    fresh, note = app.context_notes.cached(app.vault, app.config.context_note)
+    if not fresh:
+        return None
+    text = params.text.strip() or (FIRST_MESSAGE if params.setup else "")
+    return TurnInput(text, "", [], params.purpose, note)
 
 
 def _turn_input(app: BridgeApp, params: ChatSendParams) -> TurnInput:
@@ -83,7 +111,7 @@ def _turn_input(app: BridgeApp, params: ChatSendParams) -> TurnInput:
         if prompt.purpose is not None and "purpose" not in params.model_fields_set:
             purpose = prompt.purpose
     context, given = resolve_context(app.vault, params.context)
-    note = context_note(app.vault, app.config.context_note)
+    note = app.context_notes.read(app.vault, app.config.context_note)
     return TurnInput(text, context, given, purpose, note)
 
 
@@ -104,6 +132,7 @@ async def _keep_note(app: BridgeApp, conversation_id: str) -> None:
 
 async def clear(ctx: Context, params: ChatClearParams) -> EmptyResult:
     """Forget a conversation's messages (its id stays valid)."""
+    await ctx.app.conversations.settled(params.conversation_id)
     await asyncio.to_thread(ctx.app.conversations.clear, params.conversation_id)
     return EmptyResult()
 

@@ -30,7 +30,7 @@ async def list_conversations(
 ) -> ConversationsListResult:
     """Stored conversations, newest first, a page at a time; with a query, only those whose
     title or text contain its words."""
-    store = ctx.app.conversations.store
+    store = await ctx.app.conversations.stored()
     try:
         rows, next_cursor = await asyncio.to_thread(
             store.page, params.limit, params.cursor, params.query
@@ -44,7 +44,7 @@ async def list_conversations(
 
 async def get_conversation(ctx: Context, params: ConversationIdParams) -> ConversationResult:
     """One stored conversation with its whole transcript, tool calls and results included."""
-    store = ctx.app.conversations.store
+    store = await ctx.app.conversations.stored()
     row = await asyncio.to_thread(store.get, params.id)
     if row is None:
         raise unknown(params.id)
@@ -57,7 +57,8 @@ async def get_conversation(ctx: Context, params: ConversationIdParams) -> Conver
 
 async def rename_conversation(ctx: Context, params: ConversationsRenameParams) -> EmptyResult:
     """Give a stored conversation a title of the user's choosing."""
-    if not await asyncio.to_thread(ctx.app.conversations.store.rename, params.id, params.title):
+    store = await ctx.app.conversations.stored()
+    if not await asyncio.to_thread(store.rename, params.id, params.title):
         raise unknown(params.id)
     return EmptyResult()
 
@@ -65,7 +66,8 @@ async def rename_conversation(ctx: Context, params: ConversationsRenameParams) -
 async def delete_conversation(ctx: Context, params: ConversationIdParams) -> EmptyResult:
     """Delete a stored conversation and its messages for good."""
     conversations = ctx.app.conversations
-    if not await asyncio.to_thread(conversations.store.delete, params.id):
+    store = await conversations.stored()
+    if not await asyncio.to_thread(store.delete, params.id):
         raise unknown(params.id)
     conversations.forget(params.id)
     return EmptyResult()
@@ -74,7 +76,7 @@ async def delete_conversation(ctx: Context, params: ConversationIdParams) -> Emp
 async def export_conversation(ctx: Context, params: ConversationsExportParams) -> NoteWriteResult:
     """Save a conversation as a Markdown note in the vault (a new note, never overwriting)."""
     app = ctx.app
-    store = app.conversations.store
+    store = await app.conversations.stored()
     row = await asyncio.to_thread(store.get, params.id)
     if row is None:
         raise unknown(params.id)

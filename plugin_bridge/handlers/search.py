@@ -4,6 +4,7 @@ index/confirmEmbedding."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.vault.notes.vault import Vault
@@ -53,7 +54,10 @@ async def related(ctx: Context, params: RelatedParams) -> RelatedResult:
     semantic = vault.semantic
     if semantic is None or not semantic.ready:
         return RelatedResult(results=[], ready=False)
-    found = related_notes(vault.index, semantic, path, params.limit)
+    try:
+        found = related_notes(vault.index, semantic, path, params.limit)
+    except sqlite3.Error:  # the index is being rebuilt (it was found damaged)
+        return RelatedResult(results=[], ready=False)
     return RelatedResult(
         results=[
             RelatedNote(

@@ -21,6 +21,7 @@ from plugin_bridge.wire.models import (
     IndexStatus,
     InitializeParams,
     InitializeResult,
+    McpServerStatus,
     ModelInfoModel,
     ModelsListParams,
     ModelsListResult,
@@ -90,6 +91,10 @@ def health_of(app: BridgeApp) -> HealthResult:
         recommended_models={name: list(models) for name, models in RECOMMENDED_MODELS.items()},
         supported_formats=list(get_args(ToolFormat)),
         tool_count=len(app.tools.get_registered_tools()),
+        mcp_servers=[
+            McpServerStatus.model_validate(status, from_attributes=True)
+            for status in app.mcp_status()
+        ],
     )
 
 

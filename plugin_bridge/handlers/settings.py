@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugin_bridge.app.settings.config import BridgeSettings, config_file, shown
+from plugin_bridge.app.settings.config import (
+    BridgeSettings,
+    McpSettings,
+    config_file,
+    shown,
+)
 from plugin_bridge.app.settings.live_settings import update_settings
 from plugin_bridge.app.settings.providers import ProviderSetup
 from plugin_bridge.handlers.context import AppRouter, Context
@@ -12,6 +17,8 @@ from plugin_bridge.wire.models import (
     BaseUrls,
     Empty,
     KeysModel,
+    McpServerInfo,
+    McpServerParams,
     ModelsByPurpose,
     SettingsResult,
     SettingsUpdateParams,
@@ -32,8 +39,10 @@ async def update(ctx: Context, params: SettingsUpdateParams) -> SettingsResult:
     changes: dict[str, Any] = {
         name: getattr(params, name)
         for name in params.model_fields_set
-        if name not in ("models", "base_urls")
+        if name not in ("models", "base_urls", "mcp_servers")
     }
+    if params.mcp_servers is not None:
+        changes["mcp"] = _mcp_changed(ctx.app.config.mcp, params.mcp_servers)
     if params.base_urls is not None:
         known = (ctx.app.settings or BridgeSettings()).base_urls
         urls: dict[str, str | None] = {name: url for name, url in known.items()}
@@ -48,6 +57,7 @@ async def update(ctx: Context, params: SettingsUpdateParams) -> SettingsResult:
 
 def _result(settings: BridgeSettings, providers: ProviderSetup) -> SettingsResult:
     masked = shown(settings)
+    mcp: Any = masked["mcp"]
     return SettingsResult(
         provider=settings.provider or providers.name,
         base_url=settings.base_url,
@@ -68,12 +78,29 @@ def _result(settings: BridgeSettings, providers: ProviderSetup) -> SettingsResul
         conversations_folder=settings.conversations_folder,
         embedder=settings.embedder,
         embedder_base_url=settings.embedder_base_url,
+        mcp_servers=[
+            McpServerInfo.model_validate({"name": name, **server})
+            for name, server in mcp["servers"].items()
+        ],
         keys=KeysModel(
             anthropic=masked["anthropic_api_key"],
             openai=masked["openai_api_key"],
         ),
         config_file=str(config_file()),
     )
+
+
+def _mcp_changed(
+    current: McpSettings, servers: dict[str, McpServerParams | None]
+) -> dict[str, Any]:
+    """The ``mcp`` table after adding, replacing (given) and removing (null) these servers."""
+    table = current.model_dump(mode="json", exclude_none=True)  # TOML has no null
+    for name, server in servers.items():
+        if server is None:
+            table["servers"].pop(name, None)
+        else:
+            table["servers"][name] = server.model_dump(mode="json", exclude_none=True)
+    return table
 
 
 def register(router: AppRouter) -> None:

@@ -52,7 +52,10 @@ class HttpChat:
 
             registry = ToolRegistry()
             register_vault_tools(
-                registry, self.bridge.vault, write_permission="allow" if allow else "deny"
+                registry,
+                self.bridge.vault,
+                write_permission="allow" if allow else "deny",
+                writer=self.bridge.writes.write,
             )
             self._tools = (allow, registry)
         return self._tools[1]
@@ -118,7 +121,6 @@ class HttpChat:
     async def _service(self, chat: ChatInput) -> LLMService:
         from llm_service import LLMService
         from plugin_bridge.app.state import system_prompt
-        from plugin_bridge.app.turn.prompts import context_note
 
         bridge = self.bridge
         options = bridge.answer_options()
@@ -135,7 +137,10 @@ class HttpChat:
             **options,
         )
         service.set_system_prompt(system_prompt(bridge.vault.name))
-        note = await asyncio.to_thread(context_note, bridge.vault, bridge.config.context_note)
+        path = bridge.config.context_note
+        fresh, note = bridge.context_notes.cached(bridge.vault, path)
+        if not fresh:
+            note = await asyncio.to_thread(bridge.context_notes.read, bridge.vault, path)
         service.set_conversation_context("\n\n".join(p for p in (note, chat.system) if p))
         return service
 

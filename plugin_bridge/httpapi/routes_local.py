@@ -24,7 +24,7 @@ from plugin_bridge.httpapi.responses import chat_of, error_response, json_body, 
 from plugin_bridge.wire.models import ToolFormat, dump
 
 MAX_CALLS: Final = 32
-FORMATS: Final = get_args(ToolFormat)
+FORMATS: Final[tuple[ToolFormat, ...]] = get_args(ToolFormat)
 
 
 async def tools(request: Request) -> Response:

@@ -1,8 +1,9 @@
 """uvicorn, in the server's own event loop, on a socket ``serve`` bound before anything loaded.
 
 uvicorn's own signal handling is left out (``serve`` owns SIGTERM / SIGINT), and so is its
-logging set-up (the server's logging stays as configured). Accepted connections get
-TCP_NODELAY, as the WebSocket's do: streamed chunks go out at once.
+logging set-up (the server's logging stays as configured). HTTP is parsed by httptools (C, as
+``uvicorn[standard]`` does), not h11. Accepted connections get TCP_NODELAY, as the WebSocket's
+do: streamed chunks go out at once.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import socket
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from plugin_bridge.wire.security import http_url
 from plugin_bridge.wire.server import no_delay
@@ -25,7 +26,7 @@ DEFAULT_DRAIN_TIMEOUT: Final = 5
 """Seconds responses still streaming at shutdown get to finish before they are cancelled."""
 
 
-class _NoDelayH11(H11Protocol):
+class _NoDelayHttpTools(HttpToolsProtocol):
     def connection_made(self, transport: Any) -> None:
         no_delay(transport.get_extra_info("socket"))
         super().connection_made(transport)
@@ -50,7 +51,7 @@ class HttpServer:
             access_log=False,
             server_header=False,
             date_header=False,
-            http=_NoDelayH11,
+            http=_NoDelayHttpTools,
             timeout_graceful_shutdown=drain_timeout,
         )
         host, self.port = sock.getsockname()[:2]

@@ -44,13 +44,13 @@ class VaultError(Exception):
 
 
 OUT_OF_HANDLES: Final = frozenset({errno.EMFILE, errno.ENFILE})
-_NO_HANDLES: Final = (
+NO_HANDLES: Final = (
     "the server has as many files open as the system allows: close other programs or "
     "connections, or raise the limit (ulimit -n), and try again"
 )
 _WRITE_FAILURES: Final[dict[int, str]] = {
-    errno.EMFILE: _NO_HANDLES,
-    errno.ENFILE: _NO_HANDLES,
+    errno.EMFILE: NO_HANDLES,
+    errno.ENFILE: NO_HANDLES,
     errno.ENOSPC: "the disk is full: free some space and try again",
     errno.EDQUOT: "the disk quota is used up: free some space and try again",
     errno.EROFS: "its file system is read-only: make it writable and try again",
@@ -94,7 +94,7 @@ def reporting_read_failures(rel: str) -> Iterator[None]:
     except OSError as exc:
         if exc.errno in OUT_OF_HANDLES:
             raise VaultError(
-                "no_file_handles", f"'{rel}' could not be read: {_NO_HANDLES}.", path=rel
+                "no_file_handles", f"'{rel}' could not be read: {NO_HANDLES}.", path=rel
             ) from exc
         if exc.errno == errno.ENAMETOOLONG:
             raise VaultError(

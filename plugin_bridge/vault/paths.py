@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+import unicodedata
 from pathlib import Path, PurePosixPath
 from typing import Final
 
@@ -182,3 +184,31 @@ def resolve_note(
             "forbidden_path", f"'{rel_path}' is inside the assistant's data folder.", path=rel_path
         )
     return candidate
+
+
+def name_key(name: str) -> str:
+    """What a file system that ignores case and Unicode normalisation compares (macOS,
+    Windows, sync services): two names with one key are one file there."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def case_sensitive(folder: Path) -> bool:
+    """Whether the file system holding ``folder`` tells names apart by case: probed with an
+    entry of the folder whose name has letters (or the folder itself), else the platform's
+    default (macOS and Windows: no)."""
+    for entry in [*_first_entries(folder), folder]:
+        swapped = entry.with_name(entry.name.swapcase())
+        if swapped.name != entry.name:
+            try:
+                return not os.path.samefile(entry, swapped)
+            except OSError:
+                return True  # the swapped name does not exist: a different name
+    return sys.platform not in ("darwin", "win32")
+
+
+def _first_entries(folder: Path, count: int = 20) -> list[Path]:
+    try:
+        with os.scandir(folder) as entries:
+            return [Path(entry.path) for _, entry in zip(range(count), entries, strict=False)]
+    except OSError:
+        return []

@@ -6,11 +6,17 @@ transaction, and is recorded by name in ``migrations``.
 
 from __future__ import annotations
 
+import logging
+import os
 import sqlite3
+import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Final
 
-from plugin_bridge.vault.notes.names import name_key
+from plugin_bridge.vault.paths import name_key
+
+logger = logging.getLogger(__name__)
 
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     (
@@ -160,3 +166,40 @@ def _statements(sql: str) -> list[str]:
                 statements.append(pending.strip())
             pending = ""
     return statements
+
+
+def open_store(
+    path: Path, migrations: Sequence[tuple[str, str]], *, afresh: str
+) -> sqlite3.Connection:
+    """``path`` connected and migrated; a file that is not a readable database (garbage,
+    truncated) is moved aside as ``<name>.broken-<UTC time>`` with one logged sentence naming
+    it and saying ``afresh`` (what starting from an empty store means), and a new one is used."""
+    try:
+        return _opened(path, migrations)
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            raise
+        broken = path.with_name(
+            f"{path.name}.broken-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+        )
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(f"{path}{suffix}"):
+                os.replace(f"{path}{suffix}", f"{broken}{suffix}")
+        logger.warning(
+            "%s is not a readable database (%s): moved it aside as %s; %s.",
+            path,
+            exc,
+            broken.name,
+            afresh,
+        )
+    return _opened(path, migrations)
+
+
+def _opened(path: Path, migrations: Sequence[tuple[str, str]]) -> sqlite3.Connection:
+    conn = connect(str(path))
+    try:
+        migrate(conn, migrations)
+    except BaseException:
+        conn.close()
+        raise
+    return conn

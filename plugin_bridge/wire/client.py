@@ -103,14 +103,21 @@ class BridgeClient:
         return await (await self.begin(method, params)).reply
 
     async def begin(self, method: str, params: dict[str, Any] | None = None) -> PendingCall:
-        """Send a request; await ``.reply`` later (or cancel it with :meth:`cancel`)."""
+        """Send a request; await ``.reply`` later (or cancel it with :meth:`cancel`).
+        ConnectionError once the connection is closed."""
         request_id = next(self._ids)
         reply: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._calls[request_id] = reply
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        await self.ws.send(json.dumps(message, ensure_ascii=False))
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            await self.ws.send(json.dumps(message, ensure_ascii=False))
+        except ConnectionClosed as exc:  # as a call in flight learns it: ConnectionError
+            self._calls.pop(request_id, None)
+            raise ConnectionError(f"connection closed ({self.ws.close_code})") from exc
         return PendingCall(request_id, reply)
 
     async def cancel(self, request_id: int) -> None:

@@ -21,7 +21,7 @@ from enum import IntEnum
 from typing import Any, Final
 
 from llm_service.errors import LLMError
-from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.vault.errors import NO_HANDLES, OUT_OF_HANDLES, VaultError
 
 logger = logging.getLogger(__name__)
 
@@ -163,6 +163,12 @@ def to_wire_error(exc: BaseException) -> WireError:
         )
     if isinstance(exc, ValidationError):
         return WireError(int(WireCode.INVALID_PARAMS), invalid_params_message(exc))
+    if isinstance(exc, OSError) and exc.errno in OUT_OF_HANDLES:
+        return WireError(
+            int(WireCode.NOTE_WRITE_FAILED),
+            f"The request could not be done and nothing was changed: {NO_HANDLES}.",
+            {"reason": "no_file_handles"},
+        )
     logger.error("internal error while handling a request", exc_info=exc)
     return WireError(int(WireCode.INTERNAL_ERROR), "Internal error.")
 

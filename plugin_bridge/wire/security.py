@@ -10,15 +10,22 @@ the first frame, so it can tell the real server from an impostor before it sends
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import errno
 import hashlib
 import hmac
 import ipaddress
+import logging
+import os
 import re
 import socket
-from collections.abc import Collection
-from typing import Final, Protocol
+import time
+from collections.abc import Callable, Collection
+from typing import Any, Final, Protocol
 from urllib.parse import parse_qs, urlsplit
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_ALLOWED_ORIGINS: Final = ("app://obsidian.md",)
 BACKLOG: Final = 128
@@ -48,7 +55,70 @@ def bind_host(host: str) -> str:
 def bind_socket(host: str, port: int) -> socket.socket:
     """A listening TCP socket on ``host:port`` (port 0 = a free one)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    return socket.create_server((host, port), family=family, backlog=BACKLOG)
+    sock = socket.create_server((host, port), family=family, backlog=BACKLOG)
+    return ListeningSocket(sock.family, sock.type, sock.proto, fileno=sock.detach())
+
+
+OUT_OF_HANDLES_MESSAGE: Final = "socket.accept() out of system resource"
+"""What asyncio reports (with a traceback, once per retry) when accept() fails with EMFILE."""
+
+
+class ListeningSocket(socket.socket):
+    """A listening socket that runs out of file handles quietly: the first accept() failing
+    with EMFILE or ENFILE logs one line and lets asyncio pause accepting (it retries a second
+    later); the other attempts of the same round stop at once instead of failing again, and a
+    success after the shortage logs one line more. (asyncio's own report of the failure is
+    left out by :func:`quiet_accept_errors`.)"""
+
+    _short_since: float | None = None
+    _paused_until = 0.0
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        now = time.monotonic()
+        if now < self._paused_until:
+            raise ConnectionAbortedError("accepting is paused: out of file handles")
+        try:
+            accepted = super().accept()
+        except OSError as exc:
+            if exc.errno not in (errno.EMFILE, errno.ENFILE):
+                raise
+            self._paused_until = now + ACCEPT_PAUSE
+            if self._short_since is None:
+                self._short_since = now
+                logger.warning(
+                    "Out of file handles (%s): new connections wait until some close; "
+                    "close idle clients or raise the limit (ulimit -n).",
+                    os.strerror(exc.errno),
+                )
+            raise
+        if self._short_since is not None:
+            logger.warning(
+                "Accepting connections again after %.0f s without file handles.",
+                now - self._short_since,
+            )
+            self._short_since = None
+        return accepted
+
+
+ACCEPT_PAUSE: Final = 0.5
+"""After EMFILE, the rest of asyncio's accept round stops at once (it retries after 1 s)."""
+
+
+def quiet_accept_errors(loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
+    """Leave asyncio's report of accept() out of file handles to :class:`ListeningSocket`'s
+    one line (asyncio logs a traceback for every retry); returns what undoes it."""
+    previous = loop.get_exception_handler()
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if context.get("message") == OUT_OF_HANDLES_MESSAGE:
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+    return lambda: loop.set_exception_handler(previous)
 
 
 def ws_url(host: str, port: int) -> str:

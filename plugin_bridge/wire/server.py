@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
@@ -27,6 +27,7 @@ from plugin_bridge.wire.security import (
     bind_socket,
     check_handshake,
     nonce_of,
+    quiet_accept_errors,
     server_proof,
     ws_url,
 )
@@ -78,6 +79,7 @@ class BridgeServer(Generic[S]):
         """Proves the server to a client that sends a nonce (None: no proof is sent)."""
         self.unsent: UnsentBudget[Connection[S]] = UnsentBudget(memory_budget, self._evict)
         self._sockets: dict[Connection[S], ServerConnection] = {}
+        self._loud_accept_errors: Callable[[], None] | None = None
         self.router = router
         self.app = app
         self.allowed_origins = frozenset(allowed_origins)
@@ -106,6 +108,7 @@ class BridgeServer(Generic[S]):
     async def start(self) -> None:
         from websockets.asyncio.server import serve
 
+        self._loud_accept_errors = quiet_accept_errors(asyncio.get_running_loop())
         self._server = await serve(
             self._handle,
             sock=self._sock,
@@ -122,6 +125,9 @@ class BridgeServer(Generic[S]):
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+        if self._loud_accept_errors is not None:
+            self._loud_accept_errors()
+            self._loud_accept_errors = None
 
     async def __aenter__(self) -> BridgeServer[S]:
         return self

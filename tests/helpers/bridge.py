@@ -219,6 +219,7 @@ async def running_bridge(
         **(server_options or {}),
     )
     app.broadcast = server.broadcast
+    await app.use_mcp_servers(app.config.mcp)
     listener = None
     if http:
         sock = bind_socket("127.0.0.1", 0)

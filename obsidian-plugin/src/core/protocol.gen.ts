@@ -486,6 +486,10 @@ export interface HealthResult {
 	 * The tools a conversation's model is offered.
 	 */
 	toolCount: number;
+	/**
+	 * The MCP servers whose tools the model may call ([mcp.servers.NAME]).
+	 */
+	mcpServers: McpServerStatus[];
 }
 export interface IndexStatus {
 	/**
@@ -526,6 +530,18 @@ export interface EmbedderStatus {
 	 * The embedding job's phase, as in index/progress.
 	 */
 	phase: string;
+}
+export interface McpServerStatus {
+	name: string;
+	state: "running" | "starting" | "failed";
+	/**
+	 * How many of its tools the model is offered now.
+	 */
+	tools: number;
+	/**
+	 * Why it last failed; null while it runs.
+	 */
+	error?: string | null;
 }
 export interface ConfirmEmbeddingResult {
 	/**
@@ -784,6 +800,10 @@ export interface SettingsResult {
 	embedder?: string | null;
 	embedderBaseUrl?: string | null;
 	/**
+	 * MCP servers whose tools the model may call, as NAME__tool.
+	 */
+	mcpServers: McpServerInfo[];
+	/**
 	 * Where settings/update saves them.
 	 */
 	configFile: string;
@@ -824,6 +844,31 @@ export interface KeysModel {
 	 */
 	openai: string | null;
 }
+export interface McpServerInfo {
+	name: string;
+	/**
+	 * The program started over stdio; null for a URL.
+	 */
+	command: string | null;
+	args: string[];
+	/**
+	 * Names with masked values.
+	 */
+	env: {
+		[k: string]: string;
+	};
+	/**
+	 * The streamable HTTP endpoint; null for a command.
+	 */
+	url: string | null;
+	/**
+	 * Names with masked values.
+	 */
+	headers: {
+		[k: string]: string;
+	};
+	permission: "allow" | "ask" | "deny";
+}
 export interface SettingsUpdateParams {
 	provider?: ("anthropic" | "openai" | "ollama") | null;
 	/**
@@ -863,6 +908,16 @@ export interface SettingsUpdateParams {
 	 */
 	embedder?: string | null;
 	embedderBaseUrl?: string | null;
+	/**
+	 * Add or replace servers by name (either command, args and env, or url and headers); null removes one. Servers not named stay as they are.
+	 */
+	mcpServers?: {
+		/**
+		 * This interface was referenced by `undefined`'s JSON-Schema definition
+		 * via the `patternProperty` "^[a-z0-9_-]{1,20}$".
+		 */
+		[k: string]: McpServerParams | null;
+	} | null;
 }
 /**
  * Only the providers sent change; null removes one.
@@ -876,6 +931,24 @@ export interface ModelsUpdate {
 	chat?: string | null;
 	fast?: string | null;
 	deep?: string | null;
+}
+export interface McpServerParams {
+	command?: string | null;
+	/**
+	 * @maxItems 100
+	 */
+	args?: string[];
+	env?: {
+		[k: string]: string;
+	};
+	url?: string | null;
+	headers?: {
+		[k: string]: string;
+	};
+	/**
+	 * Its tools run freely, after tool/confirm (the default), or never.
+	 */
+	permission?: "allow" | "ask" | "deny";
 }
 export interface ToolsExecuteParams {
 	/**
@@ -1147,7 +1220,14 @@ export interface ServerRequests {
 	};
 }
 export interface ToolConfirmParams {
+	/**
+	 * The tool as the model called it; NAME__tool for an MCP one.
+	 */
 	tool: string;
+	/**
+	 * The MCP server ([mcp.servers.NAME]) of the tool; null: a vault tool.
+	 */
+	server?: string | null;
 	arguments: {
 		[k: string]: unknown;
 	};
@@ -1241,6 +1321,7 @@ export interface ToolArguments {
 	create_note: CreateNoteArgs;
 	append_to_note: AppendToNoteArgs;
 	edit_note: EditNoteArgs;
+	related_notes: RelatedNotesArgs;
 	complete_setup: CompleteSetupArgs;
 }
 export interface SearchNotesArgs {
@@ -1298,6 +1379,10 @@ export interface AppendToNoteArgs {
 	 * Markdown to add.
 	 */
 	content: string;
+	/**
+	 * Optional: the hash read_note returned; the write is refused if the note changed since, so read it again.
+	 */
+	expected_hash?: string | null;
 }
 export interface EditNoteArgs {
 	/**
@@ -1311,6 +1396,10 @@ export interface EditNoteArgs {
 	 * @maxItems 20
 	 */
 	edits: [NoteEdit, ...NoteEdit[]];
+	/**
+	 * Optional: the hash read_note returned; the write is refused if the note changed since, so read it again.
+	 */
+	expected_hash?: string | null;
 }
 /**
  * One search-and-replace edit of edit_note.
@@ -1324,6 +1413,16 @@ export interface NoteEdit {
 	 * What replaces it ('' deletes it).
 	 */
 	new_text: string;
+}
+export interface RelatedNotesArgs {
+	/**
+	 * Path of the note relative to the vault root, with '/' between folders and the .md extension, e.g. 'Projects/Kafka.md'.
+	 */
+	path: string;
+	/**
+	 * How many results at most (1-50, default 10).
+	 */
+	limit?: number;
 }
 export interface CompleteSetupArgs {
 	/**

@@ -5,6 +5,7 @@ import { Component, Modal, Notice, PluginSettingTab, Setting, type App } from "o
 import type { BridgeClient } from "../core/client";
 import { PROVIDER_NAMES, type ModelInfoModel, type RuntimeInfo, type SettingsResult } from "../core/protocol";
 import type { Assistant } from "./assistant";
+import { showMcpServers } from "./mcp-servers";
 
 /** Embedders offered besides the ones the server's model list names. */
 const KNOWN_EMBEDDERS: Record<string, string> = {
@@ -229,6 +230,10 @@ export class AssistantSettingTab extends PluginSettingTab {
 					}),
 				);
 		}
+		showMcpServers(el, this.plugin, current.mcpServers, () => {
+			el.empty();
+			void this.showServerSettings(el);
+		});
 	}
 
 	private async saveServerSetting(changes: Record<string, unknown>, el: HTMLElement, redraw = true): Promise<void> {

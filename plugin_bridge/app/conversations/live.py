@@ -3,13 +3,19 @@
 At most ``limit`` services stay in memory (the least recently used is dropped); every
 conversation lives on in the store, so ``get`` of one that is not in memory, after a restart
 say, rebuilds its service from the stored messages (the last 20 as working history).
+
+A completed turn is written after its reply has gone out (:meth:`Conversations.record_later`),
+in a worker thread, one transaction per turn, turns of one conversation in order. Whatever reads
+the store first waits for the writes still under way (:meth:`Conversations.stored`), and so does
+the next turn of the same conversation (:meth:`Conversations.settled`) and shutdown.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Final
 
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -37,6 +43,8 @@ class Conversations:
         self.store = store
         self._limit = limit
         self._items: OrderedDict[str, LLMService] = OrderedDict()
+        self._writes: dict[str, asyncio.Task[None]] = {}
+        """The last write under way of each conversation (each waits for the one before)."""
 
     def __len__(self) -> int:
         return len(self._items)
@@ -61,9 +69,51 @@ class Conversations:
         self._keep(conversation_id, service)
         return service
 
-    def record(self, conversation_id: str, service: LLMService) -> None:
-        """Store the turn ``service`` just completed (blocking: call it off the event loop)."""
-        self.store.append(conversation_id, service.last_exchange, service.model)
+    def record_later(
+        self,
+        conversation_id: str,
+        service: LLMService,
+        then: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """Store the turn ``service`` just completed, in the background (see the module
+        docstring), then run ``then`` (what needs the stored turn: the conversation's note,
+        its title). A write that fails is logged; the turn stays in memory."""
+        exchange, model = list(service.last_exchange), service.model
+        before = self._writes.get(conversation_id)
+
+        async def write() -> None:
+            if before is not None:
+                await asyncio.wait([before])
+            await asyncio.to_thread(self.store.append, conversation_id, exchange, model)
+            if then is not None:
+                await then()
+
+        task = asyncio.get_running_loop().create_task(write(), name=f"store {conversation_id}")
+        self._writes[conversation_id] = task
+        task.add_done_callback(lambda done: self._written(conversation_id, done))
+
+    def _written(self, conversation_id: str, task: asyncio.Task[None]) -> None:
+        if self._writes.get(conversation_id) is task:
+            del self._writes[conversation_id]
+        if not task.cancelled() and task.exception() is not None:
+            logger.error(
+                "conversation %s: a turn was not stored", conversation_id, exc_info=task.exception()
+            )
+
+    async def settled(self, conversation_id: str | None = None) -> None:
+        """Return once the writes under way (of ``conversation_id``, or all) are done."""
+        pending = (
+            list(self._writes.values())
+            if conversation_id is None
+            else [task for task in (self._writes.get(conversation_id),) if task is not None]
+        )
+        if pending:
+            await asyncio.wait(pending)
+
+    async def stored(self) -> ConversationStore:
+        """The store, once every turn completed so far is in it."""
+        await self.settled()
+        return self.store
 
     def clear(self, conversation_id: str) -> None:
         self.get(conversation_id).clear_conversation()

@@ -20,11 +20,10 @@ from typing import Final
 from llm_service.messages import (
     Message,
     TextBlock,
-    Usage,
     message_from_dict,
     message_to_dict,
 )
-from plugin_bridge.vault.schema import connect, migrate
+from plugin_bridge.vault.schema import open_store
 
 FILE_NAME: Final = "conversations.sqlite3"
 TITLE_CHARS: Final = 80
@@ -51,6 +50,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ),
     (
         # Every provider call, for usage/summary and the budgets; cost NULL = price unknown.
+        # Since kept in usage.sqlite3 (see usage_log.py), which copied these rows once.
         "002_usage",
         """
         CREATE TABLE usage (
@@ -102,9 +102,12 @@ class ConversationStore:
 
     def __init__(self, data_dir: Path) -> None:
         data_dir.mkdir(parents=True, exist_ok=True)
-        self._conn = connect(str(data_dir / FILE_NAME))
+        self._conn = open_store(
+            data_dir / FILE_NAME,
+            MIGRATIONS,
+            afresh="conversations start afresh (search and notes never depended on it)",
+        )
         self._conn.execute("PRAGMA foreign_keys=ON")
-        migrate(self._conn, MIGRATIONS)
         self._lock = threading.Lock()
 
     @staticmethod
@@ -223,66 +226,8 @@ class ConversationStore:
         with self._lock:
             self._conn.execute("DELETE FROM messages WHERE conversation = ?", (conversation_id,))
 
-    def record_usage(
-        self,
-        conversation_id: str | None,
-        purpose: str,
-        provider: str,
-        model: str,
-        usage: Usage,
-        cost_usd: float | None,
-    ) -> None:
-        """Log one provider call."""
-        with self._lock:
-            self._conn.execute(
-                "INSERT INTO usage (time, conversation, purpose, model, input_tokens, "
-                "output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, provider) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    time.time(),
-                    conversation_id,
-                    purpose,
-                    model,
-                    usage.input_tokens,
-                    usage.output_tokens,
-                    usage.cache_read_tokens,
-                    usage.cache_write_tokens,
-                    cost_usd,
-                    provider,
-                ),
-            )
-
-    def usage_by_model(self, since: float) -> list[ModelUsage]:
-        """Calls since ``since`` (Unix seconds) per provider and model, most expensive first."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT provider, model, COUNT(*), SUM(input_tokens), SUM(output_tokens), "
-                "SUM(cache_read_tokens), SUM(cache_write_tokens), SUM(cost_usd), "
-                "SUM(cost_usd IS NULL) FROM usage WHERE time >= ? GROUP BY provider, model "
-                "ORDER BY SUM(cost_usd) DESC, provider, model",
-                (since,),
-            ).fetchall()
-        return [ModelUsage(*row) for row in rows]
-
     def close(self) -> None:
         self._conn.close()
-
-
-@dataclass(frozen=True)
-class ModelUsage:
-    """One provider's model's calls over a period; ``cost_usd`` sums the priced ones (None: no
-    call had a known price), ``unpriced_calls`` counts the others."""
-
-    provider: str
-    """"" for calls recorded before providers were (or by a provider without a name)."""
-    model: str
-    calls: int
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int
-    cache_write_tokens: int
-    cost_usd: float | None
-    unpriced_calls: int
 
 
 def _title(messages: Sequence[Message]) -> str:

@@ -16,7 +16,7 @@ from plugin_bridge.wire.errors import RpcError, WireCode
 if TYPE_CHECKING:
     from llm_service import Provider, Usage
     from llm_service.service import UsageCallback
-    from plugin_bridge.app.conversations.store import ConversationStore, ModelUsage
+    from plugin_bridge.app.conversations.usage_log import ModelUsage, UsageLog
 
 WARN_AT: Final = 0.8
 Period = Literal["day", "month"]
@@ -43,17 +43,17 @@ class Crossing:
 
 
 class Spending:
-    """Records provider calls in ``store`` and holds them against ``budgets``."""
+    """Records provider calls in ``log`` and holds them against ``budgets``."""
 
-    def __init__(self, store: ConversationStore, budgets: Budgets) -> None:
-        self.store = store
+    def __init__(self, log: UsageLog, budgets: Budgets) -> None:
+        self.log = log
         self.budgets = budgets
 
     def recorder(self, conversation_id: str | None, purpose: str) -> UsageCallback:
         """The ``on_usage`` callback of one conversation (or command) of ``purpose``."""
 
         def record(model: str, usage: Usage, cost_usd: float | None, provider: str) -> None:
-            self.store.record_usage(conversation_id, purpose, provider, model, usage, cost_usd)
+            self.log.record(conversation_id, purpose, provider, model, usage, cost_usd)
 
         return record
 
@@ -78,7 +78,7 @@ class Spending:
         return sum(row.cost_usd or 0.0 for row in self.by_model(period, now))
 
     def by_model(self, period: Period, now: datetime | None = None) -> list[ModelUsage]:
-        return self.store.usage_by_model(period_start(period, now))
+        return self.log.by_model(period_start(period, now))
 
     def check(self) -> None:
         """RpcError -32012 when a budget is already used up (call before the provider)."""

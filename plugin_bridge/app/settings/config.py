@@ -18,9 +18,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -30,6 +39,7 @@ from pydantic_settings import (
 
 from llm_service.factory import ProviderName, parse_model_spec
 from plugin_bridge.app.settings.keys import check_url, key_for
+from plugin_bridge.wire.models.settings import MCP_NAME_PATTERN
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
 
 if TYPE_CHECKING:
@@ -63,6 +73,45 @@ def config_file() -> Path:
 
     given = os.environ.get(CONFIG_ENV)
     return Path(given) if given else Path(user_config_dir("obsidian-ai-bridge")) / CONFIG_NAME
+
+
+McpServerName = Annotated[str, StringConstraints(pattern=MCP_NAME_PATTERN)]
+
+
+class McpServer(BaseModel):
+    """One ``[mcp.servers.NAME]``: a command started over stdio, or a streamable HTTP URL."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: str | None = Field(None, min_length=1, max_length=1000)
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    """Added to the few variables a server inherits (PATH, HOME, …); masked by settings/get."""
+    url: str | None = Field(None, pattern=r"^https?://", max_length=2000)
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Sent with every request (say, Authorization); masked by settings/get."""
+    permission: Literal["allow", "ask", "deny"] = "ask"
+    """Whether its tools run freely, after the user's approval (tool/confirm), or never."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServer:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (a program started over stdio) or url")
+        if self.url is not None and (self.args or self.env):
+            raise ValueError("args and env go with command, not with url")
+        if self.command is not None and self.headers:
+            raise ValueError("headers go with url, not with command")
+        return self
+
+
+class McpSettings(BaseModel):
+    """The ``[mcp]`` table: MCP servers whose tools the model may call."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    servers: dict[McpServerName, McpServer] = Field(default_factory=dict)
+    restart_backoff: float = Field(1.0, gt=0, le=300)
+    """Seconds before a failed server is started again; doubled after each failure (≤ 60 s)."""
 
 
 class BridgeSettings(BaseSettings):
@@ -123,6 +172,8 @@ class BridgeSettings(BaseSettings):
     embedder_concurrency: int = Field(2, ge=1, le=32)
     embedder_confirm_over_usd: float = Field(0.50, ge=0)
     """A paid embedder asks (``index/progress`` phase confirm) before a job estimated above it."""
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    """MCP servers as the model's tools (``[mcp.servers.NAME]``)."""
     anthropic_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")
     )
@@ -212,6 +263,9 @@ def shown(settings: BridgeSettings) -> dict[str, object]:
     for name in ("anthropic_api_key", "openai_api_key"):
         secret = getattr(settings, name)
         values[name] = None if secret is None else _mask(secret.get_secret_value())
+    for server in values["mcp"]["servers"].values():
+        for field in ("env", "headers"):
+            server[field] = {key: _mask(value) for key, value in server[field].items()}
     return values
 
 

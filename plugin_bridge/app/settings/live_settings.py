@@ -10,6 +10,7 @@ from pydantic import SecretStr, ValidationError
 from plugin_bridge.app.conversations.usage import Budgets
 from plugin_bridge.app.settings.config import (
     BridgeSettings,
+    McpSettings,
     SettingsError,
     build_embedder,
     choose_provider,
@@ -69,6 +70,8 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
         app.vault.set_scope(updated.exclude)
     if changes.keys() & EMBEDDER_FIELDS:
         await app.use_embedder(embedder, updated.embedder_confirm_over_usd)
+    if "mcp" in changes:
+        await app.use_mcp_servers(updated.mcp)
     if old is not providers:
         await old.aclose()
     return updated
@@ -95,7 +98,11 @@ def _validated(current: BridgeSettings, changes: dict[str, Any]) -> BridgeSettin
         # back to its default (not to the file's or environment's value it is replacing)
         values[key] = BridgeSettings.model_fields[key].get_default(call_default_factory=True)
     try:
-        return BridgeSettings.model_validate(values)
+        validated = BridgeSettings.model_validate(values)
+        if "mcp" in changes:  # exactly as given: the file's servers would merge back in
+            mcp = McpSettings.model_validate(changes["mcp"])
+            validated = validated.model_copy(update={"mcp": mcp})
+        return validated
     except ValidationError as exc:
         problems = [
             f"'{_wire_name(error['loc'])}': {error['msg'].rstrip('.')}"

@@ -15,6 +15,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
+from plugin_bridge.app.tool_sources import SEPARATOR, server_of
 from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.models import FileChange, ToolConfirmParams, ToolConfirmResult, dump
 
@@ -43,10 +44,12 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
         plan = await asyncio.to_thread(_plan, vault, call)
         if plan is not None:  # the approved write must find the note as it is shown
             remember_review(plan.path, plan.old_hash)
+        server = server_of(call.name)
         params = ToolConfirmParams(
             tool=call.name,
+            server=server,
             arguments=call.arguments,
-            title=confirm_title(call, plan),
+            title=confirm_title(call, plan) if server is None else mcp_title(call.name, server),
             call_id=call.id,
             changes=None
             if plan is None
@@ -76,6 +79,12 @@ def _plan(vault: Vault, call: ToolCall) -> PlannedWrite | None:
         return plan_tool_call(vault, call)
     except VaultError:
         return None  # the call fails with the same error when it runs
+
+
+def mcp_title(name: str, server: str) -> str:
+    """The review's sentence for a tool of an MCP server: which tool, from which server."""
+    tool = name.removeprefix(f"{server}{SEPARATOR}")
+    return f"Allow the assistant to run {tool} from the MCP server '{server}'?"
 
 
 def _approved(call: ToolCall, plan: PlannedWrite | None, answer: Response) -> bool | dict[str, Any]:

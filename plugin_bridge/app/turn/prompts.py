@@ -57,6 +57,37 @@ def context_note(vault: Vault, path: str) -> str | None:
     return f"What the user wants you to know (from their note [[{note.path[:-3]}]]):\n{body}"
 
 
+class ContextNoteCache:
+    """The context note's text as :func:`context_note` made it, read again only when the
+    note's size or modification time changed (a stat, cheap enough for the event loop), so a
+    turn needs no worker thread for it."""
+
+    def __init__(self) -> None:
+        self._stamp: tuple[str, int, float] | tuple[str] | None = None
+        self._text: str | None = None
+
+    def cached(self, vault: Vault, path: str) -> tuple[bool, str | None]:
+        """(True, text) when the note is unchanged since :meth:`read`, else (False, None)."""
+        if self._stamp is not None and self._stamp == _stamp(vault, path):
+            return True, self._text
+        return False, None
+
+    def read(self, vault: Vault, path: str) -> str | None:
+        """The context note's text, read now (blocking) and kept."""
+        stamp = _stamp(vault, path)  # before the read: a change during it reads again
+        self._text = context_note(vault, path)
+        self._stamp = stamp
+        return self._text
+
+
+def _stamp(vault: Vault, path: str) -> tuple[str, int, float] | tuple[str]:
+    try:
+        info = vault.notes.info(path)
+    except VaultError:
+        return (path,)
+    return (path, info.size, info.mtime)
+
+
 def list_prompts(vault: Vault, folder: str) -> list[Prompt]:
     """The custom prompts, by name; none when the folder does not exist."""
     try:

@@ -12,6 +12,7 @@ entry. Later conversations carry the note as their standing context.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
@@ -21,6 +22,7 @@ from plugin_bridge.app.tool_args import CompleteSetupArgs
 if TYPE_CHECKING:
     from llm_service.messages import ToolCall
     from llm_service.tools import ConfirmCallback, ToolOutput, ToolRegistry
+    from plugin_bridge.app.vault_tools import Writer
     from plugin_bridge.vault.notes.vault import Vault
 
 SETUP_TOOL: Final = CompleteSetupArgs.TOOL
@@ -50,13 +52,25 @@ def setup_prompt(vault_name: str, note_path: str, exists: bool) -> str:
     )
 
 
-def register_setup_tool(registry: ToolRegistry, vault: Vault, note_path: Callable[[], str]) -> None:
+def register_setup_tool(
+    registry: ToolRegistry,
+    vault: Vault,
+    note_path: Callable[[], str],
+    writer: Writer | None = None,
+) -> None:
     """Add ``complete_setup`` to ``registry``: it writes ``note_path()`` (the context note
-    setting, read when the call runs) with permission "ask"."""
+    setting, read when the call runs) with permission "ask", through ``writer`` (the app's
+    write-through to Obsidian; the note store by default)."""
+    from plugin_bridge.app.vault_tools import store_writer
 
-    def complete_setup(args: dict[str, Any]) -> ToolOutput:
+    write = writer or store_writer(vault.notes)
+
+    async def complete_setup(args: dict[str, Any]) -> ToolOutput:
         content = CompleteSetupArgs.model_validate(args).content
-        written = vault.notes.create(note_path(), content, overwrite=True, origin="model")
+        plan = await asyncio.to_thread(
+            vault.notes.plan_create, note_path(), content, overwrite=True
+        )
+        written = await write(plan, "model")
         return {"path": written.path, "hash": written.hash}
 
     registry.register_tool(

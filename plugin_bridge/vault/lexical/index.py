@@ -29,8 +29,7 @@ from plugin_bridge.vault.lexical.parse import link_forms
 from plugin_bridge.vault.lexical.query import Query, parse_query, with_filters
 from plugin_bridge.vault.lexical.watcher import WatchCallbacks, watch_vault
 from plugin_bridge.vault.lexical.worker import IndexWorker
-from plugin_bridge.vault.notes.names import case_sensitive
-from plugin_bridge.vault.paths import to_posix
+from plugin_bridge.vault.paths import case_sensitive, to_posix
 from plugin_bridge.vault.schema import connect, migrate
 
 __all__ = ["ScanStats", "SearchHit", "SearchIndex", "SearchResults"]
@@ -99,6 +98,10 @@ class SearchIndex:
         self._closed = False
         self._listeners: list[Callable[[], None]] = []
         self._case_sensitive: bool | None = None
+        self._rebuilding = False
+        """True while a database found damaged is rebuilt (reads answer empty meanwhile)."""
+        self._rebuild_lock = threading.Lock()
+        self._rebuilder: threading.Thread | None = None
         """Whether the vault's file system tells names apart by case (probed when needed)."""
 
     # -- life cycle -------------------------------------------------------------------------
@@ -108,12 +111,7 @@ class SearchIndex:
         with ``watch``, the watcher task starts; the scan waits until the watch is in place."""
         if self._worker is not None or self._closed:
             return
-        writer = await asyncio.to_thread(self._open)
-        self._reader = connect(str(self.db_path), readonly=True)
-        indexer = Indexer(writer, self.files)
-        indexer.on_written = self._written
-        self._worker = IndexWorker(indexer, self._vault_gone)
-        self._worker.start()
+        await asyncio.to_thread(self._open_all)
         if not self.watch:
             self._request_scan()
             return
@@ -145,10 +143,12 @@ class SearchIndex:
                 await asyncio.wait_for(self._watcher, CLOSE_TIMEOUT)  # cancels it on timeout
             except TimeoutError:
                 logger.warning("The vault watcher did not stop in time; cancelled it.")
+        if self._rebuilder is not None:
+            await asyncio.to_thread(self._rebuilder.join, CLOSE_TIMEOUT)
         if self._worker is not None:
             await asyncio.to_thread(self._worker.stop, CLOSE_TIMEOUT)
-        if self._reader is not None:
-            with self._read_lock:
+        with self._read_lock:
+            if self._reader is not None:
                 self._reader.close()
                 self._reader = None
 
@@ -170,6 +170,8 @@ class SearchIndex:
         """Files not processed yet (at least 1 until the first scan has listed the vault)."""
         if self._worker is None:
             return 0
+        if self._rebuilding:
+            return max(self._worker.pending, 1)
         waiting = self._worker.pending
         return waiting if self._worker.scanned.is_set() else max(waiting, 1)
 
@@ -190,13 +192,17 @@ class SearchIndex:
 
     @property
     def note_count(self) -> int:
-        with self._read_lock:
-            return int(self._conn().execute("SELECT count(*) FROM notes").fetchone()[0])
+        """Notes in the index (0 while a damaged database is rebuilt)."""
+        return self._guarded(
+            lambda conn: int(conn.execute("SELECT count(*) FROM notes").fetchone()[0]), 0
+        )
 
     def list_paths(self) -> list[str]:
         """The indexed note paths, sorted."""
-        with self._read_lock:
-            return [row[0] for row in self._conn().execute("SELECT path FROM notes ORDER BY path")]
+        return self._guarded(
+            lambda conn: [row[0] for row in conn.execute("SELECT path FROM notes ORDER BY path")],
+            [],
+        )
 
     @property
     def scanned(self) -> bool:
@@ -216,9 +222,16 @@ class SearchIndex:
             callback()
 
     def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``query`` on the read connection (serialised with searches)."""
-        with self._read_lock:
-            return query(self._conn())
+        """Run ``query`` on the read connection (serialised with searches); sqlite3.Error
+        while a damaged database is rebuilt."""
+        try:
+            with self._read_lock:
+                if self._reader is None and self._rebuilding:
+                    raise sqlite3.OperationalError("the search index is being rebuilt")
+                return query(self._conn())
+        except sqlite3.DatabaseError as exc:
+            self._damaged(exc)
+            raise
 
     def parse(self, query: str, folder: str | None = None, tag: str | None = None) -> Query:
         """``query`` parsed, with the folder and tag filters of ``vault/search`` (the folder
@@ -240,11 +253,14 @@ class SearchIndex:
         inside ``folder`` and with ``tag`` when given; ``snippets=False`` leaves them ""."""
         started = time.perf_counter()
         parsed = self.parse(query, folder, tag)
+        none: list[search_sql.Row] = []
         try:
-            with self._read_lock:
-                rows = search_sql.run(
-                    self._conn(), parsed, max(0, min(limit, MAX_LIMIT)), snippets=snippets
-                )
+            rows = self._guarded(
+                lambda conn: search_sql.run(
+                    conn, parsed, max(0, min(limit, MAX_LIMIT)), snippets=snippets
+                ),
+                none,
+            )
         except sqlite3.Error as exc:
             logger.warning("A search failed inside SQLite (%s); returning no results.", exc)
             rows = []
@@ -266,13 +282,13 @@ class SearchIndex:
         rel = to_posix(path)
         targets = sorted(link_forms(rel))
         marks = ", ".join("?" * len(targets))
-        with self._read_lock:
-            rows = self._conn().execute(
-                "SELECT DISTINCT n.path FROM links l JOIN notes n ON n.id = l.src "
-                f"WHERE l.target IN ({marks}) AND n.path != ? ORDER BY n.path",
-                (*targets, rel),
-            )
-            return [row[0] for row in rows]
+        sql = (
+            "SELECT DISTINCT n.path FROM links l JOIN notes n ON n.id = l.src "
+            f"WHERE l.target IN ({marks}) AND n.path != ? ORDER BY n.path"
+        )
+        return self._guarded(
+            lambda conn: [row[0] for row in conn.execute(sql, (*targets, rel))], []
+        )
 
     # -- changes ----------------------------------------------------------------------------
 
@@ -337,6 +353,72 @@ class SearchIndex:
             )
         return changed
 
+    # -- a database damaged while running ---------------------------------------------------
+
+    def _open_all(self) -> None:
+        """Open the database (rebuilt when unreadable), the read connection and the worker."""
+        writer = self._open()
+        self._reader = connect(str(self.db_path), readonly=True)
+        indexer = Indexer(writer, self.files)
+        indexer.on_written = self._written
+        self._worker = IndexWorker(indexer, self._vault_gone, self._damaged)
+        self._worker.start()
+
+    def _damaged(self, exc: BaseException) -> bool:
+        """Whether ``exc`` says the database file is damaged (SQLite's "malformed" or "not a
+        database": truncated or overwritten under us); if so, rebuild it in the background,
+        as start-up does, and log it once."""
+        if not _is_damage(exc):
+            return False
+        with self._rebuild_lock:
+            if self._rebuilding or self._closed:
+                return True
+            self._rebuilding = True
+        logger.warning(
+            "The search index %s is damaged (%s); rebuilding it from the notes in the "
+            "background (search answers from it again once done).",
+            self.db_path,
+            exc,
+        )
+        self._rebuilder = threading.Thread(
+            target=self._rebuild, name="vault-index-rebuild", daemon=True
+        )
+        self._rebuilder.start()
+        return True
+
+    def _rebuild(self) -> None:
+        """Stop the worker, drop the damaged database, open a new one and scan the vault."""
+        try:
+            if self._worker is not None:
+                self._worker.stop(CLOSE_TIMEOUT)
+            with self._read_lock:
+                if self._reader is not None:
+                    self._reader.close()
+                    self._reader = None
+            if self._closed:
+                return
+            _remove_database(self.db_path)
+            self._open_all()
+            self._request_scan()
+        except Exception:
+            logger.exception("Rebuilding the search index %s failed.", self.db_path)
+        finally:
+            with self._rebuild_lock:
+                self._rebuilding = False
+
+    def _guarded(self, query: Callable[[sqlite3.Connection], T], empty: T) -> T:
+        """``query`` on the read connection; ``empty`` while the database is rebuilt or when
+        it turns out damaged (which starts the rebuild)."""
+        try:
+            with self._read_lock:
+                if self._reader is None and self._rebuilding:
+                    return empty
+                return query(self._conn())
+        except sqlite3.DatabaseError as exc:
+            if self._damaged(exc):
+                return empty
+            raise
+
     # -- helpers ----------------------------------------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
@@ -361,9 +443,7 @@ class SearchIndex:
                 self.db_path,
                 exc,
             )
-        for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(f"{self.db_path}{suffix}")
+        _remove_database(self.db_path)
         return self._open_and_migrate()
 
     def _open_and_migrate(self) -> sqlite3.Connection:
@@ -379,3 +459,16 @@ class SearchIndex:
         if self._reader is None:
             raise RuntimeError("Await SearchIndex.start() before using the index.")
         return self._reader
+
+
+def _is_damage(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.DatabaseError) and (
+        "malformed" in text or "not a database" in text
+    )
+
+
+def _remove_database(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(f"{path}{suffix}")

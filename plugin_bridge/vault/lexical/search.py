@@ -14,7 +14,7 @@ from typing import Final, TypeAlias
 
 from plugin_bridge.vault.lexical.cjk import highlight, match_term, snippet_around
 from plugin_bridge.vault.lexical.query import Query
-from plugin_bridge.vault.notes.names import name_key as folded
+from plugin_bridge.vault.paths import name_key as folded
 
 Row: TypeAlias = tuple[str, str, float, str]
 """path, title, score (higher is better), snippet."""

@@ -42,12 +42,19 @@ class IndexWorker:
     """Runs ``indexer`` in a thread. ``vault_gone()`` is called when a scan finds the vault
     folder missing (the index then keeps its last state)."""
 
-    def __init__(self, indexer: Indexer, vault_gone: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        indexer: Indexer,
+        vault_gone: Callable[[], None],
+        corrupted: Callable[[BaseException], bool] = lambda exc: False,
+    ) -> None:
         self.last_scan_stats = ScanStats()
         self.scanned = threading.Event()
         """Set once the first scan has finished."""
         self._indexer = indexer
         self._vault_gone = vault_gone
+        self._corrupted = corrupted
+        """Told of every failed write; True when the database is damaged (rebuilt elsewhere)."""
         self._queue: queue.Queue[_Change | _Signal] = queue.Queue()
         self._backlog: deque[str] = deque()
         self._ahead: AheadReader | None = None
@@ -171,8 +178,9 @@ class IndexWorker:
                 self._indexer.apply(paths)
                 if self._ahead is not None:
                     self._ahead.drop_stale(paths)
-        except Exception:
-            logger.exception("Indexing %d changed files failed.", len(changes))
+        except Exception as exc:
+            if not self._corrupted(exc):
+                logger.exception("Indexing %d changed files failed.", len(changes))
         finally:
             self._count(-len(changes))
             for change in changes:
@@ -189,8 +197,9 @@ class IndexWorker:
             return
         try:
             todo, unchanged = self._indexer.changes()
-        except sqlite3.Error:
-            logger.exception("Could not compare the vault with its index.")
+        except sqlite3.Error as exc:
+            if not self._corrupted(exc):
+                logger.exception("Could not compare the vault with its index.")
             todo, unchanged = [], 0
         self._scan_stats = ScanStats(unchanged=unchanged)
         self._scanning = True
@@ -219,8 +228,9 @@ class IndexWorker:
                     outcomes = self._indexer.apply(batch)
                 else:
                     outcomes = self._indexer.write(prepared)
-        except Exception:
-            logger.exception("Indexing a batch of %d notes failed.", len(batch))
+        except Exception as exc:
+            if not self._corrupted(exc):
+                logger.exception("Indexing a batch of %d notes failed.", len(batch))
         finally:
             self._count(-len(batch))
         self._scan_stats = self._scan_stats.plus(outcomes)

@@ -119,17 +119,18 @@ async def search_notes(
         assert semantic is not None
         try:
             vector = await semantic.query_vector(_semantic_text(query))
-        except LLMError as exc:  # the embedder went away: words still find notes
-            logger.warning("The query could not be embedded (%s); answering lexically.", exc)
+            allowed = (
+                index.read(lambda conn: search_sql.filtered_chunk_hashes(conn, parsed))
+                if parsed.filtered
+                else None
+            )
+            if vector is not None:
+                wanted = max(limit, CANDIDATES) * CHUNKS_PER_NOTE
+                notes = roll_up(semantic.nearest_chunks(vector, wanted, allowed))
+        except (LLMError, sqlite3.Error) as exc:
+            # the embedder went away, or the index is being rebuilt: words still find notes
+            logger.warning("Semantic search failed (%s); answering lexically.", exc)
             return await search_notes(index, None, query, limit, folder=folder, tag=tag)
-        allowed = (
-            index.read(lambda conn: search_sql.filtered_chunk_hashes(conn, parsed))
-            if parsed.filtered
-            else None
-        )
-        if vector is not None:
-            wanted = max(limit, CANDIDATES) * CHUNKS_PER_NOTE
-            notes = roll_up(semantic.nearest_chunks(vector, wanted, allowed))
     hits = _combine(chosen, lexical.hits if lexical else [], notes, limit)
     if fusing and (bare := [hit.path for hit in hits if not hit.chunks]):
         made = index.snippets(query, bare)

@@ -79,6 +79,13 @@ class IndexStatus(WireModel):
     embedder: EmbedderStatus | None = Field(None, description="null: lexical search only.")
 
 
+class McpServerStatus(WireModel):
+    name: str
+    state: Literal["running", "starting", "failed"]
+    tools: int = Field(description="How many of its tools the model is offered now.")
+    error: str | None = Field(None, description="Why it last failed; null while it runs.")
+
+
 class HealthResult(WireModel):
     status: Literal["ok"]
     version: str
@@ -90,6 +97,9 @@ class HealthResult(WireModel):
         description="Every format tools/list and GET /api/local-llm/tools accept."
     )
     tool_count: int = Field(description="The tools a conversation's model is offered.")
+    mcp_servers: list[McpServerStatus] = Field(
+        description="The MCP servers whose tools the model may call ([mcp.servers.NAME])."
+    )
 
 
 class ModelsListParams(Params):

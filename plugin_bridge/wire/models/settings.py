@@ -5,7 +5,9 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated, Final, Literal
+
+from pydantic import Field, StringConstraints
 
 from llm_service.factory import ProviderName
 from plugin_bridge.wire.models.base import Params, WireModel
@@ -39,6 +41,20 @@ class KeysModel(WireModel):
     openai: str | None = Field(description="Masked; null when not set.")
 
 
+MCP_NAME_PATTERN: Final = r"^[a-z0-9_-]{1,20}$"
+"""An MCP server's name: ``NAME__tool`` then stays within the providers' 64 characters."""
+
+
+class McpServerInfo(WireModel):
+    name: str
+    command: str | None = Field(description="The program started over stdio; null for a URL.")
+    args: list[str]
+    env: dict[str, str] = Field(description="Names with masked values.")
+    url: str | None = Field(description="The streamable HTTP endpoint; null for a command.")
+    headers: dict[str, str] = Field(description="Names with masked values.")
+    permission: Literal["allow", "ask", "deny"]
+
+
 class SettingsResult(WireModel):
     provider: ProviderName | None
     base_url: str | None = Field(description="The chat provider's address.")
@@ -62,7 +78,21 @@ class SettingsResult(WireModel):
         None, description="ollama:MODEL, openai:MODEL or model2vec:PATH; null: lexical only."
     )
     embedder_base_url: str | None = None
+    mcp_servers: list[McpServerInfo] = Field(
+        description="MCP servers whose tools the model may call, as NAME__tool."
+    )
     config_file: str = Field(description="Where settings/update saves them.")
+
+
+class McpServerParams(Params):
+    command: str | None = Field(None, min_length=1, max_length=1000)
+    args: list[str] = Field(default_factory=list, max_length=100)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: str | None = Field(None, pattern=r"^https?://", max_length=2000)
+    headers: dict[str, str] = Field(default_factory=dict)
+    permission: Literal["allow", "ask", "deny"] = Field(
+        "ask", description="Its tools run freely, after tool/confirm (the default), or never."
+    )
 
 
 class ModelsUpdate(Params):
@@ -102,3 +132,12 @@ class SettingsUpdateParams(Params):
         "vectors are ready); null: lexical search only.",
     )
     embedder_base_url: str | None = Field(None, max_length=2000)
+    mcp_servers: (
+        dict[Annotated[str, StringConstraints(pattern=MCP_NAME_PATTERN)], McpServerParams | None]
+        | None
+    ) = Field(
+        None,
+        max_length=50,
+        description="Add or replace servers by name (either command, args and env, or url and "
+        "headers); null removes one. Servers not named stay as they are.",
+    )

@@ -64,7 +64,10 @@ class KeptChange(WireModel):
 
 
 class ToolConfirmParams(WireModel):
-    tool: str
+    tool: str = Field(description="The tool as the model called it; NAME__tool for an MCP one.")
+    server: str | None = Field(
+        None, description="The MCP server ([mcp.servers.NAME]) of the tool; null: a vault tool."
+    )
     arguments: dict[str, Any]
     title: str = Field(
         description='What the call does, in words: "Edit Plan.md: 4 changes", "Create Kites.md".'

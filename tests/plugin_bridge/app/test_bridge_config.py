@@ -180,3 +180,24 @@ def test_out_of_range_answer_settings_are_refused() -> None:
         settings(max_tokens=0)
     with pytest.raises(ValueError, match="temperature"):
         settings(temperature=3)
+
+
+def test_mcp_servers_are_checked_and_their_secrets_masked() -> None:
+    """[mcp.servers.NAME]: a name the providers could not prefix, or both a command and a URL,
+    is refused naming the setting; config show masks env and header values, not their names."""
+    from plugin_bridge.app.settings.config import SettingsError, load_settings, shown
+
+    settings = load_settings(
+        mcp={
+            "servers": {
+                "gh": {"command": "npx", "env": {"GITHUB_TOKEN": "ghp_abcdefghijklmnop"}},
+                "web": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer x"}},
+            }
+        }
+    )
+    servers = shown(settings)["mcp"]["servers"]  # type: ignore[index]
+    assert servers["gh"]["env"] == {"GITHUB_TOKEN": "ghp_…op"}
+    assert servers["web"]["headers"] == {"Authorization": "…"}
+    for bad in ({"Bad Name": {"command": "x"}}, {"both": {"command": "x", "url": "http://h/"}}):
+        with pytest.raises(SettingsError, match=r"'mcp\.servers"):
+            load_settings(mcp={"servers": bad})

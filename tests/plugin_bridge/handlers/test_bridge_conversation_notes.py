@@ -26,14 +26,18 @@ async def test_each_turn_updates_the_conversations_note_until_the_user_edits_it(
         wire = await bridge.wire()
         updated = await wire.result("settings/update", {"conversationsFolder": FOLDER})
         first = await wire.result("chat/send", {"text": "Sourdough starter care?"})
+        settled = bridge.app.conversations.settled  # the note follows the reply
+        await settled()
         conversation = {"conversationId": first["conversationId"]}
         folder = bridge.vault.root / FOLDER
         (note,) = folder.iterdir()
         after_first = note.read_text(encoding="utf-8")
         await wire.result("chat/send", {"text": "In summer?", **conversation})
+        await settled()
         after_second = note.read_text(encoding="utf-8")
         note.write_text(after_second + "\nMy own remark.\n", encoding="utf-8")
         await wire.result("chat/send", {"text": "When to bake?", **conversation})
+        await settled()
         audit = await wire.result("audit/list", {"limit": 10})
     assert updated["conversationsFolder"] == FOLDER
     assert tomllib.loads(config_file().read_text())["conversations_folder"] == FOLDER
@@ -53,5 +57,6 @@ async def test_without_the_setting_no_note_is_written(tmp_path: Path) -> None:
     async with running_bridge(tmp_path, provider=provider, settings=BridgeSettings()) as bridge:
         before = sorted(p for p in bridge.vault.root.rglob("*"))
         await (await bridge.wire()).result("chat/send", {"text": "hi"})
+        await bridge.app.conversations.settled()
         after = sorted(p for p in bridge.vault.root.rglob("*"))
     assert after == before

@@ -10,6 +10,7 @@ import signal
 from pathlib import Path
 
 from llm_service import ScriptedProvider
+from plugin_bridge.app.conversations.store import ConversationStore
 from plugin_bridge.wire.client import BridgeClient
 from tests.fakes import ollama
 from tests.fakes.http import HANG, FakeHTTPServer, Reply
@@ -136,3 +137,26 @@ async def test_export_writes_a_new_markdown_note_with_the_transcript(tmp_path: P
         assert "**You:** How do I keep my starter?" in text
         assert '> Tool `search_notes` {"query": "sourdough"}' in text
         assert "**Assistant:** Feed it daily." in text
+
+
+async def test_a_turn_is_stored_after_its_reply_and_before_anything_reads_it(
+    tmp_path: Path,
+) -> None:
+    """chat/send answers before its turn is written; a read of the store right after (on
+    another connection too) and the next turn see it, and shutdown waits for it."""
+    provider = ScriptedProvider()
+    for answer in ("One.", "Two."):
+        provider.enqueue_text(answer)
+    async with running_bridge(tmp_path, provider=provider) as bridge:
+        first = await (await bridge.wire()).result("chat/send", {"text": "First?"})
+        conversation = first["conversationId"]
+        stored = await (await bridge.wire()).result("conversations/get", {"id": conversation})
+        assert [m["role"] for m in stored["messages"]] == ["user", "assistant"]
+        await (await bridge.wire()).result(
+            "chat/send", {"text": "Second?", "conversationId": conversation}
+        )
+    # running_bridge closed the app: the second turn was stored before the store closed
+    reopened = ConversationStore(tmp_path / "data")
+    texts = [m.text for m in reopened.messages(conversation)]
+    reopened.close()
+    assert texts == ["First?", "One.", "Second?", "Two."]

@@ -68,15 +68,15 @@ async def test_a_used_up_budget_stops_chat_before_the_provider_and_warns_at_80_p
 
 async def test_the_usage_command_prints_today_and_this_month_per_model(tmp_path: Path) -> None:
     """obsidian-ai-bridge usage reads the data folder: totals, per-model rows, unknown prices."""
-    from plugin_bridge.app.conversations.store import ConversationStore
+    from plugin_bridge.app.conversations.usage_log import UsageLog
     from tests.helpers.serve import run_cli
 
     vault = tmp_path / "vault"
     vault.mkdir()
-    store = ConversationStore(tmp_path / "data")
-    store.record_usage("c1", "chat", "anthropic", PRICED, CALL, 0.0006)
-    store.record_usage(None, "note", "ollama", "llama3.1:8b", CALL, None)
-    store.close()
+    log = UsageLog(tmp_path / "data")
+    log.record("c1", "chat", "anthropic", PRICED, CALL, 0.0006)
+    log.record(None, "note", "ollama", "llama3.1:8b", CALL, None)
+    log.close()
     code, out, _err = await run_cli(
         tmp_path, "usage", "--vault", str(vault), "--data-dir", str(tmp_path / "data")
     )

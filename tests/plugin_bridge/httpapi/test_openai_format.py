@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from llm_service import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec, Usage
+from llm_service.factory import parse_model_spec
 from plugin_bridge.httpapi.openai_format import (
     BadRequest,
     chat_input,
@@ -15,7 +16,6 @@ from plugin_bridge.httpapi.openai_format import (
     tool_calls_out,
     usage_out,
 )
-from plugin_bridge.httpapi.providers import split_model
 
 
 def test_a_whole_conversation_reads_into_messages() -> None:
@@ -171,4 +171,4 @@ def test_what_goes_back_out() -> None:
 def test_model_ids_split_only_at_a_known_provider(
     spec: str, expected: tuple[str | None, str]
 ) -> None:
-    assert split_model(spec) == expected
+    assert tuple(parse_model_spec(spec)) == expected

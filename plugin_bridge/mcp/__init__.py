@@ -1,0 +1,82 @@
+"""The vault as an MCP server: ``obsidian-ai-bridge mcp`` over stdio (:mod:`plugin_bridge.cli.mcp`)
+and ``/mcp`` over streamable HTTP on the bridge's HTTP listener (:func:`streamable_http_app`).
+
+Both offer the model's own vault tools (:mod:`plugin_bridge.mcp.tools`). The SDK takes about a
+second to import, so ``/mcp`` imports it on its first request, not when the server starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from starlette.types import Receive, Scope, Send
+
+    from plugin_bridge.app.state import BridgeApp
+
+
+def streamable_http_app(app: BridgeApp, *, allow_writes: bool = False) -> McpHttpApp:
+    """The ASGI app of ``/mcp`` for the server of ``app``: its vault's tools, the writes only
+    with ``allow_writes``. Mount it behind the listener's bearer-token, Origin, Host and size
+    checks, with :meth:`McpHttpApp.lifespan` among the listener's lifespans."""
+    return McpHttpApp(app, allow_writes=allow_writes)
+
+
+class McpHttpApp:
+    """MCP over streamable HTTP (stateless, JSON responses) through the SDK's session manager,
+    built and started by the first request and stopped when :meth:`lifespan` ends."""
+
+    def __init__(self, app: BridgeApp, *, allow_writes: bool) -> None:
+        self.app = app
+        self.allow_writes = allow_writes
+        self._manager: asyncio.Future[StreamableHTTPSessionManager] | None = None
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._manager is None:
+            self._manager = asyncio.get_running_loop().create_future()
+            self._task = asyncio.create_task(self._run(self._manager), name="mcp http")
+        manager = await asyncio.shield(self._manager)
+        await manager.handle_request(scope, receive, send)
+
+    async def _run(self, started: asyncio.Future[StreamableHTTPSessionManager]) -> None:
+        try:
+            import importlib
+
+            sdk = "mcp.server.streamable_http_manager"
+            await asyncio.to_thread(importlib.import_module, sdk)  # ~1 s, off the event loop
+            from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+            from plugin_bridge.mcp.server import build_server
+            from plugin_bridge.mcp.tools import LocalTools
+
+            tools = LocalTools(
+                self.app.vault, allow_writes=self.allow_writes, writer=self.app.writes.write
+            )
+            server = build_server(tools, self.app.vault.name)
+            manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
+            async with manager.run():
+                started.set_result(manager)
+                await self._stop.wait()
+        except BaseException as exc:
+            if not started.done():  # a request waiting for it gets the error, never hangs
+                started.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            logging.getLogger(__name__).error("MCP over HTTP stopped", exc_info=exc)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        """The listener's lifespan for ``/mcp``: on exit, the session manager stops."""
+        try:
+            yield
+        finally:
+            self._stop.set()
+            if self._task is not None:
+                await self._task

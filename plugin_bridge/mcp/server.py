@@ -1,0 +1,125 @@
+"""The vault as an MCP server, on the official SDK's low-level ``Server``: the tools of a
+:class:`~plugin_bridge.mcp.tools.VaultTools`, over stdio (``obsidian-ai-bridge mcp``) or over
+streamable HTTP (:class:`plugin_bridge.mcp.McpHttpApp`, at ``/mcp`` on the HTTP listener).
+
+Results are the vault tools' own: JSON text (also given as ``structuredContent``), ``isError``
+for a refused call with the one sentence that says why.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import unquote
+
+import mcp_types as types
+from mcp.server.lowlevel.server import Server
+
+from plugin_bridge import __version__
+from plugin_bridge.app.vault_tools import WRITE_TOOL_NAMES
+from plugin_bridge.mcp.tools import Outcome, VaultTools
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from llm_service.messages import ToolSpec
+
+SERVER_NAME: Final = "obsidian-ai-bridge"
+DESTRUCTIVE: Final = frozenset({"edit_note"})
+"""Writes that change text already in a note (undoable with note/undo, but not additive)."""
+
+
+def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
+    """An MCP server offering ``tools`` (list and call) for the vault named ``vault_name``."""
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[mcp_tool(spec) for spec in await tools.list_tools()])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        return call_result(await tools.call_tool(params.name, dict(params.arguments or {})))
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[NOTE_TEMPLATE])
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        from mcp.shared.exceptions import MCPError
+
+        uri = str(params.uri)
+        if not uri.startswith(NOTE_SCHEME):
+            raise MCPError(types.INVALID_PARAMS, f"Unknown resource {uri!r}: use note://PATH.")
+        try:
+            path, text = await tools.read_text(unquote(uri.removeprefix(NOTE_SCHEME)))
+        except ValueError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
+        mime = "text/markdown" if path.endswith(".md") else "text/plain"
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)]
+        )
+
+    writes = " Writes are atomic, logged and undoable." if tools.allow_writes else ""
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=f"Search, read and list the notes of the Obsidian vault “{vault_name}”."
+        + writes,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+    )
+
+
+NOTE_SCHEME: Final = "note://"
+NOTE_TEMPLATE: Final = types.ResourceTemplate(
+    name="note",
+    uri_template="note://{path}",
+    description="A note of the vault, whole, by its path: note://Projects/Kafka%20pipeline.md",
+    mime_type="text/markdown",
+)
+
+
+def mcp_tool(spec: ToolSpec) -> types.Tool:
+    """A vault tool as MCP lists it: its schema as it is, with hints for clients' approvals."""
+    write = spec.name in WRITE_TOOL_NAMES
+    return types.Tool(
+        name=spec.name,
+        description=spec.description,
+        input_schema=dict(spec.input_schema),
+        annotations=types.ToolAnnotations(
+            read_only_hint=not write,
+            destructive_hint=spec.name in DESTRUCTIVE,
+            idempotent_hint=not write,
+            open_world_hint=False,
+        ),
+    )
+
+
+def call_result(outcome: Outcome) -> types.CallToolResult:
+    structured: dict[str, Any] | None = None
+    if not outcome.is_error and outcome.content.startswith("{"):
+        try:
+            structured = json.loads(outcome.content)
+        except ValueError:
+            structured = None
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=outcome.content)],
+        structured_content=structured,
+        is_error=outcome.is_error,
+    )
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve one MCP client on this process's stdin and stdout until stdin closes. While it
+    runs, file descriptor 1 points at stderr, so nothing else can write into the channel."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -1,0 +1,206 @@
+"""Which vault tools MCP clients get, and where their calls run.
+
+The tools are the model's own (:mod:`plugin_bridge.app.vault_tools`): the same names, JSON
+schemas, path rules, hash checks, audit log and undo. Reads are always offered; the writes only
+with ``--allow-writes``; related_notes while the vault has an embedder. Two places run them:
+
+- :class:`LocalTools`: this process serves the vault (its own registry over the app's vault);
+- :class:`ForwardedTools`: another server owns the vault, and every call goes to it over the
+  WebSocket (``tools/list``, ``tools/execute``), so there is one index and one writer.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from llm_service.messages import ToolCall, ToolSpec
+from plugin_bridge.app.vault_tools import (
+    RELATED_TOOL,
+    VAULT_TOOL_NAMES,
+    WRITE_TOOL_NAMES,
+    Writer,
+    offer_related,
+    register_vault_tools,
+)
+
+if TYPE_CHECKING:
+    from llm_service.tools import ToolRegistry
+    from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.wire.client import BridgeClient
+
+MCP_TOOL_NAMES: Final = frozenset({*VAULT_TOOL_NAMES, RELATED_TOOL})
+"""Every vault tool MCP may offer (never the model's MCP-sourced ``NAME__tool`` ones)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A tool call's result text (JSON for the vault tools) and whether it is an error."""
+
+    content: str
+    is_error: bool = False
+
+
+class VaultTools(Protocol):
+    """What the MCP server needs: the tools on offer now, and a way to run one."""
+
+    allow_writes: bool
+
+    async def list_tools(self) -> list[ToolSpec]: ...
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Outcome: ...
+
+    async def read_text(self, path: str) -> tuple[str, str]:
+        """A note's path (as the vault spells it) and whole text; ValueError saying why not."""
+        ...
+
+
+def offered(specs: list[ToolSpec], allow_writes: bool) -> list[ToolSpec]:
+    """The vault tools of ``specs`` that MCP offers: reads, and the writes when allowed."""
+    return [
+        spec
+        for spec in specs
+        if spec.name in MCP_TOOL_NAMES and (allow_writes or spec.name not in WRITE_TOOL_NAMES)
+    ]
+
+
+def refusal(name: str, allow_writes: bool) -> Outcome | None:
+    """The error for a call MCP never runs (a write without --allow-writes, not a vault tool)."""
+    if name in WRITE_TOOL_NAMES and not allow_writes:
+        return Outcome(
+            f"{name} changes notes, and this MCP server is read-only: start it with "
+            "--allow-writes to let clients write.",
+            is_error=True,
+        )
+    if name not in MCP_TOOL_NAMES:
+        known = ", ".join(sorted(MCP_TOOL_NAMES - (set() if allow_writes else WRITE_TOOL_NAMES)))
+        return Outcome(f"Unknown tool {name!r}. Available: {known}.", is_error=True)
+    return None
+
+
+class LocalTools:
+    """The vault tools of this process's vault; writes run without asking (the MCP client is
+    the one that asks its user), made by ``writer`` (the app's: through Obsidian for an open
+    note), recorded in the audit log as the model's with undo."""
+
+    def __init__(self, vault: Vault, *, allow_writes: bool, writer: Writer | None = None) -> None:
+        from llm_service.tools import ToolRegistry
+
+        self.vault = vault
+        self.allow_writes = allow_writes
+        self.registry: ToolRegistry = ToolRegistry()
+        register_vault_tools(
+            self.registry,
+            vault,
+            write_permission="allow" if allow_writes else "deny",
+            writer=writer,
+        )
+        self._ids = itertools.count(1)
+
+    async def list_tools(self) -> list[ToolSpec]:
+        offer_related(self.registry, self.vault)  # the embedder may have changed
+        return offered(self.registry.tool_specs(), self.allow_writes)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Outcome:
+        refused = refusal(name, self.allow_writes)
+        if refused is not None:
+            return refused
+        offer_related(self.registry, self.vault)
+        block = await self.registry.run_tool_call(
+            ToolCall(f"mcp-{next(self._ids)}", name, arguments)
+        )
+        return Outcome(block.content, block.is_error)
+
+    async def read_text(self, path: str) -> tuple[str, str]:
+        import asyncio
+
+        from plugin_bridge.vault.errors import VaultError
+
+        try:
+            note = await asyncio.to_thread(self.vault.notes.read, path)
+        except VaultError as exc:
+            raise ValueError(str(exc)) from exc
+        return note.path, note.content
+
+
+class ForwardedTools:
+    """The vault tools of the server that owns the vault, over its WebSocket. That server asks
+    before each write (``tool/confirm``); this client answers yes only with --allow-writes."""
+
+    def __init__(
+        self, connect: Callable[[ForwardedTools], Awaitable[BridgeClient]], *, allow_writes: bool
+    ) -> None:
+        self._connect = connect
+        self.allow_writes = allow_writes
+        self._client: BridgeClient | None = None
+
+    async def start(self) -> None:
+        """Connect now (ConnectionError when the server does not answer)."""
+        self._client = await self._connect(self)
+
+    async def _request(self, method: str, params: dict[str, Any], *, retry: bool) -> Any:
+        """``method`` on the server, connecting (again) when needed; a read is retried once on
+        a new connection when the old one broke."""
+        for attempt in (1, 2):
+            if self._client is None:
+                self._client = await self._connect(self)
+            try:
+                return await self._client.request(method, params)
+            except ConnectionError:
+                self._client = None
+                if not retry or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+
+    async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The server's requests to this client: ``tool/confirm`` only."""
+        return {"approved": self.allow_writes and method == "tool/confirm"}
+
+    async def list_tools(self) -> list[ToolSpec]:
+        listed = await self._request("tools/list", {"format": "anthropic"}, retry=True)
+        specs = [
+            ToolSpec(tool["name"], tool.get("description", ""), tool["input_schema"])
+            for tool in listed["tools"]
+        ]
+        return offered(specs, self.allow_writes)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Outcome:
+        from plugin_bridge.wire.client import RpcCallError
+
+        refused = refusal(name, self.allow_writes)
+        if refused is not None:
+            return refused
+        calls = {"calls": [{"name": name, "arguments": arguments}]}
+        try:
+            done = await self._request("tools/execute", calls, retry=name not in WRITE_TOOL_NAMES)
+        except RpcCallError as exc:
+            return Outcome(exc.message, is_error=True)
+        except ConnectionError as exc:
+            then = (
+                "read the note to see whether the write happened, then try again"
+                if name in WRITE_TOOL_NAMES
+                else "try again, and restart the MCP client if it persists"
+            )
+            return Outcome(
+                f"Lost the bridge server for this vault during {name} ({exc}): {then}.",
+                is_error=True,
+            )
+        for invalid in done["invalidCalls"]:
+            return Outcome(invalid["reason"], is_error=True)
+        result = done["results"][0]
+        return Outcome(result["content"], bool(result["isError"]))
+
+    async def read_text(self, path: str) -> tuple[str, str]:
+        from plugin_bridge.wire.client import RpcCallError
+
+        try:
+            note = await self._request("note/read", {"path": path}, retry=True)
+        except (RpcCallError, ConnectionError) as exc:
+            raise ValueError(getattr(exc, "message", str(exc))) from exc
+        return str(note["path"]), str(note["content"])

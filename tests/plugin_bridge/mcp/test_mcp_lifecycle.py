@@ -1,0 +1,76 @@
+"""How `obsidian-ai-bridge mcp` lives and dies: serving the vault itself it stops when stdin
+closes (info file removed, lock free, nothing but MCP on stdout); forwarding, it survives the
+server's restart (the call made while none runs is a clear error, the next one reconnects)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from plugin_bridge.cli.lock import acquire
+from tests.conftest import REPO_ROOT
+from tests.helpers.bridge import copy_example_vault
+from tests.helpers.mcp import HeldClient, json_of, mcp_command, text_of
+from tests.helpers.serve import START_WAIT, cli_env, start_serve
+
+
+async def test_serving_the_vault_it_stops_when_stdin_closes(tmp_path: Path) -> None:
+    vault, info_file = copy_example_vault(tmp_path), tmp_path / "server.json"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *("-m", "plugin_bridge", "mcp", "--vault", str(vault), "--data-dir", str(tmp_path / "d")),
+        *("--info-file", str(info_file)),
+        cwd=REPO_ROOT,
+        env=cli_env(tmp_path) | {"AI_BRIDGE_CONFIG": str(tmp_path / "none.toml")},
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    process.stdin.write(json.dumps(initialize).encode() + b"\n")
+    await process.stdin.drain()
+    async with asyncio.timeout(START_WAIT):
+        reply = json.loads(await process.stdout.readline())
+    assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "obsidian-ai-bridge"
+    assert info_file.exists()
+    process.stdin.close()
+    async with asyncio.timeout(START_WAIT):
+        rest = await process.stdout.read()
+        assert await process.wait() == 0
+    assert all(json.loads(line) for line in rest.splitlines())  # stdout: MCP messages only
+    assert not info_file.exists()
+    acquire(tmp_path / "d").release()  # the vault's lock is free again
+
+
+async def test_forwarding_survives_the_servers_restart(tmp_path: Path) -> None:
+    vault, data_dir = copy_example_vault(tmp_path), tmp_path / "data"
+    info = ("--info-file", str(tmp_path / "server.json"))
+    env = cli_env(tmp_path) | {"AI_BRIDGE_CONFIG": str(tmp_path / "none.toml")}
+    served = await start_serve(tmp_path, *info, vault=vault)
+    client = await HeldClient(mcp_command(vault, data_dir, env, *info)).open()
+    try:
+        read = {"path": "Welcome.md"}
+        assert json_of(await client.call("read_note", read))["path"] == "Welcome.md"
+        served.process.terminate()
+        await served.process.wait()
+        lost = await client.call("read_note", read)
+        assert lost.is_error and "Lost the bridge server for this vault" in text_of(lost)
+        served = await start_serve(tmp_path, *info, vault=vault)
+        assert json_of(await client.call("read_note", read))["path"] == "Welcome.md"
+    finally:
+        await client.close()
+        if served.process.returncode is None:
+            served.process.terminate()
+            await served.process.wait()

@@ -1,0 +1,30 @@
+"""The MCP server's tools in process: related_notes follows the embedder, through the SDK's
+in-process client over the same low-level server the stdio and HTTP transports serve."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp import Client
+
+from llm_service.embedders import FakeEmbedder
+from plugin_bridge.mcp.server import build_server
+from plugin_bridge.mcp.tools import LocalTools
+from tests.helpers.bridge import running_bridge
+from tests.helpers.mcp import json_of, text_of
+
+
+async def test_related_notes_is_offered_while_there_is_an_embedder(tmp_path: Path) -> None:
+    async with running_bridge(tmp_path, embedder=FakeEmbedder()) as bridge:
+        tools = LocalTools(bridge.vault, allow_writes=False, writer=bridge.app.writes.write)
+        async with Client(build_server(tools, bridge.vault.name)) as client:
+            listed = {tool.name for tool in (await client.list_tools()).tools}
+            assert "related_notes" in listed
+            found = await client.call_tool("related_notes", {"path": "Projects/Kafka pipeline.md"})
+            related = json_of(found)["related"]
+            assert related and all(item["path"] != "Projects/Kafka pipeline.md" for item in related)
+            await bridge.app.use_embedder(None, 0.5)
+            listed = {tool.name for tool in (await client.list_tools()).tools}
+            assert "related_notes" not in listed
+            gone = await client.call_tool("related_notes", {"path": "Projects/Kafka pipeline.md"})
+            assert gone.is_error and "needs semantic search" in text_of(gone)
