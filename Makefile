@@ -82,7 +82,7 @@ chromium:
 		|| echo "chromium is missing and apt-get cannot install it: the browser test will be skipped"; }
 
 # Refresh the pictures in docs/ from the browser tests (the panel, mid-answer, a review, the
-# rewrite preview, the related view, the settings tab).
+# rewrite preview, the related view, the settings tab, the install and setup cards).
 screenshot: plugin $(STAMP) chromium
 	cd $(PLUGIN) && SCREENSHOT_DIR=$(CURDIR)/docs npx vitest run tests/browser
 

@@ -75,7 +75,9 @@ async def run(notes: int, rounds: int) -> dict[str, Any]:
             index_s = await until_indexed(bridge, vault.notes)
             forwarded = await stack.enter_async_context(Client(params))
             http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers={"Authorization": f"Bearer {info['token']}"})
+                httpx2.AsyncClient(
+                    headers={"Authorization": f"Bearer {info['token']}"}, timeout=30.0
+                )
             )
             transport: Any = streamable_http_client(f"{info['httpUrl']}/mcp", http_client=http)
             over_http = await stack.enter_async_context(Client(transport))

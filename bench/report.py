@@ -30,6 +30,7 @@ def benches(notes: int) -> dict[str, list[str]]:
         "search sizes": ["bench/search.py", "--sizes", "1000,10000,30000", "--edits", "5"],
         "import time": ["bench/import_time.py"],
         "start-up": ["bench/startup.py"],
+        "setup checks": ["bench/setup_checks.py"],
         "bridge latency": ["bench/bridge_latency.py"],
         "stalls (burst)": ["bench/stalls.py"],
         "stalls (paced)": ["bench/stalls.py", "--pace", "0.01"],

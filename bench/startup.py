@@ -1,9 +1,11 @@
-"""How fast `serve` becomes reachable on examples/vault (target: info file within 0.5 s).
+"""How fast `serve` becomes reachable on examples/vault (target: info file within 1 s).
 
 Two moments per run, measured from spawning ``python -m plugin_bridge serve``:
 
-* info file: the port is bound and ``server.json`` written; a client can connect (its TCP
-  connection waits in the backlog while the rest loads). This is the 0.5 s target.
+* info file: every setting is checked (pydantic and the settings file loaded, so a server that
+  cannot work never says it listens), the port is bound and ``server.json`` written; a client
+  can connect (its TCP connection waits in the backlog while the rest loads). This is the 1 s
+  target (0.5 s before the settings were checked first, issue 20).
 * first reply: a client that polled for the info file has connected and got its
   ``initialize`` result: pydantic, the WebSocket server and the vault index are loaded.
 
@@ -26,7 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET_SECONDS = 0.5
+TARGET_SECONDS = 1.0
 
 
 async def first_reply(info: dict[str, str]) -> None:

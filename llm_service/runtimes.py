@@ -68,7 +68,9 @@ async def detect_runtimes(roots: Mapping[RuntimeKind, str] | None = None) -> lis
 
     where = runtime_roots() if roots is None else roots
     timeout = httpx.Timeout(READ_SECONDS, connect=CONNECT_SECONDS)
-    async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
+    https = any(root.startswith("https:") for root in where.values())
+    # Loading the CA bundle costs ~80 ms: only an https address needs it.
+    async with httpx.AsyncClient(timeout=timeout, trust_env=False, verify=https) as client:
         ollama, lmstudio = await asyncio.gather(
             _ollama(client, where["ollama"]), _lmstudio(client, where["lmstudio"])
         )

@@ -3,7 +3,7 @@
 // Obsidian's editor, and the settings tab.
 import { FileSystemAdapter, getAllTags, MarkdownView, Notice, Plugin, TFile, TFolder, type WorkspaceLeaf } from "obsidian";
 import { BridgeClient, type ConnectionState, type Endpoint, type Notification, type ServerRequest, type Timers } from "./core/client";
-import { Connector } from "./core/connector";
+import { Connector, type ServerProblem } from "./core/connector";
 import type { Review } from "./core/diff";
 import { diagnoseHandshake, type Host } from "./core/host";
 import { suggestedCommand } from "./core/launcher";
@@ -13,6 +13,7 @@ import { loadSettings, type PluginSettings } from "./core/settings";
 import { statusText, statusTitle } from "./core/status";
 import type { Assistant, Prompt } from "./ui/assistant";
 import { ConfirmModal } from "./ui/confirm-modal";
+import { localMachineStore } from "./ui/machine-store";
 import { createNodeHost } from "./ui/node-host";
 import { addCommands, COMMAND_IDS } from "./ui/commands";
 import { RelatedView, RELATED_VIEW_TYPE } from "./ui/related-view";
@@ -30,6 +31,8 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	private connected = false;
 	private indexPoll: number | null = null;
 	private promptCommands = new Set<string>();
+	/** The plugin started the server and waits for it (the status bar says *starting*). */
+	private starting = false;
 
 	override async onload(): Promise<void> {
 		this.settings = loadSettings(await this.loadData());
@@ -41,9 +44,13 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		};
 		const vaultPath = this.vaultPath();
 		if (host && vaultPath) {
-			this.connector = new Connector(host, vaultPath, () => this.settings, timers, {
-				onServerStarting: () => new Notice("Starting the assistant server…"),
+			this.connector = new Connector(host, vaultPath, () => this.settings, localMachineStore(vaultPath), timers, {
+				onServerStarting: () => {
+					this.starting = true;
+					this.onState(this.client.connection);
+				},
 				onServerExited: (code, output) => {
+					this.starting = false;
 					if (code !== 0 && code !== null) new Notice(`The assistant server stopped: ${output.slice(-2).join(" ")}`);
 				},
 			});
@@ -57,6 +64,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			onState: (state) => this.onState(state),
 			onNotification: (notification) => this.onNotification(notification),
 			onServerRequest: (request) => this.onServerRequest(request),
+			onImpostor: (endpoint) => this.connector?.refused(endpoint.url),
 		});
 
 		this.registerView(VIEW_TYPE, (leaf: WorkspaceLeaf) => new AssistantView(leaf, this));
@@ -72,8 +80,12 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			this.client.stop();
 			this.connector?.stopServer();
 		});
-		// Obsidian quitting may not unload plugins first: the server started here stops with it.
-		this.registerDomEvent(window, "beforeunload", () => this.connector?.stopServer());
+		// Obsidian quitting may not unload plugins first: the server started here stops with it,
+		// and the client stops too, so it does not start another one meanwhile.
+		this.registerDomEvent(window, "beforeunload", () => {
+			this.client.stop();
+			this.connector?.stopServer();
+		});
 		this.app.workspace.onLayoutReady(() => this.client.start());
 	}
 
@@ -112,9 +124,26 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		await this.saveData(this.settings);
 	}
 
+	/** What the panel offers when there is no server: the install card, or a question about a
+	 * Server command this computer did not set. */
+	serverProblem(): ServerProblem | null {
+		return this.connector?.problem ?? null;
+	}
+
+	/** Keep the Server command, and whether this computer may run it: the user's answer in the
+	 * panel, or a command typed in the settings here (which counts as allowed). */
+	async setServerCommand(command: string, allowed: boolean): Promise<void> {
+		this.connector?.confirmCommand(command, allowed);
+		if (this.settings.serverCommand !== command) {
+			this.settings.serverCommand = command;
+			await this.saveSettings();
+		}
+	}
+
 	private onState(state: ConnectionState): void {
-		this.statusEl.setText(statusText(state, this.embedding));
-		this.statusEl.setAttribute("aria-label", statusTitle(state));
+		if (state.status !== "connecting") this.starting = false;
+		this.statusEl.setText(statusText(state, this.embedding, this.starting));
+		this.statusEl.setAttribute("aria-label", statusTitle(state, this.starting));
 		this.statusEl.toggleClass("aib-status-off", state.status === "disconnected");
 		for (const view of this.views()) view.showConnection();
 		const connectedNow = state.status === "connected" && !this.connected;

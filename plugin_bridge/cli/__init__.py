@@ -47,6 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
     chat = commands.add_parser("chat", help="chat in the terminal with the running server")
     chat.add_argument("--vault", type=Path, required=True)
     chat.add_argument("--info-file", type=Path, help="the server's info file")
+    chat.add_argument(
+        "--setup",
+        action="store_true",
+        help="introduce yourself: the assistant asks about the vault and you, then writes the "
+        "context note (Assistant.md) after you review it",
+    )
 
     setup = commands.add_parser("setup", help="choose a provider and model, check them, save")
     setup.add_argument("--provider", choices=PROVIDER_NAMES)
@@ -113,10 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     vault = getattr(args, "vault", None)
     if vault is not None and not vault.expanduser().is_dir():
-        print(
-            f"Vault folder {vault} does not exist: pass an existing folder to --vault.",
-            file=sys.stderr,
+        problem = (
+            f"{vault} is a file, not a folder: pass the vault's folder to --vault."
+            if vault.expanduser().exists()
+            else f"Vault folder {vault} does not exist: pass an existing folder to --vault."
         )
+        print(problem, file=sys.stderr)
         return 2
     if args.command == "serve":
         from plugin_bridge.cli.serve import run
@@ -133,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "chat":
         from plugin_bridge.cli.chat import run as run_chat
 
-        return run_chat(args.vault, args.info_file)
+        return run_chat(args.vault, args.info_file, setup=args.setup)
     if args.command == "setup":
         from plugin_bridge.cli.setup import run as run_setup
 

@@ -100,18 +100,25 @@ class ChatView:
         return {"approved": (answer or "").strip().lower() in {"y", "yes"}}
 
 
-async def repl(client: BridgeClient, view: ChatView, interrupts: Interrupts) -> None:
-    """Read messages and send them until /quit, end of input or Ctrl-C at the prompt."""
+async def repl(
+    client: BridgeClient, view: ChatView, interrupts: Interrupts, *, setup: bool = False
+) -> None:
+    """Read messages and send them until /quit, end of input or Ctrl-C at the prompt. With
+    ``setup`` every message is a turn of the setup conversation, which the assistant opens."""
     conversation_id: str | None = None
     notes: list[str] = []
+    first: str | None = "" if setup else None
     while True:
-        interrupted, line = await _first(view.ask(PROMPT), interrupts)
-        if interrupted or line is None:
-            view.write("\n")
-            return
-        text = line.strip()
-        if not text:
-            continue
+        if first is None:
+            interrupted, line = await _first(view.ask(PROMPT), interrupts)
+            if interrupted or line is None:
+                view.write("\n")
+                return
+            text = line.strip()
+            if not text:
+                continue
+        else:
+            text, first = first, None
         if text.startswith("/"):
             if text in {"/quit", "/exit"}:
                 return
@@ -124,28 +131,42 @@ async def repl(client: BridgeClient, view: ChatView, interrupts: Interrupts) -> 
                 view.write(await local_command(client, text))
             continue
         params: dict[str, Any] = {"text": text}
+        if setup:
+            params["setup"] = True
         if notes:
             params["context"] = [{"note": note} for note in notes]
         if conversation_id is not None:
             params["conversationId"] = conversation_id
-        view.write("ai> ")
         try:
-            call = await client.begin("chat/send", params)
-            interrupted, result = await _first(call.reply, interrupts)
-            if interrupted:
-                await client.cancel(call.id)
-                view.write("\n(stopped)\n")
-                continue
-        except RpcCallError as exc:
-            view.write(f"\nerror: {exc.message}\n")
-            continue
+            result = await send_turn(client, view, interrupts, params)
         except ConnectionError:
             view.write("\nThe server closed the connection.\n")
             return
-        conversation_id = result["conversationId"]
-        view.write(f"\n  ({usage_line(result)})\n")
-        if result.get("sources"):
-            view.write(f"  sources: {', '.join(result['sources'])}\n")
+        if result is not None:
+            conversation_id = result["conversationId"]
+
+
+async def send_turn(
+    client: BridgeClient, view: ChatView, interrupts: Interrupts, params: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Send one chat/send and show its answer as it streams; the result, or None when it was
+    stopped (Ctrl-C) or refused. A closed connection raises ConnectionError."""
+    view.write("ai> ")
+    try:
+        call = await client.begin("chat/send", params)
+        interrupted, result = await _first(call.reply, interrupts)
+        if interrupted:
+            await client.cancel(call.id)
+            view.write("\n(stopped)\n")
+            return None
+    except RpcCallError as exc:
+        view.write(f"\nerror: {exc.message}\n")
+        return None
+    view.write(f"\n  ({usage_line(result)})\n")
+    if result.get("sources"):
+        view.write(f"  sources: {', '.join(result['sources'])}\n")
+    answer: dict[str, Any] = result
+    return answer
 
 
 def context_command(notes: list[str], argument: str) -> str:
@@ -200,13 +221,27 @@ async def read_line(prompt: str) -> str | None:
     return await line
 
 
-async def chat(info_path: Path, out: TextIO, ask: Ask, interrupts: Interrupts | None = None) -> int:
+async def chat(
+    info_path: Path,
+    out: TextIO,
+    ask: Ask,
+    interrupts: Interrupts | None = None,
+    *,
+    vault: Path | None = None,
+    setup: bool = False,
+) -> int:
     """Connect through the info file and run the REPL; the exit code."""
     interrupts = interrupts or Interrupts()
     try:
         info = read_info_file(info_path)
     except InfoFileError as exc:
-        print(exc, file=sys.stderr)
+        if vault is not None and exc.missing:
+            from plugin_bridge.cli.commandline import command_line
+
+            start = command_line("serve", "--vault", str(vault))
+            print(f"No server is running for {vault}: start it with {start}", file=sys.stderr)
+        else:
+            print(exc, file=sys.stderr)
         return 1
     from websockets.exceptions import WebSocketException
 
@@ -225,24 +260,29 @@ async def chat(info_path: Path, out: TextIO, ask: Ask, interrupts: Interrupts | 
             file=sys.stderr,
         )
         return 1
-    vault = client.initialize_result.get("vault", {})
+    served = client.initialize_result.get("vault", {})
     view.write(
-        f"Connected to vault {vault.get('name')} ({vault.get('noteCount')} notes). "
+        f"Connected to vault {served.get('name')} ({served.get('noteCount')} notes). "
         "/help lists the commands; Ctrl-C stops an answer.\n"
     )
+    if setup:
+        view.write(
+            "Introduce yourself: answer the assistant's questions; it then offers the context "
+            "note for you to review.\n"
+        )
     try:
-        await repl(client, view, interrupts)
+        await repl(client, view, interrupts, setup=setup)
     finally:
         await client.close()
     return 0
 
 
-def run(vault: Path, info_file: Path | None) -> int:
+def run(vault: Path, info_file: Path | None, *, setup: bool = False) -> int:
     path = info_file or default_info_file(vault.expanduser())
 
     async def main() -> int:
         interrupts = Interrupts()
         asyncio.get_running_loop().add_signal_handler(signal.SIGINT, interrupts.fire)
-        return await chat(path, sys.stdout, read_line, interrupts)
+        return await chat(path, sys.stdout, read_line, interrupts, vault=vault, setup=setup)
 
     return asyncio.run(main())

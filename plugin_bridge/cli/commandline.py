@@ -5,13 +5,24 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Final
+
+COMMAND: Final = "obsidian-ai-bridge"
 
 
 def command_line(*args: str) -> str:
-    """A command that runs this CLI when pasted into a shell: the venv's ``obsidian-ai-bridge``
-    entry point when installed, else this Python with ``-m plugin_bridge``."""
+    """A command that runs this CLI when pasted into a shell, spelled as the README's install
+    step makes it work: ``obsidian-ai-bridge ARGS`` when that command is on PATH, else this
+    installation's own (a checkout's ``.venv/bin/obsidian-ai-bridge``), else this Python with
+    ``-m plugin_bridge``."""
     import shlex
+    import shutil
 
-    entry = Path(sys.executable).with_name("obsidian-ai-bridge")
-    head = [str(entry)] if entry.exists() else [sys.executable, "-m", "plugin_bridge"]
+    entry = Path(sys.executable).with_name(COMMAND)
+    if shutil.which(COMMAND):
+        head = [COMMAND]
+    elif entry.exists():
+        head = [str(entry)]
+    else:
+        head = [sys.executable, "-m", "plugin_bridge"]
     return shlex.join([*head, *args])

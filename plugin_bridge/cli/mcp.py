@@ -71,6 +71,8 @@ def _live(info_path: Path) -> InfoRecord | None:
         return None
     if record.pid == os.getpid():
         return None
+    if sys.platform == "win32":  # os.kill would end the process there: the connection decides
+        return record
     try:
         os.kill(record.pid, 0)
     except ProcessLookupError:

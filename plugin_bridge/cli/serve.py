@@ -1,10 +1,12 @@
-"""``serve``: listen first, then load everything else.
+"""``serve``: check every setting, listen, then load everything else.
 
-Start-up order, chosen so a client finds the server fast: check the arguments, bind the port,
-write the info file (the server is now reachable: TCP connections queue in the backlog), and
-only then import pydantic, the WebSocket server, the vault index and the provider. Requests are
-answered once that is done; indexing continues in the background and the provider SDK is
-imported on the first model call. bench/startup.py measures both moments.
+Start-up order: check the arguments and every setting (the settings file, each value, the
+embedder, a local model server that must answer, a hosted provider's key), so that a server
+that cannot work stops with one sentence before it says it listens; then bind the ports, write
+the info file (the server is now reachable: TCP connections queue in the backlog), and only
+then load the WebSocket server and the vault index. Requests are answered once that is done;
+indexing continues in the background and the provider SDK is imported on the first model call.
+bench/startup.py measures both moments.
 
 One server per vault: ``serve`` first takes the lock in the vault's data dir (see
 :mod:`plugin_bridge.cli.lock`); a second one exits 2 naming the running server.
@@ -45,10 +47,10 @@ if TYPE_CHECKING:
     import asyncio
     import socket
 
+    from llm_service.embedders import Embedder
     from plugin_bridge.app.settings.config import BridgeSettings
     from plugin_bridge.app.settings.providers import ProviderSetup
     from plugin_bridge.app.state import BridgeApp
-    from plugin_bridge.vault.notes.vault import Vault
 
 Companion = Callable[["BridgeApp"], Awaitable[None]]
 """Runs beside the server once it serves; the server stops when it returns."""
@@ -94,7 +96,6 @@ def run(
             f"Refusing to listen on {options.host}: the bridge serves this machine only; "
             "use --host 127.0.0.1, ::1 or localhost.",
         )
-    host = bind_host(options.host)
     data_dir = data_dir_for(vault, options.data_dir)
     options = options._replace(data_dir=data_dir)  # the lock and the index agree on it
     try:
@@ -103,34 +104,11 @@ def run(
         return _fail(2, str(exc))
     except OSError as exc:
         return _fail(2, data_dir_problem(exc))
-    sockets: list[socket.socket] = []
-    for flag, port in (("--port", options.port), ("--http-port", options.http_port)):
-        try:
-            sockets.append(bind_socket(host, port))
-        except OSError as exc:
-            for bound in sockets:
-                bound.close()
-            lock.release()
-            return _fail(
-                1,
-                f"Cannot listen on {host}:{port} ({exc.strerror}): choose another {flag}, "
-                "or 0 for a free one.",
-            )
-    sock, http_sock = sockets
-    token = secrets.token_urlsafe(32)
-    info_path = options.info_file or default_info_file(vault)
-    url = ws_url(host, sock.getsockname()[1])
-    http = http_url(host, http_sock.getsockname()[1])
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        lock.announce(url)
-        write_info_file(info_path, InfoRecord(url, token, os.getpid(), PROTOCOL_VERSION, http))
-        print(f"Listening on {url}", file=sys.stderr, flush=True)
-        print(f"Info file: {info_path}", file=sys.stderr, flush=True)
-        print(f"HTTP API on {http}", file=sys.stderr, flush=True)
         import asyncio
 
-        return asyncio.run(_serve(options, vault, sockets, token, info_path, companion))
+        return asyncio.run(_start(options, vault, lock, companion))
     except (_Interrupted, KeyboardInterrupt):
         return 0
     except Exception as exc:
@@ -140,10 +118,87 @@ def run(
         return _fail(1, f"The server stopped on an error ({type(exc).__name__}: {exc}).")
     finally:
         signal.signal(signal.SIGTERM, previous)
+        lock.release()
+
+
+async def _start(
+    options: ServeOptions, vault_root: Path, lock: ServerLock, companion: Companion | None
+) -> int:
+    """Check every setting, then listen (bind, info file, "Listening"), then serve."""
+    import logging
+
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    info_path = options.info_file or default_info_file(vault_root)
+    checked = await _checked(options, vault_root, info_path)
+    if isinstance(checked, str):
+        return _fail(2, checked[:1].upper() + checked[1:])
+    host = bind_host(options.host)
+    sockets: list[socket.socket] = []
+    for flag, port in (("--port", options.port), ("--http-port", options.http_port)):
+        try:
+            sockets.append(bind_socket(host, port))
+        except OSError as exc:
+            for bound in sockets:
+                bound.close()
+            await checked[1].aclose()
+            return _fail(
+                1,
+                f"Cannot listen on {host}:{port} ({exc.strerror}): choose another {flag}, "
+                "or 0 for a free one.",
+            )
+    sock, http_sock = sockets
+    token = secrets.token_urlsafe(32)
+    url = ws_url(host, sock.getsockname()[1])
+    http = http_url(host, http_sock.getsockname()[1])
+    try:
+        lock.announce(url)
+        write_info_file(info_path, InfoRecord(url, token, os.getpid(), PROTOCOL_VERSION, http))
+        print(f"Listening on {url}", file=sys.stderr, flush=True)
+        print(f"Info file: {info_path}", file=sys.stderr, flush=True)
+        print(f"HTTP API on {http}", file=sys.stderr, flush=True)
+        return await _serve(options, vault_root, sockets, token, checked, companion)
+    finally:
         remove_info_file(info_path, token)
         for bound in sockets:
             bound.close()
-        lock.release()
+
+
+async def _checked(
+    options: ServeOptions, vault_root: Path, info_path: Path
+) -> tuple[BridgeSettings, ProviderSetup, Embedder | None] | str:
+    """The settings, providers and embedder, or why ``serve`` must not start (one sentence):
+    an invalid value or settings file, the embedder, a local server that does not answer, a
+    refused key, an OpenAI-compatible server without a loaded model."""
+    import asyncio
+
+    from plugin_bridge.app.settings.config import (
+        SettingsError,
+        build_embedder,
+        choose_provider,
+        embedder_problem,
+        load_settings,
+        startup_problem,
+    )
+    from plugin_bridge.app.settings.providers import build_setup, key_problem
+
+    given = {key: value for key, value in options._asdict().items() if value is not None}
+    try:
+        settings = load_settings(**{**given, "vault": vault_root, "info_file": info_path})
+    except SettingsError as exc:
+        return str(exc)
+    choice = choose_provider(settings)
+    problem = await startup_problem(settings, choice)
+    embedder = build_embedder(settings)
+    problem = problem or await asyncio.to_thread(embedder_problem, settings, embedder)
+    problem = problem or await key_problem(settings, choice)
+    if problem is not None:
+        return problem
+    try:
+        return settings, await build_setup(settings), embedder
+    except SettingsError as exc:
+        return str(exc)
 
 
 def data_dir_problem(exc: OSError) -> str:
@@ -155,7 +210,7 @@ async def _serve(
     vault_root: Path,
     sockets: list[socket.socket],
     token: str,
-    info_path: Path,
+    checked: tuple[BridgeSettings, ProviderSetup, Embedder | None],
     companion: Companion | None,
 ) -> int:
     import asyncio
@@ -166,9 +221,6 @@ async def _serve(
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
     from starlette.routing import Route
 
     from plugin_bridge.app.conversations.usage import Budgets
@@ -179,12 +231,21 @@ async def _serve(
     from plugin_bridge.httpapi.app import build_http_app
     from plugin_bridge.httpapi.server import start_http
     from plugin_bridge.mcp import streamable_http_app
+    from plugin_bridge.vault.errors import VaultError
+    from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.wire.server import start_server
 
-    prepared = await _prepare(options, vault_root, info_path)
-    if isinstance(prepared, str):
-        return _fail(2, prepared[:1].upper() + prepared[1:])
-    settings, providers, vault = prepared
+    settings, providers, embedder = checked
+    banner = providers.describe()
+    print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
+    vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)
+    if embedder is not None:
+        print(f"Semantic search with {embedder.model_id}.", file=sys.stderr, flush=True)
+        vault.use_embedder(embedder, confirm_over_usd=settings.embedder_confirm_over_usd)
+    try:
+        await vault.start()
+    except VaultError as exc:
+        return _fail(2, str(exc))
     app = BridgeApp(
         vault,
         confirm=ask_client(vault),
@@ -221,7 +282,7 @@ async def _serve(
                 flush=True,
             )
             tune_gc()
-            warming = asyncio.create_task(app.providers.warm_up())
+            warming = asyncio.create_task(_warm_up(app.providers))
             await _until_stopped(stop, None if companion is None else companion(app))
             warming.cancel()
             logger.info("shutting down")
@@ -251,48 +312,15 @@ async def _until_stopped(stop: asyncio.Event, companion: Awaitable[None] | None)
             logging.getLogger(__name__).error("the companion failed", exc_info=task.exception())
 
 
-async def _prepare(
-    options: ServeOptions, vault_root: Path, info_path: Path
-) -> tuple[BridgeSettings, ProviderSetup, Vault] | str:
-    """The settings, the providers they select and the started vault (with its embedder), or
-    why ``serve`` must not start (one sentence)."""
+async def _warm_up(providers: ProviderSetup) -> None:
+    """Import, in a worker thread, what the first requests would otherwise wait for: httpx
+    (runtimes/detect and embedder/download: the setup card of a server without a provider)
+    and the providers' SDKs."""
     import asyncio
+    import importlib
 
-    from plugin_bridge.app.settings.config import (
-        SettingsError,
-        build_embedder,
-        choose_provider,
-        embedder_problem,
-        load_settings,
-        startup_problem,
-    )
-    from plugin_bridge.app.settings.providers import build_setup
-    from plugin_bridge.vault.errors import VaultError
-    from plugin_bridge.vault.notes.vault import Vault
-
-    given = {key: value for key, value in options._asdict().items() if value is not None}
-    try:
-        settings = load_settings(**{**given, "vault": vault_root, "info_file": info_path})
-        problem = await startup_problem(settings, choose_provider(settings))
-        embedder = build_embedder(settings)
-        problem = problem or await asyncio.to_thread(embedder_problem, settings, embedder)
-        if problem is not None:
-            return problem
-        providers = await build_setup(settings)
-    except SettingsError as exc:
-        return str(exc)
-    banner = providers.describe()
-    print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
-    vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)
-    if embedder is not None:
-        print(f"Semantic search with {embedder.model_id}.", file=sys.stderr, flush=True)
-        vault.use_embedder(embedder, confirm_over_usd=settings.embedder_confirm_over_usd)
-    try:
-        await vault.start()
-    except VaultError as exc:
-        await providers.aclose()
-        return str(exc)
-    return settings, providers, vault
+    await asyncio.to_thread(importlib.import_module, "httpx")
+    await providers.warm_up()
 
 
 GC_GEN0_THRESHOLD = 50_000

@@ -1,5 +1,7 @@
 """``setup``: choose a provider, give it a key or a local URL, check it with one cheap call, pick
 a model from what it serves, save the settings file (0600) and print the command to run next.
+Asked in a terminal, it first says which local runtimes (Ollama, LM Studio) answer on this
+machine and offers them; an OpenAI-compatible server is asked for its URL.
 
 Every answer can come from a flag, so scripts run it without a terminal; what a flag does not
 give is asked for with rich prompts when standard input is a terminal (the key without echo, the
@@ -16,9 +18,16 @@ from typing import TYPE_CHECKING, Final
 from llm_service.factory import PROVIDER_NAMES, provider_name
 
 if TYPE_CHECKING:
+    from llm_service import Provider
     from llm_service.catalog import ModelInfo
 
 KEY_FLAGS: Final = {"anthropic": "anthropic_api_key", "openai": "openai_api_key"}
+OFFICIAL_URLS: Final = {
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com",
+}
+LABELS: Final = {"anthropic": "Anthropic", "openai": "OpenAI", "ollama": "Ollama"}
+DEFAULT_OLLAMA_URL: Final = "http://127.0.0.1:11434"
 
 
 class SetupError(Exception):
@@ -68,15 +77,33 @@ async def _setup(
     from plugin_bridge.app.settings.providers import build_provider
     from plugin_bridge.wire.errors import field_problems
 
+    found = await _local_runtimes() if provider is None and ask is not None else {}
     if provider is None:
-        provider = _answer(ask, "--provider", f"Provider ({', '.join(PROVIDER_NAMES)}): ")
+        default = "ollama" if "ollama" in found else "openai" if "lmstudio" in found else ""
+        shown = f" [{default}]" if default else ""
+        provider = _answer(
+            ask, "--provider", f"Provider ({', '.join(PROVIDER_NAMES)}){shown}: ", default
+        )
     if provider_name(provider) is None:
         raise SetupError(f"Unknown provider '{provider}': use one of {', '.join(PROVIDER_NAMES)}.")
     provider = provider.strip().lower()
+    if provider == "openai" and api_key is None and base_url is None and ask is not None:
+        suggested = found.get("lmstudio", "")
+        base_url = (
+            ask(
+                "OpenAI-compatible server URL (LM Studio, vLLM, llama.cpp; empty for OpenAI's "
+                f"API) [{suggested}]: "
+            ).strip()
+            or suggested
+            or None
+        )
+    key_source = "the key given with --api-key" if api_key else None
     if provider in KEY_FLAGS and api_key is None and base_url is None:
-        api_key = _answer(ask_secret, "--api-key", f"{provider.capitalize()} API key: ")
+        api_key = _answer(ask_secret, "--api-key", f"{LABELS[provider]} API key: ")
+        key_source = "the key you typed"
     if provider == "ollama" and base_url is None and ask is not None:
-        base_url = ask("Ollama URL [http://127.0.0.1:11434]: ").strip() or None
+        suggested = found.get("ollama", DEFAULT_OLLAMA_URL)  # as config.py's default
+        base_url = ask(f"Ollama URL [{suggested}]: ").strip() or found.get("ollama")
     values: dict[str, object] = {"provider": provider, "base_url": base_url}
     if api_key:
         values[KEY_FLAGS[provider]] = api_key
@@ -89,8 +116,9 @@ async def _setup(
     built = build_provider(settings, choose_provider(settings))
     if built is None:
         raise SetupError(f"{provider} needs an API key or --base-url: pass one.")
+    built.max_attempts = 1  # a check: an unreachable server or a refused key is not retried
     try:
-        models = await built.list_models()  # the cheap call that checks key or URL
+        models = await _checked_models(built, provider, key_source)
     except LLMError as exc:
         raise SetupError(f"The check failed: {exc}") from None
     finally:
@@ -115,10 +143,50 @@ async def _setup(
     return 0
 
 
-def _answer(ask: Callable[[str], str] | None, flag: str, prompt: str) -> str:
+async def _checked_models(provider: Provider, name: str, key_source: str | None) -> list[ModelInfo]:
+    """The provider's models: the cheap call that checks its address and key. Nothing that
+    answers at the address fails at once (not after retries); a refused key is named as the
+    key that was given (``key_source``: with --api-key, or typed), not an environment
+    variable."""
+    from llm_service import LLMError
+    from plugin_bridge.app.settings.config import answers
+
+    url = provider.base_url or OFFICIAL_URLS.get(name, "")
+    if url and not await answers(url):
+        hint = "start it (`ollama serve`)" if name == "ollama" else "check the address"
+        raise SetupError(f"Nothing answers at {url}: {hint}, or pass the right --base-url.")
+    try:
+        return await provider.list_models()
+    except LLMError as exc:
+        if exc.code != "auth_error" or key_source is None:
+            raise
+        raise SetupError(
+            f"{LABELS[name]} refused {key_source} ({exc.status or 'auth error'}): check "
+            "it and run setup again; nothing was saved."
+        ) from None
+
+
+async def _local_runtimes() -> dict[str, str]:
+    """The local runtimes that answer, kind → the base URL to use (Ollama, LM Studio), said
+    on the terminal as they are found."""
+    from llm_service.runtimes import detect_runtimes
+
+    found: dict[str, str] = {}
+    for runtime in await detect_runtimes():
+        if not runtime.reachable:
+            continue
+        label = "Ollama" if runtime.kind == "ollama" else "LM Studio"
+        chat = [m.id for m in runtime.models if not m.embedding]
+        listed = ", ".join(chat[:6]) + (" …" if len(chat) > 6 else "")
+        print(f"Found {label} at {runtime.base_url} ({len(chat)} chat models: {listed}).")
+        found[runtime.kind] = runtime.base_url
+    return found
+
+
+def _answer(ask: Callable[[str], str] | None, flag: str, prompt: str, default: str = "") -> str:
     if ask is None:
         raise SetupError(f"No terminal to ask on: pass {flag}.")
-    answer = ask(prompt).strip()
+    answer = ask(prompt).strip() or default
     if not answer:
         raise SetupError(f"Nothing given: pass {flag} or answer the question.")
     return answer

@@ -35,7 +35,16 @@ def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[mcp_tool(spec) for spec in await tools.list_tools()])
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            specs = await tools.list_tools()
+        except ConnectionError as exc:  # forwarding, and the vault's server went away
+            raise MCPError(
+                types.INTERNAL_ERROR,
+                f"Lost the bridge server for this vault ({exc}): restart the MCP client.",
+            ) from exc
+        return types.ListToolsResult(tools=[mcp_tool(spec) for spec in specs])
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

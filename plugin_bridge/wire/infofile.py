@@ -23,6 +23,11 @@ INFO_FILE_NAME: Final = "server.json"
 class InfoFileError(Exception):
     """The info file is missing or unreadable; ``str(error)`` says what to do."""
 
+    def __init__(self, message: str, *, missing: bool = False) -> None:
+        super().__init__(message)
+        self.missing = missing
+        """No file at all: no server runs for the vault."""
+
 
 class InfoRecord(NamedTuple):
     """What the info file holds (a NamedTuple: this module is on the fast start-up path)."""
@@ -83,7 +88,8 @@ def read_info_file(path: Path) -> InfoRecord:
     except FileNotFoundError:
         raise InfoFileError(
             f"No server is running for this vault ({path} is missing): "
-            "start one with `python -m plugin_bridge serve --vault PATH`."
+            "start one with `obsidian-ai-bridge serve --vault PATH`.",
+            missing=True,
         ) from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise InfoFileError(

@@ -35,14 +35,18 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-async def run_cli(tmp_path: Path, *args: str, stdin: bytes = b"") -> tuple[int, str, str]:
+async def run_cli(
+    tmp_path: Path, *args: str, stdin: bytes = b"", env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    """``python -m plugin_bridge ARGS``: exit code, stdout, stderr (``env`` is added to the
+    environment, whose API keys are removed)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "plugin_bridge",
         *args,
         cwd=REPO_ROOT,
-        env=cli_env(tmp_path),
+        env={**cli_env(tmp_path), **(env or {})},
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -7,7 +7,7 @@ import json
 import logging
 import socket
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any, cast
 
@@ -34,13 +34,6 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("toolu_01B", "read_note", {"path": "Projects/日本語.md"}),
 ]
 CACHED = Usage(input_tokens=30, output_tokens=42, cache_read_tokens=900, cache_write_tokens=120)
-
-
-@pytest.fixture(autouse=True)
-async def _close_providers() -> AsyncIterator[None]:
-    """Every provider a test made is closed on the test's own event loop."""
-    yield
-    await wire.close_providers()
 
 
 # -- replies ------------------------------------------------------------------------------

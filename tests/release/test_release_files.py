@@ -5,6 +5,7 @@ all, and the workflows parse, pass zizmor and run the steps they should."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -113,3 +114,22 @@ def test_the_workflows_pass_zizmor() -> None:
         [zizmor, "--offline", "--no-progress", WORKFLOWS], capture_output=True, text=True
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_every_hint_spells_the_command_as_the_readme_installs_it() -> None:
+    """README, docs and the server's own hints say `obsidian-ai-bridge serve --vault …`, the
+    command the README's install step puts on PATH; the README's first section installs it."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    first = readme.split("\n## ")[1]
+    assert first.startswith("Install")
+    for step in ("uv tool install obsidian-ai-bridge", "pipx install obsidian-ai-bridge"):
+        assert step in first
+    assert "make install" in first and "make test" not in first
+    texts = [REPO_ROOT / "README.md", *(REPO_ROOT / "docs").glob("*.md")]
+    texts += (REPO_ROOT / "plugin_bridge").rglob("*.py")
+    spelled = {
+        (path.name, match.group(1))
+        for path in texts
+        for match in re.finditer(r"([^\s`'\"(]+) serve --vault", path.read_text())
+    }
+    assert spelled and {command for _name, command in spelled} == {"obsidian-ai-bridge"}, spelled

@@ -24,8 +24,9 @@ from tests.helpers.serve import START_WAIT, cli_env
 
 
 def _uv() -> list[str]:
+    """uv as the Makefile finds it: on PATH, else the machine's python3 with ``-m uv``."""
     found = shutil.which("uv")
-    return [found] if found else [sys.executable, "-m", "uv"]
+    return [found] if found else [shutil.which("python3") or sys.executable, "-m", "uv"]
 
 
 def _run(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

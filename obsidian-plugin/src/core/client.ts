@@ -1,10 +1,13 @@
 // The bridge client: one WebSocket to the server, initialize, calls matched by id, notifications
 // routed by requestId, cancellation, tool/confirm answers, heartbeat and reconnect with backoff.
 // It knows nothing of Obsidian: the socket, the timers and server discovery are passed in.
+// Before the token is sent, the server proves it knows it (core/proof.ts).
 import { Backoff } from "./backoff";
+import { newNonce, PROOF_METHOD, PROOF_TIMEOUT_MS, proofMatches, withNonce } from "./proof";
 import {
 	ErrorCode,
 	PROTOCOL_VERSION,
+	type HealthResult,
 	type InitializeResult,
 	type MethodName,
 	type NotificationName,
@@ -33,7 +36,9 @@ export interface Endpoint {
 
 export type ConnectionState =
 	| { status: "connecting" }
-	| { status: "connected"; vault: string; notes: number; pending: number }
+	/** `done` of `total`: the indexing under way (health's index; total 0 when idle or while the
+	 * vault is listed). `chat`: the server has a model provider (else the setup card). */
+	| { status: "connected"; vault: string; notes: number; pending: number; done: number; total: number; chat: boolean }
 	| { status: "disconnected"; reason: string; retryInMs: number | null };
 
 /** A server notification: its method names its params (the generated ServerNotifications). */
@@ -61,6 +66,8 @@ export interface ClientOptions {
 	onNotification?: (notification: Notification) => void;
 	/** Server requests (tool/confirm): the result to send back; a throw answers an error. */
 	onServerRequest?: (request: ServerRequest) => Promise<object>;
+	/** The server at this endpoint did not prove it knows the token: not this vault's server. */
+	onImpostor?: (endpoint: Endpoint) => void;
 	backoff?: Backoff;
 	heartbeatMs?: number;
 }
@@ -152,21 +159,21 @@ export class BridgeClient {
 			const reason = this.state.status === "disconnected" ? this.state.reason : "Still connecting to the server.";
 			return Promise.reject(new DisconnectedError(reason));
 		}
-		return this.send(socket, method, params, options) as Promise<ResultOf<M>>;
+		return this.send(socket, method, params, options);
 	}
 
-	private send(
+	private send<M extends MethodName>(
 		socket: SocketLike,
-		method: string,
-		params: object,
+		method: M,
+		params: ParamsOf<M>,
 		options: CallOptions,
-	): Promise<unknown> {
+	): Promise<ResultOf<M>> {
 		const { id, frame } = this.codec.request(method, params);
 		const signal = options.signal;
 		if (signal?.aborted) {
 			return Promise.reject(new RpcError({ code: ErrorCode.cancelled, message: "Request cancelled." }));
 		}
-		return new Promise((resolve, reject) => {
+		return new Promise<ResultOf<M>>((resolve, reject) => {
 			const onAbort = (): void => {
 				if (this.pending.has(id) && socket.readyState === OPEN) socket.send(this.codec.cancel(id));
 			};
@@ -175,7 +182,8 @@ export class BridgeClient {
 				done(value);
 			};
 			this.pending.set(id, {
-				resolve: settle(resolve),
+				// The one place a decoded result meets its method's type.
+				resolve: settle((value: unknown) => resolve(value as ResultOf<M>)),
 				reject: settle(reject),
 				onNotification: options.onNotification,
 			});
@@ -195,45 +203,86 @@ export class BridgeClient {
 			return;
 		}
 		if (this.stopped) return;
+		const nonce = newNonce();
 		let opened = false;
+		let proven = false;
+		let failure: string | null = null;
+		let proofTimer: number | null = null;
 		let socket: SocketLike;
 		try {
-			socket = this.options.socket(endpoint.url);
+			socket = this.options.socket(withNonce(endpoint.url, nonce));
 		} catch (error) {
 			this.retryLater(`Cannot open ${endpoint.url}: ${messageOf(error)}`);
 			return;
 		}
 		this.socket = socket;
+		const refuse = (why: string): void => {
+			failure = why;
+			this.options.onImpostor?.(endpoint);
+			socket.close(4403, "server proof failed");
+		};
 		socket.onmessage = (event) => {
-			if (typeof event.data === "string") this.receive(socket, this.codec.decode(event.data));
+			if (typeof event.data !== "string") return;
+			if (proven) {
+				this.receive(socket, this.codec.decode(event.data));
+				return;
+			}
+			if (failure !== null) return;
+			// The first frame must be the proof; nothing is sent before it is checked.
+			const first = this.codec.decode(event.data);
+			if (proofTimer !== null) this.options.timers.clearTimeout(proofTimer);
+			proofTimer = null;
+			const proof = first.kind === "notification" && first.method === PROOF_METHOD ? first.params.proof : null;
+			failure = "checking";
+			void proofMatches(endpoint.token, nonce, proof)
+				.catch(() => false)
+				.then((ok) => {
+					if (this.socket !== socket) return;
+					if (!ok) {
+						refuse(`The server at ${endpoint.url} could not prove it is this vault's server: the plugin did not send it the token.`);
+						return;
+					}
+					failure = null;
+					proven = true;
+					void this.initialize(socket, endpoint);
+				});
 		};
 		socket.onopen = () => {
 			opened = true;
-			void this.initialize(socket, endpoint);
+			proofTimer = this.options.timers.setTimeout(() => {
+				proofTimer = null;
+				refuse(`The server at ${endpoint.url} did not prove it is this vault's server within 2 s: the plugin did not send it the token.`);
+			}, PROOF_TIMEOUT_MS);
 		};
 		socket.onerror = () => undefined;
 		socket.onclose = (event) => {
+			if (proofTimer !== null) this.options.timers.clearTimeout(proofTimer);
+			proofTimer = null;
 			if (this.socket !== socket) return;
 			this.socket = null;
 			this.stopHeartbeat();
-			void this.closed(event.code, event.reason, opened, endpoint);
+			const refused = failure !== null && failure !== "checking" ? failure : null;
+			void this.closed(event.code, event.reason, opened, endpoint, refused);
 		};
 	}
 
 	private async initialize(socket: SocketLike, endpoint: Endpoint): Promise<void> {
 		try {
-			const result = (await this.send(
+			const result: InitializeResult = await this.send(
 				socket,
 				"initialize",
 				{ token: endpoint.token, protocolVersion: PROTOCOL_VERSION, client: this.options.client },
 				{},
-			)) as InitializeResult;
+			);
 			this.backoff.reset();
 			this.setState({
 				status: "connected",
 				vault: result.vault.name,
 				notes: result.vault.noteCount,
 				pending: 0,
+				done: 0,
+				total: 0,
+				chat: result.capabilities.chat,
 			});
 			this.startHeartbeat(socket);
 			// The index may still be building: the status bar shows how many notes are left.
@@ -249,8 +298,14 @@ export class BridgeClient {
 		}
 	}
 
-	private async closed(code: number, reason: string, opened: boolean, endpoint: Endpoint): Promise<void> {
-		let why = closeReason(code, reason);
+	private async closed(
+		code: number,
+		reason: string,
+		opened: boolean,
+		endpoint: Endpoint,
+		refused: string | null,
+	): Promise<void> {
+		let why = refused ?? closeReason(code, reason);
 		if (!opened) {
 			const diagnosis = await this.options.diagnose?.(endpoint).catch(() => null);
 			why = diagnosis ?? `The server at ${endpoint.url} does not answer: it may have stopped.`;
@@ -348,10 +403,10 @@ export class BridgeClient {
 		this.updateIndex(await this.call("health", {}));
 	}
 
-	private updateIndex(health: unknown): void {
-		const index = (health as { index?: { notes?: number; pending?: number } }).index;
-		if (this.state.status !== "connected" || !index) return;
-		this.setState({ ...this.state, notes: index.notes ?? this.state.notes, pending: index.pending ?? 0 });
+	private updateIndex(health: HealthResult): void {
+		if (this.state.status !== "connected") return;
+		const { notes, pending, done = 0, total = 0 } = health.index;
+		this.setState({ ...this.state, notes, pending, done, total, chat: health.provider !== null });
 	}
 
 	private stopHeartbeat(): void {

@@ -8,18 +8,29 @@ export interface ChildProcessLike {
 	onOutput(listener: (line: string) => void): void;
 }
 
+/** What the machine says about a pid: running as this user, gone, or running as another user
+ * (kill(pid, 0) answers EPERM: not ours). `command` is its command line where the platform
+ * tells (Linux's /proc, `ps` elsewhere), else null. */
+export interface ProcessInfo {
+	state: "alive" | "gone" | "foreign";
+	command: string | null;
+}
+
+/** The machine's I/O is asynchronous, so a page can be given a host in another process (the
+ * browser test's Node side); the path rules and names are plain values and functions. */
 export interface Host {
 	platform: string;
 	env: Record<string, string | undefined>;
 	homedir(): string;
 	join(...parts: string[]): string;
 	basename(path: string): string;
-	realpath(path: string): string;
-	sha256Hex(text: string): string;
+	realpath(path: string): Promise<string>;
+	sha256Hex(text: string): Promise<string>;
 	/** The file's text, or null when it does not exist. */
-	readText(path: string): string | null;
-	/** Whether a process with this pid exists. */
-	isAlive(pid: number): boolean;
+	readText(path: string): Promise<string | null>;
+	/** Whether a file exists at `path` that this user may run. */
+	isExecutable(path: string): Promise<boolean>;
+	process(pid: number): Promise<ProcessInfo>;
 	spawn(command: string, args: string[], cwd: string): ChildProcessLike;
 	/** The HTTP answer to a WebSocket handshake (status 101 when it would succeed; 0 with the
 	 * error's message when nothing answers). */

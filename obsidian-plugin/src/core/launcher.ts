@@ -1,5 +1,5 @@
-// Starting the server as a child process from a command the user configured, with
-// placeholders, and knowing when it is ready (its info file names its pid).
+// Starting the server as a child process (a configured command with placeholders, or the one
+// core/command-search.ts found), and knowing when it is ready (its info file names its pid).
 import type { ChildProcessLike, Host } from "./host";
 
 /** Split a command line into words: spaces separate, quotes group, backslash escapes. */
@@ -57,8 +57,9 @@ export interface RunningServer {
 	exited: Promise<number | null>;
 }
 
-export function startServer(host: Host, command: string, vaultPath: string): RunningServer {
-	const [program, ...args] = serverArgv(command, vaultPath);
+/** Start `argv` (a program and its arguments) in the vault's folder. */
+export function startServer(host: Host, argv: string[], vaultPath: string): RunningServer {
+	const [program, ...args] = argv;
 	const child = host.spawn(program ?? "", args, vaultPath);
 	const output: string[] = [];
 	child.onOutput((line) => {

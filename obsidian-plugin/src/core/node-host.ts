@@ -1,6 +1,6 @@
 // The core's Host made of Node's modules, passed in by the caller: the Obsidian adapter loads
 // them only on the desktop (ui/node-host.ts); tests pass them directly.
-import type { ChildProcessLike, Host } from "./host";
+import type { ChildProcessLike, Host, ProcessInfo } from "./host";
 
 export interface NodeModules {
 	fs: typeof import("fs");
@@ -9,7 +9,8 @@ export interface NodeModules {
 	path: typeof import("path");
 	childProcess: typeof import("child_process");
 	http: typeof import("http");
-	process: NodeJS.Process;
+	/** Node's process, or a stand-in with another environment (tests). */
+	process: Pick<NodeJS.Process, "platform" | "env" | "kill">;
 }
 
 export function nodeHost(modules: NodeModules): Host {
@@ -20,25 +21,39 @@ export function nodeHost(modules: NodeModules): Host {
 		homedir: () => os.homedir(),
 		join: (...parts) => path.join(...parts),
 		basename: (p) => path.basename(p),
-		realpath: (p) => fs.realpathSync(p),
-		sha256Hex: (text) => crypto.createHash("sha256").update(text, "utf8").digest("hex"),
-		readText: (p) => {
+		realpath: (p) => fs.promises.realpath(p),
+		sha256Hex: (text) => Promise.resolve(crypto.createHash("sha256").update(text, "utf8").digest("hex")),
+		readText: async (p) => {
 			try {
-				return fs.readFileSync(p, "utf8");
+				return await fs.promises.readFile(p, "utf8");
 			} catch {
 				return null;
 			}
 		},
-		isAlive: (pid) => {
+		isExecutable: async (p) => {
 			try {
-				process.kill(pid, 0);
-				return true;
-			} catch (error) {
-				return (error as { code?: string }).code === "EPERM";
+				await fs.promises.access(p, fs.constants.X_OK);
+				return (await fs.promises.stat(p)).isFile();
+			} catch {
+				return false;
 			}
 		},
+		process: async (pid): Promise<ProcessInfo> => {
+			try {
+				process.kill(pid, 0);
+			} catch (error) {
+				// EPERM: a process of another user has this pid now; it is not our server.
+				return { state: (error as { code?: string }).code === "EPERM" ? "foreign" : "gone", command: null };
+			}
+			return { state: "alive", command: await commandLine(modules, pid) };
+		},
 		spawn: (command, args, cwd): ChildProcessLike => {
-			const child = childProcess.spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
+			const child = childProcess.spawn(command, args, {
+				cwd,
+				env: process.env,
+				stdio: ["ignore", "pipe", "pipe"],
+				windowsHide: true,
+			});
 			const lines: ((line: string) => void)[] = [];
 			const exits: ((code: number | null) => void)[] = [];
 			const forward = (chunk: Buffer): void => {
@@ -83,4 +98,29 @@ export function nodeHost(modules: NodeModules): Host {
 				request.on("error", (error) => resolve({ status: 0, body: error.message }));
 			}),
 	};
+}
+
+/** The command line of a running pid: /proc on Linux, `ps` on macOS and other Unixes, the image
+ * name from `tasklist` on Windows; null when the platform does not say. */
+async function commandLine(modules: NodeModules, pid: number): Promise<string | null> {
+	const { fs, childProcess, process } = modules;
+	const run = (file: string, args: string[]): Promise<string | null> =>
+		new Promise((resolve) => {
+			childProcess.execFile(file, args, { timeout: 2000, windowsHide: true }, (error, stdout) =>
+				resolve(error ? null : stdout.trim() || null),
+			);
+		});
+	if (process.platform === "linux") {
+		try {
+			const raw = await fs.promises.readFile(`/proc/${pid}/cmdline`, "utf8");
+			return raw.split("\0").filter(Boolean).join(" ") || null;
+		} catch {
+			return null;
+		}
+	}
+	if (process.platform === "win32") {
+		const row = await run("tasklist", ["/FI", `PID eq ${pid}`, "/FO", "CSV", "/NH"]);
+		return /^"([^"]+)"/.exec(row ?? "")?.[1] ?? null;
+	}
+	return run("ps", ["-p", String(pid), "-o", "command="]);
 }

@@ -7,7 +7,10 @@ export interface PluginSettings {
 	discovery: "auto" | "manual";
 	url: string;
 	token: string;
-	/** How to start the server when none runs, e.g. `/path/.venv/bin/obsidian-ai-bridge serve --vault {vault}`. */
+	/** Start the server when none runs (the command below, or the one found on this machine). */
+	autoStart: boolean;
+	/** How to start the server when none runs, e.g. `/path/.venv/bin/obsidian-ai-bridge serve --vault {vault}`;
+	 * empty: found by core/command-search.ts. Runs only once confirmed on this machine (core/trust.ts). */
 	serverCommand: string;
 	/** Show every write as a diff to review ("review"), or create new notes without asking. */
 	confirmPolicy: ConfirmPolicy;
@@ -19,6 +22,7 @@ export const DEFAULT_SETTINGS: PluginSettings = {
 	discovery: "auto",
 	url: "",
 	token: "",
+	autoStart: true,
 	serverCommand: "",
 	confirmPolicy: "review",
 	sendContext: true,
@@ -33,6 +37,7 @@ export function loadSettings(saved: unknown): PluginSettings {
 		discovery: pick("discovery") === "manual" ? "manual" : "auto",
 		url: pick("url"),
 		token: pick("token"),
+		autoStart: pick("autoStart"),
 		serverCommand: pick("serverCommand"),
 		confirmPolicy: pick("confirmPolicy") === "allow-create" ? "allow-create" : "review",
 		sendContext: pick("sendContext"),

@@ -2,16 +2,25 @@
 import type { ConnectionState } from "./client";
 import type { IndexProgress } from "./protocol";
 
-/** The status bar's text; `embedding` is the last index/progress of the embedding job. */
-export function statusText(state: ConnectionState, embedding: IndexProgress | null = null): string {
+/** `n thing` or `n things`, with thousands separators. */
+export function count(n: number, thing: string): string {
+	return `${n.toLocaleString("en")} ${n === 1 ? thing : `${thing}s`}`;
+}
+
+/** The status bar's text; `embedding` is the last index/progress of the embedding job;
+ * `starting`: the plugin started the server and waits for it. */
+export function statusText(state: ConnectionState, embedding: IndexProgress | null = null, starting = false): string {
 	switch (state.status) {
 		case "connecting":
-			return "Assistant: connecting…";
+			return starting ? "Assistant: starting…" : "Assistant: connecting…";
 		case "connected":
-			if (state.pending > 0) return `Assistant: indexing ${state.pending.toLocaleString("en")} notes`;
+			if (state.pending > 0) {
+				if (state.total === 0) return "Assistant: listing the vault's notes…";
+				return `Assistant: indexing ${state.done.toLocaleString("en")} / ${count(state.total, "note")}`;
+			}
 			if (embedding?.phase === "embedding" || embedding?.phase === "loading") {
 				const done = embedding.done.toLocaleString("en");
-				return `Assistant: embedding ${done}/${embedding.total.toLocaleString("en")} chunks`;
+				return `Assistant: embedding ${done}/${count(embedding.total, "chunk")}`;
 			}
 			if (embedding?.phase === "confirm") return "Assistant: embedding waits for your approval";
 			return "Assistant: connected";
@@ -20,12 +29,12 @@ export function statusText(state: ConnectionState, embedding: IndexProgress | nu
 	}
 }
 
-export function statusTitle(state: ConnectionState): string {
+export function statusTitle(state: ConnectionState, starting = false): string {
 	switch (state.status) {
 		case "connecting":
-			return "Connecting to the assistant server.";
+			return starting ? "Starting the assistant server." : "Connecting to the assistant server.";
 		case "connected":
-			return `Connected to the assistant server for ${state.vault} (${state.notes.toLocaleString("en")} notes indexed).`;
+			return `Connected to the assistant server for ${state.vault} (${count(state.notes, "note")} indexed).`;
 		case "disconnected":
 			return state.reason;
 	}

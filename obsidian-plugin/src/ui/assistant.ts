@@ -2,6 +2,7 @@
 // depends on this shape rather than on the plugin class that creates the UI.
 import type { Plugin } from "obsidian";
 import type { BridgeClient } from "../core/client";
+import type { ServerProblem } from "../core/connector";
 import type { SuggestionSource } from "../core/mentions";
 import type { PromptModel } from "../core/protocol";
 import type { PluginSettings } from "../core/settings";
@@ -19,6 +20,10 @@ export interface Assistant extends Plugin {
 	manualCommand(): string | null;
 	/** An example server command for the settings tab. */
 	exampleCommand(): string;
+	/** What the panel offers when there is no server (install card, command to confirm). */
+	serverProblem(): ServerProblem | null;
+	/** Keep the Server command and whether this computer may run it. */
+	setServerCommand(command: string, allowed: boolean): Promise<void>;
 	/** The prompt a `/command` at the start of the input names, if any. */
 	promptFor(text: string): Prompt | undefined;
 	suggestionSource(): SuggestionSource;

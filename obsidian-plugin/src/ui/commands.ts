@@ -16,6 +16,7 @@ export const COMMAND_IDS = {
 	rewriteSelection: "rewrite-selection",
 	continueWriting: "continue-writing",
 	saveConversation: "save-conversation",
+	updateAboutMe: "update-about-me",
 	/** Prefix of the commands made from the server's custom prompts (`prompt-<slug>`). */
 	promptPrefix: "prompt-",
 } as const;
@@ -96,6 +97,11 @@ export function addCommands(host: CommandHost): void {
 		id: COMMAND_IDS.saveConversation,
 		name: "Save conversation as note",
 		callback: () => void host.activateView().then((view) => view?.exportConversation()),
+	});
+	host.addCommand({
+		id: COMMAND_IDS.updateAboutMe,
+		name: "Update what the assistant knows about me",
+		callback: () => void host.activateView().then((view) => view?.introduce(true)),
 	});
 }
 

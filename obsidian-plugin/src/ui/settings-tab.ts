@@ -117,13 +117,24 @@ export class AssistantSettingTab extends PluginSettingTab {
 		}
 		rows.push(
 			{
+				name: "Start the server",
+				desc: "When no server runs for this vault, start it (and stop it with Obsidian).",
+				render: (s) =>
+					void s.addToggle((toggle) =>
+						toggle.setValue(settings.autoStart).onChange(async (value) => {
+							settings.autoStart = value;
+							await save();
+						}),
+					),
+			},
+			{
 				name: "Server command",
-				desc: `Started when no server runs, and stopped with Obsidian; {vault} is this vault's folder. Example: ${this.plugin.exampleCommand()}`,
+				desc: `Empty: the installed obsidian-ai-bridge is found by itself. {vault} is this vault's folder. Example: ${this.plugin.exampleCommand()}`,
 				render: (s) =>
 					void s.addText((text) =>
 						text.setValue(settings.serverCommand).onChange(async (value) => {
-							settings.serverCommand = value.trim();
-							await save();
+							// Typed on this computer: it may run here (a synced one is asked about).
+							await this.plugin.setServerCommand(value.trim(), true);
 						}),
 					),
 			},

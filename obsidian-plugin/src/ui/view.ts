@@ -14,6 +14,8 @@ import { applyNotification, failTurn, finishSummary, finishTurn, markReview, new
 import type { Assistant } from "./assistant";
 import { ConversationList } from "./conversation-list";
 import { actionOf } from "./dom";
+import { ConfirmCommandCard, InstallCard, type Card } from "./server-cards";
+import { SetupCard } from "./setup-card";
 import { Suggestions } from "./suggest";
 import { TurnView } from "./turn-view";
 
@@ -23,6 +25,8 @@ export interface Ask {
 	text: string;
 	promptId?: string;
 	context?: ContextItem[];
+	/** The introduce-yourself conversation (chat/send setup: true). */
+	setup?: boolean;
 }
 
 export class AssistantView extends ItemView {
@@ -42,6 +46,13 @@ export class AssistantView extends ItemView {
 	/** The active note was removed from the next message's chips. */
 	private skipActive = false;
 	private messages: TurnView[] = [];
+	private cardsEl!: HTMLElement;
+	/** The card shown instead of the banner (install, command to confirm, setup), and its key. */
+	private card: { key: string; card: Card } | null = null;
+	/** The setup card stays open until Done once shown (no provider, or -32011). */
+	private setupOpen = false;
+	/** This conversation is the introduce-yourself one: every turn is sent with setup: true. */
+	private setupConversation = false;
 	private live: { view: TurnView; turn: Turn } | null = null;
 	private readonly outbox = new Outbox<Ask>();
 	private examples: Example[] = [];
@@ -75,6 +86,7 @@ export class AssistantView extends ItemView {
 		this.iconButton(header, "save", "Save conversation as note", () => void this.exportConversation());
 		this.bannerEl = root.createDiv({ cls: "aib-banner" });
 		this.registerDomEvent(this.bannerEl, "click", (event) => this.onBannerClick(event));
+		this.cardsEl = root.createDiv({ cls: "aib-cards" });
 		this.list = this.addChild(
 			new ConversationList(root, this.plugin.client, {
 				open: (id) => void this.open(id),
@@ -155,10 +167,12 @@ export class AssistantView extends ItemView {
 		this.sendButton.disabled = !input.enabled;
 		this.reasonEl.setText(input.enabled ? (input.reason && this.outbox.size > 0 ? "Waiting for the server…" : "") : "");
 		this.bannerEl.empty();
+		const carded = this.showCard();
 		if (state.status === "connected") {
 			if (this.outbox.size > 0 && !this.running) void this.flushOutbox();
 			return;
 		}
+		if (carded) return;
 		const banner = this.bannerEl.createDiv({ cls: "aib-disconnected" });
 		banner.createDiv({ text: state.status === "connecting" ? "Connecting to the assistant server…" : state.reason });
 		if (input.queues) banner.createDiv({ cls: "aib-note", text: input.reason ?? "" });
@@ -189,6 +203,47 @@ export class AssistantView extends ItemView {
 		} catch {
 			// Disconnected again: what is left waits for the next connection.
 		}
+	}
+
+	/** The card the connection calls for, instead of the banner; false when there is none. */
+	private showCard(): boolean {
+		const state = this.plugin.client.connection;
+		const problem = this.plugin.serverProblem();
+		if (state.status === "connected" && !state.chat) this.setupOpen = true;
+		let key: string | null = null;
+		if (state.status === "connected") key = this.setupOpen ? "setup" : null;
+		else if (problem?.kind === "not-installed") key = "install";
+		else if (problem?.kind === "confirm-command") key = `confirm:${problem.command}`;
+		if (this.card?.key !== key) {
+			if (this.card) this.removeChild(this.card.card);
+			this.card = null;
+			if (key === "install" && problem?.kind === "not-installed") {
+				this.card = { key, card: this.addChild(new InstallCard(this.cardsEl, this.plugin, problem.install)) };
+			} else if (key?.startsWith("confirm:") && problem?.kind === "confirm-command") {
+				this.card = { key, card: this.addChild(new ConfirmCommandCard(this.cardsEl, this.plugin, problem.command)) };
+			} else if (key === "setup") {
+				const card = new SetupCard(this.cardsEl, this.plugin, {
+					introduce: () => void this.introduce(false),
+					done: () => {
+						this.setupOpen = false;
+						this.showConnection();
+					},
+				});
+				this.card = { key, card: this.addChild(card) };
+			}
+		}
+		this.card?.card.update();
+		return this.card !== null;
+	}
+
+	/** The introduce-yourself conversation (or its update, from the current context note). */
+	async introduce(update: boolean): Promise<void> {
+		this.newConversation();
+		this.setupConversation = true;
+		const text = update
+			? "I'd like to update what you know about me."
+			: "Hello! I'd like to introduce myself.";
+		await this.ask({ text, setup: true });
 	}
 
 	/** Add context to the next message (commands "Ask about current note/selection"). */
@@ -248,7 +303,8 @@ export class AssistantView extends ItemView {
 		const prompt = this.plugin.promptFor(raw);
 		const text = prompt ? raw.slice(prompt.command.length).trim() : raw;
 		this.inputEl.value = "";
-		await this.ask({ text, promptId: prompt?.id, context: this.collectContext(prompt?.insert) });
+		const setup = this.setupConversation || undefined;
+		await this.ask({ text, promptId: prompt?.id, context: this.collectContext(prompt?.insert), setup });
 	}
 
 	/** The chips as the next message's context (a prompt may ask for the note or selection). */
@@ -298,6 +354,7 @@ export class AssistantView extends ItemView {
 		if (this.conversationId) params.conversationId = this.conversationId;
 		if (ask.promptId) params.promptId = ask.promptId;
 		if (ask.context && ask.context.length > 0) params.context = ask.context;
+		if (ask.setup) params.setup = true;
 		const live = this.live;
 		try {
 			const result = await this.plugin.client.call("chat/send", params, {
@@ -314,6 +371,11 @@ export class AssistantView extends ItemView {
 			const cancelled = error instanceof RpcError && error.code === ErrorCode.cancelled;
 			live.turn = failTurn(live.turn, error instanceof Error ? error : new Error(String(error)), cancelled);
 			if (error instanceof DisconnectedError) this.showConnection();
+			if (error instanceof RpcError && error.code === ErrorCode.noProvider) {
+				// No model yet: the setup card, rather than an error to read.
+				this.setupOpen = true;
+				this.showConnection();
+			}
 		} finally {
 			this.setRunning(null);
 		}
@@ -466,6 +528,7 @@ export class AssistantView extends ItemView {
 	newConversation(): void {
 		this.stop();
 		this.conversationId = null;
+		this.setupConversation = false;
 		this.live = null;
 		for (const message of this.messages.splice(0)) this.removeChild(message);
 		this.messagesEl.empty();

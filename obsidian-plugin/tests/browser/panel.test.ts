@@ -1,11 +1,11 @@
 // The real panel bundle in headless Chromium (Debian's package, driven by playwright-core),
-// talking to the real Python server: a streamed answer, Stop, a reviewed write, and the
-// disconnected panel. `make screenshot` saves docs/assistant-panel.png from it (SCREENSHOT_DIR).
+// talking to the real Python server: a streamed answer, Stop, a reviewed write, and a vault's
+// Server command to confirm, then the install card. `make screenshot` saves docs/assistant-panel.png from it (SCREENSHOT_DIR).
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROMIUM, haveChromium, send, testPages, WAIT, type TestPages } from "../helpers/browser";
+import { CHROMIUM, haveChromium, send, testPages, WAIT, type PageOptions, type TestPages } from "../helpers/browser";
 import { demoServer, type DemoServer } from "../helpers/server";
 
 let pages: TestPages;
@@ -22,8 +22,8 @@ afterAll(async () => {
 	await server?.cleanup();
 });
 
-function openPanel(info: string | null): Promise<Page> {
-	return pages.open(info);
+function openPanel(info: string | null, options: PageOptions = {}): Promise<Page> {
+	return pages.open(info, options);
 }
 
 describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
@@ -103,13 +103,23 @@ describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
 		await page.close();
 	});
 
-	it("with no server running the panel says what to run and offers to copy it", async () => {
-		const page = await openPanel(null);
-		const banner = page.locator(".aib-disconnected");
-		await banner.waitFor({ timeout: WAIT });
-		expect(await banner.textContent()).toContain("No server is running for this vault.");
-		expect(await page.textContent(".aib-command")).toBe("obsidian-ai-bridge serve --vault '/home/user/My Vault'");
-		expect(await page.isVisible("button:has-text('Copy command')")).toBe(true);
+	it("a Server command that came with the vault runs only once confirmed here; refused, the install card follows", async () => {
+		const command = "/tmp/synced/evil serve --vault {vault}";
+		const page = await openPanel(null, { data: { serverCommand: command } });
+		const confirm = page.locator(".aib-confirm-command-card");
+		await confirm.waitFor({ timeout: WAIT });
+		expect(await confirm.locator(".aib-command").textContent()).toBe(command);
+		await confirm.locator("button:has-text(\"Don't run it\")").click();
+		const stored = await page.evaluate(() => Object.entries(window.localStorage).find(([key]) => key.includes("server-command")));
+		expect(JSON.parse(stored?.[1] ?? "null")).toEqual({ command, allowed: false });
+		// The machine itself has no server installed (the fake host finds nothing): one card.
+		const card = page.locator(".aib-install-card");
+		await card.waitFor({ timeout: WAIT });
+		expect(await card.locator(".aib-command").textContent()).toBe("uv tool install obsidian-ai-bridge");
+		expect(await card.locator("button:has-text('Copy')").isVisible()).toBe(true);
+		expect(await card.locator("button:has-text('Check again')").isVisible()).toBe(true);
+		expect(await page.locator(".aib-card").count()).toBe(1);
+		expect(await page.locator(".aib-disconnected").count()).toBe(0);
 		expect(await page.textContent(".aib-status")).toBe("Assistant: disconnected");
 		await page.close();
 	});

@@ -50,7 +50,9 @@ beforeAll(async () => {
 	if (!haveChromium) return;
 	pages = await testPages();
 	server = await demoServer({ origins: [pages.origin], delay: 0.05, embedder: true });
-	page = await pages.open(readFileSync(server.infoFile, "utf8"));
+	// The server is run by hand here (a test stops and restarts it): with auto-start the plugin
+	// would look for the command itself and, on this fake host, offer to install it.
+	page = await pages.open(readFileSync(server.infoFile, "utf8"), { data: { autoStart: false } });
 	await page.waitForSelector(".aib-status:has-text('connected')", { timeout: WAIT });
 	for (const path of NOTES) await addNote(path, path.startsWith("Areas/Cooking") ? ["#cooking"] : []);
 	await page.evaluate((text) => (window as any).harness.addNote("Plan.md", text, ["#project"]), PLAN);

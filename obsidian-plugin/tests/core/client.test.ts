@@ -41,6 +41,7 @@ async function connected(s: ReturnType<typeof setup>): Promise<FakeSocket> {
 	const socket = s.sockets[s.sockets.length - 1];
 	if (!socket) throw new Error("no socket");
 	socket.open();
+	await socket.prove("secret");
 	const init = socket.last("initialize");
 	expect(init.params.token).toBe("secret");
 	socket.receive({ id: init.id, result: { protocolVersion: 1, server: { name: "s", version: "1" }, capabilities: { methods: [], chat: true }, vault: { name: "v", noteCount: 3 } } });
@@ -52,7 +53,7 @@ describe("BridgeClient", () => {
 	it("initializes with the token and reports connected with the vault", async () => {
 		const s = setup();
 		await connected(s);
-		expect(s.client.connection).toEqual({ status: "connected", vault: "v", notes: 3, pending: 0 });
+		expect(s.client.connection).toEqual({ status: "connected", vault: "v", notes: 3, pending: 0, done: 0, total: 0, chat: true });
 	});
 
 	it("matches replies to calls by id, whatever their order", async () => {
@@ -134,6 +135,7 @@ describe("BridgeClient", () => {
 		await settle();
 		const socket = s.sockets[0]!;
 		socket.open();
+		await socket.prove("secret");
 		socket.receive({ id: socket.last("initialize").id, error: { code: -32001, message: "Wrong token." } });
 		await settle();
 		expect(socket.closedWith).toBe(4401);
@@ -174,9 +176,9 @@ describe("BridgeClient", () => {
 		const socket = await connected(s);
 		s.clock.advance(1000);
 		const beat = socket.last("health");
-		socket.receive({ id: beat.id, result: { status: "ok", index: { notes: 10, pending: 40 } } });
+		socket.receive({ id: beat.id, result: { status: "ok", provider: null, index: { notes: 10, pending: 40, done: 10, total: 50 } } });
 		await settle();
-		expect(s.client.connection).toMatchObject({ status: "connected", notes: 10, pending: 40 });
+		expect(s.client.connection).toMatchObject({ status: "connected", notes: 10, pending: 40, done: 10, total: 50, chat: false });
 	});
 
 	it("a heartbeat that is not answered drops the connection", async () => {

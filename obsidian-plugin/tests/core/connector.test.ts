@@ -1,9 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import { afterAll, describe, expect, it } from "vitest";
 import { NoServerError, type Timers } from "../../src/core/client";
 import { Connector } from "../../src/core/connector";
 import type { ChildProcessLike, Host } from "../../src/core/host";
 import { DEFAULT_SETTINGS, type PluginSettings } from "../../src/core/settings";
-import { testHost } from "../helpers/node";
+import { commandTrust, parseChoice, type CommandChoice, type MachineStore } from "../../src/core/trust";
+import { PYTHON, testHost } from "../helpers/node";
 
 /** A clock whose waits pass at once (the connector polls the info file every 200 ms). */
 function instantTimers(): Timers {
@@ -19,15 +21,38 @@ function instantTimers(): Timers {
 	};
 }
 
-const INFO = JSON.stringify({ url: "ws://127.0.0.1:4000", token: "t", pid: process.pid, protocolVersion: 1 });
+// A live Python process stands for a running server (the info file's pid must be a server's).
+const python = spawn(PYTHON, ["-c", "import time; time.sleep(60)"], { stdio: "ignore" });
+afterAll(() => void python.kill());
+const INFO = JSON.stringify({ url: "ws://127.0.0.1:4000", token: "t", pid: python.pid, protocolVersion: 1 });
 
-function setup(settings: Partial<PluginSettings>, files: { info: string | null }, spawned: string[][] = []) {
+function memoryStore(initial: CommandChoice | null = null): MachineStore & { value: CommandChoice | null } {
+	const store = {
+		value: initial,
+		load: () => store.value,
+		save: (choice: CommandChoice) => (store.value = choice),
+	};
+	return store;
+}
+
+function setup(
+	settings: Partial<PluginSettings>,
+	files: { info: string | null },
+	options: { spawned?: string[][]; store?: MachineStore; executables?: string[]; exitsWith?: number } = {},
+) {
 	let exit: ((code: number | null) => void) | null = null;
+	const spawned = options.spawned ?? [];
 	const host: Host = testHost({
-		readText: () => files.info,
-		realpath: (p) => p,
+		readText: async () => files.info,
+		realpath: async (p) => p,
+		homedir: () => "/home/u",
+		env: { PATH: "/usr/bin" },
+		isExecutable: async (p) => (options.executables ?? []).includes(p),
 		spawn: (command, args): ChildProcessLike => {
 			spawned.push([command, ...args]);
+			// The started server writes its info file, or exits at once.
+			if (options.exitsWith === undefined) files.info = INFO;
+			else queueMicrotask(() => exit?.(options.exitsWith ?? null));
 			return {
 				pid: 42,
 				kill: () => exit?.(null),
@@ -36,9 +61,13 @@ function setup(settings: Partial<PluginSettings>, files: { info: string | null }
 			};
 		},
 	});
-	const connector = new Connector(host, "/home/u/My Notes", () => ({ ...DEFAULT_SETTINGS, ...settings }), instantTimers(), {}, 2000);
-	return { connector, spawned, exitServer: (code: number) => exit?.(code) };
+	const store = options.store ?? memoryStore();
+	const current = { ...DEFAULT_SETTINGS, ...settings };
+	const connector = new Connector(host, "/home/u/My Notes", () => current, store, instantTimers(), {}, 2000);
+	return { connector, spawned };
 }
+
+const TRUSTED = (command: string) => memoryStore({ command, allowed: true });
 
 describe("Connector", () => {
 	it("uses the info file when a live server wrote it", async () => {
@@ -46,34 +75,76 @@ describe("Connector", () => {
 		expect(await connector.endpoint()).toMatchObject({ url: "ws://127.0.0.1:4000", token: "t" });
 	});
 
-	it("without a server or a command, says what to run", async () => {
-		const { connector } = setup({}, { info: null });
+	it("with auto-start off and no server, says what to run", async () => {
+		const { connector } = setup({ autoStart: false }, { info: null });
 		await expect(connector.endpoint()).rejects.toThrow(
 			"No server is running for this vault. Start it with: obsidian-ai-bridge serve --vault '/home/u/My Notes'",
 		);
 	});
 
+	it("with no settings at all, starts the command it finds in ~/.local/bin", async () => {
+		const files = { info: null as string | null };
+		const { connector, spawned } = setup({}, files, { executables: ["/home/u/.local/bin/obsidian-ai-bridge"] });
+		expect(await connector.endpoint()).toMatchObject({ url: "ws://127.0.0.1:4000" });
+		expect(spawned).toEqual([["/home/u/.local/bin/obsidian-ai-bridge", "serve", "--vault", "/home/u/My Notes"]]);
+	});
+
+	it("found nowhere: the install card's problem and a sentence naming the install command", async () => {
+		const { connector, spawned } = setup({}, { info: null });
+		await expect(connector.endpoint()).rejects.toThrow("The assistant's server is not installed: install it with uv tool install obsidian-ai-bridge");
+		expect(connector.problem).toEqual({ kind: "not-installed", install: "uv tool install obsidian-ai-bridge" });
+		expect(spawned).toEqual([]);
+	});
+
 	it("starts the configured command with the vault filled in and waits for its info file", async () => {
 		const files = { info: null as string | null };
-		const { connector, spawned } = setup({ serverCommand: "/venv/bin/obsidian-ai-bridge serve --vault {vault}" }, files);
-		const pending = connector.endpoint();
-		files.info = INFO;
-		expect(await pending).toMatchObject({ url: "ws://127.0.0.1:4000" });
+		const command = "/venv/bin/obsidian-ai-bridge serve --vault {vault}";
+		const { connector, spawned } = setup({ serverCommand: command }, files, { store: TRUSTED(command) });
+		expect(await connector.endpoint()).toMatchObject({ url: "ws://127.0.0.1:4000" });
 		expect(spawned).toEqual([["/venv/bin/obsidian-ai-bridge", "serve", "--vault", "/home/u/My Notes"]]);
 		expect(connector.ownsServer).toBe(true);
 		connector.stopServer();
 		expect(connector.ownsServer).toBe(false);
 	});
 
+	it("a Server command that came with the vault runs only once confirmed on this computer", async () => {
+		const command = "/tmp/evil serve --vault {vault}";
+		const store = memoryStore();
+		const files = { info: null as string | null };
+		const { connector, spawned } = setup({ serverCommand: command }, files, {
+			store,
+			executables: ["/home/u/.local/bin/obsidian-ai-bridge"],
+		});
+		await expect(connector.endpoint()).rejects.toThrow(/not set on this computer/);
+		expect(connector.problem).toEqual({ kind: "confirm-command", command });
+		expect(spawned).toEqual([]);
+		// Refused: the vault's command is skipped and the installed one is found instead.
+		connector.confirmCommand(command, false);
+		await connector.endpoint();
+		expect(spawned).toEqual([["/home/u/.local/bin/obsidian-ai-bridge", "serve", "--vault", "/home/u/My Notes"]]);
+		expect(store.value).toEqual({ command, allowed: false });
+	});
+
+	it("asks again when the vault's command and this computer's differ", () => {
+		expect(commandTrust("", null)).toBe("none");
+		expect(commandTrust("a", null)).toBe("ask");
+		expect(commandTrust("a", { command: "a", allowed: true })).toBe("run");
+		expect(commandTrust("b", { command: "a", allowed: true })).toBe("ask");
+		expect(commandTrust(" a ", { command: "a", allowed: false })).toBe("refused");
+		expect(parseChoice({ command: "a", allowed: true })).toEqual({ command: "a", allowed: true });
+		expect(parseChoice({ command: "a" })).toBeNull();
+		expect(parseChoice("a")).toBeNull();
+	});
+
 	it("a command that exits before the server is ready is reported with what it printed", async () => {
-		const { connector, exitServer } = setup({ serverCommand: "bridge serve --vault {vault}" }, { info: null });
-		const pending = connector.endpoint();
-		exitServer(2);
-		await expect(pending).rejects.toThrow("The server command stopped before the server was ready: Error: no provider key");
+		const command = "bridge serve --vault {vault}";
+		const { connector } = setup({ serverCommand: command }, { info: null }, { store: TRUSTED(command), exitsWith: 2 });
+		await expect(connector.endpoint()).rejects.toThrow("The server command stopped before the server was ready: Error: no provider key");
 	});
 
 	it("an info file whose server refuses connections counts as stale and the command starts a new one", async () => {
-		const { connector, spawned } = setup({ serverCommand: "bridge serve --vault {vault}" }, { info: INFO });
+		const command = "bridge serve --vault {vault}";
+		const { connector, spawned } = setup({ serverCommand: command }, { info: INFO }, { store: TRUSTED(command) });
 		connector.refused("ws://127.0.0.1:4000");
 		await expect(connector.endpoint()).rejects.toThrow(/did not start within/);
 		expect(spawned).toHaveLength(1);

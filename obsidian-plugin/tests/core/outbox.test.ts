@@ -5,7 +5,7 @@ describe("the reconnect queue", () => {
 	it("while reconnecting the input stays enabled and messages wait", () => {
 		expect(inputState({ status: "connecting" })).toMatchObject({ enabled: true, queues: true });
 		expect(inputState({ status: "disconnected", reason: "The server stopped.", retryInMs: 2000 })).toMatchObject({ enabled: true, queues: true });
-		expect(inputState({ status: "connected", vault: "v", notes: 1, pending: 0 })).toEqual({ enabled: true, reason: null, queues: false });
+		expect(inputState({ status: "connected", vault: "v", notes: 1, pending: 0, done: 0, total: 0, chat: true })).toEqual({ enabled: true, reason: null, queues: false });
 	});
 
 	it("with no reconnect under way the input is disabled with the reason", () => {

@@ -1,15 +1,29 @@
 import { describe, expect, it } from "vitest";
-import { statusText, statusTitle } from "../../src/core/status";
+import { count, statusText, statusTitle } from "../../src/core/status";
 
-const connected = { status: "connected" as const, vault: "Notes", notes: 12000, pending: 0 };
+const connected = { status: "connected" as const, vault: "Notes", notes: 12000, pending: 0, done: 0, total: 0, chat: true };
 
 describe("status bar", () => {
-	it("says connected, indexing N notes, or disconnected with the reason in its tooltip", () => {
+	it("says starting, connected, indexing done / total notes, or disconnected with the reason in its tooltip", () => {
+		expect(statusText({ status: "connecting" }, null, true)).toBe("Assistant: starting…");
+		expect(statusText({ status: "connecting" })).toBe("Assistant: connecting…");
 		expect(statusText(connected)).toBe("Assistant: connected");
-		expect(statusText({ ...connected, pending: 3500 })).toBe("Assistant: indexing 3,500 notes");
+		expect(statusText({ ...connected, pending: 18796, done: 1204, total: 20000 })).toBe("Assistant: indexing 1,204 / 20,000 notes");
+		expect(statusText({ ...connected, pending: 1, done: 0, total: 1 })).toBe("Assistant: indexing 0 / 1 note");
+		expect(statusText({ ...connected, pending: 1, done: 0, total: 0 })).toBe("Assistant: listing the vault's notes…");
 		const down = { status: "disconnected" as const, reason: "The server refused the token.", retryInMs: 500 };
 		expect(statusText(down)).toBe("Assistant: disconnected");
 		expect(statusTitle(down)).toBe("The server refused the token.");
+		expect(statusTitle({ ...connected, notes: 1 })).toBe("Connected to the assistant server for Notes (1 note indexed).");
+	});
+
+	it("counts with plurals and thousands separators", () => {
+		expect([count(0, "note"), count(1, "note"), count(2, "note"), count(20000, "note")]).toEqual([
+			"0 notes",
+			"1 note",
+			"2 notes",
+			"20,000 notes",
+		]);
 	});
 
 	it("follows the embedding job from index/progress", () => {

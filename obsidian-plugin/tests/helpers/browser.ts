@@ -27,11 +27,21 @@ async function bundle(): Promise<string> {
 	return result.outputFiles[0]?.text ?? "";
 }
 
+export interface PageOptions {
+	theme?: "dark" | "light";
+	/** The plugin's data.json (none by default). */
+	data?: unknown;
+	/** The vault's folder (default /home/user/My Vault). */
+	vault?: string;
+	/** Done before the page loads, e.g. exposing a Node-side host (tests/helpers/page-host.ts). */
+	prepare?: (page: Page) => Promise<void>;
+}
+
 export interface TestPages {
 	origin: string;
 	browser: Browser;
 	/** A page of the harness with the server's info file (or none), ready. */
-	open(info: string | null, options?: { theme?: "dark" | "light" }): Promise<Page>;
+	open(info: string | null, options?: PageOptions): Promise<Page>;
 	close(): Promise<void>;
 }
 
@@ -67,9 +77,12 @@ export async function testPages(): Promise<TestPages> {
 		browser,
 		async open(info, options = {}) {
 			const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+			await options.prepare?.(page);
 			const query = new URLSearchParams();
 			if (info !== null) query.set("info", info);
 			if (options.theme) query.set("theme", options.theme);
+			if (options.data !== undefined) query.set("data", JSON.stringify(options.data));
+			if (options.vault) query.set("vault", options.vault);
 			await page.goto(`${origin}/?${query.toString()}`);
 			await page.waitForSelector("body[data-ready=true]", { timeout: WAIT });
 			return page;

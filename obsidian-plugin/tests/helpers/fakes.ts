@@ -1,5 +1,6 @@
 // A scripted socket and a manual clock for testing the client without a server.
 import type { SocketLike, Timers } from "../../src/core/client";
+import { serverProof } from "../../src/core/proof";
 
 export class FakeSocket implements SocketLike {
 	readyState = 0;
@@ -24,6 +25,19 @@ export class FakeSocket implements SocketLike {
 	open(): void {
 		this.readyState = 1;
 		this.onopen?.({} as Event);
+	}
+
+	/** Send the server proof for the nonce in this socket's URL, as a server knowing `token` does,
+	 * and wait until the client has checked it. */
+	async prove(token: string): Promise<void> {
+		const nonce = new URL(this.url).searchParams.get("nonce") ?? "";
+		const sentBefore = this.sent.length;
+		this.receive({ method: "$/serverProof", params: { proof: await serverProof(token, nonce) } });
+		// The check is asynchronous (Web Crypto): wait until the client answered it.
+		for (let i = 0; i < 400 && this.sent.length === sentBefore && this.closedWith === null; i++) {
+			await new Promise((resolve) => setTimeout(resolve, 5));
+		}
+		await settle();
 	}
 
 	receive(message: object): void {

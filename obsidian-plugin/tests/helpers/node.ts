@@ -8,8 +8,10 @@ import * as path from "node:path";
 import type { Host } from "../../src/core/host";
 import { nodeHost } from "../../src/core/node-host";
 
-export function testHost(overrides: Partial<Host> = {}): Host {
-	return { ...nodeHost({ fs, crypto, os, path, childProcess, http, process }), ...overrides };
+/** Node's host; `proc` replaces parts of Node's process (its environment, kill). */
+export function testHost(overrides: Partial<Host> = {}, proc: Partial<Pick<NodeJS.Process, "platform" | "env" | "kill">> = {}): Host {
+	const processLike = { platform: process.platform, env: process.env, kill: process.kill.bind(process), ...proc };
+	return { ...nodeHost({ fs, crypto, os, path, childProcess, http, process: processLike }), ...overrides };
 }
 
 export const REPO_ROOT = path.resolve(__dirname, "..", "..", "..");

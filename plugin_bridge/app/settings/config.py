@@ -201,6 +201,15 @@ class BridgeSettings(BaseSettings):
     def _http_url(cls, value: str | None) -> str | None:
         return None if value is None else check_url(value)
 
+    @field_validator("base_urls")
+    @classmethod
+    def _http_urls(cls, value: dict[ProviderName, str]) -> dict[ProviderName, str]:
+        for url in value.values():
+            check_url(url)
+            if _CONTROL.search(url):
+                raise ValueError("contains a control character: remove it")
+        return value
+
     @field_validator(
         "model",
         "fast_model",
@@ -396,7 +405,8 @@ def base_url_for(
     return url
 
 
-PROBE_SECONDS: Final = 3.0
+PROBE_SECONDS: Final = 2.0
+"""How long a TCP connection to a model server may take before it counts as unreachable."""
 
 
 async def startup_problem(settings: BridgeSettings, choice: ProviderChoice) -> str | None:
@@ -415,13 +425,13 @@ async def startup_problem(settings: BridgeSettings, choice: ProviderChoice) -> s
         return choice.missing.removeprefix("No model provider is configured: ")
     url = base_url_for(settings, choice.name, choice.name) if choice.name else None
     local = choice.name == "ollama" or (choice.name == "openai" and url is not None)
-    if local and url is not None and not await _answers(url):
+    if local and url is not None and not await answers(url):
         hint = "start it with `ollama serve`" if choice.name == "ollama" else "start it"
         return f"Nothing answers at {url}: {hint}, or pass the right --base-url."
     return None
 
 
-async def _answers(url: str) -> bool:
+async def answers(url: str) -> bool:
     """Whether something accepts TCP connections at ``url``'s host and port."""
     import asyncio
     from urllib.parse import urlsplit

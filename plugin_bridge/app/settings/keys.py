@@ -8,8 +8,8 @@ drops its stored key unless the same change sends a key again.
 
 All of it is pure: :func:`key_for` says which key may go to a URL, :func:`rebound` what one
 settings change does to the bindings. The bound origins are settings too
-(``<provider>_api_key_host``), saved with the keys. A provider with a base URL of its own is
-one more entry in :data:`URL_FIELDS`.
+(``<provider>_api_key_host``), saved with the keys. Base URLs: ``base_url`` (the chat
+provider's), ``base_urls`` (one per provider) and ``embedder_base_url`` (the openai embedder's).
 """
 
 from __future__ import annotations
@@ -26,14 +26,6 @@ DEFAULT_ORIGINS: Final = {
 KEY_FIELDS: Final = {"anthropic": "anthropic_api_key", "openai": "openai_api_key"}
 HOST_FIELDS: Final = {"anthropic": "anthropic_api_key_host", "openai": "openai_api_key_host"}
 """The setting that records the origin of each provider's key (None: its default host)."""
-URL_FIELDS: Final = {
-    "base_url": "the chat provider",
-    "base_urls": "each provider named in it",
-    "embedder_base_url": "openai",
-}
-"""Settings that name a server, and whose key a change of them concerns: ``base_url`` is the
-chosen chat provider's, ``base_urls`` holds one per provider (the models of other purposes),
-``embedder_base_url`` the openai embedder's."""
 
 
 def check_url(value: str) -> str:
@@ -74,41 +66,36 @@ def rebound(current: Any, changes: Mapping[str, Any], chat_provider: str | None)
     """What ``changes`` (settings field names) to the settings ``current`` do to the keys'
     bindings, as more changes; ``chat_provider`` is the chat provider after them.
 
-    - A key sent is bound to the base URL sent with it (its provider's: ``base_url`` for the
-      chat provider, ``embedder_base_url`` for openai), else to its provider's default host.
-    - A base URL sent that is of another origin than its provider's key drops that key,
-      unless the same change sends one.
+    - A key sent is bound to its provider's base URL sent with it (``base_url`` for the chat
+      provider, ``base_urls[provider]``, or ``embedder_base_url`` for openai), else to its
+      provider's default host.
+    - A provider's base URL sent (``base_url``, ``base_urls``) that is of another origin than
+      its key drops that key, unless the same change sends one. An ``embedder_base_url`` of
+      another origin only gets no key.
     """
     extra: dict[str, Any] = {}
     for provider, key_field in KEY_FIELDS.items():
-        url_field = _url_field(provider, changes, chat_provider)
-        url = _sent_url(provider, changes, url_field)
+        new_url = _new_url(provider, current, changes, chat_provider)
+        url, drops = new_url if new_url is not None else (None, False)
         if key_field in changes:
             extra[HOST_FIELDS[provider]] = origin(url) if url and changes[key_field] else None
-        elif url_field in ("base_url", "base_urls") and not may_send(
-            provider, getattr(current, HOST_FIELDS[provider]), url
-        ):
+        elif drops and not may_send(provider, getattr(current, HOST_FIELDS[provider]), url):
             extra[key_field] = None
             extra[HOST_FIELDS[provider]] = None
     return extra
 
 
-def _url_field(provider: str, changes: Mapping[str, Any], chat_provider: str | None) -> str | None:
-    """The base URL field of ``provider`` that ``changes`` set, if any."""
+def _new_url(
+    provider: str, current: Any, changes: Mapping[str, Any], chat_provider: str | None
+) -> tuple[str | None, bool] | None:
+    """The base URL of ``provider`` that ``changes`` set, and whether setting it may drop the
+    provider's key; None when they set none."""
     if provider == chat_provider and "base_url" in changes:
-        return "base_url"
-    if provider in (changes.get("base_urls") or {}):
-        return "base_urls"
+        return changes["base_url"], True
+    if "base_urls" in changes:
+        new = (changes["base_urls"] or {}).get(provider)
+        if new != (getattr(current, "base_urls", None) or {}).get(provider):
+            return new, True
     if provider == "openai" and "embedder_base_url" in changes:
-        return "embedder_base_url"
+        return changes["embedder_base_url"], False
     return None
-
-
-def _sent_url(provider: str, changes: Mapping[str, Any], url_field: str | None) -> str | None:
-    """The URL ``changes`` set in ``url_field`` for ``provider`` (None: none, or the default)."""
-    if url_field is None:
-        return None
-    value = changes.get(url_field)
-    if url_field == "base_urls":
-        return value.get(provider) if isinstance(value, Mapping) else None
-    return value if isinstance(value, str) else None

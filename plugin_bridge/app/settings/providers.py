@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Final, Literal
 from llm_service.factory import ProviderName, parse_model_spec
 from plugin_bridge.app.settings.config import (
     NO_PROVIDER,
+    PROBE_SECONDS,
     BridgeSettings,
     ProviderChoice,
     SettingsError,
     base_url_for,
     choose_provider,
+    config_file,
 )
 from plugin_bridge.app.settings.keys import key_for
 
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 
 Purpose = Literal["chat", "fast", "deep"]
 PURPOSES: Final[tuple[Purpose, ...]] = ("chat", "fast", "deep")
+KEY_ENV: Final = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +162,42 @@ def build_provider(settings: BridgeSettings, choice: ProviderChoice) -> Provider
     if choice.name is None:
         return None
     return build_named(settings, choice.name, chat=choice.name, model=choice.model)
+
+
+async def key_problem(settings: BridgeSettings, choice: ProviderChoice) -> str | None:
+    """Why the hosted provider's key cannot work, asked at start with one cheap call (the key
+    is refused); None when it works, when there is no key to check, or when the provider
+    cannot be reached now: the server then starts all the same (search works offline) and the
+    first message says what is wrong."""
+    import asyncio
+    import logging
+
+    from llm_service import LLMError
+
+    name = choice.name
+    if name not in KEY_ENV or key_for(settings, name, base_url_for(settings, name, name)) is None:
+        return None
+    checker = build_provider(settings, choice)
+    if checker is None:
+        return None
+    checker.max_attempts = 1  # a refused key is not retried; an unreachable API not waited for
+    try:
+        await checker.warm_up()  # the SDK's import is not the API's answer time
+        async with asyncio.timeout(PROBE_SECONDS * 2):
+            await checker.validate_key()
+    except LLMError as exc:
+        if exc.code == "auth_error":
+            label = "Anthropic" if name == "anthropic" else "OpenAI"
+            return (
+                f"{label} refused the API key ({exc.status or exc.code}): fix {KEY_ENV[name]} "
+                f"or the key in {config_file()}, or run `obsidian-ai-bridge setup`."
+            )
+        logging.getLogger(__name__).warning("could not check the %s key now: %s", name, exc)
+    except TimeoutError:
+        logging.getLogger(__name__).warning("could not check the %s key now (no answer)", name)
+    finally:
+        await checker.aclose()
+    return None
 
 
 async def build_setup(settings: BridgeSettings, *, check_key: bool = False) -> ProviderSetup:

@@ -83,6 +83,22 @@ async def test_a_key_sent_with_its_base_url_goes_there_and_nowhere_else(
     assert "openai_api_key" not in read_config() and "openai_api_key_host" not in read_config()
 
 
+async def test_a_per_provider_base_url_gets_no_key_and_drops_it(
+    tmp_path: Path, fake_http: FakeHTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """baseUrls.openai set to another origin: the same rule as baseUrl."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    fake_http.enqueue(*[fake.models_reply("local-model")] * 3)
+    settings = BridgeSettings(provider="openai", model="gpt-x")
+    async with running_bridge(tmp_path, settings=settings) as bridge:
+        wire = await bridge.wire()
+        updated = await wire.result(
+            "settings/update", {"baseUrls": {"openai": fake_http.url + "/v1"}}
+        )
+    assert _keys_seen(fake_http.requests) == []
+    assert updated["keys"]["openai"] is None
+
+
 @pytest.mark.parametrize("field", ["baseUrl", "embedderBaseUrl"])
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://127.0.0.1/v1", "127.0.0.1:1234"])
 async def test_only_http_urls_are_accepted(tmp_path: Path, field: str, url: str) -> None:
@@ -99,7 +115,9 @@ def test_the_binding_rule() -> None:
     assert may_send("openai", None, "https://api.openai.com:443/v1")
     assert not may_send("openai", None, "http://api.openai.com/v1")
     assert not may_send("openai", "http://127.0.0.1:1234", "http://127.0.0.1:1235/v1")
-    current = BridgeSettings.model_construct(openai_api_key_host=None, anthropic_api_key_host=None)
+    current = BridgeSettings.model_construct(
+        openai_api_key_host=None, anthropic_api_key_host=None, base_urls={}
+    )
     assert rebound(current, {"base_url": "http://127.0.0.1:9/v1"}, "openai") == {
         "openai_api_key": None,
         "openai_api_key_host": None,
@@ -111,3 +129,18 @@ def test_the_binding_rule() -> None:
         "anthropic_api_key_host": None
     }
     assert rebound(current, {"embedder_base_url": "http://h:9/v1"}, "openai") == {}
+    assert rebound(current, {"base_urls": {"openai": "http://h:9/v1"}}, "anthropic") == {
+        "openai_api_key": None,
+        "openai_api_key_host": None,
+    }
+    sent_together = {"base_urls": {"openai": "http://h:9/v1"}, "openai_api_key": "k"}
+    assert rebound(current, sent_together, None) == {"openai_api_key_host": "http://h:9"}
+
+
+async def test_per_provider_base_urls_are_http_only(tmp_path: Path) -> None:
+    async with running_bridge(tmp_path, settings=BridgeSettings()) as bridge:
+        error = await (await bridge.wire()).error(
+            "settings/update", {"baseUrls": {"openai": "file:///etc/passwd"}}
+        )
+    assert error["code"] == -32602 and "'baseUrls" in error["message"]
+    assert read_config() == {}

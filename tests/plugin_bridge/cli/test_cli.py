@@ -98,12 +98,13 @@ async def test_chat_cli_finds_the_server_through_the_info_file(tmp_path: Path) -
 
 
 async def test_chat_cli_without_a_server_explains(tmp_path: Path) -> None:
-    """`chat` for a vault with no running server exits 1 saying how to start one."""
+    """`chat` for a vault with no running server exits 1 with the installed command that
+    starts one, spelled as everywhere else: obsidian-ai-bridge serve --vault PATH."""
     vault = copy_example_vault(tmp_path)
     code, _, err = await run_cli(tmp_path, "chat", "--vault", str(vault))
     assert code == 1
-    assert "No server is running for this vault" in err
-    assert "plugin_bridge serve" in err
+    assert f"No server is running for {vault}" in err
+    assert f"obsidian-ai-bridge serve --vault {vault}" in err and "python" not in err
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.5", "example.com", "::"])

@@ -46,7 +46,8 @@ async def test_setup_with_flags_checks_the_server_and_saves_the_file(
 async def test_setup_with_a_refused_key_saves_nothing_and_says_why(
     tmp_path: Path, fake_http: FakeHTTPServer
 ) -> None:
-    """A 401 from the server: exit 2 with the provider's sentence; no file."""
+    """A 401 from the server: exit 2 naming the key that was given (not OPENAI_API_KEY);
+    no file."""
     fake_http.enqueue(fake.error_reply(401, "Incorrect API key provided"))
     code, _out, err = await run_cli(
         tmp_path,
@@ -60,7 +61,8 @@ async def test_setup_with_a_refused_key_saves_nothing_and_says_why(
         "--model",
         "m",
     )
-    assert code == 2 and "The check failed" in err and "API key" in err
+    assert code == 2 and "OpenAI refused the key given with --api-key (401)" in err
+    assert "OPENAI_API_KEY" not in err
     assert not config_file().exists()
 
 

@@ -14,7 +14,7 @@ import pytest_asyncio
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers.mcp import HeldClient, json_of, text_of
-from tests.helpers.serve import Served, start_serve
+from tests.helpers.serve import START_WAIT, Served, start_serve
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -37,7 +37,9 @@ def endpoint(served: Served) -> str:
 @asynccontextmanager
 async def client_with(served: Served, token: str) -> AsyncIterator[HeldClient]:
     """The SDK's client on /mcp with ``token`` as the bearer token."""
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+    headers = {"Authorization": f"Bearer {token}"}
+    # the first /mcp request imports the SDK (about a second, more on a loaded machine)
+    async with httpx2.AsyncClient(headers=headers, timeout=START_WAIT) as http:
         transport: Any = streamable_http_client(endpoint(served), http_client=http)
         client = await HeldClient(transport).open()
         try:
@@ -63,7 +65,7 @@ async def test_a_wrong_or_missing_token_is_401(served: Served, token: str | None
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-    async with httpx.AsyncClient() as http:
+    async with httpx.AsyncClient(timeout=START_WAIT) as http:
         response = await http.post(endpoint(served), json=ping, headers=headers)
     assert response.status_code == 401
     assert response.json()["error"] == "auth_failed"

@@ -9,6 +9,9 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+from mcp.shared.exceptions import MCPError
+
 from plugin_bridge.cli.lock import acquire
 from tests.conftest import REPO_ROOT
 from tests.helpers.bridge import copy_example_vault
@@ -67,6 +70,8 @@ async def test_forwarding_survives_the_servers_restart(tmp_path: Path) -> None:
         await served.process.wait()
         lost = await client.call("read_note", read)
         assert lost.is_error and "Lost the bridge server for this vault" in text_of(lost)
+        with pytest.raises(MCPError, match="Lost the bridge server for this vault"):
+            await client.client.list_tools(cache_mode="bypass")
         served = await start_serve(tmp_path, *info, vault=vault)
         assert json_of(await client.call("read_note", read))["path"] == "Welcome.md"
     finally:

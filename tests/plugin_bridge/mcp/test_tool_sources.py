@@ -19,7 +19,7 @@ import pytest_asyncio
 from llm_service import ScriptedProvider
 from plugin_bridge.app.settings.config import BridgeSettings
 from tests.conftest import REPO_ROOT
-from tests.helpers.bridge import WAIT, Bridge, Wire, running_bridge
+from tests.helpers.bridge import Bridge, Wire, running_bridge
 from tests.helpers.serve import START_WAIT
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -36,8 +36,8 @@ def fake_server(starts: Path, **env: str) -> dict[str, Any]:
 
 
 async def until(check: Callable[[], Awaitable[T | None]]) -> T:
-    """Poll ``check`` until it gives a value."""
-    async with asyncio.timeout(WAIT):
+    """Poll ``check`` until it gives a value (servers start as processes: the start-up bound)."""
+    async with asyncio.timeout(START_WAIT):
         while True:
             value = await check()
             if value is not None:
@@ -126,8 +126,8 @@ async def until_running(wire: Wire, name: str = "fake") -> dict[str, Any]:
 
 def provider_of(bridge: Bridge) -> ScriptedProvider:
     route = bridge.app.providers.chat
-    provider = None if route is None else route.provider
-    assert isinstance(provider, ScriptedProvider)
+    assert route is not None and isinstance(route.provider, ScriptedProvider)
+    provider = route.provider
     return provider
 
 
