@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -148,16 +148,17 @@ class LLMResponse:
     model: str = ""
     cost_usd: float | None = None
     request_id: str | None = None
-    blocks: tuple[ReplyBlock, ...] | None = None
-    """A turn's blocks, every round's in order (set by LLMService); see :attr:`content`."""
+    rounds: tuple[tuple[str, Sequence[ToolCall]], ...] | None = None
+    """A turn's rounds, each its text and the tool calls that ran (set by LLMService; the
+    blocks of :attr:`content` are made from them when asked for)."""
 
     @property
     def content(self) -> list[ReplyBlock]:
         """Every block in order: of a turn, each round's text and the tool calls that ran; of
         one model call, its text then its tool calls."""
-        if self.blocks is not None:
-            return list(self.blocks)
-        return ReplyBlock.of(self.text, self.tool_calls)
+        if self.rounds is None:
+            return ReplyBlock.of(self.text, self.tool_calls)
+        return [block for text, calls in self.rounds for block in ReplyBlock.of(text, calls)]
 
     def to_message(self) -> Message:
         """The assistant message to append to history."""

@@ -39,7 +39,6 @@ from llm_service.history import NO_TEXT_REPLY, compact_exchange, trim_history
 from llm_service.messages import (
     LLMResponse,
     Message,
-    ReplyBlock,
     StopReason,
     TextBlock,
     ToolCall,
@@ -303,10 +302,10 @@ class LLMService:
             system = self._system()
             tools = self.tools.tool_specs()
             previous = list(self._history)
-            blocks = (TextBlock(text), TextBlock(context)) if context else (TextBlock(text),)
-            exchange = [Message("user", blocks)]
+            question = (TextBlock(text), TextBlock(context)) if context else (TextBlock(text),)
+            exchange = [Message("user", question)]
             texts: list[str] = []
-            reply_blocks: list[ReplyBlock] = []
+            rounds_done: list[tuple[str, Sequence[ToolCall]]] = []
             usage = Usage()
             rounds = 0
             while True:
@@ -325,11 +324,11 @@ class LLMService:
                 if response.text:
                     texts.append(response.text)
                 stop = _final_stop_reason(response, rounds, self.max_tool_iterations)
+                ran = response.tool_calls if stop is None else ()  # a last round's calls never run
+                rounds_done.append((response.text, ran))
                 if stop is not None:
-                    reply_blocks += ReplyBlock.of(response.text, ())
                     exchange.append(Message.assistant(response.text or _empty_note(stop, rounds)))
                     break
-                reply_blocks += ReplyBlock.of(response.text, response.tool_calls)
                 exchange.append(response.to_message())
                 results: list[ToolResultBlock] = []
                 async with aclosing(self._run_tools(response.tool_calls, results)) as runs:
@@ -340,22 +339,11 @@ class LLMService:
             reply_text = ROUND_SEPARATOR.join(texts)
             self._commit(previous, exchange, reply_text)
             logger.info(
-                "Turn done: %d tool round(s), stop reason %s, %d tokens",
-                rounds,
-                stop,
-                usage.total_tokens,
+                "Turn done: %d tool round(s), stop %s, %d tokens", rounds, stop, usage.total_tokens
             )
-            yield ResponseComplete(
-                LLMResponse(
-                    text=reply_text,
-                    stop_reason=stop,
-                    usage=usage,
-                    model=response.model or model,
-                    cost_usd=cost_usd(model, usage, provider.price_provider),
-                    request_id=response.request_id,
-                    blocks=tuple(reply_blocks),
-                )
-            )
+            cost = cost_usd(model, usage, provider.price_provider)
+            last = response.model or model, cost, response.request_id, tuple(rounds_done)
+            yield ResponseComplete(LLMResponse(reply_text, [], stop, usage, *last))
 
     async def _call_model(
         self,

@@ -332,18 +332,24 @@ def _request(
     model = options.get("model") or default_model
     if not model:
         raise ValueError("No model named: pass model=... or give the provider a default model")
-    if isinstance(messages, (str, bytes)) or not all(isinstance(m, Message) for m in messages):
+    listed = list(messages)
+    if isinstance(messages, (str, bytes)) or (
+        {type(m) for m in listed} - {Message} and not all(isinstance(m, Message) for m in listed)
+    ):
         raise TypeError(_not_messages(messages))
-    if system_prompt is not None and options.get("system") is not None:
-        raise ValueError("Pass the system prompt once: system_prompt or system=, not both.")
-    specs = [_spec(tool) for tool in tools or ()]
+    system = options.get("system")
+    if system_prompt is not None:
+        if system is not None:
+            raise ValueError("Pass the system prompt once: system_prompt or system=, not both.")
+        system = system_prompt
+    specs = [t if type(t) is ToolSpec else _spec(t) for t in tools or ()]
     tool_choice = options.get("tool_choice")
     if tool_choice is not None and not any(t.name == tool_choice for t in specs):
         raise ValueError(f"tool_choice {tool_choice!r} names no tool in the request")
     return ChatRequest(
-        list(messages),
+        listed,
         model,
-        system_prompt if system_prompt is not None else options.get("system"),
+        system,
         specs,
         options.get("max_tokens", DEFAULT_MAX_TOKENS),
         tool_choice,
@@ -364,7 +370,7 @@ def _not_messages(messages: Sequence[object]) -> str:
 
 
 def _spec(tool: ToolSpec | Mapping[str, Any]) -> ToolSpec:
-    if isinstance(tool, ToolSpec):
+    if isinstance(tool, ToolSpec):  # a subclass
         return tool
     try:
         return ToolSpec(tool["name"], tool.get("description", ""), tool["input_schema"])

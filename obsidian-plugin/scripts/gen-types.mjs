@@ -23,11 +23,22 @@ export async function generate() {
 
 // The schema's constants as values (a type cannot be listed at run time).
 function constants(schema) {
-	const providers = JSON.stringify(schema.providers);
+	const camel = (name) => name.toLowerCase().replace(/_([a-z])/g, (_, letter) => letter.toUpperCase());
+	const codes = schema.errors.map((error) => `\t${camel(error.name)}: ${error.code},`);
 	return [
 		"",
+		"export const PROTOCOL_VERSION = " + JSON.stringify(schema.protocolVersion) + ";",
+		"",
 		"/** The model providers the server can use (llm_service's ProviderName). */",
-		`export const PROVIDER_NAMES = ${providers} as const;`,
+		`export const PROVIDER_NAMES = ${JSON.stringify(schema.providers)} as const;`,
+		"",
+		"/** The tools that write a note: the user reviews each call (tool/confirm). */",
+		`export const WRITE_TOOLS = ${JSON.stringify(schema.writeTools)} as const;`,
+		"",
+		"/** The protocol's error codes (docs/protocol.md), by the server's names. */",
+		"export const ErrorCode = {",
+		...codes,
+		"} as const;",
 		"",
 	].join("\n");
 }

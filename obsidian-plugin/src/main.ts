@@ -2,13 +2,13 @@
 // assistant panel, the related-notes view, the commands, reviewable writes that go through
 // Obsidian's editor, and the settings tab.
 import { FileSystemAdapter, getAllTags, MarkdownView, Notice, Plugin, TFile, TFolder, type WorkspaceLeaf } from "obsidian";
-import { BridgeClient, type ConnectionState, type Endpoint, type Notification, type Timers } from "./core/client";
+import { BridgeClient, type ConnectionState, type Endpoint, type Notification, type ServerRequest, type Timers } from "./core/client";
 import { Connector, type ServerProblem } from "./core/connector";
 import type { Review } from "./core/diff";
 import { diagnoseHandshake, type Host } from "./core/host";
 import { suggestedCommand } from "./core/launcher";
 import type { SuggestionSource } from "./core/mentions";
-import type { IndexProgress, NoteApplyParams, ToolConfirmParams } from "./core/protocol";
+import type { IndexProgress, ToolConfirmParams } from "./core/protocol";
 import { loadSettings, type PluginSettings } from "./core/settings";
 import { statusText, statusTitle } from "./core/status";
 import type { Assistant, Prompt } from "./ui/assistant";
@@ -65,7 +65,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			diagnose: host ? (endpoint) => this.diagnose(host, endpoint) : undefined,
 			onState: (state) => this.onState(state),
 			onNotification: (notification) => this.onNotification(notification),
-			onServerRequest: (method, params) => this.onServerRequest(method, params),
+			onServerRequest: (request) => this.onServerRequest(request),
 			onImpostor: (endpoint) => this.connector?.refused(endpoint.url),
 		});
 
@@ -162,12 +162,12 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 
 	private onNotification(notification: Notification): void {
 		if (notification.method === "index/progress") {
-			this.onProgress(notification.params as unknown as IndexProgress);
+			this.onProgress(notification.params);
 			return;
 		}
 		if (notification.method === "budget/warning") {
-			const p = notification.params as { period?: string; spentUsd?: number; budgetUsd?: number };
-			new Notice(`The assistant has used $${(p.spentUsd ?? 0).toFixed(2)} of its ${p.period ?? ""} budget of $${(p.budgetUsd ?? 0).toFixed(2)}.`);
+			const p = notification.params;
+			new Notice(`The assistant has used $${p.spentUsd.toFixed(2)} of its ${p.period} budget of $${p.budgetUsd.toFixed(2)}.`);
 		}
 	}
 
@@ -199,10 +199,9 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		new Notice(fragment, 0);
 	}
 
-	private async onServerRequest(method: string, params: Record<string, unknown>): Promise<object> {
-		if (method === "note/apply") return applyInObsidian(this.app, params as unknown as NoteApplyParams);
-		if (method !== "tool/confirm") throw new Error(`Unknown request ${method}.`);
-		return this.review(params as unknown as ToolConfirmParams);
+	private async onServerRequest(request: ServerRequest): Promise<object> {
+		if (request.method === "note/apply") return applyInObsidian(this.app, request.params);
+		return this.review(request.params);
 	}
 
 	/** A write the model wants to make, reviewed change by change (or a new note, allowed by the

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from plugin_bridge.app.settings.providers import Purpose
     from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.vault.semantic.semantic_index import Progress, SemanticIndex
+    from plugin_bridge.wire.models import Notification
 
 logger = logging.getLogger(__name__)
 _DEFAULTS = BridgeSettings.model_construct()
@@ -93,7 +94,7 @@ class BridgeApp:
         self._tool_sources: McpSources | None = None
         self._setup_tools: ToolRegistry | None = None
         self._background: set[asyncio.Task[None]] = set()
-        self.broadcast: Callable[[str, dict[str, Any]], None] = _nobody
+        self.broadcast: Callable[[Notification], None] = _nobody
         """Sends a notification to every client; the server sets it once it listens."""
         if vault.semantic is not None:
             self._follow(vault.semantic)
@@ -129,11 +130,9 @@ class BridgeApp:
             offer_related(self._tools, vault)
 
     def _embedding_progress(self, progress: Progress) -> None:
-        from plugin_bridge.wire.models import IndexProgress, dump
+        from plugin_bridge.wire.models import IndexProgress
 
-        self.broadcast(
-            "index/progress", dump(IndexProgress.model_validate(progress, from_attributes=True))
-        )
+        self.broadcast(IndexProgress.model_validate(progress, from_attributes=True))
 
     def _embedding_spend(self, model: str, tokens: int) -> None:
         """Record a paid embedding batch like a chat call (purpose "embedding"; only OpenAI's
@@ -278,5 +277,5 @@ class BridgeApp:
         return service
 
 
-def _nobody(method: str, params: dict[str, Any]) -> None:
+def _nobody(notification: Notification) -> None:
     """No server yet: notifications go nowhere."""

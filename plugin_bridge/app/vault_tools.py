@@ -16,26 +16,37 @@ import inspect
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
 
 from llm_service.messages import ToolCall
 from llm_service.tools import Permission, ToolHandler, ToolOutput, ToolRegistry
+from plugin_bridge.app.tool_args import (
+    READ_LIMIT_CHARS,
+    AppendToNoteArgs,
+    CompleteSetupArgs,
+    CreateNoteArgs,
+    EditNoteArgs,
+    GetBacklinksArgs,
+    ListNotesArgs,
+    NoteEdit,
+    ReadNoteArgs,
+    RelatedNotesArgs,
+    ReplaceNoteArgs,
+    SearchNotesArgs,
+    ToolArgs,
+)
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.notes.store import NoteStore, PlannedWrite, WriteResult
 from plugin_bridge.vault.notes.vault import Vault
 from plugin_bridge.vault.semantic.hybrid import NoteHit, related_notes, search_notes
 
-READ_LIMIT_CHARS: Final = 20_000
-"""read_note returns at most this many characters per call."""
 EXCERPT_CHARS: Final = 800
 """search_notes shows at most this much of a result's best chunk."""
-DEFAULT_LIMIT: Final = 10
-MAX_LIMIT: Final = 50
+RELATED_TOOL: Final = RelatedNotesArgs.TOOL
+"""Offered only while the vault has semantic search (an embedder): see :func:`offer_related`."""
 
 Writer = Callable[[PlannedWrite, str], Awaitable[WriteResult]]
 """Makes a planned write for an origin ("model"); VaultError when it is refused."""
-RELATED_TOOL: Final = "related_notes"
-"""Offered only while the vault has semantic search (an embedder): see :func:`offer_related`."""
 
 
 def register_vault_tools(
@@ -75,11 +86,11 @@ def _register(
     registry: ToolRegistry, spec: _Spec, tools: _VaultTools, write_permission: Permission
 ) -> None:
     registry.register_tool(
-        spec.name,
+        spec.args.TOOL,
         spec.description,
-        spec.input_schema,
-        _bind(spec.run, tools),
-        permission=write_permission if spec.name in WRITE_TOOL_NAMES else "allow",
+        spec.args.input_schema(),
+        _bind(spec, tools),
+        permission=write_permission if spec.args.TOOL in WRITE_TOOL_NAMES else "allow",
     )
 
 
@@ -98,7 +109,9 @@ def plan_tool_call(vault: Vault, call: ToolCall) -> PlannedWrite | None:
     Raises VaultError when the write would be refused (bad path, note exists or is missing).
     """
     write = _WRITES.get(call.name)
-    return None if write is None else write.plan(vault.notes, call.arguments)
+    if write is None:
+        return None
+    return write.plan(vault.notes, write.args.model_validate(call.arguments))
 
 
 def confirm_title(call: ToolCall, plan: PlannedWrite | None) -> str:
@@ -106,13 +119,15 @@ def confirm_title(call: ToolCall, plan: PlannedWrite | None) -> str:
     write = _WRITES.get(call.name)
     if write is None or plan is None:
         return f"Allow the assistant to run {call.name}?"
-    return write.title(plan, call.arguments)
+    return write.title(plan, write.args.model_validate(call.arguments))
 
 
 def kept_arguments(call: ToolCall, plan: PlannedWrite, after: str) -> dict[str, Any]:
     """Arguments for ``call``'s tool that write exactly ``after`` (the text the user kept) over
     the note as planned (ValueError when the tool cannot write that text)."""
-    return _WRITES[call.name].kept(plan, call.arguments, after)
+    write = _WRITES[call.name]
+    kept: ToolArgs = write.kept(plan, write.args.model_validate(call.arguments), after)
+    return kept.model_dump(exclude_none=True)
 
 
 _REVIEWED: ContextVar[dict[str, str | None]] = ContextVar("reviewed_versions")
@@ -156,57 +171,67 @@ def _check_expected(plan: PlannedWrite, expected: str | None) -> None:
         )
 
 
-def _edits(args: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(str(e.get("old_text", "")), str(e.get("new_text", ""))) for e in args["edits"]]
-
-
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def _kept_append(plan: PlannedWrite, args: dict[str, Any], after: str) -> dict[str, Any]:
+def _kept_append(plan: PlannedWrite, args: AppendToNoteArgs, after: str) -> AppendToNoteArgs:
     before = plan.before or ""
     if not after.startswith(before):
         raise ValueError("the kept text does not keep the note's text before the addition")
     added = after[len(before) :]
     if before and not before.endswith("\n"):
         added = added.removeprefix("\n")
-    return {**args, "content": added}
+    return args.model_copy(update={"content": added})
+
+
+A = TypeVar("A", bound=ToolArgs)
 
 
 @dataclass(frozen=True)
-class _Write:
+class _Write(Generic[A]):
     """How a write tool works out its write, says it in words, and writes kept text instead."""
 
-    plan: Callable[[NoteStore, dict[str, Any]], PlannedWrite]
-    title: Callable[[PlannedWrite, dict[str, Any]], str]
-    kept: Callable[[PlannedWrite, dict[str, Any], str], dict[str, Any]]
+    args: type[A]
+    plan: Callable[[NoteStore, A], PlannedWrite]
+    title: Callable[[PlannedWrite, A], str]
+    kept: Callable[[PlannedWrite, A, str], A]
 
 
 _CREATE: Final = _Write(
-    plan=lambda notes, args: notes.plan_create(str(args["path"]), str(args["content"])),
+    CreateNoteArgs,
+    plan=lambda notes, args: notes.plan_create(args.path, args.content),
     title=lambda plan, args: f"Create {plan.path}",
-    kept=lambda plan, args, after: {**args, "content": after},
+    kept=lambda plan, args, after: args.model_copy(update={"content": after}),
 )
 _APPEND: Final = _Write(
-    plan=lambda notes, args: notes.plan_append(str(args["path"]), str(args["content"])),
+    AppendToNoteArgs,
+    plan=lambda notes, args: notes.plan_append(args.path, args.content),
     title=lambda plan, args: f"Append to {plan.path}",
     kept=_kept_append,
 )
 _EDIT: Final = _Write(
-    plan=lambda notes, args: notes.plan_edit(str(args["path"]), _edits(args)),
-    title=lambda plan, args: f"Edit {plan.path}: {_plural(len(args['edits']), 'change')}",
+    EditNoteArgs,
+    plan=lambda notes, args: notes.plan_edit(
+        args.path, [(edit.old_text, edit.new_text) for edit in args.edits]
+    ),
+    title=lambda plan, args: f"Edit {plan.path}: {_plural(len(args.edits), 'change')}",
     # The whole note as it was reviewed becomes the kept text: the edit fails if it changed.
-    kept=lambda plan, args, after: {
-        "path": args["path"],
-        "edits": [{"old_text": plan.before, "new_text": after}],
-    },
+    kept=lambda plan, args, after: EditNoteArgs(
+        path=args.path, edits=[NoteEdit(old_text=plan.before or "", new_text=after)]
+    ),
+)
+_REPLACE: Final = _Write(  # complete_setup (app/turn/setup.py): the context note, whole
+    ReplaceNoteArgs,
+    plan=lambda notes, args: notes.plan_create(args.path, args.content, overwrite=True),
+    title=lambda plan, args: f"{'Create' if plan.before is None else 'Rewrite'} {plan.path}",
+    kept=lambda plan, args, after: args.model_copy(update={"content": after}),
 )
 
 
 class _VaultTools:
-    """The handlers: reads are sync (the tool registry runs them in a worker thread), writes
-    async (their writer may ask Obsidian)."""
+    """The handlers, each given its tool's typed arguments: reads are sync (the tool registry
+    runs them in a worker thread), writes async (their writer may ask Obsidian)."""
 
     def __init__(self, vault: Vault, writer: Writer) -> None:
         self.vault = vault
@@ -214,19 +239,17 @@ class _VaultTools:
         self.index = vault.index
         self.writer = writer
 
-    async def search_notes(self, args: dict[str, Any]) -> ToolOutput:
-        found = await search_notes(
-            self.index, self.vault.semantic, args["query"], args.get("limit", DEFAULT_LIMIT)
-        )
+    async def search_notes(self, args: SearchNotesArgs) -> ToolOutput:
+        found = await search_notes(self.index, self.vault.semantic, args.query, args.limit)
         result: dict[str, Any] = {"results": [_hit(h) for h in found.hits]}
         if found.pending:
             result["pending"] = found.pending
             result["note"] = "The index is still being built: results may be incomplete."
         return result
 
-    def read_note(self, args: dict[str, Any]) -> ToolOutput:
-        note = self.notes.read(args["path"])
-        text, offset = note.content, args.get("offset", 0)
+    def read_note(self, args: ReadNoteArgs) -> ToolOutput:
+        note = self.notes.read(args.path)
+        text, offset = note.content, args.offset
         if offset > len(text):
             raise ValueError(
                 f"offset {offset} is past the end of '{note.path}' ({len(text)} characters)."
@@ -243,26 +266,25 @@ class _VaultTools:
             result["lossy"] = "some bytes were not UTF-8 and show as U+FFFD; do not rewrite it"
         return result
 
-    def list_notes(self, args: dict[str, Any]) -> ToolOutput:
-        limit = args.get("limit", DEFAULT_LIMIT)
-        found = self.notes.list_notes(args.get("folder", ""), limit + 1)
-        result: dict[str, Any] = {"notes": [n.path for n in found[:limit]]}
-        if len(found) > limit:
+    def list_notes(self, args: ListNotesArgs) -> ToolOutput:
+        found = self.notes.list_notes(args.folder, args.limit + 1)
+        result: dict[str, Any] = {"notes": [n.path for n in found[: args.limit]]}
+        if len(found) > args.limit:
             result["more"] = True
         return result
 
-    def get_backlinks(self, args: dict[str, Any]) -> ToolOutput:
-        path = self.notes.info(args["path"]).path
+    def get_backlinks(self, args: GetBacklinksArgs) -> ToolOutput:
+        path = self.notes.info(args.path).path
         return {"path": path, "backlinks": self.index.backlinks(path)}
 
-    def related_notes(self, args: dict[str, Any]) -> ToolOutput:
+    def related_notes(self, args: RelatedNotesArgs) -> ToolOutput:
         semantic = self.vault.semantic
         if semantic is None:
             raise ValueError("related_notes needs semantic search, and no embedder is configured.")
-        path = self.notes.info(args["path"]).path
+        path = self.notes.info(args.path).path
         if not semantic.ready:
             return {"path": path, "related": [], "pending": "the note vectors are being computed"}
-        found = related_notes(self.index, semantic, path, args.get("limit", DEFAULT_LIMIT))
+        found = related_notes(self.index, semantic, path, args.limit)
         return {
             "path": path,
             "related": [
@@ -271,28 +293,12 @@ class _VaultTools:
             ],
         }
 
-    async def write(self, write: _Write, args: dict[str, Any]) -> ToolOutput:
+    async def write(self, write: _Write[A], args: A) -> ToolOutput:
         plan = await asyncio.to_thread(write.plan, self.notes, args)
-        _check_expected(plan, args.get("expected_hash"))
+        _check_expected(plan, getattr(args, "expected_hash", None))
         _check_reviewed(plan)
         written = await self.writer(plan, "model")
         return {"path": written.path, "hash": written.hash}
-
-
-def _writing(write: _Write) -> Callable[[_VaultTools, dict[str, Any]], Awaitable[ToolOutput]]:
-    async def run(tools: _VaultTools, args: dict[str, Any]) -> ToolOutput:
-        return await tools.write(write, args)
-
-    return run
-
-
-@dataclass(frozen=True)
-class _Spec:
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    run: Callable[[_VaultTools, dict[str, Any]], ToolOutput | Awaitable[ToolOutput]]
-    write: _Write | None = None
 
 
 def _hit(hit: NoteHit) -> dict[str, Any]:
@@ -308,210 +314,108 @@ def _hit(hit: NoteHit) -> dict[str, Any]:
     return item
 
 
-def _bind(
-    run: Callable[[_VaultTools, dict[str, Any]], ToolOutput | Awaitable[ToolOutput]],
-    tools: _VaultTools,
-) -> ToolHandler:
+@dataclass(frozen=True)
+class _Spec:
+    """A vault tool: its typed arguments (name and schema come from them), what it tells the
+    model, and how it runs."""
+
+    args: type[ToolArgs]
+    description: str
+    write: _Write[Any] | None = None
+
+
+def _bind(spec: _Spec, tools: _VaultTools) -> ToolHandler:
+    """The registry's handler for ``spec``: the arguments (already checked against the schema)
+    as the tool's model, then its method (or its write)."""
+    if spec.write is not None:
+        write = spec.write
+
+        async def writing(args: dict[str, Any]) -> ToolOutput:
+            return await tools.write(write, write.args.model_validate(args))
+
+        return writing
+    run = getattr(tools, spec.args.TOOL)
     if inspect.iscoroutinefunction(run):
 
-        async def handler_async(args: dict[str, Any]) -> ToolOutput:
-            output = run(tools, args)
-            result: ToolOutput = await output if inspect.isawaitable(output) else output
+        async def reading_async(args: dict[str, Any]) -> ToolOutput:
+            result: ToolOutput = await run(spec.args.model_validate(args))
             return result
 
-        return handler_async
+        return reading_async
 
-    def handler(args: dict[str, Any]) -> ToolOutput:
-        output = run(tools, args)
-        assert not inspect.isawaitable(output)
-        return output
+    def reading(args: dict[str, Any]) -> ToolOutput:
+        result: ToolOutput = run(spec.args.model_validate(args))
+        return result
 
-    return handler
+    return reading
 
-
-def _object(required: list[str], **properties: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
-
-
-def _path(kinds: str) -> dict[str, Any]:
-    return {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": 1000,
-        "description": f"Path of the note relative to the vault root, with '/' between folders "
-        f"and the {kinds} extension, e.g. 'Projects/Kafka.md'.",
-    }
-
-
-_EXPECTED_HASH: Final = {
-    "type": "string",
-    "pattern": "^[0-9a-f]{64}$",
-    "description": "Optional: the hash read_note returned; the write is refused if the note "
-    "changed since, so read it again.",
-}
-
-_LIMIT: Final = {
-    "type": "integer",
-    "minimum": 1,
-    "maximum": MAX_LIMIT,
-    "default": DEFAULT_LIMIT,
-    "description": f"How many results at most (1-{MAX_LIMIT}, default {DEFAULT_LIMIT}).",
-}
 
 _SPECS: Final = (
     _Spec(
-        "search_notes",
+        SearchNotesArgs,
         "Search the user's notes, best matches first: full-text (title matches rank highest), "
         "and by meaning when semantic search is set up. Returns each match's path, title and "
         "either a snippet with the matched words in **bold** or the best matching section as "
         "an excerpt. Read a note in full with read_note.",
-        _object(
-            ["query"],
-            query={
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 500,
-                "description": "Words or a plain question: notes with every word rank first, "
-                "other word forms and typos match too; +word for a word that must appear; "
-                '"an exact phrase" in double quotes; prefix* for words starting so; tag:name '
-                "for notes with that tag; "
-                "path:Folder for notes under that folder. Combine them, e.g. "
-                "'kafka retention tag:project path:Work'.",
-            },
-            limit=_LIMIT,
-        ),
-        _VaultTools.search_notes,
     ),
     _Spec(
-        "read_note",
+        ReadNoteArgs,
         "Read one note: returns its path, hash and content (Markdown; .canvas and .base files "
         f"as their JSON/YAML text). Long notes come in parts of {READ_LIMIT_CHARS} characters "
         "ending with a marker that says how much is left and which offset reads on.",
-        _object(
-            ["path"],
-            path=_path(".md, .canvas or .base"),
-            offset={
-                "type": "integer",
-                "minimum": 0,
-                "default": 0,
-                "description": "Character to start from, for the rest of a long note.",
-            },
-        ),
-        _VaultTools.read_note,
     ),
     _Spec(
-        "list_notes",
+        ListNotesArgs,
         "List the paths of the notes in a folder and all its subfolders, sorted by path; "
         '"more": true means there are more than limit.',
-        _object(
-            [],
-            folder={
-                "type": "string",
-                "maxLength": 1000,
-                "default": "",
-                "description": "Folder relative to the vault root, e.g. 'Projects' or "
-                "'Projects/2024'; '' (the default) for the whole vault.",
-            },
-            limit=_LIMIT,
-        ),
-        _VaultTools.list_notes,
     ),
     _Spec(
-        "get_backlinks",
+        GetBacklinksArgs,
         "List the paths of the notes that link to a note with [[wikilinks]] or ![[embeds]].",
-        _object(["path"], path=_path(".md, .canvas or .base")),
-        _VaultTools.get_backlinks,
     ),
     _Spec(
-        "create_note",
+        CreateNoteArgs,
         "Create a new Markdown note; missing folders are created. Never overwrites: if a note "
         "exists at the path this fails, so pick another path or use append_to_note. The user "
         "may be asked to approve. Returns the path and hash.",
-        _object(
-            ["path", "content"],
-            path=_path(".md"),
-            content={"type": "string", "description": "The note's Markdown text."},
-        ),
-        _writing(_CREATE),
         _CREATE,
     ),
     _Spec(
-        "append_to_note",
+        AppendToNoteArgs,
         "Add Markdown at the end of an existing .md note, on a new line; the text already in the "
         "note is kept as it is. The user may be asked to approve. Returns the path and hash.",
-        _object(
-            ["path", "content"],
-            path=_path(".md"),
-            content={"type": "string", "minLength": 1, "description": "Markdown to add."},
-            expected_hash=_EXPECTED_HASH,
-        ),
-        _writing(_APPEND),
         _APPEND,
     ),
     _Spec(
-        "edit_note",
+        EditNoteArgs,
         "Change parts of an existing .md note with search-and-replace edits, applied in order. "
         "Each old_text must be copied exactly from the note (read it first) and occur exactly "
         "once; include a few surrounding words to make it unique. The rest of the note is kept "
         "as it is. The user may be asked to approve. Returns the path and hash.",
-        _object(
-            ["path", "edits"],
-            path=_path(".md"),
-            edits={
-                "type": "array",
-                "description": "The replacements, applied one after another.",
-                "minItems": 1,
-                "maxItems": 20,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "old_text": {
-                            "type": "string",
-                            "minLength": 1,
-                            "description": "Text now in the note, exactly once.",
-                        },
-                        "new_text": {
-                            "type": "string",
-                            "description": "What replaces it ('' deletes it).",
-                        },
-                    },
-                    "required": ["old_text", "new_text"],
-                    "additionalProperties": False,
-                },
-            },
-            expected_hash=_EXPECTED_HASH,
-        ),
-        _writing(_EDIT),
         _EDIT,
     ),
 )
-
 _RELATED_SPEC: Final = _Spec(
-    RELATED_TOOL,
+    RelatedNotesArgs,
     "List the notes closest in meaning to one note (not itself), best first, each with its "
     "path, title and whether the two already link. Use it to suggest links or find notes on the "
     "same subject worded differently.",
-    _object(["path"], path=_path(".md"), limit=_LIMIT),
-    _VaultTools.related_notes,
 )
 
-VAULT_TOOL_NAMES: Final[tuple[str, ...]] = tuple(spec.name for spec in _SPECS)
+VAULT_TOOL_NAMES: Final[tuple[str, ...]] = tuple(spec.args.TOOL for spec in _SPECS)
 """The tools every registry gets; related_notes (:data:`RELATED_TOOL`) comes on top with an
 embedder."""
-WRITE_TOOL_NAMES: Final = frozenset(spec.name for spec in _SPECS if spec.write)
-_REPLACE: Final = _Write(  # complete_setup (app/turn/setup.py): the context note, whole
-    plan=lambda notes, args: notes.plan_create(
-        str(args["path"]), str(args["content"]), overwrite=True
-    ),
-    title=lambda plan, args: f"{'Create' if plan.before is None else 'Rewrite'} {plan.path}",
-    kept=lambda plan, args, after: {**args, "content": after},
+WRITE_TOOL_NAMES: Final = frozenset(spec.args.TOOL for spec in _SPECS if spec.write)
+TOOL_ARGS: Final[tuple[type[ToolArgs], ...]] = (
+    *(spec.args for spec in _SPECS),
+    RelatedNotesArgs,
+    CompleteSetupArgs,
 )
-_WRITES: Final[dict[str, _Write]] = {
-    **{spec.name: spec.write for spec in _SPECS if spec.write},
+"""Every tool's arguments (the vault tools, related_notes and complete_setup): what the
+schema exports."""
+WRITE_TOOLS: Final[tuple[str, ...]] = (*sorted(WRITE_TOOL_NAMES), CompleteSetupArgs.TOOL)
+"""Every tool that writes a note; the user reviews each call (``tool/confirm``)."""
+_WRITES: Final[dict[str, _Write[Any]]] = {
+    **{spec.args.TOOL: spec.write for spec in _SPECS if spec.write},
     "complete_setup": _REPLACE,
 }

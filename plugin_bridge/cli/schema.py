@@ -1,54 +1,54 @@
 """The protocol's JSON Schema, generated from the wire models (docs/protocol.schema.json).
 
 One document: ``methods`` (params and result of each), ``notifications`` (both directions),
-``serverRequests`` and ``errors``, all pointing into ``$defs``. Regenerate with
+``serverRequests``, ``toolArguments`` (each tool's argument model) and ``errors``, all pointing
+into ``$defs``, with the ``providers`` and the ``writeTools`` listed. Regenerate with
 ``python -m plugin_bridge schema > docs/protocol.schema.json`` (``make schema``).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
 
 from llm_service.factory import PROVIDER_NAMES
+from plugin_bridge.app.vault_tools import TOOL_ARGS, WRITE_TOOLS
 from plugin_bridge.handlers import build_router
 from plugin_bridge.wire.errors import ERROR_MEANINGS
+from plugin_bridge.wire.models import CLIENT_NOTIFICATIONS as CLIENT_MODELS
+from plugin_bridge.wire.models import SERVER_NOTIFICATIONS as SERVER_MODELS
 from plugin_bridge.wire.models import (
-    BudgetWarning,
-    CancelRequestParams,
-    ChatDelta,
-    ChatToolCall,
-    ChatToolResult,
-    EmbedderDownloadProgress,
-    IndexProgress,
     NoteApplyParams,
     NoteApplyResult,
-    ServerProof,
     ToolConfirmParams,
     ToolConfirmResult,
 )
 from plugin_bridge.wire.protocol import MAX_IN_FLIGHT, PROTOCOL_VERSION
 from plugin_bridge.wire.transport import MAX_FRAME_BYTES
 
+if TYPE_CHECKING:
+    from plugin_bridge.wire.rpc import Method
+
 CLIENT_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
-    "$/cancelRequest": CancelRequestParams,
+    model.METHOD: model for model in CLIENT_MODELS
 }
 SERVER_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
-    "chat/delta": ChatDelta,
-    "chat/toolCall": ChatToolCall,
-    "chat/toolResult": ChatToolResult,
-    "budget/warning": BudgetWarning,
-    "index/progress": IndexProgress,
-    "$/serverProof": ServerProof,
-    "embedder/downloadProgress": EmbedderDownloadProgress,
+    model.METHOD: model for model in SERVER_MODELS
 }
 SERVER_REQUESTS: Final[dict[str, tuple[type[BaseModel], type[BaseModel]]]] = {
     "tool/confirm": (ToolConfirmParams, ToolConfirmResult),
     "note/apply": (NoteApplyParams, NoteApplyResult),
 }
+
+
+DESCRIPTION: Final = (
+    f"JSON-RPC 2.0 over WebSocket text frames, protocolVersion {PROTOCOL_VERSION}. "
+    "Generated from plugin_bridge/wire/*models.py: do not edit; see docs/protocol.md."
+)
 
 
 class _Generator(GenerateJsonSchema):
@@ -63,15 +63,8 @@ def build_schema() -> dict[str, Any]:
     """The whole protocol as one JSON Schema document whose root object lists every method,
     notification and server request (so a generator reaches every definition from it)."""
     methods = build_router().methods
-    wanted: list[tuple[type[BaseModel], JsonSchemaMode]] = []
-    for method in methods.values():
-        wanted += [(method.params, "validation"), (method.result, "serialization")]
-    wanted += [(model, "validation") for model in CLIENT_NOTIFICATIONS.values()]
-    wanted += [(model, "serialization") for model in SERVER_NOTIFICATIONS.values()]
-    for params, result in SERVER_REQUESTS.values():
-        wanted += [(params, "serialization"), (result, "validation")]
     refs, definitions = models_json_schema(
-        list(dict.fromkeys(wanted)),
+        _wanted(methods.values()),
         by_alias=True,
         ref_template="#/$defs/{model}",
         schema_generator=_Generator,
@@ -80,13 +73,9 @@ def build_schema() -> dict[str, Any]:
     def ref(model: type[BaseModel], mode: JsonSchemaMode) -> Any:
         return refs[(model, mode)]
 
-    def entry(description: str | None, **parts: Any) -> dict[str, Any]:
-        described = {"description": description} if description else {}
-        return {**described, **_closed(parts)}
-
     groups = {
         "Methods": {
-            name: entry(
+            name: _entry(
                 methods[name].summary,
                 params=ref(methods[name].params, "validation"),
                 result=ref(methods[name].result, "serialization"),
@@ -94,17 +83,20 @@ def build_schema() -> dict[str, Any]:
             for name in sorted(methods)
         },
         "ClientNotifications": {
-            name: entry(None, params=ref(model, "validation"))
+            name: _entry(None, params=ref(model, "validation"))
             for name, model in CLIENT_NOTIFICATIONS.items()
         },
         "ServerNotifications": {
-            name: entry(None, params=ref(model, "serialization"))
+            name: _entry(None, params=ref(model, "serialization"))
             for name, model in SERVER_NOTIFICATIONS.items()
         },
         "ServerRequests": {
-            name: entry(None, params=ref(params, "serialization"), result=ref(result, "validation"))
+            name: _entry(
+                None, params=ref(params, "serialization"), result=ref(result, "validation")
+            )
             for name, (params, result) in SERVER_REQUESTS.items()
         },
+        "ToolArguments": {model.TOOL: ref(model, "validation") for model in TOOL_ARGS},
     }
     defs = dict(definitions.get("$defs", {}))
     for title, members in groups.items():
@@ -113,12 +105,10 @@ def build_schema() -> dict[str, Any]:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "obsidian-ai-bridge protocol",
-        "description": (
-            f"JSON-RPC 2.0 over WebSocket text frames, protocolVersion {PROTOCOL_VERSION}. "
-            "Generated from plugin_bridge/wire/*models.py: do not edit; see docs/protocol.md."
-        ),
+        "description": DESCRIPTION,
         "protocolVersion": PROTOCOL_VERSION,
         "providers": list(PROVIDER_NAMES),
+        "writeTools": list(WRITE_TOOLS),
         "limits": {"maxFrameBytes": MAX_FRAME_BYTES, "maxRequestsInFlight": MAX_IN_FLIGHT},
         "errors": [
             {"code": int(code), "name": code.name, "meaning": meaning}
@@ -127,6 +117,26 @@ def build_schema() -> dict[str, Any]:
         **_closed(root),
         "$defs": defs,
     }
+
+
+def _wanted(methods: Iterable[Method[Any]]) -> list[tuple[type[BaseModel], JsonSchemaMode]]:
+    """Every model of the protocol, each in the direction it travels (params are validated,
+    results serialized), once."""
+    wanted: list[tuple[type[BaseModel], JsonSchemaMode]] = []
+    for method in methods:
+        wanted += [(method.params, "validation"), (method.result, "serialization")]
+    wanted += [(model, "validation") for model in CLIENT_NOTIFICATIONS.values()]
+    wanted += [(model, "serialization") for model in SERVER_NOTIFICATIONS.values()]
+    for params, result in SERVER_REQUESTS.values():
+        wanted += [(params, "serialization"), (result, "validation")]
+    wanted += [(model, "validation") for model in TOOL_ARGS]
+    return list(dict.fromkeys(wanted))
+
+
+def _entry(description: str | None, **parts: Any) -> dict[str, Any]:
+    """One member of a group: its description, if any, and its closed parts."""
+    described = {"description": description} if description else {}
+    return {**described, **_closed(parts)}
 
 
 def _closed(properties: dict[str, Any]) -> dict[str, Any]:

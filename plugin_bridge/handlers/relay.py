@@ -20,11 +20,15 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import BaseModel
-
 from llm_service import LLMResponse, ResponseComplete, TextDelta, ToolCallStarted, ToolResult
 from plugin_bridge.wire.context import RequestContext
-from plugin_bridge.wire.models import BudgetWarning, ChatDelta, ChatToolCall, ChatToolResult
+from plugin_bridge.wire.models import (
+    BudgetWarning,
+    ChatDelta,
+    ChatToolCall,
+    ChatToolResult,
+    Notification,
+)
 from plugin_bridge.wire.protocol import RequestId
 
 if TYPE_CHECKING:
@@ -50,12 +54,11 @@ async def spending(ctx: RequestContext[BridgeApp]) -> AsyncIterator[None]:
     yield
     for crossing in app.spending.crossings(before):
         await ctx.notify(
-            "budget/warning",
             BudgetWarning(
                 period=crossing.period,
                 spent_usd=round(crossing.spent_usd, 6),
                 budget_usd=crossing.budget_usd,
-            ),
+            )
         )
 
 
@@ -78,7 +81,7 @@ async def relay(ctx: RequestContext[Any], events: AsyncGenerator[Any, None]) -> 
                         held = time.perf_counter()
                 elif (notification := _notification(ctx.request_id, event)) is not None:
                     await deltas.flush()
-                    await ctx.notify(*notification)
+                    await ctx.notify(notification)
         await deltas.flush()
     finally:
         deltas.cancel()
@@ -87,17 +90,17 @@ async def relay(ctx: RequestContext[Any], events: AsyncGenerator[Any, None]) -> 
     return reply
 
 
-def _notification(request_id: RequestId, event: object) -> tuple[str, BaseModel] | None:
+def _notification(request_id: RequestId, event: object) -> Notification | None:
     """The notification that tells the client about ``event``, if it is one to tell."""
     if isinstance(event, TextDelta):
-        return "chat/delta", ChatDelta(request_id=request_id, text=event.text)
+        return ChatDelta(request_id=request_id, text=event.text)
     if isinstance(event, ToolCallStarted):
         call = event.call
-        return "chat/toolCall", ChatToolCall(
+        return ChatToolCall(
             request_id=request_id, id=call.id, name=call.name, arguments=call.arguments
         )
     if isinstance(event, ToolResult):
-        return "chat/toolResult", ChatToolResult(
+        return ChatToolResult(
             request_id=request_id, id=event.call_id, is_error=event.is_error, content=event.content
         )
     return None
@@ -137,6 +140,4 @@ class _Deltas:
             text = "".join(self.parts)
             self.parts.clear()
             self.size = 0
-            await self.ctx.notify(
-                "chat/delta", ChatDelta(request_id=self.ctx.request_id, text=text)
-            )
+            await self.ctx.notify(ChatDelta(request_id=self.ctx.request_id, text=text))

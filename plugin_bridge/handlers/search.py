@@ -40,16 +40,7 @@ async def search(ctx: Context, params: SearchParams) -> SearchResult:
         tag=params.tag,
     )
     return SearchResult(
-        results=[
-            SearchHitModel(
-                path=h.path,
-                title=h.title,
-                score=h.score,
-                snippet=h.snippet,
-                matched_by=list(h.matched_by),
-            )
-            for h in found.hits
-        ],
+        results=[SearchHitModel.model_validate(h, from_attributes=True) for h in found.hits],
         took_ms=found.took_ms,
         pending=found.pending,
         mode=found.mode,

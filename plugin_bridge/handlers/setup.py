@@ -48,8 +48,7 @@ async def download_embedder(ctx: Context, params: EmbedderDownloadParams) -> Emb
 
     async def progress(done: int, total: int) -> None:
         await ctx.notify(
-            "embedder/downloadProgress",
-            EmbedderDownloadProgress(request_id=ctx.request_id, done=done, total=total),
+            EmbedderDownloadProgress(request_id=ctx.request_id, done=done, total=total)
         )
 
     folder = ctx.app.vault.data_dir / MODELS_FOLDER / params.model

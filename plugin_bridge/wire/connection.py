@@ -33,7 +33,7 @@ from plugin_bridge.wire.rpc import Router
 
 logger = logging.getLogger(__name__)
 
-CANCEL_METHOD: Final = "$/cancelRequest"
+CANCEL_METHOD: Final = CancelRequestParams.METHOD
 OUTGOING_LIMIT: Final = 4 * 1024 * 1024
 """Past this many unsent bytes the client is not read until they drain (see the server)."""
 DRAIN_SECONDS: Final = 5.0

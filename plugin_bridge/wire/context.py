@@ -12,13 +12,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-from plugin_bridge.wire.models import dump
+from plugin_bridge.wire.models import Notification, dump
 from plugin_bridge.wire.protocol import RequestId, Response
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
 
 S = TypeVar("S")
 
@@ -51,8 +48,9 @@ class RequestContext(Generic[S]):
     client: str | None = None
     """The client's name from its initialize (``client.name``), e.g. ``ai-bridge-assistant``."""
 
-    async def notify(self, method: str, params: BaseModel) -> None:
-        await self.peer.notify(method, dump(params))
+    async def notify(self, notification: Notification) -> None:
+        """Send ``notification`` (its model says its method) to this request's client."""
+        await self.peer.notify(notification.METHOD, dump(notification))
 
 
 current_request: ContextVar[RequestContext[Any] | None] = ContextVar(

@@ -15,10 +15,11 @@ import logging
 import socket
 from collections.abc import Callable, Collection
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
 from plugin_bridge.wire.budget import DEFAULT_MEMORY_BUDGET, UnsentBudget
 from plugin_bridge.wire.connection import OUTGOING_LIMIT, Connection
+from plugin_bridge.wire.models import Notification, ServerProof, dump
 from plugin_bridge.wire.protocol import CLOSE_INIT_TIMEOUT, CLOSE_NOT_READING
 from plugin_bridge.wire.security import (
     DEFAULT_ALLOWED_ORIGINS,
@@ -50,7 +51,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_INIT_TIMEOUT: Final = 10.0
 DEFAULT_INIT_FRAMES: Final = 32
 """A connection that sent this many frames without completing initialize is closed (4408)."""
-PROOF_METHOD: Final = "$/serverProof"
 DEFAULT_DRAIN_TIMEOUT: Final = 30.0
 STUCK_CLOSE_SECONDS: Final = 1.0
 """A client that reads none of its replies for this long is closed with 4429."""
@@ -91,11 +91,12 @@ class BridgeServer(Generic[S]):
         self._server: Server | None = None
         self._broadcasts: set[asyncio.Task[None]] = set()
 
-    def broadcast(self, method: str, params: dict[str, Any]) -> None:
-        """Send a notification to every initialized connection (without waiting)."""
+    def broadcast(self, notification: Notification) -> None:
+        """Send ``notification`` to every initialized connection (without waiting)."""
+        params = dump(notification)
         for connection in list(self.connections):
             if connection.ready:
-                task = asyncio.create_task(connection.notify(method, params))
+                task = asyncio.create_task(connection.notify(notification.METHOD, params))
                 self._broadcasts.add(task)
                 task.add_done_callback(self._sent)
 
@@ -210,8 +211,10 @@ class BridgeServer(Generic[S]):
         try:
             nonce = nonce_of(ws.request.path) if ws.request is not None else None
             if nonce is not None and self.token is not None:
-                proof = {"proof": server_proof(self.token, nonce)}
-                await ws.send(connection.protocol.notification(PROOF_METHOD, proof), text=True)
+                proof = dump(ServerProof(proof=server_proof(self.token, nonce)))
+                await ws.send(
+                    connection.protocol.notification(ServerProof.METHOD, proof), text=True
+                )
             while True:
                 if connection.outgoing > OUTGOING_LIMIT:
                     await connection.drained()  # backpressure: read nothing meanwhile

@@ -4,6 +4,7 @@ the fake APIs (beside the keyword forms the other tests use)."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -15,6 +16,14 @@ from llm_service import LLMService, Message, ToolSpec
 from tests.fakes import anthropic as fake
 from tests.fakes import openai as fake_openai
 from tests.fakes.http import FakeHTTPServer
+
+
+@pytest.fixture(autouse=True)
+async def _close_providers() -> AsyncIterator[None]:
+    """The Anthropic providers a test made are closed on the test's own event loop."""
+    yield
+    await fake.close_providers()
+
 
 SCHEMA = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
 

@@ -10,8 +10,12 @@ import {
 	type HealthResult,
 	type InitializeResult,
 	type MethodName,
+	type NotificationName,
+	type NotificationParams,
 	type ParamsOf,
 	type ResultOf,
+	type ServerRequestName,
+	type ServerRequestParams,
 } from "./protocol";
 import { RpcCodec, RpcError, type IncomingEvent } from "./rpc";
 
@@ -37,7 +41,11 @@ export type ConnectionState =
 	| { status: "connected"; vault: string; notes: number; pending: number; done: number; total: number; chat: boolean }
 	| { status: "disconnected"; reason: string; retryInMs: number | null };
 
-export type Notification = { method: string; params: Record<string, unknown> };
+/** A server notification: its method names its params (the generated ServerNotifications). */
+export type Notification = { [M in NotificationName]: { method: M; params: NotificationParams<M> } }[NotificationName];
+
+/** A server request (tool/confirm, note/apply): its method names its params. */
+export type ServerRequest = { [R in ServerRequestName]: { method: R; params: ServerRequestParams<R> } }[ServerRequestName];
 
 export interface Timers {
 	setTimeout(callback: () => void, ms: number): number;
@@ -57,7 +65,7 @@ export interface ClientOptions {
 	/** Notifications that belong to no running request (budget/warning, index/progress). */
 	onNotification?: (notification: Notification) => void;
 	/** Server requests (tool/confirm): the result to send back; a throw answers an error. */
-	onServerRequest?: (method: string, params: Record<string, unknown>) => Promise<object>;
+	onServerRequest?: (request: ServerRequest) => Promise<object>;
 	/** The server at this endpoint did not prove it knows the token: not this vault's server. */
 	onImpostor?: (endpoint: Endpoint) => void;
 	backoff?: Backoff;
@@ -282,7 +290,7 @@ export class BridgeClient {
 				.then((health) => this.updateIndex(health))
 				.catch(() => undefined);
 		} catch (error) {
-			if (error instanceof RpcError && error.code === ErrorCode.wrongToken) {
+			if (error instanceof RpcError && error.code === ErrorCode.unauthorized) {
 				socket.close(4401, "wrong token");
 				return;
 			}
@@ -336,7 +344,8 @@ export class BridgeClient {
 			case "notification": {
 				const requestId = event.params.requestId;
 				const owner = typeof requestId === "number" ? this.pending.get(requestId) : undefined;
-				const notification = { method: event.method, params: event.params };
+				// The server's frames follow its schema (the generated types): read as such here.
+				const notification = { method: event.method, params: event.params as unknown } as Notification;
 				if (owner?.onNotification) owner.onNotification(notification);
 				else this.options.onNotification?.(notification);
 				return;
@@ -359,7 +368,7 @@ export class BridgeClient {
 		let frame: string;
 		try {
 			if (!handler) throw new Error(`This client does not handle ${method}.`);
-			frame = this.codec.reply(id, await handler(method, params));
+			frame = this.codec.reply(id, await handler({ method, params: params as unknown } as ServerRequest));
 		} catch (error) {
 			// An RpcError keeps its code (note/apply's -32022 conflict); anything else is -32603.
 			frame = this.codec.replyError(id, error instanceof RpcError ? error.code : -32603, messageOf(error));

@@ -8,6 +8,7 @@ export interface ObsidianAiBridgeProtocol {
 	clientNotifications: ClientNotifications;
 	serverNotifications: ServerNotifications;
 	serverRequests: ServerRequests;
+	toolArguments: ToolArguments;
 }
 export interface Methods {
 	/**
@@ -1312,6 +1313,151 @@ export interface NoteApplyResult {
 	 */
 	hash?: string | null;
 }
+export interface ToolArguments {
+	search_notes: SearchNotesArgs;
+	read_note: ReadNoteArgs;
+	list_notes: ListNotesArgs;
+	get_backlinks: GetBacklinksArgs;
+	create_note: CreateNoteArgs;
+	append_to_note: AppendToNoteArgs;
+	edit_note: EditNoteArgs;
+	related_notes: RelatedNotesArgs;
+	complete_setup: CompleteSetupArgs;
+}
+export interface SearchNotesArgs {
+	/**
+	 * Words or a plain question: notes with every word rank first, other word forms and typos match too; +word for a word that must appear; "an exact phrase" in double quotes; prefix* for words starting so; tag:name for notes with that tag; path:Folder for notes under that folder. Combine them, e.g. 'kafka retention tag:project path:Work'.
+	 */
+	query: string;
+	/**
+	 * How many results at most (1-50, default 10).
+	 */
+	limit?: number;
+}
+export interface ReadNoteArgs {
+	/**
+	 * Path of the note relative to the vault root, with '/' between folders and the .md, .canvas or .base extension, e.g. 'Projects/Kafka.md'.
+	 */
+	path: string;
+	/**
+	 * Character to start from, for the rest of a long note.
+	 */
+	offset?: number;
+}
+export interface ListNotesArgs {
+	/**
+	 * Folder relative to the vault root, e.g. 'Projects' or 'Projects/2024'; '' (the default) for the whole vault.
+	 */
+	folder?: string;
+	/**
+	 * How many results at most (1-50, default 10).
+	 */
+	limit?: number;
+}
+export interface GetBacklinksArgs {
+	/**
+	 * Path of the note relative to the vault root, with '/' between folders and the .md, .canvas or .base extension, e.g. 'Projects/Kafka.md'.
+	 */
+	path: string;
+}
+export interface CreateNoteArgs {
+	/**
+	 * Path of the note relative to the vault root, with '/' between folders and the .md extension, e.g. 'Projects/Kafka.md'.
+	 */
+	path: string;
+	/**
+	 * The note's Markdown text.
+	 */
+	content: string;
+}
+export interface AppendToNoteArgs {
+	/**
+	 * Path of the note relative to the vault root, with '/' between folders and the .md extension, e.g. 'Projects/Kafka.md'.
+	 */
+	path: string;
+	/**
+	 * Markdown to add.
+	 */
+	content: string;
+	/**
+	 * Optional: the hash read_note returned; the write is refused if the note changed since, so read it again.
+	 */
+	expected_hash?: string | null;
+}
+export interface EditNoteArgs {
+	/**
+	 * Path of the note relative to the vault root, with '/' between folders and the .md extension, e.g. 'Projects/Kafka.md'.
+	 */
+	path: string;
+	/**
+	 * The replacements, applied one after another.
+	 *
+	 * @minItems 1
+	 * @maxItems 20
+	 */
+	edits: [NoteEdit, ...NoteEdit[]];
+	/**
+	 * Optional: the hash read_note returned; the write is refused if the note changed since, so read it again.
+	 */
+	expected_hash?: string | null;
+}
+/**
+ * One search-and-replace edit of edit_note.
+ */
+export interface NoteEdit {
+	/**
+	 * Text now in the note, exactly once.
+	 */
+	old_text: string;
+	/**
+	 * What replaces it ('' deletes it).
+	 */
+	new_text: string;
+}
+export interface RelatedNotesArgs {
+	/**
+	 * Path of the note relative to the vault root, with '/' between folders and the .md extension, e.g. 'Projects/Kafka.md'.
+	 */
+	path: string;
+	/**
+	 * How many results at most (1-50, default 10).
+	 */
+	limit?: number;
+}
+export interface CompleteSetupArgs {
+	/**
+	 * The whole note, in Markdown.
+	 */
+	content: string;
+}
+
+export const PROTOCOL_VERSION = 1;
 
 /** The model providers the server can use (llm_service's ProviderName). */
 export const PROVIDER_NAMES = ["anthropic","openai","ollama"] as const;
+
+/** The tools that write a note: the user reviews each call (tool/confirm). */
+export const WRITE_TOOLS = ["append_to_note","create_note","edit_note","complete_setup"] as const;
+
+/** The protocol's error codes (docs/protocol.md), by the server's names. */
+export const ErrorCode = {
+	parseError: -32700,
+	invalidRequest: -32600,
+	methodNotFound: -32601,
+	invalidParams: -32602,
+	internalError: -32603,
+	unauthorized: -32001,
+	notInitialized: -32002,
+	tooManyRequests: -32003,
+	providerError: -32010,
+	noProvider: -32011,
+	budgetExceeded: -32012,
+	noteNotFound: -32020,
+	noteExists: -32021,
+	noteConflict: -32022,
+	forbiddenPath: -32023,
+	noteUnreadable: -32024,
+	noteWriteFailed: -32025,
+	toolDenied: -32030,
+	cancelled: -32800,
+} as const;

@@ -31,32 +31,35 @@ export function newTurn(): Turn {
 
 /** The turn after one notification of its request. */
 export function applyNotification(turn: Turn, notification: Notification): Turn {
-	const p = notification.params;
 	switch (notification.method) {
 		case "chat/delta":
-			return { ...turn, text: turn.text + text(p.text) };
-		case "chat/toolCall":
+			return { ...turn, text: turn.text + text(notification.params.text) };
+		case "chat/toolCall": {
+			const call = notification.params;
 			return {
 				...turn,
 				tools: [
 					...turn.tools,
 					{
-						id: text(p.id),
-						name: text(p.name),
-						arguments: (p.arguments as Record<string, unknown>) ?? {},
+						id: text(call.id),
+						name: text(call.name),
+						arguments: call.arguments ?? {},
 						result: null,
 						isError: false,
 						review: null,
 					},
 				],
 			};
-		case "chat/toolResult":
+		}
+		case "chat/toolResult": {
+			const result = notification.params;
 			return {
 				...turn,
 				tools: turn.tools.map((tool) =>
-					tool.id === text(p.id) ? { ...tool, result: text(p.content), isError: p.isError === true } : tool,
+					tool.id === text(result.id) ? { ...tool, result: text(result.content), isError: result.isError === true } : tool,
 				),
 			};
+		}
 		default:
 			return turn;
 	}

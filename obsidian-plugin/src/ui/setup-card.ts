@@ -95,7 +95,7 @@ export class SetupCard extends Card {
 			await this.plugin.client.call("note/read", { path });
 			return true;
 		} catch (error) {
-			return !(error instanceof RpcError && error.code === ErrorCode.notFound);
+			return !(error instanceof RpcError && error.code === ErrorCode.noteNotFound);
 		}
 	}
 
@@ -232,8 +232,9 @@ export class SetupCard extends Card {
 				{
 					signal: controller.signal,
 					onNotification: (n) => {
+						if (n.method !== "embedder/downloadProgress") return;
 						const { done, total } = n.params;
-						if (typeof done !== "number" || typeof total !== "number" || total <= 0) return;
+						if (total <= 0) return;
 						progress.max = total;
 						progress.value = done;
 						label.setText(`${megabytes(done)} of ${megabytes(total)}`);

@@ -15,7 +15,7 @@ export async function applyInObsidian(app: App, params: NoteApplyParams): Promis
 		const editor = view.editor;
 		const plan = planApply({ kind: "editor", text: editor.getValue() }, params.path, params.before, params.after);
 		if (plan.kind === "server") return { applied: false };
-		if (plan.kind === "conflict") throw new RpcError({ code: ErrorCode.conflict, message: plan.message });
+		if (plan.kind === "conflict") throw new RpcError({ code: ErrorCode.noteConflict, message: plan.message });
 		// One transaction: one undo step of the editor, positions in the text as it is now.
 		editor.transaction({
 			changes: plan.changes.map((change) => ({
@@ -36,7 +36,7 @@ export async function applyInObsidian(app: App, params: NoteApplyParams): Promis
 		}
 		return plan.text;
 	});
-	if (conflict !== null) throw new RpcError({ code: ErrorCode.conflict, message: conflict });
+	if (conflict !== null) throw new RpcError({ code: ErrorCode.noteConflict, message: conflict });
 	return { applied: true, hash: await sha256Hex(written) };
 }
 

@@ -24,10 +24,10 @@ function setup(options: { endpointFails?: () => boolean; diagnose?: string } = {
 		diagnose: options.diagnose ? async () => options.diagnose ?? null : undefined,
 		onState: (state) => states.push(state),
 		onNotification: (n) => global.push(n),
-		onServerRequest: async (method, params) => {
-			if (method === "note/apply" && params.path === "Open.md") throw new RpcError({ code: -32022, message: "Open.md has changes in Obsidian." });
-			if (method === "note/apply") throw new Error("the editor is gone");
-			return { approved: method === "tool/confirm" && params.tool === "ok" };
+		onServerRequest: async (request) => {
+			if (request.method === "note/apply" && request.params.path === "Open.md") throw new RpcError({ code: -32022, message: "Open.md has changes in Obsidian." });
+			if (request.method === "note/apply") throw new Error("the editor is gone");
+			return { approved: request.method === "tool/confirm" && request.params.tool === "ok" };
 		},
 		backoff: new Backoff({ baseMs: 100, maxMs: 1000, random: () => 1 }),
 		heartbeatMs: 1000,
@@ -79,7 +79,7 @@ describe("BridgeClient", () => {
 		socket.receive({ method: "budget/warning", params: { period: "day", spentUsd: 1, budgetUsd: 1.2 } });
 		socket.receive({ id, result: { text: "Hello" } });
 		await call;
-		expect(seen.map((n) => n.params.text)).toEqual(["He"]);
+		expect(seen.map((n) => (n.method === "chat/delta" ? n.params.text : null))).toEqual(["He"]);
 		expect(s.global.map((n) => n.method)).toEqual(["chat/delta", "budget/warning"]);
 	});
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { applyNotification, chipState, failTurn, finishSummary, finishTurn, markReview, newTurn, usageLine } from "../../src/core/stream";
+import type { Notification } from "../../src/core/client";
 import type { ChatSendResult } from "../../src/core/protocol";
 
 const RESULT: ChatSendResult = {
@@ -14,14 +15,15 @@ const RESULT: ChatSendResult = {
 describe("turn assembly", () => {
 	it("appends deltas in order and tracks tool calls with their results", () => {
 		let turn = newTurn();
-		const steps = [
+		const steps: Notification[] = [
 			{ method: "chat/delta", params: { requestId: 1, text: "Hel" } },
 			{ method: "chat/toolCall", params: { requestId: 1, id: "t1", name: "search_notes", arguments: { query: "x" } } },
 			{ method: "chat/toolResult", params: { requestId: 1, id: "t1", isError: false, content: "[]" } },
 			{ method: "chat/toolCall", params: { requestId: 1, id: "t2", name: "read_note", arguments: { path: "a.md" } } },
 			{ method: "chat/toolResult", params: { requestId: 1, id: "t2", isError: true, content: "gone" } },
 			{ method: "chat/delta", params: { requestId: 1, text: "lo" } },
-			{ method: "unknown/thing", params: {} },
+			// A method this plugin does not know (a newer server) changes nothing.
+			{ method: "unknown/thing", params: {} } as unknown as Notification,
 		];
 		for (const step of steps) turn = applyNotification(turn, step);
 		expect(turn.text).toBe("Hello");
@@ -33,7 +35,7 @@ describe("turn assembly", () => {
 	});
 
 	it("the final text is the server's and the turn is done", () => {
-		const turn = finishTurn(applyNotification(newTurn(), { method: "chat/delta", params: { text: "Hel" } }), RESULT);
+		const turn = finishTurn(applyNotification(newTurn(), { method: "chat/delta", params: { requestId: 1, text: "Hel" } }), RESULT);
 		expect(turn).toMatchObject({ text: "Hello there", done: true, result: RESULT, sources: ["Welcome.md"] });
 	});
 
@@ -43,7 +45,7 @@ describe("turn assembly", () => {
 	});
 
 	it("a cancelled turn keeps its text and shows no error", () => {
-		const partial = applyNotification(newTurn(), { method: "chat/delta", params: { text: "Half" } });
+		const partial = applyNotification(newTurn(), { method: "chat/delta", params: { requestId: 1, text: "Half" } });
 		expect(failTurn(partial, new Error("Request cancelled."), true)).toMatchObject({ text: "Half", cancelled: true, error: null, done: true });
 		expect(failTurn(partial, new Error("Boom."), false).error?.message).toBe("Boom.");
 	});

@@ -57,9 +57,9 @@ describe("the client against the real server", () => {
 	it("a reviewed edit with one hunk dropped writes exactly the kept hunk", async () => {
 		const before = readFileSync(join(server.vault, "Plan.md"), "utf8");
 		const client = clientFor(server, {
-			onServerRequest: async (method, params) => {
-				expect(method).toBe("tool/confirm");
-				const request = params as unknown as ToolConfirmParams;
+			onServerRequest: async (serverRequest) => {
+				expect(serverRequest.method).toBe("tool/confirm");
+				const request = serverRequest.params as ToolConfirmParams;
 				expect(request.title).toBe("Edit Plan.md: 2 changes");
 				const changes = reviewOf(request.changes ?? []);
 				expect(changes[0]?.before).toBe(before);

@@ -347,12 +347,6 @@ class ProviderChoice:
     missing: str = NO_PROVIDER
     """The -32011 message when ``name`` is None."""
 
-    def describe(self) -> str:
-        """One line for the start-up banner; without a provider it says what to set."""
-        if self.name:
-            return f"provider {self.name}, model {self.model}"
-        return f"no provider (search and notes work; chat needs one). {self.missing}"
-
 
 def choose_provider(settings: BridgeSettings) -> ProviderChoice:
     """Which provider and model ``settings`` select (see the module docstring); a chat model

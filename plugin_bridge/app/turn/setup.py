@@ -17,17 +17,17 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
+from plugin_bridge.app.tool_args import CompleteSetupArgs
+
 if TYPE_CHECKING:
     from llm_service.messages import ToolCall
     from llm_service.tools import ConfirmCallback, ToolOutput, ToolRegistry
     from plugin_bridge.app.vault_tools import Writer
     from plugin_bridge.vault.notes.vault import Vault
 
-SETUP_TOOL: Final = "complete_setup"
+SETUP_TOOL: Final = CompleteSetupArgs.TOOL
 FIRST_MESSAGE: Final = "Hello! Let's set you up for this vault."
 """The user's message of a setup turn sent without text (the assistant then asks first)."""
-MAX_NOTE_CHARS: Final = 8_000
-"""As much as the context note's share of every request (longer would be cut there)."""
 
 
 def setup_prompt(vault_name: str, note_path: str, exists: bool) -> str:
@@ -66,8 +66,9 @@ def register_setup_tool(
     write = writer or store_writer(vault.notes)
 
     async def complete_setup(args: dict[str, Any]) -> ToolOutput:
+        content = CompleteSetupArgs.model_validate(args).content
         plan = await asyncio.to_thread(
-            vault.notes.plan_create, note_path(), args["content"], overwrite=True
+            vault.notes.plan_create, note_path(), content, overwrite=True
         )
         written = await write(plan, "model")
         return {"path": written.path, "hash": written.hash}
@@ -78,19 +79,7 @@ def register_setup_tool(
         "conversation starts from), replacing what it says now. Call it once, at the end of "
         "the setup conversation, with the note's whole Markdown text. The user reviews it "
         "first. Returns the path and hash.",
-        {
-            "type": "object",
-            "properties": {
-                "content": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": MAX_NOTE_CHARS,
-                    "description": "The whole note, in Markdown.",
-                }
-            },
-            "required": ["content"],
-            "additionalProperties": False,
-        },
+        CompleteSetupArgs.input_schema(),
         complete_setup,
         permission="ask",
     )

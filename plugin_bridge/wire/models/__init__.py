@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from llm_service.factory import ProviderName
 from plugin_bridge.wire.models.base import (
+    ClientNotification,
     Empty,
     EmptyResult,
+    Notification,
     Params,
     ToolFormat,
     WireModel,
@@ -133,7 +135,22 @@ from plugin_bridge.wire.models.vault import (
     NoteWriteResult,
 )
 
+SERVER_NOTIFICATIONS: tuple[type[Notification], ...] = (
+    ChatDelta,
+    ChatToolCall,
+    ChatToolResult,
+    BudgetWarning,
+    IndexProgress,
+    ServerProof,
+    EmbedderDownloadProgress,
+)
+"""Every notification the server sends: the registry the schema reads (each model carries its
+method name)."""
+CLIENT_NOTIFICATIONS: tuple[type[ClientNotification], ...] = (CancelRequestParams,)
+
 __all__ = [
+    "CLIENT_NOTIFICATIONS",
+    "SERVER_NOTIFICATIONS",
     "AuditEntry",
     "AuditListParams",
     "AuditListResult",
@@ -197,6 +214,7 @@ __all__ = [
     "NoteUndoParams",
     "NoteUndoResult",
     "NoteWriteResult",
+    "Notification",
     "Params",
     "PeriodUsage",
     "PromptModel",

@@ -9,7 +9,7 @@ fields and do not coerce types (``"5"`` is not a number). Validators are built o
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
@@ -32,10 +32,23 @@ class WireModel(BaseModel):
     )
 
 
+class Notification(WireModel):
+    """Base of the server's notifications: each carries its method name, which
+    ``ctx.notify(model)`` sends and the schema lists (:data:`SERVER_NOTIFICATIONS`)."""
+
+    METHOD: ClassVar[str]
+
+
 class Params(WireModel):
     """Base of params: unknown fields are an error, no type coercion."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class ClientNotification(Params):
+    """Base of the client's notifications (``$/cancelRequest``), with their method name."""
+
+    METHOD: ClassVar[str]
 
 
 class Empty(Params):

@@ -5,11 +5,11 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from plugin_bridge.wire.models.base import Params, WireModel
+from plugin_bridge.wire.models.base import Notification, Params, WireModel
 from plugin_bridge.wire.protocol import RequestId
 
 
@@ -90,19 +90,22 @@ class ChatClearParams(Params):
     conversation_id: str = Field(max_length=100)
 
 
-class ChatDelta(WireModel):
+class ChatDelta(Notification):
+    METHOD: ClassVar[str] = "chat/delta"
     request_id: RequestId
     text: str
 
 
-class ChatToolCall(WireModel):
+class ChatToolCall(Notification):
+    METHOD: ClassVar[str] = "chat/toolCall"
     request_id: RequestId
     id: str
     name: str
     arguments: dict[str, Any]
 
 
-class ChatToolResult(WireModel):
+class ChatToolResult(Notification):
+    METHOD: ClassVar[str] = "chat/toolResult"
     request_id: RequestId
     id: str
     is_error: bool

@@ -5,11 +5,11 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from plugin_bridge.wire.models.base import Params, WireModel
+from plugin_bridge.wire.models.base import Notification, Params, WireModel
 
 SearchMode = Literal["lexical", "semantic", "hybrid"]
 
@@ -75,8 +75,10 @@ class RelatedResult(WireModel):
     ready: bool = Field(description="False: no vectors yet (no embedder, or still embedding).")
 
 
-class IndexProgress(WireModel):
+class IndexProgress(Notification):
     """Sent to every client while the embedding job runs."""
+
+    METHOD: ClassVar[str] = "index/progress"
 
     phase: Literal["loading", "embedding", "confirm", "ready", "error"] = Field(
         description="confirm: waiting for index/confirmEmbedding (a paid embed over the limit)."

@@ -5,12 +5,18 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from llm_service.factory import ProviderName
-from plugin_bridge.wire.models.base import Params, ToolFormat, WireModel
+from plugin_bridge.wire.models.base import (
+    ClientNotification,
+    Notification,
+    Params,
+    ToolFormat,
+    WireModel,
+)
 from plugin_bridge.wire.protocol import RequestId
 
 
@@ -120,12 +126,16 @@ class ModelsListResult(WireModel):
     )
 
 
-class CancelRequestParams(Params):
+class CancelRequestParams(ClientNotification):
+    METHOD: ClassVar[str] = "$/cancelRequest"
+
     id: RequestId = Field(description="The id of the request to cancel.")
 
 
-class ServerProof(WireModel):
+class ServerProof(Notification):
     """``$/serverProof``: the first frame of a connection opened with a ``nonce``."""
+
+    METHOD: ClassVar[str] = "$/serverProof"
 
     proof: str = Field(
         description="base64url (no padding) of HMAC-SHA256(key = the token's UTF-8 bytes, "

@@ -5,12 +5,12 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from llm_service.embedders.hub import DEFAULT_MODEL, REPO_PATTERN
-from plugin_bridge.wire.models.base import Params, WireModel
+from plugin_bridge.wire.models.base import Notification, Params, WireModel
 from plugin_bridge.wire.protocol import RequestId
 
 
@@ -47,8 +47,10 @@ class EmbedderDownloadResult(WireModel):
     embedder: str = Field(description="The embedder now in use: model2vec:<folder>.")
 
 
-class EmbedderDownloadProgress(WireModel):
+class EmbedderDownloadProgress(Notification):
     """Sent to the requesting client while embedder/download runs."""
+
+    METHOD: ClassVar[str] = "embedder/downloadProgress"
 
     request_id: RequestId
     done: int = Field(description="Bytes downloaded so far.")

@@ -5,15 +5,17 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from plugin_bridge.wire.models.base import WireModel
+from plugin_bridge.wire.models.base import Notification, WireModel
 
 
-class BudgetWarning(WireModel):
+class BudgetWarning(Notification):
     """Notification: the calls just made passed 80 % of a budget."""
+
+    METHOD: ClassVar[str] = "budget/warning"
 
     period: Literal["day", "month"]
     spent_usd: float

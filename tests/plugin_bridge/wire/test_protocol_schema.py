@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jsonschema
@@ -39,6 +40,7 @@ def test_every_method_notification_and_error_is_described() -> None:
         "clientNotifications",
         "serverNotifications",
         "serverRequests",
+        "toolArguments",
     }
     assert _names(schema, "Methods") == set(build_router().methods)
     for name in build_router().methods:
@@ -117,3 +119,30 @@ def test_result_schemas_describe_wire_results() -> None:
         "costUsd": None,
     }
     validate(result, member(build_schema(), "Methods", "chat/send")["result"])
+
+
+def test_the_schema_holds_the_tool_arguments_notifications_and_error_codes() -> None:
+    """What the plugin's generated types come from: each tool's argument model (the very
+    schema the model is given), the write tools, every notification by the method name its
+    model carries, and every error code with the name the plugin's ErrorCode uses."""
+    from plugin_bridge.app.vault_tools import TOOL_ARGS, WRITE_TOOL_NAMES, WRITE_TOOLS
+    from plugin_bridge.wire.errors import ERROR_MEANINGS
+    from plugin_bridge.wire.models import CLIENT_NOTIFICATIONS, SERVER_NOTIFICATIONS
+
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    tools = schema["$defs"]["ToolArguments"]["properties"]
+    assert list(tools) == [model.TOOL for model in TOOL_ARGS]
+    for model in TOOL_ARGS:
+        committed = schema["$defs"][tools[model.TOOL]["$ref"].rsplit("/", 1)[-1]]
+        assert set(committed["properties"]) == set(model.input_schema()["properties"])
+    assert set(schema["writeTools"]) == {*WRITE_TOOL_NAMES, "complete_setup"}
+    assert schema["writeTools"] == list(WRITE_TOOLS)
+    assert _names(schema, "ServerNotifications") == {m.METHOD for m in SERVER_NOTIFICATIONS}
+    assert _names(schema, "ClientNotifications") == {m.METHOD for m in CLIENT_NOTIFICATIONS}
+    assert [(e["code"], e["name"]) for e in schema["errors"]] == [
+        (int(code), code.name) for code in ERROR_MEANINGS
+    ]
+    generated = (REPO_ROOT / "obsidian-plugin/src/core/protocol.gen.ts").read_text("utf-8")
+    for error in schema["errors"]:
+        assert f": {error['code']},\n" in generated  # ErrorCode, generated from the schema
+    assert f"export const PROTOCOL_VERSION = {schema['protocolVersion']};" in generated
