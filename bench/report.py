@@ -27,7 +27,13 @@ def benches(notes: int) -> dict[str, list[str]]:
     """Each benchmark's name and arguments (run with this Python, from the repository root)."""
     return {
         "search": ["bench/search.py", "--notes", str(notes)],
-        "search sizes": ["bench/search.py", "--sizes", "1000,10000,30000", "--edits", "5"],
+        "search sizes": [
+            "bench/search.py",
+            "--sizes",
+            "1000,10000,30000,100000",
+            "--edits",
+            "5",
+        ],
         "import time": ["bench/import_time.py"],
         "start-up": ["bench/startup.py"],
         "setup checks": ["bench/setup_checks.py"],
@@ -36,6 +42,7 @@ def benches(notes: int) -> dict[str, list[str]]:
         "stalls (paced)": ["bench/stalls.py", "--pace", "0.01"],
         "side by side": ["bench/side_by_side.py"],
         "retrieval": ["bench/retrieval.py"],
+        "retrieval, all-MiniLM-L6-v2": ["bench/retrieval.py", "--minilm"],
         "mcp": ["bench/mcp.py", "--notes", str(notes)],
         "semantic": ["bench/semantic.py", "--notes", str(notes), "--scaling"],
         "semantic 30k": ["bench/semantic.py", "--notes", "30000"],

@@ -10,6 +10,11 @@ the watcher, database size and peak RSS. Prints a table, writes bench/results/se
 
 ``--sizes`` runs each size in its own process (so peak RSS is that size's) and prints how build
 time, restart, search latency, RSS and database size grow; bench/results/search_sizes.json.
+``--hybrid`` (on with ``--sizes``) then embeds the vault with a tiny model2vec model built from
+its own words (bench/semantic.py) and times hybrid searches with the query vectors cached (the
+query's embedding excluded: it is the embedder's cost, not the index's).
+
+    .venv/bin/python bench/search.py --sizes 1000,10000,30000,100000   # 100k: ~10 min, 2 GB disk
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from vaultgen import generate_vault
@@ -90,6 +97,14 @@ class Figures:
     db_mb: float = 0.0
     peak_rss_mb: float = 0.0
     query_p50_ms: dict[str, float] = field(default_factory=dict)
+    chunks: int = 0
+    embed_s: float = 0.0
+    hybrid_p50_ms: float = 0.0
+    hybrid_p95_ms: float = 0.0
+    hybrid_db_mb: float = 0.0
+    hybrid_peak_rss_mb: float = 0.0
+    ann: dict[str, Any] = field(default_factory=dict)
+    """Whether the approximate index answered, and its recall@10 against exact search."""
 
 
 def raw_fts_baseline(root: Path, rel_paths: list[str], db: Path) -> float:
@@ -162,7 +177,51 @@ def percentile(samples: list[float], pct: float) -> float:
     return ordered[min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1)))]
 
 
-async def run(notes: int, rounds: int, edits: int) -> Figures:
+async def hybrid_latencies(
+    root: Path, data: Path, model: Path, rounds: int
+) -> tuple[list[float], int, float, dict[str, Any]]:
+    """Embed the vault with ``model`` (and wait for the approximate index past its threshold),
+    then time hybrid searches (query vectors cached): the samples in ms, the chunks embedded,
+    the seconds until then, and the vector search's recall@10 against exact search."""
+    from semantic import QUERIES as QUESTIONS
+    from semantic import CountingModel2Vec
+
+    from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.vault.semantic.hybrid import search_notes
+
+    vault = Vault(root, data, watch=False)
+    semantic = vault.use_embedder(CountingModel2Vec(str(model)))
+    started = time.perf_counter()
+    await vault.start()
+    await vault.index.wait_until_idle(3600)
+    await semantic.wait_until_idle(7200)
+    vectors = semantic.vector_index()
+    assert vectors is not None
+    await asyncio.to_thread(vectors.wait_until_built, 3600)  # past the threshold: the graph
+    embed_s = time.perf_counter() - started
+    parsed = {query: vault.index.parse(query) for query in (*QUERIES, *QUESTIONS)}
+    queries = [query for query, p in parsed.items() if p.terms or p.cjk]  # filters alone: lexical
+    recalls = []
+    for query in queries:  # embeds each query once: later searches take it from the cache
+        found = await search_notes(vault.index, semantic, query, 10, mode="hybrid")
+        vector = await semantic.query_vector(query)
+        assert found.mode == "hybrid" and vector is not None
+        approximate = {key for key, _ in vectors.search(vector, 10)}
+        exact = {key for key, _ in vectors.exact.search(vector, 10)}
+        recalls.append(len(approximate & exact) / max(1, len(exact)))
+    recall = {"approximate": vectors.approximate, "recall_at_10": sum(recalls) / len(recalls)}
+    samples = []
+    for _ in range(rounds):
+        for query in queries:
+            begun = time.perf_counter()
+            await search_notes(vault.index, semantic, query, 10, mode="hybrid")
+            samples.append((time.perf_counter() - begun) * 1000)
+    chunks = semantic.chunks_embedded
+    await vault.close()
+    return samples, chunks, embed_s, recall
+
+
+async def run(notes: int, rounds: int, edits: int, hybrid: bool = False) -> Figures:
     with tempfile.TemporaryDirectory(prefix="bench-search-") as tmp:
         work = Path(tmp)
         vault = generate_vault(work / "vault", notes)
@@ -184,12 +243,30 @@ async def run(notes: int, rounds: int, edits: int) -> Figures:
         figures.live_median_ms = statistics.median(live)
         figures.live_max_ms = max(live)
         figures.db_mb = sum(f.stat().st_size for f in db.parent.glob("index.sqlite3*")) / 1e6
-        # This process's peak plus the indexing helper's (a child process, once it has exited).
-        figures.peak_rss_mb = sum(
-            resource.getrusage(who).ru_maxrss / 1024
-            for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
-        )
+        figures.peak_rss_mb = peak_rss_mb()
+        if hybrid:
+            from semantic import build_model, make_unique
+
+            make_unique(vault.paths, vault.root)  # every copy its own chunks, as a real vault
+            model = build_model(vault.root, work / "model")
+            samples, figures.chunks, figures.embed_s, figures.ann = await hybrid_latencies(
+                vault.root, db.parent, model, max(1, rounds // 4)
+            )
+            figures.hybrid_p50_ms = percentile(samples, 50)
+            figures.hybrid_p95_ms = percentile(samples, 95)
+            figures.hybrid_db_mb = (
+                sum(f.stat().st_size for f in db.parent.glob("index.sqlite3*")) / 1e6
+            )
+            figures.hybrid_peak_rss_mb = peak_rss_mb()
     return figures
+
+
+def peak_rss_mb() -> float:
+    """This process's peak plus the indexing helper's (a child process, once it has exited)."""
+    return sum(
+        resource.getrusage(who).ru_maxrss / 1024
+        for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
 
 
 def report(figures: Figures) -> str:
@@ -226,6 +303,27 @@ def report(figures: Figures) -> str:
         ("database size", f"{figures.db_mb:.0f} MB", ""),
         ("peak RSS", f"{figures.peak_rss_mb:.0f} MB", check("peak_rss_mb", figures.peak_rss_mb)),
     ]
+    if figures.chunks:
+        rows += [
+            (
+                "chunks embedded (tiny model2vec)",
+                f"{figures.chunks} in {figures.embed_s:.0f} s",
+                "",
+            ),
+            (
+                "hybrid p50 / p95 (query cached)",
+                f"{figures.hybrid_p50_ms:.2f} / {figures.hybrid_p95_ms:.2f} ms",
+                "",
+            ),
+            ("database with vectors", f"{figures.hybrid_db_mb:.0f} MB", ""),
+            (
+                "vector search (recall@10 vs exact)",
+                f"{'approximate' if figures.ann['approximate'] else 'exact'} "
+                f"({figures.ann['recall_at_10']:.3f})",
+                "",
+            ),
+            ("peak RSS with vectors", f"{figures.hybrid_peak_rss_mb:.0f} MB", ""),
+        ]
     width = max(len(name) for name, _, _ in rows)
     slowest = sorted(figures.query_p50_ms.items(), key=lambda item: -item[1])[:5]
     rows.append(("slowest queries (p50)", ", ".join(f"{q} {ms:.1f}" for q, ms in slowest), ""))
@@ -234,20 +332,24 @@ def report(figures: Figures) -> str:
     )
 
 
-def growth_table(sizes: list[int], rounds: int, edits: int) -> str:
+def growth_table(sizes: list[int], rounds: int, edits: int, hybrid: bool) -> str:
     """Each size measured in its own process; a table of how the figures grow."""
     rows = []
     for notes in sizes:
         out = RESULTS.with_name(f"search_{notes}.json")
         command = [sys.executable, __file__, "--notes", str(notes), "--rounds", str(rounds)]
+        command += ["--hybrid"] if hybrid else []
         subprocess.run([*command, "--edits", str(edits), "--out", str(out)], check=True)
         rows.append(json.loads(out.read_text(encoding="utf-8")))
     lines = [
-        "notes   vault MB  build s  restart s  search p50/p95 ms  peak RSS MB  index MB",
+        "notes   vault MB  build s  restart s  lexical p50/p95 ms  hybrid p50/p95 ms  chunks  "
+        "peak RSS MB  index MB",
         *(
             f"{r['notes']:>6} {r['vault_mb']:>9.1f} {r['index_s']:>8.2f} {r['restart_s']:>10.2f} "
-            f"{r['search_p50_ms']:>8.2f} / {r['search_p95_ms']:<7.2f} {r['peak_rss_mb']:>11.0f} "
-            f"{r['db_mb']:>9.0f}"
+            f"{r['search_p50_ms']:>8.2f} / {r['search_p95_ms']:<7.2f} "
+            f"{r['hybrid_p50_ms']:>7.2f} / {r['hybrid_p95_ms']:<7.2f} {r['chunks']:>7} "
+            f"{max(r['peak_rss_mb'], r['hybrid_peak_rss_mb']):>11.0f} "
+            f"{max(r['db_mb'], r['hybrid_db_mb']):>9.0f}"
             for r in rows
         ),
     ]
@@ -271,12 +373,15 @@ def main() -> None:
     parser.add_argument("--edits", type=int, default=20, help="live edits to time")
     parser.add_argument("--sizes", help="comma-separated vault sizes: the growth table")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON goes")
+    parser.add_argument("--hybrid", action="store_true", help="also embed and time hybrid")
+    parser.add_argument("--no-hybrid", action="store_true", help="with --sizes: lexical only")
     args = parser.parse_args()
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     if args.sizes:
-        print(growth_table([int(n) for n in args.sizes.split(",")], args.rounds, args.edits))
+        sizes = [int(n) for n in args.sizes.split(",")]
+        print(growth_table(sizes, args.rounds, args.edits, not args.no_hybrid))
         return
-    figures = asyncio.run(run(args.notes, args.rounds, args.edits))
+    figures = asyncio.run(run(args.notes, args.rounds, args.edits, args.hybrid))
     print(report(figures))
     machine = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),

@@ -3,17 +3,22 @@
 The real notes of every language present (en, de, ja, ru, zh, ...) are interleaved, so any size
 mixes languages, and cycled under varied folders and names; each copy gets two inline tags
 (``#bench/<lang>`` and ``#set<n>``) for ``tag:`` queries. Without ../shared, seeded synthetic
-notes in English, German, Russian, Japanese and Chinese stand in.
+notes in English, German, Russian, Japanese and Chinese stand in. ``BENCH_HELP_VAULTS`` names
+the help vaults' folder when the checkout is elsewhere (a git worktree).
 """
 
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path, PurePosixPath
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "vaults" / "obsidian-help"
+SHARED = Path(
+    os.environ.get("BENCH_HELP_VAULTS")
+    or Path(__file__).resolve().parents[2] / "shared" / "vaults" / "obsidian-help"
+)
 VOCABULARY = {
     "en": "sync plugin canvas graph note link vault search template publish folder",
     "de": "Einstellungen Übersicht Notizen Verknüpfung Ordner Vorlage Größe prüfen",

@@ -4,7 +4,10 @@ Concrete embedders only translate: ``_embed_once`` speaks the API once for one b
 ``_convert_error`` turns what the SDK raised into an :class:`LLMError`. Retries (the chat
 providers' policy, from :class:`~llm_service.providers.base.Retrying`), batching, pacing and
 normalisation live here. A rate limit does not fail a job: the throttle slows every batch down
-and the batch is sent again, up to ``max_rate_limit_waits`` times.
+and the batch is sent again, up to ``max_rate_limit_waits`` times. A slow embedder (a CPU model,
+seconds per text) does not fail it either: a batch that times out is sent again as two halves,
+and later batches stay that small; one text that times out doubles the request timeout, up to
+:data:`MAX_TIMEOUT`.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ if TYPE_CHECKING:
     Vectors = npt.NDArray[np.float32]
 
 logger = logging.getLogger(__name__)
+MAX_TIMEOUT = 600.0
+"""Seconds one request may take at most, however slow the embedder turned out to be."""
 
 
 class EmbedderOptions(TypedDict, total=False):
@@ -128,6 +133,26 @@ class Embedder(Retrying):
     # -- internals -----------------------------------------------------------------------------
 
     async def _embed_batch(self, batch: list[str]) -> Vectors:
+        """One batch, halved (and later batches made smaller) while it times out."""
+        import numpy as np
+
+        try:
+            return await self._embed_paced(batch)
+        except LLMError as exc:
+            if exc.code != "timeout" or (len(batch) == 1 and self.timeout >= MAX_TIMEOUT):
+                raise
+        if len(batch) == 1:
+            self.timeout = min(MAX_TIMEOUT, self.timeout * 2)
+            logger.info("%s timed out on one text; waiting up to %gs.", self.name, self.timeout)
+            return await self._embed_batch(batch)
+        half = len(batch) // 2
+        self.batch_size = min(self.batch_size, half)
+        logger.info("%s timed out on %d texts; sending %d at a time.", self.name, len(batch), half)
+        return np.vstack(
+            [await self._embed_batch(batch[:half]), await self._embed_batch(batch[half:])]
+        )
+
+    async def _embed_paced(self, batch: list[str]) -> Vectors:
         waits = 0
         while True:
             async with self.throttle.slot():
@@ -174,8 +199,9 @@ class Embedder(Retrying):
         )
 
     def _worth_retrying(self, exc: BaseException) -> bool:
-        """Rate limits are not retried here: the throttle slows the whole job instead."""
-        if isinstance(exc, LLMError) and exc.code == "rate_limit":
+        """Rate limits and timeouts are not retried as they are: the throttle slows the whole job
+        down, and a batch that timed out is halved (``_embed_batch``)."""
+        if isinstance(exc, LLMError) and exc.code in ("rate_limit", "timeout"):
             return False
         return super()._worth_retrying(exc)
 

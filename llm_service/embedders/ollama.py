@@ -37,7 +37,9 @@ class OllamaEmbedder(Embedder):
 
     async def _embed_once(self, texts: list[str]) -> Batch:
         response = await self.connection.http().post(
-            "/api/embed", json={"model": self.model, "input": texts, "truncate": True}
+            "/api/embed",
+            json={"model": self.model, "input": texts, "truncate": True},
+            timeout=self.timeout,
         )
         body = decode_json(response.status_code, response.content, response.headers)
         embeddings = body.get("embeddings")

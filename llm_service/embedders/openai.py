@@ -48,7 +48,7 @@ class OpenAIEmbedder(Embedder):
 
     async def _embed_once(self, texts: list[str]) -> Batch:
         response = await self.connection.client().embeddings.create(
-            model=self.model, input=texts, encoding_format="base64"
+            model=self.model, input=texts, encoding_format="base64", timeout=self.timeout
         )
         rows = sorted(response.data, key=lambda item: count(item.index))
         usage = getattr(response, "usage", None)

@@ -17,7 +17,7 @@ import { localMachineStore } from "./ui/machine-store";
 import { createNodeHost } from "./ui/node-host";
 import { addCommands, COMMAND_IDS } from "./ui/commands";
 import { RelatedView, RELATED_VIEW_TYPE } from "./ui/related-view";
-import { AssistantSettingTab, EmbedderModal } from "./ui/settings-tab";
+import { AssistantSettingTab } from "./ui/settings-tab";
 import { AssistantView, VIEW_TYPE, type Ask } from "./ui/view";
 import { applyInObsidian } from "./ui/write-through";
 
@@ -33,6 +33,8 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	private promptCommands = new Set<string>();
 	/** The plugin started the server and waits for it (the status bar says *starting*). */
 	private starting = false;
+	/** Notes of approved writes by tool call id, until the call's result says it was made. */
+	private readonly approvedWrites = new Map<string, string[]>();
 
 	override async onload(): Promise<void> {
 		this.settings = loadSettings(await this.loadData());
@@ -212,8 +214,15 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		this.markReview(callId, "waiting");
 		const review = await new Promise<Review>((resolve) => new ConfirmModal(this.app, request, resolve).open());
 		this.markReview(callId, review.approved ? null : "denied");
-		if (review.approved) for (const change of changes) this.offerUndo(change.path);
+		if (review.approved && callId !== null) this.approvedWrites.set(callId, changes.map((change) => change.path));
 		return review;
+	}
+
+	/** A tool call of a turn finished: Undo is offered for an approved write that was made. */
+	toolFinished(callId: string, isError: boolean): void {
+		const paths = this.approvedWrites.get(callId);
+		this.approvedWrites.delete(callId);
+		if (paths && !isError) for (const path of paths) this.offerUndo(path);
 	}
 
 	private markReview(callId: string | null, review: "waiting" | "denied" | null): void {
@@ -224,7 +233,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	private offerUndo(path: string): void {
 		if (!path) return;
 		const fragment = createFragment((f) => {
-			f.createSpan({ text: `The assistant is writing ${path}. ` });
+			f.createSpan({ text: `The assistant changed ${path}. ` });
 			const undo = f.createEl("button", { text: "Undo" });
 			this.registerDomEvent(undo, "click", () => {
 				this.client
@@ -257,9 +266,9 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		if (leaf.view instanceof RelatedView) await leaf.view.refresh();
 	}
 
-	/** Where semantic search is set up: the embedder picker. */
+	/** Where semantic search is set up: the panel's setup card. */
 	openSetup(): void {
-		new EmbedderModal(this.app, this).open();
+		void this.activateView().then((view) => view?.openSetup());
 	}
 
 	private async askInPanel(ask: Ask): Promise<void> {

@@ -30,6 +30,7 @@ from plugin_bridge.app.settings.providers import ProviderSetup, Route
 from plugin_bridge.app.tool_sources import McpSources, SourceStatus
 from plugin_bridge.app.turn.prompts import ContextNoteCache
 from plugin_bridge.app.write_through import DEFAULT_APPLY_TIMEOUT, WriteThrough
+from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD
 from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.errors import RpcError, WireCode
 
@@ -102,7 +103,9 @@ class BridgeApp:
         semantic.on_progress = self._embedding_progress
         semantic.on_spend = self._embedding_spend
 
-    async def use_embedder(self, embedder: Embedder | None, confirm_over_usd: float) -> None:
+    async def use_embedder(
+        self, embedder: Embedder | None, confirm_over_usd: float, ann_threshold: int = ANN_THRESHOLD
+    ) -> None:
         """Semantic search with ``embedder`` from now on: a running semantic index switches
         models (the old one serves until the new vectors are complete); None stops it."""
         vault = self.vault
@@ -114,7 +117,11 @@ class BridgeApp:
             vault.semantic.confirm_over_usd = confirm_over_usd
             await vault.semantic.switch(embedder)
         else:
-            self._follow(vault.use_embedder(embedder, confirm_over_usd=confirm_over_usd))
+            self._follow(
+                vault.use_embedder(
+                    embedder, confirm_over_usd=confirm_over_usd, ann_threshold=ann_threshold
+                )
+            )
             assert vault.semantic is not None
             await vault.semantic.start()
         if self._tools is not None:

@@ -241,7 +241,11 @@ async def _serve(
     vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)
     if embedder is not None:
         print(f"Semantic search with {embedder.model_id}.", file=sys.stderr, flush=True)
-        vault.use_embedder(embedder, confirm_over_usd=settings.embedder_confirm_over_usd)
+        vault.use_embedder(
+            embedder,
+            confirm_over_usd=settings.embedder_confirm_over_usd,
+            ann_threshold=settings.vector_ann_threshold,
+        )
     try:
         await vault.start()
     except VaultError as exc:

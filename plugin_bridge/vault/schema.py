@@ -107,6 +107,22 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         UPDATE notes SET mtime = -1, hash = '';
         """,
     ),
+    (
+        # Ranked word search: each note's words also as Snowball stems tagged with their
+        # language (lexical/words.py), in three stem columns weighted like the fields they come
+        # from, and the index's vocabulary for typos (lexical/typos.py). FTS5 tables cannot gain
+        # columns: the table is made anew and every note read again.
+        "006_stems_and_vocabulary",
+        """
+        DROP TABLE notes_fts;
+        CREATE VIRTUAL TABLE notes_fts USING fts5(
+            title, aliases, headings, tags, body, stem_title, stem_headings, stem_body,
+            tokenize = 'unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE notes_vocab USING fts5vocab(notes_fts, 'row');
+        UPDATE notes SET mtime = -1, hash = '';
+        """,
+    ),
 )
 
 

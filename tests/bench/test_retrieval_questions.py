@@ -41,3 +41,21 @@ def test_every_expected_note_exists_in_the_english_vault() -> None:
         if not (vault / path).is_file()
     ]
     assert missing == []
+
+
+def test_the_realistic_set_has_every_kind_in_four_languages() -> None:
+    """At least 80 questions: 40 in English, 10 each in German, Russian and Chinese, and
+    keyword queries, natural questions, paraphrases and typos among them."""
+    module = questions_module()
+    realistic = module.REALISTIC
+    count = {lang: sum(q[0] == lang for q in realistic) for lang in ("en", "de", "ru", "zh")}
+    assert len(realistic) >= 80 and count["en"] >= 40
+    assert min(count["de"], count["ru"], count["zh"]) >= 10
+    assert {q[1] for q in realistic} == set(module.KINDS)
+
+
+@pytest.mark.shared_vault
+def test_every_realistic_expected_note_exists() -> None:
+    if not (SHARED_VAULTS / "en").is_dir():
+        pytest.skip(f"the shared vaults are not at {SHARED_VAULTS}")
+    assert questions_module().check_realistic(SHARED_VAULTS) == []

@@ -22,7 +22,7 @@ from llm_service.embedders import (
 from llm_service.embedders.tiny_model import write_tiny_model
 from llm_service.errors import LLMError
 from tests.fakes import embeddings as fake
-from tests.fakes.http import FakeHTTPServer, Reply
+from tests.fakes.http import HANG, FakeHTTPServer, Reply
 
 
 class FakeClock:
@@ -296,6 +296,27 @@ async def test_a_failing_batch_stops_the_others(fake_http: FakeHTTPServer) -> No
     with pytest.raises(LLMError) as caught:
         await embedder.embed(["a", "b", "c"])
     assert caught.value.code == "auth_error" and len(fake_http.requests) == 1
+
+
+async def test_a_slow_embedder_gets_smaller_batches_and_longer_timeouts(
+    fake_http: FakeHTTPServer,
+) -> None:
+    """A batch that times out is sent again as two halves (and later batches stay that small);
+    one text that times out is sent again with twice the timeout. The job finishes."""
+    hang = Reply.stream([HANG], content_type="application/json")
+    fake_http.enqueue(hang, fake.openai_reply([[1, 0], [0, 1]]), fake.openai_reply([[1, 1]] * 2))
+    embedder = OpenAIEmbedder(
+        fake.OPENAI_MODEL, "sk-test", base_url=fake_http.url + "/v1", **options(timeout=0.3)
+    )
+    embedder.batch_size = 4
+    vectors = await embedder.embed(["a", "b", "c", "d"])
+    assert vectors.shape == (4, 2)
+    assert [len(r.json()["input"]) for r in fake_http.requests] == [4, 2, 2]
+    assert embedder.batch_size == 2
+    fake_http.enqueue(hang, fake.openai_reply([[0, 1]]))
+    assert (await embedder.embed(["e"])).shape == (1, 2)
+    assert embedder.timeout == pytest.approx(0.6)
+    await embedder.aclose()
 
 
 # -- one connection per vendor ---------------------------------------------------------------

@@ -1326,7 +1326,7 @@ export interface ToolArguments {
 }
 export interface SearchNotesArgs {
 	/**
-	 * Words that must all appear (any order); "an exact phrase" in double quotes; prefix* for words starting so; tag:name for notes with that tag; path:Folder for notes under that folder. Combine them, e.g. 'kafka retention tag:project path:Work'.
+	 * Words or a plain question: notes with every word rank first, other word forms and typos match too; +word for a word that must appear; "an exact phrase" in double quotes; prefix* for words starting so; tag:name for notes with that tag; path:Folder for notes under that folder. Combine them, e.g. 'kafka retention tag:project path:Work'.
 	 */
 	query: string;
 	/**

@@ -29,4 +29,6 @@ export interface Assistant extends Plugin {
 	suggestionSource(): SuggestionSource;
 	/** Where the user sets up semantic search (an embedder); the setup card when there is one. */
 	openSetup(): void;
+	/** A tool call of a chat turn finished (chat/toolResult): Undo is offered for a write made. */
+	toolFinished(callId: string, isError: boolean): void;
 }

@@ -1,7 +1,7 @@
 // The settings tab: how to reach the server, how to start it, and the server's own settings
 // (provider, models per purpose, keys) changed over the wire. Keys are sent to the server,
 // which checks and stores them; they are never saved in this plugin's data.json.
-import { Component, Modal, Notice, PluginSettingTab, Setting, type App } from "obsidian";
+import { Component, Notice, PluginSettingTab, Setting, type App } from "obsidian";
 import type { BridgeClient } from "../core/client";
 import { PROVIDER_NAMES, type ModelInfoModel, type RuntimeInfo, type SettingsResult } from "../core/protocol";
 import type { Assistant } from "./assistant";
@@ -307,46 +307,4 @@ function embedderSetting(
 				.setValue(current ?? "")
 				.onChange((value) => save(value === "" ? null : value)),
 		);
-}
-
-/** Semantic search set up from the related-notes view: the embedder picker on its own. */
-export class EmbedderModal extends Modal {
-	constructor(
-		app: App,
-		private readonly plugin: { client: BridgeClient },
-	) {
-		super(app);
-	}
-
-	override onOpen(): void {
-		this.setTitle("Set up semantic search");
-		void this.show();
-	}
-
-	private async show(): Promise<void> {
-		const { contentEl } = this;
-		try {
-			const current = await this.plugin.client.call("settings/get", {});
-			const models = await this.plugin.client.call("models/list", {}).then(
-				(list) => list.models,
-				() => [],
-			);
-			const runtimes = await detectRuntimes(this.plugin.client);
-			embedderSetting(contentEl, current.embedder ?? null, current.provider ?? null, models, runtimes, (embedder) => {
-				this.plugin.client.call("settings/update", { embedder }).then(
-					() => {
-						new Notice(embedder ? `Semantic search uses ${embedder}: your notes are being embedded.` : "Semantic search is off.");
-						this.close();
-					},
-					(error: Error) => new Notice(error.message),
-				);
-			});
-		} catch (error) {
-			contentEl.createDiv({ cls: "setting-item-description", text: `Connect to the server first: ${(error as Error).message}` });
-		}
-	}
-
-	override onClose(): void {
-		this.contentEl.empty();
-	}
 }

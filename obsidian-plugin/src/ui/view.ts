@@ -124,6 +124,8 @@ export class AssistantView extends ItemView {
 		const suggestions = this.addChild(
 			new Suggestions(composer, this.inputEl, () => this.plugin.suggestionSource(), (item) => this.addMention(item)),
 		);
+		// The selection may have changed in the editor: the active note's chip says what goes along.
+		this.registerDomEvent(this.inputEl, "focus", () => this.renderChips());
 		this.registerDomEvent(this.inputEl, "keydown", (event) => {
 			if (suggestions.handleKey(event)) return;
 			if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
@@ -234,6 +236,12 @@ export class AssistantView extends ItemView {
 		}
 		this.card?.card.update();
 		return this.card !== null;
+	}
+
+	/** Show the setup card (the related view's button: search by meaning is set up there). */
+	openSetup(): void {
+		this.setupOpen = true;
+		this.showConnection();
 	}
 
 	/** The introduce-yourself conversation (or its update, from the current context note). */
@@ -360,6 +368,7 @@ export class AssistantView extends ItemView {
 			const result = await this.plugin.client.call("chat/send", params, {
 				signal: controller.signal,
 				onNotification: (n: Notification) => {
+					if (n.method === "chat/toolResult") this.plugin.toolFinished(text(n.params.id), n.params.isError === true);
 					live.turn = applyNotification(live.turn, n);
 					view.update(live.turn);
 					this.scrollToEnd();

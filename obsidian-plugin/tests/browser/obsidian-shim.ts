@@ -305,12 +305,14 @@ export class ItemView extends Component {
 export class MarkdownView extends ItemView {
 	file: TFile | null = null;
 	editor: Editor;
+	/** "preview": the note is shown in reading mode (no editor to type in). */
+	mode: "source" | "preview" = "source";
 	constructor(leaf: WorkspaceLeaf, textarea: HTMLTextAreaElement) {
 		super(leaf);
 		this.editor = new Editor(textarea);
 	}
 	getMode(): "source" | "preview" {
-		return "source";
+		return this.mode;
 	}
 }
 

@@ -84,7 +84,7 @@ describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
 		await page.close();
 	});
 
-	it("with no embedder the related view says what to do, and its button opens the embedder picker", async () => {
+	it("with no embedder the related view says what to do, and its button opens the setup card", async () => {
 		const page = await openPanel(readFileSync(server.infoFile, "utf8"));
 		await page.waitForSelector(".aib-status:has-text('connected')", { timeout: WAIT });
 		await page.evaluate(() => {
@@ -97,9 +97,7 @@ describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
 		await message.waitFor({ timeout: WAIT });
 		expect(await message.textContent()).toBe("Related notes need semantic search: choose an embedder (a local one is free).");
 		await page.click(".aib-related-setup");
-		await page.locator(".modal-title", { hasText: "Set up semantic search" }).waitFor({ timeout: WAIT });
-		await page.locator(".modal select").waitFor({ timeout: WAIT });
-		expect(await page.locator(".modal select option").allTextContents()).toContain("None: search by words only");
+		await page.locator(".aib-setup-heading", { hasText: "Search by meaning" }).waitFor({ timeout: WAIT });
 		await page.close();
 	});
 

@@ -116,6 +116,9 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		await page.click(".aib-approve");
 		await page.getByText("The change is done").waitFor({ timeout: WAIT });
 		expect(onDisk("Plan.md")).toBe(PLAN.replace("Step 2: do thing 2.", "Step 2: done.").replace("Step 17: do thing 17.", "Step 17: done."));
+		await page.locator(".notice", { hasText: "The assistant changed Plan.md." }).last().locator("button:has-text('Undo')").click();
+		await page.locator(".notice", { hasText: "Undid the change to Plan.md." }).waitFor({ timeout: WAIT });
+		expect(onDisk("Plan.md")).toBe(PLAN);
 	});
 
 	it("unchecking every change and applying is a denial, shown as not applied", async () => {
@@ -144,11 +147,26 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 
 		const clash = PLAN.replace("Step 2: do thing 2.", "Step 2: my own words.");
 		await page.fill("#note", clash);
+		await page.evaluate(() => document.getElementById("notices")!.replaceChildren());
 		await sendAndApprove("edit the plan");
+		expect(await page.locator(".notice", { hasText: "The assistant changed" }).count()).toBe(0); // no Undo for a write not made
 		expect(await page.locator(".aib-tool summary").last().textContent()).toBe("edit_note · failed");
 		expect(await page.locator(".aib-tool-result").last().textContent()).toContain("nothing was written");
 		expect(await page.inputValue("#note")).toBe(clash);
 		expect(onDisk("Plan.md")).toBe(PLAN);
+	});
+
+	it("a note open in reading mode gets the write through vault.process; the server does not write it", async () => {
+		writeFileSync(join(server.vault, "Plan.md"), PLAN);
+		await page.evaluate((text) => (window as any).harness.addNote("Plan.md", text), PLAN);
+		await openNote("Plan.md");
+		await page.evaluate(() => ((window as any).harness.markdown.mode = "preview"));
+		await sendAndApprove("edit the plan");
+		const edited = PLAN.replace("Step 2: do thing 2.", "Step 2: do the better thing.").replace("Step 19: do thing 19.", "Step 19: rest.");
+		expect(await page.evaluate(() => (window as any).harness.vault.notes.get("Plan.md").text)).toBe(edited);
+		expect(await page.locator(".aib-tool summary").last().textContent()).toBe("edit_note · done");
+		expect(onDisk("Plan.md")).toBe(PLAN);
+		await page.evaluate(() => ((window as any).harness.markdown.mode = "source"));
 	});
 
 	it("Rewrite selection… streams a preview; Accept is one undo step of the editor", async () => {
@@ -194,6 +212,9 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		expect(first.join(" ")).not.toContain("Areas/Cooking/Sourdough.md");
 		expect(await view.locator(".aib-related-snippet").count()).toBeGreaterThan(0);
 		await shot("related.png");
+		await page.evaluate(() => document.body.classList.replace("theme-dark", "theme-light"));
+		await shot("related-light.png");
+		await page.evaluate(() => document.body.classList.replace("theme-light", "theme-dark"));
 		const dragged = await page.evaluate(() => {
 			const row = document.querySelector(".aib-related-item")!;
 			const data = new DataTransfer();

@@ -172,6 +172,9 @@ class BridgeSettings(BaseSettings):
     embedder_concurrency: int = Field(2, ge=1, le=32)
     embedder_confirm_over_usd: float = Field(0.50, ge=0)
     """A paid embedder asks (``index/progress`` phase confirm) before a job estimated above it."""
+    vector_ann_threshold: int = Field(300_000, ge=1)
+    """Vectors (chunks) from which an approximate (HNSW) index answers semantic searches
+    instead of an exact scan; applies when the embedder starts."""
     mcp: McpSettings = Field(default_factory=McpSettings)
     """MCP servers as the model's tools (``[mcp.servers.NAME]``)."""
     anthropic_api_key: SecretStr | None = Field(

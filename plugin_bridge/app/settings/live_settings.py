@@ -69,7 +69,9 @@ async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSett
     if "exclude" in changes:
         app.vault.set_scope(updated.exclude)
     if changes.keys() & EMBEDDER_FIELDS:
-        await app.use_embedder(embedder, updated.embedder_confirm_over_usd)
+        await app.use_embedder(
+            embedder, updated.embedder_confirm_over_usd, updated.vector_ann_threshold
+        )
     if "mcp" in changes:
         await app.use_mcp_servers(updated.mcp)
     if old is not providers:

@@ -43,6 +43,11 @@ def bigrams(text: str) -> str:
     )
 
 
+def bigram_list(term: str) -> list[str]:
+    """The overlapping two-character pieces of a CJK run (``東京都`` → ``東京``, ``京都``)."""
+    return [term[i : i + 2] for i in range(len(term) - 1)]
+
+
 def match_term(term: str) -> str:
     """The FTS5 expression that finds the CJK run ``term`` in the side table."""
     if len(term) == 1:

@@ -27,6 +27,7 @@ from plugin_bridge.vault.lexical import search as search_sql
 from plugin_bridge.vault.lexical.indexer import Indexer, ScanStats
 from plugin_bridge.vault.lexical.parse import link_forms
 from plugin_bridge.vault.lexical.query import Query, parse_query, with_filters
+from plugin_bridge.vault.lexical.typos import Vocabulary
 from plugin_bridge.vault.lexical.watcher import WatchCallbacks, watch_vault
 from plugin_bridge.vault.lexical.worker import IndexWorker
 from plugin_bridge.vault.paths import case_sensitive, to_posix
@@ -97,6 +98,7 @@ class SearchIndex:
         self._stop = asyncio.Event()
         self._closed = False
         self._listeners: list[Callable[[], None]] = []
+        self._vocabulary = Vocabulary()
         self._case_sensitive: bool | None = None
         self._rebuilding = False
         """True while a database found damaged is rebuilt (reads answer empty meanwhile)."""
@@ -218,6 +220,7 @@ class SearchIndex:
             self._listeners.remove(callback)
 
     def _written(self) -> None:
+        self._vocabulary.changed()
         for callback in list(self._listeners):
             callback()
 
@@ -257,7 +260,11 @@ class SearchIndex:
         try:
             rows = self._guarded(
                 lambda conn: search_sql.run(
-                    conn, parsed, max(0, min(limit, MAX_LIMIT)), snippets=snippets
+                    conn,
+                    parsed,
+                    max(0, min(limit, MAX_LIMIT)),
+                    snippets=snippets,
+                    vocabulary=self._vocabulary,
                 ),
                 none,
             )

@@ -23,6 +23,7 @@ from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.files import VaultFiles, is_note_name, read_text
 from plugin_bridge.vault.lexical.cjk import bigrams
 from plugin_bridge.vault.lexical.parse import link_key, parse_note
+from plugin_bridge.vault.lexical.words import note_language, note_stems, tokens
 
 logger = logging.getLogger(__name__)
 
@@ -73,8 +74,9 @@ class Note:
     rel: str
     signature: Signature
     digest: str
-    fields: tuple[str, str, str, str, str]
-    """``notes_fts`` columns: title, aliases, headings, tags, body."""
+    fields: tuple[str, str, str, str, str, str, str, str]
+    """``notes_fts`` columns: title, aliases, headings, tags, body and their stems (title and
+    aliases, headings and tags, body)."""
     cjk: str
     tags: frozenset[str]
     links: frozenset[str]
@@ -163,11 +165,23 @@ class Indexer:
             logger.warning("Could not parse %s (%s); not indexing it.", rel, type(exc).__name__)
             return Skipped(rel, signature, "parse_error")
         aliases = " ".join(note.aliases)
+        headings, tags = "\n".join(note.headings), " ".join(note.tags)
+        body = tokens(note.body)
+        language = note_language(body)
         return Note(
             rel,
             signature,
             hashlib.sha256(raw).hexdigest(),
-            fields=(note.title, aliases, "\n".join(note.headings), " ".join(note.tags), note.body),
+            fields=(
+                note.title,
+                aliases,
+                headings,
+                tags,
+                note.body,
+                note_stems(tokens(f"{note.title} {aliases}"), language),
+                note_stems(tokens(f"{headings} {tags}"), language),
+                note_stems(body, language),
+            ),
             cjk=bigrams(f"{note.title}\n{aliases}\n{note.body}"),
             tags=frozenset(tag.casefold() for tag in note.tags),
             links=frozenset(map(link_key, note.links)),
@@ -231,8 +245,8 @@ class Indexer:
             assert cursor.lastrowid is not None
             note_id = cursor.lastrowid
         conn.execute(
-            "INSERT INTO notes_fts (rowid, title, aliases, headings, tags, body) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO notes_fts (rowid, title, aliases, headings, tags, body, stem_title, "
+            "stem_headings, stem_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (note_id, *note.fields),
         )
         if note.cjk:

@@ -1,40 +1,75 @@
-"""Search syntax → an FTS5 MATCH expression, CJK terms and filters.
+"""Search syntax → terms for FTS5, CJK terms and filters.
 
-Syntax: words (all must match), ``prefix*``, ``"a phrase"``, ``tag:name`` (also its nested
-tags ``name/…``) and ``path:text`` (notes whose path contains it); a query of only filters lists
-the matching notes. Any string is a valid query: every term is quoted for FTS5, so operators
-(``AND``, ``NOT``, ``-``, ``*``, parentheses) and stray quotes are searched as text and never
-reach SQLite as syntax. Chinese, Japanese and Korean runs become separate terms for the CJK
-side table (see :mod:`plugin_bridge.vault.lexical.cjk`).
+Syntax: words (any may match; notes with more of them rank first, see ``search.py``),
+``+word`` (required), ``prefix*``, ``"a phrase"`` (exact: in this order, not stemmed),
+``tag:name`` (also its nested tags ``name/…``) and ``path:text`` (notes whose path contains it);
+a query of only filters lists the matching notes. Stop words are dropped unless the query has
+nothing else; each word also matches its Snowball stems (``words.py``). Any string is a valid
+query: every term is quoted for FTS5, so operators (``AND``, ``NOT``, ``-``, ``*``,
+parentheses) and stray quotes are searched as text and never reach SQLite as syntax. Chinese,
+Japanese and Korean runs become separate terms for the CJK side table (``cjk.py``).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
-from typing import Final
+from dataclasses import dataclass, replace
+from typing import Final, Literal
 
+from plugin_bridge.vault.lexical import words as lang
 from plugin_bridge.vault.lexical.cjk import split_cjk
 
 MAX_QUERY_CHARS: Final = 1000
 MAX_TERMS: Final = 32
+EXACT: Final = "{title aliases headings tags body}"
+"""The ``notes_fts`` columns holding the notes' own words."""
+STEMS: Final = "{stem_title stem_headings stem_body}"
+"""The ``notes_fts`` columns holding their stems."""
 
 _TOKEN: Final = re.compile(
     r'(?P<key>tag|path):(?:"(?P<quoted>[^"]*)"?|(?P<value>\S*))'
-    r'|"(?P<phrase>[^"]*)"?'
+    r'|(?P<plus>\+?)"(?P<phrase>[^"]*)"?'
     r'|(?P<word>[^\s"]+)',
     re.IGNORECASE,
 )
 _WORD_CATEGORIES: Final = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Nd", "Nl", "No", "So", "Co"})
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
+Kind = Literal["word", "prefix", "phrase"]
+
+
+@dataclass(frozen=True)
+class Term:
+    """One thing to find: a word (with its stems), a prefix, or an exact phrase."""
+
+    text: str
+    kind: Kind = "word"
+    required: bool = False
+    """``+word``: every result has it."""
+    stems: tuple[str, ...] = ()
+    alternatives: tuple[str, ...] = ()
+    """Words of the vault close to a word that matches nothing (a typo's likely meaning)."""
+
+    def expression(self, *, exact: bool = False) -> str:
+        """The FTS5 expression of this term (with ``exact``, the word itself only)."""
+        if self.kind == "prefix":
+            return f"{EXACT}: {_quote(self.text)}*"
+        if self.kind == "phrase" or exact:
+            return f"{EXACT}: {_quote(self.text)}"
+        parts = [f"{EXACT}: {_quote(self.text)}"]
+        if self.stems:
+            parts.append(f"{STEMS}: ({' OR '.join(map(_quote, self.stems))})")
+        for word in self.alternatives:  # a vault word, or a stem (the vocabulary has both)
+            parts.append(f"{EXACT}: {_quote(word)} OR {STEMS}: {_quote(word)}")
+        return "(" + " OR ".join(parts) + ")"
+
 
 @dataclass(frozen=True)
 class Query:
-    """A parsed query: ``match`` for ``notes_fts`` ("" when none), CJK terms, filters."""
+    """A parsed query: its terms, CJK terms and filters."""
 
-    match: str = ""
+    terms: tuple[Term, ...] = ()
     cjk: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
@@ -45,11 +80,27 @@ class Query:
 
     @property
     def empty(self) -> bool:
-        return not (self.match or self.cjk or self.tags or self.paths or self.folders)
+        return not (self.terms or self.cjk or self.tags or self.paths or self.folders)
 
     @property
     def filtered(self) -> bool:
         return bool(self.tags or self.paths or self.folders)
+
+    @property
+    def match(self) -> str:
+        """The FTS5 expression of notes that match: every required term and, when none is
+        required, any term ("" when the query has none). Optional terms stay in the expression
+        after the required ones, so BM25 counts them (``+a b``: a note without b still matches)."""
+        required = [t.expression() for t in self.terms if t.required]
+        optional = [t.expression() for t in self.terms if not t.required]
+        if not optional:
+            return " AND ".join(required)
+        return " AND ".join([*required, "(" + " OR ".join(optional + required[:1]) + ")"])
+
+    @property
+    def match_all(self) -> str:
+        """The FTS5 expression of notes that hold every term as typed (no stems, no typos)."""
+        return " AND ".join(t.expression(exact=True) for t in self.terms)
 
 
 def with_filters(
@@ -57,8 +108,6 @@ def with_filters(
 ) -> Query:
     """``query`` limited to a folder and/or a tag (its nested tags too); with ``fold`` the
     folder matches whatever its case (the vault's file system ignores case)."""
-    from dataclasses import replace
-
     folder = (folder or "").replace("\\", "/").strip("/")
     tag = (tag or "").lstrip("#").strip("/").casefold()
     return replace(
@@ -72,7 +121,7 @@ def with_filters(
 def parse_query(text: str) -> Query:
     """Parse user input; never raises, whatever ``text`` holds."""
     text = _sanitise(text)
-    terms: list[str] = []
+    terms: list[Term] = []
     cjk: list[str] = []
     tags: list[str] = []
     paths: list[str] = []
@@ -87,17 +136,41 @@ def parse_query(text: str) -> Query:
             continue
         phrase = token.group("phrase")
         raw = phrase if phrase is not None else token.group("word")
+        required = bool(token.group("plus"))
+        if phrase is None and len(raw) > 1 and raw.startswith("+"):
+            raw, required = raw[1:], True
         prefix = phrase is None and raw.endswith("*")
         runs, rest = split_cjk(raw.rstrip("*") if prefix else raw)
         cjk += runs
-        if _has_word(rest):
-            terms.append(_quote(" ".join(rest.split()), prefix=prefix))
+        if (term := _term(rest, phrase is not None, prefix, required)) is not None:
+            terms.append(term)
     return Query(
-        match=" ".join(terms[:MAX_TERMS]),
+        terms=tuple(_without_stop_words(terms)[:MAX_TERMS]),
         cjk=tuple(dict.fromkeys(cjk[:MAX_TERMS])),
         tags=tuple(dict.fromkeys(tags)),
         paths=tuple(dict.fromkeys(paths)),
     )
+
+
+def _term(text: str, phrase: bool, prefix: bool, required: bool) -> Term | None:
+    """The term of one token (punctuation inside a word makes it a phrase, as FTS5 reads it)."""
+    if not _has_word(text):
+        return None
+    found = lang.tokens(text)
+    joined = " ".join(found) if found else " ".join(text.split())
+    if prefix:
+        return Term(joined, "prefix", required)
+    if phrase or len(found) != 1:
+        return Term(joined, "phrase", required)
+    return Term(joined, "word", required, lang.query_stems(joined))
+
+
+def _without_stop_words(terms: list[Term]) -> list[Term]:
+    """Plain words that are stop words go, unless nothing else is left; terms repeat once."""
+    unique = list(dict.fromkeys(terms))
+    plain = [t.text for t in unique if t.kind == "word" and not t.required]
+    kept = set(lang.content_words(plain, keep_all=len(plain) == len(unique)))
+    return [t for t in unique if t.kind != "word" or t.required or t.text in kept]
 
 
 def _sanitise(text: str) -> str:
@@ -111,6 +184,6 @@ def _has_word(text: str) -> bool:
     return any(unicodedata.category(char) in _WORD_CATEGORIES for char in text)
 
 
-def _quote(term: str, *, prefix: bool) -> str:
-    """``term`` as an FTS5 string (a phrase when it holds several words), maybe a prefix."""
-    return '"' + term.replace('"', '""') + '"' + ("*" if prefix else "")
+def _quote(term: str) -> str:
+    """``term`` as an FTS5 string (a phrase when it holds several words)."""
+    return '"' + term.replace('"', '""') + '"'

@@ -1,5 +1,12 @@
 """The SQL behind one search: BM25 over weighted fields, the CJK side table, tag and path filters.
 
+Words rank in tiers: notes with every word first, then notes with fewer of them, each tier by
+BM25 (the score a result shows is ``words matched + bm25 / (1 + bm25)``, so it falls down the
+list). The query for every word exactly as typed runs first: it costs what a search cost before
+stems, and when it fills the page those notes are the answer (exact words rank first). Only
+when it finds fewer notes than asked for do stems, typo corrections and the any-word query
+run.
+
 Ranking and snippets are separate steps: the best ``limit`` notes are found first, then snippets
 are made for those alone. The full-text table is always the outer loop (``CROSS JOIN``) and
 filters test the joined ``notes`` row: given a rowid constraint, FTS5 would run the MATCH again
@@ -10,17 +17,29 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Final, TypeAlias
 
-from plugin_bridge.vault.lexical.cjk import highlight, match_term, snippet_around
+from plugin_bridge.vault.lexical.cjk import bigram_list, highlight, match_term, snippet_around
 from plugin_bridge.vault.lexical.query import Query
+from plugin_bridge.vault.lexical.typos import Vocabulary
 from plugin_bridge.vault.paths import name_key as folded
 
 Row: TypeAlias = tuple[str, str, float, str]
 """path, title, score (higher is better), snippet."""
 
-WEIGHTS: Final = {"title": 10.0, "aliases": 8.0, "headings": 4.0, "tags": 3.0, "body": 1.0}
-"""bm25() weights of the ``notes_fts`` columns, in column order."""
+WEIGHTS: Final = {
+    "title": 10.0,
+    "aliases": 8.0,
+    "headings": 4.0,
+    "tags": 3.0,
+    "body": 1.0,
+    "stem_title": 5.0,
+    "stem_headings": 2.0,
+    "stem_body": 0.5,
+}
+"""bm25() weights of the ``notes_fts`` columns, in column order. A word found as itself also
+matches its stem, so an exact word outranks another form of it."""
 CJK_TITLE_BONUS: Final = 5.0
 """Added to a CJK hit's score for each term its title contains."""
 SNIPPET_TOKENS: Final = 14
@@ -35,13 +54,21 @@ _BODY_SNIPPET: Final = (
 )
 
 
-def run(conn: sqlite3.Connection, query: Query, limit: int, *, snippets: bool = True) -> list[Row]:
+def run(
+    conn: sqlite3.Connection,
+    query: Query,
+    limit: int,
+    *,
+    snippets: bool = True,
+    vocabulary: Vocabulary | None = None,
+) -> list[Row]:
     """Up to ``limit`` rows, best first; without ``snippets`` every snippet is "" (a ranking
-    only, for fusion: :func:`snippets_for` makes the few that are shown)."""
+    only, for fusion: :func:`snippets_for` makes the few that are shown). With a
+    ``vocabulary``, words that match nothing also look for the vault's words closest to them."""
     if query.empty or limit <= 0:
         return []
-    if query.match:
-        return _words(conn, query, limit, snippets)
+    if query.terms:
+        return _words(conn, query, limit, snippets, vocabulary)
     if query.cjk:
         return _cjk_only(conn, query, limit, snippets)
     return _listing(conn, query, limit)
@@ -67,38 +94,90 @@ def snippets_for(conn: sqlite3.Connection, query: Query, paths: Sequence[str]) -
     return {ids[i]: _opening(body) for i, body in bodies.items()}
 
 
-def _words(conn: sqlite3.Connection, query: Query, limit: int, snippets: bool) -> list[Row]:
+def _words(
+    conn: sqlite3.Connection,
+    query: Query,
+    limit: int,
+    snippets: bool,
+    vocabulary: Vocabulary | None,
+) -> list[Row]:
     """Rank first, then make snippets for the top rows only.
 
     bm25() in ORDER BY (not FTS5's ``rank``) is computed after the filters, so a filter that
     keeps few notes also keeps ranking cheap when the words are in most notes.
     """
     where, params = _filters(query, with_cjk=True)
-    top = conn.execute(
-        f"SELECT n.id, n.path, n.title, -{_BM25} AS score "
-        "FROM notes_fts CROSS JOIN notes n ON n.id = notes_fts.rowid "
-        f"WHERE notes_fts MATCH :match {where} ORDER BY score DESC, n.path LIMIT :limit",
-        {"match": query.match, "limit": limit, **params},
-    ).fetchall()
+    top = _ranked(conn, query.match_all, "", where, {**params, "n_terms": len(query.terms)}, limit)
+    shown = query.match_all  # the snippets mark what was matched, and cost no more than that
+    if len(top) < limit:
+        query = _corrected(conn, query, vocabulary) if vocabulary else query
+        if query.match:
+            covered = " + ".join(
+                f"(n.id IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH :t{i}))"
+                for i in range(len(query.terms))
+            )
+            terms = {f"t{i}": term.expression() for i, term in enumerate(query.terms)}
+            top = _ranked(conn, query.match, covered, where, {**params, **terms}, limit)
+            shown = query.match
     if not snippets:
         return [(path, title, score, "") for _, path, title, score in top]
-    made = _snippets(conn, query.match, [row[0] for row in top])
+    made = _snippets(conn, shown, [row[0] for row in top])
     return [
         (path, title, score, highlight(made.get(note_id, ""), query.cjk))
         for note_id, path, title, score in top
     ]
 
 
+def _ranked(
+    conn: sqlite3.Connection,
+    match: str,
+    covered: str,
+    where: str,
+    params: dict[str, object],
+    limit: int,
+) -> list[tuple[int, str, str, float]]:
+    """(id, path, title, score) of the best notes for ``match``; ``covered`` counts the terms
+    a note matches (every term when "": the all-words query)."""
+    rows = conn.execute(
+        f"SELECT n.id, n.path, n.title, -{_BM25} AS s, {covered or ':n_terms'} AS covered "
+        "FROM notes_fts CROSS JOIN notes n ON n.id = notes_fts.rowid "
+        f"WHERE notes_fts MATCH :match {where} ORDER BY covered DESC, s DESC, n.path "
+        "LIMIT :limit",
+        {"match": match, "limit": limit, "n_terms": 0, **params},
+    ).fetchall()
+    return [(i, path, title, covered + s / (1 + s)) for i, path, title, s, covered in rows]
+
+
+def _corrected(conn: sqlite3.Connection, query: Query, vocabulary: Vocabulary) -> Query:
+    """``query`` with the vault's closest words added to each word that matches nothing."""
+    terms = []
+    for term in query.terms:
+        if (
+            term.kind == "word"
+            and not conn.execute(
+                "SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT 1", (term.expression(),)
+            ).fetchone()
+        ):
+            term = replace(term, alternatives=vocabulary.corrections(conn, term.text))
+        terms.append(term)
+    return replace(query, terms=tuple(terms))
+
+
 def _cjk_only(conn: sqlite3.Connection, query: Query, limit: int, snippets: bool) -> list[Row]:
-    """CJK terms alone: BM25 over the CJK side table plus a bonus per term in the title."""
+    """CJK terms alone: BM25 over the CJK side table plus a bonus per term in the title. When
+    the whole runs find fewer than ``limit`` notes, notes with some of their bigrams follow
+    (a question in Chinese or Japanese is one long run that no note holds as it is)."""
     where, params = _filters(query, with_cjk=False)
     bonus = " + ".join(
         f"{CJK_TITLE_BONUS} * (instr(n.title, :t{i}) > 0)" for i in range(len(query.cjk))
     )
-    rows = conn.execute(
-        f"SELECT n.id, n.path, n.title, -bm25(notes_cjk) + {bonus} AS score "
+    sql = (
+        "SELECT n.id, n.path, n.title, -bm25(notes_cjk) + {bonus} AS score "
         "FROM notes_cjk CROSS JOIN notes n ON n.id = notes_cjk.rowid "
-        f"WHERE notes_cjk MATCH :cjk {where} ORDER BY score DESC LIMIT :limit",
+        "WHERE notes_cjk MATCH :cjk {where} ORDER BY score DESC LIMIT :limit"
+    )
+    found = conn.execute(
+        sql.format(bonus=bonus, where=where),
         {
             "cjk": _cjk_match(query.cjk),
             "limit": limit,
@@ -106,11 +185,27 @@ def _cjk_only(conn: sqlite3.Connection, query: Query, limit: int, snippets: bool
             **params,
         },
     ).fetchall()
+    rows = [(i, path, title, 1 + s / (1 + s)) for i, path, title, s in found]
+    parts = list(dict.fromkeys(p for term in query.cjk if len(term) > 2 for p in bigram_list(term)))
+    if len(rows) < limit and parts:
+        seen = ", ".join(str(row[0]) for row in rows)
+        bonus = " + ".join(f"(instr(n.title, :b{i}) > 0)" for i in range(len(parts)))
+        more = conn.execute(
+            sql.format(bonus=bonus, where=f"{where} AND n.id NOT IN ({seen})" if seen else where),
+            {
+                "cjk": " OR ".join(map(match_term, parts)),
+                "limit": limit - len(rows),
+                **{f"b{i}": part for i, part in enumerate(parts)},
+                **params,
+            },
+        ).fetchall()
+        rows += [(i, path, title, s / (1 + s)) for i, path, title, s in more]
     if not snippets:
         return [(path, title, score, "") for _, path, title, score in rows]
     bodies = _bodies(conn, [row[0] for row in rows])
+    terms = [*query.cjk, *parts]
     return [
-        (path, title, score, snippet_around(bodies.get(note_id, ""), query.cjk))
+        (path, title, score, snippet_around(bodies.get(note_id, ""), terms))
         for note_id, path, title, score in rows
     ]
 

@@ -1,13 +1,19 @@
 """Lexical, semantic and hybrid note search, and related notes.
 
-Hybrid is reciprocal rank fusion (k = 60) of the FTS5 ranking and the vector ranking, after
-rolling the vector hits up from chunks to notes (a note ranks by its best chunk). Each result
-says which side found it and shows, as its snippet, its best chunk when the vectors found it.
+Hybrid is a weighted reciprocal rank fusion (:func:`fuse`) of the FTS5 ranking and the vector
+ranking, after rolling the vector hits up from chunks to notes (a note ranks by its best
+chunk). Each side counts as much as it can be trusted: the word ranking by the share of the
+query's words its best note holds, squared (a question whose words are scattered over stray
+notes does not pull them above what the vectors found); the vector ranking not at all when the
+words are sure and the vectors' best ten share fewer than two notes with theirs (an embedder
+that does not know the language). docs/search.md has the measurements. Each result says which
+side found it and shows, as its snippet, its best chunk when the vectors found it.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -26,7 +32,12 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 Mode = Literal["lexical", "semantic", "hybrid"]
 Side = Literal["lexical", "semantic"]
-RRF_K: Final = 60
+RRF_K: Final = 5
+"""Reciprocal rank fusion's k: small, so that the first places of each side count most
+(measured against 10, 20 and 60 on the help vaults' questions: docs/search.md)."""
+AGREE_TOP: Final = 10
+MIN_AGREEMENT: Final = 0.2
+"""Share of the two sides' best ten below which sure words outvote the vectors."""
 CANDIDATES: Final = 30
 """Notes taken from each side before fusing (at least ``limit``)."""
 CHUNKS_PER_NOTE: Final = 3
@@ -67,14 +78,42 @@ class Related:
     """The start of its closest chunk."""
 
 
-def rrf(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[tuple[str, float]]:
-    """Reciprocal rank fusion: each key scores the sum of 1 / (k + rank) over the rankings it
-    is in (rank 1 = best); best first, ties in first-seen order."""
+def rrf(
+    rankings: Sequence[Sequence[str]],
+    k: int = RRF_K,
+    weights: Sequence[float] | None = None,
+) -> list[tuple[str, float]]:
+    """Weighted reciprocal rank fusion: each key scores the sum of weight / (k + rank) over
+    the rankings it is in (rank 1 = best; weight 1 unless given); best first, ties in
+    first-seen order."""
     scores: dict[str, float] = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
         for rank, key in enumerate(ranking, start=1):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
     return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def lexical_confidence(top_score: float, terms: int) -> float:
+    """How sure the word ranking is, 0-1: the share of the query's terms its best note holds
+    (a lexical score's whole part counts them). A CJK-only query (0 terms) that found anything
+    counts as sure: its bigrams are precise."""
+    if terms == 0:
+        return 1.0 if top_score > 0 else 0.0
+    return min(1.0, math.floor(max(top_score, 0.0)) / terms)
+
+
+def fuse(
+    lexical: Sequence[tuple[str, float]], semantic: Sequence[str], terms: int
+) -> list[tuple[str, float]]:
+    """The hybrid ranking: RRF of both sides, the lexical one weighted by its confidence²,
+    the semantic one dropped when the words are sure and the two sides barely agree."""
+    if not lexical:
+        return rrf([semantic])
+    confidence = lexical_confidence(lexical[0][1], terms)
+    words = [path for path, _ in lexical]
+    shared = len(set(words[:AGREE_TOP]) & set(semantic[:AGREE_TOP])) / AGREE_TOP
+    vectors = 0.0 if confidence == 1.0 and shared < MIN_AGREEMENT else 1.0
+    return rrf([words, semantic], weights=[confidence**2, vectors])
 
 
 def roll_up(chunks: Sequence[ChunkHit]) -> dict[str, list[ChunkHit]]:
@@ -131,7 +170,7 @@ async def search_notes(
             # the embedder went away, or the index is being rebuilt: words still find notes
             logger.warning("Semantic search failed (%s); answering lexically.", exc)
             return await search_notes(index, None, query, limit, folder=folder, tag=tag)
-    hits = _combine(chosen, lexical.hits if lexical else [], notes, limit)
+    hits = _combine(chosen, lexical.hits if lexical else [], notes, limit, len(parsed.terms))
     if fusing and (bare := [hit.path for hit in hits if not hit.chunks]):
         made = index.snippets(query, bare)
         hits = [hit if hit.chunks else replace(hit, snippet=made.get(hit.path, "")) for hit in hits]
@@ -141,7 +180,11 @@ async def search_notes(
 
 
 def _combine(
-    mode: Mode, lexical: Sequence[SearchHit], notes: dict[str, list[ChunkHit]], limit: int
+    mode: Mode,
+    lexical: Sequence[SearchHit],
+    notes: dict[str, list[ChunkHit]],
+    limit: int,
+    terms: int,
 ) -> list[NoteHit]:
     lex = {hit.path: hit for hit in lexical}
     if mode == "lexical":
@@ -149,7 +192,7 @@ def _combine(
     if mode == "semantic":
         ranked = [(path, chunks[0].score) for path, chunks in notes.items()]
     else:
-        ranked = rrf([list(lex), list(notes)])
+        ranked = fuse([(h.path, h.score) for h in lex.values()], list(notes), terms)
     hits = []
     for path, score in ranked[:limit]:
         chunks = notes.get(path, [])

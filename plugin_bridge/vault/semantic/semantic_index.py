@@ -2,7 +2,8 @@
 
 The index's worker writes chunks (``chunks.py``) with each note; this job embeds every chunk hash
 that has no vector for the configured model yet, in batches, storing them as BLOBs in the same
-SQLite file (its own connection, WAL) and in an in-memory :class:`ExactVectorIndex`. A restart,
+SQLite file (its own connection, WAL) and in an in-memory :class:`ExactVectorIndex`, with an
+approximate (HNSW) index beside it from ``ann_threshold`` vectors on (``ann.py``). A restart,
 a move or a sync that only touches mtimes finds every hash embedded and sends nothing.
 
 Searches use the *serving* model: the configured one once all its vectors exist. Switching
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import importlib
 import logging
 import sqlite3
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from llm_service.embedders import Embedder, estimate_tokens
 from llm_service.errors import LLMError
+from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD, ScalingVectorIndex
 from plugin_bridge.vault.semantic.vector_store import VectorStore
 from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
 
@@ -84,6 +87,7 @@ class SemanticIndex:
         on_spend: Callable[[str, int], None] | None = None,
         confirm_over_usd: float = 0.50,
         texts_per_step: int = TEXTS_PER_STEP,
+        ann_threshold: int = ANN_THRESHOLD,
     ) -> None:
         self.index = index
         self.on_progress = on_progress
@@ -93,8 +97,10 @@ class SemanticIndex:
         self.texts_per_step = texts_per_step
         self.progress = Progress("loading", 0, 0, embedder.model_id)
         self._target = embedder
-        self._target_vectors: ExactVectorIndex | None = None
-        self._serving: tuple[Embedder, ExactVectorIndex] | None = None
+        self.ann_threshold = ann_threshold
+        """Vectors from which an approximate index answers unfiltered searches."""
+        self._target_vectors: ScalingVectorIndex | None = None
+        self._serving: tuple[Embedder, ScalingVectorIndex] | None = None
         self._approved: set[str] = set()
         self._collected = False
         """True once this run dropped the vectors of chunks gone (see VectorStore.finish)."""
@@ -126,9 +132,15 @@ class SemanticIndex:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         await asyncio.to_thread(self._store.close)
+        for vectors in {id(v): v for v in self._vector_indexes()}.values():
+            await asyncio.to_thread(vectors.save)
         await self._target.aclose()
         if self._serving is not None and self._serving[0] is not self._target:
             await self._serving[0].aclose()
+
+    def _vector_indexes(self) -> list[ScalingVectorIndex]:
+        found = [self._target_vectors] if self._target_vectors is not None else []
+        return found + ([self._serving[1]] if self._serving is not None else [])
 
     def _changed(self) -> None:
         """From the index worker's thread: chunks changed, look for new work."""
@@ -213,7 +225,10 @@ class SemanticIndex:
             return
         target = self._target
         if self._target_vectors is None:
-            self._target_vectors = await asyncio.to_thread(self._store.load, target.model_id)
+            loaded = await asyncio.to_thread(self._store.load, target.model_id)
+            if loaded is not None:
+                self._target_vectors = self._scaling(loaded, target.model_id)
+                await asyncio.to_thread(self._target_vectors.start)
         pending = await asyncio.to_thread(self._store.pending, target.model_id)
         if pending and not await self._confirmed(target, pending):
             return
@@ -243,7 +258,9 @@ class SemanticIndex:
         )
         self._collected = True
         if self._target_vectors is None:  # nothing to embed yet: an empty index of any width
-            self._target_vectors = ExactVectorIndex(target.dims or 0)
+            self._target_vectors = self._scaling(
+                ExactVectorIndex(target.dims or 0), target.model_id
+            )
         self._target_vectors.remove(orphans)
         if self._serving is not None and self._serving[0] is not target:
             await self._serving[0].aclose()
@@ -258,11 +275,18 @@ class SemanticIndex:
         index = self._target_vectors
         if index is None or index.dims != vectors.shape[1]:
             emptied = index is None or len(index) == 0
-            index = self._target_vectors = ExactVectorIndex(int(vectors.shape[1]))
+            exact = ExactVectorIndex(int(vectors.shape[1]))
+            index = self._target_vectors = self._scaling(exact, target.model_id)
             if self._serving is not None and self._serving[0] is target:
                 # an empty index just gets its width; otherwise the old vectors are void
                 self._serving = (target, index) if emptied else None
         index.add(hashes, vectors)
+
+    def _scaling(self, exact: ExactVectorIndex, model: str) -> ScalingVectorIndex:
+        """``exact`` with an approximate index past the threshold, saved beside the database."""
+        name = hashlib.sha256(model.encode()).hexdigest()[:16]
+        path = self.index.db_path.with_name(f"vectors-{name}.hnsw")
+        return ScalingVectorIndex(exact, threshold=self.ann_threshold, path=path)
 
     async def _confirmed(self, target: Embedder, pending: Sequence[str]) -> bool:
         if not target.paid or target.model_id in self._approved:
@@ -318,6 +342,10 @@ class SemanticIndex:
                 self._query_cache.pop(next(iter(self._query_cache)))
             self._query_cache[key] = vector
         return vector
+
+    def vector_index(self) -> ScalingVectorIndex | None:
+        """The vectors searches use now (None while none are ready)."""
+        return self._serving[1] if self._serving is not None else None
 
     def nearest_chunks(
         self, vector: npt.NDArray[np.float32], k: int, allowed: set[str] | None = None

@@ -244,7 +244,10 @@ async def test_execute_tools_bad_body_is_400(served: Served, body: object) -> No
 async def test_health_shape(served: Served) -> None:
     async with served.http() as http:
         body = (await http.get("/health")).json()
-    assert {"status", "provider", "model", "supportedFormats", "toolCount"} <= set(body)
+    assert {"status", "provider", "model", "supportedFormats", "toolCount", "mcpServers"} <= set(
+        body
+    )
+    assert body["mcpServers"] == []  # none configured
     assert (body["status"], body["provider"], body["model"]) == ("ok", "anthropic", CHAT_MODEL)
     assert body["toolCount"] == len(VAULT_TOOL_NAMES)
 

@@ -77,7 +77,7 @@ async def test_title_match_ranks_above_body_match(index: SearchIndex) -> None:
 async def test_aliases_and_headings_are_weighted_fields(index: SearchIndex) -> None:
     """Aliases and headings are searchable and outrank a body mention."""
     assert paths(index, '"event log"') == ["Kafka.md"]
-    assert paths(index, "streaming") == ["Reading/Books.md"]
+    assert paths(index, "streaming")[0] == "Reading/Books.md"  # Kafka's tag data/streams next
 
 
 async def test_prefix_and_phrase_queries(index: SearchIndex) -> None:

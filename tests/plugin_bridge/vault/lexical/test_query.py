@@ -16,29 +16,72 @@ from plugin_bridge.vault.lexical.query import MAX_TERMS, Query, parse_query
 from plugin_bridge.vault.schema import connect, migrate
 
 
-def test_words_are_quoted_and_all_required() -> None:
-    """Each word becomes a quoted FTS5 string; together they are ANDed."""
-    assert parse_query("kafka  streams") == Query(match='"kafka" "streams"')
+def texts(query: Query) -> list[tuple[str, str]]:
+    return [(term.text, term.kind) for term in query.terms]
+
+
+def test_words_are_terms_any_of_which_matches() -> None:
+    """Each word is a term matched as itself or as one of its stems; notes match when they have
+    any of the words (``match``), and ``match_all`` asks for every one as typed."""
+    query = parse_query("Kafka  streams")
+    assert texts(query) == [("kafka", "word"), ("streams", "word")]
+    kafka, streams = (term.expression() for term in query.terms)
+    assert query.match == f"({kafka} OR {streams})"
+    exact = [term.expression(exact=True) for term in query.terms]
+    assert query.match_all == f"{exact[0]} AND {exact[1]}"  # every word as typed
+    assert exact[0] == '{title aliases headings tags body}: "kafka"'
+    assert kafka.startswith('({title aliases headings tags body}: "kafka" OR {stem_title')
+
+
+def test_plus_makes_a_word_required() -> None:
+    """``+word`` (and ``+"a phrase"``) must match; the other words may (they stay in the
+    expression, after the first required term, so that BM25 counts them)."""
+    query = parse_query('+kafka streams +"event log"')
+    assert [(t.text, t.required) for t in query.terms] == [
+        ("kafka", True),
+        ("streams", False),
+        ("event log", True),
+    ]
+    kafka, streams, log = (term.expression() for term in query.terms)
+    assert query.match == f"{kafka} AND {log} AND ({streams} OR {kafka})"
+    assert texts(parse_query("+")) == []
 
 
 def test_prefix_and_phrases() -> None:
-    """``word*`` is a prefix query; ``"a b"`` a phrase, even when the closing quote is missing."""
-    assert parse_query('kaf* "event log"').match == '"kaf"* "event log"'
-    assert parse_query('"chapter on').match == '"chapter on"'
+    """``word*`` is a prefix query; ``"a b"`` a phrase, even when the closing quote is missing;
+    neither is stemmed."""
+    query = parse_query('kaf* "event log"')
+    assert texts(query) == [("kaf", "prefix"), ("event log", "phrase")]
+    assert query.terms[0].expression() == '{title aliases headings tags body}: "kaf"*'
+    assert query.terms[1].expression() == '{title aliases headings tags body}: "event log"'
+    assert texts(parse_query('"chapter on')) == [("chapter on", "phrase")]
+
+
+def test_stop_words_are_dropped_unless_alone() -> None:
+    """The stop words of the query's language go; a query of only stop words keeps them; stop
+    words inside a phrase or marked required stay."""
+    assert [t.text for t in parse_query("How do I embed an image?").terms] == ["embed", "image"]
+    assert [t.text for t in parse_query("the who").terms] == ["the", "who"]
+    assert [t.text for t in parse_query('how "to do" +the').terms] == ["to do", "the"]
+    assert [t.text for t in parse_query("Wie kann ich Notizen verschieben").terms] == [
+        "notizen",
+        "verschieben",
+    ]
 
 
 def test_operators_and_punctuation_are_text() -> None:
-    """AND, OR, NOT, NEAR, -, parentheses and stray stars never become FTS5 syntax."""
+    """AND, OR, NOT, NEAR, -, parentheses and stray stars never become FTS5 syntax (here
+    "a", "and", "or" and "not" are English stop words as well)."""
     query = parse_query('a AND (b OR -c) NOT NEAR(d) * ** "x""y" col:z')
-    assert query.match == ('"a" "AND" "(b" "OR" "-c)" "NOT" "NEAR(d)" "x" "y" "col:z"')
+    assert [t.text for t in query.terms] == ["b", "c", "near d", "x", "y", "col z"]
+    assert [t.text for t in parse_query("AND OR NOT").terms] == ["and", "or", "not"]
 
 
 def test_tag_and_path_filters() -> None:
     """tag: and path: are filters (any case), with quoted values; '#' and slashes trimmed."""
     query = parse_query('TAG:#Project/Alpha path:"My Notes/2024" Path:./Inbox/ kafka')
-    assert query == Query(
-        match='"kafka"', tags=("project/alpha",), paths=("My Notes/2024", "Inbox/")
-    )
+    assert texts(query) == [("kafka", "word")]
+    assert (query.tags, query.paths) == (("project/alpha",), ("My Notes/2024", "Inbox/"))
 
 
 def test_only_filters() -> None:
@@ -51,10 +94,10 @@ def test_cjk_runs_become_their_own_terms() -> None:
     """CJK runs are split from the rest of a token and from each other."""
     query = parse_query("Obsidian同期 の使い方 서울 tower東京")
     assert query.cjk == ("同期", "の使い方", "서울", "東京")
-    assert query.match == '"Obsidian" "tower"'
+    assert [t.text for t in query.terms] == ["obsidian", "tower"]
 
 
-@pytest.mark.parametrize("text", ["", "   ", "*", "- -", '""', "(-)", "\x00\x01"])
+@pytest.mark.parametrize("text", ["", "   ", "*", "- -", '""', "(-)", "\x00\x01", "+"])
 def test_nothing_to_search(text: str) -> None:
     """Blank input, lone operators and punctuation make an empty query."""
     assert parse_query(text).empty
@@ -62,17 +105,18 @@ def test_nothing_to_search(text: str) -> None:
 
 def test_emoji_are_searchable() -> None:
     """Emoji are tokens for unicode61, so they stay in the query."""
-    assert parse_query("🙂").match == '"🙂"'
+    assert texts(parse_query("🙂")) == [("🙂", "phrase")]
 
 
 def test_control_characters_and_lone_surrogates_are_dropped() -> None:
     """NUL, control characters and unpaired surrogates cannot reach SQLite."""
-    assert parse_query("ka\x00fka \ud800x").match == '"ka" "fka" "x"'
+    assert [t.text for t in parse_query("ka\x00fka \ud800x").terms] == ["ka", "fka", "x"]
 
 
 def test_query_size_is_bounded() -> None:
-    """Huge inputs are cut to a bounded number of terms."""
-    assert parse_query("w " * 10_000).match.count('"w"') == MAX_TERMS
+    """Huge inputs are cut to a bounded number of terms; repeated words count once."""
+    assert len(parse_query(" ".join(f"w{i}" for i in range(10_000))).terms) == MAX_TERMS
+    assert len(parse_query("w " * 10_000).terms) == 1
 
 
 SYNTAX = [*"\"()*-^:'%_\\ ", "AND", "OR", "NOT", "NEAR", "tag:", "path:", "kafka", "東京", "の"]

@@ -417,3 +417,33 @@ def test_preview_append_shows_only_the_added_lines_without_cr_noise(store: NoteS
         "\\ No newline at end of file",
     ]
     assert path.read_bytes() == b"day one\r\nday two"
+
+
+def test_a_planned_write_is_made_only_while_the_note_is_as_planned(store: NoteStore) -> None:
+    """A write worked out first (for a review, or for Obsidian to apply) and made later writes
+    nothing when the note changed in between, and a new note that appeared meanwhile exists."""
+    plan = store.plan_edit("Projects/Plan.md", [("ship it", "ship it now")])
+    (store.root / "Projects" / "Plan.md").write_text(PLAN + "typed\n", encoding="utf-8")
+    with pytest.raises(VaultError) as caught:
+        store.write_planned(plan, "model")
+    assert caught.value.code == "conflict"
+    assert (store.root / "Projects" / "Plan.md").read_text(encoding="utf-8") == PLAN + "typed\n"
+    new = store.plan_create("New.md", "a\n")
+    (store.root / "New.md").write_text("b\n", encoding="utf-8")
+    with pytest.raises(VaultError) as caught:
+        store.write_planned(new, "model")
+    assert caught.value.code == "exists"
+
+
+def test_a_write_obsidian_applied_keeps_undo_and_audit(store: NoteStore) -> None:
+    """record_applied writes nothing itself; undo restores the planned-from text once Obsidian
+    has saved the new text."""
+    plan = store.plan_edit("Projects/Plan.md", [("ship it", "ship it now")])
+    after = plan.after
+    (store.root / "Projects" / "Plan.md").write_text(after, encoding="utf-8")  # Obsidian saves
+    written = store.record_applied(plan, sha256(after.encode()), "model")
+    assert (written.hash, written.previous_hash) == (sha256(after.encode()), sha256(PLAN.encode()))
+    (entry,) = store.audit.entries(1)
+    assert (entry["action"], entry["origin"]) == ("edit", "model")
+    store.undo("Projects/Plan.md")
+    assert (store.root / "Projects" / "Plan.md").read_text(encoding="utf-8") == PLAN

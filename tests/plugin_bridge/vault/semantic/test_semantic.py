@@ -14,7 +14,13 @@ import pytest
 from llm_service.embedders import FakeEmbedder
 from plugin_bridge.vault.chunks import MAX_CHARS, chunk_note, embed_text
 from plugin_bridge.vault.lexical.index import SearchIndex
-from plugin_bridge.vault.semantic.hybrid import related_notes, rrf, search_notes
+from plugin_bridge.vault.semantic.hybrid import (
+    fuse,
+    lexical_confidence,
+    related_notes,
+    rrf,
+    search_notes,
+)
 from plugin_bridge.vault.semantic.semantic_index import Progress, SemanticIndex
 from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
 
@@ -119,12 +125,32 @@ def test_exact_vector_index_finds_nearest_and_forgets_removed() -> None:
     assert index.get(["b"]).tolist() == [[0.0, 1.0]]
 
 
-def test_rrf_fuses_hand_made_rankings_with_k_60() -> None:
-    """A note high in both lists beats one first in a single list; scores are 1/(60+rank) sums."""
+def test_rrf_fuses_hand_made_rankings() -> None:
+    """A note high in both lists beats one first in a single list; scores are sums of
+    weight / (k + rank) (k = 5)."""
     fused = rrf([["a", "b", "c"], ["b", "d", "a"]])
     assert [key for key, _ in fused] == ["b", "a", "d", "c"]
-    assert dict(fused)["b"] == pytest.approx(1 / 62 + 1 / 61)
-    assert dict(fused)["c"] == pytest.approx(1 / 63)
+    assert dict(fused)["b"] == pytest.approx(1 / 7 + 1 / 6)
+    assert dict(fused)["c"] == pytest.approx(1 / 8)
+    weighted = dict(rrf([["a"], ["b"]], k=60, weights=[0.5, 1.0]))
+    assert weighted == {"a": pytest.approx(0.5 / 61), "b": pytest.approx(1 / 61)}
+
+
+def test_each_side_counts_as_much_as_it_can_be_trusted() -> None:
+    """Lexical scores carry the number of terms matched in their whole part: the word ranking
+    is weighted by that share of the query's terms, squared; the vector ranking is dropped
+    when the words are sure and the two sides' best ten share fewer than two notes."""
+    sure = fuse([("w1", 3.4), ("w2", 2.9)], ["s1", "w1", "w2"], terms=3)  # w1: all 3 words
+    assert [key for key, _ in sure] == ["w1", "w2", "s1"]  # they share two notes: both count
+    assert dict(sure)["s1"] == pytest.approx(1 / 6)
+    unsure = fuse([("w1", 1.4), ("w2", 1.3)], ["s1", "s2"], terms=3)  # one word of three
+    assert [key for key, _ in unsure] == ["s1", "s2", "w1", "w2"]
+    assert dict(unsure)["w2"] == pytest.approx((1 / 3) ** 2 / (5 + 2))
+    apart = fuse([("w1", 2.5), ("w2", 2.1)], ["s1", "s2"], terms=2)  # sure, no note shared
+    assert [key for key, _ in apart][:2] == ["w1", "w2"] and dict(apart)["s1"] == 0
+    assert lexical_confidence(2.7, 0) == 1.0  # a CJK-only query that found notes
+    assert lexical_confidence(0.0, 0) == 0.0
+    assert [key for key, _ in fuse([], ["s1"], terms=2)] == ["s1"]
 
 
 # -- the embedding job -----------------------------------------------------------------------

@@ -1,0 +1,281 @@
+"""Approximate nearest neighbours past a size: an HNSW graph (hnswlib) beside the exact index.
+
+Below ``threshold`` vectors every search is exact (:class:`ExactVectorIndex`). From there on an
+HNSW graph answers unfiltered searches once it is built: in a background thread, from a
+snapshot, while the exact index keeps answering; changes made meanwhile are replayed before it
+takes over. Edits and deletes then update both (a deleted entry's place is reused). The exact
+matrix stays (``get``, filtered searches and the small sizes use it). The graph is saved beside the
+index file with its keys, and is loaded again at the next start (what changed in between is
+applied to it); one that lost more than a fifth of its entries to deletes is rebuilt in the
+background. docs/search.md has the measurements behind the threshold and the library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
+
+if TYPE_CHECKING:
+    from plugin_bridge.vault.semantic.vectors import Vectors
+
+logger = logging.getLogger(__name__)
+
+ANN_THRESHOLD: Final = 300_000
+"""Vectors from which the graph answers (``vector_ann_threshold`` in the settings)."""
+CONNECTIVITY: Final = 16
+EXPANSION_ADD: Final = 128
+EXPANSION_SEARCH: Final = 256
+"""hnswlib's ``ef`` at search time: the recall/speed trade (docs/search.md)."""
+REBUILD_SHARE: Final = 0.2
+"""Deleted entries, as a share of the graph, that make it rebuild in the background."""
+BUILD_THREADS: Final = 1
+"""The build shares the machine with the index and the user's apps: one core."""
+
+
+class ScalingVectorIndex:
+    """A :class:`~plugin_bridge.vault.semantic.vectors.VectorIndex`: exact search, and an HNSW
+    graph for unfiltered searches once there are ``threshold`` vectors; thread-safe."""
+
+    def __init__(
+        self, exact: ExactVectorIndex, *, threshold: int = ANN_THRESHOLD, path: Path | None = None
+    ) -> None:
+        self.exact = exact
+        self.dims = exact.dims
+        self.threshold = threshold
+        self.path = path
+        """Where the graph is saved (``path`` and ``path.keys``); None: never saved."""
+        self.loaded = False
+        """True when the graph came from ``path`` at start (not built again)."""
+        self._graph: Any = None
+        self._ids: dict[str, int] = {}
+        self._names: dict[int, str] = {}
+        self._next = 0
+        self._deleted = 0
+        self._dirty = False
+        self._log: list[tuple[Sequence[str], Vectors | None]] | None = None
+        self._lock = threading.RLock()
+        self._builder: threading.Thread | None = None
+        self.built = threading.Event()
+        """Set once a graph answers and is saved (tests and benchmarks wait on it)."""
+
+    # -- the VectorIndex interface -------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.exact)
+
+    def keys(self) -> list[str]:
+        return self.exact.keys()
+
+    @property
+    def approximate(self) -> bool:
+        """True when unfiltered searches use the graph."""
+        return self._graph is not None and len(self.exact) >= self.threshold
+
+    def add(self, keys: Sequence[str], vectors: Vectors) -> None:
+        self.exact.add(keys, vectors)
+        with self._lock:
+            if self._log is not None:
+                self._log.append((list(keys), vectors))
+            if self._graph is not None:
+                self._graph_add(keys, vectors)
+        self._maybe_build()
+
+    def remove(self, keys: Iterable[str]) -> None:
+        keys = list(keys)
+        self.exact.remove(keys)
+        with self._lock:
+            if self._log is not None:
+                self._log.append((keys, None))
+            if self._graph is not None:
+                self._graph_remove(keys)
+        self._maybe_build()
+
+    def search(
+        self, query: Vectors, k: int, allowed: Collection[str] | None = None
+    ) -> list[tuple[str, float]]:
+        if allowed is not None or not self.approximate or k <= 0:
+            return self.exact.search(query, k, allowed)
+        import numpy as np
+
+        with self._lock:
+            k = min(k, len(self._ids))
+            if k == 0:
+                return []
+            labels, distances = self._graph.knn_query(np.asarray(query, dtype=np.float32), k=k)
+            names = self._names
+            return [
+                (names[int(key)], 1.0 - float(distance))
+                for key, distance in zip(labels[0], distances[0], strict=True)
+                if int(key) in names
+            ]
+
+    def get(self, keys: Iterable[str]) -> Vectors:
+        return self.exact.get(keys)
+
+    # -- life cycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Load the saved graph (applying what changed since) or build one when big enough."""
+        if self.path is not None and len(self.exact) >= self.threshold:
+            with contextlib.suppress(FileNotFoundError):
+                self._load(self.path)
+        self._maybe_build()
+
+    def save(self) -> None:
+        """Write the graph and its keys to ``path`` (atomically), if it changed."""
+        with self._lock:
+            if self.path is None or self._graph is None or not self._dirty:
+                return
+            graph, names = self._graph, [self._names.get(i, "") for i in range(self._next)]
+            temporary = self.path.with_name(self.path.name + ".tmp")
+            graph.save_index(str(temporary))
+            keys = temporary.with_name(temporary.name + ".keys")
+            keys.write_text("\n".join(names), encoding="utf-8")
+            os.replace(keys, self.path.with_name(self.path.name + ".keys"))
+            os.replace(temporary, self.path)
+            self._dirty = False
+
+    def wait_until_built(self, timeout: float) -> bool:
+        """True once a graph answers (or the index is below the threshold)."""
+        if len(self.exact) < self.threshold:
+            return True
+        return self.built.wait(timeout)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _new_graph(self, capacity: int) -> Any:
+        import hnswlib
+
+        graph = hnswlib.Index(space="ip", dim=self.dims)
+        graph.init_index(
+            max_elements=max(1, capacity),
+            ef_construction=EXPANSION_ADD,
+            M=CONNECTIVITY,
+            allow_replace_deleted=True,
+        )
+        graph.set_ef(EXPANSION_SEARCH)
+        graph.set_num_threads(BUILD_THREADS)
+        return graph
+
+    def _graph_add(self, keys: Sequence[str], vectors: Vectors) -> None:
+        import numpy as np
+
+        replaced = [key for key in keys if key in self._ids]
+        if replaced:
+            self._graph_remove(replaced)
+        if not len(keys):
+            return
+        needed = len(self._ids) + len(keys)
+        if needed > self._graph.get_max_elements():
+            self._graph.resize_index(max(needed, self._graph.get_max_elements() * 5 // 4))
+        ids = np.arange(self._next, self._next + len(keys), dtype=np.uint64)
+        self._next += len(keys)
+        for key, number in zip(keys, ids.tolist(), strict=True):
+            self._ids[key] = number
+            self._names[number] = key
+        self._graph.add_items(np.asarray(vectors, dtype=np.float32), ids, replace_deleted=True)
+        self._deleted = max(0, self._deleted - len(keys))  # their places are taken again
+        self._dirty = True
+
+    def _graph_remove(self, keys: Iterable[str]) -> None:
+        gone = [self._ids.pop(key) for key in keys if key in self._ids]
+        for number in gone:
+            del self._names[number]
+            self._graph.mark_deleted(number)
+        self._deleted += len(gone)
+        self._dirty = self._dirty or bool(gone)
+
+    def _maybe_build(self) -> None:
+        with self._lock:
+            worn = self._graph is not None and self._deleted > REBUILD_SHARE * max(
+                1, len(self._ids)
+            )
+            wanted = len(self.exact) >= self.threshold and (self._graph is None or worn)
+            if not wanted or self._builder is not None:
+                return
+            self._log = []
+            self._builder = threading.Thread(target=self._build, name="ann-build", daemon=True)
+            self._builder.start()
+
+    def _build(self) -> None:
+        try:
+            keys = self.exact.keys()
+            vectors = self.exact.get(keys)
+            graph, ids, names, count = self._fresh(keys, vectors)
+            with self._lock:
+                previous = (self._graph, self._ids, self._names, self._next, self._deleted)
+                self._graph, self._ids, self._names, self._next, self._deleted = (
+                    graph,
+                    ids,
+                    names,
+                    count,
+                    0,
+                )
+                try:
+                    for changed, added in self._log or []:
+                        if added is None:
+                            self._graph_remove(changed)
+                        else:
+                            self._graph_add(changed, added)
+                except Exception:
+                    self._graph, self._ids, self._names, self._next, self._deleted = previous
+                    raise
+                self._dirty = True
+            logger.info("Built the approximate vector index over %d vectors.", count)
+            self.save()
+            self.built.set()
+        except Exception:
+            logger.exception("Building the approximate vector index failed; exact search stays.")
+        finally:
+            with self._lock:
+                self._log = None
+                self._builder = None
+
+    def _fresh(
+        self, keys: list[str], vectors: Vectors
+    ) -> tuple[Any, dict[str, int], dict[int, str], int]:
+        import numpy as np
+
+        graph = self._new_graph(len(keys) * 5 // 4)
+        if keys:
+            graph.add_items(vectors, np.arange(len(keys), dtype=np.uint64))
+        ids = {key: number for number, key in enumerate(keys)}
+        return graph, ids, dict(enumerate(keys)), len(keys)
+
+    def _load(self, path: Path) -> None:
+        """The saved graph, brought up to date with the exact index (rebuilt when too stale)."""
+        names = path.with_name(path.name + ".keys").read_text(encoding="utf-8").split("\n")
+        import hnswlib
+
+        graph = hnswlib.Index(space="ip", dim=self.dims)
+        graph.load_index(
+            str(path), max_elements=len(self.exact) * 5 // 4, allow_replace_deleted=True
+        )
+        graph.set_ef(EXPANSION_SEARCH)
+        graph.set_num_threads(BUILD_THREADS)
+        saved = {key: number for number, key in enumerate(names) if key}
+        current = set(self.exact.keys())
+        missing = [key for key in current if key not in saved]
+        stale = [key for key in saved if key not in current]
+        if len(missing) + len(stale) > REBUILD_SHARE * max(1, len(current)):
+            logger.info("The saved approximate vector index is out of date; rebuilding it.")
+            return
+        with self._lock:
+            self._graph, self._ids = graph, saved
+            self._names = {number: key for key, number in saved.items()}
+            self._next = len(names)
+            self._deleted = len(names) - len(saved)
+            if stale:
+                self._graph_remove(stale)
+            if missing:
+                self._graph_add(missing, self.exact.get(missing))
+            self.loaded = True
+            self.built.set()
+        logger.info("Loaded the approximate vector index (%d vectors).", len(saved))
