@@ -87,10 +87,10 @@ class SearchNotesArgs(ToolArgs):
         min_length=1,
         max_length=500,
         description="Words or a plain question: notes with every word rank first, other word "
-        "forms and typos match too; +word for a word that must appear; "
-        '"an exact phrase" in double quotes; prefix* for words starting so; tag:name for notes '
-        "with that tag; path:Folder for notes under that folder. Combine them, e.g. "
-        "'kafka retention tag:project path:Work'.",
+        'forms and typos match too; +word for a word that must appear; "an exact phrase" in '
+        "double quotes; prefix* for words starting so; tag:name for notes with that tag; "
+        "path:Folder for notes under that folder. Combine them, e.g. 'kafka retention "
+        "tag:project path:Work'.",
     )
     limit: int = _limit()
 
