@@ -21,7 +21,12 @@ from llm_service.factory import (
 
 if TYPE_CHECKING:
     from llm_service.catalog import ModelInfo
-    from llm_service.discovery import discover_models, validate_key
+    from llm_service.discovery import (
+        adiscover_models,
+        avalidate_key,
+        discover_models,
+        validate_key,
+    )
     from llm_service.events import (
         ResponseComplete,
         ServiceEvent,
@@ -74,6 +79,8 @@ _LAZY = {
     "LLMService": "llm_service.service",
     "ReplyBlock": "llm_service.messages",
     "ModelInfo": "llm_service.catalog",
+    "adiscover_models": "llm_service.discovery",
+    "avalidate_key": "llm_service.discovery",
     "discover_models": "llm_service.discovery",
     "validate_key": "llm_service.discovery",
 }
@@ -107,6 +114,8 @@ __all__ = [
     "ToolSpec",
     "UnknownProviderError",
     "Usage",
+    "adiscover_models",
+    "avalidate_key",
     "discover_models",
     "make_provider",
     "parse_model_spec",

@@ -1,4 +1,6 @@
-"""What a key or a server gives access to: :func:`validate_key` and :func:`discover_models`.
+"""What a key or a server gives access to: :func:`validate_key` and :func:`discover_models`
+(blocking, as documented for the library's users), and :func:`avalidate_key` and
+:func:`adiscover_models` for code that runs in an event loop.
 
 Model lists are cached for a day in ``models.json`` in the user's cache folder (platformdirs),
 or in ``cache_dir`` (the bridge passes its data folder); ``refresh`` asks again. Stale entries
@@ -10,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Coroutine
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from llm_service.catalog import ModelInfo
 from llm_service.errors import LLMError
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from llm_service.providers.base import Provider
 
 Source = Literal["api", "cache", "catalog"]
+T = TypeVar("T")
 
 FILE_NAME: Final = "models.json"
 TTL_SECONDS: Final = 24 * 3600.0
@@ -96,7 +100,7 @@ def default_cache_dir() -> Path:
     return Path(user_cache_dir("llm-service"))
 
 
-async def discover_models(
+async def adiscover_models(
     provider: ProviderName | str,
     key: str | None = None,
     *,
@@ -119,7 +123,7 @@ async def discover_models(
     return models
 
 
-async def validate_key(
+async def avalidate_key(
     provider: ProviderName | str, key: str | None, *, base_url: str | None = None
 ) -> bool:
     """Whether ``provider`` accepts ``key`` (at ``base_url``), by one cheap call (the models
@@ -135,3 +139,37 @@ async def validate_key(
     finally:
         await built.aclose()
     return True
+
+
+def discover_models(
+    provider: ProviderName | str,
+    key: str | None = None,
+    *,
+    base_url: str | None = None,
+    refresh: bool = False,
+    cache_dir: Path | None = None,
+) -> list[ModelInfo]:
+    """:func:`adiscover_models`, blocking until the list is there."""
+    return _blocking(
+        adiscover_models(provider, key, base_url=base_url, refresh=refresh, cache_dir=cache_dir)
+    )
+
+
+def validate_key(
+    provider: ProviderName | str, key: str | None, *, base_url: str | None = None
+) -> bool:
+    """:func:`avalidate_key`, blocking until the provider has answered."""
+    return _blocking(avalidate_key(provider, key, base_url=base_url))
+
+
+def _blocking(call: Coroutine[Any, Any, T]) -> T:
+    """Run ``call`` to its end: on a loop of its own, or, when this thread already runs one
+    (a notebook, an async app), on a loop in another thread while this one waits."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(call)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, call).result()

@@ -3,6 +3,7 @@ the fake APIs (beside the keyword forms the other tests use)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -128,11 +129,14 @@ async def test_openai_style_messages_are_a_clear_error(
 
 
 async def test_validate_key_says_true_or_false(fake_http: FakeHTTPServer) -> None:
+    """As a script calls it (blocking; here from a thread, while the fake API runs on the
+    test's loop), and as async code awaits it."""
     url = fake_http.url + "/v1"
     fake_http.enqueue(fake_openai.models_reply("gpt-6-luna"))
-    assert await llm_service.validate_key("openai", "sk-good", base_url=url) is True
+    good = await asyncio.to_thread(llm_service.validate_key, "openai", "sk-good", base_url=url)
+    assert good is True
     fake_http.enqueue(fake_openai.error_reply(401, "Incorrect API key provided"))
-    assert await llm_service.validate_key("openai", "sk-bad", base_url=url) is False
+    assert await llm_service.avalidate_key("openai", "sk-bad", base_url=url) is False
     assert fake_http.requests[1].headers["authorization"] == "Bearer sk-bad"
 
 
@@ -141,7 +145,7 @@ async def test_validate_key_raises_when_the_answer_says_nothing_of_the_key(
 ) -> None:
     fake_http.enqueue(*[fake_openai.error_reply(503, "down")] * 3)
     with pytest.raises(llm_service.LLMError) as caught:
-        await llm_service.validate_key("openai", "sk-x", base_url=fake_http.url + "/v1")
+        await llm_service.avalidate_key("openai", "sk-x", base_url=fake_http.url + "/v1")
     assert caught.value.code == "server_error"
 
 
@@ -150,14 +154,15 @@ async def test_discover_models_caches_for_a_day_in_the_given_folder(
 ) -> None:
     url = fake_http.url + "/v1"
     fake_http.enqueue(fake_openai.models_reply("gpt-6-luna", "text-embedding-3-small"))
-    models = await llm_service.discover_models("openai", "sk-x", base_url=url, cache_dir=tmp_path)
+    discover = llm_service.discover_models  # blocking, as scripts call it: run from a thread
+    models = await asyncio.to_thread(discover, "openai", "sk-x", base_url=url, cache_dir=tmp_path)
     assert [m.id for m in models] == ["gpt-6-luna", "text-embedding-3-small"]
-    again = await llm_service.discover_models("openai", "sk-x", base_url=url, cache_dir=tmp_path)
+    again = await llm_service.adiscover_models("openai", "sk-x", base_url=url, cache_dir=tmp_path)
     assert again == models and len(fake_http.requests) == 1  # the cache answered
     cached = json.loads((tmp_path / "models.json").read_text())
     assert list(cached) == [f"openai:{url}"]
     fake_http.enqueue(fake_openai.models_reply("gpt-6-sol"))
-    fresh = await llm_service.discover_models(
+    fresh = await llm_service.adiscover_models(
         "openai", "sk-x", base_url=url, cache_dir=tmp_path, refresh=True
     )
     assert [m.id for m in fresh] == ["gpt-6-sol"]
@@ -168,5 +173,5 @@ async def test_discover_models_uses_the_user_cache_folder_by_default(
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     fake_http.enqueue(fake_openai.models_reply("gpt-6-luna"))
-    await llm_service.discover_models("openai", "sk-x", base_url=fake_http.url + "/v1")
+    await llm_service.adiscover_models("openai", "sk-x", base_url=fake_http.url + "/v1")
     assert (tmp_path / "llm-service" / "models.json").exists()
