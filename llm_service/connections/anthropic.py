@@ -9,8 +9,7 @@ import logging
 import math
 from typing import TYPE_CHECKING, Final
 
-from llm_service.errors import ErrorCode, LLMError, parse_retry_after
-from llm_service.providers.common import (
+from llm_service.connections.errors import (
     HINTS,
     UnreadableResponse,
     code_for,
@@ -18,6 +17,7 @@ from llm_service.providers.common import (
     shorten,
     transport_code,
 )
+from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 
 if TYPE_CHECKING:
     from anthropic import APIStatusError, AsyncAnthropic

@@ -8,8 +8,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Final
 
+from llm_service.connections.errors import HINTS, code_for, describe, error_details, transport_code
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
-from llm_service.providers.common import HINTS, code_for, describe, error_details, transport_code
 
 if TYPE_CHECKING:
     import httpx

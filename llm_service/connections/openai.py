@@ -10,8 +10,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, Final
 
-from llm_service.errors import ErrorCode, LLMError, parse_retry_after
-from llm_service.providers.common import (
+from llm_service.connections.errors import (
     HINTS,
     UnreadableResponse,
     code_for,
@@ -20,6 +19,7 @@ from llm_service.providers.common import (
     shorten,
     transport_code,
 )
+from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

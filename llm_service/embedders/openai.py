@@ -10,10 +10,11 @@ import base64
 import binascii
 from typing import Any, Unpack
 
+from llm_service.connections.errors import UnreadableResponse
 from llm_service.connections.openai import OpenAIConnection
 from llm_service.embedders.base import Batch, Embedder, EmbedderOptions
 from llm_service.errors import LLMError
-from llm_service.providers.common import UnreadableResponse, count
+from llm_service.providers.common import count
 
 
 class OpenAIEmbedder(Embedder):

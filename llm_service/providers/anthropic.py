@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
 
 from llm_service.catalog import ModelInfo
 from llm_service.connections.anthropic import AnthropicConnection
+from llm_service.connections.errors import UnreadableResponse
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 
@@ -34,12 +35,7 @@ from llm_service.messages import (
     Usage,
 )
 from llm_service.providers.base import ChatRequest, Provider, ProviderOptions
-from llm_service.providers.common import (
-    UnreadableResponse,
-    anthropic_tool,
-    parse_tool_arguments,
-    sent_as_is,
-)
+from llm_service.providers.common import anthropic_tool, parse_tool_arguments, sent_as_is
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic

@@ -41,11 +41,7 @@ from llm_service.messages import (
     Usage,
 )
 from llm_service.providers.base import ChatRequest, ProviderOptions
-from llm_service.providers.common import (
-    count,
-    function_tool,
-    parse_tool_arguments,
-)
+from llm_service.providers.common import count, function_tool, parse_tool_arguments
 from llm_service.providers.text_tools import TextToolFallback
 
 if TYPE_CHECKING:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Self, Unpack
 
 from llm_service.catalog import ModelInfo
+from llm_service.connections.errors import UnreadableResponse, error_details
 from llm_service.connections.openai import OpenAIConnection
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
@@ -36,9 +37,7 @@ from llm_service.messages import (
 )
 from llm_service.providers.base import ChatRequest, ProviderOptions
 from llm_service.providers.common import (
-    UnreadableResponse,
     count,
-    error_details,
     function_tool,
     parse_tool_arguments,
     sent_as_is,
