@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from plugin_bridge.app.live_settings import update_settings
 from plugin_bridge.app.settings.config import (
     BridgeSettings,
     McpSettings,
     config_file,
     shown,
 )
-from plugin_bridge.app.settings.live_settings import update_settings
 from plugin_bridge.app.settings.providers import ProviderSetup
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.models import (

@@ -3,7 +3,7 @@ and embedder/download (a small model2vec model for semantic search, once the use
 
 from __future__ import annotations
 
-from plugin_bridge.app.settings.live_settings import update_settings
+from plugin_bridge.app.live_settings import update_settings
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.models import (
     EmbedderDownloadParams,
