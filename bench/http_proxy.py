@@ -168,13 +168,27 @@ def openai_text(line: str) -> bool:
     return bool((choices[0].get("delta") or {}).get("content"))
 
 
+async def stream_turn(service: Any, to_end: bool) -> None:
+    """One streamed turn of ``service`` (an LLMService): to its end, or to its first text."""
+    from llm_service import TextDelta
+
+    stream = service.stream_message(QUESTION)
+    try:
+        async for event in stream:
+            if not to_end and isinstance(event, TextDelta):
+                return
+    finally:
+        await stream.aclose()
+        service.clear_conversation()
+
+
 def clients(api: str, base: str, proxies: dict[str, tuple[str, str]]) -> dict[str, list[Call]]:
     """Per client: [whole answer, streamed to the first text, streamed to the end]."""
     import anthropic
     import httpx
     import openai
 
-    from llm_service import AnthropicProvider, LLMService, OpenAIProvider, TextDelta
+    from llm_service import AnthropicProvider, LLMService, OpenAIProvider
 
     model = MODELS[api]
     messages = [{"role": "user", "content": QUESTION}]
@@ -247,21 +261,15 @@ def clients(api: str, base: str, proxies: dict[str, tuple[str, str]]) -> dict[st
         await service.process_message(QUESTION)
         service.clear_conversation()
 
-    async def ours_stream(to_end: bool) -> None:
-        stream = service.stream_message(QUESTION)
-        try:
-            async for event in stream:
-                if not to_end and isinstance(event, TextDelta):
-                    return
-        finally:
-            await stream.aclose()
-            service.clear_conversation()
-
     openai_body = {"model": f"{api}/{model}", "max_tokens": 1024, "messages": messages}
     table = {
         "httpx (baseline)": over_http(url, headers, body, is_text),
         "raw SDK": [sdk_whole, lambda: sdk_stream(False), lambda: sdk_stream(True)],
-        "LLMService": [ours_whole, lambda: ours_stream(False), lambda: ours_stream(True)],
+        "LLMService": [
+            ours_whole,
+            lambda: stream_turn(service, False),
+            lambda: stream_turn(service, True),
+        ],
     }
     for name, (proxy_url, key) in proxies.items():
         table[name] = over_http(
@@ -304,7 +312,7 @@ async def chat_send_calls(
     """``chat/send`` over the WebSocket to the bridge's own process (whole turn; to its first
     chat/delta; whole turn), and the LLMService that turn runs (the bridge's system prompt and
     vault tools, Anthropic at the fake API) called in this process."""
-    from llm_service import AnthropicProvider, LLMService, TextDelta
+    from llm_service import AnthropicProvider, LLMService
     from llm_service.tools import ToolRegistry
     from plugin_bridge.app.state import system_prompt
     from plugin_bridge.app.vault_tools import register_vault_tools
@@ -341,24 +349,14 @@ async def chat_send_calls(
         await running
         return elapsed
 
-    async def direct(to_end: bool) -> None:
-        stream = service.stream_message(QUESTION)
-        try:
-            async for event in stream:
-                if not to_end and isinstance(event, TextDelta):
-                    return
-        finally:
-            await stream.aclose()
-            service.clear_conversation()
-
     async def whole() -> None:
         await turn()
 
     async def direct_whole() -> None:
-        await direct(True)
+        await stream_turn(service, True)
 
     async def direct_first() -> None:
-        await direct(False)
+        await stream_turn(service, False)
 
     return {
         "bridge chat/send": [whole, to_first_delta, whole],
