@@ -2,7 +2,7 @@
 apply the write with the server request ``note/apply``, so that an editor's unsaved text is seen.
 
 The request goes to the most recently connected client whose ``client.name`` is the plugin's id
-(:data:`PLUGIN_CLIENT_NAME`). Its answer decides:
+(:data:`~plugin_bridge.app.settings.config.PLUGIN_CLIENT`). Its answer decides:
 
 - ``{applied: true, hash}``: Obsidian wrote it (its editor or ``vault.process``); the server keeps
   the undo snapshot and the audit line as for its own writes;
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-PLUGIN_CLIENT_NAME: Final = "ai-bridge-assistant"
 APPLY_METHOD: Final = "note/apply"
 DEFAULT_APPLY_TIMEOUT: Final = 5.0
 

@@ -8,9 +8,8 @@ from typing import get_args
 
 from llm_service.discovery import ModelCache, known_models
 from plugin_bridge import __version__
-from plugin_bridge.app.settings.config import SettingsError
+from plugin_bridge.app.settings.config import PLUGIN_CLIENT, SettingsError
 from plugin_bridge.app.state import BridgeApp
-from plugin_bridge.app.write_through import PLUGIN_CLIENT_NAME
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.search import embedder_status
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -50,7 +49,7 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
         )
     logger.info("client %.60s %.30s initialized", params.client.name, params.client.version)
     app = ctx.app
-    if params.client.name == PLUGIN_CLIENT_NAME:
+    if params.client.name == PLUGIN_CLIENT:
         app.writes.attach(ctx.peer)
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,

@@ -11,8 +11,7 @@ from typing import Any
 from websockets.asyncio.client import connect
 
 from llm_service.providers.scripted import ScriptedProvider
-from plugin_bridge.app.settings.config import BridgeSettings
-from plugin_bridge.app.write_through import PLUGIN_CLIENT_NAME
+from plugin_bridge.app.settings.config import PLUGIN_CLIENT, BridgeSettings
 from tests.helpers.bridge import Bridge, Wire, running_bridge, wait_for
 
 
@@ -35,7 +34,7 @@ async def plugin_wire(bridge: Bridge) -> Wire:
     """A connection that introduces itself as the Obsidian plugin."""
     ws = await connect(bridge.url)
     wire = Wire(ws)
-    client = {"name": PLUGIN_CLIENT_NAME, "version": "0"}
+    client = {"name": PLUGIN_CLIENT, "version": "0"}
     await wire.result(
         "initialize", {"token": bridge.app.token, "protocolVersion": 1, "client": client}
     )
