@@ -28,7 +28,7 @@ from plugin_bridge.vault.files import (
 )
 from plugin_bridge.vault.notes.atomic import remove_durably, write_atomic
 from plugin_bridge.vault.notes.audit import AuditAction, AuditLog, SnapshotStore, sha256
-from plugin_bridge.vault.notes.encoding import appended, apply_edits, encode_like, unified_diff
+from plugin_bridge.vault.notes.encoding import appended, apply_edits, encode_like
 from plugin_bridge.vault.notes.names import twin_of
 from plugin_bridge.vault.notes.results import NoteContent, NoteInfo, PlannedWrite, WriteResult
 from plugin_bridge.vault.paths import check_new_names, resolve_note, to_posix
@@ -106,12 +106,6 @@ class NoteStore:
         """
         notes = sorted(self.files.walk(self._folder(folder)), key=lambda note: note[0])
         return [NoteInfo(rel, st.st_size, st.st_mtime) for rel, st in notes[:limit]]
-
-    def preview_write(self, path: str, new_content: str) -> str:
-        """A unified diff of the note as it is (or nothing, for a new note) to ``new_content``."""
-        rel, full = self._resolve(path, write=True)
-        old = self._load(rel, full)
-        return unified_diff(rel, None if old is None else decode_note(rel, old), new_content)
 
     def check_location(self, path: str, *, folder: bool = False) -> None:
         """VaultError(forbidden_path) unless a note could be written at ``path`` (a folder of

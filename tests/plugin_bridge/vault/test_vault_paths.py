@@ -39,7 +39,7 @@ OPERATIONS: dict[str, Callable[[NoteStore, str], object]] = {
     "modify": lambda store, path: store.modify(path, "pwned", expected_hash="0" * 64),
     "append": lambda store, path: store.append(path, "pwned"),
     "undo": lambda store, path: store.undo(path),
-    "preview_write": lambda store, path: store.preview_write(path, "pwned"),
+    "plan_rewrite": lambda store, path: store.plan_create(path, "pwned", overwrite=True),
 }
 
 

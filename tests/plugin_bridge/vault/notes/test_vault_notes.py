@@ -369,9 +369,9 @@ def test_unique_path_treats_a_dangling_link_as_taken(store: NoteStore) -> None:
     assert store.unique_path("", "Idea") == "Idea 1.md"
 
 
-def test_preview_write_is_a_unified_diff_of_current_to_new(store: NoteStore) -> None:
+def test_a_planned_rewrite_is_a_unified_diff_of_current_to_new(store: NoteStore) -> None:
     """Confirmations show exactly the changed lines."""
-    diff = store.preview_write("Projects/Plan.md", "# Plan\nship it today\n")
+    diff = store.plan_create("Projects/Plan.md", "# Plan\nship it today\n", overwrite=True).diff
     assert diff.splitlines() == [
         "--- a/Projects/Plan.md",
         "+++ b/Projects/Plan.md",
@@ -385,7 +385,7 @@ def test_preview_write_is_a_unified_diff_of_current_to_new(store: NoteStore) -> 
 def test_previews_of_new_notes_diff_from_nothing(store: NoteStore) -> None:
     """A note that does not exist yet previews as all-added lines."""
     for diff in (
-        store.preview_write("New.md", "a\nb\n"),
+        store.plan_create("New.md", "a\nb\n", overwrite=True).diff,
         store.plan_create("New.md", "a\nb\n").diff,
     ):
         assert diff.splitlines()[:2] == ["--- /dev/null", "+++ b/New.md"]
