@@ -2,11 +2,11 @@
 
 Hybrid is a weighted reciprocal rank fusion (:func:`fuse`) of the FTS5 ranking and the vector
 ranking, after rolling the vector hits up from chunks to notes (a note ranks by its best
-chunk). Each side counts as much as it can be trusted: the word ranking by the share of the
-query's words its best note holds, squared (a question whose words are scattered over stray
-notes does not pull them above what the vectors found); the vector ranking not at all when the
-words are sure and the vectors' best ten share fewer than two notes with theirs (an embedder
-that does not know the language). docs/search.md has the measurements. Each result says which
+chunk). Each side counts as much as it can be trusted: the word ranking 1.5 times the share of
+the query's words its best note holds, squared (sure words outvote the vectors; a question
+whose words are scattered over stray notes does not pull them above what the vectors found);
+the vector ranking not at all when the words are sure and the vectors' best ten share fewer
+than two notes with theirs (an embedder that does not know the language). docs/search.md has the measurements. Each result says which
 side found it and shows, as its snippet, its best chunk when the vectors found it.
 """
 
@@ -32,9 +32,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 Mode = Literal["lexical", "semantic", "hybrid"]
 Side = Literal["lexical", "semantic"]
-RRF_K: Final = 5
+RRF_K: Final = 1
 """Reciprocal rank fusion's k: small, so that the first places of each side count most
-(measured against 10, 20 and 60 on the help vaults' questions: docs/search.md)."""
+(measured against 0.5-60 on the help vaults' questions: docs/search.md)."""
+LEXICAL_WEIGHT: Final = 1.5
+"""The word ranking's weight when its best note holds every word (the vectors' is 1)."""
 AGREE_TOP: Final = 10
 MIN_AGREEMENT: Final = 0.2
 """Share of the two sides' best ten below which sure words outvote the vectors."""
@@ -105,15 +107,16 @@ def lexical_confidence(top_score: float, terms: int) -> float:
 def fuse(
     lexical: Sequence[tuple[str, float]], semantic: Sequence[str], terms: int
 ) -> list[tuple[str, float]]:
-    """The hybrid ranking: RRF of both sides, the lexical one weighted by its confidence²,
-    the semantic one dropped when the words are sure and the two sides barely agree."""
+    """The hybrid ranking: RRF of both sides, the lexical one weighted by 1.5 × its
+    confidence², the semantic one dropped when the words are sure and the two sides barely
+    agree."""
     if not lexical:
         return rrf([semantic])
     confidence = lexical_confidence(lexical[0][1], terms)
     words = [path for path, _ in lexical]
     shared = len(set(words[:AGREE_TOP]) & set(semantic[:AGREE_TOP])) / AGREE_TOP
     vectors = 0.0 if confidence == 1.0 and shared < MIN_AGREEMENT else 1.0
-    return rrf([words, semantic], weights=[confidence**2, vectors])
+    return rrf([words, semantic], weights=[LEXICAL_WEIGHT * confidence**2, vectors])
 
 
 def roll_up(chunks: Sequence[ChunkHit]) -> dict[str, list[ChunkHit]]:

@@ -127,25 +127,27 @@ def test_exact_vector_index_finds_nearest_and_forgets_removed() -> None:
 
 def test_rrf_fuses_hand_made_rankings() -> None:
     """A note high in both lists beats one first in a single list; scores are sums of
-    weight / (k + rank) (k = 5)."""
+    weight / (k + rank) (k = 1)."""
     fused = rrf([["a", "b", "c"], ["b", "d", "a"]])
     assert [key for key, _ in fused] == ["b", "a", "d", "c"]
-    assert dict(fused)["b"] == pytest.approx(1 / 7 + 1 / 6)
-    assert dict(fused)["c"] == pytest.approx(1 / 8)
+    assert dict(fused)["b"] == pytest.approx(1 / 3 + 1 / 2)
+    assert dict(fused)["c"] == pytest.approx(1 / 4)
     weighted = dict(rrf([["a"], ["b"]], k=60, weights=[0.5, 1.0]))
     assert weighted == {"a": pytest.approx(0.5 / 61), "b": pytest.approx(1 / 61)}
 
 
 def test_each_side_counts_as_much_as_it_can_be_trusted() -> None:
     """Lexical scores carry the number of terms matched in their whole part: the word ranking
-    is weighted by that share of the query's terms, squared; the vector ranking is dropped
-    when the words are sure and the two sides' best ten share fewer than two notes."""
+    is weighted by 1.5 × that share of the query's terms, squared; the vector ranking is
+    dropped when the words are sure and the two sides' best ten share fewer than two notes."""
     sure = fuse([("w1", 3.4), ("w2", 2.9)], ["s1", "w1", "w2"], terms=3)  # w1: all 3 words
     assert [key for key, _ in sure] == ["w1", "w2", "s1"]  # they share two notes: both count
-    assert dict(sure)["s1"] == pytest.approx(1 / 6)
+    assert dict(sure)["s1"] == pytest.approx(1 / 2)
+    agreeing = fuse([("w1", 2.5), ("b", 2.4), ("c", 2.3)], ["s1", "b", "c"], terms=2)
+    assert [key for key, _ in agreeing] == ["b", "w1", "c", "s1"]  # sure words outvote s1
     unsure = fuse([("w1", 1.4), ("w2", 1.3)], ["s1", "s2"], terms=3)  # one word of three
     assert [key for key, _ in unsure] == ["s1", "s2", "w1", "w2"]
-    assert dict(unsure)["w2"] == pytest.approx((1 / 3) ** 2 / (5 + 2))
+    assert dict(unsure)["w2"] == pytest.approx(1.5 * (1 / 3) ** 2 / (1 + 2))
     apart = fuse([("w1", 2.5), ("w2", 2.1)], ["s1", "s2"], terms=2)  # sure, no note shared
     assert [key for key, _ in apart][:2] == ["w1", "w2"] and dict(apart)["s1"] == 0
     assert lexical_confidence(2.7, 0) == 1.0  # a CJK-only query that found notes
