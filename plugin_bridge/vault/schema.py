@@ -123,6 +123,19 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         UPDATE notes SET mtime = -1, hash = '';
         """,
     ),
+    (
+        # The CJK side table gets a title column (title and aliases; the body in ``text``), so
+        # a CJK word in thousands of notes is ranked among those with it in their title first
+        # without reading each note's row (lexical/search.py). Every note is read again.
+        "007_cjk_titles",
+        """
+        DROP TABLE notes_cjk;
+        CREATE VIRTUAL TABLE notes_cjk USING fts5(
+            title, text, tokenize = 'unicode61 remove_diacritics 0'
+        );
+        UPDATE notes SET mtime = -1, hash = '';
+        """,
+    ),
 )
 
 

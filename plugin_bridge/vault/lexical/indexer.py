@@ -77,7 +77,8 @@ class Note:
     fields: tuple[str, str, str, str, str, str, str, str]
     """``notes_fts`` columns: title, aliases, headings, tags, body and their stems (title and
     aliases, headings and tags, body)."""
-    cjk: str
+    cjk: tuple[str, str]
+    """The CJK side table's columns: the bigrams of the title and aliases, of the body."""
     tags: frozenset[str]
     links: frozenset[str]
     chunks: tuple[Chunk, ...] = ()
@@ -182,7 +183,7 @@ class Indexer:
                 note_stems(tokens(f"{headings} {tags}"), language),
                 note_stems(body, language),
             ),
-            cjk=bigrams(f"{note.title}\n{aliases}\n{note.body}"),
+            cjk=(bigrams(f"{note.title}\n{aliases}"), bigrams(note.body)),
             tags=frozenset(tag.casefold() for tag in note.tags),
             links=frozenset(map(link_key, note.links)),
             chunks=tuple(chunk_note(note.title, note.body)),
@@ -249,8 +250,10 @@ class Indexer:
             "stem_headings, stem_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (note_id, *note.fields),
         )
-        if note.cjk:
-            conn.execute("INSERT INTO notes_cjk (rowid, text) VALUES (?, ?)", (note_id, note.cjk))
+        if any(note.cjk):
+            conn.execute(
+                "INSERT INTO notes_cjk (rowid, title, text) VALUES (?, ?, ?)", (note_id, *note.cjk)
+            )
         conn.executemany("INSERT INTO tags VALUES (?, ?)", [(note_id, t) for t in note.tags])
         conn.executemany("INSERT INTO links VALUES (?, ?)", [(note_id, t) for t in note.links])
         conn.executemany(

@@ -98,6 +98,24 @@ class Query:
         return " AND ".join([*required, "(" + " OR ".join(optional + required[:1]) + ")"])
 
     @property
+    def anchor(self) -> str:
+        """A word every match of :attr:`match_all` holds, as an FTS5 expression over every
+        column ("" when the terms are all prefixes): an upper bound on its matches that FTS5
+        counts without reading positions."""
+        words = [t.text.split()[0] for t in self.terms if t.kind != "prefix"]
+        return _quote(words[0]) if words else ""
+
+    @property
+    def match_every(self) -> str:
+        """The FTS5 expression of notes that match every term (with its stems and typos)."""
+        return " AND ".join(t.expression() for t in self.terms)
+
+    @property
+    def optional(self) -> bool:
+        """Whether a note may match some terms and not others (some are not ``+required``)."""
+        return len(self.terms) > 1 and not all(t.required for t in self.terms)
+
+    @property
     def match_all(self) -> str:
         """The FTS5 expression of notes that hold every term as typed (no stems, no typos)."""
         return " AND ".join(t.expression(exact=True) for t in self.terms)

@@ -4,21 +4,29 @@ Words rank in tiers: notes with every word first, then notes with fewer of them,
 BM25 (the score a result shows is ``words matched + bm25 / (1 + bm25)``, so it falls down the
 list). The query for every word exactly as typed runs first: it costs what a search cost before
 stems, and when it fills the page those notes are the answer (exact words rank first). Only
-when it finds fewer notes than asked for do stems, typo corrections and the any-word query
-run.
+when it finds fewer notes than asked for do stems and typo corrections (every word, then any
+word) run.
+
+BM25 costs about a microsecond for each note it scores, so a match in more than
+:data:`FIELDS_FIRST` notes (a common word in a large vault) is ranked first among the notes
+holding it in their title or aliases, then in any field but the body (CJK: in the title
+column of the side table); the first of these that fills the page is the answer, else every
+match is ranked.
 
 Ranking and snippets are separate steps: the best ``limit`` notes are found first, then snippets
-are made for those alone. The full-text table is always the outer loop (``CROSS JOIN``) and
-filters test the joined ``notes`` row: given a rowid constraint, FTS5 would run the MATCH again
-for each rowid (~0.4 ms each).
+are made for those alone. The full-text table is always the outer loop and is ranked before it
+meets the ``notes`` table, which only the top rows are joined to (unless a tag, path or folder
+filter needs each row's note): given a rowid constraint, FTS5 would run the MATCH again for
+each rowid (~0.4 ms each), so rowid filters are written ``+rowid``.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Final, TypeAlias
+from typing import Final, Literal, TypeAlias
 
 from plugin_bridge.vault.lexical.cjk import bigram_list, highlight, match_term, snippet_around
 from plugin_bridge.vault.lexical.query import Query
@@ -27,6 +35,8 @@ from plugin_bridge.vault.paths import name_key as folded
 
 Row: TypeAlias = tuple[str, str, float, str]
 """path, title, score (higher is better), snippet."""
+Ranked: TypeAlias = tuple[int, str, str, float]
+"""A note's id, path, title and score, before its snippet is made."""
 
 WEIGHTS: Final = {
     "title": 10.0,
@@ -41,11 +51,22 @@ WEIGHTS: Final = {
 """bm25() weights of the ``notes_fts`` columns, in column order. A word found as itself also
 matches its stem, so an exact word outranks another form of it."""
 CJK_TITLE_BONUS: Final = 5.0
-"""Added to a CJK hit's score for each term its title contains."""
+"""Added to a CJK hit's score for each whole term in its title (1 for each bigram of a term
+found only in part)."""
+FIELDS_FIRST: Final = 5000
+"""Matches past which notes with the words in their fields are ranked first (see above)."""
+Table = Literal["notes_fts", "notes_cjk"]
+_RANKING: Final[dict[Table, tuple[str, tuple[str, ...]]]] = {
+    "notes_fts": (
+        f"bm25(notes_fts, {', '.join(map(str, WEIGHTS.values()))})",
+        ("{title aliases}", "{title aliases headings tags}"),
+    ),
+    "notes_cjk": ("bm25(notes_cjk)", ("{title}",)),
+}
+"""Each full-text table's score and its field tiers, narrowest first."""
 SNIPPET_TOKENS: Final = 14
 LISTING_CHARS: Final = 200
 
-_BM25: Final = f"bm25(notes_fts, {', '.join(map(str, WEIGHTS.values()))})"
 _OPEN: Final = "\x02"
 _CLOSE: Final = "\x03"
 _BODY_SNIPPET: Final = (
@@ -86,7 +107,7 @@ def snippets_for(conn: sqlite3.Connection, query: Query, paths: Sequence[str]) -
         )
     }
     if query.match:
-        made = _snippets(conn, query.match, list(ids))
+        made = _snippets(conn, query, query.match, list(ids))
         return {ids[i]: highlight(text, query.cjk) for i, text in made.items()}
     bodies = _bodies(conn, list(ids))
     if query.cjk:
@@ -106,45 +127,108 @@ def _words(
     bm25() in ORDER BY (not FTS5's ``rank``) is computed after the filters, so a filter that
     keeps few notes also keeps ranking cheap when the words are in most notes.
     """
-    where, params = _filters(query, with_cjk=True)
-    top = _ranked(conn, query.match_all, "", where, {**params, "n_terms": len(query.terms)}, limit)
+    every = len(query.terms)
+    top, many = _best(
+        conn, query, query.match_all, "", {"n_terms": every}, limit, bound=query.anchor
+    )
     shown = query.match_all  # the snippets mark what was matched, and cost no more than that
     if len(top) < limit:
         query = _corrected(conn, query, vocabulary) if vocabulary else query
         if query.match:
-            covered = " + ".join(
-                f"(n.id IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH :t{i}))"
-                for i in range(len(query.terms))
-            )
-            terms = {f"t{i}": term.expression() for i, term in enumerate(query.terms)}
-            top = _ranked(conn, query.match, covered, where, {**params, **terms}, limit)
-            shown = query.match
+            top, many = _best(conn, query, query.match_every, "", {"n_terms": every}, limit)
+            shown = query.match_every
+            if len(top) < limit and query.optional:
+                more, many = _some(conn, query, limit - len(top), [row[0] for row in top])
+                top, shown = top + more, query.match
     if not snippets:
         return [(path, title, score, "") for _, path, title, score in top]
-    made = _snippets(conn, shown, [row[0] for row in top])
+    made = _snippets(conn, query, shown, [row[0] for row in top], many)
     return [
         (path, title, score, highlight(made.get(note_id, ""), query.cjk))
         for note_id, path, title, score in top
     ]
 
 
-def _ranked(
+def _some(
+    conn: sqlite3.Connection, query: Query, limit: int, without: Sequence[int]
+) -> tuple[list[Ranked], bool]:
+    """The best notes holding some but not every term: more terms first, then BM25."""
+    covered = " + ".join(
+        f"(notes_fts.rowid IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH :t{i}))"
+        for i in range(len(query.terms))
+    )
+    terms: dict[str, object] = {f"t{i}": term.expression() for i, term in enumerate(query.terms)}
+    return _best(conn, query, query.match, covered, terms, limit, without)
+
+
+def _best(
     conn: sqlite3.Connection,
+    query: Query,
     match: str,
     covered: str,
-    where: str,
     params: dict[str, object],
     limit: int,
-) -> list[tuple[int, str, str, float]]:
-    """(id, path, title, score) of the best notes for ``match``; ``covered`` counts the terms
-    a note matches (every term when "": the all-words query)."""
-    rows = conn.execute(
-        f"SELECT n.id, n.path, n.title, -{_BM25} AS s, {covered or ':n_terms'} AS covered "
-        "FROM notes_fts CROSS JOIN notes n ON n.id = notes_fts.rowid "
-        f"WHERE notes_fts MATCH :match {where} ORDER BY covered DESC, s DESC, n.path "
-        "LIMIT :limit",
-        {"match": match, "limit": limit, "n_terms": 0, **params},
-    ).fetchall()
+    without: Sequence[int] = (),
+    table: Table = "notes_fts",
+    boost: str = "",
+    bound: str = "",
+) -> tuple[list[Ranked], bool]:
+    """The best notes for ``match``: among the notes with it in their fields first when it
+    matches more than :data:`FIELDS_FIRST` notes (see the module's docstring); and whether it
+    does. ``bound``: a single token every match holds, counted first (no positions to read:
+    0.05 ms where a CJK phrase takes 0.6), so a rarer one settles it."""
+    if not match:
+        return [], False
+    probe = f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1 OFFSET {FIELDS_FIRST}"
+    many = all(
+        conn.execute(probe, (expression,)).fetchone() for expression in (bound, match) if expression
+    )
+    for fields in _RANKING[table][1] if many else ():
+        narrow = f"{fields}: ({match})"
+        top = _ranked(conn, query, narrow, covered, params, limit, without, table, boost)
+        if len(top) >= limit:
+            return top, many
+    return _ranked(conn, query, match, covered, params, limit, without, table, boost), many
+
+
+def _ranked(
+    conn: sqlite3.Connection,
+    query: Query,
+    match: str,
+    covered: str,
+    params: dict[str, object],
+    limit: int,
+    without: Sequence[int] = (),
+    table: Table = "notes_fts",
+    boost: str = "",
+) -> list[Ranked]:
+    """(id, path, title, score) of the best notes for ``match`` in ``table`` that pass the
+    query's filters and are not ``without``; ``covered`` counts the terms a note matches
+    (``:n_terms`` when ""), ``boost`` is added to its BM25."""
+    notes_where, filters = _filters(query)
+    where = notes_where
+    if query.cjk and table == "notes_fts":
+        where += f" AND +{table}.rowid IN (SELECT rowid FROM notes_cjk WHERE notes_cjk MATCH :cjk)"
+        filters["cjk"] = _cjk_match(query.cjk)
+    if without:
+        where += f" AND +{table}.rowid NOT IN (SELECT value FROM json_each(:without))"
+        filters["without"] = json.dumps(list(without))
+    ranked = (
+        f"-{_RANKING[table][0]}{boost} AS s, {covered or ':n_terms'} AS covered FROM {table} "
+        f"{{join}} WHERE {table} MATCH :match {{where}} "
+        f"ORDER BY covered DESC, s DESC, {table}.rowid LIMIT :limit"
+    )
+    if notes_where or boost:  # the filters or the bonus read each row's note
+        sql = f"SELECT {table}.rowid, n.path, n.title, " + ranked.format(
+            join=f"CROSS JOIN notes n ON n.id = {table}.rowid", where=where
+        )
+    else:  # rank the full-text rows alone, then look up the top ones' notes
+        sql = (
+            f"SELECT r.id, n.path, n.title, r.s, r.covered FROM (SELECT {table}.rowid AS id, "
+            + ranked.format(join="", where=where)
+            + ") r JOIN notes n ON n.id = r.id ORDER BY r.covered DESC, r.s DESC, r.id"
+        )
+    rows = conn.execute(sql, {"match": match, "limit": limit, **filters, **params}).fetchall()
     return [(i, path, title, covered + s / (1 + s)) for i, path, title, s, covered in rows]
 
 
@@ -167,39 +251,30 @@ def _cjk_only(conn: sqlite3.Connection, query: Query, limit: int, snippets: bool
     """CJK terms alone: BM25 over the CJK side table plus a bonus per term in the title. When
     the whole runs find fewer than ``limit`` notes, notes with some of their bigrams follow
     (a question in Chinese or Japanese is one long run that no note holds as it is)."""
-    where, params = _filters(query, with_cjk=False)
-    bonus = " + ".join(
-        f"{CJK_TITLE_BONUS} * (instr(n.title, :t{i}) > 0)" for i in range(len(query.cjk))
+    rows, _ = _best(
+        conn,
+        query,
+        _cjk_match(query.cjk),
+        "",
+        {"n_terms": 1, **_in_titles(query.cjk)},
+        limit,
+        table="notes_cjk",
+        boost=_title_bonus(len(query.cjk), CJK_TITLE_BONUS),
+        bound=f'"{query.cjk[0][:2]}"' if len(query.cjk[0]) > 1 else "",
     )
-    sql = (
-        "SELECT n.id, n.path, n.title, -bm25(notes_cjk) + {bonus} AS score "
-        "FROM notes_cjk CROSS JOIN notes n ON n.id = notes_cjk.rowid "
-        "WHERE notes_cjk MATCH :cjk {where} ORDER BY score DESC LIMIT :limit"
-    )
-    found = conn.execute(
-        sql.format(bonus=bonus, where=where),
-        {
-            "cjk": _cjk_match(query.cjk),
-            "limit": limit,
-            **{f"t{i}": term for i, term in enumerate(query.cjk)},
-            **params,
-        },
-    ).fetchall()
-    rows = [(i, path, title, 1 + s / (1 + s)) for i, path, title, s in found]
     parts = list(dict.fromkeys(p for term in query.cjk if len(term) > 2 for p in bigram_list(term)))
     if len(rows) < limit and parts:
-        seen = ", ".join(str(row[0]) for row in rows)
-        bonus = " + ".join(f"(instr(n.title, :b{i}) > 0)" for i in range(len(parts)))
-        more = conn.execute(
-            sql.format(bonus=bonus, where=f"{where} AND n.id NOT IN ({seen})" if seen else where),
-            {
-                "cjk": " OR ".join(map(match_term, parts)),
-                "limit": limit - len(rows),
-                **{f"b{i}": part for i, part in enumerate(parts)},
-                **params,
-            },
-        ).fetchall()
-        rows += [(i, path, title, s / (1 + s)) for i, path, title, s in more]
+        rows += _best(
+            conn,
+            query,
+            " OR ".join(map(match_term, parts)),
+            "",
+            {"n_terms": 0, **_in_titles(parts)},
+            limit - len(rows),
+            [row[0] for row in rows],
+            "notes_cjk",
+            _title_bonus(len(parts), 1.0),
+        )[0]
     if not snippets:
         return [(path, title, score, "") for _, path, title, score in rows]
     bodies = _bodies(conn, [row[0] for row in rows])
@@ -210,9 +285,20 @@ def _cjk_only(conn: sqlite3.Connection, query: Query, limit: int, snippets: bool
     ]
 
 
+def _in_titles(terms: Sequence[str]) -> dict[str, object]:
+    """``:title0``, … : the CJK terms whose presence in a note's title earns it a bonus."""
+    return {f"title{i}": term for i, term in enumerate(terms)}
+
+
+def _title_bonus(count: int, each: float) -> str:
+    """`` + each`` for every ``:titleN`` in the note's title (read from the note's row: below
+    FIELDS_FIRST matches that costs less than looking the title column up in the index)."""
+    return "".join(f" + {each} * (instr(n.title, :title{i}) > 0)" for i in range(count))
+
+
 def _listing(conn: sqlite3.Connection, query: Query, limit: int) -> list[Row]:
     """Filters only: the matching notes by path, each with the start of its text."""
-    where, params = _filters(query, with_cjk=False)
+    where, params = _filters(query)
     rows = conn.execute(
         f"SELECT n.id, n.path, n.title FROM notes n WHERE 1 {where} ORDER BY n.path LIMIT :limit",
         {"limit": limit, **params},
@@ -221,13 +307,11 @@ def _listing(conn: sqlite3.Connection, query: Query, limit: int) -> list[Row]:
     return [(path, title, 0.0, _opening(bodies.get(note_id, ""))) for note_id, path, title in rows]
 
 
-def _filters(query: Query, *, with_cjk: bool) -> tuple[str, dict[str, object]]:
-    """``AND …`` clauses on the joined ``notes n`` row for the query's filters."""
+def _filters(query: Query) -> tuple[str, dict[str, object]]:
+    """``AND …`` clauses on the joined ``notes n`` row for the query's tag, path and folder
+    filters ("" when it has none)."""
     clauses: list[str] = []
     params: dict[str, object] = {}
-    if with_cjk and query.cjk:
-        clauses.append("n.id IN (SELECT rowid FROM notes_cjk WHERE notes_cjk MATCH :cjk)")
-        params["cjk"] = _cjk_match(query.cjk)
     for i, tag in enumerate(query.tags):
         # "0" sorts right after "/": the range holds the nested tags ``tag/…``
         clauses.append(
@@ -249,7 +333,7 @@ def _filters(query: Query, *, with_cjk: bool) -> tuple[str, dict[str, object]]:
 
 def filtered_chunk_hashes(conn: sqlite3.Connection, query: Query) -> set[str]:
     """Hashes of the chunks of the notes that pass the query's filters (not its words)."""
-    where, params = _filters(query, with_cjk=False)
+    where, params = _filters(query)
     sql = f"SELECT c.hash FROM chunks c JOIN notes n ON n.id = c.note WHERE 1 {where}"
     return {row[0] for row in conn.execute(sql, params)}
 
@@ -258,15 +342,22 @@ def _cjk_match(terms: Sequence[str]) -> str:
     return " ".join(map(match_term, terms))
 
 
-def _snippets(conn: sqlite3.Connection, match: str, note_ids: Sequence[int]) -> dict[int, str]:
-    """Body snippets of ``note_ids`` for ``match``. ``+rowid`` keeps the id list a filter: as a
-    constraint, FTS5 would run the whole MATCH again for each id."""
+def _snippets(
+    conn: sqlite3.Connection, query: Query, match: str, note_ids: Sequence[int], many: bool = True
+) -> dict[int, str]:
+    """Body snippets of ``note_ids`` for ``match`` (``many``: in more than FIELDS_FIRST
+    notes). Given these rowids, FTS5 looks each up in every term's list: 0.7 ms for ten notes
+    of a word in 86,000, where reading the match once and keeping these ids (``+rowid``) takes
+    8 ms; for a small match the one pass is the cheaper, and with a prefix term the look-ups
+    would merge the prefix's words again for each id (10 ms each)."""
     if not note_ids:
         return {}
     marks = ", ".join("?" * len(note_ids))
+    prefix = any(term.kind == "prefix" for term in query.terms)
+    rowid = "rowid" if many and not prefix else "+rowid"
     sql = (
         f"SELECT rowid, {_BODY_SNIPPET} FROM notes_fts "
-        f"WHERE notes_fts MATCH ? AND +rowid IN ({marks})"
+        f"WHERE notes_fts MATCH ? AND {rowid} IN ({marks})"
     )
     return {
         int(rowid): _marked(snippet) for rowid, snippet in conn.execute(sql, (match, *note_ids))

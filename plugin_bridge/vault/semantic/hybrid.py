@@ -6,8 +6,9 @@ chunk). Each side counts as much as it can be trusted: the word ranking 1.5 time
 the query's words its best note holds, squared (sure words outvote the vectors; a question
 whose words are scattered over stray notes does not pull them above what the vectors found);
 the vector ranking not at all when the words are sure and the vectors' best ten share fewer
-than two notes with theirs (an embedder that does not know the language). docs/search.md has the measurements. Each result says which
-side found it and shows, as its snippet, its best chunk when the vectors found it.
+than two notes with theirs (an embedder that does not know the language). docs/search.md has
+the measurements. Each result says which side found it and shows, as its snippet, its best
+chunk when the vectors found it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Ranked word search on small vaults: any word matches, all words rank first, stop words,
-stems in English, German and Russian, typos, exact phrases, required words, and an index from
-before stems upgraded on start."""
+stems in English, German and Russian, typos, exact phrases, required words, matches in many
+notes ranked by their fields first, and an index from before stems upgraded on start."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from plugin_bridge.vault.lexical import search
 from plugin_bridge.vault.lexical.index import SearchIndex
 from plugin_bridge.vault.schema import MIGRATIONS, connect
 from tests.plugin_bridge.vault.lexical.test_index import started, write_vault
@@ -119,8 +120,9 @@ async def test_cjk_searches_are_unchanged(index: SearchIndex) -> None:
 
 
 async def test_an_index_from_before_stems_is_rebuilt_on_start(tmp_path: Path) -> None:
-    """A database at migration 005 gets the stem columns and re-reads every note: stemmed
-    search and typos work after the start, with nothing asked of the user."""
+    """A database at migration 005 gets the stem columns and the CJK title column and re-reads
+    every note: stemmed search, typos and CJK work after the start, with nothing asked of the
+    user."""
     root, db = tmp_path / "vault", tmp_path / "i.sqlite3"
     write_vault(root, NOTES)
     old = connect(str(db))
@@ -136,6 +138,7 @@ async def test_an_index_from_before_stems_is_rebuilt_on_start(tmp_path: Path) ->
     assert index.applied_migrations == []
     assert paths(index, "Einstellungen") == ["de/Einstellung.md"]
     assert paths(index, "backlnks") == ["Backlinks.md"]
+    assert paths(index, "同期") == ["日本語.md"]
     await index.close()
 
 
@@ -147,3 +150,32 @@ async def test_a_cjk_question_finds_notes_with_its_bigrams(index: SearchIndex) -
     assert paths(index, "設定") == ["日本語.md"]
     hits = index.search("東京で同期").hits
     assert hits[0].path == "日本語.md" and hits[0].score > 1  # found whole: the top tier
+
+
+FILLER = " ".join(f"filler{i}" for i in range(300))
+CROWD = {
+    # the word in the title only, in a long note: a lower BM25 than notes saying it many times
+    "Sync.md": f"# Sync\n{FILLER}",
+    "Sync setup.md": f"# Sync setup\n{FILLER}",
+    **{f"Log {i}.md": "sync " * 40 for i in range(4)},
+    "同期.md": f"# 同期\n{FILLER}",
+    **{f"記録 {i}.md": "同期。" * 40 for i in range(4)},
+}
+
+
+async def test_a_word_in_many_notes_ranks_the_notes_with_it_in_their_title_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past FIELDS_FIRST matches (5,000; 3 here), the notes with the word in their title rank
+    first when they fill the page; when they do not, every match is ranked by BM25, as below
+    the threshold."""
+    write_vault(tmp_path / "vault", CROWD)
+    index = await started(tmp_path / "vault", tmp_path / "i.sqlite3")
+    exact = paths(index, "sync", 2)
+    assert all(path.startswith("Log") for path in exact)  # BM25: the notes saying it 40 times
+    monkeypatch.setattr(search, "FIELDS_FIRST", 3)
+    assert sorted(paths(index, "sync", 2)) == ["Sync setup.md", "Sync.md"]
+    assert paths(index, "sync", 3)[0].startswith("Log")  # two titles do not fill 3 places
+    assert paths(index, "同期", 1) == ["同期.md"]
+    assert len(paths(index, "同期", 5)) == 5
+    await index.close()
