@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal, TypeAlias
 
 from plugin_bridge.vault.lexical.cjk import bigram_list, highlight, match_term, snippet_around
@@ -127,15 +127,13 @@ def _words(
     bm25() in ORDER BY (not FTS5's ``rank``) is computed after the filters, so a filter that
     keeps few notes also keeps ranking cheap when the words are in most notes.
     """
-    every = len(query.terms)
-    top, many = _best(
-        conn, query, query.match_all, "", {"n_terms": every}, limit, bound=query.anchor
-    )
+    whole = {"n_terms": len(query.terms)}
+    top, many = _best(conn, query, Ask(query.match_all, params=whole, bound=query.anchor), limit)
     shown = query.match_all  # the snippets mark what was matched, and cost no more than that
     if len(top) < limit:
         query = _corrected(conn, query, vocabulary) if vocabulary else query
         if query.match:
-            top, many = _best(conn, query, query.match_every, "", {"n_terms": every}, limit)
+            top, many = _best(conn, query, Ask(query.match_every, params=whole), limit)
             shown = query.match_every
             if len(top) < limit and query.optional:
                 more, many = _some(conn, query, limit - len(top), [row[0] for row in top])
@@ -157,68 +155,67 @@ def _some(
         f"(notes_fts.rowid IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH :t{i}))"
         for i in range(len(query.terms))
     )
-    terms: dict[str, object] = {f"t{i}": term.expression() for i, term in enumerate(query.terms)}
-    return _best(conn, query, query.match, covered, terms, limit, without)
+    terms = {f"t{i}": term.expression() for i, term in enumerate(query.terms)}
+    return _best(conn, query, Ask(query.match, covered, terms, without=tuple(without)), limit)
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One ranking of a full-text table's rows."""
+
+    match: str
+    covered: str = ""
+    """SQL counting the terms a row matches ("": ``:n_terms``, every term)."""
+    params: Mapping[str, object] = field(default_factory=dict)
+    table: Table = "notes_fts"
+    boost: str = ""
+    """SQL added to a row's BM25 (it may read the row's note as ``n``)."""
+    bound: str = ""
+    """A single token every match holds, counted before ``match`` (see :func:`_best`)."""
+    without: tuple[int, ...] = ()
+    """Notes left out (found by an earlier tier)."""
 
 
 def _best(
-    conn: sqlite3.Connection,
-    query: Query,
-    match: str,
-    covered: str,
-    params: dict[str, object],
-    limit: int,
-    without: Sequence[int] = (),
-    table: Table = "notes_fts",
-    boost: str = "",
-    bound: str = "",
+    conn: sqlite3.Connection, query: Query, ask: Ask, limit: int
 ) -> tuple[list[Ranked], bool]:
-    """The best notes for ``match``: among the notes with it in their fields first when it
+    """The best notes for ``ask``: among the notes with its match in their fields first when it
     matches more than :data:`FIELDS_FIRST` notes (see the module's docstring); and whether it
-    does. ``bound``: a single token every match holds, counted first (no positions to read:
-    0.05 ms where a CJK phrase takes 0.6), so a rarer one settles it."""
-    if not match:
+    does. A ``bound`` is counted first: a single token has no positions to read (0.05 ms where
+    a CJK phrase takes 0.6), so a rarer one settles it."""
+    if not ask.match:
         return [], False
+    table = ask.table
     probe = f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1 OFFSET {FIELDS_FIRST}"
     many = all(
-        conn.execute(probe, (expression,)).fetchone() for expression in (bound, match) if expression
+        conn.execute(probe, (expression,)).fetchone()
+        for expression in (ask.bound, ask.match)
+        if expression
     )
     for fields in _RANKING[table][1] if many else ():
-        narrow = f"{fields}: ({match})"
-        top = _ranked(conn, query, narrow, covered, params, limit, without, table, boost)
+        top = _ranked(conn, query, replace(ask, match=f"{fields}: ({ask.match})"), limit)
         if len(top) >= limit:
             return top, many
-    return _ranked(conn, query, match, covered, params, limit, without, table, boost), many
+    return _ranked(conn, query, ask, limit), many
 
 
-def _ranked(
-    conn: sqlite3.Connection,
-    query: Query,
-    match: str,
-    covered: str,
-    params: dict[str, object],
-    limit: int,
-    without: Sequence[int] = (),
-    table: Table = "notes_fts",
-    boost: str = "",
-) -> list[Ranked]:
-    """(id, path, title, score) of the best notes for ``match`` in ``table`` that pass the
-    query's filters and are not ``without``; ``covered`` counts the terms a note matches
-    (``:n_terms`` when ""), ``boost`` is added to its BM25."""
+def _ranked(conn: sqlite3.Connection, query: Query, ask: Ask, limit: int) -> list[Ranked]:
+    """(id, path, title, score) of the best notes for ``ask`` that pass the query's filters."""
+    table = ask.table
     notes_where, filters = _filters(query)
     where = notes_where
     if query.cjk and table == "notes_fts":
         where += f" AND +{table}.rowid IN (SELECT rowid FROM notes_cjk WHERE notes_cjk MATCH :cjk)"
         filters["cjk"] = _cjk_match(query.cjk)
-    if without:
+    if ask.without:
         where += f" AND +{table}.rowid NOT IN (SELECT value FROM json_each(:without))"
-        filters["without"] = json.dumps(list(without))
+        filters["without"] = json.dumps(list(ask.without))
     ranked = (
-        f"-{_RANKING[table][0]}{boost} AS s, {covered or ':n_terms'} AS covered FROM {table} "
-        f"{{join}} WHERE {table} MATCH :match {{where}} "
+        f"-{_RANKING[table][0]}{ask.boost} AS s, {ask.covered or ':n_terms'} AS covered "
+        f"FROM {table} {{join}} WHERE {table} MATCH :match {{where}} "
         f"ORDER BY covered DESC, s DESC, {table}.rowid LIMIT :limit"
     )
-    if notes_where or boost:  # the filters or the bonus read each row's note
+    if notes_where or ask.boost:  # the filters or the bonus read each row's note
         sql = f"SELECT {table}.rowid, n.path, n.title, " + ranked.format(
             join=f"CROSS JOIN notes n ON n.id = {table}.rowid", where=where
         )
@@ -228,7 +225,8 @@ def _ranked(
             + ranked.format(join="", where=where)
             + ") r JOIN notes n ON n.id = r.id ORDER BY r.covered DESC, r.s DESC, r.id"
         )
-    rows = conn.execute(sql, {"match": match, "limit": limit, **filters, **params}).fetchall()
+    params = {"match": ask.match, "limit": limit, **filters, **ask.params}
+    rows = conn.execute(sql, params).fetchall()
     return [(i, path, title, covered + s / (1 + s)) for i, path, title, s, covered in rows]
 
 
@@ -251,30 +249,25 @@ def _cjk_only(conn: sqlite3.Connection, query: Query, limit: int, snippets: bool
     """CJK terms alone: BM25 over the CJK side table plus a bonus per term in the title. When
     the whole runs find fewer than ``limit`` notes, notes with some of their bigrams follow
     (a question in Chinese or Japanese is one long run that no note holds as it is)."""
-    rows, _ = _best(
-        conn,
-        query,
+    first = query.cjk[0]
+    whole = Ask(
         _cjk_match(query.cjk),
-        "",
-        {"n_terms": 1, **_in_titles(query.cjk)},
-        limit,
+        params={"n_terms": 1, **_in_titles(query.cjk)},
         table="notes_cjk",
         boost=_title_bonus(len(query.cjk), CJK_TITLE_BONUS),
-        bound=f'"{query.cjk[0][:2]}"' if len(query.cjk[0]) > 1 else "",
+        bound=f'"{first[:2]}"' if len(first) > 1 else "",
     )
+    rows, _ = _best(conn, query, whole, limit)
     parts = list(dict.fromkeys(p for term in query.cjk if len(term) > 2 for p in bigram_list(term)))
     if len(rows) < limit and parts:
-        rows += _best(
-            conn,
-            query,
+        some = Ask(
             " OR ".join(map(match_term, parts)),
-            "",
-            {"n_terms": 0, **_in_titles(parts)},
-            limit - len(rows),
-            [row[0] for row in rows],
-            "notes_cjk",
-            _title_bonus(len(parts), 1.0),
-        )[0]
+            params={"n_terms": 0, **_in_titles(parts)},
+            table="notes_cjk",
+            boost=_title_bonus(len(parts), 1.0),
+            without=tuple(row[0] for row in rows),
+        )
+        rows += _best(conn, query, some, limit - len(rows))[0]
     if not snippets:
         return [(path, title, score, "") for _, path, title, score in rows]
     bodies = _bodies(conn, [row[0] for row in rows])
