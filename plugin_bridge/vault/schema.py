@@ -136,6 +136,17 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         UPDATE notes SET mtime = -1, hash = '';
         """,
     ),
+    (
+        # A tag, path or folder filter on hybrid search reads the hashes of its notes' chunks:
+        # an index holding both answers that without reading the chunks' text (a path filter
+        # over a quarter of 100,000 notes read 1.2 GB of rows, 0.9 s). It replaces the index on
+        # ``note`` alone, which it covers.
+        "008_chunk_hashes_by_note",
+        """
+        CREATE INDEX chunks_by_note_hash ON chunks(note, hash);
+        DROP INDEX chunks_by_note;
+        """,
+    ),
 )
 
 

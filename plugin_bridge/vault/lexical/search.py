@@ -326,8 +326,8 @@ def _filters(query: Query) -> tuple[str, dict[str, object]]:
 
 def filtered_chunk_hashes(conn: sqlite3.Connection, query: Query) -> set[str]:
     """Hashes of the chunks of the notes that pass the query's filters (not its words)."""
-    where, params = _filters(query)
-    sql = f"SELECT c.hash FROM chunks c JOIN notes n ON n.id = c.note WHERE 1 {where}"
+    where, params = _filters(query)  # notes first: their chunks' hashes come from an index
+    sql = f"SELECT c.hash FROM notes n CROSS JOIN chunks c ON c.note = n.id WHERE 1 {where}"
     return {row[0] for row in conn.execute(sql, params)}
 
 

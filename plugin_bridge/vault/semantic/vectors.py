@@ -117,19 +117,29 @@ class ExactVectorIndex:
             count = len(self._keys)
             if count == 0 or k <= 0:
                 return []
-            scores = self._matrix[:count] @ query.astype(np.float32, copy=False)
-            keys = self._keys
-            if allowed is not None:
-                rows = np.fromiter(
-                    (self._rows[key] for key in allowed if key in self._rows), dtype=np.int64
-                )
+            query = query.astype(np.float32, copy=False)
+            if allowed is None:
+                rows = None
+                scores = self._matrix[:count] @ query
+            else:
+                found = (row for row in map(self._rows.get, allowed) if row is not None)
+                rows = np.fromiter(found, dtype=np.int64)
                 if rows.size == 0:
                     return []
-                scores, keys = scores[rows], [self._keys[row] for row in rows]
+                # a few rows: score those alone; many: one pass over the matrix is cheaper
+                # than gathering their vectors (565,000 chunks: 35 ms for all of them)
+                if rows.size * 4 < count:
+                    scores = self._matrix[rows] @ query
+                else:
+                    scores = (self._matrix[:count] @ query)[rows]
             k = min(k, len(scores))
             top = np.argpartition(-scores, k - 1)[:k]
             top = top[np.argsort(-scores[top], kind="stable")]
-            return [(keys[i], float(scores[i])) for i in top]
+            keys = self._keys
+            picked = top if rows is None else rows[top]
+            return [
+                (keys[row], float(score)) for row, score in zip(picked, scores[top], strict=True)
+            ]
 
     def get(self, keys: Iterable[str]) -> Vectors:
         import numpy as np
