@@ -4,6 +4,11 @@ It takes work from a queue: single changed paths (from the watcher or after our 
 scan requests. A scan lists the vault, compares it with the index and keeps what differs as a
 backlog, written 500 files per transaction; queued changes always go ahead of the next backlog
 batch, so a note we just wrote is searchable without waiting for the scan.
+
+A scan that wrote many notes leaves the full-text tables in many segments, full of the rows it
+replaced: at 100,000 notes rewritten, searches took twice as long. The worker then merges
+them, a bounded step at a time between queued changes (:data:`MERGE_AFTER`,
+:meth:`Indexer.merge_step`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ logger = logging.getLogger(__name__)
 
 BATCH: Final = 500
 """Files per write transaction."""
+MERGE_AFTER: Final = 1000
+"""Notes a scan added, updated or removed from which the full-text tables are merged after it."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,8 @@ class IndexWorker:
         self._scan_stats = ScanStats()
         self._scanning = False
         self._rescan_after = False
+        self._merging: list[str] = []
+        """Full-text tables still to merge after a large scan."""
         self._thread = threading.Thread(target=self._run, name="vault-indexer", daemon=True)
 
     @property
@@ -143,6 +152,8 @@ class IndexWorker:
             self._apply_changes(changes)
         elif self._has_backlog():
             self._apply_backlog()
+        elif self._merging:
+            self._merge_step()
         if _Signal.SCAN in items:
             self._begin_scan()
             self._count(-items.count(_Signal.SCAN), files=False)
@@ -150,7 +161,7 @@ class IndexWorker:
 
     def _take(self) -> list[_Change | _Signal]:
         try:
-            items = [self._queue.get(block=not self._has_backlog())]
+            items = [self._queue.get(block=not (self._has_backlog() or self._merging))]
         except queue.Empty:
             return []
         while len(items) < BATCH:
@@ -240,9 +251,20 @@ class IndexWorker:
         if not self._has_backlog():
             self._finish_scan()
 
+    def _merge_step(self) -> None:
+        try:
+            if not self._indexer.merge_step(self._merging[0]):
+                self._merging.pop(0)
+        except sqlite3.Error as exc:
+            self._merging.clear()
+            if not self._corrupted(exc):
+                logger.warning("Merging the search index failed (%s); searches still work.", exc)
+
     def _finish_scan(self) -> None:
         self._scanning = False
         stats = self.last_scan_stats = self._scan_stats
+        if stats.added + stats.updated + stats.removed >= MERGE_AFTER:
+            self._merging = ["notes_fts", "notes_cjk"]
         logger.info(
             "Vault index up to date: %d added, %d updated, %d removed, %d unchanged, %d skipped.",
             stats.added,

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plugin_bridge.vault.files import MAX_NOTE_BYTES
+from plugin_bridge.vault.lexical import worker as worker_module
 from plugin_bridge.vault.lexical.index import SearchIndex
 from plugin_bridge.vault.lexical.indexer import Indexer, Outcome, Prepared
 from plugin_bridge.vault.lexical.worker import BATCH
@@ -435,3 +436,35 @@ def test_migrate_rolls_back_a_failing_migration() -> None:
     names = [row[0] for row in conn.execute("SELECT name FROM migrations")]
     tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE name = 't'")]
     assert names == [name for name, _ in MIGRATIONS] and tables == []
+
+
+def _fts_pages(db: Path) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return int(conn.execute("SELECT count(*) FROM notes_fts_data").fetchone()[0])
+    finally:
+        conn.close()
+
+
+async def test_a_scan_that_rewrote_many_notes_leaves_the_full_text_merged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each scan that rewrites notes leaves the full-text table another segment and the rows it
+    replaced; after one that wrote MERGE_AFTER notes or more (1 here) the worker merges them,
+    a bounded step at a time, and search still finds the notes."""
+    root, db = tmp_path / "vault", tmp_path / "index.sqlite3"
+
+    async def rewrite_and_scan(round_: int) -> SearchIndex:
+        write_vault(root, {f"n{i}.md": f"round{round_} word{i} common" for i in range(40)})
+        return await started(root, db)
+
+    monkeypatch.setattr(worker_module, "MERGE_AFTER", 10**9)
+    for round_ in range(6):
+        await (await rewrite_and_scan(round_)).close()
+    left = _fts_pages(db)
+    monkeypatch.setattr(worker_module, "MERGE_AFTER", 1)
+    index = await rewrite_and_scan(6)
+    await until(lambda: _fts_pages(db) < left, within=10)
+    assert paths(index, "round6 word7")[0] == "n7.md"
+    assert paths(index, '"round5"') == []  # the replaced rows are gone
+    await index.close()
