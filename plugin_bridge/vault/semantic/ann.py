@@ -1,13 +1,14 @@
 """Approximate nearest neighbours past a size: an HNSW graph (hnswlib) beside the exact index.
 
 Below ``threshold`` vectors every search is exact (:class:`ExactVectorIndex`). From there on an
-HNSW graph answers unfiltered searches once it is built: in a background thread, from a
-snapshot, while the exact index keeps answering; changes made meanwhile are replayed before it
-takes over. Edits and deletes then update both (a deleted entry's place is reused). The exact
-matrix stays (``get``, filtered searches and the small sizes use it). The graph is saved beside the
-index file with its keys, and is loaded again at the next start (what changed in between is
-applied to it); one that lost more than a fifth of its entries to deletes is rebuilt in the
-background. docs/search.md has the measurements behind the threshold and the library.
+HNSW graph answers unfiltered searches once it is built: in a background thread, reading the
+exact index a batch at a time, while the exact index keeps answering; changes made meanwhile
+are replayed before it takes over. Edits and deletes then update both (a deleted entry's place
+is reused). The exact matrix stays (``get``, filtered searches and the small sizes use it). The
+graph is saved beside the index file with its keys, and is loaded again at the next start (what
+changed in between is applied to it); one that lost more than a fifth of its entries to
+deletes is rebuilt in the background. docs/search.md has the measurements behind the threshold
+and the library.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ REBUILD_SHARE: Final = 0.2
 """Deleted entries, as a share of the graph, that make it rebuild in the background."""
 BUILD_THREADS: Final = 1
 """The build shares the machine with the index and the user's apps: one core."""
+BUILD_BATCH: Final = 10_000
+"""Vectors copied from the exact index at a time while the graph is built."""
 
 
 class ScalingVectorIndex:
@@ -206,9 +209,7 @@ class ScalingVectorIndex:
 
     def _build(self) -> None:
         try:
-            keys = self.exact.keys()
-            vectors = self.exact.get(keys)
-            graph, ids, names, count = self._fresh(keys, vectors)
+            graph, ids, names, count = self._fresh(self.exact.keys())
             with self._lock:
                 previous = (self._graph, self._ids, self._names, self._next, self._deleted)
                 self._graph, self._ids, self._names, self._next, self._deleted = (
@@ -238,16 +239,21 @@ class ScalingVectorIndex:
                 self._log = None
                 self._builder = None
 
-    def _fresh(
-        self, keys: list[str], vectors: Vectors
-    ) -> tuple[Any, dict[str, int], dict[int, str], int]:
+    def _fresh(self, keys: list[str]) -> tuple[Any, dict[str, int], dict[int, str], int]:
+        """A graph of ``keys``' vectors, read from the exact index :data:`BUILD_BATCH` at a
+        time (a copy of them all would hold every vector a third time). A key removed or
+        changed meanwhile is read as it is now or skipped; the replayed log settles it."""
         import numpy as np
 
         graph = self._new_graph(len(keys) * 5 // 4)
-        if keys:
-            graph.add_items(vectors, np.arange(len(keys), dtype=np.uint64))
-        ids = {key: number for number, key in enumerate(keys)}
-        return graph, ids, dict(enumerate(keys)), len(keys)
+        ids: dict[str, int] = {}
+        for start in range(0, len(keys), BUILD_BATCH):
+            found, vectors = self.exact.known(keys[start : start + BUILD_BATCH])
+            if found:
+                labels = np.arange(len(ids), len(ids) + len(found), dtype=np.uint64)
+                graph.add_items(vectors, labels)
+                ids.update(zip(found, labels.tolist(), strict=True))
+        return graph, ids, {number: key for key, number in ids.items()}, len(ids)
 
     def _load(self, path: Path) -> None:
         """The saved graph, brought up to date with the exact index (rebuilt when too stale)."""

@@ -141,6 +141,16 @@ class ExactVectorIndex:
                 (keys[row], float(score)) for row, score in zip(picked, scores[top], strict=True)
             ]
 
+    def known(self, keys: Sequence[str]) -> tuple[list[str], Vectors]:
+        """The keys among ``keys`` this index holds and their vectors, read at one moment."""
+        import numpy as np
+
+        with self._lock:
+            found = [key for key in keys if key in self._rows]
+            rows = [self._rows[key] for key in found]
+            vectors = np.array(self._matrix[rows], dtype=np.float32).reshape(len(rows), self.dims)
+            return found, vectors
+
     def get(self, keys: Iterable[str]) -> Vectors:
         import numpy as np
 

@@ -1,5 +1,6 @@
 """The approximate vector index: recall against exact search on a generated set, the
-threshold, filtered searches, and persistence with edits and deletes across a restart."""
+threshold, filtered searches, a build racing with edits, and persistence with edits and
+deletes across a restart."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from plugin_bridge.vault.semantic import ann
 from plugin_bridge.vault.semantic.ann import ScalingVectorIndex
 from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
 
@@ -61,6 +63,33 @@ def test_below_the_threshold_and_with_a_filter_search_stays_exact() -> None:
         ["k9", "k10"],
         ["k10", "k9"],
     )
+
+
+def test_a_graph_built_while_vectors_change_holds_the_current_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The graph reads the exact index a batch at a time while edits go on: keys removed
+    (a removal moves the last row into the hole), added or replaced meanwhile end up as they
+    are now, whatever the build had read."""
+    monkeypatch.setattr(ann, "BUILD_BATCH", 50)
+    vectors = clustered(3000, seed=5)
+    keys = [f"k{i}" for i in range(len(vectors))]
+    index = ScalingVectorIndex(ExactVectorIndex(DIMS), threshold=2000)
+    index.add(keys[:2000], vectors[:2000])  # at the threshold: the build starts
+    removed = keys[0:600:3]
+    index.remove(removed)
+    index.add(keys[2000:], vectors[2000:])
+    replaced = clustered(200, seed=6)
+    index.add(keys[1:600:3], replaced)
+    assert index.wait_until_built(60) and index.approximate
+    for number in range(1, 600, 3):
+        vector = replaced[number // 3]
+        assert index.search(vector, 1)[0][0] == f"k{number}"
+    for number in range(2000, 3000, 97):
+        assert index.search(vectors[number], 1)[0][0] == f"k{number}"
+    gone = set(removed)
+    for number in range(0, 600, 3):
+        assert not gone & {key for key, _ in index.search(vectors[number], 10)}
 
 
 def test_edits_and_deletes_persist_and_apply_across_a_restart(tmp_path: Path) -> None:
