@@ -16,8 +16,9 @@ match is ranked.
 Ranking and snippets are separate steps: the best ``limit`` notes are found first, then snippets
 are made for those alone. The full-text table is always the outer loop and is ranked before it
 meets the ``notes`` table, which only the top rows are joined to (unless a tag, path or folder
-filter needs each row's note): given a rowid constraint, FTS5 would run the MATCH again for
-each rowid (~0.4 ms each), so rowid filters are written ``+rowid``.
+filter needs each row's note). Given a rowid constraint, FTS5 looks each rowid up in every
+term's list (and merges a prefix's words again each time), so a filter on a set of rowids is
+written ``+rowid``: it tests the rows one pass of the match yields.
 """
 
 from __future__ import annotations
