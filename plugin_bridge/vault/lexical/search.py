@@ -23,7 +23,6 @@ written ``+rowid``: it tests the rows one pass of the match yields.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -209,8 +208,9 @@ def _ranked(conn: sqlite3.Connection, query: Query, ask: Ask, limit: int) -> lis
         where += f" AND +{table}.rowid IN (SELECT rowid FROM notes_cjk WHERE notes_cjk MATCH :cjk)"
         filters["cjk"] = _cjk_match(query.cjk)
     if ask.without:
-        where += f" AND +{table}.rowid NOT IN (SELECT value FROM json_each(:without))"
-        filters["without"] = json.dumps(list(ask.without))
+        marks = ", ".join(f":without{i}" for i in range(len(ask.without)))
+        where += f" AND +{table}.rowid NOT IN ({marks})"
+        filters.update((f"without{i}", note) for i, note in enumerate(ask.without))
     ranked = (
         f"-{_RANKING[table][0]}{ask.boost} AS s, {ask.covered or ':n_terms'} AS covered "
         f"FROM {table} {{join}} WHERE {table} MATCH :match {{where}} "
