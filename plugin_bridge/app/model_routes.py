@@ -151,7 +151,11 @@ class ModelRoutes:
         vendor = vendor_of(model)
         if vendor is None or vendor == chat.name or vendor not in self.configured():
             return Route(chat.name, chat.provider, model)
-        listed = await self._listed(chat.name, chat.provider)
+        try:
+            listed = await self._listed(chat.name, chat.provider)
+        except LLMError as exc:  # the chat provider is down: the vendor may still answer
+            logger.warning("could not list the models of %s: %s", chat.name, exc)
+            listed = None
         if listed is not None and model in listed:
             return Route(chat.name, chat.provider, model)
         return Route(vendor, self._other(vendor), model)

@@ -298,6 +298,19 @@ async def test_provider_refusals_keep_their_status(
     assert len(served.chats(served.openai)) == 1
 
 
+async def test_a_rate_limit_keeps_its_retry_after(
+    served: Served, client: openai.AsyncOpenAI
+) -> None:
+    served.anthropic.enqueue(
+        anthropic_fake.error_reply(429, "slow down", headers={"retry-after": "7"})
+    )
+    async with served.http() as http:
+        response = await http.post("/v1/chat/completions", json={"messages": QUESTION})
+    assert response.status_code == 429
+    assert response.headers["retry-after"] == "7"
+    assert "x-should-retry" not in response.headers
+
+
 # -- streaming, routing ------------------------------------------------------------------------
 
 
