@@ -148,7 +148,7 @@ def _params(request: ChatRequest) -> dict[str, Any]:
         tools = [AnthropicProvider.format_tool(t) for t in specs]
         tools[-1]["cache_control"] = _EPHEMERAL
         params["tools"] = tools
-    if choice is not None:
+    if choice is not None and specs:  # the API takes a tool choice only beside tools
         params["tool_choice"] = _wire_choice(choice)
     # API version 2026-10-21 (SDK 2.x) refuses temperature, top_p and top_k on every model.
     return sent_as_is(params, "messages", "system", "tools")

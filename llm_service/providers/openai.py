@@ -169,7 +169,7 @@ class OpenAIProvider(TextToolFallback):
         choice = request.tool_choice
         if isinstance(choice, ForcedTool):
             params["tool_choice"] = {"type": "function", "function": {"name": choice.name}}
-        elif choice is not None:
+        elif choice is not None and request.tools:  # the API refuses one without tools
             params["tool_choice"] = choice
         if request.temperature is not None:
             params["temperature"] = request.temperature

@@ -246,6 +246,35 @@ async def test_a_tool_choice_naming_no_tool_is_400(
     assert not served.chats(served.anthropic)
 
 
+async def test_a_value_out_of_range_is_400_in_one_sentence(
+    served: Served, client: openai.AsyncOpenAI
+) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(
+            model=CHAT_MODEL,
+            messages=QUESTION,  # type: ignore[arg-type]
+            max_tokens=10**30,
+        )
+    body = caught.value.body
+    assert isinstance(body, dict)
+    assert body["message"] == (
+        "Invalid body: 'max_tokens': Input should be less than or equal to 1000000."
+    )
+    assert not served.chats(served.anthropic)
+
+
+async def test_tool_choice_none_without_tools_sends_none(
+    served: Served, client: openai.AsyncOpenAI
+) -> None:
+    served.anthropic.enqueue(anthropic_fake.text_reply("Hi.", stream=False))
+    await client.chat.completions.create(
+        model=CHAT_MODEL,
+        messages=QUESTION,  # type: ignore[arg-type]
+        tool_choice="none",
+    )
+    assert "tool_choice" not in served.chats(served.anthropic)[0].json()
+
+
 # -- errors that stop retry storms -------------------------------------------------------------
 
 
