@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         ToolSpec,
         Usage,
     )
+    from llm_service.options import ForcedTool, ResponseFormat, ToolChoice
     from llm_service.providers.anthropic import AnthropicProvider
     from llm_service.providers.base import ChatRequest, Provider
     from llm_service.providers.ollama import OllamaProvider
@@ -70,6 +71,7 @@ _LAZY = {
         ("LLMResponse", "Message", "TextBlock", "ToolCall", "ToolResultBlock", "ToolSpec", "Usage"),
         "llm_service.messages",
     ),
+    **dict.fromkeys(("ForcedTool", "ResponseFormat", "ToolChoice"), "llm_service.options"),
     "ChatRequest": "llm_service.providers.base",
     "Provider": "llm_service.providers.base",
     "AnthropicProvider": "llm_service.providers.anthropic",
@@ -89,6 +91,7 @@ __all__ = [
     "PROVIDER_NAMES",
     "AnthropicProvider",
     "ChatRequest",
+    "ForcedTool",
     "LLMError",
     "LLMResponse",
     "LLMService",
@@ -101,6 +104,7 @@ __all__ = [
     "ProviderName",
     "ReplyBlock",
     "ResponseComplete",
+    "ResponseFormat",
     "ScriptedProvider",
     "ServiceEvent",
     "StreamEvent",
@@ -109,6 +113,7 @@ __all__ = [
     "ToolCall",
     "ToolCallDelta",
     "ToolCallStarted",
+    "ToolChoice",
     "ToolResult",
     "ToolResultBlock",
     "ToolSpec",

@@ -8,6 +8,10 @@
   not Anthropic's content-block index.
 * Responses that do not follow the API's shapes raise ``invalid_response``; unknown event, block
   and delta types are skipped, as the API's versioning policy asks of clients.
+* ``tool_choice``: ``auto``, ``none``, ``required`` (Anthropic's ``any``) and a named tool
+  (``tool``). A ``response_format`` is the documented technique for JSON output: one more tool
+  whose input schema is the format's, which the model must call; its input comes back as the
+  answer's text (streamed as text deltas), never as a tool call.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
 
 from llm_service.catalog import ModelInfo
@@ -32,8 +36,10 @@ from llm_service.messages import (
     TextBlock,
     ToolCall,
     ToolResultBlock,
+    ToolSpec,
     Usage,
 )
+from llm_service.options import ForcedTool, ResponseFormat, ToolChoice
 from llm_service.providers.base import ChatRequest, Provider, ProviderOptions
 from llm_service.providers.common import anthropic_tool, parse_tool_arguments, sent_as_is
 
@@ -110,16 +116,20 @@ class AnthropicProvider(Provider):
         message = await self._sdk().messages.create(**_params(request))
         assembly = _Assembly(request.model, getattr(message, "_request_id", None))
         assembly.add_message(message)
-        return assembly.response()
+        return _answer(assembly.response(), request.response_format)
 
     async def _stream_once(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         stream = await self._sdk().messages.create(**_params(request), stream=True)
+        fmt = request.response_format
+        answer = _FormatStream(fmt.name) if fmt is not None else None
         async with stream:
             assembly = _Assembly(request.model, stream.response.headers.get("request-id"))
             async for event in stream:
                 for out in assembly.feed(event):
-                    yield out
-        yield ResponseComplete(assembly.response())
+                    translated = out if answer is None else answer.translate(out)
+                    if translated is not None:
+                        yield translated
+        yield ResponseComplete(_answer(assembly.response(), fmt))
 
     def _convert_error(self, exc: Exception) -> LLMError:
         return self.connection.convert_error(exc)
@@ -133,14 +143,74 @@ def _params(request: ChatRequest) -> dict[str, Any]:
     }
     if request.system:
         params["system"] = [{"type": "text", "text": request.system, "cache_control": _EPHEMERAL}]
-    if request.tools:
-        tools = [AnthropicProvider.format_tool(t) for t in request.tools]
+    specs, choice = _with_format(request.tools, request.tool_choice, request.response_format)
+    if specs:
+        tools = [AnthropicProvider.format_tool(t) for t in specs]
         tools[-1]["cache_control"] = _EPHEMERAL
         params["tools"] = tools
-    if request.tool_choice:
-        params["tool_choice"] = {"type": "tool", "name": request.tool_choice}
+    if choice is not None and specs:  # the API takes a tool choice only beside tools
+        params["tool_choice"] = _wire_choice(choice)
     # API version 2026-10-21 (SDK 2.x) refuses temperature, top_p and top_k on every model.
     return sent_as_is(params, "messages", "system", "tools")
+
+
+_FORMAT_TOOL = "Give your answer by calling this tool: its input is the whole answer."
+
+
+def _with_format(
+    tools: list[ToolSpec], choice: ToolChoice | None, fmt: ResponseFormat | None
+) -> tuple[list[ToolSpec], ToolChoice | None]:
+    """The tools and tool choice of a request: with a response format, its tool is added and a
+    call forced (any tool when the request has others the model may call first)."""
+    if fmt is None:
+        return tools, choice
+    schema = fmt.schema or {"type": "object"}
+    specs = [*tools, ToolSpec(fmt.name, _FORMAT_TOOL, schema)]
+    if isinstance(choice, ForcedTool):
+        return specs, choice
+    return specs, "required" if tools and choice != "none" else ForcedTool(fmt.name)
+
+
+def _wire_choice(choice: ToolChoice) -> dict[str, Any]:
+    if isinstance(choice, ForcedTool):
+        return {"type": "tool", "name": choice.name}
+    return {"type": "any" if choice == "required" else choice}
+
+
+def _answer(response: LLMResponse, fmt: ResponseFormat | None) -> LLMResponse:
+    """``response`` with its call of the format's tool (if any) as the answer's JSON text."""
+    if fmt is None:
+        return response
+    answers = [call for call in response.tool_calls if call.name == fmt.name]
+    if not answers:
+        return response
+    others = [call for call in response.tool_calls if call.name != fmt.name]
+    text = json.dumps(answers[0].arguments, ensure_ascii=False)
+    return replace(
+        response,
+        text=text,
+        tool_calls=others,
+        stop_reason="tool_use" if others else "end_turn",
+    )
+
+
+@dataclass
+class _FormatStream:
+    """Streamed events with the format tool's input JSON as text deltas; the other calls keep
+    their order, numbered without it."""
+
+    name: str
+    answers: set[int] = field(default_factory=set)
+
+    def translate(self, event: StreamEvent) -> StreamEvent | None:
+        if not isinstance(event, ToolCallDelta):
+            return event
+        if event.name == self.name:
+            self.answers.add(event.index)
+        if event.index in self.answers:
+            return TextDelta(event.arguments_delta) if event.arguments_delta else None
+        before = sum(1 for index in self.answers if index < event.index)
+        return replace(event, index=event.index - before)
 
 
 def _wire_message(message: Message) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from llm_service.catalog import ModelInfo, described
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent
 from llm_service.messages import LLMResponse, Message, ToolSpec
+from llm_service.options import TOOL_MODES, ForcedTool, ResponseFormat, ToolChoice
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
@@ -64,10 +65,14 @@ class ChatOptions(TypedDict, total=False):
     """The system prompt (the same as ``system_prompt``)."""
     max_tokens: int
     """The most tokens the answer may have (default 4096)."""
-    tool_choice: str | None
-    """Name of a tool the model must call (a forced tool call); None lets the model choose."""
+    tool_choice: ToolChoice | str | None
+    """``"auto"``, ``"none"``, ``"required"``, a :class:`ForcedTool`, or a tool's name (a
+    forced call of that tool); None lets the model choose. A provider that cannot force a call
+    (see :meth:`Provider.forces_tools`) sends the tools without it."""
     temperature: float | None
     """Sampling temperature; None leaves the API's default."""
+    response_format: ResponseFormat | None
+    """The answer is a JSON object (matching a schema); None: free text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +84,13 @@ class ChatRequest:
     system: str | None = None
     tools: list[ToolSpec] = field(default_factory=list)
     max_tokens: int = DEFAULT_MAX_TOKENS
-    tool_choice: str | None = None
-    """Name of a tool the model must call (a forced tool call); None lets the model choose."""
+    tool_choice: ToolChoice | None = None
+    """Which tool the model must call, if any (see :data:`~llm_service.options.ToolChoice`);
+    None lets the model choose."""
     temperature: float | None = None
     """Sampling temperature; None leaves the API's default."""
+    response_format: ResponseFormat | None = None
+    """The answer is a JSON object (matching a schema); None: free text."""
 
 
 class Retrying(ABC):
@@ -229,6 +237,11 @@ class Provider(Retrying):
         """One models-list API call; may raise SDK exceptions. [] when the API has none."""
         return []
 
+    def forces_tools(self, model: str) -> bool:
+        """Whether a ``tool_choice`` of ``"required"`` or one named tool reaches ``model`` (an
+        API without a field for it, or a model whose tools go in text, cannot be forced)."""
+        return True
+
     # -- public API -----------------------------------------------------------------------
 
     async def list_models(self) -> list[ModelInfo]:
@@ -237,6 +250,11 @@ class Provider(Retrying):
         ``chat``."""
         models = await self._with_retries(lambda: self._translated(self._list_models_once()))
         return [described(model, self.price_provider) for model in models]
+
+    async def list_model_ids(self) -> list[str]:
+        """The ids of the models this endpoint serves (as :meth:`list_models`, without what
+        the catalog or the server would say of each)."""
+        return [model.id for model in await self.list_models()]
 
     async def validate_key(self) -> None:
         """Check the key (or the local server) with a cheap call: None when it works, else the
@@ -343,18 +361,30 @@ def _request(
             raise ValueError("Pass the system prompt once: system_prompt or system=, not both.")
         system = system_prompt
     specs = [t if type(t) is ToolSpec else _spec(t) for t in tools or ()]
-    tool_choice = options.get("tool_choice")
-    if tool_choice is not None and not any(t.name == tool_choice for t in specs):
-        raise ValueError(f"tool_choice {tool_choice!r} names no tool in the request")
     return ChatRequest(
         listed,
         model,
         system,
         specs,
         options.get("max_tokens", DEFAULT_MAX_TOKENS),
-        tool_choice,
+        _tool_choice(options.get("tool_choice"), specs),
         options.get("temperature"),
+        options.get("response_format"),
     )
+
+
+def _tool_choice(raw: ToolChoice | str | None, specs: list[ToolSpec]) -> ToolChoice | None:
+    """``raw`` as a ToolChoice: a plain name is a forced call of that tool, which must be one of
+    ``specs``; ``"required"`` needs tools."""
+    if raw is None:
+        return None
+    mode = next((m for m in TOOL_MODES if m == raw), None)
+    choice: ToolChoice = mode or (raw if isinstance(raw, ForcedTool) else ForcedTool(raw))
+    if isinstance(choice, ForcedTool) and not any(t.name == choice.name for t in specs):
+        raise ValueError(f"tool_choice {choice.name!r} names no tool in the request")
+    if choice == "required" and not specs:
+        raise ValueError("tool_choice 'required' needs tools in the request")
+    return choice
 
 
 def _not_messages(messages: Sequence[object]) -> str:

@@ -8,8 +8,10 @@ Wire facts this module translates (Ollama's docs/api.md and server/routes.go):
 * ``done_reason`` is ``"stop"`` even after tool calls (we report ``tool_use``); ``"length"``
   means the ``num_predict`` cap was hit (``max_tokens``).
 * Errors are ``{"error": "<text>"}``, as an HTTP error body or as a line in the middle of a
-  200 stream. Ollama has no tool_choice field, so a forced tool call is not sent; it has no
-  request ids and no prompt-cache counters either.
+  200 stream. Ollama has no tool_choice field, so a forced tool call is not sent
+  (:meth:`OllamaProvider.forces_tools` says so); ``"none"`` sends no tools. A response format
+  is Ollama's ``format``: ``"json"``, or the JSON Schema. It has no request ids and no
+  prompt-cache counters either.
 """
 
 from __future__ import annotations
@@ -93,12 +95,18 @@ class OllamaProvider(TextToolFallback):
     async def _list_models_once(self) -> list[ModelInfo]:
         """The models pulled into this Ollama (``GET /api/tags``), each with what
         ``/api/show`` says of it."""
+        return [await self._shown(name) for name in await self._tags()]
+
+    async def list_model_ids(self) -> list[str]:
+        """The names of the models pulled into this Ollama (``GET /api/tags`` alone)."""
+        return await self._with_retries(lambda: self._translated(self._tags()))
+
+    async def _tags(self) -> list[str]:
         response = await self._http().get("/api/tags")
         models = decode_json(response.status_code, response.content, response.headers).get("models")
         if not isinstance(models, list):
             raise OllamaResponseError("/api/tags has no model list")
-        names = [m["name"] for m in models if isinstance(m, dict) and m.get("name")]
-        return [await self._shown(name) for name in names]
+        return [m["name"] for m in models if isinstance(m, dict) and m.get("name")]
 
     async def _shown(self, model: str) -> ModelInfo:
         """``model`` with its tool support (``capabilities``, Ollama 0.6.4 and later) and
@@ -139,9 +147,16 @@ class OllamaProvider(TextToolFallback):
         }
         if request.temperature is not None:
             body["options"]["temperature"] = request.temperature
-        if request.tools:
+        if request.tools and request.tool_choice != "none":
             body["tools"] = [self.format_tool(t) for t in request.tools]
+        fmt = request.response_format
+        if fmt is not None:
+            body["format"] = "json" if fmt.schema is None else fmt.schema
         return body
+
+    def forces_tools(self, model: str) -> bool:
+        """Ollama's API has no field that forces a tool call."""
+        return False
 
     def _refusal_text(self, exc: Exception) -> str | None:
         return exc.detail if isinstance(exc, OllamaError) and exc.status == 400 else None

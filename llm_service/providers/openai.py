@@ -35,6 +35,7 @@ from llm_service.messages import (
     ToolResultBlock,
     Usage,
 )
+from llm_service.options import ForcedTool, ResponseFormat
 from llm_service.providers.base import ChatRequest, ProviderOptions
 from llm_service.providers.common import (
     count,
@@ -165,11 +166,16 @@ class OpenAIProvider(TextToolFallback):
         params[limit_field] = request.max_tokens
         if request.tools:
             params["tools"] = [self.format_tool(t) for t in request.tools]
-        if request.tool_choice:
-            params["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
+        choice = request.tool_choice
+        if isinstance(choice, ForcedTool):
+            params["tool_choice"] = {"type": "function", "function": {"name": choice.name}}
+        elif choice is not None and request.tools:  # the API refuses one without tools
+            params["tool_choice"] = choice
         if request.temperature is not None:
             params["temperature"] = request.temperature
-        return sent_as_is(params, "messages", "tools")
+        if request.response_format is not None:
+            params["response_format"] = _wire_format(request.response_format)
+        return sent_as_is(params, "messages", "tools", "response_format")
 
     async def _chat_native(self, request: ChatRequest) -> LLMResponse:
         completion = await self._sdk().chat.completions.create(**self._params(request))
@@ -247,6 +253,14 @@ def _wire_messages(message: Message) -> list[dict[str, Any]]:
     elif text or not wire:
         wire.append({"role": "user", "content": text})
     return wire
+
+
+def _wire_format(fmt: ResponseFormat) -> dict[str, Any]:
+    """``response_format`` as the API takes it."""
+    if fmt.schema is None:
+        return {"type": "json_object"}
+    schema = {"name": fmt.name, "schema": fmt.schema, "strict": fmt.strict}
+    return {"type": "json_schema", "json_schema": schema}
 
 
 def _wire_call(call: ToolCall) -> dict[str, Any]:

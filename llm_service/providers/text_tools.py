@@ -90,6 +90,10 @@ class TextToolFallback(Provider):
             yield TextDelta(reply.text)
         yield ResponseComplete(reply)
 
+    def forces_tools(self, model: str) -> bool:
+        """A model whose tools go in text cannot be forced to call one."""
+        return model not in self._no_tool_models
+
     def _text_tools(self, request: ChatRequest) -> bool:
         return bool(request.tools) and request.model in self._no_tool_models
 

@@ -15,6 +15,7 @@ import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from plugin_bridge.app.assistant import Assistant
 from plugin_bridge.app.conversations.live import MAX_CONVERSATIONS, Conversations
 from plugin_bridge.app.conversations.store import ConversationStore
 from plugin_bridge.app.conversations.titles import make_title
@@ -28,7 +29,7 @@ from plugin_bridge.app.settings.config import (
 )
 from plugin_bridge.app.settings.providers import ProviderSetup, Route
 from plugin_bridge.app.tool_sources import McpSources, SourceStatus
-from plugin_bridge.app.turn.prompts import ContextNoteCache
+from plugin_bridge.app.turn.prompts import ContextNoteCache, system_prompt
 from plugin_bridge.app.write_through import DEFAULT_APPLY_TIMEOUT, WriteThrough
 from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD
 from plugin_bridge.wire.context import current_request
@@ -46,17 +47,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 _DEFAULTS = BridgeSettings.model_construct()
 """Every setting at its default, without reading the environment or the settings file."""
-
-
-def system_prompt(vault_name: str) -> str:
-    """The system prompt of every chat conversation."""
-    return (
-        f"You are an assistant inside the user's Obsidian vault named “{vault_name}”. "
-        "Use the tools to search and read notes before answering questions about them, and "
-        "never invent notes. Cite every note you use as a [[wikilink]] with its path without "
-        "the .md extension, e.g. [[Projects/Kafka]]. Create or change notes only when the "
-        "user asks."
-    )
 
 
 class BridgeApp:
@@ -90,6 +80,8 @@ class BridgeApp:
         self.context_notes = ContextNoteCache()
         """The vault's context note, read again only when it changed."""
         self.conversations = Conversations(self._new_service, store, limit=max_conversations)
+        self.assistant = Assistant(self)
+        """The one-off model calls (HTTP /chat and /v1, commands)."""
         self._tools: ToolRegistry | None = None
         self._tool_sources: McpSources | None = None
         self._setup_tools: ToolRegistry | None = None

@@ -59,6 +59,7 @@ def build_http_app(
 
     routes: list[BaseRoute] = [
         Route("/health", health, methods=["GET"]),
+        Route("/api/local-llm/health", health, methods=["GET"]),  # the local-LLM bridge's path
         *routes_proxy.ROUTES,
         *routes_openai.ROUTES,
         *routes_local.ROUTES,

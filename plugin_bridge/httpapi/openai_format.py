@@ -1,28 +1,46 @@
 """The one translation between OpenAI's Chat Completions shapes and llm_service's types, used
 by ``/v1/chat/completions`` and the LLM proxy's ``/chat`` alike.
 
-In: a request body's ``messages`` (system / developer, user, assistant with ``tool_calls``,
-tool) become a system prompt and :class:`~llm_service.Message` values (consecutive tool results
-and user text join one user message, as llm_service keeps them); ``tools`` become
-:class:`~llm_service.ToolSpec`. Out: tool calls, usage and the stop reason in OpenAI's words.
-Bad input raises :class:`BadRequest` with one sentence naming the field.
+In: a request body (validated by :class:`~.bodies.ChatBody`) becomes the application's call:
+the messages a system prompt and :class:`~llm_service.Message` values, the rest
+:class:`~plugin_bridge.app.assistant.AskOptions` (``tool_choice`` ``any`` is ``required``;
+``response_format`` a :class:`~llm_service.ResponseFormat`). Out: tool calls, usage and the stop
+reason in OpenAI's words. Bad input raises pydantic's ValidationError or :class:`BadRequest`,
+with one sentence naming the field.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from pydantic import ValidationError
+
 from llm_service import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec
+from llm_service.options import ForcedTool, ResponseFormat, ToolChoice
+from plugin_bridge.app.assistant import AskOptions
+from plugin_bridge.httpapi.bodies import (
+    AssistantMessage,
+    ChatBody,
+    Content,
+    JsonObjectFormat,
+    MessageIn,
+    ResponseFormatIn,
+    SystemMessage,
+    TextFormat,
+    TextPart,
+    ToolCallIn,
+    ToolChoiceIn,
+    ToolMessage,
+    ToolResultPart,
+    UserMessage,
+)
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
     from llm_service import Usage
     from llm_service.messages import ContentBlock, StopReason
-
-MAX_MESSAGES: Final = 1000
-MAX_TOOLS: Final = 128
 
 FINISH_REASONS: Final[dict[str, str]] = {
     "end_turn": "stop",
@@ -43,84 +61,75 @@ class BadRequest(RpcError):
 
 @dataclass(frozen=True, slots=True)
 class ChatInput:
-    """A chat request in llm_service's terms."""
+    """A chat request in the application's terms."""
 
-    model: str | None
     messages: list[Message]
-    system: str | None = None
-    tools: list[ToolSpec] = field(default_factory=list)
-    tool_choice: str | None = None
-    max_tokens: int | None = None
-    temperature: float | None = None
+    options: AskOptions
     stream: bool = False
     include_usage: bool = False
     """``stream_options.include_usage``: a last chunk carries the usage."""
 
 
-def chat_input(body: object) -> ChatInput:
-    """Read a Chat Completions request body (fields this bridge does not use are ignored)."""
-    if not isinstance(body, dict):
-        raise BadRequest("The body must be a JSON object with 'messages'.")
-    model = body.get("model")
-    if model is not None and (not isinstance(model, str) or not model.strip()):
-        raise BadRequest("'model' must be a non-empty string.")
-    system, messages = messages_in(body.get("messages"))
-    tools = tools_in(body.get("tools"))
-    tool_choice = _tool_choice(body.get("tool_choice"), tools)
-    if body.get("tool_choice") == "none":
-        tools = []
-    return ChatInput(
-        model=model,
-        messages=messages,
+def chat_input(raw: object) -> ChatInput:
+    """A request body (see :mod:`.bodies`) as the application's call; pydantic's
+    ValidationError or BadRequest (400) when it cannot be used."""
+    try:
+        body = ChatBody.model_validate(raw)
+    except ValidationError as exc:
+        raise BadRequest(body_problem(exc)) from None
+    system, messages = messages_in(body.messages)
+    tools = [
+        ToolSpec(t.function.name, t.function.description or "", t.function.parameters)
+        for t in body.tools or ()
+    ]
+    options = AskOptions(
+        model=body.model,
         system=system,
         tools=tools,
-        tool_choice=tool_choice,
-        max_tokens=_positive_int(body, "max_completion_tokens")
-        or _positive_int(body, "max_tokens"),
-        temperature=_temperature(body.get("temperature")),
-        stream=body.get("stream") is True,
-        include_usage=_include_usage(body.get("stream_options")),
+        tool_choice=_tool_choice(body.tool_choice),
+        response_format=_response_format(body.response_format),
+        max_tokens=body.max_completion_tokens or body.max_tokens,
+        temperature=body.temperature,
     )
+    usage = body.stream_options is not None and body.stream_options.include_usage
+    return ChatInput(messages, options, body.stream, usage)
 
 
-def messages_in(raw: object) -> tuple[str | None, list[Message]]:
-    """The system prompt (system and developer messages joined) and the conversation."""
-    if not isinstance(raw, list) or not raw:
-        raise BadRequest("'messages' must be a non-empty list.")
-    if len(raw) > MAX_MESSAGES:
-        raise BadRequest(f"'messages' has more than {MAX_MESSAGES} entries.")
+def body_problem(exc: ValidationError) -> str:
+    """One sentence for what is wrong in a body: the deepest field pydantic names (in a union,
+    the branch that came closest), as a client writes it (``messages[0].content[1]``, without
+    the branches' names), and why."""
+    error = max(exc.errors(include_url=False), key=lambda e: len(e["loc"]))
+    where, last = "", None
+    for part in error["loc"]:
+        if isinstance(part, int):
+            where += f"[{part}]"
+        elif part not in _BRANCHES and "[" not in part and part != last:
+            where += f".{part}" if where else part
+        last = part
+    return f"Invalid body: '{where or 'body'}': {error['msg'].rstrip('.')}."
+
+
+_BRANCHES: Final = frozenset(
+    {"str", "int", "float", "bool", "system", "developer", "user", "assistant", "tool"}
+    | {"text", "tool_use", "tool_result", "json_object", "NamedChoice"}
+)
+"""The names pydantic gives a union's branches in an error's location (roles, block types and
+plain types: none is a field)."""
+
+
+def messages_in(raw: list[MessageIn]) -> tuple[str | None, list[Message]]:
+    """The system prompt (system and developer messages joined) and the conversation
+    (consecutive user text and tool results join one user message, as llm_service keeps
+    them)."""
     system: list[str] = []
     messages: list[Message] = []
     for index, item in enumerate(raw):
         where = f"messages[{index}]"
-        if not isinstance(item, dict):
-            raise BadRequest(f"'{where}' must be an object.")
-        role = item.get("role")
-        if role in ("system", "developer"):
-            system.append(_text(item.get("content"), where))
+        if isinstance(item, SystemMessage):
+            system.append(_joined(item.content))
             continue
-        blocks: tuple[ContentBlock, ...]
-        if role == "user":
-            text = _text(item.get("content"), where)
-            blocks = (TextBlock(text),)
-            message = Message("user", blocks)
-        elif role == "assistant":
-            content = item.get("content")
-            text = "" if content is None else _text(content, where)
-            calls = [
-                _call_in(call, f"{where}.tool_calls[{n}]")
-                for n, call in enumerate(_list(item.get("tool_calls"), f"{where}.tool_calls"))
-            ]
-            message = Message.assistant(text, calls)
-        elif role == "tool":
-            call_id = item.get("tool_call_id")
-            if not isinstance(call_id, str) or not call_id:
-                raise BadRequest(f"'{where}.tool_call_id' must be a non-empty string.")
-            message = Message(
-                "user", (ToolResultBlock(call_id, _text(item.get("content"), where)),)
-            )
-        else:
-            raise BadRequest(f"'{where}.role' must be system, developer, user, assistant or tool.")
+        message = _message(item, where)
         if messages and messages[-1].role == message.role == "user":
             messages[-1] = Message("user", (*messages[-1].content, *message.content))
         else:
@@ -130,26 +139,66 @@ def messages_in(raw: object) -> tuple[str | None, list[Message]]:
     return "\n\n".join(system) or None, messages
 
 
-def tools_in(raw: object) -> list[ToolSpec]:
-    """``tools`` (``[{type: "function", function: {name, description?, parameters?}}]``)."""
-    tools = _list(raw, "tools")
-    if len(tools) > MAX_TOOLS:
-        raise BadRequest(f"'tools' has more than {MAX_TOOLS} entries.")
-    specs = []
-    for index, tool in enumerate(tools):
-        where = f"tools[{index}]"
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if not isinstance(function, dict) or tool.get("type", "function") != "function":
-            raise BadRequest(f"'{where}' must be {{type: 'function', function: {{name, ...}}}}.")
-        name = function.get("name")
-        if not isinstance(name, str) or not name:
-            raise BadRequest(f"'{where}.function.name' must be a non-empty string.")
-        parameters = function.get("parameters", {"type": "object", "properties": {}})
-        if not isinstance(parameters, dict):
-            raise BadRequest(f"'{where}.function.parameters' must be a JSON Schema object.")
-        description = function.get("description") or ""
-        specs.append(ToolSpec(name, str(description), parameters))
-    return specs
+def _message(item: UserMessage | AssistantMessage | ToolMessage, where: str) -> Message:
+    if isinstance(item, ToolMessage):
+        return Message("user", (ToolResultBlock(item.tool_call_id, _joined(item.content)),))
+    blocks = _blocks(item.content, where)
+    if isinstance(item, UserMessage):
+        if any(isinstance(block, ToolCall) for block in blocks):
+            raise BadRequest(f"'{where}.content': tool_use blocks belong to assistant messages.")
+        return Message("user", tuple(blocks))
+    if any(isinstance(block, ToolResultBlock) for block in blocks):
+        raise BadRequest(f"'{where}.content': tool_result blocks belong to user messages.")
+    calls = [
+        _call(call, f"{where}.tool_calls[{n}]") for n, call in enumerate(item.tool_calls or [])
+    ]
+    return Message("assistant", (*blocks, *calls))
+
+
+def _blocks(content: Content | None, where: str) -> list[ContentBlock]:
+    """A message's content as our blocks, in order."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [TextBlock(content)]
+    blocks: list[ContentBlock] = []
+    for n, part in enumerate(content):
+        if isinstance(part, TextPart):
+            blocks.append(TextBlock(part.text))
+        elif isinstance(part, ToolResultPart):
+            blocks.append(ToolResultBlock(part.tool_use_id, _joined(part.content), part.is_error))
+        elif part.tool_calls is not None:
+            blocks += [
+                _call(c, f"{where}.content[{n}].tool_calls[{i}]")
+                for i, c in enumerate(part.tool_calls)
+            ]
+        else:
+            assert part.id is not None and part.name is not None  # the model's validator
+            blocks.append(ToolCall(part.id, part.name, part.input or {}))
+    return blocks
+
+
+def _call(call: ToolCallIn, where: str) -> ToolCall:
+    return ToolCall(call.id, call.function.name, arguments_in(call.function.arguments, where))
+
+
+def _joined(content: str | list[TextPart]) -> str:
+    return content if isinstance(content, str) else "".join(part.text for part in content)
+
+
+def _tool_choice(raw: ToolChoiceIn | None) -> ToolChoice | None:
+    if raw is None or isinstance(raw, str):
+        return "required" if raw == "any" else raw
+    return ForcedTool(raw.function.name)
+
+
+def _response_format(raw: ResponseFormatIn | None) -> ResponseFormat | None:
+    if raw is None or isinstance(raw, TextFormat):
+        return None
+    if isinstance(raw, JsonObjectFormat):
+        return ResponseFormat()
+    spec = raw.json_schema
+    return ResponseFormat(spec.json_schema, spec.name, bool(spec.strict))
 
 
 def tool_calls_out(calls: list[ToolCall]) -> list[dict[str, Any]]:
@@ -179,32 +228,6 @@ def finish_reason(stop: StopReason) -> str:
     return FINISH_REASONS.get(stop, "stop")
 
 
-def _text(content: object, where: str) -> str:
-    """A message's content: a string, or a list of text parts (other parts are refused)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for part in content:
-            if not isinstance(part, dict) or part.get("type") != "text":
-                raise BadRequest(f"'{where}.content' may hold text parts only.")
-            texts.append(str(part.get("text", "")))
-        return "".join(texts)
-    raise BadRequest(f"'{where}.content' must be a string or a list of text parts.")
-
-
-def _call_in(raw: object, where: str) -> ToolCall:
-    function = raw.get("function") if isinstance(raw, dict) else None
-    if not isinstance(raw, dict) or not isinstance(function, dict):
-        raise BadRequest(
-            f"'{where}' must be {{id, type: 'function', function: {{name, arguments}}}}."
-        )
-    call_id, name = raw.get("id"), function.get("name")
-    if not isinstance(call_id, str) or not isinstance(name, str) or not call_id or not name:
-        raise BadRequest(f"'{where}' needs an id and a function name.")
-    return ToolCall(call_id, name, arguments_in(function.get("arguments"), where))
-
-
 def arguments_in(raw: object, where: str) -> dict[str, Any]:
     """Tool-call arguments given as an object or as a JSON string of one ("" means none)."""
     if raw is None or raw == "":
@@ -217,43 +240,3 @@ def arguments_in(raw: object, where: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise BadRequest(f"'{where}' arguments must be a JSON object.")
     return raw
-
-
-def _list(raw: object, where: str) -> list[Any]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise BadRequest(f"'{where}' must be a list.")
-    return raw
-
-
-def _tool_choice(raw: object, tools: list[ToolSpec]) -> str | None:
-    """The name of a forced tool call, or None ("auto", "none", "required" or absent)."""
-    if raw is None or raw in ("auto", "none", "required"):
-        return None
-    function = raw.get("function") if isinstance(raw, dict) else None
-    name = function.get("name") if isinstance(function, dict) else None
-    if not isinstance(name, str) or not any(tool.name == name for tool in tools):
-        raise BadRequest("'tool_choice' must be auto, none, required or name one of 'tools'.")
-    return name
-
-
-def _include_usage(options: object) -> bool:
-    return isinstance(options, dict) and options.get("include_usage") is True
-
-
-def _positive_int(body: dict[str, Any], key: str) -> int | None:
-    value = body.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise BadRequest(f"'{key}' must be a positive integer.")
-    return value
-
-
-def _temperature(value: object) -> float | None:
-    if value is None:
-        return None
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 2:
-        raise BadRequest("'temperature' must be a number from 0 to 2.")
-    return float(value)

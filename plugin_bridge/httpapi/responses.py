@@ -46,12 +46,15 @@ def json_response(payload: object, status: int = 200) -> Response:
 
 
 def error_response(path: str, exc: BaseException) -> Response:
-    """``exc`` as the route's error: OpenAI's shape under /v1/, else ``{error, message}``."""
+    """``exc`` as the route's error: OpenAI's shape under /v1/, else ``{error, message}``; a
+    429 with ``Retry-After`` when the provider said, a 5xx with ``x-should-retry: false``."""
     error = to_http_error(exc)
     body = error_body(path, error.status, error.code, error.message, error.data)
     headers = {}
     if error.retry_after is not None:
         headers["retry-after"] = str(max(1, round(error.retry_after)))
+    if error.status >= 500:  # the bridge has retried the provider already: the SDKs stop here
+        headers["x-should-retry"] = "false"
     return Response(body, error.status, headers, media_type="application/json")
 
 

@@ -1,7 +1,9 @@
 """OpenAI-compatible routes: ``GET /v1/models`` and ``POST /v1/chat/completions`` (messages,
-tools, ``stream: true`` as SSE chunks ending in ``data: [DONE]``, usage). Errors keep OpenAI's
-shape ``{"error": {"message", "type", "code"}}``; a failure before the first streamed byte keeps
-its HTTP status, a later one is an ``{"error": …}`` chunk (the OpenAI SDK raises it)."""
+tools, ``tool_choice``, ``response_format``, ``stream: true`` as SSE chunks ending in
+``data: [DONE]``, usage). Errors keep OpenAI's shape ``{"error": {"message", "type", "code"}}``;
+a failure before the first streamed byte keeps its HTTP status, a later one is an
+``{"error": …}`` chunk (the OpenAI SDK raises it). Every chunk of a stream names the same model:
+the one the request asked for (else the configured chat model)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from llm_service import LLMResponse, ResponseComplete, TextDelta, ToolCallDelta
-from plugin_bridge.httpapi.chat import VAULT_MODEL, Event
+from plugin_bridge.app.assistant import Event
+from plugin_bridge.httpapi.chat import PURPOSE
 from plugin_bridge.httpapi.guard import OPENAI_TYPES
 from plugin_bridge.httpapi.openai_format import (
     ChatInput,
@@ -40,24 +43,15 @@ OWNER = "obsidian-ai-bridge"
 
 
 async def models(request: Request) -> Response:
-    """``vault``, the configured models, and each configured provider's recommended ones as
-    ``provider/model``."""
-    from llm_service.pricing import RECOMMENDED_MODELS
-
-    state = chat_of(request)
-    bridge = state.bridge
-    settings = bridge.config
-    ids = [VAULT_MODEL]
-    if bridge.providers.chat is not None:
-        chat = bridge.providers.model
-        ids += [m for m in (chat, settings.fast_model, settings.deep_model) if m]
-    for name in state.providers.configured():
-        ids += [f"{name}/{model}" for model in RECOMMENDED_MODELS.get(name, ())]
-    unique = list(dict.fromkeys(ids))
+    """The models a request can use (``Assistant.models``)."""
+    try:
+        ids = await chat_of(request).bridge.assistant.models()
+    except Exception as exc:
+        return error_response(request.url.path, exc)
     return json_response(
         {
             "object": "list",
-            "data": [{"id": m, "object": "model", "created": 0, "owned_by": OWNER} for m in unique],
+            "data": [{"id": m, "object": "model", "created": 0, "owned_by": OWNER} for m in ids],
         }
     )
 
@@ -66,15 +60,16 @@ async def chat_completions(request: Request) -> Response:
     path = request.url.path
     try:
         body = chat_input(await json_body(request))
-        state = chat_of(request)
+        assistant = chat_of(request).bridge.assistant
         if not body.stream:
-            reply = await state.complete(body)
+            reply = await assistant.ask(PURPOSE, body.messages, body.options)
             return json_response(_completion(body, reply))
-        events = await started(state.stream(body))
+        events = await started(assistant.ask_stream(PURPOSE, body.messages, body.options))
+        model = body.options.model or chat_of(request).bridge.providers.model or ""
     except Exception as exc:
         return error_response(path, exc)
     return StreamingResponse(
-        _chunks(body, events), media_type="text/event-stream", headers=SSE_HEADERS
+        _chunks(body, model, events), media_type="text/event-stream", headers=SSE_HEADERS
     )
 
 
@@ -86,7 +81,7 @@ def _completion(body: ChatInput, reply: LLMResponse) -> dict[str, Any]:
         "id": _completion_id(),
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": reply.model or body.model or "",
+        "model": reply.model or body.options.model or "",
         "choices": [
             {
                 "index": 0,
@@ -99,12 +94,14 @@ def _completion(body: ChatInput, reply: LLMResponse) -> dict[str, Any]:
     }
 
 
-async def _chunks(body: ChatInput, events: AsyncGenerator[Event, None]) -> AsyncIterator[bytes]:
+async def _chunks(
+    body: ChatInput, model: str, events: AsyncGenerator[Event, None]
+) -> AsyncIterator[bytes]:
     head = {
         "id": _completion_id(),
         "object": "chat.completion.chunk",
         "created": int(time.time()),
-        "model": body.model or "",
+        "model": model,
     }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
@@ -121,7 +118,6 @@ async def _chunks(body: ChatInput, events: AsyncGenerator[Event, None]) -> Async
             else:
                 assert isinstance(event, ResponseComplete)
                 reply = event.response
-                head["model"] = reply.model or head["model"]
                 yield chunk({}, finish_reason(reply.stop_reason))
                 if body.include_usage:
                     yield sse({**head, "choices": [], "usage": usage_out(reply.usage)})

@@ -1,7 +1,9 @@
-"""The LLM proxy's routes, kept as its clients know them:
+"""The LLM proxy's routes, as its clients know them:
 
-- ``POST /chat {model?, messages, tools?}`` → ``{content, tool_calls, usage: {prompt_tokens,
-  completion_tokens}, model, finish_reason}``;
+- ``POST /chat {model?, messages, tools?, tool_choice?, response_format?}`` → ``{content,
+  tool_calls, usage: {prompt_tokens, completion_tokens}, model, finish_reason}``; a message's
+  ``content`` is a string or a list of blocks in OpenAI's, Anthropic's or the Rust thin client's
+  shape (see :mod:`.bodies`);
 - ``POST /chat/stream``, the same as Server-Sent Events ``data: {"content": "…"}`` …
   ``data: [DONE]``; an error is one ``data: {"error", "message"}`` event, the last.
 
@@ -20,6 +22,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from llm_service import ResponseComplete, TextDelta
+from plugin_bridge.httpapi.chat import PURPOSE
 from plugin_bridge.httpapi.openai_format import (
     ChatInput,
     chat_input,
@@ -41,7 +44,9 @@ from plugin_bridge.wire.errors import to_http_error
 
 async def chat(request: Request) -> Response:
     try:
-        reply = await chat_of(request).complete(chat_input(await json_body(request)))
+        body = chat_input(await json_body(request))
+        assistant = chat_of(request).bridge.assistant
+        reply = await assistant.ask(PURPOSE, body.messages, body.options)
     except Exception as exc:
         return error_response(request.url.path, exc)
     usage = usage_out(reply.usage)
@@ -68,7 +73,8 @@ async def chat_stream(request: Request) -> Response:
 
 async def _events(request: Request, body: ChatInput) -> AsyncIterator[bytes]:
     try:
-        async with aclosing(chat_of(request).stream(body)) as events:
+        assistant = chat_of(request).bridge.assistant
+        async with aclosing(assistant.ask_stream(PURPOSE, body.messages, body.options)) as events:
             async for event in events:
                 if isinstance(event, TextDelta):
                     yield sse({"content": event.text})

@@ -144,6 +144,13 @@ class ToolDeniedError(RpcError):
         )
 
 
+class ModelNotFound(RpcError):
+    """A client named a model its provider does not list (HTTP 404 ``model_not_found``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(WireCode.INVALID_PARAMS, message)
+
+
 def to_wire_error(exc: BaseException) -> WireError:
     """What the client sees for ``exc``; unexpected exceptions are logged and never leaked."""
     from pydantic import ValidationError
@@ -176,9 +183,9 @@ def to_wire_error(exc: BaseException) -> WireError:
 @dataclass(frozen=True, slots=True)
 class HttpError:
     """An HTTP API error: the status, the code (``auth_failed``, ``budget_exceeded``,
-    ``rate_limit``, ``api_error``, ``invalid_request``, ``tool_denied``, ``too_large``,
-    ``internal_error``) and
-    one sentence; ``retry_after`` seconds for a 429 when the provider said."""
+    ``rate_limit``, ``api_error``, ``invalid_request``, ``model_not_found``, ``tool_denied``,
+    ``too_large``, ``internal_error``) and one sentence; ``retry_after`` seconds for a 429 when
+    the provider said."""
 
     status: int
     code: str
@@ -202,17 +209,30 @@ _HTTP_LLM: Final[dict[str, tuple[int, str]]] = {
     "quota_exceeded": (402, "budget_exceeded"),
     "rate_limit": (429, "rate_limit"),
 }
+_HTTP_KEPT: Final[dict[int, str]] = {
+    400: "invalid_request",
+    401: "auth_failed",
+    403: "auth_failed",
+    404: "model_not_found",
+    422: "invalid_request",
+}
+"""A provider's refusals whose status an HTTP client gets as it is (retrying cannot help)."""
 
 
 def to_http_error(exc: BaseException) -> HttpError:
     """What an HTTP client sees for ``exc``: the provider's refusals keep their meaning (a
-    refused key 401, a used-up budget or quota 402, a rate limit 429), every other provider
-    failure is 502; unexpected exceptions are logged and never leaked (500)."""
+    used-up quota 402, a rate limit 429, its 400, 401, 403, 404 and 422 as they are, another
+    refused key 401), every other provider failure is 502; a model no provider lists is 404;
+    unexpected exceptions are logged and never leaked (500)."""
     from pydantic import ValidationError
 
     if isinstance(exc, LLMError):
+        if exc.code not in ("quota_exceeded", "rate_limit") and exc.status in _HTTP_KEPT:
+            return HttpError(exc.status, _HTTP_KEPT[exc.status], str(exc))
         status, code = _HTTP_LLM.get(exc.code, (502, "api_error"))
         return HttpError(status, code, str(exc), exc.retry_after)
+    if isinstance(exc, ModelNotFound):
+        return HttpError(404, "model_not_found", exc.message)
     if isinstance(exc, RpcError) and exc.code in _HTTP_RPC:
         status, code = _HTTP_RPC[exc.code]
         return HttpError(status, code, exc.message, data=exc.data)

@@ -30,6 +30,17 @@ MAX_PROMPTS: Final = 200
 Insert = Literal["selection", "note", "none"]
 
 
+def system_prompt(vault_name: str) -> str:
+    """The system prompt of every chat conversation."""
+    return (
+        f"You are an assistant inside the user's Obsidian vault named “{vault_name}”. "
+        "Use the tools to search and read notes before answering questions about them, and "
+        "never invent notes. Cite every note you use as a [[wikilink]] with its path without "
+        "the .md extension, e.g. [[Projects/Kafka]]. Create or change notes only when the "
+        "user asks."
+    )
+
+
 @dataclass(frozen=True)
 class Prompt:
     """A custom prompt: ``id`` is its note's path."""

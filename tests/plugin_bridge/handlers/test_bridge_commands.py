@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from llm_service import LLMResponse, ScriptedProvider, ToolCall
+from llm_service.options import ForcedTool
 from plugin_bridge.handlers.commands import GivenNote, cited_sources
 from tests.helpers.bridge import running_bridge
 
@@ -24,7 +25,7 @@ async def test_create_note_forces_save_note_and_saves_under_folder(tmp_path: Pat
         saved = bridge.vault.root / "Ideas/Kite festival.md"
         assert saved.read_text() == "Saturday on the dunes.\n"
     (request,) = provider.requests
-    assert request.tool_choice == "save_note"
+    assert request.tool_choice == ForcedTool("save_note")
     assert [tool.name for tool in request.tools] == ["save_note"]
     assert request.messages[0].text == "A note about the kite festival"
 

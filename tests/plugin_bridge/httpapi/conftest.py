@@ -1,11 +1,14 @@
 """One bridge with the HTTP API for this folder's test modules' servers: Anthropic (the chat
-provider) and OpenAI (routed to by ``openai/…``), both the real SDKs against fake APIs."""
+provider) and OpenAI (routed to by ``openai/…``), both the real SDKs against fake APIs.
+
+Each fake answers ``GET …/models`` with its ``Served`` list (``anthropic_models``,
+``openai_models``) and every other request with the next queued reply."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -14,10 +17,13 @@ from pydantic import SecretStr
 
 from plugin_bridge.app.settings.config import BridgeSettings
 from tests.fakes import anthropic as anthropic_fake
-from tests.fakes.http import FakeHTTPServer
+from tests.fakes import openai as openai_fake
+from tests.fakes.http import FakeHTTPServer, Recorded, Reply
 from tests.helpers.bridge import Bridge, running_bridge
 
 CHAT_MODEL = "claude-test"
+ANTHROPIC_MODELS = [CHAT_MODEL, "claude-haiku-4-5", anthropic_fake.MODEL]
+OPENAI_MODELS = ["gpt-5.4-mini", "gpt-4o"]
 
 
 @dataclass
@@ -25,6 +31,16 @@ class Served:
     bridge: Bridge
     anthropic: FakeHTTPServer
     openai: FakeHTTPServer
+    anthropic_models: list[str] = field(default_factory=lambda: list(ANTHROPIC_MODELS))
+    openai_models: list[str] = field(default_factory=lambda: list(OPENAI_MODELS))
+
+    def chats(self, server: FakeHTTPServer) -> list[Recorded]:
+        """The chat requests ``server`` got (model lists left out)."""
+        return [r for r in server.requests if r.method == "POST"]
+
+    def forget_models(self) -> None:
+        """The bridge fetches each provider's model list again on its next request."""
+        self.bridge.app.assistant.routes.clear()
 
     def http(self, token: str | None = None) -> httpx.AsyncClient:
         headers = {"Authorization": f"Bearer {token or self.bridge.app.token}"}
@@ -57,4 +73,30 @@ async def serve_http(tmp: Path, **settings: object) -> AsyncIterator[Served]:
             settings=config,
             http=True,
         ) as bridge:
-            yield Served(bridge, anthropic, openai)
+            served = Served(bridge, anthropic, openai)
+            anthropic.route = _lists(anthropic, lambda: anthropic_models(served.anthropic_models))
+            openai.route = _lists(openai, lambda: openai_fake.models_reply(*served.openai_models))
+            yield served
+
+
+def anthropic_models(ids: list[str]) -> Reply:
+    """GET /v1/models of the Anthropic API: one page."""
+    data = [
+        {"type": "model", "id": i, "display_name": i, "created_at": "2026-01-01T00:00:00Z"}
+        for i in ids
+    ]
+    first, last = (ids[0], ids[-1]) if ids else (None, None)
+    return Reply.json({"data": data, "has_more": False, "first_id": first, "last_id": last})
+
+
+def _lists(server: FakeHTTPServer, models: Callable[[], Reply]) -> Callable[[Recorded], Reply]:
+    """A route: the model list for ``GET …/models``, else the next queued reply."""
+
+    def route(request: Recorded) -> Reply:
+        if request.method == "GET" and request.path.split("?")[0].endswith("/models"):
+            return models()
+        if server.replies:
+            return server.replies.pop(0)
+        return Reply.json({"error": "fake server: no reply queued"}, status=599)
+
+    return route

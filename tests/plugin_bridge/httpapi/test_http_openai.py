@@ -64,7 +64,7 @@ async def test_a_bare_model_goes_to_the_configured_provider(
     assert completion.choices[0].finish_reason == "stop"
     assert completion.usage is not None
     assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (25, 12)
-    sent = served.anthropic.requests[0].json()
+    sent = served.chats(served.anthropic)[0].json()
     assert sent["model"] == CHAT_MODEL
     assert "Be brief." in json.dumps(sent["system"])
     assert sent["messages"][-1]["content"][0]["text"] == "Hello?"
@@ -77,17 +77,19 @@ async def test_provider_prefixes_route_to_that_provider(
     served.openai.enqueue(openai_fake.text_reply("From OpenAI.", stream=False))
     completion = await client.chat.completions.create(model=spec, messages=QUESTION)  # type: ignore[arg-type]
     assert completion.choices[0].message.content == "From OpenAI."
-    assert served.openai.requests[0].json()["model"] == "gpt-5.4-mini"
-    assert not served.anthropic.requests
+    assert served.chats(served.openai)[0].json()["model"] == "gpt-5.4-mini"
+    assert not served.chats(served.anthropic)
 
 
 async def test_an_unknown_prefix_goes_whole_to_the_configured_provider(
     served: Served, client: openai.AsyncOpenAI
 ) -> None:
     """LM Studio's ids look like ``qwen/qwen3-4b``: qwen is no provider, so nothing is split."""
+    served.anthropic_models.append("qwen/qwen3-4b")
+    served.forget_models()
     served.anthropic.enqueue(anthropic_fake.text_reply("ok", stream=False))
     await client.chat.completions.create(model="qwen/qwen3-4b", messages=QUESTION)  # type: ignore[arg-type]
-    assert served.anthropic.requests[0].json()["model"] == "qwen/qwen3-4b"
+    assert served.chats(served.anthropic)[0].json()["model"] == "qwen/qwen3-4b"
 
 
 async def test_a_known_but_unconfigured_provider_is_400_naming_the_configured(
@@ -98,7 +100,7 @@ async def test_a_known_but_unconfigured_provider_is_400_naming_the_configured(
     assert caught.value.status_code == 400
     message = caught.value.message
     assert "ollama" in message and "anthropic, openai" in message
-    assert not served.anthropic.requests and not served.openai.requests
+    assert not served.chats(served.anthropic) and not served.chats(served.openai)
 
 
 async def test_streaming_ends_with_finish_reason_and_usage(
@@ -138,7 +140,7 @@ async def test_tools_come_back_as_tool_calls(served: Served, client: openai.Asyn
     call = choice.message.tool_calls[0]
     assert (call.id, call.function.name) == ("toolu_1", "get_weather")  # type: ignore[union-attr]
     assert json.loads(call.function.arguments) == {"city": "Oslo"}  # type: ignore[union-attr]
-    assert served.anthropic.requests[0].json()["tools"][0]["name"] == "get_weather"
+    assert served.chats(served.anthropic)[0].json()["tools"][0]["name"] == "get_weather"
 
     # the client runs the tool and sends the result back
     served.anthropic.enqueue(anthropic_fake.text_reply("It is sunny in Oslo.", stream=False))
@@ -153,7 +155,7 @@ async def test_tools_come_back_as_tool_calls(served: Served, client: openai.Asyn
         tools=[WEATHER_TOOL],  # type: ignore[list-item]
     )
     assert answer.choices[0].message.content == "It is sunny in Oslo."
-    last = served.anthropic.requests[1].json()["messages"][-1]
+    last = served.chats(served.anthropic)[1].json()["messages"][-1]
     assert last["content"][0]["type"] == "tool_result"
     assert last["content"][0]["tool_use_id"] == "toolu_1"
 
@@ -192,7 +194,7 @@ async def test_the_vault_model_runs_vault_tools_here(
     )
     text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
     assert text == "See [[Areas/Cooking/Sourdough]]."
-    first, second = (r.json() for r in served.anthropic.requests)
+    first, second = (r.json() for r in served.chats(served.anthropic))
     assert first["model"] == CHAT_MODEL
     assert "Obsidian vault" in json.dumps(first["system"])
     assert {tool["name"] for tool in first["tools"]} >= {"search_notes", "read_note"}
@@ -213,7 +215,7 @@ async def test_the_vault_model_refuses_writes_over_http(
         model="vault", messages=[{"role": "user", "content": "Write a note."}]
     )
     assert completion.choices[0].message.content == "I could not write it."
-    result = served.anthropic.requests[1].json()["messages"][-1]["content"][0]
+    result = served.chats(served.anthropic)[1].json()["messages"][-1]["content"][0]
     assert result["is_error"] is True
     assert not (served.bridge.vault.root / "Pwned.md").exists()
 
@@ -253,14 +255,18 @@ async def test_a_failure_mid_stream_reaches_the_sdk(
             pass
 
 
-async def test_models_lists_vault_and_the_configured_providers(
-    client: openai.AsyncOpenAI,
+async def test_models_lists_only_what_the_providers_serve(
+    served: Served, client: openai.AsyncOpenAI
 ) -> None:
+    """``vault``, the configured model, the chat provider's listed models as they are, and the
+    other configured providers' as ``provider/model``: no model a request could not use."""
     ids = [model.id async for model in client.models.list()]
     assert ids[:2] == ["vault", CHAT_MODEL]
-    assert any(i.startswith("anthropic/") for i in ids)
-    assert any(i.startswith("openai/") for i in ids)
-    assert not any(i.startswith("ollama/") for i in ids)
+    assert set(ids) == {
+        "vault",
+        *served.anthropic_models,
+        *(f"openai/{model}" for model in served.openai_models),
+    }
 
 
 async def test_a_wrong_token_is_an_authentication_error(served: Served) -> None:

@@ -59,7 +59,7 @@ async def test_chat_gives_the_proxys_shape(served: Served) -> None:
         "model": anthropic_fake.MODEL,
         "finish_reason": "stop",
     }
-    assert served.anthropic.requests[0].json()["model"] == CHAT_MODEL
+    assert served.chats(served.anthropic)[0].json()["model"] == CHAT_MODEL
 
 
 async def test_chat_routes_by_model_and_returns_openai_tool_calls(served: Served) -> None:
@@ -78,7 +78,7 @@ async def test_chat_routes_by_model_and_returns_openai_tool_calls(served: Served
         }
     ]
     assert body["finish_reason"] == "tool_calls"
-    assert served.openai.requests[0].json()["tools"][0]["function"]["name"] == "lookup"
+    assert served.chats(served.openai)[0].json()["tools"][0]["function"]["name"] == "lookup"
 
 
 async def test_chat_stream_sends_content_events_then_done(served: Served) -> None:
@@ -140,7 +140,7 @@ async def test_a_used_up_budget_is_402_before_any_call(served: Served) -> None:
         app.spending.budgets = budgets
     assert (chat.status_code, chat.json()["error"]) == (402, "budget_exceeded")
     assert (v1.status_code, v1.json()["error"]["code"]) == (402, "budget_exceeded")
-    assert not served.anthropic.requests
+    assert not served.chats(served.anthropic)
 
 
 @pytest.mark.parametrize(
@@ -163,7 +163,7 @@ async def test_a_body_that_cannot_be_used_is_400(served: Served, body: bytes) ->
     assert (chat.status_code, chat.json()["error"]) == (400, "invalid_request")
     assert (stream.status_code, stream.json()["error"]) == (400, "invalid_request")
     assert (v1.status_code, v1.json()["error"]["code"]) == (400, "invalid_request")
-    assert not served.anthropic.requests
+    assert not served.chats(served.anthropic)
 
 
 @pytest.mark.parametrize("tool_format", ["anthropic", "openai", "ollama", "lmstudio", "vllm"])

@@ -9,6 +9,7 @@ import pytest
 
 from llm_service import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec, Usage
 from llm_service.factory import parse_model_spec
+from llm_service.options import ForcedTool, ResponseFormat
 from plugin_bridge.httpapi.openai_format import (
     BadRequest,
     chat_input,
@@ -56,7 +57,7 @@ def test_a_whole_conversation_reads_into_messages() -> None:
             "stream_options": {"include_usage": True},
         }
     )
-    assert chat.system == "Be brief.\n\nCite notes."
+    assert chat.options.system == "Be brief.\n\nCite notes."
     assert chat.messages == [
         Message.user("Weather?"),
         Message.assistant("", [ToolCall("c1", "w", {"city": "Oslo"}), ToolCall("c2", "w", {})]),
@@ -65,7 +66,8 @@ def test_a_whole_conversation_reads_into_messages() -> None:
             (ToolResultBlock("c1", "sunny"), ToolResultBlock("c2", "rain"), TextBlock("Thanks.")),
         ),
     ]
-    assert (chat.max_tokens, chat.temperature, chat.stream, chat.include_usage) == (
+    options = chat.options
+    assert (options.max_tokens, options.temperature, chat.stream, chat.include_usage) == (
         100,
         0.5,
         True,
@@ -85,12 +87,86 @@ def test_tools_and_tool_choice() -> None:
             "tool_choice": {"type": "function", "function": {"name": "w"}},
         }
     )
-    assert chat.tools == [ToolSpec("w", "d", {"type": "object"})]
-    assert chat.tool_choice == "w"
-    none = chat_input(
-        {"messages": [{"role": "user", "content": "x"}], "tools": [tool], "tool_choice": "none"}
+    assert chat.options.tools == [ToolSpec("w", "d", {"type": "object"})]
+    assert chat.options.tool_choice == ForcedTool("w")
+    for sent, meant in [("none", "none"), ("auto", "auto"), ("required", "required")]:
+        body = {"messages": [{"role": "user", "content": "x"}], "tools": [tool]}
+        assert chat_input({**body, "tool_choice": sent}).options.tool_choice == meant
+    langchain = {"messages": [{"role": "user", "content": "x"}], "tool_choice": "any"}
+    assert chat_input(langchain).options.tool_choice == "required"
+
+
+def test_response_formats() -> None:
+    body: dict[str, Any] = {"messages": [{"role": "user", "content": "x"}]}
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    sent = {"type": "json_schema", "json_schema": {"name": "A", "schema": schema, "strict": True}}
+    assert chat_input({**body, "response_format": sent}).options.response_format == (
+        ResponseFormat(schema, "A", strict=True)
     )
-    assert (none.tools, none.tool_choice) == ([], None)
+    json_object = chat_input({**body, "response_format": {"type": "json_object"}})
+    assert json_object.options.response_format == ResponseFormat()
+    text = chat_input({**body, "response_format": {"type": "text"}})
+    assert text.options.response_format is None
+
+
+CALL = ToolCall("toolu_1", "get_weather", {"city": "Oslo"})
+RESULT = ToolResultBlock("toolu_1", "sunny")
+
+
+@pytest.mark.parametrize(
+    ("assistant", "user"),
+    [
+        (  # Anthropic's blocks
+            [
+                {"type": "text", "text": "Let me look."},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_1",
+                    "name": "get_weather",
+                    "input": {"city": "Oslo"},
+                },
+            ],
+            [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}],
+        ),
+        (  # the LLM proxy's Rust client
+            [
+                {"type": "text", "text": "Let me look."},
+                {
+                    "type": "tool_use",
+                    "tool_calls": [
+                        {
+                            "id": "toolu_1",
+                            "type": "function",
+                            "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'},
+                        }
+                    ],
+                },
+            ],
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_1",
+                    "content": [{"type": "text", "text": "sunny"}],
+                }
+            ],
+        ),
+    ],
+)
+def test_content_blocks_in_both_shapes(assistant: list[Any], user: list[Any]) -> None:
+    chat = chat_input(
+        {
+            "messages": [
+                {"role": "user", "content": "Weather in Oslo?"},
+                {"role": "assistant", "content": assistant},
+                {"role": "user", "content": user},
+            ]
+        }
+    )
+    assert chat.messages == [
+        Message.user("Weather in Oslo?"),
+        Message("assistant", (TextBlock("Let me look."), CALL)),
+        Message("user", (RESULT,)),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -117,12 +193,20 @@ def test_tools_and_tool_choice() -> None:
         ),
         ({"model": "", "messages": [{"role": "user", "content": "x"}]}, "'model'"),
         ({"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}, "'max_tokens'"),
+        ({"messages": [{"role": "user", "content": "x"}], "max_tokens": 10**30}, "'max_tokens'"),
+        ({"messages": [{"role": "user", "content": "x"}], "temperature": 3}, "'temperature'"),
+        ({"messages": [{"role": "user", "content": "x"}], "tool_choice": "often"}, "'tool_choice'"),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "tool_use", "id": "x"}]}]},
+            "messages[0].content[0]",
+        ),
         (
             {
-                "messages": [{"role": "user", "content": "x"}],
-                "tool_choice": {"function": {"name": "nope"}},
+                "messages": [
+                    {"role": "user", "content": [{"type": "tool_use", "id": "c", "name": "f"}]}
+                ]
             },
-            "'tool_choice'",
+            "assistant messages",
         ),
     ],
 )

@@ -1,0 +1,214 @@
+"""Which provider and model a client's ``model`` id names, and which ids a client may use.
+
+The rule (docs/http.md gives it to users):
+
+- ``provider/model`` (LiteLLM's convention) and ``provider:model`` (the settings') name a
+  provider, as :func:`llm_service.parse_model_spec` reads them: split only when the part before
+  the first ``/`` or ``:`` is a provider name, so LM Studio's ``qwen/qwen3-4b`` stays whole. A
+  known provider that is not configured is a 400 naming those that are.
+- The configured chat, fast and deep models go where the settings send them.
+- A bare id with an unambiguous vendor prefix (``gpt-``, ``o1`` … ``o9``, ``chatgpt-``: OpenAI;
+  ``claude-``: Anthropic) goes to that vendor when it is configured, unless the chat provider's
+  own model list holds the id (Ollama's ``gpt-oss:20b``). Any other bare id goes to the chat
+  provider.
+- An id the chosen provider's model list lacks is :class:`ModelNotFound` (404), before any chat
+  request. Each provider's list is fetched once and kept for :data:`LIST_SECONDS`; a server
+  without a models endpoint accepts every id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from llm_service import LLMError
+from llm_service.factory import PROVIDER_NAMES, ProviderName, parse_model_spec
+from plugin_bridge.app.settings.config import BridgeSettings, SettingsError, default_model
+from plugin_bridge.app.settings.providers import PURPOSES, Route
+from plugin_bridge.wire.errors import ModelNotFound, RpcError, WireCode
+
+if TYPE_CHECKING:
+    from llm_service import Provider
+    from plugin_bridge.app.state import BridgeApp
+
+logger = logging.getLogger(__name__)
+
+LIST_SECONDS: Final = 600.0
+"""How long a provider's model list is kept."""
+VENDOR_PREFIXES: Final[tuple[tuple[re.Pattern[str], ProviderName], ...]] = (
+    (re.compile(r"^(gpt-|chatgpt-|o[1-9](-|$))"), "openai"),
+    (re.compile(r"^claude-"), "anthropic"),
+)
+_NO_LIST: Final = frozenset({"invalid_request", "invalid_response"})
+"""Failures of a models endpoint that mean "this server has no list" (every id is accepted);
+any other failure (down, refused key) would fail the chat request too, and is raised."""
+
+
+def vendor_of(model: str) -> ProviderName | None:
+    """The provider a bare model id's prefix names unambiguously, if any."""
+    return next((name for pattern, name in VENDOR_PREFIXES if pattern.match(model)), None)
+
+
+@dataclass
+class _Listed:
+    expires: float
+    ids: frozenset[str] | None
+    """None: the server lists no models (every id is accepted)."""
+
+
+class ModelRoutes:
+    """The routing rule of the module docstring over the app's providers."""
+
+    def __init__(self, app: BridgeApp) -> None:
+        self.app = app
+        self._setup = app.providers
+        """The providers the lists are of (settings/update replaces them whole)."""
+        self._lists: dict[ProviderName | None, _Listed] = {}
+        self._fetching: dict[ProviderName | None, asyncio.Lock] = {}
+
+    def clear(self) -> None:
+        """Forget every fetched list (the next request fetches again)."""
+        self._lists.clear()
+
+    async def resolve(self, spec: str) -> Route:
+        """The provider and model of a client's id; ModelNotFound when its provider does not
+        list it, RpcError (400) when it names a provider that is not configured."""
+        configured = self._configured_route(spec)
+        if configured is not None:
+            return configured
+        chat = self.app.route("chat")
+        parsed = parse_model_spec(spec)
+        if parsed.provider is not None and parsed.provider != chat.name:
+            name = parsed.provider
+            route = Route(name, self._other(name), parsed.model or default_model(name))
+        elif parsed.provider is not None:
+            route = Route(chat.name, chat.provider, parsed.model or chat.model)
+        else:
+            route = await self._bare(spec, chat)
+        if route.model not in self._configured_models(route.name):
+            await self._check_listed(route, spec)
+        return route
+
+    def configured(self) -> list[ProviderName]:
+        """The providers this server can route to, the chat provider first."""
+        chat = self.app.providers.name
+        names = [chat] if chat is not None else []
+        settings = self.app.config
+        return names + [n for n in PROVIDER_NAMES if n != chat and has_credentials(settings, n)]
+
+    async def usable(self) -> list[str]:
+        """The ids a request can use besides ``vault``: the configured chat, fast and deep
+        models, then the chat provider's listed models (bare) and every other configured
+        provider's (``provider/model``). A list that cannot be fetched is left out."""
+        app = self.app
+        if app.providers.chat is None:
+            return []
+        settings = app.config
+        ids = [m for m in (app.providers.model, settings.fast_model, settings.deep_model) if m]
+        chat = app.route("chat")
+        for name in self.configured():
+            try:
+                provider = chat.provider if name == chat.name else self._other(name)
+                listed = await self._listed(name, provider)
+            except (LLMError, RpcError) as exc:
+                logger.warning("could not list the models of %s: %s", name, exc)
+                continue
+            prefix = "" if name == chat.name else f"{name}/"
+            ids += [prefix + model for model in sorted(listed or ())]
+        return list(dict.fromkeys(ids))
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _configured_route(self, spec: str) -> Route | None:
+        """The route of the purpose whose configured model ``spec`` is (as written in the
+        settings, or as its provider/model)."""
+        app = self.app
+        if app.providers.chat is None:
+            app.route("chat")  # -32011 saying what to configure
+        settings = app.config
+        written = {"chat": app.providers.model, "fast": settings.fast_model}
+        written["deep"] = settings.deep_model
+        for purpose in PURPOSES:
+            if purpose != "chat" and not app.providers.configured(purpose):
+                continue
+            route = app.route(purpose)
+            names = (written[purpose], f"{route.name}/{route.model}", f"{route.name}:{route.model}")
+            if spec in names:
+                return route
+        return None
+
+    def _configured_models(self, name: ProviderName | None) -> set[str]:
+        """The configured models that run on provider ``name``."""
+        app = self.app
+        purposes = [p for p in PURPOSES if p == "chat" or app.providers.configured(p)]
+        return {r.model for r in (app.route(p) for p in purposes) if r.name == name}
+
+    async def _bare(self, model: str, chat: Route) -> Route:
+        vendor = vendor_of(model)
+        if vendor is None or vendor == chat.name or vendor not in self.configured():
+            return Route(chat.name, chat.provider, model)
+        try:
+            listed = await self._listed(chat.name, chat.provider)
+        except LLMError as exc:  # the chat provider is down: the vendor may still answer
+            logger.warning("could not list the models of %s: %s", chat.name, exc)
+            listed = None
+        if listed is not None and model in listed:
+            return Route(chat.name, chat.provider, model)
+        return Route(vendor, self._other(vendor), model)
+
+    async def _check_listed(self, route: Route, spec: str) -> None:
+        listed = await self._listed(route.name, route.provider)
+        if listed is not None and route.model not in listed:
+            where = route.name or "the configured provider"
+            raise ModelNotFound(
+                f"The model '{spec}' does not exist on {where}: GET /v1/models lists the "
+                "models this server can use."
+            )
+
+    async def _listed(self, name: ProviderName | None, provider: Provider) -> frozenset[str] | None:
+        """The ids ``provider`` lists (None: it has no list), fetched at most once per
+        :data:`LIST_SECONDS`."""
+        if self._setup is not self.app.providers:
+            self._setup = self.app.providers
+            self.clear()
+        async with self._fetching.setdefault(name, asyncio.Lock()):
+            cached = self._lists.get(name)
+            now = time.monotonic()
+            if cached is not None and cached.expires > now:
+                return cached.ids
+            try:
+                ids: frozenset[str] | None = frozenset(await provider.list_model_ids())
+            except LLMError as exc:
+                if exc.code not in _NO_LIST:
+                    raise
+                ids = None
+            self._lists[name] = _Listed(now + LIST_SECONDS, ids or None)
+            return ids or None
+
+    def _other(self, name: ProviderName) -> Provider:
+        """Provider ``name`` besides the chat provider, or a 400 naming the configured ones."""
+        if name == self.app.providers.name:
+            return self.app.route("chat").provider
+        if not has_credentials(self.app.config, name):
+            configured = ", ".join(self.configured()) or "none"
+            raise RpcError(
+                WireCode.INVALID_PARAMS,
+                f"Provider {name} is not configured on this server (configured: {configured}): "
+                "set its API key in the settings, or use a configured one.",
+            )
+        try:
+            return self.app.providers.provider(name)
+        except SettingsError as exc:
+            raise RpcError(WireCode.INVALID_PARAMS, str(exc)) from exc
+
+
+def has_credentials(settings: BridgeSettings, name: ProviderName) -> bool:
+    """Whether the settings let this server call ``name`` besides the chat provider."""
+    if name == "ollama":
+        return settings.ollama_host is not None or "ollama" in settings.base_urls
+    key = settings.anthropic_api_key if name == "anthropic" else settings.openai_api_key
+    return key is not None and bool(key.get_secret_value().strip())
