@@ -10,11 +10,13 @@ Provider choice: ``--provider`` if given, else anthropic when ANTHROPIC_API_KEY 
 openai when OPENAI_API_KEY is set, else none. A chosen provider whose key is missing counts as
 none (openai with ``--base-url`` needs no key: local servers ignore it, and without ``--model``
 it uses the model the server has loaded). Without a provider the server still serves search and
-notes; chat answers -32011 with :attr:`ProviderChoice.missing`.
+notes; chat answers -32011 with :attr:`ProviderChoice.missing`, which names where the setting
+came from and the fix there (:mod:`.sources`).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +40,23 @@ from pydantic_settings import (
 )
 
 from llm_service.factory import ProviderName, parse_model_spec
-from plugin_bridge.app.settings.keys import check_url, key_for
+from plugin_bridge.app.settings.keys import (
+    DEFAULT_ORIGINS,
+    HOST_FIELDS,
+    KEY_FIELDS,
+    KEY_VARIABLES,
+    check_url,
+    key_for,
+)
+from plugin_bridge.app.settings.sources import (
+    SDK_URL_VARIABLES,
+    SETUP,
+    env_variable,
+    label,
+    launch_bindings,
+    named_provider,
+    source_of,
+)
 from plugin_bridge.wire.models.settings import MCP_NAME_PATTERN
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
 
@@ -47,7 +65,8 @@ if TYPE_CHECKING:
 
 DEFAULT_OLLAMA_URL: Final = "http://127.0.0.1:11434"
 NO_PROVIDER: Final = (
-    "No model provider is configured: set ANTHROPIC_API_KEY or start with --provider ollama."
+    "No model provider is configured: run `obsidian-ai-bridge setup`, or export "
+    "ANTHROPIC_API_KEY or start with --provider ollama."
 )
 PLUGIN_CLIENT: Final = "ai-bridge-assistant"
 """The Obsidian plugin's ``client.name`` in initialize (its manifest id)."""
@@ -67,8 +86,6 @@ _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def config_file() -> Path:
     """The settings file: ``$AI_BRIDGE_CONFIG``, else ``config.toml`` in the user's config
     folder (platformdirs: ``~/.config/obsidian-ai-bridge`` on Linux)."""
-    import os
-
     from platformdirs import user_config_dir
 
     given = os.environ.get(CONFIG_ENV)
@@ -248,12 +265,15 @@ class BridgeSettings(BaseSettings):
 
 
 def load_settings(**flags: object) -> BridgeSettings:
-    """The settings for these flags, or :class:`SettingsError` naming the bad key and where it
-    came from (the settings file, the environment or a flag)."""
+    """The settings for these flags, with the keys given at launch bound to the base URLs given
+    beside them (:func:`.sources.launch_bindings`), or :class:`SettingsError` naming the bad key
+    and where it came from (the settings file, the environment or a flag)."""
     from pydantic import ValidationError
 
     try:
-        return BridgeSettings(**flags)  # type: ignore[arg-type]
+        settings = BridgeSettings(**flags)  # type: ignore[arg-type]
+        bindings = launch_bindings(settings, flags)
+        return BridgeSettings(**flags, **bindings) if bindings else settings  # type: ignore[arg-type]
     except ValidationError as exc:
         error = exc.errors()[0]
         key = ".".join(str(part) for part in error["loc"]) or "settings"
@@ -306,9 +326,9 @@ def read_config(path: Path | None = None) -> dict[str, Any]:
 def save_config(values: dict[str, Any], path: Path | None = None) -> Path:
     """Write ``values`` (tables too: a nested dict is a ``[table]``) as the whole settings file,
     mode 0600: written by a TOML library, which escapes every string, to a temp file that is
-    read back and must give ``values`` again before it replaces the old file. ValueError when
-    it would not (the old file is then left as it was)."""
-    import os
+    synced, read back and must give ``values`` again before it replaces the old file, and the
+    folder synced after the rename: durable when this returns. ValueError when it would not
+    (the old file is then left as it was)."""
     import tomllib
 
     import tomli_w
@@ -331,7 +351,23 @@ def save_config(values: dict[str, Any], path: Path | None = None) -> Path:
         temp.unlink(missing_ok=True)
         raise
     temp.replace(path)
+    _sync_folder(path.parent)
     return path
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (POSIX; Windows cannot open a folder, and its
+    ``MoveFileEx`` replace is durable once it returns)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _mask(secret: str) -> str:
@@ -351,49 +387,82 @@ class ProviderChoice:
 def choose_provider(settings: BridgeSettings) -> ProviderChoice:
     """Which provider and model ``settings`` select (see the module docstring); a chat model
     named ``PROVIDER:MODEL`` selects its provider."""
-    anthropic_key = _present(settings.anthropic_api_key)
-    openai_key = _present(settings.openai_api_key)
     spec = parse_model_spec(settings.model) if settings.model else None
-    name = settings.provider
-    if spec is not None and spec.provider is not None:
-        if name is not None and name != spec.provider:
-            return ProviderChoice(
-                None,
-                None,
-                f"No model provider is configured: the chat model {settings.model} is on "
-                f"{spec.provider} but the provider is {name}; change one of them.",
-            )
-        name = spec.provider
+    named = spec.provider if spec is not None else None
+    if named is not None and settings.provider is not None and settings.provider != named:
+        return ProviderChoice(
+            None,
+            None,
+            f"No model provider is configured: the chat model {settings.model} is on "
+            f"{named} but the provider is {settings.provider}; change one of them.",
+        )
     model = (spec.model or None) if spec is not None else None
-    if name is None:
-        name = "anthropic" if anthropic_key else "openai" if openai_key else None
+    name = named_provider(settings)
     if name is None:
         return ProviderChoice(None, None)
-    if name == "anthropic" and not anthropic_key:
-        return ProviderChoice(
-            None,
-            None,
-            "No model provider is configured: --provider anthropic needs ANTHROPIC_API_KEY; "
-            "set it and restart.",
-        )
     local = base_url_for(settings, name, name)
-    if name == "anthropic" and key_for(settings, name, local) is None:
-        return ProviderChoice(
-            None,
-            None,
-            f"No model provider is configured: the Anthropic key is not for {local}"
-            "; send the key again together with that base URL.",
-        )
-    if name == "openai" and not openai_key and local is None:
-        return ProviderChoice(
-            None,
-            None,
-            "No model provider is configured: --provider openai needs OPENAI_API_KEY "
-            "(or --base-url for a local server); set it and restart.",
-        )
+    keyed = name in KEY_FIELDS
+    if keyed and key_for(settings, name, local) is None and (name == "anthropic" or not local):
+        return ProviderChoice(None, None, _no_key(settings, name, local))
     if name == "openai" and local is not None:
         return ProviderChoice(name, model)  # None: the server's own, see served_model
     return ProviderChoice(name, model or default_model(name))
+
+
+def _no_key(settings: BridgeSettings, name: ProviderName, url: str | None) -> str:
+    """Why ``name`` has no key for ``url``, naming where the provider, the key and the base URL
+    came from, and what to do there."""
+    file = read_config_quietly()
+    variable = KEY_VARIABLES[name]
+    field = KEY_FIELDS[name]
+    if not _present(getattr(settings, field)):
+        chosen = _where(settings, "provider" if settings.provider else "model", file)
+        local = "" if name == "anthropic" else " (or a base URL for a local server)"
+        return (
+            f"No model provider is configured: {label(name)} (chosen by {chosen}) needs an API "
+            f"key{local}; export {variable} and restart, or {SETUP}."
+        )
+    url = url or DEFAULT_ORIGINS[name]
+    bound = getattr(settings, HOST_FIELDS[name]) or DEFAULT_ORIGINS[name]
+    return (
+        f"No model provider is configured: the {label(name)} key from "
+        f"{_where(settings, field, file)} is for {bound}, not for {url} from "
+        f"{_url_source(settings, name, url, file)}; export {variable} and start with "
+        f"--base-url {url} to send it there for this run, or {SETUP} to save a key for it."
+    )
+
+
+def _where(settings: BridgeSettings, field: str, file: dict[str, Any]) -> str:
+    """Where ``field``'s value came from, as a message names it."""
+    source = source_of(settings, field, file)
+    value = getattr(settings, field)
+    if source == "file":
+        return "the settings file"
+    if source == "env":
+        return str(env_variable(field, value))
+    return f"--{field.replace('_', '-')}" + (f" {value}" if field in ("provider", "model") else "")
+
+
+def _url_source(
+    settings: BridgeSettings, name: ProviderName, url: str, file: dict[str, Any]
+) -> str:
+    """Where provider ``name``'s base URL ``url`` came from."""
+    if settings.base_url == url:
+        return _where(settings, "base_url", file)
+    variable = SDK_URL_VARIABLES.get(name)
+    if variable is not None and os.environ.get(variable, "").strip() == url:
+        return variable
+    if (file.get("base_urls") or {}).get(name) == url:
+        return "the settings file"
+    return "the settings"
+
+
+def read_config_quietly() -> dict[str, Any]:
+    """The settings file's values, or none when it cannot be read (for messages)."""
+    try:
+        return read_config()
+    except (OSError, ValueError):
+        return {}
 
 
 def base_url_for(
