@@ -53,6 +53,8 @@ REBUILT: Final = CHECKED | {
     *HOST_FIELDS.values(),
 }
 """Changes that need a new :class:`ProviderSetup` (other changes keep the one in use)."""
+WAKE_MS: Final = 500
+"""How often the settings file's watch wakes to see whether it was stopped."""
 EMBEDDER_FIELDS: Final = frozenset({"embedder", "embedder_base_url"})
 """Changes that switch the embedder (the old vectors serve until the new ones are ready)."""
 
@@ -256,13 +258,21 @@ class SettingsFileWatch:
             logger.warning("Not following the settings file %s (%s).", self.path, exc)
             return
         name = self.path.name
-        async for _ in awatch(
-            folder,
-            watch_filter=lambda _change, changed: Path(changed).name == name,
-            debounce=debounce_ms,
-            recursive=False,
-        ):
-            await self.reload()
+        stop = asyncio.Event()  # ends watchfiles' thread within WAKE_MS once cancelled
+        try:
+            async for _ in awatch(
+                folder,
+                watch_filter=lambda _change, changed: Path(changed).name == name,
+                debounce=debounce_ms,
+                recursive=False,
+                stop_event=stop,
+                rust_timeout=WAKE_MS,
+            ):
+                await self.reload()
+        except (OSError, RuntimeError) as exc:
+            logger.warning("Stopped following the settings file %s (%s).", self.path, exc)
+        finally:
+            stop.set()
 
     async def reload(self) -> bool:
         """Apply what changed in the file since it was last read; whether settings changed."""
