@@ -219,3 +219,22 @@ def test_no_provider_names_setup_and_where_the_choice_came_from(
         save_config(file)
     missing = choose_provider(load_settings(**flags)).missing
     assert says in missing and "setup" in missing
+
+
+async def test_the_settings_tabs_model_list_has_no_embedding_models(
+    tmp_path: Path, fake_http: FakeHTTPServer
+) -> None:
+    """models/list on Ollama: a model whose capabilities say embedding (bge-m3) and one named
+    so (nomic-embed-text) are left out; chat models stay."""
+    settings = BridgeSettings(provider="ollama", base_url=fake_http.url, model="qwen3:4b")
+    fake_http.enqueue(
+        Reply.json({"models": [{"name": n} for n in ("qwen3:4b", "bge-m3", "nomic-embed-text")]}),
+        Reply.json({"capabilities": ["completion", "tools"]}),
+        Reply.json({"capabilities": ["embedding"]}),
+        Reply.json({"capabilities": ["completion"]}),
+    )
+    async with running_bridge(
+        tmp_path, providers=await build_setup(settings), settings=settings
+    ) as bridge:
+        listed = await (await bridge.wire()).result("models/list", {"refresh": True})
+    assert [model["id"] for model in listed["models"]] == ["qwen3:4b"]
