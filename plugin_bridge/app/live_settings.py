@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import SecretStr, ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel
 
 from llm_service.errors import LLMError
@@ -223,8 +223,12 @@ def _unrevealing(settings: BridgeSettings, problem: str) -> str:
 
 
 def _plain(value: Any) -> Any:
+    """A setting's value as the settings file holds it (TOML has no null: tables without
+    their unset entries)."""
     if isinstance(value, SecretStr):
         return value.get_secret_value()
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
     return list(value) if isinstance(value, tuple) else value
 
 

@@ -273,7 +273,7 @@ def load_settings(**flags: object) -> BridgeSettings:
     try:
         settings = BridgeSettings(**flags)  # type: ignore[arg-type]
         bindings = launch_bindings(settings, flags)
-        return BridgeSettings(**flags, **bindings) if bindings else settings  # type: ignore[arg-type]
+        return BridgeSettings(**{**flags, **bindings}) if bindings else settings
     except ValidationError as exc:
         error = exc.errors()[0]
         key = ".".join(str(part) for part in error["loc"]) or "settings"
