@@ -40,23 +40,8 @@ from pydantic_settings import (
 )
 
 from llm_service.factory import ProviderName, parse_model_spec
-from plugin_bridge.app.settings.keys import (
-    DEFAULT_ORIGINS,
-    HOST_FIELDS,
-    KEY_FIELDS,
-    KEY_VARIABLES,
-    check_url,
-    key_for,
-)
-from plugin_bridge.app.settings.sources import (
-    SDK_URL_VARIABLES,
-    SETUP,
-    env_variable,
-    label,
-    launch_bindings,
-    named_provider,
-    source_of,
-)
+from plugin_bridge.app.settings.keys import KEY_FIELDS, check_url, key_for
+from plugin_bridge.app.settings.sources import launch_bindings, named_provider, no_key
 from plugin_bridge.wire.models.settings import MCP_NAME_PATTERN
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
 
@@ -403,58 +388,10 @@ def choose_provider(settings: BridgeSettings) -> ProviderChoice:
     local = base_url_for(settings, name, name)
     keyed = name in KEY_FIELDS
     if keyed and key_for(settings, name, local) is None and (name == "anthropic" or not local):
-        return ProviderChoice(None, None, _no_key(settings, name, local))
+        return ProviderChoice(None, None, no_key(settings, name, local, read_config_quietly()))
     if name == "openai" and local is not None:
         return ProviderChoice(name, model)  # None: the server's own, see served_model
     return ProviderChoice(name, model or default_model(name))
-
-
-def _no_key(settings: BridgeSettings, name: ProviderName, url: str | None) -> str:
-    """Why ``name`` has no key for ``url``, naming where the provider, the key and the base URL
-    came from, and what to do there."""
-    file = read_config_quietly()
-    variable = KEY_VARIABLES[name]
-    field = KEY_FIELDS[name]
-    if not _present(getattr(settings, field)):
-        chosen = _where(settings, "provider" if settings.provider else "model", file)
-        local = "" if name == "anthropic" else " (or a base URL for a local server)"
-        return (
-            f"No model provider is configured: {label(name)} (chosen by {chosen}) needs an API "
-            f"key{local}; export {variable} and restart, or {SETUP}."
-        )
-    url = url or DEFAULT_ORIGINS[name]
-    bound = getattr(settings, HOST_FIELDS[name]) or DEFAULT_ORIGINS[name]
-    return (
-        f"No model provider is configured: the {label(name)} key from "
-        f"{_where(settings, field, file)} is for {bound}, not for {url} from "
-        f"{_url_source(settings, name, url, file)}; export {variable} and start with "
-        f"--base-url {url} to send it there for this run, or {SETUP} to save a key for it."
-    )
-
-
-def _where(settings: BridgeSettings, field: str, file: dict[str, Any]) -> str:
-    """Where ``field``'s value came from, as a message names it."""
-    source = source_of(settings, field, file)
-    value = getattr(settings, field)
-    if source == "file":
-        return "the settings file"
-    if source == "env":
-        return str(env_variable(field, value))
-    return f"--{field.replace('_', '-')}" + (f" {value}" if field in ("provider", "model") else "")
-
-
-def _url_source(
-    settings: BridgeSettings, name: ProviderName, url: str, file: dict[str, Any]
-) -> str:
-    """Where provider ``name``'s base URL ``url`` came from."""
-    if settings.base_url == url:
-        return _where(settings, "base_url", file)
-    variable = SDK_URL_VARIABLES.get(name)
-    if variable is not None and os.environ.get(variable, "").strip() == url:
-        return variable
-    if (file.get("base_urls") or {}).get(name) == url:
-        return "the settings file"
-    return "the settings"
 
 
 def read_config_quietly() -> dict[str, Any]:

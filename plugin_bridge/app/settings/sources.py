@@ -18,7 +18,13 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 from llm_service.factory import PROVIDER_NAMES, ProviderName, parse_model_spec, provider_class
-from plugin_bridge.app.settings.keys import HOST_FIELDS, KEY_FIELDS, KEY_VARIABLES, origin
+from plugin_bridge.app.settings.keys import (
+    DEFAULT_ORIGINS,
+    HOST_FIELDS,
+    KEY_FIELDS,
+    KEY_VARIABLES,
+    origin,
+)
 
 Source = Literal["flag", "env", "file"]
 SETUP: Final = "run `obsidian-ai-bridge setup` or open the setup card"
@@ -78,6 +84,51 @@ def setting_fix(settings: Any, field: str, flag: str, file: Mapping[str, Any]) -
     if source == "flag":
         return f"start without {flag} or change it"
     return SETUP
+
+
+def no_key(settings: Any, name: ProviderName, url: str | None, file: Mapping[str, Any]) -> str:
+    """Why ``name`` has no key for ``url``, naming where the provider, the key and the base URL
+    came from (``file``: the settings file's values), and what to do there."""
+    variable = KEY_VARIABLES[name]
+    field = KEY_FIELDS[name]
+    if not _text(getattr(settings, field) or ""):
+        chosen = _where(settings, "provider" if settings.provider else "model", file)
+        local = "" if name == "anthropic" else " (or a base URL for a local server)"
+        return (
+            f"No model provider is configured: {label(name)} (chosen by {chosen}) needs an API "
+            f"key{local}; export {variable} and restart, or {SETUP}."
+        )
+    url = url or DEFAULT_ORIGINS[name]
+    bound = getattr(settings, HOST_FIELDS[name]) or DEFAULT_ORIGINS[name]
+    return (
+        f"No model provider is configured: the {label(name)} key from "
+        f"{_where(settings, field, file)} is for {bound}, not for {url} from "
+        f"{_url_source(settings, name, url, file)}; export {variable} and start with "
+        f"--base-url {url} to send it there for this run, or {SETUP} to save a key for it."
+    )
+
+
+def _where(settings: Any, field: str, file: Mapping[str, Any]) -> str:
+    """Where ``field``'s value came from, as a message names it."""
+    source = source_of(settings, field, file)
+    value = getattr(settings, field)
+    if source == "file":
+        return "the settings file"
+    if source == "env":
+        return str(env_variable(field, value))
+    return f"--{field.replace('_', '-')}" + (f" {value}" if field in ("provider", "model") else "")
+
+
+def _url_source(settings: Any, name: ProviderName, url: str, file: Mapping[str, Any]) -> str:
+    """Where provider ``name``'s base URL ``url`` came from."""
+    if settings.base_url == url:
+        return _where(settings, "base_url", file)
+    variable = SDK_URL_VARIABLES.get(name)
+    if variable is not None and os.environ.get(variable, "").strip() == url:
+        return variable
+    if (file.get("base_urls") or {}).get(name) == url:
+        return "the settings file"
+    return "the settings"
 
 
 def launch_bindings(settings: Any, flags: Mapping[str, object]) -> dict[str, Any]:
