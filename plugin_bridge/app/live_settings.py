@@ -127,12 +127,11 @@ async def stage(app: BridgeApp, settings: BridgeSettings) -> Staged:
     providers = app.providers
     if changed & REBUILT:
         providers = await _providers_for(settings, changed)
-    embedder_changed = bool(changed & EMBEDDER_FIELDS)
-    embedder = build_embedder(settings) if embedder_changed else None
-    staged = Staged(settings, changed, providers, embedder, embedder_changed)
+    staged = Staged(settings, changed, providers, None, bool(changed & EMBEDDER_FIELDS))
     try:
-        if embedder_changed:
-            problem = await asyncio.to_thread(embedder_problem, settings, embedder)
+        if staged.embedder_changed:
+            staged.embedder = build_embedder(settings)
+            problem = await asyncio.to_thread(embedder_problem, settings, staged.embedder)
             if problem is not None:
                 raise SettingsError(_unrevealing(settings, problem))
     except BaseException:

@@ -22,6 +22,8 @@ from llm_service.factory import PROVIDER_NAMES, provider_name
 if TYPE_CHECKING:
     from llm_service import Provider
     from llm_service.catalog import ModelInfo
+    from llm_service.factory import ProviderName
+    from plugin_bridge.app.settings.config import BridgeSettings
 
 KEY_FLAGS: Final = {"anthropic": "anthropic_api_key", "openai": "openai_api_key"}
 OFFICIAL_URLS: Final = {
@@ -85,9 +87,10 @@ async def _setup(
         shown = f" [{default}]" if default else ""
         question = f"Provider ({', '.join(PROVIDER_NAMES)}){shown}: "
         provider = _answer(ask, "--provider", question, default, valid=provider_name)
-    if provider_name(provider) is None:
+    name = provider_name(provider)
+    if name is None:
         raise SetupError(f"Unknown provider '{provider}': use one of {', '.join(PROVIDER_NAMES)}.")
-    provider = provider.strip().lower()
+    provider = name
     if provider == "openai" and api_key is None and base_url is None and ask is not None:
         suggested = found.get("lmstudio", "")
         base_url = (
@@ -151,21 +154,16 @@ def _needs_key(provider: str, base_url: str | None, ask: Callable[[str], str] | 
     return provider == "anthropic" or base_url is None
 
 
-def _default_model(current: object, provider: str, names: list[str]) -> str:
-    """The model an empty answer takes: the one saved for this provider when it still serves
-    it, else the recommended one it serves, else its first chat model."""
-    from llm_service.factory import ProviderName
-    from llm_service.providers.openai import first_chat_model
+def _default_model(current: BridgeSettings, provider: ProviderName, names: list[str]) -> str:
+    """The model an empty answer takes, one of ``names`` (the chat models the provider serves):
+    the one saved for this provider, else its recommended one, else its first."""
     from plugin_bridge.app.settings.config import default_model
 
-    saved = (
-        getattr(current, "model", None) if getattr(current, "provider", None) == provider else None
-    )
-    name: ProviderName = provider  # type: ignore[assignment]
-    for candidate in (saved, default_model(name)):
-        if candidate and (candidate in names or not names):
+    saved = current.model if current.provider == provider else None
+    for candidate in (saved, default_model(provider)):
+        if candidate in names:
             return candidate
-    return first_chat_model(names) or ""
+    return names[0] if names else ""
 
 
 def _pick_model(ask: Callable[[str], str] | None, models: Sequence[ModelInfo], default: str) -> str:
