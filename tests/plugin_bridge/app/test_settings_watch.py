@@ -123,3 +123,26 @@ async def test_a_running_serve_process_picks_up_setup_without_a_restart(
         served.process.send_signal(signal.SIGTERM)
         async with asyncio.timeout(START_WAIT):
             assert await served.process.wait() == 0
+
+
+async def test_a_new_provider_in_the_file_drops_the_launch_base_url(
+    tmp_path: Path, fake_http: FakeHTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started with --provider openai --base-url (flags); setup then saves Ollama without a
+    base URL: the flag's address is not carried over to the new provider."""
+    from tests.fakes.http import Reply
+
+    monkeypatch.setenv("OLLAMA_HOST", fake_http.url)
+    flags = BridgeSettings(provider="openai", base_url="http://127.0.0.1:9/v1", model="m1")
+    fake_http.enqueue(
+        Reply.json({"models": [{"name": "qwen3:4b"}]}),
+        Reply.json({"capabilities": ["completion", "tools"]}),
+    )
+    async with running_bridge(tmp_path, settings=flags) as bridge:
+        watch = SettingsFileWatch(bridge.app)
+        save_config({"provider": "ollama", "model": "qwen3:4b"})
+        assert await watch.reload()
+        chat = bridge.app.providers.chat
+    assert bridge.app.config.base_url is None
+    assert chat is not None and (chat.name, chat.model) == ("ollama", "qwen3:4b")
+    assert chat.provider.base_url == fake_http.url
