@@ -4,7 +4,7 @@ Three places give settings: a flag of the command line, an environment variable
 (``ANTHROPIC_API_KEY``, ``AI_BRIDGE_MODEL``, …), and the settings file, which ``setup``, the
 plugin's settings tab and its setup card write. :func:`source_of` tells which one a value in
 effect came from (the file when it holds that value, else the environment variable that does,
-else a flag); :func:`key_fix` and :func:`setting_fix` say what to do in that place.
+else a flag); :func:`key_fix` and :func:`no_key` say what to do in that place.
 
 Keys given at launch are the user's choice for that run (:func:`launch_bindings`): a key from
 the environment goes to the base URL given beside it, by ``--base-url`` or by the SDK's own
@@ -75,17 +75,6 @@ def key_fix(settings: Any, name: ProviderName) -> str:
     return f"the key was saved by setup or the settings tab: {SETUP} to give a new one"
 
 
-def setting_fix(settings: Any, field: str, flag: str, file: Mapping[str, Any]) -> str:
-    """Where to change ``field`` (its ``flag`` when it came from the command line; ``file``:
-    the settings file's values)."""
-    source = source_of(settings, field, file)
-    if source == "env":
-        return f"change {env_variable(field, getattr(settings, field))}"
-    if source == "flag":
-        return f"start without {flag} or change it"
-    return SETUP
-
-
 def no_key(settings: Any, name: ProviderName, url: str | None, file: Mapping[str, Any]) -> str:
     """Why ``name`` has no key for ``url``, naming where the provider, the key and the base URL
     came from (``file``: the settings file's values), and what to do there."""
@@ -116,6 +105,8 @@ def _where(settings: Any, field: str, file: Mapping[str, Any]) -> str:
         return "the settings file"
     if source == "env":
         return str(env_variable(field, value))
+    if field in KEY_FIELDS.values():  # no flag gives a key: set over the wire, say
+        return "the settings"
     return f"--{field.replace('_', '-')}" + (f" {value}" if field in ("provider", "model") else "")
 
 
@@ -150,6 +141,9 @@ def launch_bindings(settings: Any, flags: Mapping[str, object]) -> dict[str, Any
         field = KEY_FIELDS.get(name)
         if field is None or env_variable(field, getattr(settings, field)) is None:
             continue
+        host = HOST_FIELDS[name]
+        if env_variable(host, getattr(settings, host)) is not None:
+            continue  # AI_BRIDGE_<PROVIDER>_API_KEY_HOST: bound where the user said
         url = flag_url or sdk_url
         extra[HOST_FIELDS[name]] = origin(str(url)) if url else None
     if base_urls != settings.base_urls:

@@ -238,3 +238,15 @@ async def test_the_settings_tabs_model_list_has_no_embedding_models(
     ) as bridge:
         listed = await (await bridge.wire()).result("models/list", {"refresh": True})
     assert [model["id"] for model in listed["models"]] == ["qwen3:4b"]
+
+
+def test_a_key_host_variable_is_the_users_binding(
+    monkeypatch: pytest.MonkeyPatch, no_keys: None
+) -> None:
+    """AI_BRIDGE_ANTHROPIC_API_KEY_HOST beside the key: kept, whatever else the launch gives."""
+    gateway = "http://127.0.0.1:9"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("AI_BRIDGE_ANTHROPIC_API_KEY_HOST", gateway)
+    settings = load_settings(provider="anthropic", base_urls={"anthropic": gateway + "/v1"})
+    assert settings.anthropic_api_key_host == gateway
+    assert choose_provider(settings).name == "anthropic"
