@@ -49,15 +49,22 @@ def _local(fake_http: FakeHTTPServer, model: str = "first-model") -> BridgeSetti
     return BridgeSettings(provider="openai", base_url=fake_http.url + "/v1", model=model)
 
 
-async def test_a_failed_write_changes_nothing_and_closes_the_new_providers(
+@pytest.mark.parametrize(
+    ("step", "says"),
+    [("write", "settings file cannot be written"), ("embedder", "model2vec embedder")],
+)
+async def test_a_later_failure_changes_nothing_and_closes_the_new_providers(
     tmp_path: Path,
     fake_http: FakeHTTPServer,
     monkeypatch: pytest.MonkeyPatch,
     no_keys: None,
+    step: str,
+    says: str,
 ) -> None:
-    """A new key is checked (a new ProviderSetup is built), then the settings file cannot be
-    written: -32602 saying so, the settings and providers in use stay, and the new setup's
-    client is closed."""
+    """A new key is checked (a new ProviderSetup is built), then a later step fails (the
+    settings file cannot be written; the embedder sent with it cannot work): -32602 saying
+    so, the settings and providers in use stay, the file too, and the new setup's client is
+    closed."""
     built: list[ProviderSetup] = []
 
     async def spy(settings: BridgeSettings, *, check_key: bool = False) -> ProviderSetup:
@@ -65,20 +72,25 @@ async def test_a_failed_write_changes_nothing_and_closes_the_new_providers(
         return built[-1]
 
     monkeypatch.setattr(live_settings, "build_setup", spy)
-    blocker = tmp_path / "a-file"
-    blocker.write_text("not a folder")
-    monkeypatch.setenv("AI_BRIDGE_CONFIG", str(blocker / "config.toml"))
+    params: dict[str, Any] = {"openaiApiKey": KEY}
+    if step == "write":
+        blocker = tmp_path / "a-file"
+        blocker.write_text("not a folder")
+        monkeypatch.setenv("AI_BRIDGE_CONFIG", str(blocker / "config.toml"))
+    else:
+        params["embedder"] = f"model2vec:{tmp_path / 'no-model-here'}"
     fake_http.enqueue(fake.models_reply("first-model"))
     settings = _local(fake_http)
     async with running_bridge(tmp_path, settings=settings) as bridge:
         before = bridge.app.providers
-        error = await (await bridge.wire()).error("settings/update", {"openaiApiKey": KEY})
-        assert error["code"] == -32602 and "settings file cannot be written" in error["message"]
+        error = await (await bridge.wire()).error("settings/update", params)
+        assert error["code"] == -32602 and says in error["message"]
         assert bridge.app.settings is settings and bridge.app.providers is before
     assert len(built) == 1 and built[0] is not before
     chat = built[0].chat
     assert chat is not None and isinstance(chat.provider, OpenAIProvider)
     assert chat.provider.connection._client is None  # closed after its check
+    assert not config_file().exists()
 
 
 async def test_apply_swaps_everything_at_once_and_saves_only_what_it_is_told(
