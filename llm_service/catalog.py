@@ -24,6 +24,14 @@ class ModelInfo:
     supports_tools: bool | None = None
     input_price_per_mtok: float | None = None
     output_price_per_mtok: float | None = None
+    embedding: bool | None = None
+    """An embedding model (Ollama's ``embedding`` capability), never offered for chat."""
+
+
+def is_chat_model(info: ModelInfo) -> bool:
+    """Whether ``info`` may be offered as a chat model: not an embedding model by what the
+    server says, nor by its name (``nomic-embed-text``, ``text-embedding-3-small``)."""
+    return not info.embedding and "embed" not in info.id.lower()
 
 
 _LIMITS: Final[dict[str, tuple[int, int]]] = {

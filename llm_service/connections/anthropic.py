@@ -45,8 +45,11 @@ class AnthropicConnection:
         *,
         base_url: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        key_hint: str | None = None,
     ) -> None:
         self._api_key = api_key
+        self.key_hint = key_hint
+        """What to do about a refused key (default: check ANTHROPIC_API_KEY)."""
         self.base_url = base_url
         self.timeout = timeout
         self._client: AsyncAnthropic | None = None
@@ -128,7 +131,7 @@ class AnthropicConnection:
         if code == "auth_error" and status == 403:
             return "check in the Claude Console that this API key may use the model"
         if code == "auth_error":
-            return "check ANTHROPIC_API_KEY"
+            return self.key_hint or "check ANTHROPIC_API_KEY"
         if code == "rate_limit" and retry_after:
             return f"retry in {math.ceil(retry_after)} s"
         if code == "quota_exceeded":

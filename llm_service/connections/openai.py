@@ -49,8 +49,11 @@ class OpenAIConnection:
         base_url: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         name: str | None = None,
+        key_hint: str | None = None,
     ) -> None:
         self._api_key = api_key
+        self.key_hint = key_hint
+        """What to do about a refused key (default: check OPENAI_API_KEY, or the API key)."""
         self.base_url = base_url
         self.timeout = timeout
         self.name = name or "OpenAI"
@@ -132,6 +135,8 @@ class OpenAIConnection:
         )
 
     def _hint(self, code: ErrorCode, retry_after: float | None) -> str:
+        if code == "auth_error" and self.key_hint:
+            return self.key_hint
         if code == "auth_error":
             return "check OPENAI_API_KEY" if self.base_url is None else "check the API key"
         if code == "rate_limit" and retry_after:

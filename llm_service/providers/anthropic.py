@@ -83,7 +83,9 @@ class AnthropicProvider(Provider):
         ``connection=`` shared with other providers (its key, URL and timeout apply)."""
         super().__init__(model, **options)
         if connection is None:
-            connection = AnthropicConnection(api_key, base_url=self.base_url, timeout=self.timeout)
+            connection = AnthropicConnection(
+                api_key, base_url=self.base_url, timeout=self.timeout, key_hint=self.key_hint
+            )
             self._owns_connection = True
         else:
             self._owns_connection = False

@@ -53,6 +53,9 @@ class ProviderOptions(TypedDict, total=False):
     stream_timeout: float
     """Seconds a whole streamed answer may take, however steadily it trickles in (default
     600): a server that keeps a stream open forever gives code timeout, not a hang."""
+    key_hint: str
+    """What to do about a refused key, said where the caller knows where the key came from
+    (default: check the SDK's environment variable)."""
 
 
 class ChatOptions(TypedDict, total=False):
@@ -185,6 +188,7 @@ class Provider(Retrying):
         self.base_url = options.get("base_url")
         self.timeout = options.get("timeout", self.default_timeout)
         self.stream_timeout = options.get("stream_timeout", DEFAULT_STREAM_TIMEOUT)
+        self.key_hint = options.get("key_hint")
 
     @classmethod
     def build(

@@ -128,7 +128,8 @@ class OllamaProvider(TextToolFallback):
         context = next(
             (v for k, v in lengths if k.endswith(".context_length") and isinstance(v, int)), None
         )
-        return ModelInfo(model, context_window=context, supports_tools=tools)
+        embedding = "embedding" in capabilities if isinstance(capabilities, list) else None
+        return ModelInfo(model, context_window=context, supports_tools=tools, embedding=embedding)
 
     def _body(self, request: ChatRequest, *, stream: bool) -> dict[str, Any]:
         names = {

@@ -81,7 +81,11 @@ class OpenAIProvider(TextToolFallback):
         super().__init__(model, **options)
         if connection is None:
             connection = OpenAIConnection(
-                api_key, base_url=self.base_url, timeout=self.timeout, name=name
+                api_key,
+                base_url=self.base_url,
+                timeout=self.timeout,
+                name=name,
+                key_hint=self.key_hint,
             )
             self._owns_connection = True
         else:

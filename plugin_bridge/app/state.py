@@ -12,7 +12,7 @@ import asyncio
 import functools
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from plugin_bridge.app.assistant import Assistant
@@ -21,6 +21,7 @@ from plugin_bridge.app.conversations.store import ConversationStore
 from plugin_bridge.app.conversations.titles import make_title
 from plugin_bridge.app.conversations.usage import Budgets, Spending
 from plugin_bridge.app.conversations.usage_log import UsageLog
+from plugin_bridge.app.live_settings import save_fields, stage
 from plugin_bridge.app.settings.config import (
     NO_PROVIDER_IN_PLUGIN,
     PLUGIN_CLIENT,
@@ -86,6 +87,7 @@ class BridgeApp:
         self._tool_sources: McpSources | None = None
         self._setup_tools: ToolRegistry | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self._applying = asyncio.Lock()
         self.broadcast: Callable[[Notification], None] = _nobody
         """Sends a notification to every client; the server sets it once it listens."""
         if vault.semantic is not None:
@@ -120,6 +122,37 @@ class BridgeApp:
             from plugin_bridge.app.vault_tools import offer_related
 
             offer_related(self._tools, vault)
+
+    async def apply(self, settings: BridgeSettings, *, save: Iterable[str] | None = None) -> None:
+        """Put ``settings`` in effect as one transaction: build what is new (providers, a key
+        checked with one cheap call, the embedder), write ``save`` (the settings' field names;
+        default: every field that changed; empty for settings read from the file) durably to
+        the settings file, then swap everything in at once. On any failure, close what was
+        built and change nothing: SettingsError (one sentence) or the provider's LLMError."""
+        async with self._applying:
+            staged = await stage(self, settings)
+            fields = staged.changed if save is None else frozenset(save)
+            try:
+                if fields:
+                    await asyncio.to_thread(save_fields, settings, fields)
+            except BaseException:
+                await staged.discard(self.providers)
+                raise
+            old = self.providers
+            self.settings, self.providers = settings, staged.providers  # the swap: no await
+            self.spending.budgets = Budgets(settings.daily_budget_usd, settings.monthly_budget_usd)
+            if "exclude" in staged.changed:
+                self.vault.set_scope(settings.exclude)
+            if staged.embedder_changed:
+                await self.use_embedder(
+                    staged.embedder,
+                    settings.embedder_confirm_over_usd,
+                    settings.vector_ann_threshold,
+                )
+            if "mcp" in staged.changed:
+                await self.use_mcp_servers(settings.mcp)
+            if old is not staged.providers:
+                await old.aclose()
 
     def _embedding_progress(self, progress: Progress) -> None:
         from plugin_bridge.wire.models import IndexProgress

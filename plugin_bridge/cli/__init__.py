@@ -21,7 +21,7 @@ from llm_service.factory import PROVIDER_NAMES
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="obsidian-ai-bridge",
-        description="Local AI backend for Obsidian: a localhost WebSocket JSON-RPC bridge.",
+        description="Your Obsidian vault's AI assistant: server, terminal chat and tools.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

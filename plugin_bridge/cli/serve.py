@@ -224,6 +224,7 @@ async def _serve(
     from starlette.routing import Route
 
     from plugin_bridge.app.conversations.usage import Budgets
+    from plugin_bridge.app.live_settings import SettingsFileWatch
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.app.turn.confirm import ask_client
     from plugin_bridge.cli.progress import show_progress
@@ -287,8 +288,10 @@ async def _serve(
             )
             tune_gc()
             warming = asyncio.create_task(_warm_up(app.providers))
+            following = asyncio.create_task(SettingsFileWatch(app).run(), name="settings file")
             await _until_stopped(stop, None if companion is None else companion(app))
             warming.cancel()
+            following.cancel()
             logger.info("shutting down")
             await http_server.close()
     finally:

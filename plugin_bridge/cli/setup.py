@@ -11,8 +11,10 @@ models shown as a table), else it is an error naming the flag.
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final
 
 from llm_service.factory import PROVIDER_NAMES, provider_name
@@ -20,6 +22,8 @@ from llm_service.factory import PROVIDER_NAMES, provider_name
 if TYPE_CHECKING:
     from llm_service import Provider
     from llm_service.catalog import ModelInfo
+    from llm_service.factory import ProviderName
+    from plugin_bridge.app.settings.config import BridgeSettings
 
 KEY_FLAGS: Final = {"anthropic": "anthropic_api_key", "openai": "openai_api_key"}
 OFFICIAL_URLS: Final = {
@@ -67,7 +71,7 @@ async def _setup(
     from pydantic import ValidationError
 
     from llm_service import LLMError
-    from llm_service.providers.openai import first_chat_model
+    from llm_service.catalog import is_chat_model
     from plugin_bridge.app.settings.config import (
         BridgeSettings,
         choose_provider,
@@ -81,30 +85,32 @@ async def _setup(
     if provider is None:
         default = "ollama" if "ollama" in found else "openai" if "lmstudio" in found else ""
         shown = f" [{default}]" if default else ""
-        provider = _answer(
-            ask, "--provider", f"Provider ({', '.join(PROVIDER_NAMES)}){shown}: ", default
-        )
-    if provider_name(provider) is None:
+        question = f"Provider ({', '.join(PROVIDER_NAMES)}){shown}: "
+        provider = _answer(ask, "--provider", question, default, valid=provider_name)
+    name = provider_name(provider)
+    if name is None:
         raise SetupError(f"Unknown provider '{provider}': use one of {', '.join(PROVIDER_NAMES)}.")
-    provider = provider.strip().lower()
+    provider = name
     if provider == "openai" and api_key is None and base_url is None and ask is not None:
         suggested = found.get("lmstudio", "")
         base_url = (
             ask(
-                "OpenAI-compatible server URL (LM Studio, vLLM, llama.cpp; empty for OpenAI's "
-                f"API) [{suggested}]: "
+                "OpenAI-compatible server URL (LM Studio, vLLM, llama.cpp, OpenRouter; empty for "
+                f"OpenAI's API) [{suggested}]: "
             ).strip()
             or suggested
             or None
         )
     key_source = "the key given with --api-key" if api_key else None
-    if provider in KEY_FLAGS and api_key is None and base_url is None:
-        api_key = _answer(ask_secret, "--api-key", f"{LABELS[provider]} API key: ")
+    if provider in KEY_FLAGS and api_key is None and _needs_key(provider, base_url, ask):
+        where = f" for {base_url}" if base_url else ""
+        api_key = _answer(ask_secret, "--api-key", f"{LABELS[provider]} API key{where}: ")
         key_source = "the key you typed"
     if provider == "ollama" and base_url is None and ask is not None:
         suggested = found.get("ollama", DEFAULT_OLLAMA_URL)  # as config.py's default
         base_url = ask(f"Ollama URL [{suggested}]: ").strip() or found.get("ollama")
-    values: dict[str, object] = {"provider": provider, "base_url": base_url}
+    # a new provider brings its own address and model: the old ones are not carried over
+    values: dict[str, object] = {"provider": provider, "base_url": base_url, "model": None}
     if api_key:
         values[KEY_FLAGS[provider]] = api_key
     current = BridgeSettings()
@@ -115,32 +121,62 @@ async def _setup(
         raise SetupError(f"Invalid settings: {field_problems(exc)}.") from None
     built = build_provider(settings, choose_provider(settings))
     if built is None:
-        raise SetupError(f"{provider} needs an API key or --base-url: pass one.")
+        raise SetupError(f"{LABELS[provider]} needs an API key: pass --api-key.")
     built.max_attempts = 1  # a check: an unreachable server or a refused key is not retried
     try:
-        models = await _checked_models(built, provider, key_source)
+        models = [m for m in await _checked_models(built, provider, key_source) if is_chat_model(m)]
     except LLMError as exc:
         raise SetupError(f"The check failed: {exc}") from None
     finally:
         await built.aclose()
     names = [m.id for m in models]
-    print(f"{provider} answers; it serves {len(names)} models.")
+    print(f"{provider} answers; it serves {len(names)} chat models.")
     if model is None:
-        default = choose_provider(settings).model or first_chat_model(names) or ""
-        if ask is not None and sys.stdin.isatty():
-            _show_models(models)
-        shown = ", ".join(names[:12]) + (" …" if len(names) > 12 else "")
-        answer = ask(f"Model [{default}] ({shown}): ").strip() if ask else ""
-        model = answer or default
-        if not model:
-            raise SetupError("No model to use: pass --model.")
+        model = _pick_model(ask, models, _default_model(current, provider, names))
     values["model"] = model
-    path = write_settings_file({k: v for k, v in values.items() if v is not None})
+    path = write_settings_file(values)
     print(f"Saved to {path} (readable by you only).")
     from plugin_bridge.cli.commandline import command_line
 
     print(f"Next: {command_line('serve', '--vault', 'PATH/TO/YOUR/VAULT')}")
     return 0
+
+
+def _needs_key(provider: str, base_url: str | None, ask: Callable[[str], str] | None) -> bool:
+    """Whether setup must have a key: OpenAI's own API, and Anthropic's wherever it is (a
+    gateway passes the key on); an OpenAI-compatible server at a base URL needs none. Without
+    a terminal to ask on, Anthropic at a base URL says why it still needs one."""
+    if provider == "anthropic" and base_url is not None and ask is None:
+        raise SetupError(
+            f"Anthropic needs an API key at {base_url} too (a gateway passes it on): pass "
+            "--api-key, or leave out --base-url for Anthropic's own API."
+        )
+    return provider == "anthropic" or base_url is None
+
+
+def _default_model(current: BridgeSettings, provider: ProviderName, names: list[str]) -> str:
+    """The model an empty answer takes, one of ``names`` (the chat models the provider serves):
+    the one saved for this provider, else its recommended one, else its first."""
+    from plugin_bridge.app.settings.config import default_model
+
+    saved = current.model if current.provider == provider else None
+    for candidate in (saved, default_model(provider)):
+        if candidate in names:
+            return candidate
+    return names[0] if names else ""
+
+
+def _pick_model(ask: Callable[[str], str] | None, models: Sequence[ModelInfo], default: str) -> str:
+    """The chat model: asked in a terminal (the table of ``models`` first), else the default."""
+    if ask is None:
+        if not default:
+            raise SetupError("No model to use: pass --model.")
+        return default
+    if sys.stdin.isatty():
+        _show_models(models)
+    names = [m.id for m in models]
+    shown = ", ".join(names[:12]) + (" …" if len(names) > 12 else "")
+    return _answer(ask, "--model", f"Model [{default}] ({shown}): ", default)
 
 
 async def _checked_models(provider: Provider, name: str, key_source: str | None) -> list[ModelInfo]:
@@ -183,27 +219,55 @@ async def _local_runtimes() -> dict[str, str]:
     return found
 
 
-def _answer(ask: Callable[[str], str] | None, flag: str, prompt: str, default: str = "") -> str:
+def _answer(
+    ask: Callable[[str], str] | None,
+    flag: str,
+    prompt: str,
+    default: str = "",
+    *,
+    valid: Callable[[str], object] = bool,
+) -> str:
+    """The answer to ``prompt`` (``default`` for an empty one), asked again until it is one
+    that ``valid`` accepts; without a terminal, SetupError naming ``flag``."""
     if ask is None:
         raise SetupError(f"No terminal to ask on: pass {flag}.")
-    answer = ask(prompt).strip() or default
-    if not answer:
-        raise SetupError(f"Nothing given: pass {flag} or answer the question.")
-    return answer
+    while True:
+        answer = ask(prompt).strip() or default
+        if answer and valid(answer):
+            return answer
+        print(
+            "Please answer (Ctrl-C stops setup; nothing is saved)."
+            if not answer
+            else f"'{answer}' is not one of the choices.",
+            file=sys.stderr,
+        )
 
 
 def _rich_prompts() -> tuple[Callable[[str], str], Callable[[str], str]]:
-    """Questions asked with rich (imported here: only an interactive setup pays for it)."""
+    """Questions asked with rich (imported here: only an interactive setup pays for it). While
+    a question waits, Ctrl-C is Python's own KeyboardInterrupt: the first one stops setup (the
+    event loop's handler would only cancel the task, which a blocking read never notices)."""
     from rich.markup import escape
     from rich.prompt import Prompt
 
     def ask(question: str) -> str:
-        return Prompt.ask(escape(question.rstrip(": ")), default="", show_default=False)
+        with _interruptible():
+            return Prompt.ask(escape(question.rstrip(": ")), default="", show_default=False)
 
     def ask_secret(question: str) -> str:
-        return Prompt.ask(escape(question.rstrip(": ")), password=True)
+        with _interruptible():
+            return Prompt.ask(escape(question.rstrip(": ")), password=True)
 
     return ask, ask_secret
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _show_models(models: Sequence[ModelInfo]) -> None:

@@ -6,6 +6,7 @@ import hmac
 import logging
 from typing import get_args
 
+from llm_service.catalog import is_chat_model
 from llm_service.discovery import ModelCache, known_models
 from plugin_bridge import __version__
 from plugin_bridge.app.settings.config import PLUGIN_CLIENT, SettingsError
@@ -113,7 +114,11 @@ async def list_models(ctx: Context, params: ModelsListParams) -> ModelsListResul
     cache = ModelCache(app.vault.data_dir)
     models, source = await known_models(provider, name, cache, refresh=params.refresh)
     return ModelsListResult(
-        models=[ModelInfoModel.model_validate(m, from_attributes=True) for m in models],
+        models=[
+            ModelInfoModel.model_validate(m, from_attributes=True)
+            for m in models
+            if is_chat_model(m)
+        ],
         source=source,
     )
 

@@ -633,3 +633,13 @@ async def test_provider_works_again_after_aclose(fake_http: FakeHTTPServer) -> N
     assert (await provider.chat(HELLO, model="claude-x")).text == "one"
     await provider.aclose()
     assert (await provider.chat(HELLO, model="claude-x")).text == "two"
+
+
+async def test_a_key_hint_says_what_to_do_about_a_refused_key(fake_http: FakeHTTPServer) -> None:
+    """The caller knows where the key came from (a settings file, say): its hint replaces the
+    environment variable's in a 401's sentence."""
+    fake_http.enqueue(wire.error_reply(401, "invalid x-api-key"))
+    hint = "the key was saved by setup: run `obsidian-ai-bridge setup` to give a new one"
+    err = await failure(wire.make_provider(fake_http, key_hint=hint))
+    assert err.code == "auth_error" and f"invalid x-api-key; {hint}" in str(err)
+    assert "ANTHROPIC_API_KEY" not in str(err)

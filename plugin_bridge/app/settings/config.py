@@ -10,11 +10,13 @@ Provider choice: ``--provider`` if given, else anthropic when ANTHROPIC_API_KEY 
 openai when OPENAI_API_KEY is set, else none. A chosen provider whose key is missing counts as
 none (openai with ``--base-url`` needs no key: local servers ignore it, and without ``--model``
 it uses the model the server has loaded). Without a provider the server still serves search and
-notes; chat answers -32011 with :attr:`ProviderChoice.missing`.
+notes; chat answers -32011 with :attr:`ProviderChoice.missing`, which names where the setting
+came from and the fix there (:mod:`.sources`).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +40,8 @@ from pydantic_settings import (
 )
 
 from llm_service.factory import ProviderName, parse_model_spec
-from plugin_bridge.app.settings.keys import check_url, key_for
+from plugin_bridge.app.settings.keys import KEY_FIELDS, check_url, key_for
+from plugin_bridge.app.settings.sources import launch_bindings, named_provider, no_key
 from plugin_bridge.wire.models.settings import MCP_NAME_PATTERN
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
 
@@ -47,7 +50,8 @@ if TYPE_CHECKING:
 
 DEFAULT_OLLAMA_URL: Final = "http://127.0.0.1:11434"
 NO_PROVIDER: Final = (
-    "No model provider is configured: set ANTHROPIC_API_KEY or start with --provider ollama."
+    "No model provider is configured: run `obsidian-ai-bridge setup`, or export "
+    "ANTHROPIC_API_KEY or start with --provider ollama."
 )
 PLUGIN_CLIENT: Final = "ai-bridge-assistant"
 """The Obsidian plugin's ``client.name`` in initialize (its manifest id)."""
@@ -67,8 +71,6 @@ _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def config_file() -> Path:
     """The settings file: ``$AI_BRIDGE_CONFIG``, else ``config.toml`` in the user's config
     folder (platformdirs: ``~/.config/obsidian-ai-bridge`` on Linux)."""
-    import os
-
     from platformdirs import user_config_dir
 
     given = os.environ.get(CONFIG_ENV)
@@ -248,12 +250,15 @@ class BridgeSettings(BaseSettings):
 
 
 def load_settings(**flags: object) -> BridgeSettings:
-    """The settings for these flags, or :class:`SettingsError` naming the bad key and where it
-    came from (the settings file, the environment or a flag)."""
+    """The settings for these flags, with the keys given at launch bound to the base URLs given
+    beside them (:func:`.sources.launch_bindings`), or :class:`SettingsError` naming the bad key
+    and where it came from (the settings file, the environment or a flag)."""
     from pydantic import ValidationError
 
     try:
-        return BridgeSettings(**flags)  # type: ignore[arg-type]
+        settings = BridgeSettings(**flags)  # type: ignore[arg-type]
+        bindings = launch_bindings(settings, flags)
+        return BridgeSettings(**{**flags, **bindings}) if bindings else settings
     except ValidationError as exc:
         error = exc.errors()[0]
         key = ".".join(str(part) for part in error["loc"]) or "settings"
@@ -306,9 +311,9 @@ def read_config(path: Path | None = None) -> dict[str, Any]:
 def save_config(values: dict[str, Any], path: Path | None = None) -> Path:
     """Write ``values`` (tables too: a nested dict is a ``[table]``) as the whole settings file,
     mode 0600: written by a TOML library, which escapes every string, to a temp file that is
-    read back and must give ``values`` again before it replaces the old file. ValueError when
-    it would not (the old file is then left as it was)."""
-    import os
+    synced, read back and must give ``values`` again before it replaces the old file, and the
+    folder synced after the rename: durable when this returns. ValueError when it would not
+    (the old file is then left as it was)."""
     import tomllib
 
     import tomli_w
@@ -331,7 +336,23 @@ def save_config(values: dict[str, Any], path: Path | None = None) -> Path:
         temp.unlink(missing_ok=True)
         raise
     temp.replace(path)
+    _sync_folder(path.parent)
     return path
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (POSIX; Windows cannot open a folder, and its
+    ``MoveFileEx`` replace is durable once it returns)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _mask(secret: str) -> str:
@@ -351,49 +372,34 @@ class ProviderChoice:
 def choose_provider(settings: BridgeSettings) -> ProviderChoice:
     """Which provider and model ``settings`` select (see the module docstring); a chat model
     named ``PROVIDER:MODEL`` selects its provider."""
-    anthropic_key = _present(settings.anthropic_api_key)
-    openai_key = _present(settings.openai_api_key)
     spec = parse_model_spec(settings.model) if settings.model else None
-    name = settings.provider
-    if spec is not None and spec.provider is not None:
-        if name is not None and name != spec.provider:
-            return ProviderChoice(
-                None,
-                None,
-                f"No model provider is configured: the chat model {settings.model} is on "
-                f"{spec.provider} but the provider is {name}; change one of them.",
-            )
-        name = spec.provider
+    named = spec.provider if spec is not None else None
+    if named is not None and settings.provider is not None and settings.provider != named:
+        return ProviderChoice(
+            None,
+            None,
+            f"No model provider is configured: the chat model {settings.model} is on "
+            f"{named} but the provider is {settings.provider}; change one of them.",
+        )
     model = (spec.model or None) if spec is not None else None
-    if name is None:
-        name = "anthropic" if anthropic_key else "openai" if openai_key else None
+    name = named_provider(settings)
     if name is None:
         return ProviderChoice(None, None)
-    if name == "anthropic" and not anthropic_key:
-        return ProviderChoice(
-            None,
-            None,
-            "No model provider is configured: --provider anthropic needs ANTHROPIC_API_KEY; "
-            "set it and restart.",
-        )
     local = base_url_for(settings, name, name)
-    if name == "anthropic" and key_for(settings, name, local) is None:
-        return ProviderChoice(
-            None,
-            None,
-            f"No model provider is configured: the Anthropic key is not for {local}"
-            "; send the key again together with that base URL.",
-        )
-    if name == "openai" and not openai_key and local is None:
-        return ProviderChoice(
-            None,
-            None,
-            "No model provider is configured: --provider openai needs OPENAI_API_KEY "
-            "(or --base-url for a local server); set it and restart.",
-        )
+    keyed = name in KEY_FIELDS
+    if keyed and key_for(settings, name, local) is None and (name == "anthropic" or not local):
+        return ProviderChoice(None, None, no_key(settings, name, local, read_config_quietly()))
     if name == "openai" and local is not None:
         return ProviderChoice(name, model)  # None: the server's own, see served_model
     return ProviderChoice(name, model or default_model(name))
+
+
+def read_config_quietly() -> dict[str, Any]:
+    """The settings file's values, or none when it cannot be read (for messages)."""
+    try:
+        return read_config()
+    except (OSError, ValueError):
+        return {}
 
 
 def base_url_for(

@@ -24,6 +24,8 @@ DEFAULT_ORIGINS: Final = {
 }
 """Where each keyed provider's SDK goes when no base URL is set."""
 KEY_FIELDS: Final = {"anthropic": "anthropic_api_key", "openai": "openai_api_key"}
+KEY_VARIABLES: Final = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+"""The SDKs' key variables, which the settings read too."""
 HOST_FIELDS: Final = {"anthropic": "anthropic_api_key_host", "openai": "openai_api_key_host"}
 """The setting that records the origin of each provider's key (None: its default host)."""
 

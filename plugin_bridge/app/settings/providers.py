@@ -21,9 +21,9 @@ from plugin_bridge.app.settings.config import (
     SettingsError,
     base_url_for,
     choose_provider,
-    config_file,
 )
-from plugin_bridge.app.settings.keys import key_for
+from plugin_bridge.app.settings.keys import KEY_VARIABLES, key_for
+from plugin_bridge.app.settings.sources import SETUP, key_fix, label
 
 if TYPE_CHECKING:
     from llm_service import Provider
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 Purpose = Literal["chat", "fast", "deep"]
 PURPOSES: Final[tuple[Purpose, ...]] = ("chat", "fast", "deep")
-KEY_ENV: Final = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +149,8 @@ def build_named(
     if name == "openai" and key is None and base_url is None:
         return None
     options: ProviderOptions = {"base_url": base_url}
+    if key is not None and name in KEY_VARIABLES:
+        options["key_hint"] = key_fix(settings, name)
     if settings.timeout is not None:
         options["timeout"] = settings.timeout
     provider = make_provider(name, api_key=key, **options)
@@ -175,7 +176,9 @@ async def key_problem(settings: BridgeSettings, choice: ProviderChoice) -> str |
     from llm_service import LLMError
 
     name = choice.name
-    if name not in KEY_ENV or key_for(settings, name, base_url_for(settings, name, name)) is None:
+    if name not in KEY_VARIABLES:
+        return None
+    if key_for(settings, name, base_url_for(settings, name, name)) is None:
         return None
     checker = build_provider(settings, choice)
     if checker is None:
@@ -187,10 +190,9 @@ async def key_problem(settings: BridgeSettings, choice: ProviderChoice) -> str |
             await checker.validate_key()
     except LLMError as exc:
         if exc.code == "auth_error":
-            label = "Anthropic" if name == "anthropic" else "OpenAI"
             return (
-                f"{label} refused the API key ({exc.status or exc.code}): fix {KEY_ENV[name]} "
-                f"or the key in {config_file()}, or run `obsidian-ai-bridge setup`."
+                f"{label(name)} refused the API key ({exc.status or exc.code}): "
+                f"{key_fix(settings, name)}."
             )
         logging.getLogger(__name__).warning("could not check the %s key now: %s", name, exc)
     except TimeoutError:
@@ -246,8 +248,9 @@ async def with_served_model(choice: ProviderChoice, provider: Provider | None) -
 
 
 def _needs_key(name: ProviderName) -> str:
-    variable = "ANTHROPIC_API_KEY" if name == "anthropic" else "OPENAI_API_KEY"
+    variable = KEY_VARIABLES.get(name, "its key")
     return (
-        f"A model on {name} is configured but {name} has no key: set {variable} (or "
-        f"{name}'s base URL for a local server), or choose a model on another provider."
+        f"A model on {name} is configured but {name} has no key: export {variable}, or "
+        f"{SETUP} to give one (or {name}'s base URL for a local server), or choose a model on "
+        "another provider."
     )

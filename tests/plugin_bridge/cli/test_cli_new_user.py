@@ -72,13 +72,10 @@ async def test_a_refused_anthropic_key_is_found_at_start(
     code, _out, err = await run_cli(
         tmp_path,
         *("serve", "--vault", str(vault), "--provider", "anthropic", "--base-url", fake_http.url),
-        env={
-            "ANTHROPIC_API_KEY": "sk-ant-refused-0000",
-            "AI_BRIDGE_ANTHROPIC_API_KEY_HOST": fake_http.url,  # the key is for this server
-        },
+        env={"ANTHROPIC_API_KEY": "sk-ant-refused-0000"},  # beside --base-url: sent there
     )
     assert code == 2 and "Anthropic refused the API key (401)" in err, err
-    assert "ANTHROPIC_API_KEY" in err and "Listening" not in err
+    assert "the key comes from ANTHROPIC_API_KEY" in err and "Listening" not in err
     assert [r.path.split("?")[0] for r in fake_http.requests] == ["/v1/models"]
     assert "sk-ant-refused-0000" not in err
 

@@ -33,7 +33,7 @@ async def test_setup_with_flags_checks_the_server_and_saves_the_file(
     )
     assert code == 0, err
     assert (
-        "openai answers; it serves 2 models." in out
+        "openai answers; it serves 2 chat models." in out
         and "Next: " in out
         and " serve --vault " in out
     )
@@ -98,8 +98,8 @@ async def test_setup_asks_what_the_flags_do_not_give(
 async def test_setup_for_a_compatible_server_offers_a_chat_model_not_an_embedder(
     tmp_path: Path, fake_http: FakeHTTPServer
 ) -> None:
-    """LM Studio serves an embedding model and a chat model: the default answer is the chat
-    model, never an OpenAI model name."""
+    """LM Studio serves an embedding model and a chat model: only the chat model is offered,
+    and it is the default answer, never an OpenAI model name."""
     from plugin_bridge.cli import setup
 
     fake_http.enqueue(fake.models_reply("nomic-embed-text-v1.5", "qwen3-8b"))
@@ -111,7 +111,7 @@ async def test_setup_for_a_compatible_server_offers_a_chat_model_not_an_embedder
 
     url = fake_http.url + "/v1"
     assert await setup._setup("openai", None, url, None, ask, ask) == 0
-    assert asked[-1].startswith("Model [qwen3-8b] (nomic-embed-text-v1.5, qwen3-8b)")
+    assert asked[-1] == "Model [qwen3-8b] (qwen3-8b): "
     assert tomllib.loads(config_file().read_text())["model"] == "qwen3-8b"
 
 
@@ -132,3 +132,76 @@ async def test_interactive_setup_in_a_terminal_shows_the_models_and_saves(
     assert "┏━" in terminal.screen and "tools" in terminal.screen and "qwen3-8b" in terminal.screen
     saved = tomllib.loads(config_file().read_text())
     assert saved["model"] == "llama-3.1" and saved["provider"] == "openai"
+
+
+async def test_setup_for_another_provider_offers_and_saves_that_providers_model(
+    tmp_path: Path, fake_http: FakeHTTPServer
+) -> None:
+    """Set up for Ollama with qwen3:8b before; now for an OpenAI-compatible server: its own
+    model is the default and is saved, with its own URL (never openai + qwen3:8b)."""
+    from plugin_bridge.app.settings.config import save_config
+    from plugin_bridge.cli import setup
+
+    save_config({"provider": "ollama", "base_url": "http://127.0.0.1:9", "model": "qwen3:8b"})
+    fake_http.enqueue(fake.models_reply("text-embedding-nomic", "gemma-3-4b"))
+    asked: list[str] = []
+
+    def ask(prompt: str) -> str:
+        asked.append(prompt)
+        return ""
+
+    url = fake_http.url + "/v1"
+    assert await setup._setup("openai", None, url, None, ask, ask) == 0
+    assert asked == ["Model [gemma-3-4b] (gemma-3-4b): "]
+    saved = tomllib.loads(config_file().read_text())
+    assert saved == {"provider": "openai", "base_url": url, "model": "gemma-3-4b"}
+
+
+async def test_setup_for_anthropic_at_a_base_url_without_a_key_says_why(tmp_path: Path) -> None:
+    """A gateway still needs Anthropic's key: the message says so, nothing is saved."""
+    code, _out, err = await run_cli(
+        tmp_path, "setup", "--provider", "anthropic", "--base-url", "http://127.0.0.1:9"
+    )
+    assert code == 2, err
+    assert "Anthropic needs an API key at http://127.0.0.1:9 too" in err and "--api-key" in err
+    assert "or --base-url: pass one" not in err and not config_file().exists()
+
+
+async def test_one_ctrl_c_stops_setup_and_saves_nothing(tmp_path: Path) -> None:
+    """In a terminal, at the first question: one Ctrl-C ends setup (exit 130), no file."""
+    async with cli_in_terminal("setup") as (process, terminal):
+        await terminal.expect("Provider (anthropic, openai, ollama)")
+        terminal.type("\x03")
+        await terminal.expect("Setup stopped; nothing was saved.")
+        async with asyncio.timeout(WAIT):
+            await process.wait()
+    assert process.returncode == 130, terminal.screen
+    assert "Traceback" not in terminal.screen and not config_file().exists()
+
+
+async def test_an_empty_answer_asks_again(tmp_path: Path, fake_http: FakeHTTPServer) -> None:
+    """In a terminal: Enter alone at the provider question asks it again; then setup goes on
+    and an empty model answer takes the default."""
+    fake_http.enqueue(fake.models_reply("qwen3-8b"))
+    async with cli_in_terminal("setup", "--base-url", fake_http.url + "/v1") as (
+        process,
+        terminal,
+    ):
+        await terminal.expect("Provider (anthropic, openai, ollama)")
+        terminal.type("\r")
+        await terminal.expect("Please answer")
+        await terminal.expect("Provider (anthropic, openai, ollama)")
+        terminal.type("openai\r")
+        await terminal.expect("Model [qwen3-8b]")
+        terminal.type("\r")
+        async with asyncio.timeout(WAIT):
+            await process.wait()
+    assert process.returncode == 0, terminal.screen
+    assert tomllib.loads(config_file().read_text())["model"] == "qwen3-8b"
+
+
+async def test_help_says_what_the_command_is(tmp_path: Path) -> None:
+    code, out, _err = await run_cli(tmp_path, "--help")
+    assert code == 0
+    assert "Your Obsidian vault's AI assistant: server, terminal chat and tools" in out
+    assert "JSON-RPC" not in out
