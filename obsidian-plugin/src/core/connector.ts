@@ -178,6 +178,8 @@ export class Connector {
 		if (this.server === null && command !== null) {
 			const shown = displayCommand(command.argv);
 			this.started = shown;
+			// The card of the last attempt goes: the panel says the assistant is starting.
+			this.problem = null;
 			this.events.onServerStarting?.(shown);
 			const server = startServer(this.host, command.argv, this.vaultPath);
 			this.server = server;
