@@ -55,6 +55,8 @@ export class Connector {
 	/** The last command that gave up (MAX_FAILED_STARTS failures), until *Check again*. */
 	private gaveUp: { command: string; failure: Failure } | null = null;
 	private install: Promise<InstallCommands> | null = null;
+	/** No command was found (or uvx could not run the package), until *Check again*. */
+	private notInstalled: Extract<ServerProblem, { kind: "not-installed" }> | null = null;
 	/** The command last started, as shown. */
 	private started = "";
 
@@ -128,14 +130,17 @@ export class Connector {
 				"This vault's settings ask to start the server with a command that was not set on this computer: confirm it in the assistant panel.",
 			);
 		}
-		const found = await findServerCommand(this.host, this.vaultPath, trust === "run" ? settings.serverCommand : "");
-		const failure = found?.source === "uvx" ? await this.checkUvx(found) : null;
-		if (found === null || failure !== null) {
-			const install = await this.installCommands();
-			this.found = { kind: "not-installed", install, failure };
-			throw new NoServerError(failure?.message ?? `The assistant's server is not installed: install it with ${install.command}`);
+		// Not installed: the card waits for *Check again* (the retries of the connection do not
+		// look again, so the card does not change under the user while they install).
+		if (this.notInstalled === null) {
+			const found = await findServerCommand(this.host, this.vaultPath, trust === "run" ? settings.serverCommand : "");
+			const failure = found?.source === "uvx" ? await this.checkUvx(found) : null;
+			if (found !== null && failure === null) return found;
+			this.notInstalled = { kind: "not-installed", install: await this.installCommands(), failure };
 		}
-		return found;
+		this.found = this.notInstalled;
+		const { install, failure } = this.notInstalled;
+		throw new NoServerError(failure?.message ?? `The assistant's server is not installed: install it with ${install.command}`);
 	}
 
 	/** The install card's commands: the release's wheel, or the registry name once published. */
@@ -163,6 +168,7 @@ export class Connector {
 
 	/** *Check again*: look for the command, ask uvx and start a command that gave up, anew. */
 	checkAgain(): void {
+		this.notInstalled = null;
 		this.uvx = null;
 		this.gaveUp = null;
 		this.failedStarts = 0;
@@ -172,6 +178,7 @@ export class Connector {
 	confirmCommand(command: string, allowed: boolean): void {
 		this.machine.save({ command: command.trim(), allowed });
 		this.problem = null;
+		this.checkAgain();
 	}
 
 	private async startAndWait(command: ServerCommand | null): Promise<Endpoint> {

@@ -8,12 +8,13 @@
 // card lists a fake Ollama's models; once one is picked the message is answered; search by meaning is set up with the small model downloaded from a fake hub; the
 // introduce-yourself conversation writes the context note once reviewed; when Obsidian quits the
 // server stops. One server and one page for the whole file. `make screenshot` saves the two cards into docs/.
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { haveChromium, send, testPages, type TestPages } from "../helpers/browser";
@@ -23,6 +24,7 @@ import { splitCommand } from "../../src/core/launcher";
 import { PLUGIN_VERSION, REPOSITORY, wheelName } from "../../src/core/install";
 
 const SHOTS = process.env.SCREENSHOT_DIR;
+const run = promisify(execFile);
 /** Steps that wait for the real server and the model runtime (slow on a busy machine). */
 const SLOW = 30_000;
 
@@ -62,12 +64,13 @@ function findUv(): string[] {
 }
 
 /** Run a command line as a user in a terminal would (`env` on top of this one's; "" unsets a
- * variable): its output. */
-function terminal(argv: string[], env: Record<string, string>): string {
+ * variable): its output. Asynchronous: the release's web server runs in this process. */
+async function terminal(argv: string[], env: Record<string, string>): Promise<string> {
 	const [program, ...args] = argv;
 	const merged: Record<string, string | undefined> = { ...process.env, ...env };
 	for (const [name, value] of Object.entries(env)) if (value === "") delete merged[name];
-	return execFileSync(program ?? "", args, { cwd: root, env: merged, encoding: "utf8", stdio: "pipe" });
+	const { stdout } = await run(program ?? "", args, { cwd: root, env: merged, encoding: "utf8" });
+	return stdout;
 }
 
 /** The release the plugin names: `/OWNER/REPO/releases/download/VERSION/FILE` from `dist`. */
@@ -126,7 +129,7 @@ beforeAll(async () => {
 	// The release's wheel, built as `make release-assets` builds dist/ (never a stale one).
 	uv = findUv();
 	dist = join(root, "dist");
-	terminal([...uv, "build", "--wheel", "--out-dir", dist, "--python", realpathSync(PYTHON), REPO_ROOT], { UV_OFFLINE: "1" });
+	await terminal([...uv, "build", "--wheel", "--out-dir", dist, "--python", realpathSync(PYTHON), REPO_ROOT], { UV_OFFLINE: "1" });
 	release = await releaseServer();
 	// The machine the plugin sees: a fresh HOME, a PATH without the server, a local Ollama, and
 	// the release host of this test (the plugin then never asks the package registry).
@@ -185,14 +188,14 @@ describe.skipIf(!haveChromium)("from nothing installed to the first answer", () 
 		// A user's terminal: the same HOME, uv's cache (warmed by `make setup`), no network. uv's
 		// offline mode refuses every URL it has not cached, loopback too: the wheel is fetched
 		// from the local release once (no index, no dependency), as uv would download it.
-		const cache = terminal([...uv, "cache", "dir"], {}).trim();
+		const cache = (await terminal([...uv, "cache", "dir"], {})).trim();
 		const user = { HOME: home, UV_CACHE_DIR: cache, UV_PYTHON_DOWNLOADS: "never", UV_PYTHON: realpathSync(PYTHON), XDG_DATA_HOME: "", XDG_BIN_HOME: "", UV_TOOL_DIR: "", UV_TOOL_BIN_DIR: "" };
-		terminal([...uv, "pip", "install", "--no-deps", "--target", join(root, "fetched"), "--python", realpathSync(PYTHON), args[args.length - 1] ?? ""], user);
+		await terminal([...uv, "pip", "install", "--no-deps", "--target", join(root, "fetched"), "--python", realpathSync(PYTHON), args[args.length - 1] ?? ""], user);
 		const started = Date.now();
-		terminal([...uv, ...args], { ...user, UV_OFFLINE: "1" });
+		await terminal([...uv, ...args], { ...user, UV_OFFLINE: "1" });
 		const seconds = (Date.now() - started) / 1000;
 		const script = join(home, ".local", "bin", "obsidian-ai-bridge");
-		expect(terminal([script, "--version"], user).trim()).toBe(`obsidian-ai-bridge ${PLUGIN_VERSION}`);
+		expect((await terminal([script, "--version"], user)).trim()).toBe(`obsidian-ai-bridge ${PLUGIN_VERSION}`);
 		writeFileSync(1, `The install card's command installed the release's wheel offline in ${seconds.toFixed(1)} s.\n`);
 		await page.click(".aib-install-card button:has-text('Check again')");
 		// Neutral while the server starts (its first start takes a second or more), never red.

@@ -113,6 +113,18 @@ describe("Connector", () => {
 		expect(spawned).toEqual([]);
 	});
 
+	it("installed meanwhile: the card stays until Check again, which finds and starts it", async () => {
+		const executables: string[] = [];
+		const { connector, spawned } = setup({}, { info: null }, { executables });
+		await expect(connector.endpoint()).rejects.toThrow(/not installed/);
+		executables.push("/home/u/.local/bin/obsidian-ai-bridge");
+		await expect(connector.endpoint()).rejects.toThrow(/not installed/);
+		expect(spawned).toEqual([]);
+		connector.checkAgain();
+		expect(await connector.endpoint()).toMatchObject({ url: "ws://127.0.0.1:4000" });
+		expect(spawned).toEqual([["/home/u/.local/bin/obsidian-ai-bridge", "serve", "--vault", "/home/u/My Notes"]]);
+	});
+
 	it("uvx runs the server only once `uvx obsidian-ai-bridge --version` succeeded", async () => {
 		const files = { info: null as string | null };
 		const { connector, spawned } = setup({}, files, { executables: ["/home/u/.local/bin/uvx"] });
