@@ -153,9 +153,10 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 
 	private onState(state: ConnectionState): void {
 		if (state.status !== "connecting") this.starting = false;
-		this.statusEl.setText(statusText(state, this.embedding, this.starting));
-		this.statusEl.setAttribute("aria-label", statusTitle(state, this.starting));
-		this.statusEl.toggleClass("aib-status-off", state.status === "disconnected");
+		const notInstalled = this.serverProblem()?.kind === "not-installed";
+		this.statusEl.setText(statusText(state, this.embedding, this.starting, notInstalled));
+		this.statusEl.setAttribute("aria-label", notInstalled ? "Install the assistant's server: the panel shows how." : statusTitle(state, this.starting));
+		this.statusEl.toggleClass("aib-status-off", state.status === "disconnected" && !notInstalled);
 		for (const view of this.views()) view.showConnection();
 		const connectedNow = state.status === "connected" && !this.connected;
 		this.connected = state.status === "connected";

@@ -1,17 +1,17 @@
 // Words a non-developer understands (issue 31): a tool call as a sentence, a related note's
 // closeness, a model's tool support and price.
 
-/** A note's name as people say it: its path without `.md`. */
+/** A note as the vault shows its path. */
 function noteName(value: unknown): string {
-	return typeof value === "string" && value ? value.replace(/\.md$/, "") : "a note";
+	return typeof value === "string" && value ? value : "a note";
 }
 
 function quoted(value: unknown): string {
 	return typeof value === "string" ? `'${value.length > 60 ? `${value.slice(0, 57)}…` : value}'` : "''";
 }
 
-/** What a tool call did (or does, while it runs), in one sentence; MCP tools and unknown ones
- * by their name. */
+/** What a tool call did (or does: running, waiting for review, not applied, failed), in one
+ * sentence; MCP tools and unknown ones by their name. */
 export function toolSentence(name: string, args: Record<string, unknown>, running: boolean): string {
 	const path = noteName(args.path);
 	const done = (past: string, present: string): string => (running ? present : past);

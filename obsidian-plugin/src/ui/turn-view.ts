@@ -91,8 +91,8 @@ export class TurnView extends Component {
 			chip.addClass(`aib-tool-${state.kind}`);
 			// A sentence ("Searched your notes for 'kafka'"); the raw call behind *Details*.
 			const summary = chip.createEl("summary");
-			summary.createSpan({ cls: "aib-tool-sentence", text: toolSentence(tool.name, tool.arguments, state.kind !== "done" && state.kind !== "failed") });
-			if (state.kind !== "done" && state.kind !== "running") summary.createSpan({ cls: "aib-tool-state", text: ` · ${state.label}` });
+			summary.createSpan({ cls: "aib-tool-sentence", text: toolSentence(tool.name, tool.arguments, state.kind !== "done") });
+			if (state.kind !== "done") summary.createSpan({ cls: "aib-tool-state", text: ` · ${state.label}` });
 			summary.createSpan({ cls: "aib-tool-details", text: "Details" });
 			chip.createDiv({ cls: "aib-tool-name", text: tool.name });
 			chip.createEl("pre", { cls: "aib-tool-args", text: JSON.stringify(tool.arguments, null, 2) });
@@ -105,14 +105,15 @@ export class TurnView extends Component {
 		if (turn.cancelled) {
 			this.footerEl.createDiv({ cls: "aib-note", text: "Stopped." });
 		}
-		if (turn.error) {
+		if (turn.error instanceof RpcError && turn.error.code === ErrorCode.noProvider) {
+			// No model yet: not a failure; the setup card picks one and this message is answered.
+			const note = this.footerEl.createDiv({ cls: "aib-waiting-model" });
+			note.createSpan({ text: "This message waits for a model: pick one in the setup card below and it is answered." });
+			this.retryButton(note);
+		} else if (turn.error) {
 			const banner = this.footerEl.createDiv({ cls: "aib-error" });
 			banner.createSpan({ text: turn.error.message });
-			// "No model yet" is retried too: the setup card picks one meanwhile.
-			if (turn.error instanceof RpcError && (turn.error.retryable || turn.error.code === ErrorCode.noProvider)) {
-				const retry = banner.createEl("button", { text: "Retry", cls: "aib-retry" });
-				this.registerDomEvent(retry, "click", () => this.actions.retry());
-			}
+			if (turn.error instanceof RpcError && turn.error.retryable) this.retryButton(banner);
 		}
 		const sources = turn.sources;
 		if (sources.length > 0) {
@@ -131,6 +132,11 @@ export class TurnView extends Component {
 			const local = this.actions.localModel();
 			this.footerEl.createDiv({ cls: "aib-usage", text: usageLine(turn.result, local), attr: { title: usageTitle(turn.result, local) } });
 		}
+	}
+
+	private retryButton(parent: HTMLElement): void {
+		const retry = parent.createEl("button", { text: "Retry", cls: "aib-retry" });
+		this.registerDomEvent(retry, "click", () => this.actions.retry());
 	}
 
 	override onunload(): void {

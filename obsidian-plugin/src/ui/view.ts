@@ -259,6 +259,7 @@ export class AssistantView extends ItemView {
 			}
 		}
 		this.card?.card.update();
+		this.contentEl.toggleClass("has-card", this.card !== null);
 		return this.card !== null;
 	}
 

@@ -7,6 +7,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM, haveChromium, send, testPages, WAIT, type PageOptions, type TestPages } from "../helpers/browser";
 import { demoServer, type DemoServer } from "../helpers/server";
+import { PLUGIN_VERSION, wheelUrl } from "../../src/core/install";
 
 let pages: TestPages;
 let server: DemoServer;
@@ -62,7 +63,11 @@ describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
 		await page.click(".aib-approve");
 		await page.getByText("The change is done").waitFor({ timeout: WAIT });
 		expect(readFileSync(join(server.vault, "Ideas", "Kites.md"), "utf8")).toBe("# Kites\n\nKites fly.\n");
-		expect(await page.textContent(".aib-tool summary")).toContain("create_note · done");
+		expect(await page.textContent(".aib-tool-sentence")).toBe("Created Ideas/Kites.md");
+		expect(await page.locator(".aib-tool-args").isVisible()).toBe(false); // the raw call is behind Details
+		await page.click(".aib-tool-details");
+		expect(await page.textContent(".aib-tool-name")).toBe("create_note");
+		expect(await page.textContent(".aib-tool-args")).toContain('"path": "Ideas/Kites.md"');
 		await page.close();
 	});
 
@@ -74,12 +79,27 @@ describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
 		await banner.waitFor({ timeout: WAIT });
 		expect(await banner.textContent()).toMatch(/overloaded/i);
 		expect(await banner.locator("button.aib-retry").isVisible()).toBe(true);
+		// In a narrow sidebar Retry keeps its word whole (it wrapped to "R/et/ry"): one line high.
+		await page.evaluate(() => ((document.querySelector(".mod-right-split") as HTMLElement).style.width = "260px"));
+		const retry = await banner.locator("button.aib-retry").boundingBox();
+		const sendButton = await page.locator(".aib-send").boundingBox();
+		expect(retry && sendButton && retry.height <= sendButton.height + 1).toBe(true);
+		// "/" with no prompts says where prompts live and how to add one.
+		await page.fill(".aib-input", "/");
+		await page.dispatchEvent(".aib-input", "input");
+		expect(await page.locator(".aib-suggestion-hint").textContent()).toContain("Assistant/Prompts/");
+		await page.fill(".aib-input", "");
 		await send(page, "remember kites");
 		await page.locator(".aib-assistant .aib-usage").last().waitFor({ timeout: WAIT });
 		await page.click("button[aria-label='New conversation']");
 		expect(await page.locator(".aib-message").count()).toBe(0);
 		await page.click("button[aria-label='Conversations']");
-		await page.locator(".aib-list-item", { hasText: "remember kites" }).first().locator(".aib-list-title").click();
+		// The date fits on one line beside the title (it wrapped to "2026-11-" / "28").
+		const item = page.locator(".aib-list-item", { hasText: "remember kites" }).first();
+		const date = await item.locator(".aib-list-date").boundingBox();
+		const title = await item.locator(".aib-list-title").boundingBox();
+		expect(date && title && date.height <= title.height + 1).toBe(true);
+		await item.locator(".aib-list-title").click();
 		await page.getByText("You said: remember kites").waitFor({ timeout: WAIT });
 		await page.close();
 	});
@@ -113,12 +133,13 @@ describe.skipIf(!haveChromium)("the assistant panel in Chromium", () => {
 		// The machine itself has no server installed (the fake host finds nothing): one card.
 		const card = page.locator(".aib-install-card");
 		await card.waitFor({ timeout: WAIT });
-		expect(await card.locator(".aib-command").textContent()).toBe("uv tool install obsidian-ai-bridge");
+		// The fake host names no release host: GitHub's release of the plugin's version.
+		expect(await card.locator(".aib-install-command").textContent()).toBe(`uv tool install ${wheelUrl(PLUGIN_VERSION)}`);
 		expect(await card.locator("button:has-text('Copy')").isVisible()).toBe(true);
 		expect(await card.locator("button:has-text('Check again')").isVisible()).toBe(true);
 		expect(await page.locator(".aib-card").count()).toBe(1);
 		expect(await page.locator(".aib-disconnected").count()).toBe(0);
-		expect(await page.textContent(".aib-status")).toBe("Assistant: disconnected");
+		expect(await page.textContent(".aib-status")).toBe("Assistant: not installed");
 		await page.close();
 	});
 });

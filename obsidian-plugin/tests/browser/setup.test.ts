@@ -215,7 +215,8 @@ describe.skipIf(!haveChromium)("from nothing installed to the first answer", () 
 		await llama.waitFor({ timeout: SLOW });
 		await send(page, "hello there");
 		// The card sits above the input; the message stays in view above it.
-		await page.locator(".aib-assistant .aib-error").last().waitFor({ timeout: SLOW });
+		await page.locator(".aib-assistant .aib-waiting-model").last().waitFor({ timeout: SLOW });
+		expect(await page.locator(".aib-assistant .aib-error").count()).toBe(0);
 		const message = await page.locator(".aib-user").last().boundingBox();
 		const cardBox = await card.boundingBox();
 		expect(message && cardBox && message.y + message.height <= cardBox.y).toBe(true);
@@ -230,7 +231,7 @@ describe.skipIf(!haveChromium)("from nothing installed to the first answer", () 
 		await card.locator(".aib-setup-done", { hasText: "llama3.1:8b answers" }).waitFor({ timeout: SLOW });
 		// The message that waited is answered (streamed), in place of "no model yet".
 		await page.locator(".aib-assistant .aib-body").last().getByText("Ollama says: hello there").waitFor({ timeout: SLOW });
-		expect(await page.locator(".aib-assistant .aib-error").count()).toBe(0);
+		expect(await page.locator(".aib-assistant .aib-waiting-model").count()).toBe(0);
 		expect(await page.locator(".aib-user").count()).toBe(1);
 	});
 

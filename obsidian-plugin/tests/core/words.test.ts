@@ -6,12 +6,12 @@ describe("words", () => {
 	it("a tool call is a sentence, in the past once done", () => {
 		expect(toolSentence("search_notes", { query: "kafka" }, false)).toBe("Searched your notes for 'kafka'");
 		expect(toolSentence("search_notes", { query: "kafka" }, true)).toBe("Searching your notes for 'kafka'");
-		expect(toolSentence("edit_note", { path: "Plan.md", edits: [] }, false)).toBe("Edited Plan");
-		expect(toolSentence("read_note", { path: "Areas/Cooking/Sourdough.md" }, false)).toBe("Read Areas/Cooking/Sourdough");
-		expect(toolSentence("create_note", { path: "New.md" }, true)).toBe("Creating New");
+		expect(toolSentence("edit_note", { path: "Plan.md", edits: [] }, false)).toBe("Edited Plan.md");
+		expect(toolSentence("read_note", { path: "Areas/Cooking/Sourdough.md" }, false)).toBe("Read Areas/Cooking/Sourdough.md");
+		expect(toolSentence("create_note", { path: "New.md" }, true)).toBe("Creating New.md");
 		expect(toolSentence("append_to_note", {}, false)).toBe("Added to a note");
 		expect(toolSentence("list_notes", { folder: "Projects" }, false)).toBe("Listed the notes in Projects");
-		expect(toolSentence("get_backlinks", { path: "A.md" }, false)).toBe("Looked for notes that link to A");
+		expect(toolSentence("get_backlinks", { path: "A.md" }, false)).toBe("Looked for notes that link to A.md");
 		expect(toolSentence("weather__forecast", { city: "Oslo" }, false)).toBe("Used the tool weather__forecast");
 		expect(toolSentence("search_notes", { query: "x".repeat(100) }, false)).toMatch(/^Searched your notes for 'x{57}…'$/);
 	});
