@@ -211,6 +211,14 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		const first = await view.locator(".aib-related-item").allTextContents();
 		expect(first.join(" ")).not.toContain("Areas/Cooking/Sourdough.md");
 		expect(await view.locator(".aib-related-snippet").count()).toBeGreaterThan(0);
+		// Scrolled to the end, the last note sits above the status bar, never under it.
+		await page.evaluate(() => {
+			const scroller = document.querySelector(".aib-related-view")!;
+			scroller.scrollTop = scroller.scrollHeight;
+		});
+		const last = await view.locator(".aib-related-item").last().boundingBox();
+		const status = await page.locator(".status-bar").boundingBox();
+		expect(last && status && last.y + last.height <= status.y).toBe(true);
 		await shot("related.png");
 		await page.evaluate(() => document.body.classList.replace("theme-dark", "theme-light"));
 		await shot("related-light.png");
