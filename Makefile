@@ -88,7 +88,8 @@ chromium:
 		|| echo "chromium is missing and apt-get cannot install it: the browser test will be skipped"; }
 
 # Refresh the pictures in docs/ from the browser tests (the panel, mid-answer, a review, the
-# rewrite preview, the related view, the settings tab, the install and setup cards).
+# rewrite preview, the related view, the settings tab, the install and setup cards, the start,
+# a tool call's details, uv's failure and a command that failed to start).
 screenshot: plugin $(STAMP) chromium
 	cd $(PLUGIN) && SCREENSHOT_DIR=$(CURDIR)/docs npx vitest run tests/browser
 

@@ -105,7 +105,7 @@ export class Connector {
 		try {
 			const info = await readInfoFile(this.host, await this.infoFile());
 			if (info.url === this.refusedUrl) {
-				throw new NoServerError("The server for this vault does not answer (its info file is stale).");
+				throw new NoServerError("The server for this vault does not answer (the address it left is stale).");
 			}
 			return info;
 		} catch (error) {

@@ -80,7 +80,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 			{ name: "Server", render: (s) => void s.setHeading() },
 			{
 				name: "Find the server",
-				desc: "Automatic reads the info file the server writes for this vault; manual uses the address below.",
+				desc: "Automatic finds the address the server leaves for this vault; manual uses the address below.",
 				render: (s) =>
 					void s.addDropdown((dropdown) =>
 						dropdown
