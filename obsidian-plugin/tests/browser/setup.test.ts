@@ -227,6 +227,18 @@ describe.skipIf(!haveChromium)("from nothing installed to the first answer", () 
 		expect(await card.locator(".aib-setup-model", { hasText: "nomic-embed-text" }).locator("button:has-text('Use')").count()).toBe(1);
 		expect(await card.textContent()).toContain("Introduce yourself");
 		await screenshot("setup-card.png");
+		// A hosted service that speaks OpenAI's API (OpenRouter, a gateway) has an address field;
+		// the key and the address take the card's width.
+		const baseUrl = card.locator(".aib-setup-base-url");
+		expect(await baseUrl.isVisible()).toBe(false);
+		await card.locator(".aib-setup-provider").selectOption("openai");
+		expect(await baseUrl.isVisible()).toBe(true);
+		const key = await card.locator(".aib-setup-key-input").boundingBox();
+		const hosted = await card.locator(".aib-setup-hosted").boundingBox();
+		expect(key && hosted && key.width >= hosted.width - 1).toBe(true);
+		await card.locator(".aib-setup-hosted").scrollIntoViewIfNeeded();
+		await screenshot("setup-card-hosted.png");
+		await card.locator(".aib-setup-provider").selectOption("anthropic");
 		await llama.locator("button:has-text('Use')").click();
 		await card.locator(".aib-setup-done", { hasText: "llama3.1:8b answers" }).waitFor({ timeout: SLOW });
 		// The message that waited is answered (streamed), in place of "no model yet".
