@@ -23,6 +23,12 @@ $(STAMP): uv.lock pyproject.toml
 	@command -v uv >/dev/null 2>&1 || $(PYTHON) -m uv --version >/dev/null 2>&1 \
 		|| $(PYTHON) -m pip install --quiet uv
 	$(UV) sync --locked --python $(PYTHON)
+	@# uv's cache then holds what `uv tool install <the release's wheel>` resolves and installs
+	@# (sync reads the lock, so it fetches no index pages): the browser test runs the install
+	@# card's command offline (UV_OFFLINE=1). A throwaway tool folder; the user's tools stay.
+	@tmp="$$(mktemp -d)"; UV_TOOL_DIR="$$tmp/tools" UV_TOOL_BIN_DIR="$$tmp/bin" \
+		$(UV) tool install --quiet --python $(PYTHON) . >/dev/null 2>&1; rc=$$?; rm -rf "$$tmp"; \
+		test $$rc -eq 0 || echo "uv tool install into a temporary folder failed: the install test will not run offline"
 	@touch $@
 
 serve: $(STAMP)
@@ -82,7 +88,8 @@ chromium:
 		|| echo "chromium is missing and apt-get cannot install it: the browser test will be skipped"; }
 
 # Refresh the pictures in docs/ from the browser tests (the panel, mid-answer, a review, the
-# rewrite preview, the related view, the settings tab, the install and setup cards).
+# rewrite preview, the related view, the settings tab, the install and setup cards, the start,
+# a tool call's details, uv's failure and a command that failed to start).
 screenshot: plugin $(STAMP) chromium
 	cd $(PLUGIN) && SCREENSHOT_DIR=$(CURDIR)/docs npx vitest run tests/browser
 

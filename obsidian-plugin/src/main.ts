@@ -1,7 +1,7 @@
 // The plugin: connects to the vault's bridge server (finding or starting it), and gives the
 // assistant panel, the related-notes view, the commands, reviewable writes that go through
 // Obsidian's editor, and the settings tab.
-import { FileSystemAdapter, getAllTags, MarkdownView, Notice, Plugin, TFile, TFolder, type WorkspaceLeaf } from "obsidian";
+import { FileSystemAdapter, getAllTags, MarkdownView, Notice, Plugin, requestUrl, TFile, TFolder, type WorkspaceLeaf } from "obsidian";
 import { BridgeClient, type ConnectionState, type Endpoint, type Notification, type ServerRequest, type Timers } from "./core/client";
 import { Connector, type ServerProblem } from "./core/connector";
 import type { Review } from "./core/diff";
@@ -33,6 +33,8 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	private promptCommands = new Set<string>();
 	/** The plugin started the server and waits for it (the status bar says *starting*). */
 	private starting = false;
+	/** What the server's settings say: the prompts folder, and whether its model runs here. */
+	private serverFacts = { promptsFolder: "Assistant/Prompts", local: false, chat: false };
 	/** Notes of approved writes by tool call id, until the call's result says it was made. */
 	private readonly approvedWrites = new Map<string, string[]>();
 
@@ -53,8 +55,10 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 				},
 				onServerExited: (code, output) => {
 					this.starting = false;
-					if (code !== 0 && code !== null) new Notice(`The assistant server stopped: ${output.slice(-2).join(" ")}`);
+					// Before it was ready, the panel's card says what failed (with Details).
+					if (code !== 0 && code !== null && this.connected) new Notice(`The assistant server stopped: ${output.slice(-2).join(" ")}`);
 				},
+				onRegistry: (url) => requestUrl({ url, throw: false }).then((response) => response.status === 200),
 			});
 		}
 		this.client = new BridgeClient({
@@ -132,6 +136,11 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		return this.connector?.problem ?? null;
 	}
 
+	checkServer(): void {
+		this.connector?.checkAgain();
+		this.client.reconnectNow();
+	}
+
 	/** Keep the Server command, and whether this computer may run it: the user's answer in the
 	 * panel, or a command typed in the settings here (which counts as allowed). */
 	async setServerCommand(command: string, allowed: boolean): Promise<void> {
@@ -144,13 +153,18 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 
 	private onState(state: ConnectionState): void {
 		if (state.status !== "connecting") this.starting = false;
-		this.statusEl.setText(statusText(state, this.embedding, this.starting));
-		this.statusEl.setAttribute("aria-label", statusTitle(state, this.starting));
-		this.statusEl.toggleClass("aib-status-off", state.status === "disconnected");
+		const notInstalled = this.serverProblem()?.kind === "not-installed";
+		this.statusEl.setText(statusText(state, this.embedding, this.starting, notInstalled));
+		this.statusEl.setAttribute("aria-label", notInstalled ? "Install the assistant's server: the panel shows how." : statusTitle(state, this.starting));
+		this.statusEl.toggleClass("aib-status-off", state.status === "disconnected" && !notInstalled);
 		for (const view of this.views()) view.showConnection();
 		const connectedNow = state.status === "connected" && !this.connected;
 		this.connected = state.status === "connected";
 		if (connectedNow) void this.loadPrompts();
+		if (state.status === "connected" && (connectedNow || state.chat !== this.serverFacts.chat)) {
+			this.serverFacts.chat = state.chat;
+			void this.loadServerFacts();
+		}
 		if (state.status === "connected" && state.pending > 0 && this.indexPoll === null) {
 			// While the first index builds, the status bar follows it every second (one poll at a time).
 			this.indexPoll = window.setTimeout(() => {
@@ -295,6 +309,27 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		}
 	}
 
+	private async loadServerFacts(): Promise<void> {
+		try {
+			const settings = await this.client.call("settings/get", {});
+			this.serverFacts.promptsFolder = settings.promptsFolder;
+			this.serverFacts.local = isLocal(settings.provider, settings.baseUrl);
+		} catch {
+			// Not connected any more: the next connection asks again.
+		}
+	}
+
+	localModel(): boolean {
+		return this.serverFacts.local;
+	}
+
+	/** Also asks the server for its prompts again, so a note added meanwhile is offered next. */
+	promptsHint(): string {
+		void this.loadPrompts();
+		const folder = this.serverFacts.promptsFolder;
+		return `No prompts yet. Each note in the folder ${folder}/ is a prompt: add a note there (its name becomes the /command, its text the prompt), then type / again.`;
+	}
+
 	private async runPrompt(id: string): Promise<void> {
 		const prompt = this.prompts.find((p) => p.id === id);
 		if (!prompt) return;
@@ -328,6 +363,17 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			for (const tag of cache ? (getAllTags(cache) ?? []) : []) tags.add(tag);
 		}
 		return { notes, folders, tags: [...tags].sort(), prompts: this.prompts };
+	}
+}
+
+/** A model on this computer: Ollama, or an OpenAI-compatible server on a loopback address. */
+function isLocal(provider: string | null, baseUrl: string | null): boolean {
+	if (provider === "ollama") return true;
+	if (!baseUrl) return false;
+	try {
+		return /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(new URL(baseUrl).hostname);
+	} catch {
+		return false;
 	}
 }
 

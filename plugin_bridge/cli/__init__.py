@@ -12,10 +12,31 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import plugin_bridge
+
 if TYPE_CHECKING:
     from plugin_bridge.cli.serve import ServeOptions
 
 from llm_service.factory import PROVIDER_NAMES
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed version, read from the package metadata only when asked."""
+
+    def __init__(
+        self, option_strings: list[str], dest: str = argparse.SUPPRESS, **_: object
+    ) -> None:
+        super().__init__(option_strings, dest=dest, nargs=0, help="show the version and exit")
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        sys.stdout.write(f"{parser.prog} {plugin_bridge.__version__}\n")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Your Obsidian vault's AI assistant: server, terminal chat and tools.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # The plugin runs `uvx obsidian-ai-bridge --version` before it trusts uvx to start the server.
+    parser.add_argument("--version", action=_Version)
 
     serve = commands.add_parser("serve", help="run the bridge server for a vault")
     server_arguments(serve)

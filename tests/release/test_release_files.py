@@ -99,6 +99,8 @@ def test_the_release_workflow_attaches_the_four_files_on_a_version_tag() -> None
     runs = [step.get("run", "") for step in steps]
     assert "make release-assets" in runs
     assert any("gh release create" in run and "dist/*" in run for run in runs)
+    # Published, not a draft: a draft's download URL (the plugin's install card) does not work.
+    assert not any("--draft" in run for run in runs)
     assert data["permissions"] == {"contents": "write"}
 
 

@@ -5,13 +5,11 @@
 //      PATH: ~/.local/bin, uv's and pipx's tool bin folders, /opt/homebrew/bin, /usr/local/bin;
 //      on Windows %USERPROFILE%\.local\bin and %APPDATA%\Python\Scripts (with `.exe`);
 //   4. `uvx obsidian-ai-bridge` when uv's `uvx` (or `uv`) is found in those places.
-// Nothing found: the panel shows the one install command.
+// Nothing found: the panel shows the one install command (core/install.ts). uvx is used only
+// once it runs the package (core/connector.ts).
 import type { Host } from "./host";
+import { SERVER_PROGRAM } from "./install";
 import { quote, serverArgv } from "./launcher";
-
-export const SERVER_PROGRAM = "obsidian-ai-bridge";
-/** The one spelling of the install command (the README's, the panel's, every hint's). */
-export const INSTALL_COMMAND = `uv tool install ${SERVER_PROGRAM}`;
 
 export interface ServerCommand {
 	/** Where it was found (step 1 to 4 above). */

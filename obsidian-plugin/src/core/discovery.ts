@@ -78,19 +78,19 @@ export async function readInfoFile(host: Host, path: string): Promise<InfoRecord
 	try {
 		raw = JSON.parse(text);
 	} catch {
-		throw new NoServerError(`The server info file ${path} is unreadable: restart the server.`);
+		throw new NoServerError(`The note the server left of its address (${path}) is unreadable: restart the server.`);
 	}
 	const record = raw as Partial<InfoRecord>;
 	if (typeof record.url !== "string" || typeof record.token !== "string" || typeof record.pid !== "number") {
-		throw new NoServerError(`The server info file ${path} is unreadable: restart the server.`);
+		throw new NoServerError(`The note the server left of its address (${path}) is unreadable: restart the server.`);
 	}
 	if (!isLoopbackWsUrl(record.url)) {
 		throw new NoServerError(
-			`The server info file ${path} names ${record.url.slice(0, 100)}, which is not a ws:// address on this machine: it was ignored.`,
+			`The note the server left of its address (${path}) names ${record.url.slice(0, 100)}, which is not a ws:// address on this machine: it was ignored.`,
 		);
 	}
 	if (!isOurServer(await host.process(record.pid))) {
-		throw new NoServerError("The server for this vault has stopped (its info file is stale).");
+		throw new NoServerError("The server for this vault has stopped (the address it left is stale).");
 	}
 	return { url: record.url, token: record.token, pid: record.pid, protocolVersion: record.protocolVersion ?? 1 };
 }

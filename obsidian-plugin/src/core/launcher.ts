@@ -1,5 +1,6 @@
 // Starting the server as a child process (a configured command with placeholders, or the one
 // core/command-search.ts found), and knowing when it is ready (its info file names its pid).
+import type { Timers } from "./client";
 import type { ChildProcessLike, Host } from "./host";
 
 /** Split a command line into words: spaces separate, quotes group, backslash escapes. */
@@ -68,4 +69,20 @@ export function startServer(host: Host, argv: string[], vaultPath: string): Runn
 	});
 	const exited = new Promise<number | null>((resolve) => child.onExit(resolve));
 	return { process: child, output, exited };
+}
+
+/** Run `argv` to its end (at most `timeoutMs`, then it is stopped): its exit code (null when it
+ * could not start or was stopped) and the last lines it printed. */
+export async function runToEnd(
+	host: Host,
+	argv: string[],
+	cwd: string,
+	timers: Pick<Timers, "setTimeout">,
+	timeoutMs: number,
+): Promise<{ code: number | null; output: string[] }> {
+	const run = startServer(host, argv, cwd);
+	const timeout = new Promise<null>((resolve) => timers.setTimeout(() => resolve(null), timeoutMs));
+	const code = await Promise.race([run.exited, timeout]);
+	if (code === null) run.process.kill();
+	return { code, output: run.output };
 }

@@ -8,8 +8,9 @@ export function count(n: number, thing: string): string {
 }
 
 /** The status bar's text; `embedding` is the last index/progress of the embedding job;
- * `starting`: the plugin started the server and waits for it. */
-export function statusText(state: ConnectionState, embedding: IndexProgress | null = null, starting = false): string {
+ * `starting`: the plugin started the server and waits for it; `notInstalled`: the panel shows
+ * the install card. */
+export function statusText(state: ConnectionState, embedding: IndexProgress | null = null, starting = false, notInstalled = false): string {
 	switch (state.status) {
 		case "connecting":
 			return starting ? "Assistant: starting…" : "Assistant: connecting…";
@@ -25,7 +26,7 @@ export function statusText(state: ConnectionState, embedding: IndexProgress | nu
 			if (embedding?.phase === "confirm") return "Assistant: embedding waits for your approval";
 			return "Assistant: connected";
 		case "disconnected":
-			return "Assistant: disconnected";
+			return notInstalled ? "Assistant: not installed" : "Assistant: disconnected";
 	}
 }
 

@@ -91,11 +91,27 @@ export function failTurn(turn: Turn, error: Error, cancelled: boolean): Turn {
 	return { ...turn, error: cancelled ? null : error, cancelled, done: true };
 }
 
-/** "1,234 in · 56 out · $0.0012" for a finished turn (or a rewrite). */
-export function usageLine(result: Pick<ChatSendResult, "usage" | "costUsd">): string {
-	const tokens = `${result.usage.inputTokens.toLocaleString("en")} in · ${result.usage.outputTokens.toLocaleString("en")} out`;
-	const cost = result.costUsd === null || result.costUsd === undefined ? "cost unknown" : `$${result.costUsd.toFixed(4)}`;
-	return `${tokens} · ${cost}`;
+/** "1,234 tokens read · 56 written · $0.0012" for a finished turn (or a rewrite); with no price,
+ * "free (runs on this computer)" for a local model. */
+export function usageLine(result: Pick<ChatSendResult, "usage" | "costUsd">, local = false): string {
+	const tokens = `${result.usage.inputTokens.toLocaleString("en")} tokens read · ${result.usage.outputTokens.toLocaleString("en")} written`;
+	return `${tokens} · ${costWords(result.costUsd, local)}`;
+}
+
+function costWords(costUsd: number | null | undefined, local: boolean): string {
+	if (costUsd !== null && costUsd !== undefined) return `$${costUsd.toFixed(4)}`;
+	return local ? "free (runs on this computer)" : "price not known";
+}
+
+/** The usage line's tooltip: what the numbers and the cost mean. */
+export function usageTitle(result: Pick<ChatSendResult, "usage" | "costUsd">, local = false): string {
+	const read = "Tokens read: your message, the notes sent along and the conversation so far. Written: the answer.";
+	if (result.costUsd !== null && result.costUsd !== undefined) {
+		return `${read} The cost is the provider's list price for these tokens (obsidian-ai-bridge usage shows the day's and month's totals).`;
+	}
+	return local
+		? `${read} The model runs on this computer: nothing is paid per token.`
+		: `${read} The provider's prices for this model are not known, so the cost cannot be shown.`;
 }
 
 /** A field that should be a string: itself, or "" when it is anything else. */

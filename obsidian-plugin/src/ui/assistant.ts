@@ -22,6 +22,8 @@ export interface Assistant extends Plugin {
 	exampleCommand(): string;
 	/** What the panel offers when there is no server (install card, command to confirm). */
 	serverProblem(): ServerProblem | null;
+	/** *Check again*: look for the server's command anew and connect. */
+	checkServer(): void;
 	/** Keep the Server command and whether this computer may run it. */
 	setServerCommand(command: string, allowed: boolean): Promise<void>;
 	/** The prompt a `/command` at the start of the input names, if any. */
@@ -29,6 +31,11 @@ export interface Assistant extends Plugin {
 	suggestionSource(): SuggestionSource;
 	/** Where the user sets up semantic search (an embedder); the setup card when there is one. */
 	openSetup(): void;
+	/** Whether the server's chat model runs on this computer (Ollama, or a loopback base URL). */
+	localModel(): boolean;
+	/** Where custom prompts live and how to add one (shown for "/" when there are none); the
+	 * prompts are asked for again, so a note added meanwhile is offered next. */
+	promptsHint(): string;
 	/** A tool call of a chat turn finished (chat/toolResult): Undo is offered for a write made. */
 	toolFinished(callId: string, isError: boolean): void;
 }

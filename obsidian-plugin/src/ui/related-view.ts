@@ -1,11 +1,12 @@
 // The related-notes side view: follows the active note and lists its nearest notes
-// (vault/related): title, score, a snippet of the closest passage, whether they already link.
+// (vault/related): title, how close (the score in a tooltip), a snippet of the closest passage, whether they already link.
 // Click opens a note; dragging one into the editor inserts a [[wikilink]]. It refreshes
 // (debounced) when the active note changes or is saved. With no embedder it says what to do,
 // with a button to set one up.
 import { ItemView, setIcon, type TAbstractFile, type WorkspaceLeaf } from "obsidian";
 import type { RelatedNote } from "../core/protocol";
 import type { Assistant } from "./assistant";
+import { closeness } from "../core/words";
 
 export const RELATED_VIEW_TYPE = "ai-bridge-related";
 const REFRESH_MS = 400;
@@ -140,7 +141,11 @@ export class RelatedView extends ItemView {
 			const row = this.listEl.createDiv({ cls: "aib-related-item", attr: { draggable: "true", "data-path": note.path } });
 			const head = row.createDiv({ cls: "aib-related-head" });
 			head.createSpan({ cls: "aib-related-name", text: note.title });
-			head.createSpan({ cls: "aib-related-score", text: note.score.toFixed(2), attr: { "aria-label": "Similarity" } });
+			head.createSpan({
+				cls: "aib-related-score",
+				text: closeness(note.score),
+				attr: { title: `Similarity ${note.score.toFixed(2)} (1 would be the same text)` },
+			});
 			const linked = note.linksTo || note.linkedFrom;
 			const link = head.createSpan({
 				cls: ["aib-related-link", linked ? "is-linked" : "is-unlinked"],

@@ -1,8 +1,11 @@
-// The panel's cards when there is no server to talk to (issues 20 and 21): the install card
-// (the one install command, Copy, Check again) and the question about a Server command that
+// The panel's cards when there is no server to talk to (issues 20, 21 and 31): the install card
+// (the one install command, Copy, Check again, and what failed when uvx could not run it), the
+// card of a command that kept stopping before its server was ready, and the question about a Server command that
 // came with the vault rather than from this computer's settings. Each card is a Component, so
 // its listeners go with it when the panel shows another one.
 import { Component, Notice } from "obsidian";
+import type { Failure } from "../core/connector";
+import type { InstallCommands } from "../core/install";
 import type { Assistant } from "./assistant";
 
 /** A card in the panel: its element is removed when it is unloaded. */
@@ -24,48 +27,89 @@ export abstract class Card extends Component {
 		return button;
 	}
 
-	/** Called on every connection change while the card is shown. */
-	update(): void {}
-}
+	/** The card's *Check again* and the plugin it asks, when it has one. */
+	private checking: { button: HTMLButtonElement; plugin: Assistant } | null = null;
 
-export class InstallCard extends Card {
-	private readonly checkButton: HTMLButtonElement;
+	/** Called on every connection change while the card is shown: *Check again* is back once
+	 * the attempt it started is over. */
+	update(): void {
+		if (!this.checking || this.checking.plugin.client.connection.status === "connecting") return;
+		this.checking.button.disabled = false;
+		this.checking.button.setText("Check again");
+	}
 
-	constructor(
-		parent: HTMLElement,
-		private readonly plugin: Assistant,
-		install: string,
-	) {
-		super(parent, "aib-install-card");
-		this.el.createDiv({ cls: "aib-card-title", text: "Install the assistant's server" });
-		this.el.createDiv({
-			text: "The assistant answers through a small program on this computer. Install it once with uv, in a terminal:",
-		});
-		this.el.createEl("code", { text: install, cls: "aib-command" });
-		const hint = this.el.createDiv({ cls: "aib-card-hint" });
-		hint.appendText("No uv yet? ");
-		hint.createEl("a", { text: "Install uv first", href: "https://docs.astral.sh/uv/getting-started/installation/" });
-		hint.appendText(", then run the command above.");
-		const buttons = this.el.createDiv({ cls: "aib-card-buttons" });
-		this.button(buttons, "Copy", () => {
-			void navigator.clipboard.writeText(install).then(() => new Notice("Install command copied."));
-		});
-		this.checkButton = this.button(
-			buttons,
+	/** What failed, in one sentence, with the program's own output behind *Details*. */
+	protected failure(failure: Failure): void {
+		const el = this.el.createDiv({ cls: "aib-card-failure" });
+		el.createDiv({ cls: "aib-card-failure-text", text: failure.message });
+		if (!failure.details.trim()) return;
+		const details = el.createEl("details", { cls: "aib-card-details" });
+		details.createEl("summary", { text: "Details" });
+		details.createEl("pre", { text: failure.details });
+	}
+
+	/** *Check again*: look for the command anew (and start one that gave up). */
+	protected checkAgainButton(parent: HTMLElement, plugin: Assistant): HTMLButtonElement {
+		const button = this.button(
+			parent,
 			"Check again",
 			() => {
-				this.checkButton.disabled = true;
-				this.checkButton.setText("Checking…");
-				this.plugin.client.reconnectNow();
+				button.disabled = true;
+				button.setText("Checking…");
+				plugin.checkServer();
 			},
 			true,
 		);
+		this.checking = { button, plugin };
+		return button;
 	}
+}
 
-	override update(): void {
-		if (this.plugin.client.connection.status === "connecting") return;
-		this.checkButton.disabled = false;
-		this.checkButton.setText("Check again");
+export class InstallCard extends Card {
+	constructor(
+		parent: HTMLElement,
+		plugin: Assistant,
+		install: InstallCommands,
+		failure: Failure | null,
+	) {
+		super(parent, "aib-install-card");
+		this.el.createDiv({ cls: "aib-card-title", text: "Install the assistant's server" });
+		if (failure) this.failure(failure);
+		this.el.createDiv({
+			text: "The assistant answers through a small program on this computer. Install it once with uv, in a terminal:",
+		});
+		this.el.createEl("code", { text: install.command, cls: "aib-command aib-install-command" });
+		const hint = this.el.createDiv({ cls: "aib-card-hint" });
+		hint.appendText("No uv yet? ");
+		hint.createEl("a", { text: "Install uv first", href: "https://docs.astral.sh/uv/getting-started/installation/" });
+		hint.appendText(", then run the command above. With pipx instead: ");
+		hint.createEl("code", { text: install.alternative, cls: "aib-command" });
+		const buttons = this.el.createDiv({ cls: "aib-card-buttons" });
+		this.button(buttons, "Copy", () => {
+			navigator.clipboard.writeText(install.command).then(
+				() => new Notice("Install command copied."),
+				() => new Notice("Could not copy: select the command and copy it."),
+			);
+		});
+		this.checkAgainButton(buttons, plugin);
+	}
+}
+
+/** The command found kept stopping before its server was ready: what failed, its output behind
+ * *Details*, and *Check again* (nothing is started again until then). */
+export class StartFailedCard extends Card {
+	constructor(
+		parent: HTMLElement,
+		plugin: Assistant,
+		command: string,
+		failure: Failure,
+	) {
+		super(parent, "aib-start-failed-card");
+		this.el.createDiv({ cls: "aib-card-title", text: "The assistant's server did not start" });
+		this.failure(failure);
+		this.el.createEl("code", { text: command, cls: "aib-command" });
+		const buttons = this.el.createDiv({ cls: "aib-card-buttons" });
+		this.checkAgainButton(buttons, plugin);
 	}
 }
 

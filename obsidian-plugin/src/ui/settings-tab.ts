@@ -4,6 +4,7 @@
 import { Component, Notice, PluginSettingTab, Setting, type App } from "obsidian";
 import type { BridgeClient } from "../core/client";
 import { PROVIDER_NAMES, type ModelInfoModel, type RuntimeInfo, type SettingsResult } from "../core/protocol";
+import { isEmbeddingModel, sameEmbedder } from "../core/words";
 import type { Assistant } from "./assistant";
 import { showMcpServers } from "./mcp-servers";
 
@@ -14,6 +15,10 @@ const KNOWN_EMBEDDERS: Record<string, string> = {
 };
 
 type Purpose = "chat" | "fast" | "deep";
+
+/** An OpenAI-compatible hosted service's address (a URL, not UI text to sentence-case). */
+export const SERVICE_EXAMPLE = "https://openrouter.ai/api/v1";
+const SERVICE_HINT = `For a hosted service that speaks OpenAI's API (OpenRouter, a company gateway), its address, e.g. ${SERVICE_EXAMPLE}; saved with the OpenAI API key below. Empty: OpenAI itself.`;
 
 /** How the provider dropdown names each provider the server knows (the generated list). */
 const PROVIDER_LABELS: Record<(typeof PROVIDER_NAMES)[number], string> = {
@@ -75,7 +80,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 			{ name: "Server", render: (s) => void s.setHeading() },
 			{
 				name: "Find the server",
-				desc: "Automatic reads the info file the server writes for this vault; manual uses the address below.",
+				desc: "Automatic finds the address the server leaves for this vault; manual uses the address below.",
 				render: (s) =>
 					void s.addDropdown((dropdown) =>
 						dropdown
@@ -176,6 +181,8 @@ export class AssistantSettingTab extends PluginSettingTab {
 		} catch {
 			models = [];
 		}
+		// Embedding models search by meaning (below); they never answer a chat.
+		const chatModels = models.filter((model) => !isEmbeddingModel(model));
 		const runtimes = await detectRuntimes(this.plugin.client);
 		new Setting(el)
 			.setName("Provider")
@@ -194,11 +201,11 @@ export class AssistantSettingTab extends PluginSettingTab {
 		for (const [purpose, name, desc] of purposes) {
 			const setting = new Setting(el).setName(name).setDesc(desc);
 			const value = current.models[purpose] ?? "";
-			if (models.length > 0) {
+			if (chatModels.length > 0) {
 				setting.addDropdown((dropdown) => {
 					dropdown.addOption("", purpose === "chat" ? "Provider default" : "Same as chat");
-					for (const model of models) dropdown.addOption(model.id, model.displayName ?? model.id);
-					if (value && !models.some((m) => m.id === value)) dropdown.addOption(value, value);
+					for (const model of chatModels) dropdown.addOption(model.id, model.displayName ?? model.id);
+					if (value && !chatModels.some((m) => m.id === value)) dropdown.addOption(value, value);
 					dropdown.setValue(value).onChange((id) => void this.saveServerSetting({ models: { [purpose]: id || null } }, el));
 				});
 			} else {
@@ -222,6 +229,16 @@ export class AssistantSettingTab extends PluginSettingTab {
 					void this.saveServerSetting({ conversationsFolder: text.getValue().trim() || null }, el, false);
 				});
 			});
+		// OpenAI-compatible hosted services (OpenRouter, a company gateway): their address goes
+		// with the OpenAI key below (a key goes only where it was sent with).
+		let typedUrl = current.provider === "openai" ? (current.baseUrl ?? "") : "";
+		new Setting(el)
+			.setName("OpenAI-compatible service")
+			.setDesc(SERVICE_HINT)
+			.setClass("aib-wide-setting")
+			.addText((text) => {
+				text.setPlaceholder(SERVICE_EXAMPLE).setValue(typedUrl).onChange((value) => (typedUrl = value.trim()));
+			});
 		const keys: ["anthropicApiKey" | "openaiApiKey", string, string | null][] = [
 			["anthropicApiKey", "Anthropic API key", current.keys.anthropic],
 			["openaiApiKey", "OpenAI API key", current.keys.openai],
@@ -231,13 +248,16 @@ export class AssistantSettingTab extends PluginSettingTab {
 			new Setting(el)
 				.setName(name)
 				.setDesc(masked ? `Stored by the server: ${masked}` : "Not set. It is sent to the server, checked and stored there, never in the vault.")
+				.setClass("aib-wide-setting")
 				.addText((text) => {
 					text.inputEl.type = "password";
 					text.setPlaceholder("Paste a key").onChange((value) => (typed = value.trim()));
 				})
 				.addButton((button) =>
 					button.setButtonText("Save key").onClick(() => {
-						if (typed) void this.saveServerSetting({ [field]: typed }, el);
+						if (!typed) return;
+						const service = field === "openaiApiKey" && typedUrl ? { provider: "openai", baseUrl: typedUrl } : {};
+						void this.saveServerSetting({ ...service, [field]: typed }, el);
 					}),
 				);
 		}
@@ -287,17 +307,23 @@ function embedderSetting(
 	save: (embedder: string | null) => void,
 ): void {
 	const options: Record<string, string> = { "": "None: search by words only" };
+	// One entry per model: Ollama's `name` and `name:latest` are the same model.
+	const add = (spec: string, label: string, replace = false): void => {
+		const same = Object.keys(options).find((key) => key !== "" && sameEmbedder(key, spec));
+		if (same === undefined) options[spec] = label;
+		else if (replace) options[same] = label;
+	};
+	if (current) add(current, current);
 	for (const runtime of runtimes) {
 		if (runtime.kind !== "ollama" || !runtime.reachable) continue;
 		for (const model of runtime.models) {
-			if (model.embedding) options[`ollama:${model.id}`] = `Ollama: ${model.id} (running here, free)`;
+			if (model.embedding) add(`ollama:${model.id}`, `Ollama: ${model.id} (running here, free)`, true);
 		}
 	}
-	for (const [spec, label] of Object.entries(KNOWN_EMBEDDERS)) options[spec] ??= label;
+	for (const [spec, label] of Object.entries(KNOWN_EMBEDDERS)) add(spec, label);
 	for (const model of models) {
-		if (provider && /embed/i.test(model.id)) options[`${provider}:${model.id}`] = `${provider}: ${model.displayName ?? model.id}`;
+		if (provider && isEmbeddingModel(model)) add(`${provider}:${model.id}`, `${provider}: ${model.displayName ?? model.id}`, true);
 	}
-	if (current && !(current in options)) options[current] = current;
 	new Setting(el)
 		.setName("Semantic search")
 		.setDesc("The embedder for search by meaning and related notes; a local one is free and keeps your notes on this machine.")

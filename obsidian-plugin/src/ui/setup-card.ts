@@ -6,8 +6,10 @@
 // the user agrees, with progress); and, on a vault with no context note, *Introduce yourself*.
 import { ErrorCode, type ParamsOf, type ResultOf } from "../core/protocol";
 import { RpcError } from "../core/rpc";
+import { isEmbeddingModel, toolSupport } from "../core/words";
 import type { Assistant } from "./assistant";
 import { Card } from "./server-cards";
+import { SERVICE_EXAMPLE } from "./settings-tab";
 
 type Runtime = ResultOf<"runtimes/detect">["runtimes"][number];
 type Health = ResultOf<"health">;
@@ -15,7 +17,7 @@ type Hosted = "anthropic" | "openai";
 
 const HOSTED: Record<Hosted, { label: string; key: "anthropicApiKey" | "openaiApiKey" }> = {
 	anthropic: { label: "Anthropic", key: "anthropicApiKey" },
-	openai: { label: "OpenAI", key: "openaiApiKey" },
+	openai: { label: "OpenAI or compatible", key: "openaiApiKey" },
 };
 const RUNTIME_NAMES: Record<Runtime["kind"], string> = { ollama: "Ollama", lmstudio: "LM Studio" };
 
@@ -131,7 +133,7 @@ export class SetupCard extends Card {
 			for (const model of chatModels) {
 				const row = el.createDiv({ cls: "aib-setup-model" });
 				row.createSpan({ cls: "aib-setup-model-id", text: model.id });
-				row.createSpan({ cls: "aib-setup-badge", text: model.supportsTools ? "uses tools" : "no tools" });
+				row.createSpan({ cls: "aib-setup-badge", text: toolSupport(model.supportsTools) });
 				this.button(row, "Use", () => void this.useLocal(runtime, model.id, row));
 			}
 		}
@@ -140,18 +142,29 @@ export class SetupCard extends Card {
 
 	private drawHosted(el: HTMLElement): void {
 		el.createDiv({ cls: "aib-setup-heading", text: "Or a hosted provider with an API key" });
-		const row = el.createDiv({ cls: "aib-setup-key" });
-		const select = row.createEl("select", { cls: "dropdown" });
+		const select = el.createEl("select", { cls: "dropdown aib-setup-provider" });
 		for (const [value, { label }] of Object.entries(HOSTED)) {
 			const option = select.createEl("option", { text: label });
 			option.value = value;
 		}
 		select.value = this.hosted;
-		this.registerDomEvent(select, "change", () => (this.hosted = select.value === "openai" ? "openai" : "anthropic"));
-		const input = row.createEl("input", { type: "password", attr: { placeholder: "Paste an API key" } });
-		const message = el.createDiv({ cls: "aib-card-hint" });
+		const input = el.createEl("input", { type: "password", cls: "aib-setup-key-input", attr: { placeholder: "Paste an API key" } });
+		// OpenAI-compatible hosted services (OpenRouter, a company gateway): their address.
+		const baseUrl = el.createEl("input", {
+			type: "text",
+			cls: "aib-setup-base-url",
+			attr: { placeholder: `Service address, e.g. ${SERVICE_EXAMPLE} (empty: OpenAI)` },
+		});
+		const showBaseUrl = (): void => baseUrl.toggleClass("is-hidden", this.hosted !== "openai");
+		showBaseUrl();
+		this.registerDomEvent(select, "change", () => {
+			this.hosted = select.value === "openai" ? "openai" : "anthropic";
+			showBaseUrl();
+		});
+		const row = el.createDiv({ cls: "aib-card-buttons" });
+		const message = row.createDiv({ cls: "aib-card-hint aib-setup-key-message" });
 		const models = el.createDiv({ cls: "aib-setup-models" });
-		this.button(row, "Check key", () => void this.useKey(input.value.trim(), message, models), true);
+		this.button(row, "Check key", () => void this.useKey(input.value.trim(), baseUrl.value.trim(), message, models), true);
 	}
 
 	/** A local runtime's model: Ollama directly, LM Studio through its OpenAI-compatible API. */
@@ -160,7 +173,7 @@ export class SetupCard extends Card {
 		await this.save({ provider, baseUrl: runtime.baseUrl, models: { chat: model } }, row);
 	}
 
-	private async useKey(key: string, message: HTMLElement, modelsEl: HTMLElement): Promise<void> {
+	private async useKey(key: string, baseUrl: string, message: HTMLElement, modelsEl: HTMLElement): Promise<void> {
 		if (!key) {
 			message.setText("Paste a key first.");
 			return;
@@ -168,13 +181,15 @@ export class SetupCard extends Card {
 		message.setText("Checking the key…");
 		const provider = this.hosted;
 		try {
-			await this.plugin.client.call("settings/update", { provider, baseUrl: null, [HOSTED[provider].key]: key });
+			const url = provider === "openai" && baseUrl ? baseUrl : null;
+			await this.plugin.client.call("settings/update", { provider, baseUrl: url, [HOSTED[provider].key]: key });
 			const { models } = await this.plugin.client.call("models/list", {});
-			message.setText(`The key works. Pick a model from ${HOSTED[provider].label}:`);
+			message.setText(`The key works. Pick a model from ${url ? new URL(url).host : HOSTED[provider].label}:`);
 			modelsEl.empty();
-			for (const model of models) {
+			for (const model of models.filter((m) => !isEmbeddingModel(m))) {
 				const row = modelsEl.createDiv({ cls: "aib-setup-model" });
 				row.createSpan({ cls: "aib-setup-model-id", text: model.displayName ?? model.id });
+				if (model.supportsTools !== null) row.createSpan({ cls: "aib-setup-badge", text: toolSupport(model.supportsTools) });
 				this.button(row, "Use", () => void this.save({ models: { chat: model.id } }, row));
 			}
 		} catch (error) {

@@ -14,6 +14,8 @@ export class Suggestions extends Component {
 		private readonly input: HTMLTextAreaElement,
 		private readonly source: () => SuggestionSource,
 		private readonly onPick: (item: Suggestion) => void = () => undefined,
+		/** What "/" says when the server has no prompts: where they live, how to add one. */
+		private readonly noPrompts: () => string = () => "",
 	) {
 		super();
 		this.listEl = parent.createDiv({ cls: "aib-suggestions is-hidden" });
@@ -46,7 +48,12 @@ export class Suggestions extends Component {
 
 	private refresh(): void {
 		const before = this.input.value.slice(0, this.input.selectionStart ?? this.input.value.length);
-		const found = suggestionsFor(before, this.source());
+		const source = this.source();
+		const found = suggestionsFor(before, source);
+		if (found && before.startsWith("/") && source.prompts.length === 0) {
+			this.showHint(this.noPrompts());
+			return;
+		}
 		if (!found || found.items.length === 0) {
 			this.close();
 			return;
@@ -55,6 +62,18 @@ export class Suggestions extends Component {
 		this.start = found.start;
 		this.selected = 0;
 		this.render();
+	}
+
+	/** A line of help in place of the list (nothing to pick). */
+	private showHint(text: string): void {
+		this.items = [];
+		this.listEl.empty();
+		if (!text) {
+			this.close();
+			return;
+		}
+		this.listEl.removeClass("is-hidden");
+		this.listEl.createDiv({ cls: "aib-suggestion-hint", text });
 	}
 
 	private render(): void {

@@ -3,14 +3,18 @@
 // sources and an error banner with Retry.
 import { Component, MarkdownRenderer, type App } from "obsidian";
 import type { ToolChip, Turn } from "../core/stream";
-import { chipState, usageLine } from "../core/stream";
+import { ErrorCode } from "../core/protocol";
+import { chipState, usageLine, usageTitle } from "../core/stream";
 import { RpcError } from "../core/rpc";
+import { toolSentence } from "../core/words";
 
 const RENDER_MS = 80;
 
 export interface TurnActions {
 	openNote(path: string): void;
 	retry(): void;
+	/** Whether the model answering runs on this computer (no price: it is free). */
+	localModel(): boolean;
 }
 
 export class TurnView extends Component {
@@ -85,7 +89,12 @@ export class TurnView extends Component {
 			const chip = this.toolsEl.createEl("details", { cls: "aib-tool" });
 			const state = chipState(tool);
 			chip.addClass(`aib-tool-${state.kind}`);
-			chip.createEl("summary", { text: `${tool.name} · ${state.label}` });
+			// A sentence ("Searched your notes for 'kafka'"); the raw call behind *Details*.
+			const summary = chip.createEl("summary");
+			summary.createSpan({ cls: "aib-tool-sentence", text: toolSentence(tool.name, tool.arguments, state.kind !== "done") });
+			if (state.kind !== "done") summary.createSpan({ cls: "aib-tool-state", text: ` · ${state.label}` });
+			summary.createSpan({ cls: "aib-tool-details", text: "Details" });
+			chip.createDiv({ cls: "aib-tool-name", text: tool.name });
 			chip.createEl("pre", { cls: "aib-tool-args", text: JSON.stringify(tool.arguments, null, 2) });
 			if (tool.result !== null) chip.createEl("pre", { cls: "aib-tool-result", text: tool.result });
 		}
@@ -96,13 +105,15 @@ export class TurnView extends Component {
 		if (turn.cancelled) {
 			this.footerEl.createDiv({ cls: "aib-note", text: "Stopped." });
 		}
-		if (turn.error) {
+		if (turn.error instanceof RpcError && turn.error.code === ErrorCode.noProvider) {
+			// No model yet: not a failure; the setup card picks one and this message is answered.
+			const note = this.footerEl.createDiv({ cls: "aib-waiting-model" });
+			note.createSpan({ text: "This message waits for a model: pick one in the setup card below and it is answered." });
+			this.retryButton(note);
+		} else if (turn.error) {
 			const banner = this.footerEl.createDiv({ cls: "aib-error" });
 			banner.createSpan({ text: turn.error.message });
-			if (turn.error instanceof RpcError && turn.error.retryable) {
-				const retry = banner.createEl("button", { text: "Retry", cls: "aib-retry" });
-				this.registerDomEvent(retry, "click", () => this.actions.retry());
-			}
+			if (turn.error instanceof RpcError && turn.error.retryable) this.retryButton(banner);
 		}
 		const sources = turn.sources;
 		if (sources.length > 0) {
@@ -117,7 +128,15 @@ export class TurnView extends Component {
 				});
 			}
 		}
-		if (turn.result) this.footerEl.createDiv({ cls: "aib-usage", text: usageLine(turn.result) });
+		if (turn.result) {
+			const local = this.actions.localModel();
+			this.footerEl.createDiv({ cls: "aib-usage", text: usageLine(turn.result, local), attr: { title: usageTitle(turn.result, local) } });
+		}
+	}
+
+	private retryButton(parent: HTMLElement): void {
+		const retry = parent.createEl("button", { text: "Retry", cls: "aib-retry" });
+		this.registerDomEvent(retry, "click", () => this.actions.retry());
 	}
 
 	override onunload(): void {

@@ -14,7 +14,7 @@ import { applyNotification, failTurn, finishSummary, finishTurn, markReview, new
 import type { Assistant } from "./assistant";
 import { ConversationList } from "./conversation-list";
 import { actionOf } from "./dom";
-import { ConfirmCommandCard, InstallCard, type Card } from "./server-cards";
+import { ConfirmCommandCard, InstallCard, StartFailedCard, type Card } from "./server-cards";
 import { SetupCard } from "./setup-card";
 import { Suggestions } from "./suggest";
 import { TurnView } from "./turn-view";
@@ -55,6 +55,10 @@ export class AssistantView extends ItemView {
 	private setupConversation = false;
 	private live: { view: TurnView; turn: Turn } | null = null;
 	private readonly outbox = new Outbox<Ask>();
+	/** The panel was connected once: a later wait is a reconnect, not the first start. */
+	private everConnected = false;
+	/** A message answered "no model yet" (-32011): answered once a model is picked. */
+	private waitingForModel: { ask: Ask; view: TurnView } | null = null;
 	private examples: Example[] = [];
 
 	constructor(
@@ -86,7 +90,6 @@ export class AssistantView extends ItemView {
 		this.iconButton(header, "save", "Save conversation as note", () => void this.exportConversation());
 		this.bannerEl = root.createDiv({ cls: "aib-banner" });
 		this.registerDomEvent(this.bannerEl, "click", (event) => this.onBannerClick(event));
-		this.cardsEl = root.createDiv({ cls: "aib-cards" });
 		this.list = this.addChild(
 			new ConversationList(root, this.plugin.client, {
 				open: (id) => void this.open(id),
@@ -97,6 +100,8 @@ export class AssistantView extends ItemView {
 		);
 		this.messagesEl = root.createDiv({ cls: "aib-messages" });
 		this.registerDomEvent(this.messagesEl, "click", (event) => this.onMessagesClick(event));
+		// Cards sit above the input, below the conversation they are about.
+		this.cardsEl = root.createDiv({ cls: "aib-cards" });
 		this.buildComposer(root);
 		this.registerEvent(this.app.workspace.on("active-leaf-change", () => this.renderChips()));
 		this.showConnection();
@@ -122,7 +127,13 @@ export class AssistantView extends ItemView {
 			attr: { placeholder: "Ask about your notes. @ mentions a note, / runs a prompt.", rows: "3" },
 		});
 		const suggestions = this.addChild(
-			new Suggestions(composer, this.inputEl, () => this.plugin.suggestionSource(), (item) => this.addMention(item)),
+			new Suggestions(
+				composer,
+				this.inputEl,
+				() => this.plugin.suggestionSource(),
+				(item) => this.addMention(item),
+				() => this.plugin.promptsHint(),
+			),
 		);
 		// The selection may have changed in the editor: the active note's chip says what goes along.
 		this.registerDomEvent(this.inputEl, "focus", () => this.renderChips());
@@ -167,20 +178,30 @@ export class AssistantView extends ItemView {
 		const input = inputState(state);
 		this.inputEl.disabled = !input.enabled;
 		this.sendButton.disabled = !input.enabled;
-		this.reasonEl.setText(input.enabled ? (input.reason && this.outbox.size > 0 ? "Waiting for the server…" : "") : "");
+		this.reasonEl.setText("");
 		this.bannerEl.empty();
 		const carded = this.showCard();
 		if (state.status === "connected") {
+			this.everConnected = true;
+			if (state.chat && this.waitingForModel && !this.running) this.answerWaiting();
 			if (this.outbox.size > 0 && !this.running) void this.flushOutbox();
 			return;
 		}
 		if (carded) return;
+		if (input.queues) {
+			// Starting or reconnecting: neutral, with progress; red is only for a failure.
+			const banner = this.bannerEl.createDiv({ cls: "aib-starting" });
+			const line = banner.createDiv({ cls: "aib-starting-line" });
+			line.createEl("progress", { cls: "aib-starting-progress" });
+			line.createSpan({ text: this.everConnected ? "Reconnecting to the assistant…" : "Starting the assistant…" });
+			if (this.outbox.size > 0) banner.createDiv({ cls: "aib-note", text: "Your message goes out as soon as it is ready." });
+			return;
+		}
 		const banner = this.bannerEl.createDiv({ cls: "aib-disconnected" });
-		banner.createDiv({ text: state.status === "connecting" ? "Connecting to the assistant server…" : state.reason });
-		if (input.queues) banner.createDiv({ cls: "aib-note", text: input.reason ?? "" });
-		if (!input.enabled) banner.createDiv({ cls: "aib-note", text: "The input is off until the server is back." });
+		banner.createDiv({ text: state.status === "disconnected" ? state.reason : "" });
+		banner.createDiv({ cls: "aib-note", text: "The input is off until the server is back." });
 		const command = this.plugin.manualCommand();
-		if (state.status === "disconnected" && command && !this.plugin.settings.serverCommand) {
+		if (command && !this.plugin.settings.serverCommand) {
 			banner.createEl("code", { text: command, cls: "aib-command" });
 			banner.createEl("button", { text: "Copy command", attr: { "data-action": "copy" } });
 		}
@@ -216,11 +237,14 @@ export class AssistantView extends ItemView {
 		if (state.status === "connected") key = this.setupOpen ? "setup" : null;
 		else if (problem?.kind === "not-installed") key = "install";
 		else if (problem?.kind === "confirm-command") key = `confirm:${problem.command}`;
+		else if (problem?.kind === "start-failed") key = `failed:${problem.command}`;
 		if (this.card?.key !== key) {
 			if (this.card) this.removeChild(this.card.card);
 			this.card = null;
 			if (key === "install" && problem?.kind === "not-installed") {
-				this.card = { key, card: this.addChild(new InstallCard(this.cardsEl, this.plugin, problem.install)) };
+				this.card = { key, card: this.addChild(new InstallCard(this.cardsEl, this.plugin, problem.install, problem.failure)) };
+			} else if (key?.startsWith("failed:") && problem?.kind === "start-failed") {
+				this.card = { key, card: this.addChild(new StartFailedCard(this.cardsEl, this.plugin, problem.command, problem.failure)) };
 			} else if (key?.startsWith("confirm:") && problem?.kind === "confirm-command") {
 				this.card = { key, card: this.addChild(new ConfirmCommandCard(this.cardsEl, this.plugin, problem.command)) };
 			} else if (key === "setup") {
@@ -235,6 +259,7 @@ export class AssistantView extends ItemView {
 			}
 		}
 		this.card?.card.update();
+		this.contentEl.toggleClass("has-card", this.card !== null);
 		return this.card !== null;
 	}
 
@@ -381,7 +406,9 @@ export class AssistantView extends ItemView {
 			live.turn = failTurn(live.turn, error instanceof Error ? error : new Error(String(error)), cancelled);
 			if (error instanceof DisconnectedError) this.showConnection();
 			if (error instanceof RpcError && error.code === ErrorCode.noProvider) {
-				// No model yet: the setup card, rather than an error to read.
+				// No model yet: the setup card, rather than an error to read; the message is
+				// answered once a model is picked.
+				this.waitingForModel = { ask, view };
 				this.setupOpen = true;
 				this.showConnection();
 			}
@@ -390,6 +417,17 @@ export class AssistantView extends ItemView {
 		}
 		view.update(live.turn);
 		this.scrollToEnd();
+	}
+
+	/** A model was picked: the message that met "no model yet" is sent again, in place of the
+	 * answer that said so. */
+	private answerWaiting(): void {
+		const waiting = this.waitingForModel;
+		if (!waiting) return;
+		this.waitingForModel = null;
+		this.messages = this.messages.filter((message) => message !== waiting.view);
+		this.removeChild(waiting.view);
+		void this.send(waiting.ask);
 	}
 
 	/** A write of the running turn is being reviewed, or was not approved. */
@@ -448,6 +486,7 @@ export class AssistantView extends ItemView {
 			retry: () => {
 				if (this.lastAsk) void this.ask(this.lastAsk);
 			},
+			localModel: () => this.plugin.localModel(),
 		};
 	}
 
@@ -536,6 +575,7 @@ export class AssistantView extends ItemView {
 
 	newConversation(): void {
 		this.stop();
+		this.waitingForModel = null;
 		this.conversationId = null;
 		this.setupConversation = false;
 		this.live = null;

@@ -70,6 +70,11 @@ el.hasClass = function (c: string) {
 
 export const Platform = { isDesktop: true, isMobile: false };
 
+/** The browser test never reaches the network: every request fails as it would offline. */
+export function requestUrl(request: { url: string }): Promise<{ status: number }> {
+	return Promise.reject(new Error(`no network in the browser test (${request.url})`));
+}
+
 type EventRef = { owner: Events; name: string; callback: (...args: any[]) => void };
 
 export class Events {
@@ -492,6 +497,10 @@ export class Setting {
 	}
 	setHeading(): this {
 		this.settingEl.addClass("setting-item-heading");
+		return this;
+	}
+	setClass(cls: string): this {
+		this.settingEl.addClass(cls);
 		return this;
 	}
 	addButton(build: (button: any) => void): this {

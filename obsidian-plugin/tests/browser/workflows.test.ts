@@ -108,7 +108,7 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		await page.waitForSelector(".aib-confirm .aib-hunk", { timeout: WAIT });
 		expect(await page.textContent(".modal-title")).toBe("Edit Plan.md: 4 changes");
 		expect(await page.locator(".aib-hunk").count()).toBe(4);
-		expect(await page.locator(".aib-tool summary").last().textContent()).toBe("edit_note · waiting for your review");
+		expect(await page.locator(".aib-tool summary").last().textContent()).toBe("Editing Plan.md · waiting for your reviewDetails");
 		const boxes = page.locator(".aib-hunk-keep");
 		await boxes.nth(1).uncheck();
 		await boxes.nth(2).uncheck();
@@ -129,7 +129,7 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		for (let i = 0; i < 4; i++) await page.locator(".aib-hunk-keep").nth(i).uncheck();
 		await page.click(".aib-approve");
 		await page.locator(".aib-assistant .aib-usage").nth(answers).waitFor({ timeout: WAIT });
-		expect(await page.locator(".aib-tool summary").last().textContent()).toBe("edit_note · not applied");
+		expect(await page.locator(".aib-tool summary").last().textContent()).toBe("Editing Plan.md · not appliedDetails");
 		expect(await page.locator(".aib-tool-failed").count()).toBe(0);
 		expect(onDisk("Plan.md")).toBe(PLAN);
 	});
@@ -150,7 +150,7 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		await page.evaluate(() => document.getElementById("notices")!.replaceChildren());
 		await sendAndApprove("edit the plan");
 		expect(await page.locator(".notice", { hasText: "The assistant changed" }).count()).toBe(0); // no Undo for a write not made
-		expect(await page.locator(".aib-tool summary").last().textContent()).toBe("edit_note · failed");
+		expect(await page.locator(".aib-tool summary").last().textContent()).toBe("Editing Plan.md · failedDetails");
 		expect(await page.locator(".aib-tool-result").last().textContent()).toContain("nothing was written");
 		expect(await page.inputValue("#note")).toBe(clash);
 		expect(onDisk("Plan.md")).toBe(PLAN);
@@ -164,7 +164,7 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		await sendAndApprove("edit the plan");
 		const edited = PLAN.replace("Step 2: do thing 2.", "Step 2: do the better thing.").replace("Step 19: do thing 19.", "Step 19: rest.");
 		expect(await page.evaluate(() => (window as any).harness.vault.notes.get("Plan.md").text)).toBe(edited);
-		expect(await page.locator(".aib-tool summary").last().textContent()).toBe("edit_note · done");
+		expect(await page.locator(".aib-tool summary").last().textContent()).toBe("Edited Plan.mdDetails");
 		expect(onDisk("Plan.md")).toBe(PLAN);
 		await page.evaluate(() => ((window as any).harness.markdown.mode = "source"));
 	});
@@ -177,7 +177,7 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		await page.evaluate(() => (window as any).harness.run("rewrite-selection"));
 		await page.click(".aib-rewrite-quick button:has-text('Shorter')");
 		await page.locator(".aib-rewrite .aib-add", { hasText: "KITES FLY HIGH ABOVE THE HILL." }).waitFor({ timeout: WAIT });
-		await page.locator(".aib-rewrite-status", { hasText: " in · " }).waitFor({ timeout: WAIT });
+		await page.locator(".aib-rewrite-status", { hasText: " tokens read · " }).waitFor({ timeout: WAIT });
 		await shot("rewrite.png");
 		await page.click(".aib-rewrite-accept");
 		expect(await page.inputValue("#note")).toBe(text.replace("Kites fly high above the hill.", "KITES FLY HIGH ABOVE THE HILL."));
@@ -211,6 +211,14 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		const first = await view.locator(".aib-related-item").allTextContents();
 		expect(first.join(" ")).not.toContain("Areas/Cooking/Sourdough.md");
 		expect(await view.locator(".aib-related-snippet").count()).toBeGreaterThan(0);
+		// Scrolled to the end, the last note sits above the status bar, never under it.
+		await page.evaluate(() => {
+			const scroller = document.querySelector(".aib-related-view")!;
+			scroller.scrollTop = scroller.scrollHeight;
+		});
+		const last = await view.locator(".aib-related-item").last().boundingBox();
+		const status = await page.locator(".status-bar").boundingBox();
+		expect(last && status && last.y + last.height <= status.y).toBe(true);
 		await shot("related.png");
 		await page.evaluate(() => document.body.classList.replace("theme-dark", "theme-light"));
 		await shot("related-light.png");
@@ -263,10 +271,18 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		const setting = (name: string) =>
 			page.locator(".aib-server-settings .setting-item").filter({ has: page.locator(".setting-item-name", { hasText: new RegExp(`^${name}$`) }) });
 		expect(await setting("Provider").locator("select").count()).toBe(1);
-		expect(await setting("Chat model").locator("select option").allTextContents()).toContain("Demo model");
+		const chatModels = await setting("Chat model").locator("select option").allTextContents();
+		expect(chatModels).toContain("Demo model");
+		expect(chatModels).not.toContain("Demo embeddings"); // embedding models never answer a chat
 		const embedders = await setting("Semantic search").locator("select option").allTextContents();
 		expect(embedders).toContain("Ollama: nomic-embed-text (local, free)");
 		expect(embedders).toContain("openai: Demo embeddings");
+		expect(new Set(embedders).size).toBe(embedders.length);
+		// The key fields take the row's width; a compatible service's address has its own field.
+		const key = await setting("OpenAI API key").locator("input").boundingBox();
+		const row = await setting("OpenAI API key").boundingBox();
+		expect(key && row && key.width > row.width * 0.6).toBe(true);
+		expect(await setting("OpenAI-compatible service").locator("input").count()).toBe(1);
 		await shot("settings.png");
 		await page.evaluate(() => document.getElementById("settings")!.classList.add("is-hidden"));
 	});
@@ -274,7 +290,9 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 	it("while reconnecting a message waits and goes out; with no reconnect under way the input is off and says why", async () => {
 		await page.click("button[aria-label='New conversation']");
 		await server.stop();
-		await page.locator(".aib-disconnected").waitFor({ timeout: WAIT });
+		// Reconnecting is neutral (red is for a failure), and says a message waits.
+		await page.locator(".aib-starting", { hasText: "Reconnecting to the assistant" }).waitFor({ timeout: WAIT });
+		expect(await page.locator(".aib-disconnected").count()).toBe(0);
 		expect(await page.isEnabled(".aib-input")).toBe(true);
 		await send(page, "hello again");
 		await page.locator(".aib-user.is-waiting").waitFor({ timeout: WAIT });

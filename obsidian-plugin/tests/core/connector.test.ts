@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { NoServerError, type Timers } from "../../src/core/client";
-import { Connector } from "../../src/core/connector";
+import { Connector, MAX_FAILED_STARTS } from "../../src/core/connector";
+import { PLUGIN_VERSION, REPOSITORY } from "../../src/core/install";
 import type { ChildProcessLike, Host } from "../../src/core/host";
 import { DEFAULT_SETTINGS, type PluginSettings } from "../../src/core/settings";
 import { commandTrust, parseChoice, type CommandChoice, type MachineStore } from "../../src/core/trust";
@@ -38,7 +39,7 @@ function memoryStore(initial: CommandChoice | null = null): MachineStore & { val
 function setup(
 	settings: Partial<PluginSettings>,
 	files: { info: string | null },
-	options: { spawned?: string[][]; store?: MachineStore; executables?: string[]; exitsWith?: number } = {},
+	options: { spawned?: string[][]; store?: MachineStore; executables?: string[]; exitsWith?: number; versionExit?: number } = {},
 ) {
 	let exit: ((code: number | null) => void) | null = null;
 	const spawned = options.spawned ?? [];
@@ -50,6 +51,7 @@ function setup(
 		isExecutable: async (p) => (options.executables ?? []).includes(p),
 		spawn: (command, args): ChildProcessLike => {
 			spawned.push([command, ...args]);
+			if (args.includes("--version")) return versionRun(options.versionExit ?? 0);
 			// The started server writes its info file, or exits at once.
 			if (options.exitsWith === undefined) files.info = INFO;
 			else queueMicrotask(() => exit?.(options.exitsWith ?? null));
@@ -68,6 +70,21 @@ function setup(
 }
 
 const TRUSTED = (command: string) => memoryStore({ command, allowed: true });
+const WHEEL = `https://github.com/${REPOSITORY}/releases/download/${PLUGIN_VERSION}/obsidian_ai_bridge-${PLUGIN_VERSION}-py3-none-any.whl`;
+const INSTALL = { command: `uv tool install ${WHEEL}`, alternative: `pipx install ${WHEEL}` };
+const UV_SAYS = "error: obsidian-ai-bridge was not found in the package registry";
+
+/** `uvx obsidian-ai-bridge --version`: uv's words, then its exit code. */
+function versionRun(code: number): ChildProcessLike {
+	const exits: ((code: number | null) => void)[] = [];
+	queueMicrotask(() => exits.forEach((exit) => exit(code)));
+	return {
+		pid: 43,
+		kill: () => undefined,
+		onExit: (listener) => exits.push(listener),
+		onOutput: (listener) => (code === 0 ? listener("obsidian-ai-bridge 0.1.0") : listener(UV_SAYS)),
+	};
+}
 
 describe("Connector", () => {
 	it("uses the info file when a live server wrote it", async () => {
@@ -91,9 +108,65 @@ describe("Connector", () => {
 
 	it("found nowhere: the install card's problem and a sentence naming the install command", async () => {
 		const { connector, spawned } = setup({}, { info: null });
-		await expect(connector.endpoint()).rejects.toThrow("The assistant's server is not installed: install it with uv tool install obsidian-ai-bridge");
-		expect(connector.problem).toEqual({ kind: "not-installed", install: "uv tool install obsidian-ai-bridge" });
+		await expect(connector.endpoint()).rejects.toThrow(`The assistant's server is not installed: install it with uv tool install ${WHEEL}`);
+		expect(connector.problem).toEqual({ kind: "not-installed", install: INSTALL, failure: null });
 		expect(spawned).toEqual([]);
+	});
+
+	it("installed meanwhile: the card stays until Check again, which finds and starts it", async () => {
+		const executables: string[] = [];
+		const { connector, spawned } = setup({}, { info: null }, { executables });
+		await expect(connector.endpoint()).rejects.toThrow(/not installed/);
+		executables.push("/home/u/.local/bin/obsidian-ai-bridge");
+		await expect(connector.endpoint()).rejects.toThrow(/not installed/);
+		expect(spawned).toEqual([]);
+		connector.checkAgain();
+		expect(await connector.endpoint()).toMatchObject({ url: "ws://127.0.0.1:4000" });
+		expect(spawned).toEqual([["/home/u/.local/bin/obsidian-ai-bridge", "serve", "--vault", "/home/u/My Notes"]]);
+	});
+
+	it("uvx runs the server only once `uvx obsidian-ai-bridge --version` succeeded", async () => {
+		const files = { info: null as string | null };
+		const { connector, spawned } = setup({}, files, { executables: ["/home/u/.local/bin/uvx"] });
+		expect(await connector.endpoint()).toMatchObject({ url: "ws://127.0.0.1:4000" });
+		expect(spawned).toEqual([
+			["/home/u/.local/bin/uvx", "obsidian-ai-bridge", "--version"],
+			["/home/u/.local/bin/uvx", "obsidian-ai-bridge", "serve", "--vault", "/home/u/My Notes"],
+		]);
+	});
+
+	it("uvx that cannot run the package: the install card with uv's output behind Details, asked once until Check again", async () => {
+		const spawned: string[][] = [];
+		const { connector } = setup({}, { info: null }, { executables: ["/home/u/.local/bin/uvx"], versionExit: 2, spawned });
+		await expect(connector.endpoint()).rejects.toThrow("uv could not run obsidian-ai-bridge (see Details): install it with the command below, then Check again.");
+		expect(connector.problem).toMatchObject({ kind: "not-installed", install: INSTALL, failure: { details: UV_SAYS } });
+		// Every retry of the client: no other run of uv, no server started.
+		await expect(connector.endpoint()).rejects.toThrow(/uv could not run/);
+		await expect(connector.endpoint()).rejects.toThrow(/uv could not run/);
+		expect(spawned).toEqual([["/home/u/.local/bin/uvx", "obsidian-ai-bridge", "--version"]]);
+		connector.checkAgain();
+		await expect(connector.endpoint()).rejects.toThrow(/uv could not run/);
+		expect(spawned).toHaveLength(2);
+	});
+
+	it("a command that stops before it is ready is started twice at most, then the card says what failed until Check again", async () => {
+		const command = "bridge serve --vault {vault}";
+		const spawned: string[][] = [];
+		const { connector } = setup({ serverCommand: command }, { info: null }, { store: TRUSTED(command), exitsWith: 1, spawned });
+		for (let attempt = 0; attempt < 5; attempt++) await expect(connector.endpoint()).rejects.toBeInstanceOf(NoServerError);
+		expect(spawned).toHaveLength(MAX_FAILED_STARTS);
+		expect(MAX_FAILED_STARTS).toBeLessThanOrEqual(3);
+		expect(connector.problem).toEqual({
+			kind: "start-failed",
+			command: "bridge serve --vault '/home/u/My Notes'",
+			failure: {
+				message: "The assistant's server stopped 2 times before it was ready, so it is not started again: see Details, fix it, then Check again.",
+				details: "Error: no provider key",
+			},
+		});
+		connector.checkAgain();
+		await expect(connector.endpoint()).rejects.toBeInstanceOf(NoServerError);
+		expect(spawned).toHaveLength(MAX_FAILED_STARTS + 1);
 	});
 
 	it("starts the configured command with the vault filled in and waits for its info file", async () => {

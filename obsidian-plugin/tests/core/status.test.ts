@@ -32,4 +32,10 @@ describe("status bar", () => {
 		expect(statusText(connected, { ...progress, phase: "confirm" })).toBe("Assistant: embedding waits for your approval");
 		expect(statusText(connected, { ...progress, phase: "ready" })).toBe("Assistant: connected");
 	});
+
+	it("with the install card shown, says the server is not installed rather than disconnected", () => {
+		const off = { status: "disconnected" as const, reason: "x", retryInMs: 500 };
+		expect(statusText(off)).toBe("Assistant: disconnected");
+		expect(statusText(off, null, false, true)).toBe("Assistant: not installed");
+	});
 });

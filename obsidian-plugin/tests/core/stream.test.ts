@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyNotification, chipState, failTurn, finishSummary, finishTurn, markReview, newTurn, usageLine } from "../../src/core/stream";
+import { applyNotification, chipState, failTurn, finishSummary, finishTurn, markReview, newTurn, usageLine, usageTitle } from "../../src/core/stream";
 import type { Notification } from "../../src/core/client";
 import type { ChatSendResult } from "../../src/core/protocol";
 
@@ -51,8 +51,11 @@ describe("turn assembly", () => {
 	});
 
 	it("usage shows tokens and cost, or that the cost is unknown", () => {
-		expect(usageLine(RESULT)).toBe("1,234 in · 56 out · $0.0012");
-		expect(usageLine({ ...RESULT, costUsd: null })).toBe("1,234 in · 56 out · cost unknown");
+		expect(usageLine(RESULT)).toBe("1,234 tokens read · 56 written · $0.0012");
+		expect(usageLine({ ...RESULT, costUsd: null })).toBe("1,234 tokens read · 56 written · price not known");
+		expect(usageLine({ ...RESULT, costUsd: null }, true)).toBe("1,234 tokens read · 56 written · free (runs on this computer)");
+		expect(usageTitle(RESULT)).toMatch(/list price/);
+		expect(usageTitle({ ...RESULT, costUsd: null }, true)).toMatch(/runs on this computer/);
 	});
 });
 
