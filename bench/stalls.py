@@ -72,18 +72,25 @@ def answer_text(chunks: int) -> str:
 # -- the bridge (its own process) ----------------------------------------------------------
 
 
-def bridge_process(pipe: Any, api: str, step: str) -> None:
-    asyncio.run(_bridge(pipe, api, step))
+def bridge_process(
+    pipe: Any, api: str, step: str, profile: str | None = None, code: str | None = None
+) -> None:
+    if code is not None:  # another checkout's code (--before): an A/B in one run
+        sys.path.insert(0, code)
+    asyncio.run(_bridge(pipe, api, step, profile))
 
 
-async def _bridge(pipe: Any, api: str, step: str) -> None:
+async def _bridge(pipe: Any, api: str, step: str, profile: str | None = None) -> None:
     from llm_service import OpenAIProvider
     from plugin_bridge.app.settings.providers import ProviderSetup, Route
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.app.turn.confirm import ask_client
     from plugin_bridge.handlers import build_router
     from plugin_bridge.handlers import relay as relay_module
+    from plugin_bridge.httpapi.app import build_http_app
+    from plugin_bridge.httpapi.server import start_http
     from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.wire.security import bind_socket
     from plugin_bridge.wire.server import start_server
 
     steps = list(STEPS)[: list(STEPS).index(step) + 1]
@@ -104,6 +111,10 @@ async def _bridge(pipe: Any, api: str, step: str) -> None:
                 providers=ProviderSetup(Route("openai", provider, "m")),
             )
             async with await start_server(build_router(), app) as server:
+                sock = bind_socket("127.0.0.1", 0)  # the HTTP listener shares the loop, as in serve
+                http = await start_http(
+                    build_http_app(app, port=sock.getsockname()[1], allowed_origins=()), sock
+                )
                 if "warm" in steps:
                     await provider.warm_up()
                 if "gc" in steps:
@@ -116,9 +127,14 @@ async def _bridge(pipe: Any, api: str, step: str) -> None:
                 probe = asyncio.create_task(_probe(lags))
                 pipe.send({"url": server.url, "token": app.token, "rss": rss_mb()})
                 cpu = time.process_time()
+                profiler = _profiler(profile)
                 while await asyncio.to_thread(pipe.recv) == "rss?":  # between two rounds
                     pipe.send(rss_mb())
                 cpu = time.process_time() - cpu
+                if profiler is not None:
+                    profiler.disable()
+                    profiler.dump_stats(profile)
+                await http.close()
                 peak = _peak_rss_mb()
                 await asyncio.sleep(0.5)
                 probe.cancel()
@@ -126,6 +142,17 @@ async def _bridge(pipe: Any, api: str, step: str) -> None:
                     {"lags": lags, "pauses": pauses, "peak": peak, "rss": rss_mb(), "cpu": cpu}
                 )
                 await provider.aclose()
+
+
+def _profiler(path: str | None) -> Any:
+    """cProfile over the bridge's loop until the load ends (``--profile FILE``)."""
+    if path is None:
+        return None
+    import cProfile
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    return profiler
 
 
 async def sdk_stream_once(self: Any, request: Any) -> AsyncGenerator[Any, None]:
@@ -498,6 +525,218 @@ def flood_main() -> None:
     )
 
 
+# -- health under 50 streams, and what chat/send adds (--health) ----------------------------
+
+HEALTH_EVERY = 0.02
+HEALTH_ROUNDS = 3
+TURNS = 100
+SHORT_ANSWER = "Kafka is an event log; see [[Projects/Kafka pipeline]] for how we use it at work."
+
+
+def _start_bridge(
+    api: str, profile: str | None = None, code: str | None = None
+) -> tuple[Any, Any, dict[str, Any]]:
+    ctx = mp.get_context("spawn")
+    here, there = ctx.Pipe()
+    bridge = ctx.Process(target=bridge_process, args=(there, api, "gc", profile, code), daemon=True)
+    bridge.start()
+    return bridge, here, here.recv()
+
+
+def _stop_bridge(bridge: Any, pipe: Any) -> dict[str, Any]:
+    pipe.send("done")
+    after: dict[str, Any] = pipe.recv()
+    bridge.join(30)
+    return after
+
+
+def _health_process(url: str, token: str, pipe: Any) -> None:
+    """health every 20 ms on its own connection, in its own process (the chat clients' loop
+    must not delay it), until told to stop: the latencies."""
+
+    async def run() -> list[float]:
+        health = await _connect(url, token)
+        await health.call("health", {})  # builds the tool registry once, as a plugin's first call
+        pipe.send("ready")
+        took: list[float] = []
+        while not pipe.poll():
+            started = time.perf_counter()
+            reply = await health.call("health", {})
+            assert "result" in reply, reply
+            took.append((time.perf_counter() - started) * 1000)
+            await asyncio.sleep(HEALTH_EVERY)
+        await health.ws.close()
+        return took
+
+    pipe.send(asyncio.run(run()))
+
+
+async def _health_under_streams(
+    url: str, token: str, chats: int, chunks: int, rounds: int
+) -> dict[str, Any]:
+    """``rounds`` rounds of ``chats`` concurrent chat/send while another process asks health
+    every 20 ms on its own connection: that client's latencies."""
+    ctx = mp.get_context("spawn")
+    here, there = ctx.Pipe()
+    asker = ctx.Process(target=_health_process, args=(url, token, there), daemon=True)
+    asker.start()
+    assert await asyncio.to_thread(here.recv) == "ready"
+    expected = answer_text(chunks)
+    whole = 0
+    started = time.perf_counter()
+    for _ in range(rounds):
+        frames: list[int] = []
+        ok = await asyncio.gather(*[_chat(url, token, expected, frames) for _ in range(chats)])
+        whole += sum(ok)
+    seconds = time.perf_counter() - started
+    here.send("stop")
+    took: list[float] = await asyncio.to_thread(here.recv)
+    asker.join(10)
+    return {
+        "health_p50_ms": statistics.median(took),
+        "health_p99_ms": percentile(took, 0.99),
+        "health_max_ms": max(took),
+        "health_calls": len(took),
+        "chats_whole": whole,
+        "seconds": seconds,
+    }
+
+
+async def _per_turn(url: str, token: str, api: str, turns: int) -> dict[str, Any]:
+    """A whole streamed turn, one at a time: the raw OpenAI SDK against the fake, and chat/send
+    through the bridge (its own process) against the same fake, interleaved."""
+    import openai
+
+    sdk = openai.AsyncOpenAI(api_key="sk-bench", base_url=f"{api}/v1", max_retries=0)
+    client = await _connect(url, token)
+    messages: Any = [{"role": "user", "content": "What is Kafka?"}]
+    raw: list[float] = []
+    bridged: list[float] = []
+    for turn in range(turns + 5):
+        started = time.perf_counter()
+        stream = await sdk.chat.completions.create(model="m", messages=messages, stream=True)
+        text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+        middle = time.perf_counter()
+        reply = await client.call("chat/send", {"text": "What is Kafka?"})
+        ended = time.perf_counter()
+        assert text == SHORT_ANSWER and reply["result"]["text"] == SHORT_ANSWER, reply
+        if turn >= 5:  # warm-up
+            raw.append((middle - started) * 1000)
+            bridged.append((ended - middle) * 1000)
+    await client.ws.close()
+    await sdk.close()
+    added = [b - r for r, b in zip(raw, bridged, strict=True)]
+    return {
+        "sdk_p50_ms": statistics.median(raw),
+        "bridge_p50_ms": statistics.median(bridged),
+        "added_p50_ms": statistics.median(added),
+        "added_p95_ms": percentile(added, 0.95),
+    }
+
+
+def _echo_process(pipe: Any) -> None:
+    import socket
+
+    server = socket.create_server(("127.0.0.1", 0))
+    pipe.send(server.getsockname()[1])
+    conn, _ = server.accept()
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    while data := conn.recv(65536):
+        conn.sendall(data)
+
+
+def loopback_rtt_ms(rounds: int = 2000) -> float:
+    """p50 of a 200-byte round trip over TCP between this process and another Python one."""
+    import socket
+
+    ctx = mp.get_context("spawn")
+    here, there = ctx.Pipe()
+    echo = ctx.Process(target=_echo_process, args=(there,), daemon=True)
+    echo.start()
+    sock = socket.create_connection(("127.0.0.1", here.recv()))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    message = b"x" * 200
+    took = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        sock.sendall(message)
+        got = 0
+        while got < len(message):
+            got += len(sock.recv(65536))
+        took.append((time.perf_counter() - started) * 1000)
+    sock.close()
+    echo.join(5)
+    return statistics.median(took)
+
+
+def health_run(
+    chats: int, chunks: int, rounds: int, turns: int, profile: str | None, code: str | None
+) -> dict[str, Any]:
+    """One side of the A/B: health under the streams, then the per-turn figures."""
+    api, fake = fakeapi.start(answer_text(chunks))
+    try:
+        bridge, pipe, ready = _start_bridge(api, profile, code)
+        load = asyncio.run(
+            _health_under_streams(ready["url"], ready["token"], chats, chunks, rounds)
+        )
+        after = _stop_bridge(bridge, pipe)
+    finally:
+        fake.kill()
+    api, fake = fakeapi.start(SHORT_ANSWER)
+    try:
+        bridge, pipe, ready = _start_bridge(api, None, code)
+        turn = asyncio.run(_per_turn(ready["url"], ready["token"], api, turns))
+        _stop_bridge(bridge, pipe)
+    finally:
+        fake.kill()
+    lags = after["lags"]
+    return {**load, **turn, "lag_p99_ms": percentile(lags, 0.99), "cpu_s": after["cpu"]}
+
+
+def health_main(args: argparse.Namespace) -> None:
+    import os
+
+    sides = [("after", None)] if args.before is None else [("before", args.before), ("after", None)]
+    rows = []
+    for name, code in sides:
+        profile = None if args.profile is None else f"{args.profile}.{name}"
+        rows.append(
+            (name, health_run(args.chats, args.chunks, args.rounds, args.turns, profile, code))
+        )
+    rtt = loopback_rtt_ms()
+    load = os.getloadavg()
+    print(
+        f"{args.rounds} rounds of {args.chats} concurrent chat/send x {args.chunks} chunks (each "
+        f"answer in one burst) while another connection asks health every 20 ms; then "
+        f"{args.turns} whole turns, raw OpenAI SDK vs chat/send through the bridge (own process). "
+        f"Load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}"
+    )
+    print(
+        f"{'code':<7} {'health p50':>10} {'p99':>8} {'max':>8} {'calls':>6} {'loop lag p99':>12} "
+        f"{'chats ok':>8} {'SDK p50':>8} {'bridge p50':>10} {'added p50':>9} {'p95':>7}"
+    )
+    for name, row in rows:
+        print(
+            f"{name:<7} {row['health_p50_ms']:8.1f}ms {row['health_p99_ms']:6.1f}ms "
+            f"{row['health_max_ms']:6.0f}ms {row['health_calls']:>6} {row['lag_p99_ms']:10.1f}ms "
+            f"{row['chats_whole']:>4}/{args.rounds * args.chats:<3} {row['sdk_p50_ms']:6.2f}ms "
+            f"{row['bridge_p50_ms']:8.2f}ms {row['added_p50_ms']:7.2f}ms "
+            f"{row['added_p95_ms']:5.2f}ms"
+        )
+    if len(rows) == 2:
+        before, after = rows[0][1], rows[1][1]
+        print(
+            f"after / before: health p99 {after['health_p99_ms'] / before['health_p99_ms']:.2f}x, "
+            f"added p50 {after['added_p50_ms'] / before['added_p50_ms']:.2f}x"
+        )
+    print(f"loopback round trip between two Python processes (TCP, 200 bytes): p50 {rtt:.3f} ms")
+    out = ROOT / "bench" / "results" / "stalls_health.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        json.dumps({"rows": dict(rows), "loopback_rtt_ms": rtt, "load": load}, indent=2) + "\n"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chats", type=int, default=CHATS)
@@ -511,7 +750,19 @@ def main() -> None:
         action="store_true",
         help="hostile local clients instead: a frame flood, and clients that never read",
     )
+    parser.add_argument(
+        "--health",
+        action="store_true",
+        help="health latency under the streams, and what chat/send adds over the raw SDK",
+    )
+    parser.add_argument("--rounds", type=int, default=HEALTH_ROUNDS)
+    parser.add_argument("--turns", type=int, default=TURNS)
+    parser.add_argument("--before", help="--health: also run the bridge from this checkout, first")
+    parser.add_argument("--profile", help="--health: cProfile the bridge's loop into FILE.NAME")
     args = parser.parse_args()
+    if args.health:
+        health_main(args)
+        return
     if args.flood:
         flood_main()
         return

@@ -142,7 +142,7 @@ async def test_unsent_replies_are_bounded_over_all_clients(tmp_path: Path) -> No
     async with running_bridge(tmp_path, server_options={"memory_budget": budget}) as bridge:
         await _note(bridge, "Big.md", 1_000_000)
         clients = [await _greedy_client(bridge, "Big.md", 32) for _ in range(4)]
-        await wait_for(lambda: bridge.server.unsent.evictions > 0)
+        await wait_for(lambda: bridge.server.budget.evictions > 0)
         # now read (within the second an evicted client gets) to see how they were closed
         closing = asyncio.gather(*(_code_if_closed(c) for c in clients))
         started = time.perf_counter()
