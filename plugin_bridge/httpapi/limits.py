@@ -18,6 +18,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from plugin_bridge.wire.errors import RpcError, WireCode
+
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -143,6 +145,9 @@ class RefusalLog:
         self._timer = loop.call_later(self.interval, self._flush)
 
 
+OVER_BUDGET: Final = (
+    "The server is holding too much data for its clients, most of it yours: try again in a moment."
+)
 DROP_KEY: Final = "plugin_bridge.drop"
 """The scope key of the listener's ``drop(why)``: closes the request's connection at once."""
 
@@ -197,7 +202,7 @@ class Limited:
             message = await receive()
             size = len(message.get("body", b""))
             if size and not budget.hold(holder, size):
-                raise _OverBudget
+                raise RpcError(WireCode.TOO_MANY_REQUESTS, OVER_BUDGET, {"reason": "busy"})
             body += size
             return message
 
@@ -213,16 +218,10 @@ class Limited:
 
         try:
             await self.app(scope, counted_receive, counted_send)
-        except _OverBudget:
-            if started:
+        except RpcError as exc:
+            if started or exc.code is not WireCode.TOO_MANY_REQUESTS:
                 raise
-            await self._refuse(
-                scope,
-                receive,
-                send,
-                503,
-                "The server is holding too much data for its clients: try again in a moment.",
-            )
+            await self._refuse(scope, receive, send, 503, OVER_BUDGET)
         finally:
             budget.change(holder, -body)
             budget.forget(holder)
@@ -239,7 +238,3 @@ class Limited:
         body = error_body(path, status, "busy", message)
         response = Response(body, status, {"retry-after": "1"}, "application/json")
         await response(scope, receive, send)
-
-
-class _OverBudget(Exception):
-    """A request body would pass the memory budget while its client holds the most."""

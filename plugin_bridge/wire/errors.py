@@ -196,6 +196,7 @@ _HTTP_RPC: Final[dict[WireCode, tuple[int, str]]] = {
     WireCode.TOOL_DENIED: (403, "tool_denied"),
     WireCode.INVALID_PARAMS: (400, "invalid_request"),
     WireCode.NO_PROVIDER: (400, "invalid_request"),
+    WireCode.TOO_MANY_REQUESTS: (503, "busy"),
 }
 _HTTP_LLM: Final[dict[str, tuple[int, str]]] = {
     "auth_error": (401, "auth_failed"),
@@ -215,7 +216,8 @@ def to_http_error(exc: BaseException) -> HttpError:
         return HttpError(status, code, str(exc), exc.retry_after)
     if isinstance(exc, RpcError) and exc.code in _HTTP_RPC:
         status, code = _HTTP_RPC[exc.code]
-        return HttpError(status, code, exc.message, data=exc.data)
+        retry = 1.0 if exc.code is WireCode.TOO_MANY_REQUESTS else None
+        return HttpError(status, code, exc.message, retry, data=exc.data)
     if isinstance(exc, ValidationError):
         return HttpError(400, "invalid_request", f"Invalid body: {field_problems(exc)}.")
     if isinstance(exc, BodyTooLarge):

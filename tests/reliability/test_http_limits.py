@@ -1,0 +1,230 @@
+"""No HTTP client can make the listener hold time, sockets, queued requests, running requests or
+log lines without bound (docs/http.md, Limits): over real sockets, with small limits so the
+tests are fast. The full sizes are the ``soak`` test at the end."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from plugin_bridge.httpapi.limits import HttpLimits
+from tests.helpers.bridge import WAIT, Bridge, running_bridge
+
+TIMEOUT = 0.5
+LIMITS = HttpLimits(
+    timeout=TIMEOUT,
+    max_pipelined=4,
+    max_pipelined_all=6,
+    max_per_client=2,
+    max_requests=3,
+    max_connections=64,
+)
+
+
+@asynccontextmanager
+async def http_bridge(
+    tmp_path: Path, limits: HttpLimits = LIMITS, **kw: object
+) -> AsyncIterator[Bridge]:
+    async with running_bridge(tmp_path, http=True, http_limits=limits, **kw) as bridge:  # type: ignore[arg-type]
+        yield bridge
+
+
+async def raw(bridge: Bridge) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    host, port = bridge.http_url.removeprefix("http://").split(":")
+    return await asyncio.open_connection(host, int(port))
+
+
+async def closed_after(reader: asyncio.StreamReader) -> tuple[float, bytes]:
+    """Read until the server closes: how long that took, and what came."""
+    started = time.monotonic()
+    received = b""
+    async with asyncio.timeout(WAIT):
+        while True:
+            try:
+                data = await reader.read(65536)
+            except ConnectionError:
+                data = b""
+            if not data:
+                return time.monotonic() - started, received
+            received += data
+
+
+def head(bridge: Bridge, method: str = "GET", path: str = "/health", extra: str = "") -> bytes:
+    port = bridge.http_url.rsplit(":", 1)[1]
+    return (
+        f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Authorization: Bearer {bridge.app.token}\r\n{extra}\r\n"
+    ).encode()
+
+
+async def test_an_idle_connection_is_closed(tmp_path: Path) -> None:
+    async with http_bridge(tmp_path) as bridge:
+        reader, writer = await raw(bridge)
+        took, received = await closed_after(reader)
+        writer.close()
+    assert received == b""
+    assert TIMEOUT * 0.8 < took < TIMEOUT + 2
+
+
+async def test_a_connection_idle_after_an_answer_is_closed(tmp_path: Path) -> None:
+    async with http_bridge(tmp_path) as bridge:
+        reader, writer = await raw(bridge)
+        writer.write(head(bridge))
+        took, received = await closed_after(reader)
+        writer.close()
+    assert received.startswith(b"HTTP/1.1 200")
+    assert took < TIMEOUT + 2
+
+
+async def test_a_slow_request_head_is_closed(tmp_path: Path) -> None:
+    """A header sent a byte at a time, each byte well within the timeout: the head as a whole
+    must come within it."""
+    async with http_bridge(tmp_path) as bridge:
+        reader, writer = await raw(bridge)
+        writer.write(b"GET /health HTTP/1.1\r\nX-Slow: ")
+
+        async def trickle() -> None:
+            while True:
+                await asyncio.sleep(TIMEOUT / 5)
+                writer.write(b"a")
+
+        sender = asyncio.create_task(trickle())
+        took, received = await closed_after(reader)
+        sender.cancel()
+        writer.close()
+    assert received == b""
+    assert took < 2 * TIMEOUT + 2
+
+
+async def test_a_slow_body_is_closed(tmp_path: Path) -> None:
+    async with http_bridge(tmp_path) as bridge:
+        reader, writer = await raw(bridge)
+        writer.write(head(bridge, "POST", "/chat", "Content-Length: 1000\r\n") + b'{"messa')
+        took, _ = await closed_after(reader)
+        writer.close()
+        async with bridge_client(bridge) as client:  # the listener still serves others
+            assert (await client.get("/health")).status_code == 200
+    assert took < TIMEOUT + 2
+
+
+async def test_a_huge_request_head_is_closed(tmp_path: Path) -> None:
+    async with http_bridge(tmp_path) as bridge:
+        reader, writer = await raw(bridge)
+        writer.write(b"GET /health HTTP/1.1\r\nX-Big: " + b"a" * 200_000)
+        _, received = await closed_after(reader)
+        writer.close()
+    assert received == b""
+
+
+async def test_requests_pipelined_without_reading_are_bounded(tmp_path: Path) -> None:
+    """5,000 requests in one write, answers never read: the connection is dropped once more
+    than 4 queue, far fewer than 5,000 are answered, and nothing stays counted."""
+    async with http_bridge(tmp_path) as bridge:
+        reader, writer = await raw(bridge)
+        writer.write(head(bridge) * 5000)
+        _, received = await closed_after(reader)
+        writer.close()
+        assert received.count(b"HTTP/1.1 200") < 50
+        async with bridge_client(bridge) as client:
+            assert (await client.get("/health")).status_code == 200
+
+
+async def test_pipelined_requests_are_bounded_over_all_connections(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With room for 100 on one connection but 6 in all, the bound in all drops it."""
+    limits = HttpLimits(timeout=TIMEOUT, max_pipelined=100, max_pipelined_all=6)
+    async with http_bridge(tmp_path, limits) as bridge:
+        reader, writer = await raw(bridge)
+        with caplog.at_level(logging.WARNING, logger="plugin_bridge.httpapi"):
+            writer.write(head(bridge) * 5000)
+            _, received = await closed_after(reader)
+        writer.close()
+    assert received.count(b"HTTP/1.1 200") < 50
+    assert any("more than 6 requests queued in all" in r.getMessage() for r in caplog.records)
+
+
+async def test_requests_running_at_once_are_bounded_per_client_and_in_all(
+    tmp_path: Path,
+) -> None:
+    """Two requests of the token hold their bodies back (running, waiting for the body): the
+    third gets 429 busy at once; once they end, requests are served again."""
+    async with http_bridge(tmp_path) as bridge:
+        ends = []
+        for _ in range(2):
+            reader, writer = await raw(bridge)
+            writer.write(head(bridge, "POST", "/chat", "Content-Length: 100\r\n") + b"{")
+            ends.append((reader, writer))
+        await asyncio.sleep(0.1)
+        async with bridge_client(bridge) as client:
+            busy = await client.get("/health")
+            assert busy.status_code == 429
+            assert busy.json()["error"] == "busy"
+            assert busy.headers["retry-after"] == "1"
+            for _, writer in ends:
+                writer.close()
+            await asyncio.sleep(0.2)
+            assert (await client.get("/health")).status_code == 200
+
+
+async def test_all_clients_together_are_bounded(tmp_path: Path) -> None:
+    limits = HttpLimits(timeout=TIMEOUT, max_per_client=10, max_requests=2)
+    async with http_bridge(tmp_path, limits) as bridge:
+        ends = []
+        for _ in range(2):
+            reader, writer = await raw(bridge)
+            writer.write(head(bridge, "POST", "/chat", "Content-Length: 100\r\n") + b"{")
+            ends.append((reader, writer))
+        await asyncio.sleep(0.1)
+        async with bridge_client(bridge) as client:
+            busy = await client.get("/health")
+        for _, writer in ends:
+            writer.close()
+    assert busy.status_code == 429
+    assert "too many HTTP requests" in busy.json()["message"]
+
+
+async def test_refused_requests_are_logged_once_a_second_with_a_count(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """300 requests with a wrong token: the first is logged at once, the rest as counts, at
+    most a line a second."""
+    async with http_bridge(tmp_path) as bridge:
+        with caplog.at_level(logging.WARNING, logger="plugin_bridge.httpapi"):
+            started = time.monotonic()
+            async with bridge_client(bridge, token="wrong") as client:
+                for _ in range(300):
+                    assert (await client.get("/health")).status_code == 401
+            took = time.monotonic() - started
+            await asyncio.sleep(1.2)  # the count of the last second comes within the second
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("plugin_bridge.httpapi")]
+    assert "HTTP: refused a request to /health: Missing or wrong bearer token" in lines[0]
+    assert 2 <= len(lines) <= took + 2, lines
+    counts = [1 if line.startswith("HTTP: refused") else int(line.split()[1]) for line in lines]
+    assert sum(counts) == 300, lines
+
+
+async def test_a_large_body_over_the_memory_budget_is_refused(tmp_path: Path) -> None:
+    """The HTTP listener counts bodies in the server's one budget: 3 MiB against 1 MiB."""
+    async with http_bridge(tmp_path, server_options={"memory_budget": 1024 * 1024}) as bridge:
+        async with bridge_client(bridge) as client:
+            reply = await client.post("/chat", content=b"x" * (3 * 1024 * 1024))
+        assert reply.status_code == 503, reply.text
+        assert reply.json()["error"] == "busy"
+        assert bridge.server.budget.total == 0
+
+
+@asynccontextmanager
+async def bridge_client(
+    bridge: Bridge, token: str | None = None
+) -> AsyncIterator[httpx.AsyncClient]:
+    headers = {"Authorization": f"Bearer {token or bridge.app.token}"}
+    async with httpx.AsyncClient(base_url=bridge.http_url, headers=headers, timeout=WAIT) as client:
+        yield client
