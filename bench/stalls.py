@@ -112,9 +112,9 @@ async def _bridge(pipe: Any, api: str, step: str, profile: str | None = None) ->
             )
             async with await start_server(build_router(), app) as server:
                 sock = bind_socket("127.0.0.1", 0)  # the HTTP listener shares the loop, as in serve
-                http = await start_http(
-                    build_http_app(app, port=sock.getsockname()[1], allowed_origins=()), sock
-                )
+                shared = {"budget": server.budget} if hasattr(server, "budget") else {}
+                asgi = build_http_app(app, port=sock.getsockname()[1], allowed_origins=(), **shared)
+                http = await start_http(asgi, sock)
                 if "warm" in steps:
                     await provider.warm_up()
                 if "gc" in steps:
@@ -125,7 +125,9 @@ async def _bridge(pipe: Any, api: str, step: str, profile: str | None = None) ->
                 pauses: list[float] = []
                 _watch_gc(pauses)
                 probe = asyncio.create_task(_probe(lags))
-                pipe.send({"url": server.url, "token": app.token, "rss": rss_mb()})
+                pipe.send(
+                    {"url": server.url, "token": app.token, "rss": rss_mb(), "http": http.url}
+                )
                 cpu = time.process_time()
                 profiler = _profiler(profile)
                 while await asyncio.to_thread(pipe.recv) == "rss?":  # between two rounds
@@ -395,11 +397,16 @@ async def _health_while(url: str, token: str, busy: Callable[[], bool]) -> list[
     return took
 
 
-def _with_bridge(work: Callable[[str, str, Callable[[], float]], dict[str, Any]]) -> dict[str, Any]:
-    """Run ``work(url, token, rss)`` against a bridge in its own process."""
+def _with_bridge(
+    work: Callable[[str, str, Callable[[], float]], dict[str, Any]],
+    api: str = "http://127.0.0.1:9",
+    code: str | None = None,
+) -> dict[str, Any]:
+    """Run ``work(url, token, rss)`` against a bridge in its own process (``ready`` holds the
+    HTTP listener's URL too)."""
     ctx = mp.get_context("spawn")
     here, there = ctx.Pipe()
-    bridge = ctx.Process(target=bridge_process, args=(there, "http://127.0.0.1:9", "gc"))
+    bridge = ctx.Process(target=bridge_process, args=(there, api, "gc", None, code))
     bridge.start()
     ready = here.recv()
 
@@ -408,17 +415,19 @@ def _with_bridge(work: Callable[[str, str, Callable[[], float]], dict[str, Any]]
         return float(here.recv())
 
     try:
-        return work(ready["url"], ready["token"], rss)
+        result = work(ready["url"], f"{ready['token']} {ready['http']}", rss)
     finally:
         here.send("done")
-        here.recv()
+        after = here.recv()
         bridge.join(30)
+    return {**result, "rss_peak_mb": after["peak"]}
 
 
 def flood_round(frames: int, with_token: bool) -> dict[str, Any]:
     """A second client's health latency while one process floods ``frames`` frames."""
 
-    def work(url: str, token: str, rss: Callable[[], float]) -> dict[str, Any]:
+    def work(url: str, both: str, rss: Callable[[], float]) -> dict[str, Any]:
+        token = both.split()[0]
         ctx = mp.get_context("spawn")
         here, there = ctx.Pipe()
         flooder = ctx.Process(
@@ -443,11 +452,13 @@ def flood_round(frames: int, with_token: bool) -> dict[str, Any]:
     return _with_bridge(work)
 
 
-def greedy_round(clients: int, reads: int) -> dict[str, Any]:
+def greedy_round(clients: int, reads: int, code: str | None = None) -> dict[str, Any]:
     """``clients`` connections that never read, each asking ``reads`` reads of a 3 MB note:
     the bridge's RSS, and a fresh client's health latency meanwhile."""
 
-    def work(url: str, token: str, rss: Callable[[], float]) -> dict[str, Any]:
+    def work(url: str, both: str, rss: Callable[[], float]) -> dict[str, Any]:
+        token = both.split()[0]
+
         async def run() -> dict[str, Any]:
             writer = await _connect(url, token)
             text = "word " * (BIG_NOTE_BYTES // 5)
@@ -469,7 +480,7 @@ def greedy_round(clients: int, reads: int) -> dict[str, Any]:
 
         return asyncio.run(run())
 
-    return _with_bridge(work)
+    return _with_bridge(work, code=code)
 
 
 def _greedy(url: str, token: str, reads: int) -> Any:
@@ -497,7 +508,68 @@ def _greedy(url: str, token: str, reads: int) -> Any:
     return sock
 
 
-def flood_main() -> None:
+HTTP_CHATS = 2000
+
+
+def _http_chats_process(http: str, token: str, count: int, pipe: Any) -> None:
+    """``count`` concurrent POST /chat on as many connections: how many got each status."""
+    import httpx
+
+    async def run() -> dict[int, int]:
+        limits = httpx.Limits(max_connections=count, max_keepalive_connections=0)
+        headers = {"Authorization": f"Bearer {token}"}
+        body = {"messages": [{"role": "user", "content": "What is Kafka?"}]}
+        async with httpx.AsyncClient(
+            base_url=http, headers=headers, limits=limits, timeout=120
+        ) as client:
+
+            async def one() -> int:
+                try:
+                    return (await client.post("/chat", json=body)).status_code
+                except httpx.HTTPError:
+                    return 0
+
+            statuses = await asyncio.gather(*(one() for _ in range(count)))
+        counts: dict[int, int] = {}
+        for status in statuses:
+            counts[status] = counts.get(status, 0) + 1
+        return counts
+
+    pipe.send(asyncio.run(run()))
+
+
+def http_round(count: int, code: str | None = None) -> dict[str, Any]:
+    """The plugin's health (WebSocket) while ``count`` concurrent HTTP /chat run."""
+    api, fake = fakeapi.start(SHORT_ANSWER)
+
+    def work(url: str, both: str, rss: Callable[[], float]) -> dict[str, Any]:
+        token, http = both.split()
+        ctx = mp.get_context("spawn")
+        here, there = ctx.Pipe()
+        chats = ctx.Process(target=_http_chats_process, args=(http, token, count, there))
+
+        async def measure() -> list[float]:
+            chats.start()
+            return await _health_while(url, token, chats.is_alive)
+
+        took = asyncio.run(measure())
+        statuses = here.recv()
+        chats.join(30)
+        return {
+            "health_p50_ms": statistics.median(took),
+            "health_p99_ms": percentile(took, 0.99),
+            "health_max_ms": max(took),
+            "health_calls": len(took),
+            "statuses": statuses,
+        }
+
+    try:
+        return _with_bridge(work, api, code)
+    finally:
+        fake.kill()
+
+
+def flood_main(before: str | None = None) -> None:
     rows = [
         ("no token", flood_round(FLOOD_FRAMES, with_token=False)),
         ("token", flood_round(FLOOD_FRAMES, with_token=True)),
@@ -516,13 +588,23 @@ def flood_main() -> None:
             f"{row['health_max_ms']:6.0f}ms {row['health_calls']:>6} {row['answers']:>16} "
             f"{row['code']!s:>6} {row['seconds']:8.1f}"
         )
-    greedy = greedy_round(GREEDY_CLIENTS, GREEDY_READS)
-    print(
-        f"{GREEDY_CLIENTS} clients that never read, {GREEDY_READS} note/read of a 3 MB note "
-        f"each: bridge RSS {greedy['rss_before_mb']:.0f} MB -> {greedy['rss_loaded_mb']:.0f} MB; "
-        f"a fresh client's health p50 {greedy['fresh_health_p50_ms']:.1f} ms, "
-        f"max {greedy['fresh_health_max_ms']:.0f} ms"
-    )
+    for name, code in [("before", before), ("after", None)] if before else [("after", None)]:
+        row = http_round(HTTP_CHATS, code)
+        print(
+            f"{name}: {HTTP_CHATS:,} concurrent HTTP /chat: the plugin's health p50 "
+            f"{row['health_p50_ms']:.1f} ms, p99 {row['health_p99_ms']:.1f} ms, max "
+            f"{row['health_max_ms']:.0f} ms ({row['health_calls']} calls); statuses "
+            f"{dict(sorted(row['statuses'].items()))}"
+        )
+    for name, code in [("before", before), ("after", None)] if before else [("after", None)]:
+        greedy = greedy_round(GREEDY_CLIENTS, GREEDY_READS, code)
+        print(
+            f"{name}: {GREEDY_CLIENTS} clients that never read, {GREEDY_READS} note/read of a "
+            f"3 MB note each: bridge RSS {greedy['rss_before_mb']:.0f} MB -> "
+            f"{greedy['rss_loaded_mb']:.0f} MB (peak {greedy['rss_peak_mb']:.0f} MB); a fresh "
+            f"client's health p50 {greedy['fresh_health_p50_ms']:.1f} ms, "
+            f"max {greedy['fresh_health_max_ms']:.0f} ms"
+        )
 
 
 # -- health under 50 streams, and what chat/send adds (--health) ----------------------------
@@ -764,7 +846,7 @@ def main() -> None:
         health_main(args)
         return
     if args.flood:
-        flood_main()
+        flood_main(args.before)
         return
     rows = [run_step(s, args.chats, args.chunks, args.pace) for s in args.step or list(STEPS)]
     how = f"one chunk every {args.pace * 1000:g} ms" if args.pace else "each answer in one burst"

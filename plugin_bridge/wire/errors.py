@@ -64,7 +64,10 @@ ERROR_MEANINGS: Final[dict[WireCode, str]] = {
     WireCode.INTERNAL_ERROR: "A bug in the bridge; details are in the server log only.",
     WireCode.UNAUTHORIZED: "Wrong token in initialize; the server then closes with 4401.",
     WireCode.NOT_INITIALIZED: "A request other than initialize came first.",
-    WireCode.TOO_MANY_REQUESTS: "More than 32 requests in flight on this connection.",
+    WireCode.TOO_MANY_REQUESTS: (
+        "More than 32 requests in flight on this connection; or the server's memory budget is "
+        "used up and this connection holds the most of it: data: {reason: busy}."
+    ),
     WireCode.PROVIDER_ERROR: (
         "The model provider failed after retries; data: {code, retryable, retryAfter}."
     ),
