@@ -654,66 +654,53 @@ def _health_process(url: str, token: str, pipe: Any) -> None:
 
 
 async def _health_under_streams(
-    url: str, token: str, chats: int, chunks: int, rounds: int
-) -> dict[str, Any]:
-    """``rounds`` rounds of ``chats`` concurrent chat/send while another process asks health
-    every 20 ms on its own connection: that client's latencies."""
+    url: str, token: str, chats: int, chunks: int
+) -> tuple[list[float], int]:
+    """One round of ``chats`` concurrent chat/send while another process asks health every
+    20 ms on its own connection: that client's latencies, and the chats whole and in order."""
     ctx = mp.get_context("spawn")
     here, there = ctx.Pipe()
     asker = ctx.Process(target=_health_process, args=(url, token, there), daemon=True)
     asker.start()
     assert await asyncio.to_thread(here.recv) == "ready"
+    frames: list[int] = []
     expected = answer_text(chunks)
-    whole = 0
-    started = time.perf_counter()
-    for _ in range(rounds):
-        frames: list[int] = []
-        ok = await asyncio.gather(*[_chat(url, token, expected, frames) for _ in range(chats)])
-        whole += sum(ok)
-    seconds = time.perf_counter() - started
+    ok = await asyncio.gather(*[_chat(url, token, expected, frames) for _ in range(chats)])
     here.send("stop")
     took: list[float] = await asyncio.to_thread(here.recv)
     asker.join(10)
-    return {
-        "health_p50_ms": statistics.median(took),
-        "health_p99_ms": percentile(took, 0.99),
-        "health_max_ms": max(took),
-        "health_calls": len(took),
-        "chats_whole": whole,
-        "seconds": seconds,
-    }
+    return took, sum(ok)
 
 
-async def _per_turn(url: str, token: str, api: str, turns: int) -> dict[str, Any]:
-    """A whole streamed turn, one at a time: the raw OpenAI SDK against the fake, and chat/send
-    through the bridge (its own process) against the same fake, interleaved."""
+async def _per_turn(
+    api: str, bridges: dict[str, tuple[str, str]], turns: int
+) -> dict[str, list[float]]:
+    """Whole streamed turns, one at a time, interleaved: the raw OpenAI SDK against the fake,
+    then chat/send through each bridge (its own process) against the same fake: ms each."""
     import openai
 
     sdk = openai.AsyncOpenAI(api_key="sk-bench", base_url=f"{api}/v1", max_retries=0)
-    client = await _connect(url, token)
+    clients = {name: await _connect(url, token) for name, (url, token) in bridges.items()}
     messages: Any = [{"role": "user", "content": "What is Kafka?"}]
-    raw: list[float] = []
-    bridged: list[float] = []
+    took: dict[str, list[float]] = {"sdk": [], **{name: [] for name in clients}}
     for turn in range(turns + 5):
         started = time.perf_counter()
         stream = await sdk.chat.completions.create(model="m", messages=messages, stream=True)
         text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
-        middle = time.perf_counter()
-        reply = await client.call("chat/send", {"text": "What is Kafka?"})
-        ended = time.perf_counter()
-        assert text == SHORT_ANSWER and reply["result"]["text"] == SHORT_ANSWER, reply
+        assert text == SHORT_ANSWER, text
         if turn >= 5:  # warm-up
-            raw.append((middle - started) * 1000)
-            bridged.append((ended - middle) * 1000)
-    await client.ws.close()
+            took["sdk"].append((time.perf_counter() - started) * 1000)
+        order = list(clients.items())
+        for name, client in order if turn % 2 else order[::-1]:
+            started = time.perf_counter()
+            reply = await client.call("chat/send", {"text": "What is Kafka?"})
+            assert reply["result"]["text"] == SHORT_ANSWER, reply
+            if turn >= 5:
+                took[name].append((time.perf_counter() - started) * 1000)
+    for client in clients.values():
+        await client.ws.close()
     await sdk.close()
-    added = [b - r for r, b in zip(raw, bridged, strict=True)]
-    return {
-        "sdk_p50_ms": statistics.median(raw),
-        "bridge_p50_ms": statistics.median(bridged),
-        "added_p50_ms": statistics.median(added),
-        "added_p95_ms": percentile(added, 0.95),
-    }
+    return took
 
 
 def _echo_process(pipe: Any) -> None:
@@ -751,71 +738,87 @@ def loopback_rtt_ms(rounds: int = 2000) -> float:
     return statistics.median(took)
 
 
-def health_run(
-    chats: int, chunks: int, rounds: int, turns: int, profile: str | None, code: str | None
-) -> dict[str, Any]:
-    """One side of the A/B: health under the streams, then the per-turn figures."""
-    api, fake = fakeapi.start(answer_text(chunks))
+def health_main(args: argparse.Namespace) -> None:
+    """Both sides of the A/B at once (``--before`` names the other checkout): their rounds and
+    turns interleaved, so the machine's load weighs on both alike."""
+    import os
+
+    sides = {"after": None} if args.before is None else {"before": args.before, "after": None}
+    api, fake = fakeapi.start(answer_text(args.chunks))
     try:
-        bridge, pipe, ready = _start_bridge(api, profile, code)
-        load = asyncio.run(
-            _health_under_streams(ready["url"], ready["token"], chats, chunks, rounds)
-        )
-        after = _stop_bridge(bridge, pipe)
+        started = {
+            name: _start_bridge(
+                api, None if args.profile is None else f"{args.profile}.{name}", code
+            )
+            for name, code in sides.items()
+        }
+        took: dict[str, list[float]] = {name: [] for name in sides}
+        whole = dict.fromkeys(sides, 0)
+        for _ in range(args.rounds):
+            for name, (_, _, ready) in started.items():
+                health, ok = asyncio.run(
+                    _health_under_streams(ready["url"], ready["token"], args.chats, args.chunks)
+                )
+                took[name] += health
+                whole[name] += ok
+        lags = {name: _stop_bridge(b, pipe)["lags"] for name, (b, pipe, _) in started.items()}
     finally:
         fake.kill()
     api, fake = fakeapi.start(SHORT_ANSWER)
     try:
-        bridge, pipe, ready = _start_bridge(api, None, code)
-        turn = asyncio.run(_per_turn(ready["url"], ready["token"], api, turns))
-        _stop_bridge(bridge, pipe)
+        started = {name: _start_bridge(api, None, code) for name, code in sides.items()}
+        bridges = {name: (ready["url"], ready["token"]) for name, (_, _, ready) in started.items()}
+        turns = asyncio.run(_per_turn(api, bridges, args.turns))
+        for bridge, pipe, _ in started.values():
+            _stop_bridge(bridge, pipe)
     finally:
         fake.kill()
-    lags = after["lags"]
-    return {**load, **turn, "lag_p99_ms": percentile(lags, 0.99), "cpu_s": after["cpu"]}
-
-
-def health_main(args: argparse.Namespace) -> None:
-    import os
-
-    sides = [("after", None)] if args.before is None else [("before", args.before), ("after", None)]
-    rows = []
-    for name, code in sides:
-        profile = None if args.profile is None else f"{args.profile}.{name}"
-        rows.append(
-            (name, health_run(args.chats, args.chunks, args.rounds, args.turns, profile, code))
-        )
     rtt = loopback_rtt_ms()
     load = os.getloadavg()
     print(
         f"{args.rounds} rounds of {args.chats} concurrent chat/send x {args.chunks} chunks (each "
-        f"answer in one burst) while another connection asks health every 20 ms; then "
-        f"{args.turns} whole turns, raw OpenAI SDK vs chat/send through the bridge (own process). "
-        f"Load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}"
+        f"answer in one burst) while another process asks health every 20 ms on its own "
+        f"connection; then {args.turns} whole turns, the raw OpenAI SDK and chat/send through "
+        f"each bridge (own process), interleaved. Load average {load[0]:.1f} / {load[1]:.1f} / "
+        f"{load[2]:.1f}"
     )
     print(
         f"{'code':<7} {'health p50':>10} {'p99':>8} {'max':>8} {'calls':>6} {'loop lag p99':>12} "
-        f"{'chats ok':>8} {'SDK p50':>8} {'bridge p50':>10} {'added p50':>9} {'p95':>7}"
+        f"{'chats ok':>8} {'turn p50':>9} {'SDK p50':>8} {'added p50':>9} {'p95':>7}"
     )
-    for name, row in rows:
+    rows = {}
+    for name in sides:
+        added = [b - r for r, b in zip(turns["sdk"], turns[name], strict=True)]
+        rows[name] = row = {
+            "health_p50_ms": statistics.median(took[name]),
+            "health_p99_ms": percentile(took[name], 0.99),
+            "health_max_ms": max(took[name]),
+            "health_calls": len(took[name]),
+            "lag_p99_ms": percentile(lags[name], 0.99),
+            "chats_whole": whole[name],
+            "turn_p50_ms": statistics.median(turns[name]),
+            "sdk_p50_ms": statistics.median(turns["sdk"]),
+            "added_p50_ms": statistics.median(added),
+            "added_p95_ms": percentile(added, 0.95),
+        }
         print(
             f"{name:<7} {row['health_p50_ms']:8.1f}ms {row['health_p99_ms']:6.1f}ms "
             f"{row['health_max_ms']:6.0f}ms {row['health_calls']:>6} {row['lag_p99_ms']:10.1f}ms "
-            f"{row['chats_whole']:>4}/{args.rounds * args.chats:<3} {row['sdk_p50_ms']:6.2f}ms "
-            f"{row['bridge_p50_ms']:8.2f}ms {row['added_p50_ms']:7.2f}ms "
-            f"{row['added_p95_ms']:5.2f}ms"
+            f"{row['chats_whole']:>4}/{args.rounds * args.chats:<3} {row['turn_p50_ms']:7.2f}ms "
+            f"{row['sdk_p50_ms']:6.2f}ms {row['added_p50_ms']:7.2f}ms {row['added_p95_ms']:5.2f}ms"
         )
     if len(rows) == 2:
-        before, after = rows[0][1], rows[1][1]
+        before, after = rows["before"], rows["after"]
         print(
-            f"after / before: health p99 {after['health_p99_ms'] / before['health_p99_ms']:.2f}x, "
-            f"added p50 {after['added_p50_ms'] / before['added_p50_ms']:.2f}x"
+            f"after / before: health p50 {after['health_p50_ms'] / before['health_p50_ms']:.2f}x, "
+            f"p99 {after['health_p99_ms'] / before['health_p99_ms']:.2f}x; turn p50 "
+            f"{after['turn_p50_ms'] / before['turn_p50_ms']:.2f}x"
         )
     print(f"loopback round trip between two Python processes (TCP, 200 bytes): p50 {rtt:.3f} ms")
     out = ROOT / "bench" / "results" / "stalls_health.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
-        json.dumps({"rows": dict(rows), "loopback_rtt_ms": rtt, "load": load}, indent=2) + "\n"
+        json.dumps({"rows": rows, "loopback_rtt_ms": rtt, "load": load}, indent=2) + "\n"
     )
 
 
