@@ -19,8 +19,8 @@ import logging
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, Final
 
-from plugin_bridge.httpapi.limits import RefusalLog
 from plugin_bridge.wire.errors import BodyTooLarge
+from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import check_handshake
 from plugin_bridge.wire.transport import MAX_FRAME_BYTES
 

@@ -5,13 +5,12 @@ running at once, memory, log lines.
   ``http_timeout``);
 - :class:`Concurrency`: requests running at once, per client (its bearer token or key) and in
   all; past either bound the request is answered 429 at once;
-- :class:`RefusalLog`: refused requests and dropped connections logged at most once a second,
-  with how many there were.
+- :class:`Limited`: the middleware that applies them and counts requests in the memory budget;
+  refusals are logged through :class:`~plugin_bridge.wire.refusals.RefusalLog`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 from collections import Counter
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from plugin_bridge.wire.errors import RpcError, WireCode
+from plugin_bridge.wire.refusals import RefusalLog
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -41,7 +41,6 @@ MAX_REQUESTS: Final = 32
 """Requests running at once over all clients."""
 MAX_CONNECTIONS: Final = 512
 """Open HTTP connections, at most (and at most a quarter of the open-file limit)."""
-LOG_INTERVAL: Final = 1.0
 
 
 def connection_cap(ceiling: int = MAX_CONNECTIONS) -> int:
@@ -105,44 +104,6 @@ class Concurrency:
 def client_of(authorization: bytes) -> str:
     """A client's identity: a digest of the credential it sent (never the credential)."""
     return hashlib.blake2b(authorization, digest_size=8).hexdigest()
-
-
-class RefusalLog:
-    """``refused(what)`` logs at once, then at most once a second with the count since: a flood
-    of refused requests writes one line a second, not one per request."""
-
-    def __init__(self, logger: logging.Logger, interval: float = LOG_INTERVAL) -> None:
-        self.logger = logger
-        self.interval = interval
-        self.count = 0
-        self.last = ""
-        self._timer: asyncio.TimerHandle | None = None
-
-    def refused(self, what: str) -> None:
-        self.count += 1
-        self.last = what
-        if self._timer is None:
-            self._flush()
-
-    def _flush(self) -> None:
-        self._timer = None
-        if not self.count:
-            return
-        if self.count == 1:
-            self.logger.warning("HTTP: %s", self.last)
-        else:
-            self.logger.warning(
-                "HTTP: %d refused in the last %.0f s; the last: %s",
-                self.count,
-                self.interval,
-                self.last,
-            )
-        self.count = 0
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        self._timer = loop.call_later(self.interval, self._flush)
 
 
 OVER_BUDGET: Final = (

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from plugin_bridge.httpapi.limits import DROP_KEY, HttpLimits, RefusalLog
+from plugin_bridge.httpapi.limits import DROP_KEY, HttpLimits
+from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import http_url
 from plugin_bridge.wire.server import no_delay
 

@@ -23,6 +23,7 @@ from plugin_bridge.wire.budget import DEFAULT_MEMORY_BUDGET, MemoryBudget
 from plugin_bridge.wire.connection import OUTGOING_LIMIT, Connection
 from plugin_bridge.wire.models import Notification, ServerProof, dump
 from plugin_bridge.wire.protocol import CLOSE_INIT_TIMEOUT, CLOSE_NOT_READING
+from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import (
     DEFAULT_ALLOWED_ORIGINS,
     BadNonce,
@@ -80,6 +81,7 @@ class BridgeServer(Generic[S]):
         self.token = token
         """Proves the server to a client that sends a nonce (None: no proof is sent)."""
         self.budget = MemoryBudget(memory_budget)
+        self._refusals = RefusalLog(logger, "WebSocket")
         self._sockets: dict[Connection[S], ServerConnection] = {}
         self._loud_accept_errors: Callable[[], None] | None = None
         self.router = router
@@ -146,12 +148,12 @@ class BridgeServer(Generic[S]):
     def _check_handshake(self, connection: ServerConnection, request: Request) -> Response | None:
         reason = check_handshake(request.headers, self.port, self.allowed_origins)
         if reason is not None:
-            logger.warning("refused a WebSocket handshake: %s", reason.strip())
+            self._refusals.refused(f"refused a WebSocket handshake: {reason.strip()}")
             return connection.respond(HTTPStatus.FORBIDDEN, reason)
         try:
             nonce_of(request.path)
         except BadNonce as exc:
-            logger.warning("refused a WebSocket handshake: %s", str(exc).strip())
+            self._refusals.refused(f"refused a WebSocket handshake: {str(exc).strip()}")
             return connection.respond(HTTPStatus.BAD_REQUEST, str(exc))
         return None
 
