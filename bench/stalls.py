@@ -220,12 +220,20 @@ class Client:
         return await reply
 
     async def _read(self) -> None:
-        async for frame in self.ws:
-            message = json.loads(frame)
-            if message.get("method") == "chat/delta" and self.on_delta is not None:
-                self.on_delta(message["params"])
-            elif "id" in message and "method" not in message:
-                self.waiting.pop(message["id"]).set_result(message)
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            async for frame in self.ws:
+                message = json.loads(frame)
+                if message.get("method") == "chat/delta" and self.on_delta is not None:
+                    self.on_delta(message["params"])
+                elif "id" in message and "method" not in message:
+                    self.waiting.pop(message["id"]).set_result(message)
+        except ConnectionClosed:
+            pass
+        for waiter in self.waiting.values():  # the server closed: nobody answers these
+            if not waiter.done():
+                waiter.set_exception(ConnectionError(f"closed by the server: {self.ws.close_code}"))
 
 
 async def _connect(url: str, token: str, **kw: Any) -> Client:
