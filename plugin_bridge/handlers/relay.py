@@ -9,7 +9,8 @@ drops the provider's HTTP stream at once).
 Text deltas are coalesced: the relay hands them to a sender task and goes on reading the model,
 so every delta that arrives before the sender next runs (the rest of one network read, or all
 that came while the client's socket was busy) goes out as one ``chat/delta``. The first delta
-waits only one loop tick; the order of text and other notifications is kept.
+waits only one loop tick, the next ones at least :data:`DELTA_INTERVAL` after the one before,
+and the stream's end flushes at once; the order of text and other notifications is kept.
 
 Streams take turns on the loop: a relay that has worked through :data:`YIELD_AFTER` seconds of
 deltas waits for its turn (:class:`_Turns`), and at most :data:`TURNS_PER_TICK` relays resume
