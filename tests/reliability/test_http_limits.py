@@ -116,6 +116,23 @@ async def test_a_slow_body_is_closed(tmp_path: Path) -> None:
     assert took < TIMEOUT + 2
 
 
+async def test_open_connections_are_capped(tmp_path: Path) -> None:
+    """Past the cap a new connection is closed at once (file handles stay for the vault and the
+    plugin); once the idle ones are gone, connections are served again."""
+    limits = HttpLimits(timeout=TIMEOUT, max_connections=4)
+    async with http_bridge(tmp_path, limits) as bridge:
+        held = [await raw(bridge) for _ in range(4)]
+        reader, writer = await raw(bridge)
+        took, received = await closed_after(reader)
+        writer.close()
+        assert received == b"" and took < TIMEOUT / 2
+        for _, idle in held:
+            idle.close()
+        await asyncio.sleep(0.2)
+        async with bridge_client(bridge) as client:
+            assert (await client.get("/health")).status_code == 200
+
+
 async def test_a_huge_request_head_is_closed(tmp_path: Path) -> None:
     async with http_bridge(tmp_path) as bridge:
         reader, writer = await raw(bridge)
