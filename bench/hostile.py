@@ -168,6 +168,7 @@ def greedy_round(clients: int, reads: int, code: str | None = None) -> dict[str,
             writer = await _connect(url, token)
             text = "word " * (BIG_NOTE_BYTES // 5)
             await writer.call("note/create", {"path": "Big.md", "content": text})
+            await writer.call("health", {})  # the tool registry is built by the first health
             before = rss()
             sockets = [_greedy(url, token, reads) for _ in range(clients)]
             await asyncio.sleep(3)

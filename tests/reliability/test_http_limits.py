@@ -72,7 +72,7 @@ async def test_an_idle_connection_is_closed(tmp_path: Path) -> None:
         took, received = await closed_after(reader)
         writer.close()
     assert received == b""
-    assert TIMEOUT * 0.8 < took < TIMEOUT + 2
+    assert TIMEOUT * 0.8 < took < TIMEOUT + 5
 
 
 async def test_a_connection_idle_after_an_answer_is_closed(tmp_path: Path) -> None:
@@ -82,7 +82,7 @@ async def test_a_connection_idle_after_an_answer_is_closed(tmp_path: Path) -> No
         took, received = await closed_after(reader)
         writer.close()
     assert received.startswith(b"HTTP/1.1 200")
-    assert took < TIMEOUT + 2
+    assert took < TIMEOUT + 5
 
 
 async def test_a_slow_request_head_is_closed(tmp_path: Path) -> None:
@@ -102,7 +102,7 @@ async def test_a_slow_request_head_is_closed(tmp_path: Path) -> None:
         sender.cancel()
         writer.close()
     assert received == b""
-    assert took < 2 * TIMEOUT + 2
+    assert took < 2 * TIMEOUT + 5
 
 
 async def test_a_slow_body_is_closed(tmp_path: Path) -> None:
@@ -113,19 +113,19 @@ async def test_a_slow_body_is_closed(tmp_path: Path) -> None:
         writer.close()
         async with bridge_client(bridge) as client:  # the listener still serves others
             assert (await client.get("/health")).status_code == 200
-    assert took < TIMEOUT + 2
+    assert took < TIMEOUT + 5
 
 
 async def test_open_connections_are_capped(tmp_path: Path) -> None:
     """Past the cap a new connection is closed at once (file handles stay for the vault and the
     plugin); once the idle ones are gone, connections are served again."""
-    limits = HttpLimits(timeout=TIMEOUT, max_connections=4)
+    limits = HttpLimits(timeout=10, max_connections=4)  # closed at once, not when idle
     async with http_bridge(tmp_path, limits) as bridge:
         held = [await raw(bridge) for _ in range(4)]
         reader, writer = await raw(bridge)
         took, received = await closed_after(reader)
         writer.close()
-        assert received == b"" and took < TIMEOUT / 2
+        assert received == b"" and took < 5
         for _, idle in held:
             idle.close()
         await asyncio.sleep(0.2)
@@ -175,16 +175,15 @@ async def test_requests_running_at_once_are_bounded_per_client_and_in_all(
 ) -> None:
     """Two requests of the token hold their bodies back (running, waiting for the body): the
     third gets 429 busy at once; once they end, requests are served again."""
-    async with http_bridge(tmp_path) as bridge:
+    limits = HttpLimits(timeout=10, max_per_client=2, max_requests=3)  # bodies held for long
+    async with http_bridge(tmp_path, limits) as bridge:
         ends = []
         for _ in range(2):
             reader, writer = await raw(bridge)
             writer.write(head(bridge, "POST", "/chat", "Content-Length: 100\r\n") + b"{")
             ends.append((reader, writer))
-        await asyncio.sleep(0.1)
         async with bridge_client(bridge) as client:
-            busy = await client.get("/health")
-            assert busy.status_code == 429
+            busy = await until_busy(client)
             assert busy.json()["error"] == "busy"
             assert busy.headers["retry-after"] == "1"
             for _, writer in ends:
@@ -194,19 +193,17 @@ async def test_requests_running_at_once_are_bounded_per_client_and_in_all(
 
 
 async def test_all_clients_together_are_bounded(tmp_path: Path) -> None:
-    limits = HttpLimits(timeout=TIMEOUT, max_per_client=10, max_requests=2)
+    limits = HttpLimits(timeout=10, max_per_client=10, max_requests=2)
     async with http_bridge(tmp_path, limits) as bridge:
         ends = []
         for _ in range(2):
             reader, writer = await raw(bridge)
             writer.write(head(bridge, "POST", "/chat", "Content-Length: 100\r\n") + b"{")
             ends.append((reader, writer))
-        await asyncio.sleep(0.1)
         async with bridge_client(bridge) as client:
-            busy = await client.get("/health")
+            busy = await until_busy(client)
         for _, writer in ends:
             writer.close()
-    assert busy.status_code == 429
     assert "too many HTTP requests" in busy.json()["message"]
 
 
@@ -238,6 +235,16 @@ async def test_a_large_body_over_the_memory_budget_is_refused(tmp_path: Path) ->
         assert reply.status_code == 503, reply.text
         assert reply.json()["error"] == "busy"
         assert bridge.server.budget.total == 0
+
+
+async def until_busy(client: httpx.AsyncClient) -> httpx.Response:
+    """GET /health until it is refused 429 (the held requests have reached the app)."""
+    async with asyncio.timeout(WAIT):
+        while True:
+            reply = await client.get("/health")
+            if reply.status_code == 429:
+                return reply
+            await asyncio.sleep(0.02)
 
 
 @asynccontextmanager

@@ -158,7 +158,7 @@ async def test_unsent_replies_are_bounded_over_all_clients(tmp_path: Path) -> No
 async def _code_if_closed(client: RawClient) -> int | None:
     """The close code of a client the server closed; None for one still open."""
     try:
-        return await client.close_code(2.0)
+        return await client.close_code(5.0)
     except TimeoutError:
         return None
 
