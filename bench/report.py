@@ -40,6 +40,8 @@ def benches(notes: int) -> dict[str, list[str]]:
         "bridge latency": ["bench/bridge_latency.py"],
         "stalls (burst)": ["bench/stalls.py"],
         "stalls (paced)": ["bench/stalls.py", "--pace", "0.01"],
+        "stalls (health, per turn)": ["bench/stalls.py", "--health"],
+        "stalls (hostile clients)": ["bench/stalls.py", "--flood"],
         "side by side": ["bench/side_by_side.py"],
         "retrieval": ["bench/retrieval.py"],
         "retrieval, all-MiniLM-L6-v2": ["bench/retrieval.py", "--minilm"],

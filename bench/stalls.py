@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import gc
 import json
 import multiprocessing as mp
@@ -72,18 +71,25 @@ def answer_text(chunks: int) -> str:
 # -- the bridge (its own process) ----------------------------------------------------------
 
 
-def bridge_process(pipe: Any, api: str, step: str) -> None:
-    asyncio.run(_bridge(pipe, api, step))
+def bridge_process(
+    pipe: Any, api: str, step: str, profile: str | None = None, code: str | None = None
+) -> None:
+    if code is not None:  # another checkout's code (--before): an A/B in one run
+        sys.path.insert(0, code)
+    asyncio.run(_bridge(pipe, api, step, profile))
 
 
-async def _bridge(pipe: Any, api: str, step: str) -> None:
+async def _bridge(pipe: Any, api: str, step: str, profile: str | None = None) -> None:
     from llm_service import OpenAIProvider
     from plugin_bridge.app.settings.providers import ProviderSetup, Route
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.app.turn.confirm import ask_client
     from plugin_bridge.handlers import build_router
     from plugin_bridge.handlers import relay as relay_module
+    from plugin_bridge.httpapi.app import build_http_app
+    from plugin_bridge.httpapi.server import start_http
     from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.wire.security import bind_socket
     from plugin_bridge.wire.server import start_server
 
     steps = list(STEPS)[: list(STEPS).index(step) + 1]
@@ -104,6 +110,10 @@ async def _bridge(pipe: Any, api: str, step: str) -> None:
                 providers=ProviderSetup(Route("openai", provider, "m")),
             )
             async with await start_server(build_router(), app) as server:
+                sock = bind_socket("127.0.0.1", 0)  # the HTTP listener shares the loop, as in serve
+                shared = {"budget": server.budget} if hasattr(server, "budget") else {}
+                asgi = build_http_app(app, port=sock.getsockname()[1], allowed_origins=(), **shared)
+                http = await start_http(asgi, sock)
                 if "warm" in steps:
                     await provider.warm_up()
                 if "gc" in steps:
@@ -114,11 +124,18 @@ async def _bridge(pipe: Any, api: str, step: str) -> None:
                 pauses: list[float] = []
                 _watch_gc(pauses)
                 probe = asyncio.create_task(_probe(lags))
-                pipe.send({"url": server.url, "token": app.token, "rss": rss_mb()})
+                pipe.send(
+                    {"url": server.url, "token": app.token, "rss": rss_mb(), "http": http.url}
+                )
                 cpu = time.process_time()
+                profiler = _profiler(profile)
                 while await asyncio.to_thread(pipe.recv) == "rss?":  # between two rounds
                     pipe.send(rss_mb())
                 cpu = time.process_time() - cpu
+                if profiler is not None:
+                    profiler.disable()
+                    profiler.dump_stats(profile)
+                await http.close()
                 peak = _peak_rss_mb()
                 await asyncio.sleep(0.5)
                 probe.cancel()
@@ -126,6 +143,17 @@ async def _bridge(pipe: Any, api: str, step: str) -> None:
                     {"lags": lags, "pauses": pauses, "peak": peak, "rss": rss_mb(), "cpu": cpu}
                 )
                 await provider.aclose()
+
+
+def _profiler(path: str | None) -> Any:
+    """cProfile over the bridge's loop until the load ends (``--profile FILE``)."""
+    if path is None:
+        return None
+    import cProfile
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    return profiler
 
 
 async def sdk_stream_once(self: Any, request: Any) -> AsyncGenerator[Any, None]:
@@ -192,12 +220,20 @@ class Client:
         return await reply
 
     async def _read(self) -> None:
-        async for frame in self.ws:
-            message = json.loads(frame)
-            if message.get("method") == "chat/delta" and self.on_delta is not None:
-                self.on_delta(message["params"])
-            elif "id" in message and "method" not in message:
-                self.waiting.pop(message["id"]).set_result(message)
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            async for frame in self.ws:
+                message = json.loads(frame)
+                if message.get("method") == "chat/delta" and self.on_delta is not None:
+                    self.on_delta(message["params"])
+                elif "id" in message and "method" not in message:
+                    self.waiting.pop(message["id"]).set_result(message)
+        except ConnectionClosed:
+            pass
+        for waiter in self.waiting.values():  # the server closed: nobody answers these
+            if not waiter.done():
+                waiter.set_exception(ConnectionError(f"closed by the server: {self.ws.close_code}"))
 
 
 async def _connect(url: str, token: str, **kw: Any) -> Client:
@@ -292,209 +328,218 @@ def run_step(step: str, chats: int, chunks: int, pace: float) -> dict[str, Any]:
     }
 
 
-# -- hostile local processes (--flood): frames before initialize, clients that do not read --
+# -- health under 50 streams, and what chat/send adds (--health) ----------------------------
 
-FLOOD_FRAMES = 20_000
-GREEDY_CLIENTS = 20
-GREEDY_READS = 32
-BIG_NOTE_BYTES = 3_000_000
-
-
-def flood_process(url: str, frames: int, token: str | None, pipe: Any) -> None:
-    """Send ``frames`` health requests in one burst (after initialize when given a token),
-    then read until the server closes: its close code and how many answers came."""
-    import socket
-
-    from websockets.client import ClientProtocol
-    from websockets.frames import Frame, Opcode
-    from websockets.uri import parse_uri
-
-    protocol = ClientProtocol(parse_uri(url), max_size=None)
-    host, port = url.removeprefix("ws://").split(":")
-    sock = socket.create_connection((host, int(port)))
-    protocol.send_request(protocol.connect())
-    sock.sendall(b"".join(protocol.data_to_send()))
-    while protocol.state.name == "CONNECTING":
-        protocol.receive_data(sock.recv(65536))
-    message = {"jsonrpc": "2.0", "method": "health", "params": {}}
-    if token is not None:
-        init = {"token": token, "protocolVersion": 1, "client": {"name": "bench", "version": "0"}}
-        protocol.send_text(
-            json.dumps({**message, "id": -1, "method": "initialize", "params": init}).encode()
-        )
-    for request_id in range(frames):
-        protocol.send_text(json.dumps({**message, "id": request_id}).encode())
-    started = time.perf_counter()
-    with contextlib.suppress(OSError):
-        sock.sendall(b"".join(protocol.data_to_send()))
-    answers = 0
-    sock.settimeout(60)
-    while True:
-        try:
-            data = sock.recv(1 << 20)
-        except OSError:
-            data = b""
-        if not data:
-            break
-        protocol.receive_data(data)
-        answers += sum(
-            isinstance(e, Frame) and e.opcode is Opcode.TEXT for e in protocol.events_received()
-        )
-        with contextlib.suppress(OSError):
-            sock.sendall(b"".join(protocol.data_to_send()))
-        if token is not None and answers >= frames + 1:  # every request answered
-            break
-    close = protocol.close_rcvd
-    pipe.send(
-        {
-            "code": close.code if close else None,
-            "answers": answers,
-            "seconds": time.perf_counter() - started,
-        }
-    )
-    sock.close()
+HEALTH_EVERY = 0.02
+HEALTH_ROUNDS = 3
+TURNS = 100
+SHORT_ANSWER = "Kafka is an event log; see [[Projects/Kafka pipeline]] for how we use it at work."
 
 
-async def _health_while(url: str, token: str, busy: Callable[[], bool]) -> list[float]:
-    client = await _connect(url, token)
-    took: list[float] = []
-    while busy() or len(took) < 20:
+def _start_bridge(
+    api: str, profile: str | None = None, code: str | None = None
+) -> tuple[Any, Any, dict[str, Any]]:
+    ctx = mp.get_context("spawn")
+    here, there = ctx.Pipe()
+    bridge = ctx.Process(target=bridge_process, args=(there, api, "gc", profile, code), daemon=True)
+    bridge.start()
+    return bridge, here, here.recv()
+
+
+def _stop_bridge(bridge: Any, pipe: Any) -> dict[str, Any]:
+    pipe.send("done")
+    after: dict[str, Any] = pipe.recv()
+    bridge.join(30)
+    return after
+
+
+def _health_process(url: str, token: str, pipe: Any) -> None:
+    """health every 20 ms on its own connection, in its own process (the chat clients' loop
+    must not delay it), until told to stop: the latencies."""
+
+    async def run() -> list[float]:
+        health = await _connect(url, token)
+        await health.call("health", {})  # builds the tool registry once, as a plugin's first call
+        pipe.send("ready")
+        took: list[float] = []
+        while not pipe.poll():
+            started = time.perf_counter()
+            reply = await health.call("health", {})
+            assert "result" in reply, reply
+            took.append((time.perf_counter() - started) * 1000)
+            await asyncio.sleep(HEALTH_EVERY)
+        await health.ws.close()
+        return took
+
+    pipe.send(asyncio.run(run()))
+
+
+async def _health_under_streams(
+    url: str, token: str, chats: int, chunks: int
+) -> tuple[list[float], int]:
+    """One round of ``chats`` concurrent chat/send while another process asks health every
+    20 ms on its own connection: that client's latencies, and the chats whole and in order."""
+    ctx = mp.get_context("spawn")
+    here, there = ctx.Pipe()
+    asker = ctx.Process(target=_health_process, args=(url, token, there), daemon=True)
+    asker.start()
+    assert await asyncio.to_thread(here.recv) == "ready"
+    frames: list[int] = []
+    expected = answer_text(chunks)
+    ok = await asyncio.gather(*[_chat(url, token, expected, frames) for _ in range(chats)])
+    here.send("stop")
+    took: list[float] = await asyncio.to_thread(here.recv)
+    asker.join(10)
+    return took, sum(ok)
+
+
+async def _per_turn(
+    api: str, bridges: dict[str, tuple[str, str]], turns: int
+) -> dict[str, list[float]]:
+    """Whole streamed turns, one at a time, interleaved: the raw OpenAI SDK against the fake,
+    then chat/send through each bridge (its own process) against the same fake: ms each."""
+    import openai
+
+    sdk = openai.AsyncOpenAI(api_key="sk-bench", base_url=f"{api}/v1", max_retries=0)
+    clients = {name: await _connect(url, token) for name, (url, token) in bridges.items()}
+    messages: Any = [{"role": "user", "content": "What is Kafka?"}]
+    took: dict[str, list[float]] = {"sdk": [], **{name: [] for name in clients}}
+    for turn in range(turns + 5):
         started = time.perf_counter()
-        reply = await client.call("health", {})
-        assert "result" in reply, reply
-        took.append((time.perf_counter() - started) * 1000)
-        await asyncio.sleep(0.001)
-    await client.ws.close()
+        stream = await sdk.chat.completions.create(model="m", messages=messages, stream=True)
+        text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+        assert text == SHORT_ANSWER, text
+        if turn >= 5:  # warm-up
+            took["sdk"].append((time.perf_counter() - started) * 1000)
+        order = list(clients.items())
+        for name, client in order if turn % 2 else order[::-1]:
+            started = time.perf_counter()
+            reply = await client.call("chat/send", {"text": "What is Kafka?"})
+            assert reply["result"]["text"] == SHORT_ANSWER, reply
+            if turn >= 5:
+                took[name].append((time.perf_counter() - started) * 1000)
+    for client in clients.values():
+        await client.ws.close()
+    await sdk.close()
     return took
 
 
-def _with_bridge(work: Callable[[str, str, Callable[[], float]], dict[str, Any]]) -> dict[str, Any]:
-    """Run ``work(url, token, rss)`` against a bridge in its own process."""
-    ctx = mp.get_context("spawn")
-    here, there = ctx.Pipe()
-    bridge = ctx.Process(target=bridge_process, args=(there, "http://127.0.0.1:9", "gc"))
-    bridge.start()
-    ready = here.recv()
-
-    def rss() -> float:
-        here.send("rss?")
-        return float(here.recv())
-
-    try:
-        return work(ready["url"], ready["token"], rss)
-    finally:
-        here.send("done")
-        here.recv()
-        bridge.join(30)
-
-
-def flood_round(frames: int, with_token: bool) -> dict[str, Any]:
-    """A second client's health latency while one process floods ``frames`` frames."""
-
-    def work(url: str, token: str, rss: Callable[[], float]) -> dict[str, Any]:
-        ctx = mp.get_context("spawn")
-        here, there = ctx.Pipe()
-        flooder = ctx.Process(
-            target=flood_process, args=(url, frames, token if with_token else None, there)
-        )
-
-        async def measure() -> list[float]:
-            flooder.start()
-            return await _health_while(url, token, flooder.is_alive)
-
-        took = asyncio.run(measure())
-        outcome = here.recv()
-        flooder.join(30)
-        return {
-            "health_p50_ms": statistics.median(took),
-            "health_p99_ms": percentile(took, 0.99),
-            "health_max_ms": max(took),
-            "health_calls": len(took),
-            **outcome,
-        }
-
-    return _with_bridge(work)
-
-
-def greedy_round(clients: int, reads: int) -> dict[str, Any]:
-    """``clients`` connections that never read, each asking ``reads`` reads of a 3 MB note:
-    the bridge's RSS, and a fresh client's health latency meanwhile."""
-
-    def work(url: str, token: str, rss: Callable[[], float]) -> dict[str, Any]:
-        async def run() -> dict[str, Any]:
-            writer = await _connect(url, token)
-            text = "word " * (BIG_NOTE_BYTES // 5)
-            await writer.call("note/create", {"path": "Big.md", "content": text})
-            before = rss()
-            sockets = [_greedy(url, token, reads) for _ in range(clients)]
-            await asyncio.sleep(3)
-            took = await _health_while(url, token, lambda: False)
-            peak = rss()
-            for sock in sockets:
-                sock.close()
-            await writer.ws.close()
-            return {
-                "rss_before_mb": before,
-                "rss_loaded_mb": peak,
-                "fresh_health_max_ms": max(took),
-                "fresh_health_p50_ms": statistics.median(took),
-            }
-
-        return asyncio.run(run())
-
-    return _with_bridge(work)
-
-
-def _greedy(url: str, token: str, reads: int) -> Any:
+def _echo_process(pipe: Any) -> None:
     import socket
 
-    from websockets.client import ClientProtocol
-    from websockets.uri import parse_uri
-
-    protocol = ClientProtocol(parse_uri(url), max_size=None)
-    host, port = url.removeprefix("ws://").split(":")
-    sock = socket.create_connection((host, int(port)))
-    protocol.send_request(protocol.connect())
-    sock.sendall(b"".join(protocol.data_to_send()))
-    while protocol.state.name == "CONNECTING":
-        protocol.receive_data(sock.recv(65536))
-    init = {"token": token, "protocolVersion": 1, "client": {"name": "bench", "version": "0"}}
-    frames = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}]
-    frames += [
-        {"jsonrpc": "2.0", "id": i, "method": "note/read", "params": {"path": "Big.md"}}
-        for i in range(1, reads + 1)
-    ]
-    for frame in frames:
-        protocol.send_text(json.dumps(frame).encode())
-    sock.sendall(b"".join(protocol.data_to_send()))  # and never read
-    return sock
+    server = socket.create_server(("127.0.0.1", 0))
+    pipe.send(server.getsockname()[1])
+    conn, _ = server.accept()
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    while data := conn.recv(65536):
+        conn.sendall(data)
 
 
-def flood_main() -> None:
-    rows = [
-        ("no token", flood_round(FLOOD_FRAMES, with_token=False)),
-        ("token", flood_round(FLOOD_FRAMES, with_token=True)),
-    ]
+def loopback_rtt_ms(rounds: int = 2000) -> float:
+    """p50 of a 200-byte round trip over TCP between this process and another Python one."""
+    import socket
+
+    ctx = mp.get_context("spawn")
+    here, there = ctx.Pipe()
+    echo = ctx.Process(target=_echo_process, args=(there,), daemon=True)
+    echo.start()
+    sock = socket.create_connection(("127.0.0.1", here.recv()))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    message = b"x" * 200
+    took = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        sock.sendall(message)
+        got = 0
+        while got < len(message):
+            got += len(sock.recv(65536))
+        took.append((time.perf_counter() - started) * 1000)
+    sock.close()
+    echo.join(5)
+    return statistics.median(took)
+
+
+def health_main(args: argparse.Namespace) -> None:
+    """Both sides of the A/B at once (``--before`` names the other checkout): their rounds and
+    turns interleaved, so the machine's load weighs on both alike."""
+    import os
+
+    sides = {"after": None} if args.before is None else {"before": args.before, "after": None}
+    api, fake = fakeapi.start(answer_text(args.chunks))
+    try:
+        started = {
+            name: _start_bridge(
+                api, None if args.profile is None else f"{args.profile}.{name}", code
+            )
+            for name, code in sides.items()
+        }
+        took: dict[str, list[float]] = {name: [] for name in sides}
+        whole = dict.fromkeys(sides, 0)
+        for _ in range(args.rounds):
+            for name, (_, _, ready) in started.items():
+                health, ok = asyncio.run(
+                    _health_under_streams(ready["url"], ready["token"], args.chats, args.chunks)
+                )
+                took[name] += health
+                whole[name] += ok
+        lags = {name: _stop_bridge(b, pipe)["lags"] for name, (b, pipe, _) in started.items()}
+    finally:
+        fake.kill()
+    api, fake = fakeapi.start(SHORT_ANSWER)
+    try:
+        started = {name: _start_bridge(api, None, code) for name, code in sides.items()}
+        bridges = {name: (ready["url"], ready["token"]) for name, (_, _, ready) in started.items()}
+        turns = asyncio.run(_per_turn(api, bridges, args.turns))
+        for bridge, pipe, _ in started.values():
+            _stop_bridge(bridge, pipe)
+    finally:
+        fake.kill()
+    rtt = loopback_rtt_ms()
+    load = os.getloadavg()
     print(
-        f"A process floods {FLOOD_FRAMES:,} health frames in one burst (before initialize, or "
-        "after it with the token) while another client asks health one at a time"
+        f"{args.rounds} rounds of {args.chats} concurrent chat/send x {args.chunks} chunks (each "
+        f"answer in one burst) while another process asks health every 20 ms on its own "
+        f"connection; then {args.turns} whole turns, the raw OpenAI SDK and chat/send through "
+        f"each bridge (own process), interleaved. Load average {load[0]:.1f} / {load[1]:.1f} / "
+        f"{load[2]:.1f}"
     )
     print(
-        f"{'flood':<9} {'health p50':>10} {'p99':>8} {'max':>8} {'calls':>6} "
-        f"{'flooder: answers':>16} {'close':>6} {'seconds':>8}"
+        f"{'code':<7} {'health p50':>10} {'p99':>8} {'max':>8} {'calls':>6} {'loop lag p99':>12} "
+        f"{'chats ok':>8} {'turn p50':>9} {'SDK p50':>8} {'added p50':>9} {'p95':>7}"
     )
-    for name, row in rows:
+    rows = {}
+    for name in sides:
+        added = [b - r for r, b in zip(turns["sdk"], turns[name], strict=True)]
+        rows[name] = row = {
+            "health_p50_ms": statistics.median(took[name]),
+            "health_p99_ms": percentile(took[name], 0.99),
+            "health_max_ms": max(took[name]),
+            "health_calls": len(took[name]),
+            "lag_p99_ms": percentile(lags[name], 0.99),
+            "chats_whole": whole[name],
+            "turn_p50_ms": statistics.median(turns[name]),
+            "sdk_p50_ms": statistics.median(turns["sdk"]),
+            "added_p50_ms": statistics.median(added),
+            "added_p95_ms": percentile(added, 0.95),
+        }
         print(
-            f"{name:<9} {row['health_p50_ms']:8.1f}ms {row['health_p99_ms']:6.1f}ms "
-            f"{row['health_max_ms']:6.0f}ms {row['health_calls']:>6} {row['answers']:>16} "
-            f"{row['code']!s:>6} {row['seconds']:8.1f}"
+            f"{name:<7} {row['health_p50_ms']:8.1f}ms {row['health_p99_ms']:6.1f}ms "
+            f"{row['health_max_ms']:6.0f}ms {row['health_calls']:>6} {row['lag_p99_ms']:10.1f}ms "
+            f"{row['chats_whole']:>4}/{args.rounds * args.chats:<3} {row['turn_p50_ms']:7.2f}ms "
+            f"{row['sdk_p50_ms']:6.2f}ms {row['added_p50_ms']:7.2f}ms {row['added_p95_ms']:5.2f}ms"
         )
-    greedy = greedy_round(GREEDY_CLIENTS, GREEDY_READS)
-    print(
-        f"{GREEDY_CLIENTS} clients that never read, {GREEDY_READS} note/read of a 3 MB note "
-        f"each: bridge RSS {greedy['rss_before_mb']:.0f} MB -> {greedy['rss_loaded_mb']:.0f} MB; "
-        f"a fresh client's health p50 {greedy['fresh_health_p50_ms']:.1f} ms, "
-        f"max {greedy['fresh_health_max_ms']:.0f} ms"
+    if len(rows) == 2:
+        before, after = rows["before"], rows["after"]
+        print(
+            f"after / before: health p50 {after['health_p50_ms'] / before['health_p50_ms']:.2f}x, "
+            f"p99 {after['health_p99_ms'] / before['health_p99_ms']:.2f}x; turn p50 "
+            f"{after['turn_p50_ms'] / before['turn_p50_ms']:.2f}x"
+        )
+    print(f"loopback round trip between two Python processes (TCP, 200 bytes): p50 {rtt:.3f} ms")
+    out = ROOT / "bench" / "results" / "stalls_health.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        json.dumps({"rows": rows, "loopback_rtt_ms": rtt, "load": load}, indent=2) + "\n"
     )
 
 
@@ -511,9 +556,23 @@ def main() -> None:
         action="store_true",
         help="hostile local clients instead: a frame flood, and clients that never read",
     )
+    parser.add_argument(
+        "--health",
+        action="store_true",
+        help="health latency under the streams, and what chat/send adds over the raw SDK",
+    )
+    parser.add_argument("--rounds", type=int, default=HEALTH_ROUNDS)
+    parser.add_argument("--turns", type=int, default=TURNS)
+    parser.add_argument("--before", help="--health: also run the bridge from this checkout, first")
+    parser.add_argument("--profile", help="--health: cProfile the bridge's loop into FILE.NAME")
     args = parser.parse_args()
+    if args.health:
+        health_main(args)
+        return
     if args.flood:
-        flood_main()
+        import hostile
+
+        hostile.flood_main(args.before)
         return
     rows = [run_step(s, args.chats, args.chunks, args.pace) for s in args.step or list(STEPS)]
     how = f"one chunk every {args.pace * 1000:g} ms" if args.pace else "each answer in one burst"

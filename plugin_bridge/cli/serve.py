@@ -230,6 +230,7 @@ async def _serve(
     from plugin_bridge.cli.progress import show_progress
     from plugin_bridge.handlers import build_router
     from plugin_bridge.httpapi.app import build_http_app
+    from plugin_bridge.httpapi.limits import HttpLimits
     from plugin_bridge.httpapi.server import start_http
     from plugin_bridge.mcp import streamable_http_app
     from plugin_bridge.vault.errors import VaultError
@@ -273,14 +274,17 @@ async def _serve(
             app.broadcast = server.broadcast
             await app.use_mcp_servers(settings.mcp)
             mcp_app = streamable_http_app(app, allow_writes=settings.http_allow_writes)
+            http_limits = HttpLimits(timeout=settings.http_timeout)
             http_app = build_http_app(
                 app,
                 port=http_sock.getsockname()[1],
                 allowed_origins=settings.allowed_origins,
                 mounts=[Route("/mcp", mcp_app)],
                 lifespans=[mcp_app.lifespan],
+                budget=server.budget,
+                limits=http_limits,
             )
-            http_server = await start_http(http_app, http_sock)
+            http_server = await start_http(http_app, http_sock, limits=http_limits)
             print(
                 f"Ready. Try: {chat_hint(vault_root, options.info_file)}",
                 file=sys.stderr,

@@ -9,13 +9,23 @@ drops the provider's HTTP stream at once).
 Text deltas are coalesced: the relay hands them to a sender task and goes on reading the model,
 so every delta that arrives before the sender next runs (the rest of one network read, or all
 that came while the client's socket was busy) goes out as one ``chat/delta``. The first delta
-waits only one loop tick; the order of text and other notifications is kept.
+waits only one loop tick, the next ones at least :data:`DELTA_INTERVAL` after the one before,
+and the stream's end flushes at once; the order of text and other notifications is kept.
+
+Streams take turns on the loop: a relay that has worked through :data:`YIELD_AFTER` seconds of
+deltas waits for its turn (:class:`_Turns`), and at most :data:`TURNS_PER_TICK` relays resume
+per turn of the loop. Without it every ready stream ran a slice in each turn of the loop, so 50
+streams made each turn ~25 ms long and a ``health`` on another connection, which needs three
+turns, waited 300 ms and more (bench/stalls.py --health).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+import weakref
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
@@ -39,6 +49,12 @@ COALESCE = True
 YIELD_AFTER = 0.0005
 """Seconds of deltas the relay works through before it lets the loop run other work
 (0: never, as in bench/stalls.py's earlier steps)."""
+TURNS_PER_TICK = 2
+"""How many relays that used up their slice resume per turn of the loop."""
+DELTA_INTERVAL = 0.02
+"""After a ``chat/delta``, the next one of the same request waits this long (text meanwhile joins
+it): a frame costs a system call that wakes the client, and 50 fps reads as fluid. The first
+delta and the last (the stream's end) never wait."""
 MAX_PENDING_CHARS: Final = 65536
 """Past this much unsent text the relay waits for the sender (a client that reads slowly slows
 the relay instead of growing its buffer)."""
@@ -77,7 +93,7 @@ async def relay(ctx: RequestContext[Any], events: AsyncGenerator[Any, None]) -> 
                     if YIELD_AFTER and time.perf_counter() - held > YIELD_AFTER:
                         # A burst of chunks from one network read would otherwise be worked
                         # through in one go, while every other client waits.
-                        await asyncio.sleep(0)
+                        await _turns().wait()
                         held = time.perf_counter()
                 elif (notification := _notification(ctx.request_id, event)) is not None:
                     await deltas.flush()
@@ -106,6 +122,46 @@ def _notification(request_id: RequestId, event: object) -> Notification | None:
     return None
 
 
+class _Turns:
+    """The queue of relays waiting for their turn on one loop (see the module docstring)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.waiting: deque[asyncio.Future[None]] = deque()
+        self.scheduled = False
+
+    async def wait(self) -> None:
+        """Return in a later turn of the loop, after the relays that were waiting before."""
+        turn = self.loop.create_future()
+        self.waiting.append(turn)
+        if not self.scheduled:
+            self.scheduled = True
+            self.loop.call_soon(self._wake)
+        await turn
+
+    def _wake(self) -> None:
+        woken = 0
+        while self.waiting and woken < TURNS_PER_TICK:
+            turn = self.waiting.popleft()
+            if not turn.done():  # a cancelled relay's turn is skipped
+                turn.set_result(None)
+                woken += 1
+        self.scheduled = bool(self.waiting)
+        if self.scheduled:
+            self.loop.call_soon(self._wake)
+
+
+_queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Turns] = weakref.WeakKeyDictionary()
+
+
+def _turns() -> _Turns:
+    loop = asyncio.get_running_loop()
+    turns = _queues.get(loop)
+    if turns is None:
+        turns = _queues[loop] = _Turns(loop)
+    return turns
+
+
 class _Deltas:
     """Text not yet sent as ``chat/delta``, and the task that will send it."""
 
@@ -114,6 +170,9 @@ class _Deltas:
         self.parts: list[str] = []
         self.size = 0
         self.sender: asyncio.Task[None] | None = None
+        self.sent_at = -DELTA_INTERVAL
+        self.hurry = asyncio.Event()
+        """Set by :meth:`flush`: the sender stops waiting out the interval."""
 
     async def add(self, text: str) -> None:
         self.parts.append(text)
@@ -125,8 +184,10 @@ class _Deltas:
 
     async def flush(self) -> None:
         """Return once every text added so far has been sent."""
+        self.hurry.set()
         while self.sender is not None and not self.sender.done():
             await self.sender
+        self.hurry.clear()
         if self.sender is not None:
             self.sender.result()  # a failed send fails the relay
 
@@ -136,7 +197,14 @@ class _Deltas:
 
     async def _send(self) -> None:
         await asyncio.sleep(0)  # one loop tick: the rest of this network read joins in
+        loop = asyncio.get_running_loop()
         while self.parts:
+            wait = self.sent_at + DELTA_INTERVAL - loop.time()
+            if wait > 0 and not self.hurry.is_set():
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(wait):
+                        await self.hurry.wait()
+            self.sent_at = loop.time()
             text = "".join(self.parts)
             self.parts.clear()
             self.size = 0

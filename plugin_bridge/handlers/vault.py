@@ -27,6 +27,7 @@ from plugin_bridge.wire.models import (
 async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
     """A note's text and the sha256 of its bytes."""
     note = await asyncio.to_thread(ctx.app.vault.notes.read, params.path)
+    ctx.hold(len(note.content))  # the memory budget counts the reply from here
     return NoteReadResult(path=note.path, content=note.content, hash=note.hash, lossy=note.lossy)
 
 

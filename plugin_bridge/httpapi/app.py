@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute, Route
 from plugin_bridge.httpapi import routes_local, routes_openai, routes_proxy
 from plugin_bridge.httpapi.chat import HttpChat
 from plugin_bridge.httpapi.guard import MAX_BODY_BYTES, Guard
+from plugin_bridge.httpapi.limits import Concurrency, HttpLimits, Limited
 from plugin_bridge.httpapi.responses import chat_of, json_response
 from plugin_bridge.wire.models import dump
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
     from plugin_bridge.app.state import BridgeApp
+    from plugin_bridge.wire.budget import MemoryBudget
 
 Lifespan = Callable[[], AbstractAsyncContextManager[object]]
 
@@ -45,8 +47,12 @@ def build_http_app(
     mounts: Sequence[BaseRoute] = (),
     lifespans: Sequence[Lifespan] = (),
     max_body: int = MAX_BODY_BYTES,
+    budget: MemoryBudget | None = None,
+    limits: HttpLimits | None = None,
 ) -> ASGIApp:
-    """The guarded HTTP app of ``bridge`` for a listener on ``port``."""
+    """The guarded HTTP app of ``bridge`` for a listener on ``port``; its requests count in
+    ``budget`` (the WebSocket server's) and are bounded by ``limits``."""
+    limits = limits or HttpLimits()
 
     chat = HttpChat(bridge)
 
@@ -67,6 +73,9 @@ def build_http_app(
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.chat = chat
+    limited = Limited(
+        app, budget=budget, concurrency=Concurrency(limits.max_per_client, limits.max_requests)
+    )
     return Guard(
-        app, token=bridge.token, port=port, allowed_origins=allowed_origins, max_body=max_body
+        limited, token=bridge.token, port=port, allowed_origins=allowed_origins, max_body=max_body
     )

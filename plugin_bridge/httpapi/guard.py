@@ -20,6 +20,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, Final
 
 from plugin_bridge.wire.errors import BodyTooLarge
+from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import check_handshake
 from plugin_bridge.wire.transport import MAX_FRAME_BYTES
 
@@ -85,6 +86,8 @@ class Guard:
         self.port = port
         self.allowed_origins = frozenset(allowed_origins)
         self.max_body = max_body
+        self.refusals = RefusalLog(logger)
+        """Refused requests, logged at most once a second with their count."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -95,7 +98,7 @@ class Guard:
         refusal = self._refusal(headers)
         if refusal is not None:
             status, code, message = refusal
-            logger.warning("refused an HTTP request to %.100s: %s", path, message)
+            self.refusals.refused(f"refused a request to {path[:100]}: {message}")
             await _respond(send, status, error_body(path, status, code, message))
             return
         started = False

@@ -17,7 +17,7 @@ from typing import Any, Final, Generic, TypeVar
 from pydantic import ValidationError
 
 from plugin_bridge.wire.context import RequestContext, current_request
-from plugin_bridge.wire.errors import WireCode, WireError, to_wire_error
+from plugin_bridge.wire.errors import RpcError, WireCode, WireError, to_wire_error
 from plugin_bridge.wire.models import CancelRequestParams
 from plugin_bridge.wire.protocol import (
     INITIALIZE,
@@ -54,6 +54,7 @@ class Connection(Generic[S]):
         *,
         peer_name: str = "client",
         account: Callable[[int], None] | None = None,
+        reserve: Callable[[int], bool] | None = None,
     ) -> None:
         self.router = router
         self.app = app
@@ -62,6 +63,10 @@ class Connection(Generic[S]):
         self._transport_send = send
         self._account = account
         """Told of every change of ``outgoing`` (the server's budget over all connections)."""
+        self._reserve = reserve
+        """Asked before a reply being built is counted (False: the budget refuses it)."""
+        self._building: dict[RequestId, int] = {}
+        """Bytes of replies being built, per request (counted in the budget until sent)."""
         self.outgoing = 0
         """Bytes handed to ``send`` whose sending has not finished (a client that does not read
         keeps them here); the server stops reading this client while it is over its bound."""
@@ -93,6 +98,28 @@ class Connection(Generic[S]):
                 self._over_limit.clear()
             if self.outgoing == 0:
                 self._drained.set()
+
+    def hold(self, request_id: RequestId, size: int) -> None:
+        """Count ``size`` bytes of the reply ``request_id`` is building against the server's
+        budget, until the reply is handed to the transport; RpcError -32003 ``busy`` when
+        the budget is used up and this client holds the most."""
+        if self._reserve is None:
+            return
+        if not self._reserve(size):
+            raise RpcError(
+                WireCode.TOO_MANY_REQUESTS,
+                "The server is holding too many replies you have not read yet: read them, "
+                "then try again.",
+                {"reason": "busy"},
+            )
+        self._building[request_id] = self._building.get(request_id, 0) + size
+
+    def _built(self, request_id: RequestId) -> None:
+        """The reply of ``request_id`` is built (or abandoned): its bytes no longer count as
+        being built (:meth:`_send` counts them from here while they wait to go out)."""
+        size = self._building.pop(request_id, 0)
+        if size and self._account is not None:
+            self._account(-size)
 
     async def drained(self) -> None:
         """Return once everything sent so far has gone out."""
@@ -199,6 +226,7 @@ class Connection(Generic[S]):
             self._started.discard(request.id)
             self._tasks.pop(request.id, None)
             self._cancel_requested.discard(request.id)
+            self._built(request.id)
         await self._send(data)
 
     async def _run(self, request: Request) -> bytes:

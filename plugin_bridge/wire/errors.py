@@ -64,7 +64,10 @@ ERROR_MEANINGS: Final[dict[WireCode, str]] = {
     WireCode.INTERNAL_ERROR: "A bug in the bridge; details are in the server log only.",
     WireCode.UNAUTHORIZED: "Wrong token in initialize; the server then closes with 4401.",
     WireCode.NOT_INITIALIZED: "A request other than initialize came first.",
-    WireCode.TOO_MANY_REQUESTS: "More than 32 requests in flight on this connection.",
+    WireCode.TOO_MANY_REQUESTS: (
+        "More than 32 requests in flight on this connection; or the server's memory budget is "
+        "used up and this connection holds the most of it: data: {reason: busy}."
+    ),
     WireCode.PROVIDER_ERROR: (
         "The model provider failed after retries; data: {code, retryable, retryAfter}."
     ),
@@ -203,6 +206,7 @@ _HTTP_RPC: Final[dict[WireCode, tuple[int, str]]] = {
     WireCode.TOOL_DENIED: (403, "tool_denied"),
     WireCode.INVALID_PARAMS: (400, "invalid_request"),
     WireCode.NO_PROVIDER: (400, "invalid_request"),
+    WireCode.TOO_MANY_REQUESTS: (503, "busy"),
 }
 _HTTP_LLM: Final[dict[str, tuple[int, str]]] = {
     "auth_error": (401, "auth_failed"),
@@ -235,7 +239,8 @@ def to_http_error(exc: BaseException) -> HttpError:
         return HttpError(404, "model_not_found", exc.message)
     if isinstance(exc, RpcError) and exc.code in _HTTP_RPC:
         status, code = _HTTP_RPC[exc.code]
-        return HttpError(status, code, exc.message, data=exc.data)
+        retry = 1.0 if exc.code is WireCode.TOO_MANY_REQUESTS else None
+        return HttpError(status, code, exc.message, retry, data=exc.data)
     if isinstance(exc, ValidationError):
         return HttpError(400, "invalid_request", f"Invalid body: {field_problems(exc)}.")
     if isinstance(exc, BodyTooLarge):

@@ -4,8 +4,10 @@ The server owns its live connections (as websockets' own server does). Limits ar
 :mod:`plugin_bridge.wire.transport`; a connection that has not completed ``initialize`` within
 ``init_timeout`` seconds, or within ``init_frames`` frames, is closed with 4408. No client can
 hold the event loop: the read loop yields after every frame (each connection gets one frame
-per turn of the loop), and the unsent bytes of all connections together are bounded by
-``memory_budget`` (past it the connections holding the most are closed with 4429).
+per turn of the loop), and what all connections together make the server hold (replies being
+built, unsent replies and events) is bounded by ``memory_budget`` (past it a new large reply of
+the connection holding the most is refused with -32003 ``busy``, and the connections holding
+the most are closed with 4429); the HTTP listener shares that budget (``server.budget``).
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from collections.abc import Callable, Collection
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
-from plugin_bridge.wire.budget import DEFAULT_MEMORY_BUDGET, UnsentBudget
+from plugin_bridge.wire.budget import DEFAULT_MEMORY_BUDGET, MemoryBudget
 from plugin_bridge.wire.connection import OUTGOING_LIMIT, Connection
 from plugin_bridge.wire.models import Notification, ServerProof, dump
 from plugin_bridge.wire.protocol import CLOSE_INIT_TIMEOUT, CLOSE_NOT_READING
+from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import (
     DEFAULT_ALLOWED_ORIGINS,
     BadNonce,
@@ -77,7 +80,8 @@ class BridgeServer(Generic[S]):
         self.init_frames = init_frames
         self.token = token
         """Proves the server to a client that sends a nonce (None: no proof is sent)."""
-        self.unsent: UnsentBudget[Connection[S]] = UnsentBudget(memory_budget, self._evict)
+        self.budget = MemoryBudget(memory_budget)
+        self._refusals = RefusalLog(logger, "WebSocket")
         self._sockets: dict[Connection[S], ServerConnection] = {}
         self._loud_accept_errors: Callable[[], None] | None = None
         self.router = router
@@ -114,6 +118,7 @@ class BridgeServer(Generic[S]):
             sock=self._sock,
             process_request=self._check_handshake,
             max_size=MAX_FRAME_BYTES,
+            compression=None,  # loopback: deflate costs CPU per frame and ~300 KB per client
             ping_interval=PING_INTERVAL,
             ping_timeout=PING_TIMEOUT,
             logger=quiet_websockets_logger("plugin_bridge.websockets"),
@@ -143,26 +148,26 @@ class BridgeServer(Generic[S]):
     def _check_handshake(self, connection: ServerConnection, request: Request) -> Response | None:
         reason = check_handshake(request.headers, self.port, self.allowed_origins)
         if reason is not None:
-            logger.warning("refused a WebSocket handshake: %s", reason.strip())
+            self._refusals.refused(f"refused a WebSocket handshake: {reason.strip()}")
             return connection.respond(HTTPStatus.FORBIDDEN, reason)
         try:
             nonce_of(request.path)
         except BadNonce as exc:
-            logger.warning("refused a WebSocket handshake: %s", str(exc).strip())
+            self._refusals.refused(f"refused a WebSocket handshake: {str(exc).strip()}")
             return connection.respond(HTTPStatus.BAD_REQUEST, str(exc))
         return None
 
     def _evict(self, connection: Connection[S]) -> None:
-        """Over the memory budget: close the client holding the most unsent data (4429)."""
+        """Over the memory budget: close the client holding the most (4429)."""
         ws = self._sockets.get(connection)
         if ws is None:
             return
         logger.warning(
-            "closing a client that holds %.1f MB of unread replies: all clients hold %.1f MB, "
+            "closing a client that holds %.1f MB of replies: all clients hold %.1f MB, "
             "over the %.0f MB budget",
-            self.unsent.held(connection) / 1e6,
-            self.unsent.total / 1e6,
-            self.unsent.limit / 1e6,
+            self.budget.held(connection) / 1e6,
+            self.budget.total / 1e6,
+            self.budget.limit / 1e6,
         )
         for work in (connection.connection_lost(), _close_stuck(ws)):  # no more replies
             task = asyncio.create_task(work)
@@ -200,8 +205,10 @@ class BridgeServer(Generic[S]):
             self.app,
             send,
             peer_name=str(ws.id)[:8],
-            account=lambda delta: self.unsent.change(connection, delta),
+            account=lambda delta: self.budget.change(connection, delta),
+            reserve=lambda size: self.budget.hold(connection, size),
         )
+        self.budget.join(connection, lambda: self._evict(connection))
         self.connections.add(connection)
         self._sockets[connection] = ws
         watchdog = asyncio.create_task(self._watch_drain(ws, connection))
@@ -245,7 +252,7 @@ class BridgeServer(Generic[S]):
             await connection.connection_lost()
             self.connections.discard(connection)
             self._sockets.pop(connection, None)
-            self.unsent.forget(connection)
+            self.budget.forget(connection)
 
 
 async def _close_stuck(

@@ -27,6 +27,7 @@ from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.app.turn.confirm import DEFAULT_CONFIRM_TIMEOUT, ask_client
 from plugin_bridge.handlers import build_router
 from plugin_bridge.httpapi.app import Lifespan, build_http_app
+from plugin_bridge.httpapi.limits import HttpLimits
 from plugin_bridge.httpapi.server import HttpServer, start_http
 from plugin_bridge.vault.notes.vault import Vault
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS, bind_socket
@@ -186,11 +187,12 @@ async def running_bridge(
     http: bool = False,
     http_mounts: Sequence[BaseRoute] = (),
     http_lifespans: Sequence[Lifespan] = (),
+    http_limits: HttpLimits | None = None,
     **app_kw: Any,
 ) -> AsyncIterator[Bridge]:
     """Serve a copy of examples/vault (or ``vault_root``), fully indexed, in this process;
     with ``embedder``, fully embedded too; with ``http``, the HTTP API too (with these extra
-    mounts and lifespans)."""
+    mounts, lifespans and limits)."""
     root = vault_root or copy_example_vault(tmp_path)
     vault = Vault(root, tmp_path / "data", watch=watch)
     if embedder is not None:
@@ -229,8 +231,10 @@ async def running_bridge(
             allowed_origins=allowed_origins,
             mounts=http_mounts,
             lifespans=http_lifespans,
+            budget=server.budget,
+            limits=http_limits,
         )
-        listener = await start_http(asgi, sock, drain_timeout=1)
+        listener = await start_http(asgi, sock, drain_timeout=1, limits=http_limits)
     try:
         yield Bridge(app, server, vault, listener)
     finally:

@@ -143,6 +143,9 @@ class BridgeSettings(BaseSettings):
     http_allow_writes: bool = False
     """Let the ``vault`` model of the HTTP API create and change notes (nobody is there to
     approve a write over HTTP, so they are refused by default)."""
+    http_timeout: float = Field(15.0, gt=0, le=30)
+    """Seconds an HTTP connection may stay idle, or take to send a request's head or body,
+    before it is closed."""
     data_dir: Path | None = None
     info_file: Path | None = None
     allowed_origins: tuple[str, ...] = DEFAULT_ALLOWED_ORIGINS

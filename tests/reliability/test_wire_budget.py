@@ -1,0 +1,68 @@
+"""The server's one memory budget counts replies while they are built, not only once handed to
+the socket: a reply being built holds its bytes, a new one past the budget from the client
+holding the most is refused (-32003, ``data.reason`` busy), and every byte is given back.
+Scaled down here (4 clients, a 4 MiB budget); the full size (20 clients x 32 reads of 3 MB,
+peak RSS, fresh health) is the ``soak`` test in test_wire_flood.py."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from plugin_bridge.handlers.context import Context
+from plugin_bridge.wire.models import EmptyResult
+from tests.helpers.bridge import running_bridge, wait_for
+from tests.reliability.test_wire_flood import _code_if_closed, _greedy_client, _note
+
+BUDGET = 4 * 1024 * 1024
+
+
+class BuildParams(BaseModel):
+    size: int
+
+
+async def test_a_reply_being_built_counts_until_it_is_sent(tmp_path: Path) -> None:
+    """A handler that holds 3 MiB and waits: the budget counts them meanwhile; a second reply
+    of 3 MiB from the same client is refused busy; once the first is sent nothing is held."""
+    release = asyncio.Event()
+
+    async def build(ctx: Context, params: BuildParams) -> EmptyResult:
+        """Hold ``size`` bytes of reply until released (a slow reply being built)."""
+        ctx.hold(params.size)
+        await release.wait()
+        return EmptyResult()
+
+    async with running_bridge(tmp_path, server_options={"memory_budget": BUDGET}) as bridge:
+        bridge.server.router.register("test/build", BuildParams, build)
+        wire = await bridge.wire()
+        first = await wire.request("test/build", {"size": 3 * 1024 * 1024})
+        await wait_for(lambda: bridge.server.budget.total >= 3 * 1024 * 1024)
+        refused = await wire.error("test/build", {"size": 3 * 1024 * 1024})
+        assert refused["code"] == -32003
+        assert refused["data"] == {"reason": "busy"}
+        assert (await wire.result("health"))["status"] == "ok"  # small replies still go
+        release.set()
+        assert "result" in await wire.reply_to(first)
+        await wait_for(lambda: bridge.server.budget.total == 0)
+        assert bridge.server.budget.refusals == 1
+
+
+async def test_four_clients_that_do_not_read_are_held_to_the_budget(tmp_path: Path) -> None:
+    """4 clients each pipeline 32 reads of a 1 MB note and read nothing, against a 4 MiB
+    budget: replies are refused or their clients closed (4429), a fresh client is served, and
+    when they are gone the budget holds nothing."""
+    async with running_bridge(tmp_path, server_options={"memory_budget": BUDGET}) as bridge:
+        budget = bridge.server.budget
+        await _note(bridge, "Big.md", 1_000_000)
+        clients = [await _greedy_client(bridge, "Big.md", 32) for _ in range(4)]
+        await wait_for(lambda: budget.evictions + budget.refusals > 0)
+        fresh = await bridge.wire()
+        assert (await fresh.result("health"))["status"] == "ok"
+        codes = await asyncio.gather(*(_code_if_closed(c) for c in clients))
+        for client in clients:
+            client.writer.close()
+        await wait_for(lambda: len(bridge.server.connections) == 1)
+        await wait_for(lambda: budget.total == 0)
+    assert set(codes) <= {4429, None}, codes
