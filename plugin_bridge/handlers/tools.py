@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from llm_service import ToolCall
-from llm_service.providers.common import strict_function_tool, without_null_optionals
+from llm_service.providers.common import strict_function_tool
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.errors import ToolDeniedError
 from plugin_bridge.wire.models import (
@@ -72,22 +72,19 @@ async def run_calls(
 ) -> ToolsExecuteResult:
     """Validate every ``(name, arguments)`` call, then run the valid ones in order under their
     permissions. ``arguments`` may instead be why the client's arguments could not be read (an
-    invalid call). Nulls for optional arguments (what a strict-mode model sends for "not
-    given") count as not given.
+    invalid call). Nulls for optional arguments count as not given (the registry's one rule,
+    :func:`llm_service.tools.without_null_optionals`).
 
     A call that is not approved (permission "deny", or "ask" answered no / not answered: its id
     lands in ``denied``) stops the run with -32030; its data carries the results of the calls
     that ran before it.
     """
-    schemas = {spec.name: spec.input_schema for spec in registry.tool_specs()}
     invalid: list[InvalidCall] = []
     runnable: list[tuple[int, ToolCall]] = []
     for index, (name, arguments) in enumerate(calls):
         if isinstance(arguments, str):
             invalid.append(InvalidCall(index=index, name=name, reason=arguments))
             continue
-        if name in schemas:
-            arguments = without_null_optionals(schemas[name], arguments)
         call = ToolCall(f"{id_prefix}-{index}", name, arguments)
         reason = registry.validate_tool_call(call)
         if reason is None:

@@ -53,11 +53,15 @@ class McpHttpApp:
             await asyncio.to_thread(importlib.import_module, sdk)  # ~1 s, off the event loop
             from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+            from plugin_bridge.app.vault_tools import HTTP_WRITES_OFF
             from plugin_bridge.mcp.server import build_server
             from plugin_bridge.mcp.tools import LocalTools
 
             tools = LocalTools(
-                self.app.vault, allow_writes=self.allow_writes, writer=self.app.writes.write
+                self.app.vault,
+                allow_writes=self.allow_writes,
+                writer=self.app.writes.write,
+                writes_off=HTTP_WRITES_OFF,
             )
             server = build_server(tools, self.app.vault.name)
             manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)

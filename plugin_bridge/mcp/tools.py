@@ -19,11 +19,13 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from llm_service.messages import ToolCall, ToolSpec
 from plugin_bridge.app.vault_tools import (
     RELATED_TOOL,
+    STDIO_WRITES_OFF,
     VAULT_TOOL_NAMES,
     WRITE_TOOL_NAMES,
     Writer,
     offer_related,
     register_vault_tools,
+    write_refusal,
 )
 
 if TYPE_CHECKING:
@@ -66,14 +68,11 @@ def offered(specs: list[ToolSpec], allow_writes: bool) -> list[ToolSpec]:
     ]
 
 
-def refusal(name: str, allow_writes: bool) -> Outcome | None:
-    """The error for a call MCP never runs (a write without --allow-writes, not a vault tool)."""
+def refusal(name: str, allow_writes: bool, writes_off: str = STDIO_WRITES_OFF) -> Outcome | None:
+    """The error for a call MCP never runs (a write while writes are off, ``writes_off`` saying
+    which switch allows them; not a vault tool)."""
     if name in WRITE_TOOL_NAMES and not allow_writes:
-        return Outcome(
-            f"{name} changes notes, and this MCP server is read-only: start it with "
-            "--allow-writes to let clients write.",
-            is_error=True,
-        )
+        return Outcome(write_refusal(name, writes_off), is_error=True)
     if name not in MCP_TOOL_NAMES:
         known = ", ".join(sorted(MCP_TOOL_NAMES - (set() if allow_writes else WRITE_TOOL_NAMES)))
         return Outcome(f"Unknown tool {name!r}. Available: {known}.", is_error=True)
@@ -85,11 +84,19 @@ class LocalTools:
     the one that asks its user), made by ``writer`` (the app's: through Obsidian for an open
     note), recorded in the audit log as the model's with undo."""
 
-    def __init__(self, vault: Vault, *, allow_writes: bool, writer: Writer | None = None) -> None:
+    def __init__(
+        self,
+        vault: Vault,
+        *,
+        allow_writes: bool,
+        writer: Writer | None = None,
+        writes_off: str = STDIO_WRITES_OFF,
+    ) -> None:
         from llm_service.tools import ToolRegistry
 
         self.vault = vault
         self.allow_writes = allow_writes
+        self.writes_off = writes_off
         self.registry: ToolRegistry = ToolRegistry()
         register_vault_tools(
             self.registry,
@@ -104,7 +111,7 @@ class LocalTools:
         return offered(self.registry.tool_specs(), self.allow_writes)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Outcome:
-        refused = refusal(name, self.allow_writes)
+        refused = refusal(name, self.allow_writes, self.writes_off)
         if refused is not None:
             return refused
         offer_related(self.registry, self.vault)

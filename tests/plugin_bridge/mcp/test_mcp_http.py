@@ -56,7 +56,8 @@ async def test_the_right_token_lists_and_calls_the_vault_tools(served: Served) -
         listed = json_of(await client.call("list_notes", {"folder": "Projects"}))
         assert "Projects/Kafka pipeline.md" in listed["notes"]
         refused = await client.call("create_note", {"path": "Web.md", "content": "x"})
-        assert refused.is_error and "--allow-writes" in text_of(refused)
+        assert refused.is_error and "http_allow_writes" in text_of(refused)
+        assert "--allow-writes" not in text_of(refused)
 
 
 @pytest.mark.parametrize("token", ["wrong-token", None])
@@ -68,7 +69,10 @@ async def test_a_wrong_or_missing_token_is_401(served: Served, token: str | None
     async with httpx.AsyncClient(timeout=START_WAIT) as http:
         response = await http.post(endpoint(served), json=ping, headers=headers)
     assert response.status_code == 401
-    assert response.json()["error"] == "auth_failed"
+    assert response.headers["www-authenticate"].startswith("Bearer")
+    body = response.json()
+    assert body["jsonrpc"] == "2.0" and body["id"] is None
+    assert body["error"]["code"] == -32001 and "bearer token" in body["error"]["message"]
     with pytest.raises(ExceptionGroup):  # the SDK's client cannot start a session
         async with client_with(served, token or ""):
             pass
