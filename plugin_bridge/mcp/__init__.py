@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -39,11 +39,14 @@ class McpHttpApp:
         self._task: asyncio.Task[None] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        manager = await asyncio.shield(self._started())
+        await manager.handle_request(scope, receive, send)
+
+    def _started(self) -> asyncio.Future[StreamableHTTPSessionManager]:
         if self._manager is None:
             self._manager = asyncio.get_running_loop().create_future()
             self._task = asyncio.create_task(self._run(self._manager), name="mcp http")
-        manager = await asyncio.shield(self._manager)
-        await manager.handle_request(scope, receive, send)
+        return self._manager
 
     async def _run(self, started: asyncio.Future[StreamableHTTPSessionManager]) -> None:
         try:
@@ -77,10 +80,19 @@ class McpHttpApp:
 
     @contextlib.asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
-        """The listener's lifespan for ``/mcp``: on exit, the session manager stops."""
+        """The listener's lifespan for ``/mcp``: :data:`WARM_AFTER` seconds in, the SDK is
+        imported unless a request did it already (a client's first request would otherwise
+        wait for it: the official client gives its ``server/discover`` probe 10 s, and on a
+        busy machine the import can take that long); on exit, the session manager stops."""
+        warm = asyncio.get_running_loop().call_later(WARM_AFTER, self._started)
         try:
             yield
         finally:
+            warm.cancel()
             self._stop.set()
             if self._task is not None:
                 await self._task
+
+
+WARM_AFTER: Final = 5.0
+"""Seconds after the listener starts when ``/mcp`` imports the SDK without a request."""

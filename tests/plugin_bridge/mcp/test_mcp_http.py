@@ -4,16 +4,13 @@ info file's token as a bearer token works; a wrong or missing one is 401 before 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
+from contextlib import AbstractAsyncContextManager
 
 import httpx
-import httpx2
 import pytest
 import pytest_asyncio
-from mcp.client.streamable_http import streamable_http_client
 
-from tests.helpers.mcp import HeldClient, json_of, text_of
+from tests.helpers.mcp import HeldClient, http_client, json_of, text_of
 from tests.helpers.serve import START_WAIT, Served, start_serve
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -34,18 +31,9 @@ def endpoint(served: Served) -> str:
     return f"{served.info['httpUrl']}/mcp"
 
 
-@asynccontextmanager
-async def client_with(served: Served, token: str) -> AsyncIterator[HeldClient]:
+def client_with(served: Served, token: str) -> AbstractAsyncContextManager[HeldClient]:
     """The SDK's client on /mcp with ``token`` as the bearer token."""
-    headers = {"Authorization": f"Bearer {token}"}
-    # the first /mcp request imports the SDK (about a second, more on a loaded machine)
-    async with httpx2.AsyncClient(headers=headers, timeout=START_WAIT) as http:
-        transport: Any = streamable_http_client(endpoint(served), http_client=http)
-        client = await HeldClient(transport).open()
-        try:
-            yield client
-        finally:
-            await client.close()
+    return http_client(endpoint(served), token)
 
 
 async def test_the_right_token_lists_and_calls_the_vault_tools(served: Served) -> None:
