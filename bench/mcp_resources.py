@@ -5,7 +5,8 @@ short notes in 100 folders (the listing reads the index's notes table, so what a
 does not matter); a second one forwards to it (its pages come over the WebSocket's
 ``vault/list``); the first one's HTTP listener serves ``/mcp``. Each client pages through the
 whole vault ``--rounds`` times (with the SDK's response cache bypassed). The baseline, measured
-in the same run on the same connections: ``ping``, the transport's own round trip. Prints
+in the same run on the same connections: ``resources/templates/list`` (one template: the
+transport's own round trip; 2026-07-28 has no ``ping``). Prints
 p50/p95/max per path and writes bench/results/mcp_resources.json.
 
     nice .venv/bin/python bench/mcp_resources.py --notes 50000    # the issue's figure
@@ -40,6 +41,8 @@ from plugin_bridge.wire.client import BridgeClient  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "mcp_resources.json"
 TARGET_MS = 100.0
+LEGACY = "2025-11-25"
+RAW = "/mcp, plain JSON-RPC posts (no SDK client)"
 INDEX_WAIT_S = 1800.0
 
 
@@ -70,6 +73,24 @@ async def page_through(client: Client) -> tuple[int, list[float]]:
         times.append((time.perf_counter() - started) * 1000)
         listed += len(page.resources)
         cursor = page.next_cursor
+        if cursor is None:
+            return listed, times
+
+
+async def page_through_raw(http: httpx2.AsyncClient, url: str) -> tuple[int, list[float]]:
+    """The same over /mcp as plain JSON-RPC posts (the stateless handshake-era path, no SDK
+    client): the server's answer without the client's parsing of 500 resources."""
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": LEGACY}
+    listed, times, cursor = 0, [], None
+    while True:
+        params = {"cursor": cursor} if cursor else {}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "resources/list", "params": params}
+        started = time.perf_counter()
+        response = await http.post(url, json=body, headers=headers)
+        result = response.json()["result"]
+        times.append((time.perf_counter() - started) * 1000)
+        listed += len(result["resources"])
+        cursor = result.get("nextCursor")
         if cursor is None:
             return listed, times
 
@@ -105,25 +126,30 @@ async def run(notes: int, rounds: int) -> dict[str, Any]:
                 "MCP stdio, forwarded to the server": forwarded,
                 "MCP streamable HTTP /mcp": over_http,
             }
-            pages: dict[str, list[float]] = {name: [] for name in clients}
-            pings: dict[str, list[float]] = {name: [] for name in clients}
+            pages: dict[str, list[float]] = {name: [] for name in [*clients, RAW]}
+            pings: dict[str, list[float]] = {name: [] for name in [*clients, RAW]}
             for round_ in range(rounds + 1):  # round 0 warms up, untimed
                 for name, client in clients.items():
                     listed, times = await page_through(client)
                     assert listed == notes, (name, listed)
                     started = time.perf_counter()
-                    await client.send_ping()
+                    await client.list_resource_templates(cache_mode="bypass")
                     ping = (time.perf_counter() - started) * 1000
                     if round_:
                         pages[name] += times
                         pings[name].append(ping)
+                listed, times = await page_through_raw(http, f"{info['httpUrl']}/mcp")
+                assert listed == notes, (RAW, listed)
+                if round_:
+                    pages[RAW] += times
+            pings[RAW] = pings["MCP streamable HTTP /mcp"]
     figures = {
         name: {
             "pages": len(ms),
             "p50": round(percentile(ms, 50), 2),
             "p95": round(percentile(ms, 95), 2),
             "max": round(max(ms), 2),
-            "ping_p50": round(percentile(pings[name], 50), 2),
+            "baseline_p50": round(percentile(pings[name], 50), 2),
         }
         for name, ms in pages.items()
     }
@@ -133,13 +159,13 @@ async def run(notes: int, rounds: int) -> dict[str, Any]:
 def report(result: dict[str, Any]) -> str:
     lines = [
         f"{result['notes']} notes, indexed in {result['index_s']} s; the whole list paged "
-        f"{result['rounds']} times per path (500 notes a page)",
-        f"{'path':<38} {'pages':>6} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'ping p50':>9}",
+        f"{result['rounds']} times per path (200 notes a page)",
+        f"{'path':<44} {'pages':>6} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'baseline p50':>13}",
     ]
     for name, f in result["figures"].items():
         lines.append(
-            f"{name:<38} {f['pages']:>6} {f['p50']:>8.2f} {f['p95']:>8.2f} {f['max']:>8.2f} "
-            f"{f['ping_p50']:>9.2f}"
+            f"{name:<44} {f['pages']:>6} {f['p50']:>8.2f} {f['p95']:>8.2f} {f['max']:>8.2f} "
+            f"{f['baseline_p50']:>13.2f}"
         )
     worst = max(f["max"] for f in result["figures"].values())
     verdict = "ok" if worst < TARGET_MS else "OVER"

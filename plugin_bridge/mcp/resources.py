@@ -95,8 +95,14 @@ class NoteFollower:
             resolve_note(self.root, note_path(uri))
         except VaultError as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
-        sessions = self._sessions.setdefault(uri, {})
         connection = _connection(ctx.session)
+        if not getattr(connection, "has_standalone_channel", True):
+            raise MCPError(
+                types.INVALID_REQUEST,
+                "This connection cannot carry notifications (stateless HTTP): follow notes "
+                "with subscriptions/listen (protocol 2026-07-28), or over stdio.",
+            )
+        sessions = self._sessions.setdefault(uri, {})
         if connection not in sessions:
             self.follow(uri)
         sessions[connection] = ctx.session

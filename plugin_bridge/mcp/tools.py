@@ -36,6 +36,10 @@ from plugin_bridge.app.vault_tools import (
 )
 from plugin_bridge.vault.lexical.listing import ListedNote, NotesPage, notes_page
 
+MCP_PAGE: Final = 200
+"""Notes per resources/list page: each page is answered well within 100 ms on a busy machine
+(bench/mcp_resources.py); the SDK's parsing of each resource, on both sides, is most of it."""
+
 if TYPE_CHECKING:
     from llm_service.tools import ToolRegistry
     from plugin_bridge.vault.notes.vault import Vault
@@ -156,7 +160,7 @@ class LocalTools:
         import sqlite3
 
         try:
-            return await asyncio.to_thread(notes_page, self.vault.index, cursor)
+            return await asyncio.to_thread(notes_page, self.vault.index, cursor, MCP_PAGE)
         except sqlite3.Error as exc:
             raise ValueError(
                 "The vault's index is being rebuilt: list the notes again in a moment."
@@ -264,7 +268,8 @@ class ForwardedTools:
         from plugin_bridge.wire.client import RpcCallError
 
         try:
-            page = await self._request("vault/list", {"cursor": cursor}, retry=True)
+            params = {"cursor": cursor, "limit": MCP_PAGE}
+            page = await self._request("vault/list", params, retry=True)
         except (RpcCallError, ConnectionError) as exc:
             raise ValueError(getattr(exc, "message", str(exc))) from exc
         notes = [ListedNote(n["path"], n["title"], n["size"]) for n in page["notes"]]
@@ -314,6 +319,13 @@ class HandoverTools:
             raise ConnectionError("the vault's new server did not start in time") from None
         return self._target
 
+    async def _reading(self) -> VaultTools:
+        """:meth:`_current`, its failure as the ValueError the readers raise."""
+        try:
+            return await self._current()
+        except ConnectionError as exc:
+            raise ValueError(f"Lost the bridge server for this vault ({exc}).") from exc
+
     async def list_tools(self) -> list[ToolSpec]:
         return await (await self._current()).list_tools()
 
@@ -325,18 +337,10 @@ class HandoverTools:
         return await target.call_tool(name, arguments)
 
     async def read_text(self, path: str) -> tuple[str, str]:
-        try:
-            target = await self._current()
-        except ConnectionError as exc:
-            raise ValueError(f"Lost the bridge server for this vault ({exc}).") from exc
-        return await target.read_text(path)
+        return await (await self._reading()).read_text(path)
 
     async def notes_page(self, cursor: str | None) -> NotesPage:
-        try:
-            target = await self._current()
-        except ConnectionError as exc:
-            raise ValueError(f"Lost the bridge server for this vault ({exc}).") from exc
-        return await target.notes_page(cursor)
+        return await (await self._reading()).notes_page(cursor)
 
     async def prompts(self) -> list[Prompt]:
         return await (await self._current()).prompts()

@@ -58,7 +58,8 @@ def _encode(path: str) -> str:
 
 def _decode(cursor: str) -> str:
     try:
-        return base64.urlsafe_b64decode(cursor.encode("ascii")).decode("utf-8")
+        raw = base64.b64decode(cursor.encode("ascii"), altchars=b"-_", validate=True)
+        return raw.decode("utf-8")
     except (UnicodeError, binascii.Error, ValueError) as exc:
         raise InvalidCursor(
             "The cursor is not one this server gave: list again from the start."

@@ -182,10 +182,16 @@ async def test_list_prompts_and_get_prompt(setup: Setup) -> None:
 
 
 async def test_a_handshake_era_subscription_sees_an_edit_made_on_disk(setup: Setup) -> None:
-    """resources/subscribe, then notifications/resources/updated on the connection (stdio:
-    /mcp is stateless, so a handshake-era client has no stream to be told on)."""
+    """resources/subscribe, then notifications/resources/updated on the connection (stdio;
+    /mcp is stateless, so there a handshake-era client is told to use subscriptions/listen)."""
     if setup.transport != "stdio":
-        pytest.skip("a stateless /mcp has no stream for resources/subscribe")
+        assert setup.served is not None
+        info = setup.served.info
+        async with http_client(f"{info['httpUrl']}/mcp", str(info["token"]), mode="legacy") as c:
+            with warnings.catch_warnings(), pytest.raises(MCPError, match="subscriptions/listen"):
+                warnings.simplefilter("ignore")
+                await c.client.subscribe_resource("note://Welcome.md")
+        return
     uri = "note://Bulk/Note%200200.md"
     updated: asyncio.Queue[str] = asyncio.Queue()
 
