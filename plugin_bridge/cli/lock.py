@@ -95,15 +95,35 @@ def acquire(vault: Path) -> ServerLock:
 
 
 def holder(vault: Path) -> LockRecord | None:
-    """The record of the server that holds the vault's lock now; None when none does."""
+    """The record of the server that holds the vault's lock, read without taking the lock (so
+    a server starting now is never refused because of this look); None when the file names no
+    live process. A record left by a killed server whose pid was reused may be taken for a live
+    one: its info file's token and the connection decide."""
     try:
-        lock = acquire(vault)
-    except ServerRunning as exc:
-        return exc.record
+        fd = os.open(lock_path(vault), os.O_RDONLY)
     except OSError:
         return None
-    lock.release()
-    return None
+    try:
+        record = _record(fd)
+    finally:
+        os.close(fd)
+    if record.pid is None or not process_alive(record.pid):
+        return None
+    return record
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (on Windows always True: os.kill would end it there, so
+    the connection decides)."""
+    if sys.platform == "win32":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, another user's
+    return True
 
 
 def _record(fd: int) -> LockRecord:

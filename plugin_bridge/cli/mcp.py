@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from plugin_bridge.cli.lock import ServerLock, ServerRunning, acquire, holder
+from plugin_bridge.cli.lock import ServerLock, ServerRunning, acquire, holder, process_alive
 from plugin_bridge.cli.serve import ServeOptions, lock_problem, serve_here
 from plugin_bridge.cli.serve import run as serve
 from plugin_bridge.wire.infofile import InfoFileError, InfoRecord, default_info_file, read_info_file
@@ -82,16 +82,8 @@ def _live(info_path: Path) -> InfoRecord | None:
         record = read_info_file(info_path)
     except InfoFileError:
         return None
-    if record.pid == os.getpid():
+    if record.pid == os.getpid() or not process_alive(record.pid):
         return None
-    if sys.platform == "win32":  # os.kill would end the process there: the connection decides
-        return record
-    try:
-        os.kill(record.pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        pass  # alive, another user's
     return record
 
 
