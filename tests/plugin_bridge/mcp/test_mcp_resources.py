@@ -7,6 +7,7 @@ folder's notes as prompts with their arguments."""
 from __future__ import annotations
 
 import asyncio
+import json
 import warnings
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ import pytest
 import pytest_asyncio
 from mcp.shared.exceptions import MCPError
 
+from plugin_bridge.wire.client import BridgeClient
 from tests.helpers.bridge import copy_example_vault
 from tests.helpers.mcp import HeldClient, http_client, mcp_command
 from tests.helpers.serve import START_WAIT, Served, cli_env, start_serve
@@ -143,14 +145,25 @@ async def test_read_resource(setup: Setup) -> None:
     assert [t.uri_template for t in templates] == ["note://{path}"]
 
 
-async def test_a_listen_subscription_sees_an_edit_made_on_disk(setup: Setup) -> None:
+async def test_a_listen_subscription_sees_edits_on_disk_and_through_the_server(
+    setup: Setup,
+) -> None:
     uri = "note://Bulk/Note%200100.md"
     assert setup.client.client.protocol_version == "2026-07-28"
-    async with setup.client.client.listen(resource_subscriptions=[uri]) as subscription:
-        (setup.vault / "Bulk" / "Note 0100.md").write_text("edited\n", encoding="utf-8")
-        async with asyncio.timeout(START_WAIT):
-            event = await anext(aiter(subscription))
-    assert getattr(event, "uri", None) == uri
+    info = json.loads((setup.vault.parent / "server.json").read_text())
+    wire = await BridgeClient.connect(info["url"], info["token"])
+    try:
+        async with setup.client.client.listen(resource_subscriptions=[uri]) as subscription:
+            events = aiter(subscription)
+            (setup.vault / "Bulk" / "Note 0100.md").write_text("edited\n", encoding="utf-8")
+            async with asyncio.timeout(START_WAIT):
+                on_disk = await anext(events)
+            await wire.request("note/append", {"path": "Bulk/Note 0100.md", "text": "more\n"})
+            async with asyncio.timeout(START_WAIT):
+                through_the_server = await anext(events)
+    finally:
+        await wire.close()
+    assert getattr(on_disk, "uri", None) == getattr(through_the_server, "uri", None) == uri
 
 
 async def test_list_prompts_and_get_prompt(setup: Setup) -> None:
