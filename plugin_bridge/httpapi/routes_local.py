@@ -22,11 +22,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from plugin_bridge.app.vault_tools import HTTP_WRITES_OFF, WRITE_TOOL_NAMES
-from plugin_bridge.handlers.tools import DEFAULT_FORMAT, formatted_tools, run_calls
+from plugin_bridge.handlers.tools import DEFAULT_FORMAT, check_calls, formatted_tools, run_checked
 from plugin_bridge.httpapi.openai_format import BadRequest, arguments_in
 from plugin_bridge.httpapi.responses import chat_of, error_response, json_body, json_response
 from plugin_bridge.wire.errors import ToolDeniedError
-from plugin_bridge.wire.models import ToolFormat, dump
+from plugin_bridge.wire.models import ToolFormat, ToolsExecuteResult, dump
 
 MAX_CALLS: Final = 32
 FORMATS: Final[tuple[ToolFormat, ...]] = get_args(ToolFormat)
@@ -47,19 +47,20 @@ async def tools(request: Request) -> Response:
 async def execute_tools(request: Request) -> Response:
     try:
         ids, calls = _calls(await json_body(request))
+        registry = chat_of(request).tools()
+        runnable, invalid = check_calls(registry, calls, "http-execute")
+        ran = [ids[index] for index, _ in runnable]
         try:
-            result = dump(await run_calls(chat_of(request).tools(), calls, "http-execute", set()))
+            results = await run_checked(registry, runnable, set())
         except ToolDeniedError as exc:
-            raise _refused(exc, ids) from None
+            raise _refused(exc, ran) from None
     except Exception as exc:
         return error_response(request.url.path, exc)
-    invalid = result["invalidCalls"]
-    for item in invalid:
+    body = dump(ToolsExecuteResult(results=results, invalid_calls=invalid))
+    for item in body["invalidCalls"]:
         item["tool_call_id"] = ids[item["index"]]
-    skipped = {item["index"] for item in invalid}
-    ran = [index for index in range(len(calls)) if index not in skipped]
-    result["results"] = _with_ids(result["results"], [ids[index] for index in ran])
-    return json_response(result)
+    body["results"] = _with_ids(body["results"], ran)
+    return json_response(body)
 
 
 def _with_ids(results: list[dict[str, Any]], ids: list[str]) -> list[dict[str, Any]]:
@@ -70,13 +71,14 @@ def _with_ids(results: list[dict[str, Any]], ids: list[str]) -> list[dict[str, A
     ]
 
 
-def _refused(exc: ToolDeniedError, ids: list[str]) -> ToolDeniedError:
-    """The 403 of a refused call: the results before it carry their ids, and a write refused
-    because HTTP writes are off names the setting."""
+def _refused(exc: ToolDeniedError, ran: list[str]) -> ToolDeniedError:
+    """The 403 of a refused call: the results before it carry their calls' ids (``ran``: the
+    ids of the valid calls, in order), and a write refused because HTTP writes are off names
+    the setting."""
     data = exc.data or {}
     index, name = int(data["index"]), str(data["name"])
     reason = HTTP_WRITES_OFF if name in WRITE_TOOL_NAMES else None
-    return ToolDeniedError(index, name, _with_ids(data["results"], ids), reason=reason)
+    return ToolDeniedError(index, name, _with_ids(data["results"], ran), reason=reason)
 
 
 def _calls(body: object) -> tuple[list[str], list[tuple[str, dict[str, Any] | str]]]:

@@ -48,9 +48,14 @@ async def test_results_and_invalid_calls_carry_the_calls_ids(served: Served) -> 
 async def test_writes_are_listed_only_when_they_would_run(served: Served) -> None:
     app = served.bridge.app
     settings = app.config
+    calls = [
+        {"id": "bad", "function": {"name": "no_such_tool", "arguments": {}}},
+        {"id": "r1", "function": {"name": "read_note", "arguments": {"path": "Welcome.md"}}},
+        {"id": "w1", **CREATE},
+    ]
     async with served.http() as http:
         off = (await http.get("/api/local-llm/tools")).json()["tools"]
-        refused = await http.post("/api/local-llm/execute-tools", json={"tool_calls": [CREATE]})
+        refused = await http.post("/api/local-llm/execute-tools", json={"tool_calls": calls})
         app.settings = settings.model_copy(update={"http_allow_writes": True})
         try:
             on = (await http.get("/api/local-llm/tools")).json()["tools"]
@@ -61,5 +66,6 @@ async def test_writes_are_listed_only_when_they_would_run(served: Served) -> Non
     assert refused.status_code == 403
     body = refused.json()
     assert body["error"] == "tool_denied" and "http_allow_writes" in body["message"]
+    assert (body["index"], [r["tool_call_id"] for r in body["results"]]) == (2, ["r1"])
     assert "--allow-writes" not in body["message"]
     assert not (served.bridge.vault.root / "New.md").exists()
