@@ -169,9 +169,9 @@ async def _take_over(
         await serve_here(options, lock, companion)
     finally:
         tools.serving = False
-        tools.use(forwarded)  # the server did not start, or stopped: calls say so
-        if not stdio.done():
-            stdio.cancel()  # the server was stopped (a signal): so is this process
+        tools.use(forwarded)  # calls still in flight say the server is gone
+        if not stdio.done():  # stopped by a signal, or it could not start (said on stderr)
+            stdio.cancel()  # either way this process ends with it
 
 
 async def _lock_when_free(vault: Path) -> ServerLock | None:
