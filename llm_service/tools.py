@@ -177,7 +177,7 @@ class ToolRegistry:
                 f"Invalid arguments for {call.name!r}: {_cut(call.parse_error)}; "
                 "send the arguments as one JSON object."
             )
-        return _schema_problem(tool, call.arguments)
+        return _schema_problem(tool, without_null_optionals(tool.spec.input_schema, call.arguments))
 
     async def run_tool_call(self, call: ToolCall) -> ToolResultBlock:
         """Validate, check the permission, then run ``call``'s handler under its timeout.
@@ -189,10 +189,12 @@ class ToolRegistry:
         if problem is not None:
             return _error(call, problem)
         tool = self._tools[call.name]
+        call = _given(tool, call)
         approved = await self._approval(tool, call)
         if isinstance(approved, str):
             return _error(call, approved)
         if approved is not call:
+            approved = _given(tool, approved)
             problem = _schema_problem(tool, approved.arguments)
             if problem is not None:
                 return _error(call, f"The arguments the user approved are invalid: {problem}")
@@ -216,6 +218,39 @@ class ToolRegistry:
         if isinstance(answer, dict):
             return dataclasses.replace(call, arguments=answer)
         return call if answer else f"The user did not approve running tool {name!r}; not run."
+
+
+def without_null_optionals(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` without the nulls sent for optional properties: the one rule that null for
+    an argument the schema does not require means "not given", whoever sent it (a strict-mode
+    model, an MCP client, ``tools/execute``, the HTTP routes). It applies at every level the
+    schema describes (the objects inside ``properties`` and ``items``); a required property
+    keeps its null, for the schema to refuse."""
+    required = set(schema.get("required", ()))
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, Mapping) else {}
+    given: dict[str, Any] = {}
+    for name, value in arguments.items():
+        if value is None and name not in required:
+            continue
+        sub = properties.get(name)
+        given[name] = _nested_given(sub, value) if isinstance(sub, Mapping) else value
+    return given
+
+
+def _nested_given(schema: Mapping[str, Any], value: Any) -> Any:
+    if isinstance(value, dict) and isinstance(schema.get("properties"), Mapping):
+        return without_null_optionals(schema, value)
+    items = schema.get("items")
+    if isinstance(value, list) and isinstance(items, Mapping):
+        return [_nested_given(items, item) for item in value]
+    return value
+
+
+def _given(tool: _Tool, call: ToolCall) -> ToolCall:
+    """``call`` with its arguments as the tool receives them (:func:`without_null_optionals`)."""
+    arguments = without_null_optionals(tool.spec.input_schema, call.arguments)
+    return call if arguments == call.arguments else dataclasses.replace(call, arguments=arguments)
 
 
 _DEFINITION_FIELDS: Final = ("name", "description", "input_schema", "execute")

@@ -44,7 +44,8 @@ def strict_function_tool(spec: ToolSpec) -> dict[str, Any]:
 def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """A JSON Schema that strict mode accepts: every object lists all its properties as
     required and allows no others; an optional property becomes nullable (a model then sends
-    null for "not given": :func:`without_null_optionals` reads it back); defaults go."""
+    null for "not given": :func:`llm_service.tools.without_null_optionals` reads it
+    back); defaults go."""
     strict = {key: value for key, value in schema.items() if key != "default"}
     if isinstance(strict.get("items"), Mapping):
         strict["items"] = strict_schema(strict["items"])
@@ -59,15 +60,6 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         strict["required"] = list(properties)
         strict["additionalProperties"] = False
     return strict
-
-
-def without_null_optionals(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    """``arguments`` without the nulls a strict-mode model sends for optional properties it
-    does not give (top level: the schema's ``required`` says which are optional)."""
-    required = set(schema.get("required", ()))
-    return {
-        name: value for name, value in arguments.items() if value is not None or name in required
-    }
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:

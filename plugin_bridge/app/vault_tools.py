@@ -419,3 +419,18 @@ _WRITES: Final[dict[str, _Write[Any]]] = {
     **{spec.args.TOOL: spec.write for spec in _SPECS if spec.write},
     "complete_setup": _REPLACE,
 }
+
+HTTP_WRITES_OFF: Final = (
+    "writes over HTTP are off: turn on the setting http_allow_writes "
+    "(AI_BRIDGE_HTTP_ALLOW_WRITES=true) to let HTTP clients write"
+)
+"""Why an HTTP client's write (``/mcp``, ``/api/local-llm/execute-tools``) is refused."""
+STDIO_WRITES_OFF: Final = (
+    "this MCP server is read-only: start it with --allow-writes to let clients write"
+)
+"""Why a write of the ``mcp`` command's client is refused."""
+
+
+def write_refusal(name: str, writes_off: str) -> str:
+    """The one sentence refusing write tool ``name``, ``writes_off`` saying which switch is off."""
+    return f"{name} changes notes, and {writes_off}."

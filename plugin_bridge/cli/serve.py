@@ -8,7 +8,7 @@ then load the WebSocket server and the vault index. Requests are answered once t
 indexing continues in the background and the provider SDK is imported on the first model call.
 bench/startup.py measures both moments.
 
-One server per vault: ``serve`` first takes the lock in the vault's data dir (see
+One server per vault, whatever the data folder: ``serve`` first takes the vault's lock (see
 :mod:`plugin_bridge.cli.lock`); a second one exits 2 naming the running server.
 
 SIGTERM / SIGINT: stop accepting, cancel in-flight work, close connections with 1001, remove the
@@ -97,12 +97,17 @@ def run(
             "use --host 127.0.0.1, ::1 or localhost.",
         )
     data_dir = data_dir_for(vault, options.data_dir)
-    options = options._replace(data_dir=data_dir)  # the lock and the index agree on it
+    options = options._replace(data_dir=data_dir)  # the lock's record and the index agree
     try:
-        lock = lock or acquire(data_dir)
+        lock = lock or acquire(vault)
     except ServerRunning as exc:
         return _fail(2, str(exc))
     except OSError as exc:
+        return _fail(2, lock_problem(exc))
+    try:
+        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        lock.release()
         return _fail(2, data_dir_problem(exc))
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -118,6 +123,17 @@ def run(
         return _fail(1, f"The server stopped on an error ({type(exc).__name__}: {exc}).")
     finally:
         signal.signal(signal.SIGTERM, previous)
+        lock.release()
+
+
+async def serve_here(options: ServeOptions, lock: ServerLock, companion: Companion) -> int:
+    """Run the server in the running event loop (``mcp`` taking over from the server it
+    forwarded to) until ``companion`` returns or a signal comes; the lock is released after."""
+    vault = options.vault.expanduser()
+    options = options._replace(data_dir=data_dir_for(vault, options.data_dir))
+    try:
+        return await _start(options, vault, lock, companion)
+    finally:
         lock.release()
 
 
@@ -153,7 +169,7 @@ async def _start(
     url = ws_url(host, sock.getsockname()[1])
     http = http_url(host, http_sock.getsockname()[1])
     try:
-        lock.announce(url)
+        lock.announce(url, options.data_dir or data_dir_for(vault_root), info_path)
         write_info_file(info_path, InfoRecord(url, token, os.getpid(), PROTOCOL_VERSION, http))
         print(f"Listening on {url}", file=sys.stderr, flush=True)
         print(f"Info file: {info_path}", file=sys.stderr, flush=True)
@@ -203,6 +219,13 @@ async def _checked(
 
 def data_dir_problem(exc: OSError) -> str:
     return f"Cannot use the data folder ({exc}): pass a writable --data-dir."
+
+
+def lock_problem(exc: OSError) -> str:
+    return (
+        f"Cannot take the vault's lock in the state folder ({exc}): make it writable, or set "
+        "XDG_STATE_HOME to a writable folder."
+    )
 
 
 async def _serve(
@@ -273,7 +296,7 @@ async def _serve(
         ) as server:
             app.broadcast = server.broadcast
             await app.use_mcp_servers(settings.mcp)
-            mcp_app = streamable_http_app(app, allow_writes=settings.http_allow_writes)
+            mcp_app = streamable_http_app(app)  # writes while http_allow_writes is on
             http_limits = HttpLimits(timeout=settings.http_timeout)
             http_app = build_http_app(
                 app,

@@ -1,6 +1,7 @@
 """Tool methods: tools/list (in a provider's format) and tools/execute (no model needed).
 
-:func:`formatted_tools` and :func:`run_calls` also serve the HTTP API's local-model routes
+:func:`formatted_tools`, :func:`check_calls` and :func:`run_checked` also serve the HTTP API's
+local-model routes
 (``/api/local-llm/tools`` and ``/api/local-llm/execute-tools``).
 """
 
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from llm_service import ToolCall
-from llm_service.providers.common import strict_function_tool, without_null_optionals
+from llm_service.providers.common import strict_function_tool
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.errors import ToolDeniedError
 from plugin_bridge.wire.models import (
@@ -70,30 +71,44 @@ async def run_calls(
     id_prefix: str,
     denied: set[str],
 ) -> ToolsExecuteResult:
-    """Validate every ``(name, arguments)`` call, then run the valid ones in order under their
-    permissions. ``arguments`` may instead be why the client's arguments could not be read (an
-    invalid call). Nulls for optional arguments (what a strict-mode model sends for "not
-    given") count as not given.
+    """Validate every ``(name, arguments)`` call (:func:`check_calls`), then run the valid ones
+    in order under their permissions (:func:`run_checked`)."""
+    runnable, invalid = check_calls(registry, calls, id_prefix)
+    results = await run_checked(registry, runnable, denied)
+    return ToolsExecuteResult(results=results, invalid_calls=invalid)
 
-    A call that is not approved (permission "deny", or "ask" answered no / not answered: its id
-    lands in ``denied``) stops the run with -32030; its data carries the results of the calls
-    that ran before it.
-    """
-    schemas = {spec.name: spec.input_schema for spec in registry.tool_specs()}
+
+Runnable = list[tuple[int, ToolCall]]
+"""The valid calls, each with its index among the calls given."""
+
+
+def check_calls(
+    registry: ToolRegistry, calls: Sequence[tuple[str, dict[str, Any] | str]], id_prefix: str
+) -> tuple[Runnable, list[InvalidCall]]:
+    """The calls that may run and the invalid ones. ``arguments`` may instead be why the
+    client's arguments could not be read (an invalid call). Nulls for optional arguments count
+    as not given (the registry's one rule, :func:`llm_service.tools.without_null_optionals`)."""
     invalid: list[InvalidCall] = []
-    runnable: list[tuple[int, ToolCall]] = []
+    runnable: Runnable = []
     for index, (name, arguments) in enumerate(calls):
         if isinstance(arguments, str):
             invalid.append(InvalidCall(index=index, name=name, reason=arguments))
             continue
-        if name in schemas:
-            arguments = without_null_optionals(schemas[name], arguments)
         call = ToolCall(f"{id_prefix}-{index}", name, arguments)
         reason = registry.validate_tool_call(call)
         if reason is None:
             runnable.append((index, call))
         else:
             invalid.append(InvalidCall(index=index, name=name, reason=reason))
+    return runnable, invalid
+
+
+async def run_checked(
+    registry: ToolRegistry, runnable: Runnable, denied: set[str]
+) -> list[ToolExecution]:
+    """Run the valid calls in order, one result each. A call that is not approved (permission
+    "deny", or "ask" answered no / not answered: its id lands in ``denied``) stops the run with
+    -32030; its data carries the results of the calls that ran before it."""
     results: list[ToolExecution] = []
     for index, call in runnable:
         block = await registry.run_tool_call(call)
@@ -102,7 +117,7 @@ async def run_calls(
         results.append(
             ToolExecution(name=call.name, is_error=block.is_error, content=block.content)
         )
-    return ToolsExecuteResult(results=results, invalid_calls=invalid)
+    return results
 
 
 def register(router: AppRouter) -> None:

@@ -1,6 +1,6 @@
-"""Vault methods: note/read and the user's writes (origin "user"): note/create,
-note/append, note/edit (through Obsidian's editor when the plugin has the note open),
-note/undo; audit/list."""
+"""Vault methods: vault/list (the notes a page at a time), note/read and the user's writes
+(origin "user"): note/create, note/append, note/edit (through Obsidian's editor when the plugin
+has the note open), note/undo; audit/list."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ import functools
 from collections.abc import Callable
 
 from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.vault.lexical.listing import InvalidCursor, notes_page
 from plugin_bridge.vault.notes.store import PlannedWrite
+from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
     AuditListParams,
     AuditListResult,
+    ListedNoteModel,
     NoteAppendParams,
     NoteCreateParams,
     NoteEditParams,
@@ -21,7 +24,19 @@ from plugin_bridge.wire.models import (
     NoteUndoParams,
     NoteUndoResult,
     NoteWriteResult,
+    VaultListParams,
+    VaultListResult,
 )
+
+
+async def list_notes(ctx: Context, params: VaultListParams) -> VaultListResult:
+    """The indexed notes a page at a time, in path order (see vault/lexical/listing.py)."""
+    try:
+        page = await asyncio.to_thread(notes_page, ctx.app.vault.index, params.cursor, params.limit)
+    except InvalidCursor as exc:
+        raise RpcError(WireCode.INVALID_PARAMS, str(exc)) from exc
+    notes = [ListedNoteModel(path=n.path, title=n.title, size=n.size) for n in page.notes]
+    return VaultListResult(notes=notes, next_cursor=page.next_cursor)
 
 
 async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
@@ -84,6 +99,7 @@ async def _user_write(ctx: Context, plan: Callable[[], PlannedWrite]) -> NoteWri
 
 
 def register(router: AppRouter) -> None:
+    router.register("vault/list", VaultListParams, list_notes)
     router.register("note/read", NoteReadParams, read_note)
     router.register("note/create", NoteCreateParams, create_note)
     router.register("note/append", NoteAppendParams, append_note)

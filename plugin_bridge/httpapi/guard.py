@@ -19,7 +19,7 @@ import logging
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, Final
 
-from plugin_bridge.wire.errors import BodyTooLarge
+from plugin_bridge.wire.errors import BodyTooLarge, WireCode
 from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import check_handshake
 from plugin_bridge.wire.transport import MAX_FRAME_BYTES
@@ -43,6 +43,8 @@ OPENAI_TYPES: Final = {
     502: "api_error",
 }
 """OpenAI's error ``type`` for each status the bridge answers on ``/v1/*``."""
+_RPC_CODES: Final = {401: WireCode.UNAUTHORIZED}
+"""The JSON-RPC error code of a refusal on ``/mcp`` (any other: invalid request)."""
 
 
 def error_body(
@@ -53,6 +55,9 @@ def error_body(
     if path.startswith("/v1/"):
         kind = OPENAI_TYPES.get(status, "api_error")
         payload: object = {"error": {"message": message, "type": kind, "code": code}}
+    elif path == "/mcp" or path.startswith("/mcp/"):  # an MCP client reads JSON-RPC errors
+        rpc = {"code": int(_RPC_CODES.get(status, WireCode.INVALID_REQUEST)), "message": message}
+        payload = {"jsonrpc": "2.0", "id": None, "error": {**rpc, "data": {"error": code}}}
     else:
         payload = {**(data or {}), "error": code, "message": message}
     return json.dumps(payload).encode()
@@ -158,14 +163,8 @@ def _bearer(value: bytes) -> bytes:
 
 
 async def _respond(send: Send, status: int, body: bytes) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:  # RFC 9110: a 401 names the scheme it wants
+        headers.append((b"www-authenticate", b'Bearer realm="obsidian-ai-bridge"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -20,10 +20,11 @@ if TYPE_CHECKING:
     from plugin_bridge.app.state import BridgeApp
 
 
-def streamable_http_app(app: BridgeApp, *, allow_writes: bool = False) -> McpHttpApp:
+def streamable_http_app(app: BridgeApp, *, allow_writes: bool | None = None) -> McpHttpApp:
     """The ASGI app of ``/mcp`` for the server of ``app``: its vault's tools, the writes only
-    with ``allow_writes``. Mount it behind the listener's bearer-token, Origin, Host and size
-    checks, with :meth:`McpHttpApp.lifespan` among the listener's lifespans."""
+    with ``allow_writes`` (None: while the app's setting ``http_allow_writes`` is on, read at
+    every call). Mount it behind the listener's bearer-token, Origin, Host and size checks,
+    with :meth:`McpHttpApp.lifespan` among the listener's lifespans."""
     return McpHttpApp(app, allow_writes=allow_writes)
 
 
@@ -31,7 +32,7 @@ class McpHttpApp:
     """MCP over streamable HTTP (stateless, JSON responses) through the SDK's session manager,
     built and started by the first request and stopped when :meth:`lifespan` ends."""
 
-    def __init__(self, app: BridgeApp, *, allow_writes: bool) -> None:
+    def __init__(self, app: BridgeApp, *, allow_writes: bool | None) -> None:
         self.app = app
         self.allow_writes = allow_writes
         self._manager: asyncio.Future[StreamableHTTPSessionManager] | None = None
@@ -39,11 +40,14 @@ class McpHttpApp:
         self._task: asyncio.Task[None] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        manager = await asyncio.shield(self._started())
+        await manager.handle_request(scope, receive, send)
+
+    def _started(self) -> asyncio.Future[StreamableHTTPSessionManager]:
         if self._manager is None:
             self._manager = asyncio.get_running_loop().create_future()
             self._task = asyncio.create_task(self._run(self._manager), name="mcp http")
-        manager = await asyncio.shield(self._manager)
-        await manager.handle_request(scope, receive, send)
+        return self._manager
 
     async def _run(self, started: asyncio.Future[StreamableHTTPSessionManager]) -> None:
         try:
@@ -53,11 +57,15 @@ class McpHttpApp:
             await asyncio.to_thread(importlib.import_module, sdk)  # ~1 s, off the event loop
             from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+            from plugin_bridge.app.vault_tools import HTTP_WRITES_OFF
             from plugin_bridge.mcp.server import build_server
             from plugin_bridge.mcp.tools import LocalTools
 
             tools = LocalTools(
-                self.app.vault, allow_writes=self.allow_writes, writer=self.app.writes.write
+                self.app.vault,
+                allow_writes=self._writes_allowed,
+                writer=self.app.writes.write,
+                writes_off=HTTP_WRITES_OFF,
             )
             server = build_server(tools, self.app.vault.name)
             manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
@@ -71,12 +79,26 @@ class McpHttpApp:
                 raise
             logging.getLogger(__name__).error("MCP over HTTP stopped", exc_info=exc)
 
+    def _writes_allowed(self) -> bool:
+        if self.allow_writes is not None:
+            return self.allow_writes
+        return self.app.config.http_allow_writes
+
     @contextlib.asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
-        """The listener's lifespan for ``/mcp``: on exit, the session manager stops."""
+        """The listener's lifespan for ``/mcp``: :data:`WARM_AFTER` seconds in, the SDK is
+        imported unless a request did it already (a client's first request would otherwise
+        wait for it: the official client gives its ``server/discover`` probe 10 s, and on a
+        busy machine the import can take that long); on exit, the session manager stops."""
+        warm = asyncio.get_running_loop().call_later(WARM_AFTER, self._started)
         try:
             yield
         finally:
+            warm.cancel()
             self._stop.set()
             if self._task is not None:
                 await self._task
+
+
+WARM_AFTER: Final = 5.0
+"""Seconds after the listener starts when ``/mcp`` imports the SDK without a request."""

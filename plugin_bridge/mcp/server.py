@@ -1,6 +1,8 @@
-"""The vault as an MCP server, on the official SDK's low-level ``Server``: the tools of a
-:class:`~plugin_bridge.mcp.tools.VaultTools`, over stdio (``obsidian-ai-bridge mcp``) or over
-streamable HTTP (:class:`plugin_bridge.mcp.McpHttpApp`, at ``/mcp`` on the HTTP listener).
+"""The vault as an MCP server, on the official SDK's low-level ``Server``: the tools, notes
+(resources, :mod:`plugin_bridge.mcp.resources`) and custom prompts
+(:mod:`plugin_bridge.mcp.prompts`) of a :class:`~plugin_bridge.mcp.tools.VaultTools`, over stdio
+(``obsidian-ai-bridge mcp``) or over streamable HTTP (:class:`plugin_bridge.mcp.McpHttpApp`, at
+``/mcp`` on the HTTP listener).
 
 Results are the vault tools' own: JSON text (also given as ``structuredContent``), ``isError``
 for a refused call with the one sentence that says why.
@@ -10,13 +12,15 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import unquote
 
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
 
 from plugin_bridge import __version__
 from plugin_bridge.app.vault_tools import WRITE_TOOL_NAMES
+from plugin_bridge.mcp.prompts import mcp_prompt, prompt_messages
+from plugin_bridge.mcp.resources import NoteFollower, mime_type, note_path, resource
 from plugin_bridge.mcp.tools import Outcome, VaultTools
 
 if TYPE_CHECKING:
@@ -30,13 +34,13 @@ DESTRUCTIVE: Final = frozenset({"edit_note"})
 
 
 def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
-    """An MCP server offering ``tools`` (list and call) for the vault named ``vault_name``."""
+    """An MCP server offering ``tools`` (list and call), the notes as resources (listed, read,
+    followed) and the custom prompts, for the vault named ``vault_name``."""
+    follower = NoteFollower(tools.root)
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        from mcp.shared.exceptions import MCPError
-
         try:
             specs = await tools.list_tools()
         except ConnectionError as exc:  # forwarding, and the vault's server went away
@@ -51,6 +55,17 @@ def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
     ) -> types.CallToolResult:
         return call_result(await tools.call_tool(params.name, dict(params.arguments or {})))
 
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        try:
+            page = await tools.notes_page(params.cursor if params is not None else None)
+        except ValueError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
+        return types.ListResourcesResult(
+            resources=[resource(note) for note in page.notes], next_cursor=page.next_cursor
+        )
+
     async def list_templates(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
@@ -59,19 +74,30 @@ def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
     async def read_resource(
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        from mcp.shared.exceptions import MCPError
-
         uri = str(params.uri)
-        if not uri.startswith(NOTE_SCHEME):
-            raise MCPError(types.INVALID_PARAMS, f"Unknown resource {uri!r}: use note://PATH.")
         try:
-            path, text = await tools.read_text(unquote(uri.removeprefix(NOTE_SCHEME)))
+            path, text = await tools.read_text(note_path(uri))
         except ValueError as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
-        mime = "text/markdown" if path.endswith(".md") else "text/plain"
         return types.ReadResourceResult(
-            contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)]
+            contents=[types.TextResourceContents(uri=uri, mime_type=mime_type(path), text=text)]
         )
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[mcp_prompt(p) for p in await tools.prompts()])
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        found = [prompt for prompt in await tools.prompts() if prompt.name == params.name]
+        if not found:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"There is no prompt {params.name!r}: prompts/list names them.",
+            )
+        return await prompt_messages(found[0], params.arguments or {}, tools.read_text)
 
     writes = " Writes are atomic, logged and undoable." if tools.allow_writes else ""
     return Server(
@@ -81,12 +107,17 @@ def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
         + writes,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
+        on_subscribe_resource=follower.subscribe,
+        on_unsubscribe_resource=follower.unsubscribe,
+        on_subscriptions_listen=follower.listen,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
     )
 
 
-NOTE_SCHEME: Final = "note://"
 NOTE_TEMPLATE: Final = types.ResourceTemplate(
     name="note",
     uri_template="note://{path}",

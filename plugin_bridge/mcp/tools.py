@@ -7,24 +7,38 @@ with ``--allow-writes``; related_notes while the vault has an embedder. Two plac
 - :class:`LocalTools`: this process serves the vault (its own registry over the app's vault);
 - :class:`ForwardedTools`: another server owns the vault, and every call goes to it over the
   WebSocket (``tools/list``, ``tools/execute``), so there is one index and one writer.
+
+:class:`HandoverTools` is the one the ``mcp`` command serves while it forwards: when the server
+it forwards to stops, the command becomes the vault's server and hands every later call to
+that server's :class:`LocalTools` (calls made meanwhile wait for it).
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from llm_service.messages import ToolCall, ToolSpec
+from plugin_bridge.app.turn.prompts import Prompt, list_prompts, prompt_from_note
 from plugin_bridge.app.vault_tools import (
     RELATED_TOOL,
+    STDIO_WRITES_OFF,
     VAULT_TOOL_NAMES,
     WRITE_TOOL_NAMES,
     Writer,
     offer_related,
     register_vault_tools,
+    write_refusal,
 )
+from plugin_bridge.vault.lexical.listing import ListedNote, NotesPage, notes_page
+
+MCP_PAGE: Final = 200
+"""Notes per resources/list page: each page is answered well within 100 ms on a busy machine
+(bench/mcp_resources.py); the SDK's parsing of each resource, on both sides, is most of it."""
 
 if TYPE_CHECKING:
     from llm_service.tools import ToolRegistry
@@ -44,9 +58,16 @@ class Outcome:
 
 
 class VaultTools(Protocol):
-    """What the MCP server needs: the tools on offer now, and a way to run one."""
+    """What the MCP server needs: the tools on offer now and a way to run one, the notes and
+    the custom prompts."""
 
-    allow_writes: bool
+    @property
+    def allow_writes(self) -> bool:
+        """Whether the write tools are offered and run (now)."""
+        ...
+
+    root: Path
+    """The vault folder (followed notes are checked there)."""
 
     async def list_tools(self) -> list[ToolSpec]: ...
 
@@ -54,6 +75,15 @@ class VaultTools(Protocol):
 
     async def read_text(self, path: str) -> tuple[str, str]:
         """A note's path (as the vault spells it) and whole text; ValueError saying why not."""
+        ...
+
+    async def notes_page(self, cursor: str | None) -> NotesPage:
+        """A page of the vault's notes (see :mod:`plugin_bridge.vault.lexical.listing`);
+        ValueError saying why not (a cursor it did not give)."""
+        ...
+
+    async def prompts(self) -> list[Prompt]:
+        """The custom prompts, read now."""
         ...
 
 
@@ -66,14 +96,11 @@ def offered(specs: list[ToolSpec], allow_writes: bool) -> list[ToolSpec]:
     ]
 
 
-def refusal(name: str, allow_writes: bool) -> Outcome | None:
-    """The error for a call MCP never runs (a write without --allow-writes, not a vault tool)."""
+def refusal(name: str, allow_writes: bool, writes_off: str = STDIO_WRITES_OFF) -> Outcome | None:
+    """The error for a call MCP never runs (a write while writes are off, ``writes_off`` saying
+    which switch allows them; not a vault tool)."""
     if name in WRITE_TOOL_NAMES and not allow_writes:
-        return Outcome(
-            f"{name} changes notes, and this MCP server is read-only: start it with "
-            "--allow-writes to let clients write.",
-            is_error=True,
-        )
+        return Outcome(write_refusal(name, writes_off), is_error=True)
     if name not in MCP_TOOL_NAMES:
         known = ", ".join(sorted(MCP_TOOL_NAMES - (set() if allow_writes else WRITE_TOOL_NAMES)))
         return Outcome(f"Unknown tool {name!r}. Available: {known}.", is_error=True)
@@ -83,28 +110,45 @@ def refusal(name: str, allow_writes: bool) -> Outcome | None:
 class LocalTools:
     """The vault tools of this process's vault; writes run without asking (the MCP client is
     the one that asks its user), made by ``writer`` (the app's: through Obsidian for an open
-    note), recorded in the audit log as the model's with undo."""
+    note), recorded in the audit log as the model's with undo. ``allow_writes``: a bool, or a
+    function read at every call (``/mcp`` follows the setting ``http_allow_writes``)."""
 
-    def __init__(self, vault: Vault, *, allow_writes: bool, writer: Writer | None = None) -> None:
+    def __init__(
+        self,
+        vault: Vault,
+        *,
+        allow_writes: bool | Callable[[], bool],
+        writer: Writer | None = None,
+        writes_off: str = STDIO_WRITES_OFF,
+        prompts_folder: Callable[[], str] = lambda: "Assistant/Prompts",
+    ) -> None:
         from llm_service.tools import ToolRegistry
 
         self.vault = vault
-        self.allow_writes = allow_writes
+        self.root = vault.root
+        self.prompts_folder = prompts_folder
+        self._allow_writes = allow_writes
+        self.writes_off = writes_off
         self.registry: ToolRegistry = ToolRegistry()
         register_vault_tools(
             self.registry,
             vault,
-            write_permission="allow" if allow_writes else "deny",
+            write_permission="allow",  # offered and run only while allow_writes says so
             writer=writer,
         )
         self._ids = itertools.count(1)
+
+    @property
+    def allow_writes(self) -> bool:
+        allow = self._allow_writes
+        return allow() if callable(allow) else allow
 
     async def list_tools(self) -> list[ToolSpec]:
         offer_related(self.registry, self.vault)  # the embedder may have changed
         return offered(self.registry.tool_specs(), self.allow_writes)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Outcome:
-        refused = refusal(name, self.allow_writes)
+        refused = refusal(name, self.allow_writes, self.writes_off)
         if refused is not None:
             return refused
         offer_related(self.registry, self.vault)
@@ -114,8 +158,6 @@ class LocalTools:
         return Outcome(block.content, block.is_error)
 
     async def read_text(self, path: str) -> tuple[str, str]:
-        import asyncio
-
         from plugin_bridge.vault.errors import VaultError
 
         try:
@@ -124,16 +166,34 @@ class LocalTools:
             raise ValueError(str(exc)) from exc
         return note.path, note.content
 
+    async def notes_page(self, cursor: str | None) -> NotesPage:
+        import sqlite3
+
+        try:
+            return await asyncio.to_thread(notes_page, self.vault.index, cursor, MCP_PAGE)
+        except sqlite3.Error as exc:
+            raise ValueError(
+                "The vault's index is being rebuilt: list the notes again in a moment."
+            ) from exc
+
+    async def prompts(self) -> list[Prompt]:
+        return await asyncio.to_thread(list_prompts, self.vault, self.prompts_folder())
+
 
 class ForwardedTools:
     """The vault tools of the server that owns the vault, over its WebSocket. That server asks
     before each write (``tool/confirm``); this client answers yes only with --allow-writes."""
 
     def __init__(
-        self, connect: Callable[[ForwardedTools], Awaitable[BridgeClient]], *, allow_writes: bool
+        self,
+        connect: Callable[[ForwardedTools], Awaitable[BridgeClient]],
+        *,
+        allow_writes: bool,
+        root: Path,
     ) -> None:
         self._connect = connect
         self.allow_writes = allow_writes
+        self.root = root
         self._client: BridgeClient | None = None
 
     async def start(self) -> None:
@@ -157,6 +217,15 @@ class ForwardedTools:
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
+
+    async def wait_lost(self) -> None:
+        """Return once the server's connection is gone (at once when none can be made)."""
+        try:
+            if self._client is None:
+                self._client = await self._connect(self)
+        except ConnectionError:
+            return
+        await self._client.ws.wait_closed()
 
     async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """The server's requests to this client: ``tool/confirm`` only."""
@@ -204,3 +273,84 @@ class ForwardedTools:
         except (RpcCallError, ConnectionError) as exc:
             raise ValueError(getattr(exc, "message", str(exc))) from exc
         return str(note["path"]), str(note["content"])
+
+    async def notes_page(self, cursor: str | None) -> NotesPage:
+        from plugin_bridge.wire.client import RpcCallError
+
+        try:
+            params = {"cursor": cursor, "limit": MCP_PAGE}
+            page = await self._request("vault/list", params, retry=True)
+        except (RpcCallError, ConnectionError) as exc:
+            raise ValueError(getattr(exc, "message", str(exc))) from exc
+        notes = [ListedNote(n["path"], n["title"], n["size"]) for n in page["notes"]]
+        return NotesPage(notes, page["nextCursor"])
+
+    async def prompts(self) -> list[Prompt]:
+        """The server's prompts/list, each prompt's note read for its instruction."""
+        listed = await self._request("prompts/list", {}, retry=True)
+        found = []
+        for item in listed["prompts"]:
+            try:
+                path, content = await self.read_text(item["id"])
+            except ValueError:
+                continue  # removed since it was listed
+            found.append(prompt_from_note(path, content))
+        return found
+
+
+class HandoverTools:
+    """The tools of :class:`ForwardedTools` until :meth:`use` hands them to another
+    :class:`VaultTools` (this process's, once it serves the vault); between
+    :meth:`hand_over` and :meth:`use`, calls wait up to ``wait`` seconds."""
+
+    def __init__(self, first: VaultTools, *, wait: float = 30.0) -> None:
+        self.allow_writes = first.allow_writes
+        self.root = first.root
+        self.wait = wait
+        self.serving = False
+        """True while this process serves the vault in place of the server it forwarded to."""
+        self._target = first
+        self._ready = asyncio.Event()
+        self._ready.set()
+
+    def hand_over(self) -> None:
+        """Calls from now on wait for :meth:`use`."""
+        self._ready.clear()
+
+    def use(self, target: VaultTools) -> None:
+        self._target = target
+        self._ready.set()
+
+    async def _current(self) -> VaultTools:
+        try:
+            async with asyncio.timeout(self.wait):
+                await self._ready.wait()
+        except TimeoutError:
+            raise ConnectionError("the vault's new server did not start in time") from None
+        return self._target
+
+    async def _reading(self) -> VaultTools:
+        """:meth:`_current`, its failure as the ValueError the readers raise."""
+        try:
+            return await self._current()
+        except ConnectionError as exc:
+            raise ValueError(f"Lost the bridge server for this vault ({exc}).") from exc
+
+    async def list_tools(self) -> list[ToolSpec]:
+        return await (await self._current()).list_tools()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Outcome:
+        try:
+            target = await self._current()
+        except ConnectionError as exc:
+            return Outcome(f"Lost the bridge server for this vault ({exc}): try again.", True)
+        return await target.call_tool(name, arguments)
+
+    async def read_text(self, path: str) -> tuple[str, str]:
+        return await (await self._reading()).read_text(path)
+
+    async def notes_page(self, cursor: str | None) -> NotesPage:
+        return await (await self._reading()).notes_page(cursor)
+
+    async def prompts(self) -> list[Prompt]:
+        return await (await self._current()).prompts()

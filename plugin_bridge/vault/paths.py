@@ -70,16 +70,23 @@ def check_length(posix: str) -> None:
             )
 
 
+_UNPORTABLE: Final = re.compile(r'[:*?"<>|]')
+"""Characters Windows, macOS (``:``), iOS or Android refuse in a file name."""
+
+
 def check_new_names(posix: str) -> None:
     """Refuse, for a note about to be made, names that another device of a synced vault
     cannot hold or shows as something else: Windows' reserved names (``con.md``,
-    ``aux/x.md``) and bidirectional override characters."""
+    ``aux/x.md``), the characters ``: * ? " < > |``, a name ending in a dot or a space, and
+    bidirectional override characters. Every path that makes a note comes here, so each
+    name gets the same sentence wherever it was asked for."""
     for name in posix.split("/"):
-        if name.split(".")[0].upper() in WINDOWS_RESERVED:
+        why = _unportable(name)
+        if why is not None:
             raise VaultError(
                 "forbidden_path",
-                f"'{name}' is a name Windows reserves for a device, so the vault could not sync "
-                "to Windows: choose another name.",
+                f"'{name}' {why}, so the vault could not sync to all of Windows, macOS, iOS "
+                "and Android: choose another name.",
                 path=posix,
             )
         if _BIDI.search(name):
@@ -89,6 +96,19 @@ def check_new_names(posix: str) -> None:
                 "read as another: remove it.",
                 path=posix,
             )
+
+
+def _unportable(name: str) -> str | None:
+    """Why a device of a synced vault cannot hold the file or folder name ``name``."""
+    if name.split(".")[0].upper() in WINDOWS_RESERVED:
+        return "is a name Windows reserves for a device"
+    found = sorted(set(_UNPORTABLE.findall(name)))
+    if found:
+        listed = " and ".join(f"'{char}'" for char in found)
+        return f"holds {listed}, which some systems refuse in a name"
+    if name.endswith((".", " ")):
+        return "ends with a dot or a space, which Windows drops"
+    return None
 
 
 def check_names(posix: str) -> None:
@@ -135,7 +155,9 @@ def resolve_note(
     else:
         check_length(posix)
     pure = PurePosixPath(posix)
-    if pure.is_absolute() or (len(posix) > 1 and posix[1] == ":"):
+    # C:/x or C: (on Windows also C:x); elsewhere a:b.md is a name, refused for new notes
+    drive = len(posix) > 1 and posix[1] == ":" and (sys.platform == "win32" or posix[2:3] in "/")
+    if pure.is_absolute() or drive:
         raise VaultError(
             "forbidden_path",
             f"'{rel_path}' is absolute: give a path relative to the vault root.",

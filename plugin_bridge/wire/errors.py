@@ -139,10 +139,14 @@ class RpcError(Exception):
 class ToolDeniedError(RpcError):
     """tools/execute stopped at call ``index``: the user (or its permission) did not allow it."""
 
-    def __init__(self, index: int, name: str, results: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, index: int, name: str, results: list[dict[str, Any]], *, reason: str | None = None
+    ) -> None:
+        """``reason``: why it may not run, when a setting decides (naming the setting)."""
+        refused = f"was refused: {reason}" if reason else "was not approved"
         super().__init__(
             WireCode.TOOL_DENIED,
-            f"Tool call {index} ('{name}') was not approved; the calls after it were not run.",
+            f"Tool call {index} ('{name}') {refused}; the calls after it were not run.",
             {"index": index, "name": name, "results": results},
         )
 

@@ -11,11 +11,15 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import mcp_types as types
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import REPO_ROOT
 from tests.helpers.serve import START_WAIT
@@ -24,8 +28,9 @@ from tests.helpers.serve import START_WAIT
 class HeldClient:
     """An MCP ``Client`` open in its own task until :meth:`close`."""
 
-    def __init__(self, server: StdioServerParameters | Any) -> None:
+    def __init__(self, server: StdioServerParameters | Any, **options: Any) -> None:
         self._server = server
+        self._options = options
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -42,7 +47,7 @@ class HeldClient:
 
     async def _hold(self) -> None:
         try:
-            async with Client(self._server) as client:
+            async with Client(self._server, **self._options) as client:
                 self._client = client
                 self._ready.set()
                 await self._stop.wait()
@@ -68,6 +73,20 @@ class HeldClient:
         self._stop.set()
         if self._task is not None:
             await self._task
+
+
+@asynccontextmanager
+async def http_client(url: str, token: str, **options: Any) -> AsyncIterator[HeldClient]:
+    """The SDK's client on ``url`` (a server's /mcp) with ``token`` as the bearer token."""
+    headers = {"Authorization": f"Bearer {token}"}
+    # the first /mcp request imports the SDK (about a second, more on a loaded machine)
+    async with httpx2.AsyncClient(headers=headers, timeout=START_WAIT) as http:
+        transport: Any = streamable_http_client(url, http_client=http)
+        client = await HeldClient(transport, **options).open()
+        try:
+            yield client
+        finally:
+            await client.close()
 
 
 def text_of(result: types.CallToolResult) -> str:

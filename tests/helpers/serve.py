@@ -70,9 +70,10 @@ async def start_serve(
     *args: str,
     vault: Path | None = None,
     stderr: int | IO[Any] | None = asyncio.subprocess.PIPE,
+    env: dict[str, str] | None = None,
 ) -> Served:
-    """Start `serve` on ``vault`` (default: a copy of examples/vault); return once its info file
-    exists. The caller ends the process."""
+    """Start `serve` on ``vault`` (default: a copy of examples/vault), with ``env`` added to its
+    environment; return once its info file exists. The caller ends the process."""
     if vault is None:
         vault = copy_example_vault(tmp_path)
     info_file = default_data_dir(vault) / "server.json"
@@ -90,7 +91,7 @@ async def start_serve(
         str(tmp_path / "data"),
         *args,
         cwd=REPO_ROOT,
-        env=cli_env(tmp_path),
+        env=cli_env(tmp_path) | (env or {}),
         stderr=stderr,
     )
     try:

@@ -493,3 +493,54 @@ async def test_confirm_is_not_asked_for_invalid_calls() -> None:
     registry.register_tool("t", "d", SEARCH_SCHEMA, _echo, permission="ask")
     result = await registry.run_tool_call(ToolCall("c", "t", {}))
     assert result.is_error and asked == []
+
+
+NESTED = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "limit": {"type": "integer"},
+        "edits": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"old": {"type": "string"}, "note": {"type": "string"}},
+                "required": ["old"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "received", "problem"),
+    [
+        ({"path": "a", "limit": None}, {"path": "a"}, None),
+        (
+            {"path": "a", "edits": [{"old": "x", "note": None}]},
+            {"path": "a", "edits": [{"old": "x"}]},
+            None,
+        ),
+        ({"path": None}, None, "None is not of type 'string'"),  # required: null stays, refused
+        ({"path": "a", "edits": [{"old": None}]}, None, "None is not of type 'string'"),
+    ],
+)
+async def test_null_for_an_optional_argument_is_not_given_at_any_depth(
+    arguments: dict[str, Any], received: dict[str, Any] | None, problem: str | None
+) -> None:
+    """The registry's one rule, for every caller: validation and the handler see no nulls for
+    optional properties, while a required property's null is still refused."""
+    seen: list[dict[str, Any]] = []
+    registry = ToolRegistry()
+    registry.register_tool("t", "d", NESTED, lambda args: seen.append(args) or "ok")
+    reason = registry.validate_tool_call(ToolCall("1", "t", arguments))
+    result = await registry.run_tool_call(ToolCall("1", "t", arguments))
+    if problem is None:
+        assert reason is None and not result.is_error
+        assert seen == [received]
+    else:
+        assert reason is not None and problem in reason
+        assert result.is_error and not seen

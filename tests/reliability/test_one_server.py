@@ -1,4 +1,6 @@
-"""One server per vault: a second serve is refused by name, a dead server's lock is taken over."""
+"""One server per vault, whatever the data folder: a second serve is refused by name, a dead
+server's lock is taken over, and `mcp` forwards to the running server whatever --data-dir it
+was given."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from plugin_bridge.cli.lock import LOCK_FILE
+from plugin_bridge.cli.lock import lock_path
 from tests.helpers.serve import START_WAIT, run_cli, serve
 
 
@@ -39,12 +41,48 @@ async def test_a_second_server_on_the_same_vault_exits_2_naming_the_first(tmp_pa
             assert await first.process.wait() == 0
 
 
+async def test_two_servers_with_different_data_folders_on_one_vault(tmp_path: Path) -> None:
+    """The lock is the vault's, not the data folder's: a serve with another --data-dir (and
+    another info file) exits 2 naming the running server and its data folder, and an `mcp`
+    given that other data folder forwards to the running server instead of serving."""
+    async with serve(tmp_path) as first:
+        vault = tmp_path / "vault"
+        other = ("--data-dir", str(tmp_path / "other"), "--info-file", str(tmp_path / "o.json"))
+        code, _out, err = await run_cli(tmp_path, "serve", "--vault", str(vault), *other)
+        assert code == 2
+        assert f"pid {first.process.pid}" in err and str(tmp_path / "data") in err
+        record = json.loads(lock_path(vault).read_text())
+        assert record == {
+            "pid": first.process.pid,
+            "url": first.info["url"],
+            "dataDir": str(tmp_path / "data"),
+            "infoFile": str(first.info_file.resolve()),
+        }
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        }
+        code, out, err = await run_cli(
+            tmp_path, "mcp", "--vault", str(vault), *other, stdin=json.dumps(initialize).encode()
+        )
+        assert code == 0, err
+        assert "Forwarding MCP to the server in" in err and str(first.info_file) in err
+        assert json.loads(out.splitlines()[0])["result"]["serverInfo"]["name"]
+        assert not (tmp_path / "other").exists()  # it opened no index of its own
+
+
 async def test_the_lock_of_a_killed_server_is_taken_over(tmp_path: Path) -> None:
     """SIGKILL leaves the lock file naming a dead pid; the next serve on the vault starts."""
     async with serve(tmp_path) as first:
         first.process.kill()
         await first.process.wait()
-    lock = tmp_path / "data" / LOCK_FILE
+    lock = lock_path(tmp_path / "vault")
     assert json.loads(lock.read_text())["pid"] == first.process.pid
     info_file = tmp_path / "second.json"
     async with serve(

@@ -208,6 +208,13 @@ export interface Methods {
 		result: UsageSummaryResult;
 	};
 	/**
+	 * The indexed notes a page at a time, in path order (see vault/lexical/listing.py).
+	 */
+	"vault/list": {
+		params: VaultListParams;
+		result: VaultListResult;
+	};
+	/**
 	 * The notes closest in meaning to one note, with whether they already link.
 	 */
 	"vault/related": {
@@ -1020,6 +1027,31 @@ export interface ModelUsageModel {
 	 * Calls whose model has no known price.
 	 */
 	unpricedCalls: number;
+}
+export interface VaultListParams {
+	/**
+	 * nextCursor of the page before; none: the first page.
+	 */
+	cursor?: string | null;
+	limit?: number;
+}
+export interface VaultListResult {
+	/**
+	 * In path order.
+	 */
+	notes: ListedNoteModel[];
+	/**
+	 * Pass it for the next page; null: the last one.
+	 */
+	nextCursor: string | null;
+}
+export interface ListedNoteModel {
+	path: string;
+	title: string;
+	/**
+	 * The note's size in bytes.
+	 */
+	size: number;
 }
 export interface RelatedParams {
 	/**

@@ -125,13 +125,20 @@ def read_prompt(vault: Vault, prompt_id: str, folder: str) -> Prompt:
             path=prompt_id,
         )
     note = vault.notes.read(prompt_id)
-    parsed = parse_note(note.path, note.content)
+    return prompt_from_note(note.path, note.content)
+
+
+def prompt_from_note(path: str, content: str) -> Prompt:
+    """The prompt the note at ``path`` with text ``content`` defines: its front matter's name
+    (else the file name without ``.md``), description, insert and purpose, its body the
+    instruction."""
+    parsed = parse_note(path, content)
     meta = parsed.frontmatter
     insert = meta.get("insert", "none")
     purpose = meta.get("purpose")
     return Prompt(
-        id=note.path,
-        name=str(meta.get("name") or PurePosixPath(note.path).stem),
+        id=path,
+        name=str(meta.get("name") or PurePosixPath(path).stem),
         description=str(meta.get("description") or ""),
         insert=insert if insert in ("selection", "note", "none") else "none",
         instruction=parsed.body.strip(),

@@ -122,6 +122,7 @@ from plugin_bridge.wire.models.vault import (
     AuditListParams,
     AuditListResult,
     HashField,
+    ListedNoteModel,
     NoteAppendParams,
     NoteApplyParams,
     NoteApplyResult,
@@ -133,6 +134,8 @@ from plugin_bridge.wire.models.vault import (
     NoteUndoParams,
     NoteUndoResult,
     NoteWriteResult,
+    VaultListParams,
+    VaultListResult,
 )
 
 SERVER_NOTIFICATIONS: tuple[type[Notification], ...] = (
@@ -192,6 +195,7 @@ __all__ = [
     "InvalidCall",
     "KeptChange",
     "KeysModel",
+    "ListedNoteModel",
     "MatchSide",
     "McpServerInfo",
     "McpServerParams",
@@ -252,6 +256,8 @@ __all__ = [
     "UsageModel",
     "UsageSummaryResult",
     "VaultInfo",
+    "VaultListParams",
+    "VaultListResult",
     "WireModel",
     "dump",
 ]

@@ -1,4 +1,4 @@
-"""Wire models of note access: note/read, create, append, edit, undo, audit/list.
+"""Wire models of note access: vault/list, note/read, create, append, edit, undo, audit/list.
 
 Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, params strict.
 """
@@ -8,6 +8,24 @@ from __future__ import annotations
 from pydantic import Field
 
 from plugin_bridge.wire.models.base import Params, WireModel
+
+
+class VaultListParams(Params):
+    cursor: str | None = Field(
+        None, max_length=4000, description="nextCursor of the page before; none: the first page."
+    )
+    limit: int = Field(500, ge=1, le=1000)
+
+
+class ListedNoteModel(WireModel):
+    path: str
+    title: str
+    size: int = Field(description="The note's size in bytes.")
+
+
+class VaultListResult(WireModel):
+    notes: list[ListedNoteModel] = Field(description="In path order.")
+    next_cursor: str | None = Field(description="Pass it for the next page; null: the last one.")
 
 
 class NoteReadParams(Params):

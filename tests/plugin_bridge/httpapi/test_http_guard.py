@@ -75,6 +75,7 @@ async def test_a_missing_or_wrong_token_is_401(
     async with httpx.AsyncClient(base_url=bridge.http_url, timeout=10) as http:
         response = await http.request(method, path, headers=headers, json={})
     assert_refusal(response, 401, "auth_failed", path)
+    assert response.headers["www-authenticate"].startswith("Bearer ")
     assert bridge.app.token not in response.text
 
 

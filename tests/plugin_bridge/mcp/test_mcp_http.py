@@ -4,16 +4,13 @@ info file's token as a bearer token works; a wrong or missing one is 401 before 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
+from contextlib import AbstractAsyncContextManager
 
 import httpx
-import httpx2
 import pytest
 import pytest_asyncio
-from mcp.client.streamable_http import streamable_http_client
 
-from tests.helpers.mcp import HeldClient, json_of, text_of
+from tests.helpers.mcp import HeldClient, http_client, json_of, text_of
 from tests.helpers.serve import START_WAIT, Served, start_serve
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -34,18 +31,9 @@ def endpoint(served: Served) -> str:
     return f"{served.info['httpUrl']}/mcp"
 
 
-@asynccontextmanager
-async def client_with(served: Served, token: str) -> AsyncIterator[HeldClient]:
+def client_with(served: Served, token: str) -> AbstractAsyncContextManager[HeldClient]:
     """The SDK's client on /mcp with ``token`` as the bearer token."""
-    headers = {"Authorization": f"Bearer {token}"}
-    # the first /mcp request imports the SDK (about a second, more on a loaded machine)
-    async with httpx2.AsyncClient(headers=headers, timeout=START_WAIT) as http:
-        transport: Any = streamable_http_client(endpoint(served), http_client=http)
-        client = await HeldClient(transport).open()
-        try:
-            yield client
-        finally:
-            await client.close()
+    return http_client(endpoint(served), token)
 
 
 async def test_the_right_token_lists_and_calls_the_vault_tools(served: Served) -> None:
@@ -56,7 +44,8 @@ async def test_the_right_token_lists_and_calls_the_vault_tools(served: Served) -
         listed = json_of(await client.call("list_notes", {"folder": "Projects"}))
         assert "Projects/Kafka pipeline.md" in listed["notes"]
         refused = await client.call("create_note", {"path": "Web.md", "content": "x"})
-        assert refused.is_error and "--allow-writes" in text_of(refused)
+        assert refused.is_error and "http_allow_writes" in text_of(refused)
+        assert "--allow-writes" not in text_of(refused)
 
 
 @pytest.mark.parametrize("token", ["wrong-token", None])
@@ -68,7 +57,10 @@ async def test_a_wrong_or_missing_token_is_401(served: Served, token: str | None
     async with httpx.AsyncClient(timeout=START_WAIT) as http:
         response = await http.post(endpoint(served), json=ping, headers=headers)
     assert response.status_code == 401
-    assert response.json()["error"] == "auth_failed"
+    assert response.headers["www-authenticate"].startswith("Bearer")
+    body = response.json()
+    assert body["jsonrpc"] == "2.0" and body["id"] is None
+    assert body["error"]["code"] == -32001 and "bearer token" in body["error"]["message"]
     with pytest.raises(ExceptionGroup):  # the SDK's client cannot start a session
         async with client_with(served, token or ""):
             pass

@@ -1,6 +1,6 @@
 """How `obsidian-ai-bridge mcp` lives and dies: serving the vault itself it stops when stdin
 closes (info file removed, lock free, nothing but MCP on stdout); forwarding, it survives the
-server's restart (the call made while none runs is a clear error, the next one reconnects)."""
+server's stop by becoming the vault's server itself."""
 
 from __future__ import annotations
 
@@ -10,16 +10,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp.shared.exceptions import MCPError
 
 from plugin_bridge.cli.lock import acquire
 from tests.conftest import REPO_ROOT
 from tests.helpers.bridge import copy_example_vault
 from tests.helpers.mcp import HeldClient, json_of, mcp_command, text_of
-from tests.helpers.serve import START_WAIT, cli_env, start_serve
+from tests.helpers.serve import START_WAIT, cli_env, run_cli, start_serve
 
 
-async def test_serving_the_vault_it_stops_when_stdin_closes(tmp_path: Path) -> None:
+async def test_serving_the_vault_it_stops_when_stdin_closes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the subprocess's lock folder
     vault, info_file = copy_example_vault(tmp_path), tmp_path / "server.json"
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -54,28 +56,43 @@ async def test_serving_the_vault_it_stops_when_stdin_closes(tmp_path: Path) -> N
         assert await process.wait() == 0
     assert all(json.loads(line) for line in rest.splitlines())  # stdout: MCP messages only
     assert not info_file.exists()
-    acquire(tmp_path / "d").release()  # the vault's lock is free again
+    acquire(vault).release()  # the vault's lock is free again
 
 
-async def test_forwarding_survives_the_servers_restart(tmp_path: Path) -> None:
-    vault, data_dir = copy_example_vault(tmp_path), tmp_path / "data"
+async def test_forwarding_it_takes_over_when_the_server_stops(tmp_path: Path) -> None:
+    """The server forwarded to stops: the forwarding process (given another data folder) takes
+    the vault's lock and serves the vault itself, in the same MCP session; a serve started then
+    is refused naming it; when its client closes stdin it stops and frees the vault."""
+    vault = copy_example_vault(tmp_path)
     info = ("--info-file", str(tmp_path / "server.json"))
     env = cli_env(tmp_path) | {"AI_BRIDGE_CONFIG": str(tmp_path / "none.toml")}
     served = await start_serve(tmp_path, *info, vault=vault)
-    client = await HeldClient(mcp_command(vault, data_dir, env, *info)).open()
+    client = await HeldClient(mcp_command(vault, tmp_path / "other-data", env, *info)).open()
     try:
         read = {"path": "Welcome.md"}
         assert json_of(await client.call("read_note", read))["path"] == "Welcome.md"
         served.process.terminate()
         await served.process.wait()
-        lost = await client.call("read_note", read)
-        assert lost.is_error and "Lost the bridge server for this vault" in text_of(lost)
-        with pytest.raises(MCPError, match="Lost the bridge server for this vault"):
-            await client.client.list_tools(cache_mode="bypass")
-        served = await start_serve(tmp_path, *info, vault=vault)
-        assert json_of(await client.call("read_note", read))["path"] == "Welcome.md"
+        async with asyncio.timeout(START_WAIT):
+            while True:  # the call in flight when the server went is the only one lost
+                result = await client.call("read_note", read)
+                if not result.is_error:
+                    break
+                assert "Lost the bridge server for this vault" in text_of(result)
+                await asyncio.sleep(0.1)
+        assert json_of(result)["path"] == "Welcome.md"
+        taken = json.loads((tmp_path / "server.json").read_text())
+        assert taken["pid"] != served.process.pid
+        code, _out, err = await run_cli(tmp_path, "serve", "--vault", str(vault))
+        assert code == 2 and f"pid {taken['pid']}" in err and "other-data" in err
+        assert "Welcome.md" in {
+            r.name for r in (await client.client.list_resources(cache_mode="bypass")).resources
+        }
     finally:
         await client.close()
         if served.process.returncode is None:
             served.process.terminate()
             await served.process.wait()
+    async with asyncio.timeout(START_WAIT):
+        while (tmp_path / "server.json").exists():  # noqa: ASYNC110 - another process's file
+            await asyncio.sleep(0.05)

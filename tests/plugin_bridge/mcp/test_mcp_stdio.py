@@ -116,6 +116,30 @@ async def test_notes_are_resources(setup: Setup) -> None:
         await setup.reader.client.read_resource("note://../secret.md")
 
 
+async def test_notes_are_listed_and_prompts_offered(setup: Setup) -> None:
+    """resources/list and the custom prompts in either mode (forwarded: vault/list, prompts/list
+    and note/read on the server)."""
+    folder = setup.vault / "Assistant" / "Prompts"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "Tidy.md").write_text("---\ninsert: note\n---\nTidy this note.\n")
+    async with asyncio.timeout(30):
+        while True:  # once the index has the whole vault
+            listed = await setup.reader.client.list_resources(cache_mode="bypass")
+            names = {resource.name for resource in listed.resources}
+            if {"Projects/Kafka pipeline.md", "Assistant/Prompts/Tidy.md"} <= names:
+                break
+            await asyncio.sleep(0.1)
+    assert listed.next_cursor is None
+    prompts = {p.name: p for p in (await setup.reader.client.list_prompts()).prompts}
+    assert [a.name for a in prompts["Tidy"].arguments or []] == ["note", "text"]
+    got = await setup.reader.client.get_prompt("Tidy", {"note": "Welcome.md", "text": "Now."})
+    first, second = (message.content for message in got.messages)
+    assert isinstance(first, types.TextContent) and first.text == "Tidy this note.\n\nNow."
+    assert isinstance(second, types.EmbeddedResource)
+    assert isinstance(second.resource, types.TextResourceContents)
+    assert second.resource.text == (setup.vault / "Welcome.md").read_text()
+
+
 async def test_a_write_without_allow_writes_is_refused(setup: Setup) -> None:
     refused = await setup.reader.call("create_note", {"path": "Sneaky.md", "content": "x"})
     assert refused.is_error

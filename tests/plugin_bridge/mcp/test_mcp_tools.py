@@ -8,6 +8,7 @@ from pathlib import Path
 from mcp import Client
 
 from llm_service.embedders import FakeEmbedder
+from plugin_bridge.app.vault_tools import HTTP_WRITES_OFF
 from plugin_bridge.mcp.server import build_server
 from plugin_bridge.mcp.tools import LocalTools
 from tests.helpers.bridge import running_bridge
@@ -28,3 +29,25 @@ async def test_related_notes_is_offered_while_there_is_an_embedder(tmp_path: Pat
             assert "related_notes" not in listed
             gone = await client.call_tool("related_notes", {"path": "Projects/Kafka pipeline.md"})
             assert gone.is_error and "needs semantic search" in text_of(gone)
+
+
+async def test_writes_follow_a_live_switch(tmp_path: Path) -> None:
+    """/mcp's writes follow http_allow_writes as it is now: offered and run while it is on,
+    refused naming the setting while it is off."""
+    allowed = False
+    async with running_bridge(tmp_path) as bridge:
+        tools = LocalTools(
+            bridge.vault,
+            allow_writes=lambda: allowed,
+            writer=bridge.app.writes.write,
+            writes_off=HTTP_WRITES_OFF,
+        )
+        async with Client(build_server(tools, bridge.vault.name)) as client:
+            create = {"path": "Live.md", "content": "x"}
+            assert "create_note" not in {t.name for t in (await client.list_tools()).tools}
+            refused = await client.call_tool("create_note", create)
+            assert refused.is_error and "http_allow_writes" in text_of(refused)
+            allowed = True
+            listed = await client.list_tools(cache_mode="bypass")
+            assert "create_note" in {tool.name for tool in listed.tools}
+            assert json_of(await client.call_tool("create_note", create))["path"] == "Live.md"
