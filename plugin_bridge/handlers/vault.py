@@ -9,7 +9,9 @@ import functools
 from collections.abc import Callable
 
 from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.vault.attachments import read_pdf
 from plugin_bridge.vault.notes.store import PlannedWrite
+from plugin_bridge.vault.pdf import is_pdf_name
 from plugin_bridge.wire.models import (
     AuditListParams,
     AuditListResult,
@@ -25,8 +27,14 @@ from plugin_bridge.wire.models import (
 
 
 async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
-    """A note's text and the sha256 of its bytes."""
-    note = await asyncio.to_thread(ctx.app.vault.notes.read, params.path)
+    """A note's text and the sha256 of its bytes; a PDF's text by page (``pages``)."""
+    notes = ctx.app.vault.notes
+    if is_pdf_name(params.path.strip()):
+        pdf = await asyncio.to_thread(read_pdf, notes, params.path, params.pages)
+        return NoteReadResult(
+            path=pdf.path, content=pdf.content, hash=pdf.hash, page_count=pdf.page_count
+        )
+    note = await asyncio.to_thread(notes.read, params.path)
     return NoteReadResult(path=note.path, content=note.content, hash=note.hash, lossy=note.lossy)
 
 

@@ -145,7 +145,7 @@ export interface Methods {
 		result: NoteWriteResult;
 	};
 	/**
-	 * A note's text and the sha256 of its bytes.
+	 * A note's text and the sha256 of its bytes; a PDF's text by page (``pages``).
 	 */
 	"note/read": {
 		params: NoteReadParams;
@@ -512,6 +512,10 @@ export interface IndexStatus {
 	 * null: lexical search only.
 	 */
 	embedder?: EmbedderStatus | null;
+	/**
+	 * PDFs not indexed: encrypted, damaged or over the size limit (pdf_max_mb).
+	 */
+	unreadablePdfs?: number;
 }
 export interface EmbedderStatus {
 	/**
@@ -674,12 +678,19 @@ export interface NoteEditModel {
 }
 export interface NoteReadParams {
 	/**
-	 * Vault-relative path, e.g. Projects/Kafka.md.
+	 * Vault-relative path, e.g. Projects/Kafka.md or Papers/x.pdf.
 	 */
 	path: string;
+	/**
+	 * A PDF's pages to read, 1-based and inclusive: "3-5", "4" or "7-" (to the end); default all.
+	 */
+	pages?: string | null;
 }
 export interface NoteReadResult {
 	path: string;
+	/**
+	 * The note's text; a PDF's text, each page after a '--- page N of M ---' line.
+	 */
 	content: string;
 	/**
 	 * sha256 hex of the file bytes.
@@ -689,6 +700,10 @@ export interface NoteReadResult {
 	 * Some bytes were not UTF-8 and read as U+FFFD; only note/create with overwrite may write the note.
 	 */
 	lossy?: boolean;
+	/**
+	 * A PDF's number of pages; null for notes.
+	 */
+	pageCount?: number | null;
 }
 export interface NoteUndoParams {
 	/**
@@ -1101,6 +1116,10 @@ export interface SearchHitModel {
 	 * Which search found this note.
 	 */
 	matchedBy?: ("lexical" | "semantic")[];
+	/**
+	 * A PDF's page (1-based) the snippet is from: open it as [[file.pdf#page=N]]; null for notes.
+	 */
+	page?: number | null;
 }
 export interface ClientNotifications {
 	"$/cancelRequest": {
@@ -1185,6 +1204,10 @@ export interface IndexProgress {
 	 * With phase error: one sentence.
 	 */
 	error?: string | null;
+	/**
+	 * PDFs not indexed: encrypted, damaged or over the size limit (pdf_max_mb).
+	 */
+	unreadablePdfs?: number;
 }
 /**
  * ``$/serverProof``: the first frame of a connection opened with a ``nonce``.
@@ -1336,13 +1359,17 @@ export interface SearchNotesArgs {
 }
 export interface ReadNoteArgs {
 	/**
-	 * Path of the note relative to the vault root, with '/' between folders and the .md, .canvas or .base extension, e.g. 'Projects/Kafka.md'.
+	 * Path of the note relative to the vault root, with '/' between folders and the .md, .canvas, .base or .pdf extension, e.g. 'Projects/Kafka.md'.
 	 */
 	path: string;
 	/**
 	 * Character to start from, for the rest of a long note.
 	 */
 	offset?: number;
+	/**
+	 * A PDF's pages, 1-based and inclusive: "3-5", "4" or "7-"; default all.
+	 */
+	pages?: string | null;
 }
 export interface ListNotesArgs {
 	/**

@@ -77,6 +77,9 @@ class IndexStatus(WireModel):
         "files, plus changes queued meanwhile); 0 when idle and while the vault is being listed.",
     )
     embedder: EmbedderStatus | None = Field(None, description="null: lexical search only.")
+    unreadable_pdfs: int = Field(
+        0, description="PDFs not indexed: encrypted, damaged or over the size limit (pdf_max_mb)."
+    )
 
 
 class McpServerStatus(WireModel):
