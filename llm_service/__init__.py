@@ -37,6 +37,8 @@ if TYPE_CHECKING:
         ToolResult,
     )
     from llm_service.messages import (
+        DocumentBlock,
+        ImageBlock,
         LLMResponse,
         Message,
         ReplyBlock,
@@ -67,7 +69,17 @@ _LAZY = {
         "llm_service.events",
     ),
     **dict.fromkeys(
-        ("LLMResponse", "Message", "TextBlock", "ToolCall", "ToolResultBlock", "ToolSpec", "Usage"),
+        (
+            "DocumentBlock",
+            "ImageBlock",
+            "LLMResponse",
+            "Message",
+            "TextBlock",
+            "ToolCall",
+            "ToolResultBlock",
+            "ToolSpec",
+            "Usage",
+        ),
         "llm_service.messages",
     ),
     "ChatRequest": "llm_service.providers.base",
@@ -89,6 +101,8 @@ __all__ = [
     "PROVIDER_NAMES",
     "AnthropicProvider",
     "ChatRequest",
+    "DocumentBlock",
+    "ImageBlock",
     "LLMError",
     "LLMResponse",
     "LLMService",

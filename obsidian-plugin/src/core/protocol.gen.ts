@@ -276,7 +276,7 @@ export interface ChatSendParams {
 }
 export interface NoteContext {
 	/**
-	 * Vault-relative path of the note.
+	 * Vault-relative path of the note, or of an image (png, jpg, gif, webp) or PDF, sent as itself to a model that can see it.
 	 */
 	note: string;
 	/**
@@ -312,6 +312,10 @@ export interface ChatSendResult {
 	 * Notes the model was given (context) or read during the turn, in order.
 	 */
 	sources?: string[];
+	/**
+	 * One sentence each: what of the message was not sent (images to a model that cannot see them, images past the limit of 8).
+	 */
+	warnings?: string[];
 }
 export interface UsageModel {
 	inputTokens: number;
@@ -622,6 +626,10 @@ export interface ModelInfoModel {
 	contextWindow: number | null;
 	maxOutputTokens: number | null;
 	supportsTools: boolean | null;
+	/**
+	 * The model accepts images (context images are sent); null: unknown.
+	 */
+	supportsImages?: boolean | null;
 	/**
 	 * USD; null when unknown, never 0.
 	 */

@@ -118,6 +118,9 @@ class ModelInfoModel(WireModel):
     context_window: int | None
     max_output_tokens: int | None
     supports_tools: bool | None
+    supports_images: bool | None = Field(
+        None, description="The model accepts images (context images are sent); null: unknown."
+    )
     input_price_per_mtok: float | None = Field(description="USD; null when unknown, never 0.")
     output_price_per_mtok: float | None = Field(description="USD; null when unknown, never 0.")
 
