@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from llm_service import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec
+from plugin_bridge.httpapi.image_parts import image_in, is_image_part
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
@@ -101,8 +102,7 @@ def messages_in(raw: object) -> tuple[str | None, list[Message]]:
             continue
         blocks: tuple[ContentBlock, ...]
         if role == "user":
-            text = _text(item.get("content"), where)
-            blocks = (TextBlock(text),)
+            blocks = _user_content(item.get("content"), where)
             message = Message("user", blocks)
         elif role == "assistant":
             content = item.get("content")
@@ -187,10 +187,26 @@ def _text(content: object, where: str) -> str:
         texts = []
         for part in content:
             if not isinstance(part, dict) or part.get("type") != "text":
-                raise BadRequest(f"'{where}.content' may hold text parts only.")
+                raise BadRequest(f"'{where}.content' may hold text parts (and images from a user).")
             texts.append(str(part.get("text", "")))
         return "".join(texts)
     raise BadRequest(f"'{where}.content' must be a string or a list of text parts.")
+
+
+def _user_content(content: object, where: str) -> tuple[ContentBlock, ...]:
+    """A user message's text, then its images (``image_url`` or Anthropic ``image`` parts)."""
+    if not isinstance(content, list) or not any(map(is_image_part, content)):
+        return (TextBlock(_text(content, where)),)
+    texts = [part for part in content if not is_image_part(part)]
+    try:
+        images = [
+            image_in(part, f"{where}.content[{n}]")
+            for n, part in enumerate(content)
+            if is_image_part(part)
+        ]
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+    return (TextBlock(_text(texts, where)), *images)
 
 
 def _call_in(raw: object, where: str) -> ToolCall:
