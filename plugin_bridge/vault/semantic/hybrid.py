@@ -183,7 +183,8 @@ async def search_notes(
         made = index.snippets(query, bare)
         hits = [hit if hit.chunks else replace(hit, snippet=made.get(hit.path, "")) for hit in hits]
     if any(is_pdf_name(hit.path) for hit in hits):
-        hits = _on_pages(index, hits, [term.text for term in parsed.terms] + list(parsed.cjk))
+        terms = [term.text for term in parsed.terms] + list(parsed.cjk)
+        hits = _on_pages(index, hits, terms, rerank=chosen == "lexical")
     pending = lexical.pending if lexical else index.pending
     took = round((time.perf_counter() - started) * 1000, 3)
     return NoteResults(hits, chosen, pending, took)
@@ -213,10 +214,14 @@ def _combine(
     return hits
 
 
-def _on_pages(index: SearchIndex, hits: list[NoteHit], words: list[str]) -> list[NoteHit]:
+def _on_pages(
+    index: SearchIndex, hits: list[NoteHit], words: list[str], *, rerank: bool
+) -> list[NoteHit]:
     """PDF hits with the page they were found on: the best chunk's page (vectors), else the
     page holding the snippet, else the page with most of the query's words (the snippet is
-    then made from that page)."""
+    then made from that page). With ``rerank`` (a lexical ranking), a PDF counts the words
+    its best single page holds, not those spread over its pages, and the hits are sorted
+    again: a page is what the user reads."""
     paths = [hit.path for hit in hits if is_pdf_name(hit.path)]
     bodies = index.read(lambda conn: _bodies(conn, paths))
     placed = []
@@ -234,8 +239,22 @@ def _on_pages(index: SearchIndex, hits: list[NoteHit], words: list[str]) -> list
         if page is None:
             page = page_of_words(pages, words)
             snippet = snippet_around(pages[page], words) if pages else ""
-        placed.append(replace(hit, page=page + 1, snippet=snippet))
+        score = _page_score(hit.score, pages, words) if rerank else hit.score
+        placed.append(replace(hit, page=page + 1, snippet=snippet, score=score))
+    if rerank:
+        placed.sort(key=lambda hit: -hit.score)  # stable: ties keep the index's order
     return placed
+
+
+def _page_score(score: float, pages: Sequence[str], words: Sequence[str]) -> float:
+    """A lexical score (words matched + a BM25 fraction) with the words matched counted on
+    the PDF's best page; never raised."""
+    folded = [word.casefold() for word in words if word]
+    if not folded:
+        return score
+    best = max((sum(word in page.casefold() for word in folded) for page in pages), default=0)
+    whole = math.floor(score)
+    return round(best + (score - whole), 6) if best < whole else score
 
 
 def _bodies(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:

@@ -129,3 +129,19 @@ async def test_a_changed_pdf_re_embeds_only_its_changed_pages(tmp_path: Path) ->
         await wait_for(lambda: bool(embedder.texts))
         await bridge.vault.semantic.wait_until_idle(10)
         assert len(embedder.texts) == 1 and "Herons fly south." in embedder.texts[0]
+
+
+async def test_a_pdf_with_the_words_on_one_page_ranks_above_one_with_them_spread(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "vault"
+    root.mkdir()
+    # more of each word (BM25 alone would rank it first), but on three different pages
+    spread = ["Amber, amber, amber glass.", "An otter, otter, otter.", "Lyon, Lyon, Lyon."]
+    (root / "spread.pdf").write_bytes(make_pdf(spread))
+    (root / "together.pdf").write_bytes(make_pdf(["Weather.", "The amber otter of Lyon sleeps."]))
+    async with running_bridge(tmp_path, vault_root=root) as bridge:
+        wire = await bridge.wire()
+        found = await wire.result("vault/search", {"query": "amber otter lyon"})
+    ranked = [(hit["path"], hit["page"]) for hit in found["results"]]
+    assert ranked == [("together.pdf", 2), ("spread.pdf", 1)]
