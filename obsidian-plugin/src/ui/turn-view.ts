@@ -104,6 +104,8 @@ export class TurnView extends Component {
 				this.registerDomEvent(retry, "click", () => this.actions.retry());
 			}
 		}
+		// What of the message did not go (an image to a model that cannot see it), in the server's words.
+		for (const warning of turn.result?.warnings ?? []) this.footerEl.createDiv({ cls: "aib-note aib-warning", text: warning });
 		const sources = turn.sources;
 		if (sources.length > 0) {
 			const list = this.footerEl.createDiv({ cls: "aib-sources" });

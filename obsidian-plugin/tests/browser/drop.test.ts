@@ -2,10 +2,10 @@
 // dropped from the desktop is saved into the vault's attachment folder and becomes a chip with
 // its thumbnail; a PDF dragged from the file explorer becomes a chip; `@` offers both.
 // `make screenshot` saves docs/panel-image-chip.png from here (SCREENSHOT_DIR).
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROMIUM, haveChromium, testPages, WAIT, type TestPages } from "../helpers/browser";
+import { CHROMIUM, haveChromium, send, testPages, WAIT, type TestPages } from "../helpers/browser";
 import { demoServer, type DemoServer } from "../helpers/server";
 
 let pages: TestPages;
@@ -71,6 +71,18 @@ describe.skipIf(!haveChromium)("images and PDFs dropped on the panel", () => {
 		await page.dispatchEvent(".aib-input", "input");
 		const shots = process.env.SCREENSHOT_DIR;
 		if (shots) await page.locator(".workspace-leaf").last().screenshot({ path: join(shots, "panel-image-chip.png") });
+
+		// Sent to the demo server's text-only model: the answer comes, with the one-sentence notice.
+		const saved1 = await page.evaluate(async () => {
+			const blob = await (await fetch((document.querySelector("img.aib-chip-thumb") as HTMLImageElement).src)).arrayBuffer();
+			return Array.from(new Uint8Array(blob));
+		});
+		mkdirSync(join(server.vault, "Attachments"), { recursive: true });
+		writeFileSync(join(server.vault, "Attachments", "diagram.png"), Buffer.from(saved1));
+		await page.locator(".aib-chip", { hasText: "Attention.pdf" }).locator(".aib-chip-remove").click();
+		await send(page, "What does this diagram show?");
+		await page.locator(".aib-assistant .aib-usage").last().waitFor({ timeout: WAIT });
+		expect(await page.locator(".aib-warning").last().textContent()).toMatch(/cannot see images, so Attachments\/diagram.png was not sent/);
 		await page.close();
 	});
 });
