@@ -15,7 +15,7 @@ PLUGIN_STAMP := $(PLUGIN)/node_modules/.installed
 PLUGIN_ID := ai-bridge-assistant
 
 .PHONY: setup serve test lint typecheck pytest soak bench schema format clean \
-	plugin plugin-test plugin-install chromium screenshot install version release-assets
+	plugin plugin-test plugin-install chromium cjk-font screenshot install version release-assets
 
 setup: $(STAMP)
 
@@ -106,8 +106,15 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-pytest: $(STAMP)
+pytest: $(STAMP) cjk-font
 	$(VENV)/bin/pytest
+
+# A Chinese font for the tests' Chinese PDF (Debian's fonts-wqy-microhei); else that test skips.
+cjk-font:
+	@test -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc || { command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get install -y -qq fonts-wqy-microhei >/dev/null 2>&1 \
+			|| (apt-get update -qq && apt-get install -y -qq fonts-wqy-microhei >/dev/null)) \
+		|| echo "no CJK font and apt-get cannot install one: the Chinese PDF test will be skipped"; }
 
 # The long reliability runs (marker `soak`), left out of `make test`.
 soak: $(STAMP)

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
         ToolResult,
     )
     from llm_service.messages import (
+        DocumentBlock,
+        ImageBlock,
         LLMResponse,
         Message,
         ReplyBlock,
@@ -68,7 +70,17 @@ _LAZY = {
         "llm_service.events",
     ),
     **dict.fromkeys(
-        ("LLMResponse", "Message", "TextBlock", "ToolCall", "ToolResultBlock", "ToolSpec", "Usage"),
+        (
+            "DocumentBlock",
+            "ImageBlock",
+            "LLMResponse",
+            "Message",
+            "TextBlock",
+            "ToolCall",
+            "ToolResultBlock",
+            "ToolSpec",
+            "Usage",
+        ),
         "llm_service.messages",
     ),
     **dict.fromkeys(("ForcedTool", "ResponseFormat", "ToolChoice"), "llm_service.options"),
@@ -91,7 +103,9 @@ __all__ = [
     "PROVIDER_NAMES",
     "AnthropicProvider",
     "ChatRequest",
+    "DocumentBlock",
     "ForcedTool",
+    "ImageBlock",
     "LLMError",
     "LLMResponse",
     "LLMService",

@@ -22,6 +22,8 @@ class ModelInfo:
     context_window: int | None = None
     max_output_tokens: int | None = None
     supports_tools: bool | None = None
+    supports_images: bool | None = None
+    """The model accepts images (vision); None where unknown."""
     input_price_per_mtok: float | None = None
     output_price_per_mtok: float | None = None
     embedding: bool | None = None
@@ -48,6 +50,19 @@ _LIMITS: Final[dict[str, tuple[int, int]]] = {
 }
 
 
+_SEES: Final = ("claude-", "gpt-4o", "gpt-4.1", "gpt-5", "gpt-6", "chatgpt-4o", "o1", "o3", "o4")
+"""Model id prefixes of models that accept images."""
+_TEXT_ONLY: Final = ("gpt-3.5", "gpt-4-0", "gpt-4-32k", "o1-mini", "o3-mini")
+"""... and of those that do not (checked first)."""
+
+
+def sees_images(model: str) -> bool | None:
+    """Whether the catalog knows ``model`` to accept images (None: it does not know it)."""
+    if model.startswith(_TEXT_ONLY):
+        return False
+    return True if model.startswith(_SEES) else None
+
+
 def described(info: ModelInfo, provider: str | None = None) -> ModelInfo:
     """``info`` with what the catalog and ``provider``'s prices know added (the API's values
     win; see :func:`llm_service.pricing.price_for` for ``provider``)."""
@@ -60,6 +75,9 @@ def described(info: ModelInfo, provider: str | None = None) -> ModelInfo:
         supports_tools=info.supports_tools
         if info.supports_tools is not None
         else (True if limits else None),
+        supports_images=info.supports_images
+        if info.supports_images is not None
+        else sees_images(info.id),
         input_price_per_mtok=price.input if price else None,
         output_price_per_mtok=price.output if price else None,
     )

@@ -42,7 +42,30 @@ class ToolResultBlock:
     is_error: bool = False
 
 
-ContentBlock: TypeAlias = TextBlock | ToolCall | ToolResultBlock
+@dataclass(frozen=True, slots=True)
+class ImageBlock:
+    """An image for a model that sees (png, jpeg, gif or webp bytes); each provider scales it
+    down to its own limits when translating (:mod:`llm_service.images`)."""
+
+    media_type: str
+    data: bytes = field(repr=False)
+    name: str = ""
+    """Where it came from (a vault path), for notices and stored conversations."""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentBlock:
+    """A document (a PDF's bytes) with its extracted ``text``: sent as a document to providers
+    that take documents (Anthropic), as that text to the others."""
+
+    media_type: str
+    data: bytes = field(repr=False)
+    name: str = ""
+    text: str = ""
+
+
+MediaBlock: TypeAlias = ImageBlock | DocumentBlock
+ContentBlock: TypeAlias = TextBlock | ToolCall | ToolResultBlock | ImageBlock | DocumentBlock
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +101,11 @@ class Message:
     @property
     def tool_results_blocks(self) -> list[ToolResultBlock]:
         return [b for b in self.content if isinstance(b, ToolResultBlock)]
+
+    @property
+    def media(self) -> list[MediaBlock]:
+        """Its images and documents, in order."""
+        return [b for b in self.content if isinstance(b, (ImageBlock, DocumentBlock))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +210,10 @@ def message_from_dict(data: dict[str, Any]) -> Message:
 def _block_to_dict(block: ContentBlock) -> dict[str, Any]:
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
+    if isinstance(block, (ImageBlock, DocumentBlock)):
+        # stored as a mention: a stored conversation holds no file's bytes
+        kind = "image" if isinstance(block, ImageBlock) else "document"
+        return {"type": "text", "text": f"[{kind} {block.name or block.media_type} was attached]"}
     if isinstance(block, ToolCall):
         data: dict[str, Any] = {
             "type": "tool_use",

@@ -38,6 +38,7 @@ from llm_service.events import (
 from llm_service.history import NO_TEXT_REPLY, compact_exchange, trim_history
 from llm_service.messages import (
     LLMResponse,
+    MediaBlock,
     Message,
     StopReason,
     TextBlock,
@@ -255,15 +256,17 @@ class LLMService:
         context: str | None = None,
         model: str | None = None,
         provider: Provider | None = None,
+        media: Sequence[MediaBlock] = (),
     ) -> LLMResponse:
         """Run one turn with ``provider.chat`` and return the reply (``tool_calls`` is []).
 
         ``context`` (the note the user is in, a selection...) goes with this question only, as
         a second text block of its message, and stays in the history with it. ``model`` and
         ``provider`` run this turn on another model (a bigger one for a hard question) or
-        another provider; the service's own stay for the turns after."""
+        another provider; the service's own stay for the turns after. ``media`` (images,
+        documents) go in the same message, after the text."""
         reply: LLMResponse | None = None
-        turn = self._turn(text, context, model, provider, stream=False)
+        turn = self._turn(text, context, model, provider, media, stream=False)
         async with aclosing(turn) as events:
             async for event in events:
                 if isinstance(event, ResponseComplete):
@@ -278,14 +281,15 @@ class LLMService:
         context: str | None = None,
         model: str | None = None,
         provider: Provider | None = None,
+        media: Sequence[MediaBlock] = (),
     ) -> AsyncGenerator[ServiceEvent, None]:
         """Run one turn with ``provider.stream``, yielding events; the last is ResponseComplete.
 
         ``TextDelta`` as the model writes, a ``ToolCallStarted`` / ``ToolResult`` pair per tool
         run, then ``ResponseComplete(reply)``. Close the generator (``aclose``) when stopping early.
-        ``context``, ``model`` and ``provider`` as for :meth:`process_message`.
+        ``context``, ``model``, ``provider`` and ``media`` as for :meth:`process_message`.
         """
-        return self._turn(text, context, model, provider, stream=True)
+        return self._turn(text, context, model, provider, media, stream=True)
 
     async def _turn(
         self,
@@ -293,6 +297,7 @@ class LLMService:
         context: str | None,
         model: str | None,
         provider: Provider | None,
+        media: Sequence[MediaBlock],
         *,
         stream: bool,
     ) -> AsyncGenerator[ServiceEvent, None]:
@@ -303,7 +308,7 @@ class LLMService:
             tools = self.tools.tool_specs()
             previous = list(self._history)
             question = (TextBlock(text), TextBlock(context)) if context else (TextBlock(text),)
-            exchange = [Message("user", question)]
+            exchange = [Message("user", (*question, *media))]
             texts: list[str] = []
             rounds_done: list[tuple[str, Sequence[ToolCall]]] = []
             usage = Usage()

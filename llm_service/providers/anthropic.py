@@ -27,9 +27,18 @@ from llm_service.connections.anthropic import AnthropicConnection
 from llm_service.connections.errors import UnreadableResponse
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
+from llm_service.images import (
+    ANTHROPIC_IMAGES,
+    ANTHROPIC_MAX_DOCUMENT_BYTES,
+    base64_of,
+    document_text,
+    fit,
+)
 
 # Each provider translates the same message types, so the three import lists match (deliberate).
 from llm_service.messages import (
+    DocumentBlock,
+    ImageBlock,
     LLMResponse,
     Message,
     StopReason,
@@ -235,7 +244,31 @@ def _wire_message(message: Message) -> dict[str, Any]:
                     "is_error": block.is_error,
                 }
             )
+        elif isinstance(block, ImageBlock):
+            image = fit(block, ANTHROPIC_IMAGES)
+            source = {
+                "type": "base64",
+                "media_type": image.media_type,
+                "data": base64_of(image.data),
+            }
+            content.append({"type": "image", "source": source})
+        elif not isinstance(block, DocumentBlock):
+            continue
+        elif len(block.data) <= ANTHROPIC_MAX_DOCUMENT_BYTES:
+            source = {
+                "type": "base64",
+                "media_type": block.media_type,
+                "data": base64_of(block.data),
+            }
+            document = {"type": "document", "source": source}
+            content.append(document | ({"title": block.name} if block.name else {}))
+        else:
+            content.append({"type": "text", "text": document_text(block)})
     return {"role": message.role, "content": content}
+
+
+def _source(media_type: str, data: bytes) -> dict[str, str]:
+    return {"type": "base64", "media_type": media_type, "data": base64_of(data)}
 
 
 def _usage(raw: object, base: Usage | None = None) -> Usage:

@@ -227,6 +227,14 @@ class Provider(Retrying):
         its ``kind``, which for a local server is a provider without prices."""
         return self.kind
 
+    async def sees_images(self, model: str) -> bool:
+        """Whether ``model`` accepts images: what the catalog knows of it; a model it does not
+        know is taken to see on a hosted API, not on a local server (LM Studio...)."""
+        from llm_service.catalog import sees_images
+
+        known = sees_images(model)
+        return known if known is not None else self.price_provider in ("anthropic", "openai")
+
     async def warm_up(self) -> None:
         """Import the SDK and read the price data in a worker thread, so that the first call
         does not stall the event loop for the second or so that takes (a server calls this

@@ -31,9 +31,12 @@ from llm_service.connections.ollama import (
 )
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
+from llm_service.images import OLLAMA_IMAGES, base64_of, document_text, fit
 
 # Each provider translates the same message types, so the three import lists match (deliberate).
 from llm_service.messages import (
+    DocumentBlock,
+    ImageBlock,
     LLMResponse,
     Message,
     StopReason,
@@ -77,6 +80,8 @@ class OllamaProvider(TextToolFallback):
         self.connection = connection
         self.base_url: str = connection.base_url
         self.timeout = connection.timeout
+        self._sees: dict[str, bool] = {}
+        """Per model, whether ``/api/show`` listed ``vision`` (asked once)."""
 
     def _http(self) -> httpx.AsyncClient:
         return self.connection.http()
@@ -120,16 +125,32 @@ class OllamaProvider(TextToolFallback):
         except (OllamaError, OllamaResponseError, httpx.HTTPError):
             return ModelInfo(model)
         capabilities = shown.get("capabilities")
-        tools = "tools" in capabilities if isinstance(capabilities, list) else None
+        listed = capabilities if isinstance(capabilities, list) else None
+        tools = None if listed is None else "tools" in listed
+        images = None if listed is None else "vision" in listed
         if tools is False:
             self._no_tool_models.add(model)
+        self._sees[model] = bool(images)
         details = shown.get("model_info")
         lengths = details.items() if isinstance(details, dict) else []
         context = next(
             (v for k, v in lengths if k.endswith(".context_length") and isinstance(v, int)), None
         )
         embedding = "embedding" in capabilities if isinstance(capabilities, list) else None
-        return ModelInfo(model, context_window=context, supports_tools=tools, embedding=embedding)
+        return ModelInfo(
+            model,
+            context_window=context,
+            supports_tools=tools,
+            supports_images=images,
+            embedding=embedding,
+        )
+
+    async def sees_images(self, model: str) -> bool:
+        """Whether ``model`` has ``vision`` among its capabilities (``/api/show``, asked once
+        per model); a model that does not say is taken as text-only."""
+        if model not in self._sees:
+            await self._shown(model)
+        return self._sees.get(model, False)
 
     def _body(self, request: ChatRequest, *, stream: bool) -> dict[str, Any]:
         names = {
@@ -201,6 +222,15 @@ def _wire_messages(message: Message, names: dict[str, str]) -> list[dict[str, An
                 {"function": {"name": c.name, "arguments": c.arguments}} for c in calls
             ]
         wire.append(entry)
+    elif message.media:
+        documents = [document_text(b) for b in message.media if isinstance(b, DocumentBlock)]
+        images = [
+            base64_of(fit(b, OLLAMA_IMAGES).data)
+            for b in message.media
+            if isinstance(b, ImageBlock)
+        ]
+        entry = {"role": "user", "content": "\n\n".join([text, *documents]).strip()}
+        wire.append(entry | ({"images": images} if images else {}))
     elif text or not results:
         wire.append({"role": "user", "content": text})
     return wire

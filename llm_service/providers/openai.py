@@ -24,9 +24,12 @@ from llm_service.connections.errors import UnreadableResponse, error_details
 from llm_service.connections.openai import OpenAIConnection
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
+from llm_service.images import OPENAI_IMAGES, data_url, document_text, fit
 
 # Each provider translates the same message types, so the three import lists match (deliberate).
 from llm_service.messages import (
+    DocumentBlock,
+    ImageBlock,
     LLMResponse,
     Message,
     StopReason,
@@ -254,6 +257,8 @@ def _wire_messages(message: Message) -> list[dict[str, Any]]:
         if calls:
             entry["tool_calls"] = [_wire_call(c) for c in calls]
         wire.append(entry)
+    elif message.media:
+        wire.append({"role": "user", "content": _user_parts(message)})
     elif text or not wire:
         wire.append({"role": "user", "content": text})
     return wire
@@ -265,6 +270,21 @@ def _wire_format(fmt: ResponseFormat) -> dict[str, Any]:
         return {"type": "json_object"}
     schema = {"name": fmt.name, "schema": fmt.schema, "strict": fmt.strict}
     return {"type": "json_schema", "json_schema": schema}
+
+
+def _user_parts(message: Message) -> list[dict[str, Any]]:
+    """A user message with images as content parts: text, ``image_url`` (a data: URL) for
+    each image, and a document's text."""
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextBlock) and block.text:
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageBlock):
+            url = data_url(fit(block, OPENAI_IMAGES))
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        elif isinstance(block, DocumentBlock):
+            parts.append({"type": "text", "text": document_text(block)})
+    return parts
 
 
 def _wire_call(call: ToolCall) -> dict[str, Any]:

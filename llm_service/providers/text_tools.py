@@ -169,7 +169,7 @@ def _as_text(message: Message) -> Message:
         elif isinstance(block, ToolResultBlock):
             status = "error" if block.is_error else "ok"
             blocks.append(TextBlock(f"Tool result ({status}):\n{block.content}"))
-    return Message(message.role, tuple(_joined(blocks)))
+    return Message(message.role, (*_joined(blocks), *message.media))
 
 
 def _joined(blocks: Sequence[TextBlock]) -> list[TextBlock]:

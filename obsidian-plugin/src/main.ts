@@ -2,6 +2,7 @@
 // assistant panel, the related-notes view, the commands, reviewable writes that go through
 // Obsidian's editor, and the settings tab.
 import { FileSystemAdapter, getAllTags, MarkdownView, Notice, Plugin, requestUrl, TFile, TFolder, type WorkspaceLeaf } from "obsidian";
+import { ATTACHMENT_EXTENSIONS } from "./core/chips";
 import { BridgeClient, type ConnectionState, type Endpoint, type Notification, type ServerRequest, type Timers } from "./core/client";
 import { Connector, type ServerProblem } from "./core/connector";
 import type { Review } from "./core/diff";
@@ -354,7 +355,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		const notes: string[] = [];
 		const folders: string[] = [];
 		for (const file of this.app.vault.getAllLoadedFiles()) {
-			if (file instanceof TFile && file.extension === "md") notes.push(file.path);
+			if (file instanceof TFile && (file.extension === "md" || ATTACHMENT_EXTENSIONS.has(file.extension.toLowerCase()))) notes.push(file.path);
 			else if (file instanceof TFolder && file.path !== "/") folders.push(file.path);
 		}
 		const tags = new Set<string>();

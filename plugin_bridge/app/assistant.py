@@ -247,10 +247,11 @@ class Assistant:
         question = _question(messages)
         service = await self._service(purpose, options)
         service.load_history(list(messages[:-1]))
+        media = messages[-1].media  # the question's images, in the provider's own form
         if not stream:
-            yield ResponseComplete(await service.process_message(question))
+            yield ResponseComplete(await service.process_message(question, media=media))
             return
-        async with aclosing(service.stream_message(question)) as events:
+        async with aclosing(service.stream_message(question, media=media)) as events:
             async for event in events:
                 if isinstance(event, TextDelta | ResponseComplete):
                     yield event  # tool calls run here: the client sees the answer only

@@ -12,6 +12,7 @@ import asyncio
 import functools
 import logging
 import secrets
+import sqlite3
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -157,7 +158,17 @@ class BridgeApp:
     def _embedding_progress(self, progress: Progress) -> None:
         from plugin_bridge.wire.models import IndexProgress
 
-        self.broadcast(IndexProgress.model_validate(progress, from_attributes=True))
+        message = IndexProgress.model_validate(progress, from_attributes=True)
+        self.broadcast(message.model_copy(update={"unreadable_pdfs": self.unreadable_pdfs()}))
+
+    def unreadable_pdfs(self) -> int:
+        """PDFs the index skipped as unreadable (0 while the index cannot be read)."""
+        from plugin_bridge.vault.lexical.indexer import unreadable_pdfs
+
+        try:
+            return self.vault.index.read(unreadable_pdfs)
+        except sqlite3.Error:
+            return 0
 
     def _embedding_spend(self, model: str, tokens: int) -> None:
         """Record a paid embedding batch like a chat call (purpose "embedding"; only OpenAI's

@@ -12,6 +12,8 @@ from typing import Any, ClassVar, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from plugin_bridge.wire.models.vault import PAGES_PATTERN
+
 DEFAULT_LIMIT: Final = 10
 MAX_LIMIT: Final = 50
 READ_LIMIT_CHARS: Final = 20_000
@@ -97,9 +99,15 @@ class SearchNotesArgs(ToolArgs):
 
 class ReadNoteArgs(ToolArgs):
     TOOL: ClassVar[str] = "read_note"
-    path: str = _path(".md, .canvas or .base")
+    path: str = _path(".md, .canvas, .base or .pdf")
     offset: int = Field(
         0, ge=0, description="Character to start from, for the rest of a long note."
+    )
+    pages: str | None = Field(
+        None,
+        max_length=40,
+        pattern=PAGES_PATTERN,
+        description='A PDF\'s pages, 1-based and inclusive: "3-5", "4" or "7-"; default all.',
     )
 
 

@@ -35,9 +35,12 @@ from plugin_bridge.app.tool_args import (
     SearchNotesArgs,
     ToolArgs,
 )
+from plugin_bridge.vault.attachments import read_pdf
 from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.vault.notes.results import NoteContent
 from plugin_bridge.vault.notes.store import NoteStore, PlannedWrite, WriteResult
 from plugin_bridge.vault.notes.vault import Vault
+from plugin_bridge.vault.pdf import is_pdf_name
 from plugin_bridge.vault.semantic.hybrid import NoteHit, related_notes, search_notes
 
 EXCERPT_CHARS: Final = 800
@@ -248,7 +251,11 @@ class _VaultTools:
         return result
 
     def read_note(self, args: ReadNoteArgs) -> ToolOutput:
-        note = self.notes.read(args.path)
+        if is_pdf_name(args.path.strip()):
+            pdf = read_pdf(self.notes, args.path, args.pages)
+            note = NoteContent(pdf.path, pdf.content, pdf.hash, False)
+        else:
+            note = self.notes.read(args.path)
         text, offset = note.content, args.offset
         if offset > len(text):
             raise ValueError(
@@ -305,6 +312,9 @@ def _hit(hit: NoteHit) -> dict[str, Any]:
     """A search result for the model: found by vectors, its best chunk (bounded) instead of a
     snippet, so the answer can often come without reading the whole note."""
     item: dict[str, Any] = {"path": hit.path, "title": hit.title}
+    if hit.page is not None:  # cite it as the link, so the user lands on that page
+        item["page"] = hit.page
+        item["link"] = f"[[{hit.path}#page={hit.page}]]"
     if hit.chunks:
         best = hit.chunks[0]
         item["section"] = best.heading
@@ -361,7 +371,9 @@ _SPECS: Final = (
     _Spec(
         ReadNoteArgs,
         "Read one note: returns its path, hash and content (Markdown; .canvas and .base files "
-        f"as their JSON/YAML text). Long notes come in parts of {READ_LIMIT_CHARS} characters "
+        "as their JSON/YAML text; a PDF as its text, each page after a '--- page N of M ---' "
+        "line, and `pages` reads part of it, e.g. '3-5'). Long notes come in parts of "
+        f"{READ_LIMIT_CHARS} characters "
         "ending with a marker that says how much is left and which offset reads on.",
     ),
     _Spec(

@@ -264,6 +264,7 @@ async def _serve(
     banner = providers.describe()
     print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
     vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)
+    vault.set_pdf_limit(int(settings.pdf_max_mb * 1024 * 1024))
     if embedder is not None:
         print(f"Semantic search with {embedder.model_id}.", file=sys.stderr, flush=True)
         vault.use_embedder(

@@ -11,6 +11,7 @@ from plugin_bridge.app.conversations.transcripts import save_conversation_note
 from plugin_bridge.app.settings.providers import Purpose
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.app.turn.context import resolve_context, turn_sources
+from plugin_bridge.app.turn.media import Media, sendable_media
 from plugin_bridge.app.turn.prompts import read_prompt
 from plugin_bridge.app.turn.setup import FIRST_MESSAGE
 from plugin_bridge.handlers.context import AppRouter, Context
@@ -41,6 +42,8 @@ class TurnInput(NamedTuple):
     """The model's purpose: what the client asked for, else the prompt's, else chat."""
     note: str | None
     """The vault's context note (the conversation's standing context)."""
+    media: Media | None = None
+    """Images and PDFs sent with the message."""
 
 
 async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
@@ -60,8 +63,13 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
     app.prepare_turn(service, setup=params.setup, has_note=turn.note is not None)
     first_turn = not service.history
     service.set_conversation_context(turn.note)
+    media, warnings = await sendable_media(turn.media, route.provider, route.model)
     events = service.stream_message(
-        turn.text, context=turn.context or None, model=route.model, provider=route.provider
+        turn.text,
+        context=turn.context or None,
+        model=route.model,
+        provider=route.provider,
+        media=media,
     )
     async with spending(ctx):
         reply = await relay(ctx, events)
@@ -76,6 +84,7 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
         usage=UsageModel.model_validate(reply.usage, from_attributes=True),
         cost_usd=reply.cost_usd,
         sources=turn_sources(turn.given, service.last_exchange),
+        warnings=warnings,
     )
 
 
@@ -110,9 +119,9 @@ def _turn_input(app: BridgeApp, params: ChatSendParams) -> TurnInput:
         text = f"{prompt.instruction}\n\n{text}" if text else prompt.instruction
         if prompt.purpose is not None and "purpose" not in params.model_fields_set:
             purpose = prompt.purpose
-    context, given = resolve_context(app.vault, params.context)
+    context, given, media = resolve_context(app.vault, params.context)
     note = app.context_notes.read(app.vault, app.config.context_note)
-    return TurnInput(text, context, given, purpose, note)
+    return TurnInput(text, context, given, purpose, note, media)
 
 
 async def _keep_note(app: BridgeApp, conversation_id: str) -> None:

@@ -14,6 +14,7 @@ from llm_service import LLMError, LLMResponse, Message, ToolSpec
 from plugin_bridge.app.conversations.transcripts import save_unique
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.relay import relay, spending
+from plugin_bridge.vault.attachments import read_pdf
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.semantic.hybrid import NoteHit, search_notes
 from plugin_bridge.wire.models import (
@@ -118,10 +119,12 @@ class GivenNote:
 
     path: str
     text: str
+    page: int | None = None
+    """A PDF's page the search found it on (its link opens there)."""
 
     @property
     def link(self) -> str:
-        return self.path.removesuffix(".md")
+        return self.path.removesuffix(".md") + (f"#page={self.page}" if self.page else "")
 
 
 async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> SearchSummarizeResult:
@@ -169,15 +172,22 @@ def read_within_budget(
             )
         else:
             try:
-                content = notes.read(path).content
+                content = _whole(notes, hit)
             except VaultError:
                 continue
         remaining -= min(len(content), share)
         if len(content) > share:
             cut = len(content) - share
             content = f"{content[:share]}\n[… {cut} more characters not shown]"
-        given.append(GivenNote(path, content))
+        given.append(GivenNote(path, content, hit.page))
     return given
+
+
+def _whole(notes: NoteStore, hit: NoteHit) -> str:
+    """A lexical hit's text: the note, or the PDF's page the words were found on."""
+    if hit.page is None:
+        return notes.read(hit.path).content
+    return read_pdf(notes, hit.path, str(hit.page)).content
 
 
 def summary_prompt(query: str, notes: list[GivenNote]) -> str:
@@ -191,7 +201,8 @@ def cited_sources(summary: str, notes: list[GivenNote]) -> list[str]:
     cited = [
         note.path
         for note in notes
-        if note.link.lower() in targets or PurePosixPath(note.link).name.lower() in targets
+        if {note.link.lower(), PurePosixPath(note.link).name.lower()} & targets
+        or note.path.lower() in targets
     ]
     return cited or [note.path for note in notes]
 

@@ -87,6 +87,7 @@ def health_of(app: BridgeApp) -> HealthResult:
             done=done,
             total=total,
             embedder=embedder_status(app.vault),
+            unreadable_pdfs=app.unreadable_pdfs(),
         ),
         recommended_models={name: list(models) for name, models in RECOMMENDED_MODELS.items()},
         supported_formats=list(get_args(ToolFormat)),

@@ -9,8 +9,10 @@ import functools
 from collections.abc import Callable
 
 from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.vault.attachments import read_pdf
 from plugin_bridge.vault.lexical.listing import InvalidCursor, notes_page
 from plugin_bridge.vault.notes.store import PlannedWrite
+from plugin_bridge.vault.pdf import is_pdf_name
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
     AuditListParams,
@@ -40,9 +42,16 @@ async def list_notes(ctx: Context, params: VaultListParams) -> VaultListResult:
 
 
 async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
-    """A note's text and the sha256 of its bytes."""
-    note = await asyncio.to_thread(ctx.app.vault.notes.read, params.path)
-    ctx.hold(len(note.content))  # the memory budget counts the reply from here
+    """A note's text and the sha256 of its bytes; a PDF's text by page (``pages``)."""
+    notes = ctx.app.vault.notes
+    if is_pdf_name(params.path.strip()):
+        pdf = await asyncio.to_thread(read_pdf, notes, params.path, params.pages)
+        ctx.hold(len(pdf.content))  # the memory budget counts the reply from here
+        return NoteReadResult(
+            path=pdf.path, content=pdf.content, hash=pdf.hash, page_count=pdf.page_count
+        )
+    note = await asyncio.to_thread(notes.read, params.path)
+    ctx.hold(len(note.content))
     return NoteReadResult(path=note.path, content=note.content, hash=note.hash, lossy=note.lossy)
 
 

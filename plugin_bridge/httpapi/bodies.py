@@ -8,6 +8,7 @@ also come in the two shapes the LLM proxy's clients send:
 
 - Anthropic's: ``text``, ``tool_use {id, name, input}``, ``tool_result {tool_use_id,
   content}``;
+- images: OpenAI's ``image_url`` and Anthropic's ``image`` parts, in user messages;
 - the LLM-proxy design's Rust client: an assistant's ``{"type": "tool_use", "tool_calls":
   [{id, type: "function", function: {name, arguments: "<json>"}}]}``, a user's
   ``tool_result`` as above.
@@ -79,7 +80,28 @@ class ToolResultPart(_Body):
     is_error: bool = False
 
 
-ContentBlock = Annotated[TextPart | ToolUseBlock | ToolResultPart, Field(discriminator="type")]
+class ImageUrl(_Body):
+    url: str
+
+
+class ImageUrlPart(_Body):
+    """OpenAI's ``{type: "image_url", image_url: {url}}`` (a ``data:`` URL; see image_parts)."""
+
+    type: Literal["image_url"]
+    image_url: ImageUrl | str
+
+
+class ImagePart(_Body):
+    """Anthropic's ``{type: "image", source: {type: "base64", media_type, data}}``."""
+
+    type: Literal["image"]
+    source: dict[str, Any]
+
+
+ContentBlock = Annotated[
+    TextPart | ImageUrlPart | ImagePart | ToolUseBlock | ToolResultPart,
+    Field(discriminator="type"),
+]
 Content = str | list[ContentBlock]
 
 

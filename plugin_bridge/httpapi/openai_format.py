@@ -17,13 +17,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import ValidationError
 
-from llm_service import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec
+from llm_service import ImageBlock, Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec
 from llm_service.options import ForcedTool, ResponseFormat, ToolChoice
 from plugin_bridge.app.assistant import AskOptions
 from plugin_bridge.httpapi.bodies import (
     AssistantMessage,
     ChatBody,
     Content,
+    ImagePart,
+    ImageUrlPart,
     JsonObjectFormat,
     MessageIn,
     ResponseFormatIn,
@@ -36,6 +38,7 @@ from plugin_bridge.httpapi.bodies import (
     ToolResultPart,
     UserMessage,
 )
+from plugin_bridge.httpapi.image_parts import image_in
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
@@ -112,7 +115,7 @@ def body_problem(exc: ValidationError) -> str:
 
 _BRANCHES: Final = frozenset(
     {"str", "int", "float", "bool", "system", "developer", "user", "assistant", "tool"}
-    | {"text", "tool_use", "tool_result", "json_object", "NamedChoice"}
+    | {"text", "image_url", "image", "tool_use", "tool_result", "json_object", "NamedChoice"}
 )
 """The names pydantic gives a union's branches in an error's location (roles, block types and
 plain types: none is a field)."""
@@ -147,8 +150,10 @@ def _message(item: UserMessage | AssistantMessage | ToolMessage, where: str) -> 
         if any(isinstance(block, ToolCall) for block in blocks):
             raise BadRequest(f"'{where}.content': tool_use blocks belong to assistant messages.")
         return Message("user", tuple(blocks))
-    if any(isinstance(block, ToolResultBlock) for block in blocks):
-        raise BadRequest(f"'{where}.content': tool_result blocks belong to user messages.")
+    if any(isinstance(block, ToolResultBlock | ImageBlock) for block in blocks):
+        raise BadRequest(
+            f"'{where}.content': tool_result and image blocks belong to user messages."
+        )
     calls = [
         _call(call, f"{where}.tool_calls[{n}]") for n, call in enumerate(item.tool_calls or [])
     ]
@@ -165,6 +170,11 @@ def _blocks(content: Content | None, where: str) -> list[ContentBlock]:
     for n, part in enumerate(content):
         if isinstance(part, TextPart):
             blocks.append(TextBlock(part.text))
+        elif isinstance(part, ImageUrlPart | ImagePart):
+            try:
+                blocks.append(image_in(part.model_dump(), f"{where}.content[{n}]"))
+            except ValueError as exc:
+                raise BadRequest(str(exc)) from None
         elif isinstance(part, ToolResultPart):
             blocks.append(ToolResultBlock(part.tool_use_id, _joined(part.content), part.is_error))
         elif part.tool_calls is not None:

@@ -26,6 +26,7 @@ from typing import Final
 
 from plugin_bridge.vault.errors import VaultError, reporting_read_failures
 from plugin_bridge.vault.paths import READABLE_SUFFIXES, is_ignored, to_posix
+from plugin_bridge.vault.pdf import MAX_PDF_BYTES, is_pdf_name
 
 MAX_NOTE_BYTES: Final = 5 * 1024 * 1024
 _BINARY_SNIFF_BYTES: Final = 8192
@@ -76,6 +77,11 @@ def is_note_name(rel: str) -> bool:
     return os.path.splitext(rel)[1].lower() in READABLE_SUFFIXES
 
 
+def is_indexed_name(rel: str) -> bool:
+    """Whether the search index holds files named like ``rel``: notes and PDFs."""
+    return is_note_name(rel) or is_pdf_name(rel)
+
+
 class VaultFiles:
     """The note files of the vault at ``root``; ``excluded`` folders (the data dir) are never
     notes."""
@@ -93,6 +99,8 @@ class VaultFiles:
         """The user's exclusions: folder paths (``Archive``) or globs (``*.excalidraw.md``,
         ``Daily/2023-*``), matched against a note's path and every folder above it."""
         self.max_bytes = max_bytes
+        self.pdf_max_bytes = MAX_PDF_BYTES
+        """PDFs larger than this are not indexed or read (setting ``pdf_max_mb``)."""
         self._root = str(self.root)
         self._excluded = tuple(p.resolve() for p in excluded)
         self._excluded_rel = tuple(
@@ -118,9 +126,11 @@ class VaultFiles:
             return False
         return not self.ignored(os.path.relpath(real, self._root))
 
-    def walk(self, folder: str = "") -> Iterator[tuple[str, os.stat_result]]:
-        """Every note under ``folder`` (vault-relative, "" = all) with its ``stat``; folder
-        links are not followed, file links only when they stay inside the vault."""
+    def walk(self, folder: str = "", *, pdfs: bool = False) -> Iterator[tuple[str, os.stat_result]]:
+        """Every note (and with ``pdfs`` every PDF) under ``folder`` (vault-relative, "" =
+        all) with its ``stat``; folder links are not followed, file links only when they stay
+        inside the vault."""
+        wanted = is_indexed_name if pdfs else is_note_name
         stack = [os.path.join(self._root, folder) if folder else self._root]
         while stack:
             try:
@@ -134,7 +144,7 @@ class VaultFiles:
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)
-                    elif is_note_name(rel) and (not entry.is_symlink() or self.inside(entry.path)):
+                    elif wanted(rel) and (not entry.is_symlink() or self.inside(entry.path)):
                         info = entry.stat()
                         if stat.S_ISREG(info.st_mode):
                             yield rel, info

@@ -138,11 +138,13 @@ def resolve_note(
     *,
     write: bool = False,
     excluded: frozenset[Path] = frozenset(),
+    suffixes: frozenset[str] | None = None,
 ) -> Path:
     """The absolute path of ``rel_path`` inside ``root`` or ``VaultError(forbidden_path)``.
 
     ``root`` must already be resolved. ``excluded`` holds extra absolute folders to refuse (the
-    data dir when it sits inside the vault). Missing files are fine: existence is the caller's.
+    data dir when it sits inside the vault). ``suffixes``: the kinds of file allowed instead
+    of notes (attachments). Missing files are fine: existence is the caller's.
     """
     if not rel_path or not rel_path.strip():
         raise VaultError("forbidden_path", "Give a note path relative to the vault root.")
@@ -182,7 +184,7 @@ def resolve_note(
             "files or folders: use a visible path.",
             path=rel_path,
         )
-    allowed = WRITABLE_SUFFIXES if write else READABLE_SUFFIXES
+    allowed = suffixes or (WRITABLE_SUFFIXES if write else READABLE_SUFFIXES)
     if pure.suffix.lower() not in allowed:
         kinds = ", ".join(sorted(allowed))
         verb = "written" if write else "read"

@@ -70,3 +70,49 @@ def test_importing_llm_service_loads_no_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_stored_message_keeps_a_mention_of_its_images_not_their_bytes() -> None:
+    from llm_service import DocumentBlock, ImageBlock, TextBlock
+    from llm_service.messages import message_from_dict, message_to_dict
+
+    message = Message(
+        "user",
+        (
+            TextBlock("What is this?"),
+            ImageBlock("image/png", b"\x89PNG", "Images/a.png"),
+            DocumentBlock("application/pdf", b"%PDF", "Papers/x.pdf", "text"),
+        ),
+    )
+    assert message.media == list(message.content[1:])
+    stored = message_to_dict(message)
+    assert "PNG" not in str(stored) and "%PDF" not in str(stored)
+    back = message_from_dict(stored)
+    assert back.text == (
+        "What is this?[image Images/a.png was attached][document Papers/x.pdf was attached]"
+    )
+    assert back.media == []
+
+
+def test_images_are_scaled_to_a_providers_limits_and_kept_when_they_fit() -> None:
+    import io
+
+    from PIL import Image
+
+    from llm_service import ImageBlock
+    from llm_service.images import ImageLimits, fit
+
+    def png(size: tuple[int, int]) -> bytes:
+        out = io.BytesIO()
+        Image.new("RGB", size, (10, 20, 30)).save(out, "PNG")
+        return out.getvalue()
+
+    small = ImageBlock("image/png", png((100, 50)))
+    assert fit(small, ImageLimits(1568, 5_000_000)) is small
+    scaled = fit(ImageBlock("image/png", png((800, 400))), ImageLimits(200, 5_000_000))
+    with Image.open(io.BytesIO(scaled.data)) as image:
+        assert image.size == (200, 100) and scaled.media_type == "image/png"
+    tiny = fit(ImageBlock("image/png", png((800, 400))), ImageLimits(400, 300))
+    assert tiny.media_type == "image/jpeg"  # still over the bytes limit as a PNG
+    broken = ImageBlock("image/png", b"not an image")
+    assert fit(broken, ImageLimits(10, 10)) is broken

@@ -13,6 +13,41 @@ export interface Chip {
 	active: boolean;
 }
 
+/** Files other than notes that go along as themselves: images (to a model that sees) and PDFs. */
+export const IMAGE_EXTENSIONS: ReadonlySet<string> = new Set(["png", "jpg", "jpeg", "gif", "webp"]);
+export const ATTACHMENT_EXTENSIONS: ReadonlySet<string> = new Set([...IMAGE_EXTENSIONS, "pdf"]);
+
+export function extensionOf(path: string): string {
+	const name = path.split("/").pop() ?? path;
+	const dot = name.lastIndexOf(".");
+	return dot > 0 ? name.slice(dot + 1).toLowerCase() : "";
+}
+
+export function isImagePath(path: string): boolean {
+	return IMAGE_EXTENSIONS.has(extensionOf(path));
+}
+
+export function isAttachmentPath(path: string): boolean {
+	return ATTACHMENT_EXTENSIONS.has(extensionOf(path));
+}
+
+/**
+ * The vault path a drag from Obsidian carries in its text: `obsidian://open?vault=V&file=F`
+ * (the file explorer), `[[F]]` or `![[F]]` (a link); null for anything else.
+ */
+export function vaultPathFromDrag(text: string): string | null {
+	const line = text.trim().split("\n")[0]?.trim() ?? "";
+	if (line.startsWith("obsidian://")) {
+		try {
+			return new URL(line).searchParams.get("file");
+		} catch {
+			return null;
+		}
+	}
+	const link = /^!?\[\[([^\]|#]+)(?:[|#][^\]]*)?\]\]$/.exec(line);
+	return link?.[1]?.trim() ?? null;
+}
+
 export function keyOf(item: ContextItem): string {
 	if ("note" in item) return `note:${item.note}${item.selection ? ":selection" : ""}`;
 	if ("folder" in item) return `folder:${item.folder}`;

@@ -145,7 +145,7 @@ export interface Methods {
 		result: NoteWriteResult;
 	};
 	/**
-	 * A note's text and the sha256 of its bytes.
+	 * A note's text and the sha256 of its bytes; a PDF's text by page (``pages``).
 	 */
 	"note/read": {
 		params: NoteReadParams;
@@ -283,7 +283,7 @@ export interface ChatSendParams {
 }
 export interface NoteContext {
 	/**
-	 * Vault-relative path of the note.
+	 * Vault-relative path of the note, or of an image (png, jpg, gif, webp) or PDF, sent as itself to a model that can see it.
 	 */
 	note: string;
 	/**
@@ -319,6 +319,10 @@ export interface ChatSendResult {
 	 * Notes the model was given (context) or read during the turn, in order.
 	 */
 	sources?: string[];
+	/**
+	 * One sentence each: what of the message was not sent (images to a model that cannot see them, images past the limit of 8).
+	 */
+	warnings?: string[];
 }
 export interface UsageModel {
 	inputTokens: number;
@@ -519,6 +523,10 @@ export interface IndexStatus {
 	 * null: lexical search only.
 	 */
 	embedder?: EmbedderStatus | null;
+	/**
+	 * PDFs not indexed: encrypted, damaged or over the size limit (pdf_max_mb).
+	 */
+	unreadablePdfs?: number;
 }
 export interface EmbedderStatus {
 	/**
@@ -626,6 +634,10 @@ export interface ModelInfoModel {
 	maxOutputTokens: number | null;
 	supportsTools: boolean | null;
 	/**
+	 * The model accepts images (context images are sent); null: unknown.
+	 */
+	supportsImages?: boolean | null;
+	/**
 	 * USD; null when unknown, never 0.
 	 */
 	inputPricePerMtok: number | null;
@@ -681,12 +693,19 @@ export interface NoteEditModel {
 }
 export interface NoteReadParams {
 	/**
-	 * Vault-relative path, e.g. Projects/Kafka.md.
+	 * Vault-relative path, e.g. Projects/Kafka.md or Papers/x.pdf.
 	 */
 	path: string;
+	/**
+	 * A PDF's pages to read, 1-based and inclusive: "3-5", "4" or "7-" (to the end); default all.
+	 */
+	pages?: string | null;
 }
 export interface NoteReadResult {
 	path: string;
+	/**
+	 * The note's text; a PDF's text, each page after a '--- page N of M ---' line.
+	 */
 	content: string;
 	/**
 	 * sha256 hex of the file bytes.
@@ -696,6 +715,10 @@ export interface NoteReadResult {
 	 * Some bytes were not UTF-8 and read as U+FFFD; only note/create with overwrite may write the note.
 	 */
 	lossy?: boolean;
+	/**
+	 * A PDF's number of pages; null for notes.
+	 */
+	pageCount?: number | null;
 }
 export interface NoteUndoParams {
 	/**
@@ -1133,6 +1156,10 @@ export interface SearchHitModel {
 	 * Which search found this note.
 	 */
 	matchedBy?: ("lexical" | "semantic")[];
+	/**
+	 * A PDF's page (1-based) the snippet is from: open it as [[file.pdf#page=N]]; null for notes.
+	 */
+	page?: number | null;
 }
 export interface ClientNotifications {
 	"$/cancelRequest": {
@@ -1217,6 +1244,10 @@ export interface IndexProgress {
 	 * With phase error: one sentence.
 	 */
 	error?: string | null;
+	/**
+	 * PDFs not indexed: encrypted, damaged or over the size limit (pdf_max_mb).
+	 */
+	unreadablePdfs?: number;
 }
 /**
  * ``$/serverProof``: the first frame of a connection opened with a ``nonce``.
@@ -1368,13 +1399,17 @@ export interface SearchNotesArgs {
 }
 export interface ReadNoteArgs {
 	/**
-	 * Path of the note relative to the vault root, with '/' between folders and the .md, .canvas or .base extension, e.g. 'Projects/Kafka.md'.
+	 * Path of the note relative to the vault root, with '/' between folders and the .md, .canvas, .base or .pdf extension, e.g. 'Projects/Kafka.md'.
 	 */
 	path: string;
 	/**
 	 * Character to start from, for the rest of a long note.
 	 */
 	offset?: number;
+	/**
+	 * A PDF's pages, 1-based and inclusive: "3-5", "4" or "7-"; default all.
+	 */
+	pages?: string | null;
 }
 export interface ListNotesArgs {
 	/**

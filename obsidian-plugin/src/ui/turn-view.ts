@@ -115,6 +115,8 @@ export class TurnView extends Component {
 			banner.createSpan({ text: turn.error.message });
 			if (turn.error instanceof RpcError && turn.error.retryable) this.retryButton(banner);
 		}
+		// What of the message did not go (an image to a model that cannot see it), in the server's words.
+		for (const warning of turn.result?.warnings ?? []) this.footerEl.createDiv({ cls: "aib-note aib-warning", text: warning });
 		const sources = turn.sources;
 		if (sources.length > 0) {
 			const list = this.footerEl.createDiv({ cls: "aib-sources" });

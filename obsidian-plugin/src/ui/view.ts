@@ -16,6 +16,7 @@ import { ConversationList } from "./conversation-list";
 import { actionOf } from "./dom";
 import { ConfirmCommandCard, InstallCard, StartFailedCard, type Card } from "./server-cards";
 import { SetupCard } from "./setup-card";
+import { acceptDrops, renderChipIcon } from "./drop";
 import { Suggestions } from "./suggest";
 import { TurnView } from "./turn-view";
 
@@ -160,6 +161,7 @@ export class AssistantView extends ItemView {
 		this.stopButton = bar.createEl("button", { text: "Stop", cls: "aib-stop is-hidden" });
 		this.registerDomEvent(this.sendButton, "click", () => void this.submit());
 		this.registerDomEvent(this.stopButton, "click", () => this.stop());
+		acceptDrops(this, root, this.app, () => this.recentMarkdown()?.file?.path ?? "", (path) => this.setContext([{ note: path }]));
 		this.renderChips();
 	}
 
@@ -315,8 +317,7 @@ export class AssistantView extends ItemView {
 				cls: ["aib-chip", chip.active ? "is-active-note" : "is-added"],
 				attr: { "data-key": chip.key },
 			});
-			const icon = el.createSpan({ cls: "aib-chip-icon" });
-			setIcon(icon, "note" in chip.item ? "file-text" : "folder" in chip.item ? "folder" : "tag");
+			renderChipIcon(el.createSpan({ cls: "aib-chip-icon" }), chip.item, this.app);
 			el.createSpan({ cls: "aib-chip-label", text: chip.label });
 			const remove = el.createEl("button", {
 				cls: "clickable-icon aib-chip-remove",

@@ -3,7 +3,7 @@
 // sidebar with tabs, a settings window; and a host: by default a fake one whose info file is the
 // demo server's (or absent); when the test exposed `window.aibHost` (tests/helpers/page-host.ts),
 // the test's Node side, so the plugin finds, starts and stops real processes.
-import { FileSystemAdapter, MarkdownView, MetadataCache, Vault, Workspace, WorkspaceLeaf } from "./obsidian-shim";
+import { FileManager, FileSystemAdapter, MarkdownView, MetadataCache, Vault, Workspace, WorkspaceLeaf } from "./obsidian-shim";
 import type { Command } from "obsidian";
 import type { ChildProcessLike, Host } from "../../src/core/host";
 import AssistantPlugin from "../../src/main";
@@ -102,6 +102,7 @@ const workspace = new Workspace(app, document.getElementById("sidebar")!, docume
 app.workspace = workspace;
 app.vault = vault;
 app.metadataCache = metadataCache;
+app.fileManager = new FileManager(vault);
 vault.adapter = new FileSystemAdapter(vaultPath);
 
 const textarea = document.getElementById("note") as HTMLTextAreaElement;

@@ -182,13 +182,25 @@ export class Vault extends Events {
 		return file;
 	}
 	getAllLoadedFiles(): TAbstractFile[] {
-		return [...this.notes.values()].map((n) => n.file);
+		return [...this.notes.values(), ...this.binaries.values()].map((n) => n.file);
 	}
 	getMarkdownFiles(): TFile[] {
 		return [...this.notes.values()].map((n) => n.file).filter((f) => f.extension === "md");
 	}
 	getFileByPath(path: string): TFile | null {
-		return this.notes.get(path)?.file ?? null;
+		return this.notes.get(path)?.file ?? this.binaries.get(path)?.file ?? null;
+	}
+	/** Images and PDFs, with an object URL for <img> (Obsidian's app:// resource path). */
+	binaries = new Map<string, { file: TFile; url: string }>();
+	async createBinary(path: string, data: ArrayBuffer): Promise<TFile> {
+		const file = new TFile(path);
+		file.stat.size = data.byteLength;
+		this.binaries.set(path, { file, url: URL.createObjectURL(new Blob([data])) });
+		this.trigger("create", file);
+		return file;
+	}
+	getResourcePath(file: TFile): string {
+		return this.binaries.get(file.path)?.url ?? `app://local/${file.path}`;
 	}
 	async read(file: TFile): Promise<string> {
 		return this.notes.get(file.path)?.text ?? "";
@@ -215,6 +227,24 @@ export class MetadataCache extends Events {
 	}
 	fileToLinktext(file: TFile): string {
 		return file.path.replace(/\.md$/, "");
+	}
+	getFirstLinkpathDest(): TFile | null {
+		return null;
+	}
+}
+
+/** Obsidian's fileManager: new attachments go to the folder its setting names ("Attachments"). */
+export class FileManager {
+	constructor(
+		private vault: Vault,
+		public attachmentFolder = "Attachments",
+	) {}
+	async getAvailablePathForAttachment(name: string): Promise<string> {
+		const dot = name.lastIndexOf(".");
+		for (let n = 0; ; n++) {
+			const candidate = `${this.attachmentFolder}/${n ? `${name.slice(0, dot)} ${n}${name.slice(dot)}` : name}`;
+			if (!this.vault.getFileByPath(candidate)) return candidate;
+		}
 	}
 }
 

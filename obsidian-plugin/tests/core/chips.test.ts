@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chipsFor, examplePrompts, withItem, withoutKey } from "../../src/core/chips";
+import { chipsFor, examplePrompts, isAttachmentPath, isImagePath, vaultPathFromDrag, withItem, withoutKey } from "../../src/core/chips";
 
 describe("context chips", () => {
 	it("a mention is one chip, added once, and can be removed", () => {
@@ -30,5 +30,23 @@ describe("context chips", () => {
 		]);
 		expect(examples[1]?.context).toEqual([{ folder: "Projects" }]);
 		expect(examplePrompts({ recent: null, folder: null, tag: null })).toHaveLength(1);
+	});
+});
+
+describe("images and PDFs as context", () => {
+	it("knows images and PDFs by extension, in any case", () => {
+		expect(isImagePath("Images/Diagram.PNG")).toBe(true);
+		expect(isImagePath("Papers/x.pdf")).toBe(false);
+		expect(isAttachmentPath("Papers/x.pdf")).toBe(true);
+		expect(isAttachmentPath("Notes/pdf")).toBe(false);
+		expect(isAttachmentPath("Notes/a.md")).toBe(false);
+	});
+
+	it("reads the vault path a drag from Obsidian carries", () => {
+		expect(vaultPathFromDrag("obsidian://open?vault=My%20Vault&file=Papers%2FAttention%20is%20all.pdf")).toBe("Papers/Attention is all.pdf");
+		expect(vaultPathFromDrag("![[diagram.png|300]]")).toBe("diagram.png");
+		expect(vaultPathFromDrag("[[Papers/x.pdf#page=3]]")).toBe("Papers/x.pdf");
+		expect(vaultPathFromDrag("https://example.com/cat.png")).toBeNull();
+		expect(vaultPathFromDrag("obsidian://open?vault=V")).toBeNull();
 	});
 });

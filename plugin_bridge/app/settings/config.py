@@ -180,6 +180,8 @@ class BridgeSettings(BaseSettings):
     vector_ann_threshold: int = Field(300_000, ge=1)
     """Vectors (chunks) from which an approximate (HNSW) index answers semantic searches
     instead of an exact scan; applies when the embedder starts."""
+    pdf_max_mb: float = Field(50, gt=0, le=4096)
+    """PDFs larger than this (MB) are neither indexed nor read; applies at start."""
     mcp: McpSettings = Field(default_factory=McpSettings)
     """MCP servers as the model's tools (``[mcp.servers.NAME]``)."""
     anthropic_api_key: SecretStr | None = Field(

@@ -1,11 +1,13 @@
 """What the user points at, sent with one message: the open note, a selection, @-mentioned
-folders and tags, within a character budget, with paths the model can cite."""
+folders and tags, within a character budget, with paths the model can cite; images and PDFs
+as the files themselves (:mod:`.media`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Final
 
+from plugin_bridge.app.turn.media import Media, is_media_context
 from plugin_bridge.wire.models import FolderContext, NoteContext, TagContext
 
 if TYPE_CHECKING:
@@ -22,21 +24,28 @@ ContextItem = NoteContext | FolderContext | TagContext
 
 def resolve_context(
     vault: Vault, items: Sequence[ContextItem], budget: int = CONTEXT_BUDGET_CHARS
-) -> tuple[str, list[str]]:
-    """The context block for the model and the notes given whole or in part (blocking: call it
-    off the event loop). Raises VaultError for a note or folder that cannot be used."""
+) -> tuple[str, list[str], Media]:
+    """The context block for the model, the notes (and files) given whole or in part, and the
+    images and PDFs to send (blocking: call it off the event loop). Raises VaultError for a
+    note, file or folder that cannot be used."""
     parts: list[str] = []
     given: list[str] = []
+    media = Media()
     remaining = budget
     for index, item in enumerate(items):
         share = remaining // (len(items) - index)
-        if isinstance(item, NoteContext):
+        if isinstance(item, NoteContext) and is_media_context(item.note):
+            path = media.add_file(vault, item.note, share)
+            given.append(path)
+            part = f"The user attached [[{path}]] (sent with this message)."
+        elif isinstance(item, NoteContext):
             note = vault.notes.read(item.note)
             given.append(note.path)
             if item.selection is not None:
                 part = f"The user selected this in [[{_link(note.path)}]]:\n{item.selection}"
             else:
                 part = f"The note the user has open, [[{_link(note.path)}]]:\n{note.content}"
+                given += media.add_embeds(vault, note.path, note.content)
         elif isinstance(item, FolderContext):
             found = vault.notes.list_notes(item.folder, LISTED_NOTES)
             part = f"Notes in the folder {item.folder or '/'}: " + _links(n.path for n in found)
@@ -48,8 +57,8 @@ def resolve_context(
         remaining -= len(part)
         parts.append(part)
     if not parts:
-        return "", []
-    return "\n\n<context>\n" + "\n\n".join(parts) + "\n</context>", given
+        return "", [], media
+    return "\n\n<context>\n" + "\n\n".join(parts) + "\n</context>", given, media
 
 
 def turn_sources(given: Sequence[str], exchange: Sequence[Message]) -> list[str]:

@@ -14,16 +14,18 @@ import logging
 import os
 import sqlite3
 import stat
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from plugin_bridge.vault.chunks import Chunk, chunk_note
+from plugin_bridge.vault.chunks import Chunk, chunk_hash, chunk_note
 from plugin_bridge.vault.errors import VaultError
-from plugin_bridge.vault.files import VaultFiles, is_note_name, read_text
+from plugin_bridge.vault.files import VaultFiles, is_indexed_name, read_text
 from plugin_bridge.vault.lexical.cjk import bigrams
-from plugin_bridge.vault.lexical.parse import link_key, parse_note
+from plugin_bridge.vault.lexical.parse import ParsedNote, link_key, parse_note
 from plugin_bridge.vault.lexical.words import note_language, note_stems, tokens
+from plugin_bridge.vault.pdf import PAGE_BREAK, PdfUnreadable, extract_pages, is_pdf_name
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +108,9 @@ class Indexer:
 
     def walk(self, folder: str = "") -> dict[str, Signature]:
         """Every indexable file under ``folder`` (vault-relative, "" = all) and its signature."""
-        return {rel: (info.st_mtime, info.st_size) for rel, info in self.files.walk(folder)}
+        return {
+            rel: (info.st_mtime, info.st_size) for rel, info in self.files.walk(folder, pdfs=True)
+        }
 
     def known(self, folder: str = "") -> dict[str, Signature]:
         """What the index recorded (notes and skipped files) under ``folder``."""
@@ -136,15 +140,17 @@ class Indexer:
         if os.path.isdir(full) and not os.path.islink(full):
             return self.changes(rel)[0]
         gone = [] if os.path.lexists(full) else list(self.known(rel))
-        return ([rel] if is_note_name(rel) else []) + gone
+        return ([rel] if is_indexed_name(rel) else []) + gone
 
     # -- reading (no database: may run in another thread) -----------------------------------
 
     def prepare(self, rel: str) -> Prepared:
-        """Read and parse one path into what the index should hold for it."""
+        """Read and parse one path into what the index should hold for it (a PDF's text is
+        extracted here, in the worker thread or the read-ahead process)."""
         full = os.path.join(self._root, rel)
-        if self.files.ignored(rel) or not is_note_name(rel):
+        if self.files.ignored(rel) or not is_indexed_name(rel):
             return Gone(rel)
+        pdf = is_pdf_name(rel)
         try:
             info = os.stat(full)
             if not stat.S_ISREG(info.st_mode) or (
@@ -152,14 +158,20 @@ class Indexer:
             ):
                 return Gone(rel)
             signature = (info.st_mtime, info.st_size)
-            loaded = self.files.load(rel, full)
+            if pdf and info.st_size > self.files.pdf_max_bytes:
+                return Skipped(rel, signature, "pdf_too_large")
+            loaded = self._load(rel, full, pdf)
             if loaded is None:
                 return Gone(rel)  # vanished between listing and reading
             raw, info = loaded
             signature = (info.st_mtime, info.st_size)
+            if pdf:
+                return _pdf_note(rel, signature, raw, extract_pages(rel, raw))
             text = read_text(rel, raw)[0]
         except OSError:
             return Gone(rel)
+        except PdfUnreadable as exc:
+            return Skipped(rel, signature, f"pdf_{exc.reason}")
         except VaultError as exc:  # too large, not text
             return Skipped(rel, signature, exc.code)
         try:
@@ -167,29 +179,17 @@ class Indexer:
         except Exception as exc:  # a parser bug must not stop the other notes
             logger.warning("Could not parse %s (%s); not indexing it.", rel, type(exc).__name__)
             return Skipped(rel, signature, "parse_error")
-        aliases = " ".join(note.aliases)
-        headings, tags = "\n".join(note.headings), " ".join(note.tags)
-        body = tokens(note.body)
-        language = note_language(body)
-        return Note(
-            rel,
-            signature,
-            hashlib.sha256(raw).hexdigest(),
-            fields=(
-                note.title,
-                aliases,
-                headings,
-                tags,
-                note.body,
-                note_stems(tokens(f"{note.title} {aliases}"), language),
-                note_stems(tokens(f"{headings} {tags}"), language),
-                note_stems(body, language),
-            ),
-            cjk=(bigrams(f"{note.title}\n{aliases}"), bigrams(note.body)),
-            tags=frozenset(tag.casefold() for tag in note.tags),
-            links=frozenset(map(link_key, note.links)),
-            chunks=tuple(chunk_note(note.title, note.body)),
-        )
+        return _note(rel, signature, raw, note, tuple(chunk_note(note.title, note.body)))
+
+    def _load(self, rel: str, full: str, pdf: bool) -> tuple[bytes, os.stat_result] | None:
+        if not pdf:
+            return self.files.load(rel, full)
+        with open(full, "rb") as handle:
+            raw = handle.read(self.files.pdf_max_bytes + 1)
+            info = os.fstat(handle.fileno())
+        if len(raw) > self.files.pdf_max_bytes:
+            raise PdfUnreadable(rel, "too_large", f"'{rel}' grew past the PDF size limit.")
+        return raw, info
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -214,7 +214,9 @@ class Indexer:
         if isinstance(item, Gone):
             return self._remove(item.rel)
         if isinstance(item, Skipped):
-            logger.debug("Not indexing %s: %s.", item.rel, item.reason.replace("_", " "))
+            # an unreadable PDF is worth a line (once: it is not read again until it changes)
+            log = logger.info if item.reason.startswith("pdf_") else logger.debug
+            log("Not indexing %s: %s.", item.rel, item.reason.replace("_", " "))
             self._remove(item.rel)
             self.conn.execute(
                 "INSERT INTO skipped (path, mtime, size, reason) VALUES (?, ?, ?, ?)",
@@ -281,6 +283,12 @@ class Indexer:
         return "removed"
 
 
+def unreadable_pdfs(conn: sqlite3.Connection) -> int:
+    """PDFs skipped because they cannot be read (encrypted, damaged, over the size limit)."""
+    row = conn.execute("SELECT count(*) FROM skipped WHERE reason LIKE 'pdf_%'").fetchone()
+    return int(row[0])
+
+
 def _drop_content(conn: sqlite3.Connection, note_id: int) -> None:
     for sql in (
         "DELETE FROM notes_fts WHERE rowid = ?",
@@ -290,3 +298,45 @@ def _drop_content(conn: sqlite3.Connection, note_id: int) -> None:
         "DELETE FROM chunks WHERE note = ?",
     ):
         conn.execute(sql, (note_id,))
+
+
+def _note(
+    rel: str, signature: Signature, raw: bytes, note: ParsedNote, chunks: tuple[Chunk, ...]
+) -> Note:
+    aliases = " ".join(note.aliases)
+    headings, tags = "\n".join(note.headings), " ".join(note.tags)
+    body = tokens(note.body)
+    language = note_language(body)
+    return Note(
+        rel,
+        signature,
+        hashlib.sha256(raw).hexdigest(),
+        fields=(
+            note.title,
+            aliases,
+            headings,
+            tags,
+            note.body,
+            note_stems(tokens(f"{note.title} {aliases}"), language),
+            note_stems(tokens(f"{headings} {tags}"), language),
+            note_stems(body, language),
+        ),
+        cjk=(bigrams(f"{note.title}\n{aliases}"), bigrams(note.body)),
+        tags=frozenset(tag.casefold() for tag in note.tags),
+        links=frozenset(map(link_key, note.links)),
+        chunks=chunks,
+    )
+
+
+def _pdf_note(rel: str, signature: Signature, raw: bytes, pages: list[str]) -> Note:
+    """A PDF as a note: its name as title, its pages as the body (apart by PAGE_BREAK) and
+    one chunk per page with text (``seq`` = page - 1). A page's hash is its text alone, so a
+    changed PDF re-embeds only the pages whose text changed."""
+    title = unicodedata.normalize("NFC", os.path.splitext(os.path.basename(rel))[0])
+    chunks = tuple(
+        Chunk(i, f"Page {i + 1}", text, chunk_hash(title, "", text))
+        for i, text in ((i, " ".join(page.split())) for i, page in enumerate(pages))
+        if text
+    ) or (Chunk(0, "", "", chunk_hash(title, "", "")),)
+    parsed = ParsedNote(title=title, body=PAGE_BREAK.join(pages))
+    return _note(rel, signature, raw, parsed, chunks)

@@ -74,6 +74,10 @@ class Vault:
         """The user's excluded folders and globs (see :class:`VaultFiles`)."""
         return self.notes.files.scope
 
+    def set_pdf_limit(self, max_bytes: int) -> None:
+        """PDFs larger than ``max_bytes`` are neither indexed nor read (call before start)."""
+        self.notes.files.pdf_max_bytes = self.index.files.pdf_max_bytes = max_bytes
+
     def set_scope(self, exclude: Sequence[str]) -> None:
         """Exclude these folders and globs from now on, for search, the tools and the watcher:
         the index drops what is now excluded and adds what is now included, without a rebuild

@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from llm_service.errors import LLMError
 from plugin_bridge.vault.lexical import search as search_sql
+from plugin_bridge.vault.lexical.cjk import snippet_around
 from plugin_bridge.vault.lexical.parse import link_forms
 from plugin_bridge.vault.paths import to_posix
+from plugin_bridge.vault.pdf import is_pdf_name, page_of_snippet, page_of_words, split_body
 
 if TYPE_CHECKING:
     from plugin_bridge.vault.lexical.index import SearchHit, SearchIndex
@@ -57,6 +59,8 @@ class NoteHit:
     matched_by: tuple[Side, ...]
     chunks: tuple[ChunkHit, ...] = ()
     """The note's best chunks, best first (semantic and hybrid results)."""
+    page: int | None = None
+    """A PDF's page (1-based) the snippet is from; None for notes."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +182,9 @@ async def search_notes(
     if fusing and (bare := [hit.path for hit in hits if not hit.chunks]):
         made = index.snippets(query, bare)
         hits = [hit if hit.chunks else replace(hit, snippet=made.get(hit.path, "")) for hit in hits]
+    if any(is_pdf_name(hit.path) for hit in hits):
+        terms = [term.text for term in parsed.terms] + list(parsed.cjk)
+        hits = _on_pages(index, hits, terms, rerank=chosen == "lexical")
     pending = lexical.pending if lexical else index.pending
     took = round((time.perf_counter() - started) * 1000, 3)
     return NoteResults(hits, chosen, pending, took)
@@ -205,6 +212,58 @@ def _combine(
         snippet = _chunk_snippet(chunks[0]) if chunks else lex[path].snippet
         hits.append(NoteHit(path, title, round(score, 6), snippet, sides, tuple(chunks)))
     return hits
+
+
+def _on_pages(
+    index: SearchIndex, hits: list[NoteHit], words: list[str], *, rerank: bool
+) -> list[NoteHit]:
+    """PDF hits with the page they were found on: the best chunk's page (vectors), else the
+    page holding the snippet, else the page with most of the query's words (the snippet is
+    then made from that page). With ``rerank`` (a lexical ranking), a PDF counts the words
+    its best single page holds, not those spread over its pages, and the hits are sorted
+    again: a page is what the user reads."""
+    paths = [hit.path for hit in hits if is_pdf_name(hit.path)]
+    bodies = index.read(lambda conn: _bodies(conn, paths))
+    placed = []
+    for hit in hits:
+        body = bodies.get(hit.path)
+        if body is None:
+            placed.append(hit)
+            continue
+        pages = split_body(body)
+        if hit.chunks:
+            placed.append(replace(hit, page=hit.chunks[0].seq + 1))
+            continue
+        page = page_of_snippet(pages, hit.snippet)
+        snippet = hit.snippet
+        if page is None:
+            page = page_of_words(pages, words)
+            snippet = snippet_around(pages[page], words) if pages else ""
+        score = _page_score(hit.score, pages, words) if rerank else hit.score
+        placed.append(replace(hit, page=page + 1, snippet=snippet, score=score))
+    if rerank:
+        placed.sort(key=lambda hit: -hit.score)  # stable: ties keep the index's order
+    return placed
+
+
+def _page_score(score: float, pages: Sequence[str], words: Sequence[str]) -> float:
+    """A lexical score (words matched + a BM25 fraction) with the words matched counted on
+    the PDF's best page; never raised."""
+    folded = [word.casefold() for word in words if word]
+    if not folded:
+        return score
+    best = max((sum(word in page.casefold() for word in folded) for page in pages), default=0)
+    whole = math.floor(score)
+    return round(best + (score - whole), 6) if best < whole else score
+
+
+def _bodies(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
+    marks = ", ".join("?" * len(paths))
+    sql = (
+        "SELECT n.path, f.body FROM notes n JOIN notes_fts f ON f.rowid = n.id "
+        f"WHERE n.path IN ({marks})"
+    )
+    return dict(conn.execute(sql, list(paths)).fetchall())
 
 
 def _sides(lexical: bool, semantic: bool) -> tuple[Side, ...]:

@@ -73,6 +73,8 @@ class ChunkHit:
     heading: str
     text: str
     score: float
+    seq: int = 0
+    """The chunk's place in its note (a PDF's page - 1)."""
 
 
 class SemanticIndex:
@@ -359,8 +361,8 @@ class SemanticIndex:
         scores = dict(found)
         rows = self.index.read(lambda conn: _chunk_rows(conn, list(scores)))
         hits = [
-            ChunkHit(note_id, path, title, heading, text, scores[key])
-            for key, note_id, path, title, heading, text in rows
+            ChunkHit(note_id, path, title, heading, text, scores[key], seq)
+            for key, note_id, path, title, heading, text, seq in rows
         ]
         hits.sort(key=lambda hit: (-hit.score, hit.path))
         return hits
@@ -380,10 +382,10 @@ class SemanticIndex:
 
 def _chunk_rows(
     conn: sqlite3.Connection, hashes: list[str]
-) -> list[tuple[str, int, str, str, str, str]]:
+) -> list[tuple[str, int, str, str, str, str, int]]:
     marks = ", ".join("?" * len(hashes))
     return conn.execute(
-        "SELECT c.hash, c.note, n.path, n.title, c.heading, c.text FROM chunks c "
+        "SELECT c.hash, c.note, n.path, n.title, c.heading, c.text, c.seq FROM chunks c "
         f"JOIN notes n ON n.id = c.note WHERE c.hash IN ({marks})",
         hashes,
     ).fetchall()

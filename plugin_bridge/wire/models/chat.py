@@ -14,7 +14,11 @@ from plugin_bridge.wire.protocol import RequestId
 
 
 class NoteContext(Params):
-    note: str = Field(max_length=1000, description="Vault-relative path of the note.")
+    note: str = Field(
+        max_length=1000,
+        description="Vault-relative path of the note, or of an image (png, jpg, gif, webp) or "
+        "PDF, sent as itself to a model that can see it.",
+    )
     selection: str | None = Field(
         None, max_length=100_000, description="The selected text; the whole note when absent."
     )
@@ -83,6 +87,11 @@ class ChatSendResult(WireModel):
     sources: list[str] = Field(
         default_factory=list,
         description="Notes the model was given (context) or read during the turn, in order.",
+    )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="One sentence each: what of the message was not sent (images to a model "
+        "that cannot see them, images past the limit of 8).",
     )
 
 

@@ -47,6 +47,12 @@ class SearchHitModel(WireModel):
     matched_by: list[MatchSide] = Field(
         default_factory=_lexical, description="Which search found this note."
     )
+    page: int | None = Field(
+        None,
+        ge=1,
+        description="A PDF's page (1-based) the snippet is from: open it as [[file.pdf#page=N]]; "
+        "null for notes.",
+    )
 
 
 class SearchResult(WireModel):
@@ -89,6 +95,9 @@ class IndexProgress(Notification):
     estimated_tokens: int | None = Field(None, description="With phase confirm.")
     estimated_usd: float | None = Field(None, description="With phase confirm; null: unknown.")
     error: str | None = Field(None, description="With phase error: one sentence.")
+    unreadable_pdfs: int = Field(
+        0, description="PDFs not indexed: encrypted, damaged or over the size limit (pdf_max_mb)."
+    )
 
 
 class ConfirmEmbeddingResult(WireModel):

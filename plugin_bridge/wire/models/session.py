@@ -77,6 +77,9 @@ class IndexStatus(WireModel):
         "files, plus changes queued meanwhile); 0 when idle and while the vault is being listed.",
     )
     embedder: EmbedderStatus | None = Field(None, description="null: lexical search only.")
+    unreadable_pdfs: int = Field(
+        0, description="PDFs not indexed: encrypted, damaged or over the size limit (pdf_max_mb)."
+    )
 
 
 class McpServerStatus(WireModel):
@@ -115,6 +118,9 @@ class ModelInfoModel(WireModel):
     context_window: int | None
     max_output_tokens: int | None
     supports_tools: bool | None
+    supports_images: bool | None = Field(
+        None, description="The model accepts images (context images are sent); null: unknown."
+    )
     input_price_per_mtok: float | None = Field(description="USD; null when unknown, never 0.")
     output_price_per_mtok: float | None = Field(description="USD; null when unknown, never 0.")
 

@@ -9,6 +9,8 @@ from pydantic import Field
 
 from plugin_bridge.wire.models.base import Params, WireModel
 
+PAGES_PATTERN = r"^\s*\d+\s*(-\s*\d*\s*)?$"
+
 
 class VaultListParams(Params):
     cursor: str | None = Field(
@@ -29,12 +31,23 @@ class VaultListResult(WireModel):
 
 
 class NoteReadParams(Params):
-    path: str = Field(max_length=1000, description="Vault-relative path, e.g. Projects/Kafka.md.")
+    path: str = Field(
+        max_length=1000, description="Vault-relative path, e.g. Projects/Kafka.md or Papers/x.pdf."
+    )
+    pages: str | None = Field(
+        None,
+        max_length=40,
+        pattern=PAGES_PATTERN,
+        description='A PDF\'s pages to read, 1-based and inclusive: "3-5", "4" or "7-" (to the '
+        "end); default all.",
+    )
 
 
 class NoteReadResult(WireModel):
     path: str
-    content: str
+    content: str = Field(
+        description="The note's text; a PDF's text, each page after a '--- page N of M ---' line."
+    )
     hash: str = Field(description="sha256 hex of the file bytes.")
     lossy: bool = Field(
         False,
@@ -43,6 +56,7 @@ class NoteReadResult(WireModel):
             "may write the note."
         ),
     )
+    page_count: int | None = Field(None, description="A PDF's number of pages; null for notes.")
 
 
 HashField = Field(
