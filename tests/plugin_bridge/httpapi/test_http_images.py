@@ -64,7 +64,7 @@ async def test_a_data_image_reaches_openai_as_an_image_url_part(
         messages=_question(DATA_URL),  # type: ignore[arg-type]
     )
     assert completion.choices[0].message.content == "A blue box."
-    parts = served.openai.requests[0].json()["messages"][-1]["content"]
+    parts = served.chats(served.openai)[0].json()["messages"][-1]["content"]
     assert parts[0] == {"type": "text", "text": "What is this?"}
     assert parts[1] == {"type": "image_url", "image_url": {"url": DATA_URL}}
 
@@ -74,7 +74,7 @@ async def test_a_data_image_reaches_anthropic_as_an_image_block(
 ) -> None:
     served.anthropic.enqueue(anthropic_fake.text_reply("A blue box.", stream=False))
     await client.chat.completions.create(model="claude-test", messages=_question(DATA_URL))  # type: ignore[arg-type]
-    blocks = served.anthropic.requests[0].json()["messages"][-1]["content"]
+    blocks = served.chats(served.anthropic)[0].json()["messages"][-1]["content"]
     [image] = [b for b in blocks if b["type"] == "image"]
     assert image["source"] == {
         "type": "base64",
@@ -111,7 +111,7 @@ async def test_chat_takes_anthropic_style_image_blocks(served: Served) -> None:
                 "messages": [{"role": "user", "content": [{"type": "image", "source": bad_type}]}]
             },
         )
-    blocks = served.anthropic.requests[0].json()["messages"][-1]["content"]
+    blocks = served.chats(served.anthropic)[0].json()["messages"][-1]["content"]
     assert [b["type"] for b in blocks] == ["text", "image"]
     assert refused.status_code == 400 and "image/tiff" in refused.text
-    assert len(served.anthropic.requests) == 1
+    assert len(served.chats(served.anthropic)) == 1
