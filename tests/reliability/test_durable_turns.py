@@ -80,6 +80,8 @@ async def _round(
                 served.process.send_signal(signal.SIGKILL)  # the user has read the answer
             conversation = result["conversationId"]
             answered.setdefault(conversation, []).append(text)
+        if not turns:
+            served.process.kill()
         await served.process.wait()
         with contextlib.suppress(ConnectionError, OSError):
             await client.close()
@@ -130,6 +132,7 @@ async def _kill_rounds(tmp_path: Path, fake_http: FakeHTTPServer, rounds: int, t
     assert len(answered) == rounds
 
 
+@pytest.mark.timeout(600)  # eleven starts of serve while two processes spin
 async def test_every_answered_turn_survives_kill_9_on_a_busy_cpu(
     tmp_path: Path, fake_http: FakeHTTPServer
 ) -> None:
@@ -139,6 +142,7 @@ async def test_every_answered_turn_survives_kill_9_on_a_busy_cpu(
 
 
 @pytest.mark.soak
+@pytest.mark.timeout(1800)
 async def test_every_answered_turn_survives_kill_9_soak(
     tmp_path: Path, fake_http: FakeHTTPServer
 ) -> None:

@@ -91,6 +91,13 @@ class Vault:
         removed = await asyncio.to_thread(remove_orphans, self.root, self.notes.files.ignored, age)
         if removed:
             logger.info("Removed %d temp files left by an interrupted write.", removed)
+        if sole_writer:
+            notes = self.notes
+            recovered = await asyncio.to_thread(
+                notes.asked.recover, notes.snapshots, notes.audit, notes.file_hash
+            )
+            if recovered:
+                logger.info("Recorded %d writes Obsidian made before a crash.", recovered)
         await self.index.start()
         self._indexing = True
         if self.semantic is not None:
