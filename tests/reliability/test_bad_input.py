@@ -68,7 +68,8 @@ async def test_deep_json_over_the_websocket(bridge: Bridge, depth: int) -> None:
 
 async def test_a_lone_surrogate_over_the_websocket_is_32602(bridge: Bridge) -> None:
     wire = await bridge.wire()
-    frame = '{"jsonrpc":"2.0","id":7,"method":"note/create","params":{"path":"S.md","content":"a\\ud800b"}}'
+    params = '{"path":"S.md","content":"a\\ud800b"}'
+    frame = '{"jsonrpc":"2.0","id":7,"method":"note/create","params":' + params + "}"
     await wire.send(frame)
     reply = await wire.recv()
     assert reply["id"] == 7 and reply["error"]["code"] == -32602

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final
 
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -78,7 +78,7 @@ class Conversations:
         self,
         conversation_id: str,
         service: LLMService,
-        then: Callable[[], Awaitable[None]] | None = None,
+        then: Callable[[], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
         """Commit the turn ``service`` just completed and return once it is committed (see the
         module docstring); then run ``then`` in the background (what needs the stored turn: the

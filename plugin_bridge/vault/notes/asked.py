@@ -40,8 +40,13 @@ class AskedWrites:
     ) -> Path:
         """Keep, durably, what recording the write of ``path`` will need; the file to
         :meth:`end` once it is recorded."""
-        head = {"path": path, "action": action, "oldHash": old_hash, "origin": origin}
-        head["absent"] = old is None
+        head: dict[str, object] = {
+            "path": path,
+            "action": action,
+            "oldHash": old_hash,
+            "origin": origin,
+            "absent": old is None,
+        }
         file = self.folder / f"{time.time_ns():020d}{SUFFIX}"
         write_atomic(file, json.dumps(head).encode() + b"\n" + (old or b""))
         return file
