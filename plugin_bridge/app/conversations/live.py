@@ -91,15 +91,18 @@ class Conversations:
             if before is not None:
                 await asyncio.wait([before])
             await asyncio.to_thread(self.store.append, conversation_id, exchange, model)
-            if not COMMIT_BEFORE_REPLY and then is not None:
-                await then()
 
         stored = self._track(conversation_id, append())
-        if not COMMIT_BEFORE_REPLY:
-            return
-        await asyncio.shield(stored)
         if then is not None:
-            self._track(conversation_id, then())
+
+            async def follow() -> None:  # runs even when the caller is cancelled meanwhile
+                await asyncio.wait([stored])
+                if not stored.cancelled() and stored.exception() is None:
+                    await then()
+
+            self._track(conversation_id, follow())
+        if COMMIT_BEFORE_REPLY:
+            await asyncio.shield(stored)
 
     def _track(self, conversation_id: str, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run ``work`` as the conversation's latest write (the next one waits for it)."""
