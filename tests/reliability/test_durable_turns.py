@@ -20,8 +20,8 @@ from tests.fakes.http import FakeHTTPServer
 from tests.helpers.serve import start_serve
 
 ROUNDS = 10
-TURNS_PER_ROUND = 3
-"""Turns answered before each kill: a new conversation, then two more turns of one."""
+TURNS_PER_ROUND = 2
+"""Turns answered before each kill: a new conversation, then one more turn of it."""
 ROUNDS_SOAK = 30
 TURNS_PER_ROUND_SOAK = 10
 
