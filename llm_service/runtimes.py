@@ -13,13 +13,20 @@ models it has, whether each can use tools and whether it is an embedding model:
 Connections time out after :data:`CONNECT_SECONDS`, so with nothing listening (or a host that
 drops packets) the probe is over in well under a second. No key or token is sent: the requests
 carry no credentials, and the environment's proxy and ``.netrc`` settings are not read.
+
+Whatever listens on those ports is not trusted: an answer larger than :data:`MAX_ANSWER_BYTES`
+is not read (the runtime counts as not answering), at most :data:`MAX_MODELS` models are listed
+(:data:`SHOW_AT_ONCE` ``/api/show`` requests at a time), and each runtime gets
+:data:`RUNTIME_SECONDS` in all (the models not described by then are listed without
+capabilities).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -31,8 +38,13 @@ DEFAULT_OLLAMA: Final = "http://127.0.0.1:11434"
 DEFAULT_LMSTUDIO: Final = "http://127.0.0.1:1234"
 CONNECT_SECONDS: Final = 0.25
 """A local runtime accepts a connection at once; a refused one fails at once."""
-READ_SECONDS: Final = 3.0
+READ_SECONDS: Final = 2.0
 """Once connected, how long one answer may take."""
+RUNTIME_SECONDS: Final = 2.0
+"""All the requests of one runtime."""
+MAX_ANSWER_BYTES: Final = 1 << 20
+MAX_MODELS: Final = 500
+SHOW_AT_ONCE: Final = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +76,9 @@ def runtime_roots(environ: Mapping[str, str] | None = None) -> dict[RuntimeKind,
 
 async def detect_runtimes(roots: Mapping[RuntimeKind, str] | None = None) -> list[Runtime]:
     """Ollama and LM Studio, probed at once (see the module docstring)."""
+    from llm_service.warmup import warmed
+
+    await warmed()  # httpx may be being imported by a server's warm-up thread
     import httpx
 
     where = runtime_roots() if roots is None else roots
@@ -78,43 +93,66 @@ async def detect_runtimes(roots: Mapping[RuntimeKind, str] | None = None) -> lis
 
 
 async def _ollama(client: httpx.AsyncClient, root: str) -> Runtime:
-    listed = await _get_json(client, f"{root}/api/tags")
+    deadline = asyncio.get_running_loop().time() + RUNTIME_SECONDS
+    listed = await _within(deadline, _get_json(client, f"{root}/api/tags"))
     entries = listed.get("models") if isinstance(listed, dict) else None
     if not isinstance(entries, list):
         return Runtime("ollama", root, reachable=False)
     names = [str(e["name"]) for e in entries if isinstance(e, dict) and e.get("name")]
-    shown = await asyncio.gather(*(_ollama_show(client, root, name) for name in names))
+    names = names[:MAX_MODELS]
+    at_once = asyncio.Semaphore(SHOW_AT_ONCE)
+    shows = [asyncio.ensure_future(_ollama_show(client, root, n, at_once)) for n in names]
+    if shows:
+        await asyncio.wait(shows, timeout=max(deadline - asyncio.get_running_loop().time(), 0))
+    for show in shows:
+        show.cancel()
+    shown = [
+        show.result() if show.done() and not show.cancelled() else _undescribed(name)
+        for name, show in zip(names, shows, strict=True)
+    ]
     return Runtime("ollama", root, reachable=True, models=tuple(shown))
 
 
-async def _ollama_show(client: httpx.AsyncClient, root: str, name: str) -> RuntimeModel:
-    import httpx
-
-    try:
-        response = await client.post(f"{root}/api/show", json={"model": name})
-        shown = response.json() if response.status_code == 200 else {}
-    except (httpx.HTTPError, ValueError):
-        shown = {}
+async def _ollama_show(
+    client: httpx.AsyncClient, root: str, name: str, at_once: asyncio.Semaphore
+) -> RuntimeModel:
+    async with at_once:
+        shown = await _answer(client, "POST", f"{root}/api/show", {"model": name})
     capabilities = shown.get("capabilities") if isinstance(shown, dict) else None
     if not isinstance(capabilities, list):
-        return RuntimeModel(name, None, _named_embedding(name))
+        return _undescribed(name)
     return RuntimeModel(name, "tools" in capabilities, "embedding" in capabilities)
+
+
+def _undescribed(name: str) -> RuntimeModel:
+    """A model whose runtime did not say what it can do."""
+    return RuntimeModel(name, None, _named_embedding(name))
 
 
 async def _lmstudio(client: httpx.AsyncClient, root: str) -> Runtime:
     base_url = f"{root}/v1"
-    native = await _get_json(client, f"{root}/api/v0/models")
+    deadline = asyncio.get_running_loop().time() + RUNTIME_SECONDS
+    native = await _within(deadline, _get_json(client, f"{root}/api/v0/models"))
     entries = native.get("data") if isinstance(native, dict) else None
     if isinstance(entries, list):
         models = [_lmstudio_model(e) for e in entries if isinstance(e, dict) and "id" in e]
-        return Runtime("lmstudio", base_url, reachable=True, models=tuple(models))
-    compatible = await _get_json(client, f"{base_url}/models")
+        return Runtime("lmstudio", base_url, reachable=True, models=tuple(models[:MAX_MODELS]))
+    compatible = await _within(deadline, _get_json(client, f"{base_url}/models"))
     entries = compatible.get("data") if isinstance(compatible, dict) else None
     if not isinstance(entries, list):
         return Runtime("lmstudio", base_url, reachable=False)
     ids = [str(e["id"]) for e in entries if isinstance(e, dict) and "id" in e]
-    named = tuple(RuntimeModel(i, None, _named_embedding(i)) for i in ids)
+    named = tuple(_undescribed(i) for i in ids[:MAX_MODELS])
     return Runtime("lmstudio", base_url, reachable=True, models=named)
+
+
+async def _within(deadline: float, answer: Awaitable[Any]) -> Any:
+    """``answer``, or None when it is not there by ``deadline`` (loop time)."""
+    try:
+        async with asyncio.timeout_at(deadline):
+            return await answer
+    except TimeoutError:
+        return None
 
 
 def _lmstudio_model(entry: dict[str, Any]) -> RuntimeModel:
@@ -125,12 +163,28 @@ def _lmstudio_model(entry: dict[str, Any]) -> RuntimeModel:
 
 async def _get_json(client: httpx.AsyncClient, url: str) -> Any:
     """The JSON body of a 200 answer; None when nothing answers or the answer is not that."""
+    return await _answer(client, "GET", url)
+
+
+async def _answer(client: httpx.AsyncClient, method: str, url: str, body: Any = None) -> Any:
+    """The JSON body of a 200 answer of at most MAX_ANSWER_BYTES; None when nothing answers,
+    the answer is larger or is not JSON."""
     import httpx
 
     try:
-        response = await client.get(url)
-        return response.json() if response.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
+        async with client.stream(method, url, json=body) as response:
+            if response.status_code != 200:
+                return None
+            declared = response.headers.get("content-length", "0")
+            if not declared.isdigit() or int(declared) > MAX_ANSWER_BYTES:
+                return None
+            data = bytearray()
+            async for chunk in response.aiter_bytes():
+                data += chunk
+                if len(data) > MAX_ANSWER_BYTES:
+                    return None
+        return json.loads(data)
+    except (httpx.HTTPError, ValueError, RecursionError):
         return None
 
 

@@ -50,7 +50,12 @@ ToolHandler: TypeAlias = Callable[[dict[str, Any]], ToolOutput | Awaitable[ToolO
 ConfirmCallback: TypeAlias = Callable[[ToolCall], Awaitable[bool | dict[str, Any]]]
 """Asked before running a tool whose permission is "ask": True runs the call, False refuses it,
 and a dict runs it with these arguments instead (the user edited them), checked against the
-tool's schema like any call."""
+tool's schema like any call. Raising :class:`ToolRefused` refuses it without asking anyone."""
+
+
+class ToolRefused(Exception):
+    """Raised by a confirm callback for a call that would fail anyway (a write to a path the
+    rules refuse): nobody is asked, and ``str()`` is the call's error result."""
 
 
 class ToolOptions(TypedDict, total=False):
@@ -212,6 +217,8 @@ class ToolRegistry:
             return f"Tool {name!r} needs approval and this conversation has no way to ask; not run."
         try:
             answer = await self.confirm(call)
+        except ToolRefused as refused:
+            return str(refused)
         except Exception:
             logger.warning("Asking to approve tool %r failed", name, exc_info=True)
             return f"Tool {name!r} needs approval and asking for it failed; not run."

@@ -5,7 +5,6 @@ Anthropic the same connection)."""
 
 from __future__ import annotations
 
-import logging
 import math
 from typing import TYPE_CHECKING, Final
 
@@ -14,6 +13,7 @@ from llm_service.connections.errors import (
     UnreadableResponse,
     code_for,
     describe,
+    log_unexpected,
     shorten,
     transport_code,
 )
@@ -21,8 +21,6 @@ from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 
 if TYPE_CHECKING:
     from anthropic import APIStatusError, AsyncAnthropic
-
-logger = logging.getLogger(__name__)
 
 MISSING_KEY: Final = "Anthropic API key is missing: set ANTHROPIC_API_KEY."
 DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
@@ -93,8 +91,7 @@ class AnthropicConnection:
         else:
             code = transport_code(exc) or "unknown"
         if code == "unknown":
-            logger.warning("Unexpected %s from the Anthropic SDK", type(exc).__name__)
-            logger.debug("Unexpected Anthropic SDK error", exc_info=exc)
+            log_unexpected("the Anthropic SDK", exc)
         who = self.name
         if code == "network_error":
             url = self._client.base_url if self._client else self.base_url or DEFAULT_BASE_URL

@@ -5,8 +5,17 @@ what to do, and transport failures judged by class name (httpx and httpx2 alike)
 from __future__ import annotations
 
 import json
+import logging
 
 from llm_service.errors import ErrorCode
+
+logger = logging.getLogger(__name__)
+
+
+def log_unexpected(provider: str, exc: BaseException) -> None:
+    """Log, with its traceback, a failure no rule of the error table knows (code ``unknown``):
+    the user reads "see the server log", and the log must then say what happened."""
+    logger.error("Unexpected %s from %s", type(exc).__name__, provider, exc_info=exc)
 
 
 class UnreadableResponse(Exception):

@@ -8,7 +8,14 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Final
 
-from llm_service.connections.errors import HINTS, code_for, describe, error_details, transport_code
+from llm_service.connections.errors import (
+    HINTS,
+    code_for,
+    describe,
+    error_details,
+    log_unexpected,
+    transport_code,
+)
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 
 if TYPE_CHECKING:
@@ -78,6 +85,8 @@ class OllamaConnection:
             )
             return LLMError(message, code="invalid_response", provider=self.name)
         code = transport_code(exc) or "unknown"
+        if code == "unknown":
+            log_unexpected("Ollama's client", exc)
         if code == "network_error":
             message = self._network_message(exc)
         elif code == "timeout":

@@ -16,6 +16,7 @@ from llm_service.connections.errors import (
     code_for,
     describe,
     error_details,
+    log_unexpected,
     shorten,
     transport_code,
 )
@@ -122,6 +123,8 @@ class OpenAIConnection:
                 code = "server_error"
         else:
             code = transport_code(exc) or "unknown"
+        if code == "unknown":
+            log_unexpected("the OpenAI SDK", exc)
         where = f" at {self.base_url}" if self.base_url and code == "network_error" else ""
         return LLMError(
             describe(

@@ -7,6 +7,12 @@ mirror or a test's fake hub) into a temporary folder beside ``folder``, checks t
 loads as a model2vec model, and only then renames it into place. A refused request, a cut
 connection, a failed check or a cancellation removes the temporary folder: nothing half-written
 is ever left where a model is looked for. ``on_progress(done, total)`` follows the bytes.
+
+Whatever answers as the hub is not trusted: one download runs at a time (a second is refused),
+the files together may hold at most ``max_bytes`` (:data:`MAX_DOWNLOAD_BYTES`), checked against
+their Content-Length before anything is written and again while reading (bytes past a file's
+Content-Length are not read: the check then refuses the cut file), and the free space of the
+folder's disk must hold the announced size plus :data:`SPARE_DISK_BYTES`.
 """
 
 from __future__ import annotations
@@ -37,6 +43,12 @@ READ_SECONDS: Final = 60.0
 CHUNK_BYTES: Final = 1 << 16
 PROGRESS_STEPS: Final = 100
 """At most about this many progress reports per download."""
+MAX_DOWNLOAD_BYTES: Final = 1 << 30
+"""A model2vec model's files together (potion-base-8M: 30 MB; the largest published: ~500 MB)."""
+SPARE_DISK_BYTES: Final = 256 << 20
+"""Disk space a download must leave free."""
+_running: set[Path] = set()
+"""The downloads under way (at most one)."""
 
 Progress = Callable[[int, int], Awaitable[None]]
 
@@ -53,15 +65,39 @@ async def download_model(
     revision: str = "main",
     endpoint: str | None = None,
     on_progress: Progress | None = None,
+    max_bytes: int = MAX_DOWNLOAD_BYTES,
 ) -> Path:
     """Download model2vec model ``repo`` into ``folder`` (replacing what is there once the new
     copy is complete and loads); ``folder``. Raises LLMError (auth_error for 401/403,
-    invalid_request for a missing model or file, network_error for an unreachable hub or a cut
-    connection, invalid_response for files that are not a model2vec model)."""
-    import httpx
-
+    invalid_request for a missing model or file, a model over ``max_bytes`` or a download
+    already under way, network_error for an unreachable hub or a cut connection,
+    invalid_response for files that are not a model2vec model or longer than announced)."""
     if not re.match(REPO_PATTERN, repo):
         raise _error(f"'{repo}' is not a Hugging Face model id (owner/name).", "invalid_request")
+    if _running:
+        raise _error(
+            "A model download is already under way: wait for it to finish.", "invalid_request"
+        )
+    _running.add(folder)
+    try:
+        return await _download(repo, folder, revision, endpoint, on_progress, max_bytes)
+    finally:
+        _running.discard(folder)
+
+
+async def _download(
+    repo: str,
+    folder: Path,
+    revision: str,
+    endpoint: str | None,
+    on_progress: Progress | None,
+    max_bytes: int,
+) -> Path:
+    from llm_service.warmup import warmed
+
+    await warmed()  # httpx may be being imported by a server's warm-up thread
+    import httpx
+
     base = f"{endpoint or hub_endpoint()}/{repo}/resolve/{revision}"
     folder.parent.mkdir(parents=True, exist_ok=True)
     temp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.download-", dir=folder.parent))
@@ -77,8 +113,11 @@ async def download_model(
                 await stack.enter_async_context(_opened(client, f"{base}/{name}", repo, name))
                 for name in MODEL_FILES
             ]
-            sizes = [int(r.headers.get("content-length", 0)) for r in responses]
+            sizes = [_length(r, repo) for r in responses]
             total = sum(sizes)
+            if total > max_bytes:
+                raise _too_large(repo, max_bytes)
+            _check_disk(folder.parent, total)
             done = 0
             step = max(total // PROGRESS_STEPS, CHUNK_BYTES)
             reported = 0
@@ -86,9 +125,11 @@ async def download_model(
                 written = 0
                 with (temp / name).open("wb") as out:
                     async for chunk in _body(response, repo):
-                        out.write(chunk)
                         written += len(chunk)
                         done += len(chunk)
+                        if done > max_bytes:
+                            raise _too_large(repo, max_bytes)
+                        out.write(chunk)
                         if on_progress is not None and done - reported >= step:
                             reported = done
                             await on_progress(done, max(total, done))
@@ -98,6 +139,8 @@ async def download_model(
                 await on_progress(done, max(total, done))
         await asyncio.to_thread(_check, temp, repo)
         await asyncio.to_thread(_move_into_place, temp, folder)
+    except httpx.HTTPError:  # closing a connection the hub broke (one sent too much, say)
+        raise _cut_off(repo) from None
     finally:
         shutil.rmtree(temp, ignore_errors=True)  # gone already when it was moved into place
     return folder
@@ -145,14 +188,50 @@ async def _body(response: httpx.Response, repo: str) -> AsyncIterator[bytes]:
         raise _cut_off(repo) from None
 
 
+def _length(response: httpx.Response, repo: str) -> int:
+    """The answer's Content-Length (0 when it gives none); a bad one is invalid_response."""
+    given = response.headers.get("content-length", "0")
+    if not (given.isascii() and given.isdigit()):
+        raise _error(
+            f"The hub sent {repo} with a Content-Length that is not a number.", "invalid_response"
+        )
+    return int(given)
+
+
+def _check_disk(folder: Path, size: int) -> None:
+    """Refuse a download the disk of ``folder`` cannot hold (leaving SPARE_DISK_BYTES)."""
+    free = shutil.disk_usage(folder).free
+    if free < size + SPARE_DISK_BYTES:
+        raise _error(
+            f"The model needs {size / 1e6:.0f} MB and the disk of {folder} has "
+            f"{free / 1e6:.0f} MB free: free some space and try again.",
+            "invalid_request",
+        )
+
+
+def _too_large(repo: str, limit: int) -> LLMError:
+    return _error(
+        f"{repo} is larger than {limit / 1e6:.0f} MB, more than a model2vec model holds: choose "
+        "a smaller model.",
+        "invalid_request",
+    )
+
+
 def _check(folder: Path, repo: str) -> None:
-    """The downloaded files load as a model2vec model (else invalid_response)."""
+    """The downloaded files load as a model2vec model (else invalid_response: whatever the
+    loaders raise on files that are cut short or are something else)."""
     from llm_service.embedders.model2vec import Model2VecEmbedder
 
     try:
         Model2VecEmbedder(str(folder)).load()
     except LLMError as exc:
         raise _error(f"{repo} is not a model2vec model: {exc}", "invalid_response") from None
+    except Exception as exc:
+        raise _error(
+            f"The files the hub sent for {repo} do not load as a model2vec model "
+            f"({type(exc).__name__}); nothing was kept: try again.",
+            "invalid_response",
+        ) from None
 
 
 def _move_into_place(temp: Path, folder: Path) -> None:

@@ -8,7 +8,6 @@ retrying (which codes, how long to wait, Retry-After, logging) lives here.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
@@ -20,6 +19,7 @@ from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent
 from llm_service.messages import LLMResponse, Message, ToolSpec
 from llm_service.options import TOOL_MODES, ForcedTool, ResponseFormat, ToolChoice
+from llm_service.warmup import import_early, warmed
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
@@ -125,6 +125,7 @@ class Retrying(ABC):
             raise self._convert_error(exc) from exc
 
     async def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        await warmed()  # never import the SDK while a warm-up thread imports it
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
         retrying = AsyncRetrying(
@@ -241,9 +242,7 @@ class Provider(Retrying):
         once started)."""
         from llm_service.pricing import load_prices
 
-        if self.sdk_module is not None:
-            await asyncio.to_thread(importlib.import_module, self.sdk_module)
-        await asyncio.to_thread(load_prices)
+        await import_early(*filter(None, [self.sdk_module]), then=load_prices)
 
     async def _list_models_once(self) -> list[ModelInfo]:
         """One models-list API call; may raise SDK exceptions. [] when the API has none."""

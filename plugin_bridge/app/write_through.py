@@ -2,10 +2,18 @@
 apply the write with the server request ``note/apply``, so that an editor's unsaved text is seen.
 
 The request goes to the most recently connected client whose ``client.name`` is the plugin's id
-(:data:`~plugin_bridge.app.settings.config.PLUGIN_CLIENT`). Its answer decides:
+(:data:`~plugin_bridge.app.settings.config.PLUGIN_CLIENT`) and that authenticated with the info
+file's token (:data:`Credential`; never a client key). Before it is asked, what recording the
+write needs is kept durably (:class:`~plugin_bridge.vault.notes.asked.AskedWrites`), so a kill -9
+before its answer is recorded loses neither the undo snapshot nor the audit line. Its answer
+decides:
 
 - ``{applied: true, hash}``: Obsidian wrote it (its editor or ``vault.process``); the server keeps
-  the undo snapshot and the audit line as for its own writes;
+  the undo snapshot and the audit line as for its own writes, then checks that the file reaches
+  that hash within :data:`CONFIRM_SECONDS` (Obsidian saves an editor within a few seconds). If
+  it does not, the write is logged ``unconfirmed``, undo is kept working (it restores the note
+  as it was planned from), and the write fails with ``write_failed`` (-32025), which the model
+  and the user are told;
 - ``{applied: false}`` (the note is not open), no plugin connected, no answer within the timeout
   (5 s), or any other error: the server writes itself, as before;
 - error -32022: the note no longer matches what was reviewed; nothing is written (VaultError
@@ -17,8 +25,9 @@ A new note is written by the server at once: it cannot be open in an editor.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Literal
 
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.errors import WireCode
@@ -33,20 +42,36 @@ logger = logging.getLogger(__name__)
 
 APPLY_METHOD: Final = "note/apply"
 DEFAULT_APPLY_TIMEOUT: Final = 5.0
+CONFIRM_SECONDS: Final = 10.0
+"""How long the file on disk may take to reach the hash the plugin answered."""
+CONFIRM_POLL_SECONDS: Final = 0.05
+Credential = Literal["token", "client-key"]
+"""What a connection authenticated with: the info file's token, or a client key."""
 
 
 class WriteThrough:
     """Makes planned writes, through the newest connected plugin when there is one."""
 
-    def __init__(self, notes: NoteStore, *, timeout: float = DEFAULT_APPLY_TIMEOUT) -> None:
+    def __init__(
+        self,
+        notes: NoteStore,
+        *,
+        timeout: float = DEFAULT_APPLY_TIMEOUT,
+        confirm_seconds: float = CONFIRM_SECONDS,
+    ) -> None:
         self.notes = notes
         self.timeout = timeout
+        self.confirm_seconds = confirm_seconds
         self._plugins: list[Peer] = []
 
-    def attach(self, peer: Peer) -> None:
-        """A plugin finished ``initialize`` on ``peer``: it is asked from now on."""
+    def attach(self, peer: Peer, credential: Credential) -> bool:
+        """A client named as the plugin finished ``initialize`` on ``peer``: asked from now on
+        when it authenticated with the info file's token; whether it will be."""
+        if credential != "token":
+            return False
         self._plugins = [p for p in self._plugins if p is not peer and not p.closed]
         self._plugins.append(peer)
+        return True
 
     def _newest(self) -> Peer | None:
         self._plugins = [p for p in self._plugins if not p.closed]
@@ -55,10 +80,43 @@ class WriteThrough:
     async def write(self, plan: PlannedWrite, origin: str) -> WriteResult:
         """Make ``plan`` (see the module docstring); VaultError as the note store raises."""
         peer = self._newest() if plan.before is not None else None
-        applied = None if peer is None else await self._ask(peer, plan)
-        if applied is None:
+        if peer is None:
             return await asyncio.to_thread(self.notes.write_planned, plan, origin)
-        return await asyncio.to_thread(self.notes.record_applied, plan, applied, origin)
+        asked = self.notes.asked
+        kept = await asyncio.to_thread(
+            asked.begin, plan.path, plan.action, plan.old, plan.old_hash, origin
+        )
+        try:
+            applied = await self._ask(peer, plan)
+            if applied is None:
+                return await asyncio.to_thread(self.notes.write_planned, plan, origin)
+            written = await asyncio.to_thread(self.notes.record_applied, plan, applied, origin)
+        finally:
+            await asyncio.to_thread(asked.end, kept)
+        if not await self._reaches(plan.path, applied):
+            now = await asyncio.to_thread(self.notes.record_unconfirmed, plan, applied, origin)
+            logger.warning(
+                "note/apply said %s was written, and the file did not reach its hash", plan.path
+            )
+            raise VaultError(
+                "write_failed",
+                f"Obsidian said it wrote '{plan.path}' but the file did not change within "
+                f"{self.confirm_seconds:g} s, so the change may not be saved: check the note"
+                + (" (undo restores it as it was)." if now != plan.old_hash else "."),
+                path=plan.path,
+            )
+        return written
+
+    async def _reaches(self, path: str, wanted: str) -> bool:
+        """Whether the note's file has hash ``wanted`` within ``confirm_seconds``."""
+        deadline = asyncio.get_running_loop().time() + self.confirm_seconds
+        while True:
+            with contextlib.suppress(VaultError, OSError):
+                if await asyncio.to_thread(self.notes.file_hash, path) == wanted:
+                    return True
+            if asyncio.get_running_loop().time() >= deadline:
+                return False
+            await asyncio.sleep(CONFIRM_POLL_SECONDS)
 
     async def _ask(self, peer: Peer, plan: PlannedWrite) -> str | None:
         """The hash Obsidian wrote, or None for "the server writes"."""

@@ -273,7 +273,7 @@ async def _serve(
             ann_threshold=settings.vector_ann_threshold,
         )
     try:
-        await vault.start()
+        await vault.start(sole_writer=True)  # the lock is ours: every temp file is a crash's
     except VaultError as exc:
         return _fail(2, str(exc))
     app = BridgeApp(
@@ -350,11 +350,11 @@ async def _until_stopped(stop: asyncio.Event, companion: Awaitable[None] | None)
 async def _warm_up(providers: ProviderSetup) -> None:
     """Import, in a worker thread, what the first requests would otherwise wait for: httpx
     (runtimes/detect and embedder/download: the setup card of a server without a provider)
-    and the providers' SDKs."""
-    import asyncio
-    import importlib
+    and the providers' SDKs. A request that needs them meanwhile waits for this
+    (``llm_service.warmup.warmed``) instead of importing them beside it."""
+    from llm_service.warmup import import_early
 
-    await asyncio.to_thread(importlib.import_module, "httpx")
+    await import_early("httpx")
     await providers.warm_up()
 
 

@@ -74,7 +74,7 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
     async with spending(ctx):
         reply = await relay(ctx, events)
     first_exchange = service.last_exchange if first_turn else None
-    app.conversations.record_later(
+    await app.conversations.record(  # committed before the result: acknowledged is durable
         conversation_id, service, functools.partial(_stored, app, conversation_id, first_exchange)
     )
     return ChatSendResult(

@@ -51,7 +51,7 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
     logger.info("client %.60s %.30s initialized", params.client.name, params.client.version)
     app = ctx.app
     if params.client.name == PLUGIN_CLIENT:
-        app.writes.attach(ctx.peer)
+        app.writes.attach(ctx.peer, "token")  # the only credential so far: the info file's
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
         server=ServerInfo(name=SERVER_NAME, version=__version__),

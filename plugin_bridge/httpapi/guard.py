@@ -4,7 +4,7 @@
    (:func:`plugin_bridge.wire.security.check_handshake`): 403;
 2. ``Authorization: Bearer <token>``, the info file's token: 401;
 3. the body's size, at most :data:`MAX_BODY_BYTES` (by Content-Length, and counted while it is
-   read for a chunked body): 413.
+   read; a chunked body is read whole before the route runs): 413.
 
 Refusals on ``/v1/*`` keep OpenAI's error shape ``{"error": {"message", "type", "code"}}``, so
 an OpenAI client library shows the message; every other route answers
@@ -13,6 +13,7 @@ an OpenAI client library shows the message; every other route answers
 
 from __future__ import annotations
 
+import collections
 import hmac
 import json
 import logging
@@ -106,6 +107,12 @@ class Guard:
             self.refusals.refused(f"refused a request to {path[:100]}: {message}")
             await _respond(send, status, error_body(path, status, code, message))
             return
+        if headers.get_all("transfer-encoding") and not headers.get_all("content-length"):
+            read = await self._read_chunked(receive)
+            if read is None:
+                await _respond(send, 413, error_body(path, 413, *self._too_large()))
+                return
+            receive = _replay(read, receive)
         started = False
         received = 0
 
@@ -149,11 +156,38 @@ class Guard:
             return 413, *self._too_large()
         return None
 
+    async def _read_chunked(self, receive: Receive) -> list[Message] | None:
+        """A chunked body, read whole before the app runs (an app may turn an error raised by
+        its ``receive`` into a 500: a body over the limit must be a 413 whatever the app);
+        None once it is over the limit."""
+        messages: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                return messages
+            size += len(message.get("body", b""))
+            if size > self.max_body:
+                return None
+            if not message.get("more_body"):
+                return messages
+
     def _too_large(self) -> tuple[str, str]:
         return (
             "too_large",
             f"The request body is larger than {self.max_body // (1024 * 1024)} MiB: send less.",
         )
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """``receive`` that first gives ``messages`` again."""
+    pending = collections.deque(messages)
+
+    async def replayed() -> Message:
+        return pending.popleft() if pending else await receive()
+
+    return replayed
 
 
 def _bearer(value: bytes) -> bytes:

@@ -12,6 +12,7 @@ from starlette.responses import Response
 
 from plugin_bridge.httpapi.guard import error_body
 from plugin_bridge.httpapi.openai_format import BadRequest
+from plugin_bridge.wire import jsontext
 from plugin_bridge.wire.errors import to_http_error
 
 if TYPE_CHECKING:
@@ -32,9 +33,15 @@ async def json_body(request: Request) -> Any:
     """The request's JSON body (BadRequest when it is not JSON)."""
     body = await request.body()
     try:
-        return json.loads(body)
+        document = json.loads(body)
+    except RecursionError:
+        raise BadRequest(jsontext.TOO_DEEP) from None
     except ValueError:
         raise BadRequest("The body is not valid JSON.") from None
+    refused = jsontext.refusal(document, body)
+    if refused is not None:
+        raise BadRequest(refused)
+    return document
 
 
 def dumps(payload: object) -> bytes:

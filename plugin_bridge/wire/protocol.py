@@ -26,6 +26,7 @@ from enum import Enum
 from typing import Any, Final, TypeAlias
 
 from plugin_bridge import PROTOCOL_VERSION
+from plugin_bridge.wire import jsontext
 from plugin_bridge.wire.errors import WireCode, WireError
 
 logger = logging.getLogger(__name__)
@@ -132,7 +133,9 @@ class Protocol:
             return None
         try:
             message = json.loads(text, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
+        except RecursionError:
+            return self._refuse(None, WireCode.PARSE_ERROR, f"Parse error: {jsontext.TOO_DEEP}")
+        except ValueError:
             return self._refuse(None, WireCode.PARSE_ERROR, "Parse error: the frame is not JSON.")
         if isinstance(message, list):
             return self._refuse(
@@ -144,6 +147,10 @@ class Protocol:
             return self._refuse(
                 None, WireCode.INVALID_REQUEST, "A JSON-RPC message must be a JSON object."
             )
+        if "method" in message and (refused := jsontext.refusal(message, text)) is not None:
+            raw_id = message.get("id")
+            reply_id = raw_id if _is_valid_id(raw_id) else None
+            return self._refuse(reply_id, WireCode.INVALID_PARAMS, refused)
         return self._receive_object(message)
 
     def _receive_object(self, message: dict[str, Any]) -> Event | None:

@@ -4,10 +4,12 @@ At most ``limit`` services stay in memory (the least recently used is dropped); 
 conversation lives on in the store, so ``get`` of one that is not in memory, after a restart
 say, rebuilds its service from the stored messages (the last 20 as working history).
 
-A completed turn is written after its reply has gone out (:meth:`Conversations.record_later`),
-in a worker thread, one transaction per turn, turns of one conversation in order. Whatever reads
-the store first waits for the writes still under way (:meth:`Conversations.stored`), and so does
-the next turn of the same conversation (:meth:`Conversations.settled`) and shutdown.
+A completed turn is committed before its reply goes out (:meth:`Conversations.record`): in a
+worker thread, one transaction per turn (WAL, synchronous NORMAL: it survives a kill -9 of the
+server), turns of one conversation in order; only the final result waits for it, never the
+streamed deltas. What needs the stored turn (its note, its title) follows in the background.
+Whatever reads the store first waits for the work still under way (:meth:`Conversations.stored`),
+and so does the next turn of the same conversation (:meth:`Conversations.settled`) and shutdown.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Final
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Final
 
 from plugin_bridge.wire.errors import RpcError, WireCode
 
@@ -27,6 +29,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MAX_CONVERSATIONS: Final = 64
+COMMIT_BEFORE_REPLY = True
+"""Wait for a turn's commit before the reply (False answers first, as before: bench/turn_commit.py's
+baseline, which a kill -9 right after the reply can lose)."""
 
 
 class Conversations:
@@ -69,28 +74,42 @@ class Conversations:
         self._keep(conversation_id, service)
         return service
 
-    def record_later(
+    async def record(
         self,
         conversation_id: str,
         service: LLMService,
-        then: Callable[[], Awaitable[None]] | None = None,
+        then: Callable[[], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
-        """Store the turn ``service`` just completed, in the background (see the module
-        docstring), then run ``then`` (what needs the stored turn: the conversation's note,
-        its title). A write that fails is logged; the turn stays in memory."""
+        """Commit the turn ``service`` just completed and return once it is committed (see the
+        module docstring); then run ``then`` in the background (what needs the stored turn: the
+        conversation's note, its title). A write that fails raises (and is logged); the turn
+        stays in memory. A cancelled caller does not stop the write."""
         exchange, model = list(service.last_exchange), service.model
         before = self._writes.get(conversation_id)
 
-        async def write() -> None:
+        async def append() -> None:
             if before is not None:
                 await asyncio.wait([before])
             await asyncio.to_thread(self.store.append, conversation_id, exchange, model)
-            if then is not None:
-                await then()
 
-        task = asyncio.get_running_loop().create_task(write(), name=f"store {conversation_id}")
+        stored = self._track(conversation_id, append())
+        if then is not None:
+
+            async def follow() -> None:  # runs even when the caller is cancelled meanwhile
+                await asyncio.wait([stored])
+                if not stored.cancelled() and stored.exception() is None:
+                    await then()
+
+            self._track(conversation_id, follow())
+        if COMMIT_BEFORE_REPLY:
+            await asyncio.shield(stored)
+
+    def _track(self, conversation_id: str, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run ``work`` as the conversation's latest write (the next one waits for it)."""
+        task = asyncio.get_running_loop().create_task(work, name=f"store {conversation_id}")
         self._writes[conversation_id] = task
         task.add_done_callback(lambda done: self._written(conversation_id, done))
+        return task
 
     def _written(self, conversation_id: str, task: asyncio.Task[None]) -> None:
         if self._writes.get(conversation_id) is task:

@@ -35,6 +35,12 @@ def check_url(value: str) -> str:
     parts = urlsplit(value.strip())
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise ValueError("give an http:// or https:// URL, e.g. http://127.0.0.1:1234/v1")
+    port = parts.netloc.rpartition("@")[2].rpartition("]")[2].partition(":")[2]
+    if port and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+        raise ValueError(
+            f"the port '{port[:20]}' is not a number from 1 to 65535 in ASCII digits, "
+            "e.g. http://127.0.0.1:1234/v1"
+        )
     return value
 
 

@@ -41,7 +41,7 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
         if ctx is None:
             logger.info("tool %s needs approval and no client is asking: denied", call.name)
             return False
-        plan = await asyncio.to_thread(_plan, vault, call)
+        plan = await asyncio.to_thread(_plan, vault, call)  # ToolRefused: nobody is asked
         if plan is not None:  # the approved write must find the note as it is shown
             remember_review(plan.path, plan.old_hash)
         server = server_of(call.name)
@@ -72,13 +72,17 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
 
 
 def _plan(vault: Vault, call: ToolCall) -> PlannedWrite | None:
+    """What the write ``call`` would do; ToolRefused when the vault refuses it (a path the
+    rules refuse, a note that exists or is missing): no one is asked to approve a write that
+    cannot be made, and the model reads the vault's sentence."""
+    from llm_service.tools import ToolRefused
     from plugin_bridge.app.vault_tools import plan_tool_call
     from plugin_bridge.vault.errors import VaultError
 
     try:
         return plan_tool_call(vault, call)
-    except VaultError:
-        return None  # the call fails with the same error when it runs
+    except VaultError as exc:
+        raise ToolRefused(str(exc)) from None
 
 
 def mcp_title(name: str, server: str) -> str:

@@ -372,9 +372,9 @@ class SearchIndex:
         self._worker.start()
 
     def _damaged(self, exc: BaseException) -> bool:
-        """Whether ``exc`` says the database file is damaged (SQLite's "malformed" or "not a
-        database": truncated or overwritten under us); if so, rebuild it in the background,
-        as start-up does, and log it once."""
+        """Whether ``exc`` says the database file is damaged (SQLite's "disk I/O error",
+        "malformed" or "not a database": truncated or overwritten under us); if so, rebuild
+        it in the background, as start-up does, and log it once."""
         if not _is_damage(exc):
             return False
         with self._rebuild_lock:
@@ -438,20 +438,29 @@ class SearchIndex:
             if self.db_path.is_dir():
                 raise IsADirectoryError(f"{self.db_path} is a folder")
             return self._open_and_migrate()
-        except (OSError, sqlite3.OperationalError) as exc:
-            raise VaultError(
-                "forbidden_path",
-                f"The search index cannot be stored at {self.db_path} ({exc}): pass a writable "
-                "--data-dir.",
-            ) from exc
         except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and not _is_damage(exc):
+                raise self._unusable(exc) from exc  # read-only, no such folder, ...
             logger.warning(
                 "The search index %s is unreadable (%s); rebuilding it from the notes.",
                 self.db_path,
                 exc,
             )
+        except OSError as exc:
+            raise self._unusable(exc) from exc
         _remove_database(self.db_path)
-        return self._open_and_migrate()
+        try:
+            return self._open_and_migrate()
+        except (OSError, sqlite3.OperationalError) as exc:
+            raise self._unusable(exc) from exc
+
+    def _unusable(self, exc: BaseException) -> VaultError:
+        """The error of an index that cannot live at ``db_path`` at all."""
+        return VaultError(
+            "forbidden_path",
+            f"The search index cannot be stored at {self.db_path} ({exc}): pass a writable "
+            "--data-dir.",
+        )
 
     def _open_and_migrate(self) -> sqlite3.Connection:
         conn = connect(str(self.db_path))
@@ -468,11 +477,23 @@ class SearchIndex:
         return self._reader
 
 
+DAMAGE_CODES: Final = frozenset({10, 11, 26})
+"""SQLite's primary result codes that mean a damaged file: SQLITE_IOERR ("disk I/O error", a
+short read of a file overwritten or truncated under us), SQLITE_CORRUPT ("malformed") and
+SQLITE_NOTADB ("not a database")."""
+DAMAGE_WORDS: Final = ("disk i/o error", "malformed", "not a database", "vtable constructor failed")
+"""The same in SQLite's words (FTS5 says "vtable constructor failed" when its tables are gone)."""
+
+
 def _is_damage(exc: BaseException) -> bool:
+    """Whether ``exc`` says the database file is damaged (any of the errors above)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in DAMAGE_CODES:
+        return True
     text = str(exc).lower()
-    return isinstance(exc, sqlite3.DatabaseError) and (
-        "malformed" in text or "not a database" in text
-    )
+    return any(word in text for word in DAMAGE_WORDS)
 
 
 def _remove_database(path: Path) -> None:

@@ -7,6 +7,7 @@ atomic within one file system), so the watcher and the indexer skip it if a cras
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import secrets
 import time
@@ -79,7 +80,7 @@ def remove_orphans(
 ) -> int:
     """Delete our temp files older than ``max_age`` seconds under ``root``, outside the
     folders ``ignored(rel)`` names; how many were removed."""
-    cutoff = time.time() - max_age
+    cutoff = time.time() - max_age if max_age > 0 else math.inf
     removed = 0
     for folder, dirs, names in os.walk(root):
         rel = os.path.relpath(folder, root)

@@ -25,7 +25,9 @@ from typing import Any, Final, Literal
 from plugin_bridge.vault.notes.atomic import remove_durably, write_atomic
 
 SNAPSHOTS_KEPT: Final = 20
-AuditAction = Literal["create", "overwrite", "modify", "append", "edit", "undo"]
+AuditAction = Literal["create", "overwrite", "modify", "append", "edit", "undo", "unconfirmed"]
+"""``unconfirmed``: Obsidian said it wrote (oldHash: the hash it gave) and the file never got
+there (newHash: what it held)."""
 
 _CONTENT_SUFFIX: Final = ".snap"
 _ABSENT_SUFFIX: Final = ".absent"

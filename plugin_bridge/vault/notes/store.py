@@ -26,6 +26,7 @@ from plugin_bridge.vault.files import (
     out_of_scope,
     read_text,
 )
+from plugin_bridge.vault.notes.asked import AskedWrites
 from plugin_bridge.vault.notes.atomic import remove_durably, write_atomic
 from plugin_bridge.vault.notes.audit import AuditAction, AuditLog, SnapshotStore, sha256
 from plugin_bridge.vault.notes.encoding import appended, apply_edits, encode_like
@@ -65,6 +66,7 @@ class NoteStore:
         self.on_write = on_write
         self.snapshots = SnapshotStore(self.data_dir / "snapshots")
         self.audit = AuditLog(self.data_dir / "audit.jsonl")
+        self.asked = AskedWrites(self.data_dir / "snapshots" / "asked")
         self._excluded = frozenset({self.data_dir})
         self.files = VaultFiles(self.root, self._excluded, max_bytes=max_bytes)
         self._locks: dict[str, threading.Lock] = {}
@@ -310,6 +312,30 @@ class NoteStore:
             self.audit.record(rel, plan.action, plan.old_hash, new_hash, origin)
         self._notify(rel)
         return WriteResult(rel, new_hash, plan.old_hash, plan.old is None)
+
+    def file_hash(self, path: str) -> str | None:
+        """sha256 of the note's file as it is now; None when there is none."""
+        _, full = self._resolve(path, write=False)
+        try:
+            return sha256(full.read_bytes())
+        except FileNotFoundError:
+            return None
+
+    def record_unconfirmed(self, plan: PlannedWrite, claimed: str, origin: str) -> str | None:
+        """Obsidian said it wrote ``plan`` with hash ``claimed``, and the file never got it:
+        log that (action ``unconfirmed``: oldHash the claimed hash, newHash the file's) and keep
+        undo working: the snapshot recorded for ``claimed`` is replaced by one for what the
+        file holds (none when it is as it was). The file's hash now."""
+        rel, full = self._resolve(plan.path, write=True)
+        with self._lock(full):
+            now = self.file_hash(rel)
+            latest = self.snapshots.latest(rel)
+            if latest is not None and latest.written_hash == claimed:
+                self.snapshots.discard(latest)
+            if now != plan.old_hash and now is not None:
+                self.snapshots.commit(self.snapshots.save(rel, plan.old, now))
+            self.audit.record(rel, "unconfirmed", claimed, now, origin)
+        return now
 
     def undo(self, path: str, *, origin: str = "user") -> WriteResult:
         """Restore the note as it was before its last write, or delete it if that write made it.

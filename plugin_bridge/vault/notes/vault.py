@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from plugin_bridge.vault.datadir import default_data_dir
 from plugin_bridge.vault.lexical.index import SearchIndex
-from plugin_bridge.vault.notes.atomic import remove_orphans
+from plugin_bridge.vault.notes.atomic import ORPHAN_AGE_SECONDS, remove_orphans
 from plugin_bridge.vault.notes.store import NoteStore
 
 if TYPE_CHECKING:
@@ -86,12 +86,22 @@ class Vault:
         if self._indexing:
             self.index.rescan()
 
-    async def start(self) -> None:
+    async def start(self, *, sole_writer: bool = False) -> None:
         """Remove temp files left by killed writes, open the index and return; the first
-        indexing continues in the background."""
-        removed = await asyncio.to_thread(remove_orphans, self.root, self.notes.files.ignored)
+        indexing continues in the background. ``sole_writer``: this process holds the vault's
+        lock (``serve``), so every temp file is a killed write's, whatever its age (else only
+        those older than a minute: another process may be writing)."""
+        age = 0.0 if sole_writer else ORPHAN_AGE_SECONDS
+        removed = await asyncio.to_thread(remove_orphans, self.root, self.notes.files.ignored, age)
         if removed:
             logger.info("Removed %d temp files left by an interrupted write.", removed)
+        if sole_writer:
+            notes = self.notes
+            recovered = await asyncio.to_thread(
+                notes.asked.recover, notes.snapshots, notes.audit, notes.file_hash
+            )
+            if recovered:
+                logger.info("Recorded %d writes Obsidian made before a crash.", recovered)
         await self.index.start()
         self._indexing = True
         if self.semantic is not None:
