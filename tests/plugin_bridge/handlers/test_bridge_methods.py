@@ -233,6 +233,7 @@ async def test_health_reports_index_and_provider(tmp_path: Path) -> None:
             "done": 0,
             "total": 0,
             "embedder": None,
+            "unreadablePdfs": 0,
         }
         assert health["recommendedModels"] == RECOMMENDED_MODELS
         assert health["supportedFormats"] == ["anthropic", "openai", "ollama", "lmstudio", "vllm"]
