@@ -209,7 +209,11 @@ async def hybrid_latencies(
         approximate = {key for key, _ in vectors.search(vector, 10)}
         exact = {key for key, _ in vectors.exact.search(vector, 10)}
         recalls.append(len(approximate & exact) / max(1, len(exact)))
-    recall = {"approximate": vectors.approximate, "recall_at_10": sum(recalls) / len(recalls)}
+    recall = {
+        "approximate": vectors.approximate,
+        "recall_at_10": sum(recalls) / len(recalls),
+        "graph_build_s": round(vectors.build_seconds, 1),
+    }
     samples = []
     for _ in range(rounds):
         for query in queries:
@@ -322,6 +326,7 @@ def report(figures: Figures) -> str:
                 f"({figures.ann['recall_at_10']:.3f})",
                 "",
             ),
+            ("graph built in", f"{figures.ann.get('graph_build_s', 0):.1f} s", ""),
             ("peak RSS with vectors", f"{figures.hybrid_peak_rss_mb:.0f} MB", ""),
         ]
     width = max(len(name) for name, _, _ in rows)

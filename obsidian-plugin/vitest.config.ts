@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { isolateUserFolders } from "./tests/helpers/user-folders";
 
 export default defineConfig({
 	test: {
@@ -6,5 +7,6 @@ export default defineConfig({
 		testTimeout: 30_000,
 		hookTimeout: 60_000,
 		pool: "forks",
+		env: isolateUserFolders(),
 	},
 });

@@ -1,8 +1,10 @@
-"""Shared fixtures: network ban, fake HTTP server, shared vault discovery."""
+"""Shared fixtures: network ban, the user's folders and settings out of reach, fake HTTP server,
+shared vault discovery."""
 
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -47,9 +49,42 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+USER_FOLDERS = (
+    "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "APPDATA",
+    "LOCALAPPDATA",
+)
+"""Where platformdirs (and so the settings file, the state and the caches) would look."""
+USER_SETTINGS = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_BASE_URL",
+    "HF_HOME",
+)
+UV_CACHE = os.environ.get("UV_CACHE_DIR") or str(
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "uv"
+)
+"""uv's package cache, read before HOME moves: the wheel test installs offline from it."""
+
+
 @pytest.fixture(autouse=True)
-def _no_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test reads the settings file of the machine's user."""
+def _no_user_config(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test reads the machine's user: a HOME and XDG (and Windows) folders of its own, no
+    settings file, no ``AI_BRIDGE_*`` variable and no provider key from the shell."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("USERPROFILE", str(home))
+    for name in USER_FOLDERS:
+        monkeypatch.setenv(name, str(home / name.lower()))
+    for name in [*USER_SETTINGS, *(n for n in os.environ if n.startswith("AI_BRIDGE_"))]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("UV_CACHE_DIR", UV_CACHE)
     monkeypatch.setenv("AI_BRIDGE_CONFIG", str(tmp_path / "no-settings-file.toml"))
 
 

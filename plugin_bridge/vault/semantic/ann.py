@@ -1,14 +1,14 @@
-"""Approximate nearest neighbours past a size: an HNSW graph (hnswlib) beside the exact index.
+"""Approximate nearest neighbours past a size: an HNSW graph (usearch) beside the exact index.
 
 Below ``threshold`` vectors every search is exact (:class:`ExactVectorIndex`). From there on an
 HNSW graph answers unfiltered searches once it is built: in a background thread, reading the
 exact index a batch at a time, while the exact index keeps answering; changes made meanwhile
-are replayed before it takes over. Edits and deletes then update both (a deleted entry's place
-is reused). The exact matrix stays (``get``, filtered searches and the small sizes use it). The
-graph is saved beside the index file with its keys, and is loaded again at the next start (what
-changed in between is applied to it); one that lost more than a fifth of its entries to
-deletes is rebuilt in the background. docs/search.md has the measurements behind the threshold
-and the library.
+are replayed before it takes over. Edits and deletes then update both. The exact matrix stays
+(``get``, filtered searches and the small sizes use it); both hold the vectors in half precision,
+so the two together take the memory one float32 copy took. The graph is saved beside the index
+file with its keys, and is loaded again at the next start (what changed in between is applied to
+it); one that lost more than a fifth of its entries to deletes and edits is rebuilt in the
+background. docs/search.md has the measurements behind the threshold and the library.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -33,11 +34,14 @@ ANN_THRESHOLD: Final = 300_000
 CONNECTIVITY: Final = 16
 EXPANSION_ADD: Final = 128
 EXPANSION_SEARCH: Final = 256
-"""hnswlib's ``ef`` at search time: the recall/speed trade (docs/search.md)."""
+"""``ef`` at search time: the recall/speed trade (docs/search.md)."""
+PRECISION: Final = "f16"
+"""How the graph stores its vectors: half the memory of float32, the same recall here."""
 REBUILD_SHARE: Final = 0.2
 """Deleted entries, as a share of the graph, that make it rebuild in the background."""
-BUILD_THREADS: Final = 1
-"""The build shares the machine with the index and the user's apps: one core."""
+THREADS: Final = 1
+"""The build shares the machine with the index and the user's apps: one core; a search on
+one thread too (usearch's default, every core, made each query start threads)."""
 BUILD_BATCH: Final = 10_000
 """Vectors copied from the exact index at a time while the graph is built."""
 
@@ -67,6 +71,8 @@ class ScalingVectorIndex:
         self._builder: threading.Thread | None = None
         self.built = threading.Event()
         """Set once a graph answers and is saved (tests and benchmarks wait on it)."""
+        self.build_seconds = 0.0
+        """How long the last build took (benchmarks report it)."""
 
     # -- the VectorIndex interface -------------------------------------------------------------
 
@@ -111,16 +117,20 @@ class ScalingVectorIndex:
             k = min(k, len(self._ids))
             if k == 0:
                 return []
-            labels, distances = self._graph.knn_query(np.asarray(query, dtype=np.float32), k=k)
+            found = self._graph.search(np.asarray(query, dtype=np.float32), k, threads=THREADS)
             names = self._names
             return [
-                (names[int(key)], 1.0 - float(distance))
-                for key, distance in zip(labels[0], distances[0], strict=True)
-                if int(key) in names
+                (names[key], 1.0 - distance)
+                for key, distance in zip(found.keys.tolist(), found.distances.tolist(), strict=True)
+                if key in names
             ]
 
     def get(self, keys: Iterable[str]) -> Vectors:
         return self.exact.get(keys)
+
+    def reserve(self, count: int) -> None:
+        """Room for ``count`` vectors in the exact index (see ExactVectorIndex.reserve)."""
+        self.exact.reserve(count)
 
     # -- life cycle ----------------------------------------------------------------------------
 
@@ -138,7 +148,7 @@ class ScalingVectorIndex:
                 return
             graph, names = self._graph, [self._names.get(i, "") for i in range(self._next)]
             temporary = self.path.with_name(self.path.name + ".tmp")
-            graph.save_index(str(temporary))
+            graph.save(str(temporary))
             keys = temporary.with_name(temporary.name + ".keys")
             keys.write_text("\n".join(names), encoding="utf-8")
             os.replace(keys, self.path.with_name(self.path.name + ".keys"))
@@ -153,19 +163,17 @@ class ScalingVectorIndex:
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _new_graph(self, capacity: int) -> Any:
-        import hnswlib
+    def _new_graph(self) -> Any:
+        from usearch.index import Index
 
-        graph = hnswlib.Index(space="ip", dim=self.dims)
-        graph.init_index(
-            max_elements=max(1, capacity),
-            ef_construction=EXPANSION_ADD,
-            M=CONNECTIVITY,
-            allow_replace_deleted=True,
+        return Index(
+            ndim=self.dims,
+            metric="ip",
+            dtype=PRECISION,
+            connectivity=CONNECTIVITY,
+            expansion_add=EXPANSION_ADD,
+            expansion_search=EXPANSION_SEARCH,
         )
-        graph.set_ef(EXPANSION_SEARCH)
-        graph.set_num_threads(BUILD_THREADS)
-        return graph
 
     def _graph_add(self, keys: Sequence[str], vectors: Vectors) -> None:
         import numpy as np
@@ -175,23 +183,22 @@ class ScalingVectorIndex:
             self._graph_remove(replaced)
         if not len(keys):
             return
-        needed = len(self._ids) + len(keys)
-        if needed > self._graph.get_max_elements():
-            self._graph.resize_index(max(needed, self._graph.get_max_elements() * 5 // 4))
         ids = np.arange(self._next, self._next + len(keys), dtype=np.uint64)
         self._next += len(keys)
         for key, number in zip(keys, ids.tolist(), strict=True):
             self._ids[key] = number
             self._names[number] = key
-        self._graph.add_items(np.asarray(vectors, dtype=np.float32), ids, replace_deleted=True)
-        self._deleted = max(0, self._deleted - len(keys))  # their places are taken again
+        self._graph.add(ids, np.asarray(vectors, dtype=np.float32), threads=THREADS)
         self._dirty = True
 
     def _graph_remove(self, keys: Iterable[str]) -> None:
+        import numpy as np
+
         gone = [self._ids.pop(key) for key in keys if key in self._ids]
         for number in gone:
             del self._names[number]
-            self._graph.mark_deleted(number)
+        if gone:
+            self._graph.remove(np.array(gone, dtype=np.uint64))
         self._deleted += len(gone)
         self._dirty = self._dirty or bool(gone)
 
@@ -208,6 +215,7 @@ class ScalingVectorIndex:
             self._builder.start()
 
     def _build(self) -> None:
+        started = time.perf_counter()
         try:
             graph, ids, names, count = self._fresh(self.exact.keys())
             with self._lock:
@@ -229,7 +237,12 @@ class ScalingVectorIndex:
                     self._graph, self._ids, self._names, self._next, self._deleted = previous
                     raise
                 self._dirty = True
-            logger.info("Built the approximate vector index over %d vectors.", count)
+            self.build_seconds = time.perf_counter() - started
+            logger.info(
+                "Built the approximate vector index over %d vectors in %.1f s.",
+                count,
+                self.build_seconds,
+            )
             self.save()
             self.built.set()
         except Exception:
@@ -245,27 +258,26 @@ class ScalingVectorIndex:
         changed meanwhile is read as it is now or skipped; the replayed log settles it."""
         import numpy as np
 
-        graph = self._new_graph(len(keys) * 5 // 4)
+        graph = self._new_graph()
         ids: dict[str, int] = {}
         for start in range(0, len(keys), BUILD_BATCH):
             found, vectors = self.exact.known(keys[start : start + BUILD_BATCH])
             if found:
                 labels = np.arange(len(ids), len(ids) + len(found), dtype=np.uint64)
-                graph.add_items(vectors, labels)
+                graph.add(labels, vectors, threads=THREADS)
                 ids.update(zip(found, labels.tolist(), strict=True))
         return graph, ids, {number: key for key, number in ids.items()}, len(ids)
 
     def _load(self, path: Path) -> None:
         """The saved graph, brought up to date with the exact index (rebuilt when too stale)."""
         names = path.with_name(path.name + ".keys").read_text(encoding="utf-8").split("\n")
-        import hnswlib
-
-        graph = hnswlib.Index(space="ip", dim=self.dims)
-        graph.load_index(
-            str(path), max_elements=len(self.exact) * 5 // 4, allow_replace_deleted=True
-        )
-        graph.set_ef(EXPANSION_SEARCH)
-        graph.set_num_threads(BUILD_THREADS)
+        graph = self._new_graph()
+        try:
+            graph.load(str(path))
+        except (RuntimeError, ValueError) as exc:  # another version's file, a torn write
+            logger.info("The saved approximate vector index is unreadable (%s); rebuilding.", exc)
+            return
+        graph.expansion_search = EXPANSION_SEARCH  # not saved in the file
         saved = {key: number for number, key in enumerate(names) if key}
         current = set(self.exact.keys())
         missing = [key for key in current if key not in saved]

@@ -102,6 +102,8 @@ class SemanticIndex:
         self.ann_threshold = ann_threshold
         """Vectors from which an approximate index answers unfiltered searches."""
         self._target_vectors: ScalingVectorIndex | None = None
+        self._expected = 0
+        """The vectors the running job will hold when done (room is reserved for them)."""
         self._serving: tuple[Embedder, ScalingVectorIndex] | None = None
         self._approved: set[str] = set()
         self._collected = False
@@ -234,6 +236,10 @@ class SemanticIndex:
         pending = await asyncio.to_thread(self._store.pending, target.model_id)
         if pending and not await self._confirmed(target, pending):
             return
+        held = len(self._target_vectors) if self._target_vectors is not None else 0
+        self._expected = held + len(pending)
+        if self._target_vectors is not None:
+            self._target_vectors.reserve(self._expected)
         done = 0
         for start in range(0, len(pending), self.texts_per_step):
             if target is not self._target:
@@ -278,6 +284,7 @@ class SemanticIndex:
         if index is None or index.dims != vectors.shape[1]:
             emptied = index is None or len(index) == 0
             exact = ExactVectorIndex(int(vectors.shape[1]))
+            exact.reserve(self._expected)  # the job's total: no growth, no second matrix
             index = self._target_vectors = self._scaling(exact, target.model_id)
             if self._serving is not None and self._serving[0] is target:
                 # an empty index just gets its width; otherwise the old vectors are void
@@ -287,7 +294,9 @@ class SemanticIndex:
     def _scaling(self, exact: ExactVectorIndex, model: str) -> ScalingVectorIndex:
         """``exact`` with an approximate index past the threshold, saved beside the database."""
         name = hashlib.sha256(model.encode()).hexdigest()[:16]
-        path = self.index.db_path.with_name(f"vectors-{name}.hnsw")
+        path = self.index.db_path.with_name(f"vectors-{name}.usearch")
+        for earlier in (path.with_suffix(".hnsw"), path.with_suffix(".hnsw.keys")):
+            earlier.unlink(missing_ok=True)  # hnswlib's graph, before usearch
         return ScalingVectorIndex(exact, threshold=self.ann_threshold, path=path)
 
     async def _confirmed(self, target: Embedder, pending: Sequence[str]) -> bool:

@@ -66,7 +66,8 @@ class VectorStore:
             self._conn.execute("COMMIT")
 
     def load(self, model: str) -> ExactVectorIndex | None:
-        """The stored vectors of ``model``, read in pieces into one preallocated matrix."""
+        """The stored vectors of ``model``, read in pieces into one preallocated half-precision
+        matrix (the exact index's own: no float32 copy of them all is ever held)."""
         import numpy as np
 
         with self._db() as conn:
@@ -79,7 +80,7 @@ class VectorStore:
             if info is None or count == 0:
                 return None
             dims = int(info[0])
-            matrix = np.empty((count, dims), dtype=np.float32)
+            matrix = np.empty((count, dims), dtype=np.float16)
             keys: list[str] = []
             cursor = conn.execute(  # a table scan reads the file in order; the index would not
                 "SELECT hash, vector FROM vectors NOT INDEXED WHERE model = ?", (model,)

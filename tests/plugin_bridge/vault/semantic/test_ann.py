@@ -49,7 +49,7 @@ def test_recall_at_10_against_exact_search_is_at_least_098() -> None:
         recalls.append(len(approximate & exact) / 10)
     assert np.mean(recalls) >= 0.98
     top, score = index.search(vectors[7], 1)[0]
-    assert top == "k7" and score == pytest.approx(1.0, abs=1e-4)
+    assert top == "k7" and score == pytest.approx(1.0, abs=1e-3)  # half precision
 
 
 def test_below_the_threshold_and_with_a_filter_search_stays_exact() -> None:
@@ -93,7 +93,7 @@ def test_a_graph_built_while_vectors_change_holds_the_current_ones(
 
 
 def test_edits_and_deletes_persist_and_apply_across_a_restart(tmp_path: Path) -> None:
-    path = tmp_path / "vectors.hnsw"
+    path = tmp_path / "vectors.usearch"
     vectors = clustered(2000, seed=4)
     keys = [f"k{i}" for i in range(len(vectors))]
     index = built(keys, vectors, threshold=500, path=path)
@@ -121,9 +121,38 @@ def test_edits_and_deletes_persist_and_apply_across_a_restart(tmp_path: Path) ->
 
 
 def test_a_stale_saved_graph_is_rebuilt(tmp_path: Path) -> None:
-    path = tmp_path / "vectors.hnsw"
+    path = tmp_path / "vectors.usearch"
     vectors = clustered(1000, seed=7)
     built([f"k{i}" for i in range(1000)], vectors, threshold=200, path=path)
     other = clustered(1000, seed=8)
     again = built([f"o{i}" for i in range(1000)], other, threshold=200, path=path)
     assert not again.loaded and again.search(other[5], 1)[0][0] == "o5"
+
+
+def test_an_unreadable_saved_graph_is_rebuilt(tmp_path: Path) -> None:
+    """A file of another format (hnswlib's, before usearch) or a torn write: built again."""
+    path = tmp_path / "vectors.usearch"
+    vectors = clustered(1000, seed=9)
+    keys = [f"k{i}" for i in range(1000)]
+    path.write_bytes(b"\x00not a usearch index" * 100)
+    path.with_name(path.name + ".keys").write_text("\n".join(keys), encoding="utf-8")
+    index = built(keys, vectors, threshold=200, path=path)
+    assert not index.loaded and index.approximate
+    assert index.search(vectors[5], 1)[0][0] == "k5"
+
+
+def test_room_reserved_ahead_holds_what_is_added() -> None:
+    """The embedding job reserves its total: vectors added one batch at a time into that room
+    are all found, and a removal still moves the last row into the hole."""
+    exact = ExactVectorIndex(DIMS)
+    exact.reserve(3000)
+    vectors = clustered(3000, seed=10)
+    for start in range(0, 3000, 700):
+        exact.add(
+            [f"k{i}" for i in range(start, min(start + 700, 3000))], vectors[start:3000][:700]
+        )
+    exact.remove(["k4"])
+    assert len(exact) == 2999
+    assert exact.search(vectors[2999], 1)[0][0] == "k2999"
+    assert exact.search(vectors[4], 1)[0][0] != "k4"
+    assert exact.search(vectors[10], 3, allowed={"k10", "k11"})[0][0] == "k10"
