@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from plugin_bridge.app.assistant import Assistant
+from plugin_bridge.app.clients import ClientKeys
 from plugin_bridge.app.conversations.live import MAX_CONVERSATIONS, Conversations
 from plugin_bridge.app.conversations.store import ConversationStore
 from plugin_bridge.app.conversations.titles import make_title
@@ -74,6 +75,8 @@ class BridgeApp:
         """Every write the server makes goes through the plugin's editor when it is open."""
         self.settings = settings
         """What serve started with; settings/update replaces it (None in tests without one)."""
+        self.clients = ClientKeys(vault.data_dir)
+        """The client keys (``clients add``), read again when the file changes."""
         self.usage_log = UsageLog(vault.data_dir)  # first: it takes over the old store's rows
         store = store if store is not None else ConversationStore(vault.data_dir)
         self.spending = Spending(self.usage_log, budgets or Budgets())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plugin_bridge.handlers.context import AppRouter
+from plugin_bridge.handlers.context import AppRouter, authorize
 
 
 def build_router() -> AppRouter:
@@ -21,7 +21,7 @@ def build_router() -> AppRouter:
         vault,
     )
 
-    router = AppRouter()
+    router = AppRouter(authorize)
     areas = (
         session,
         settings,

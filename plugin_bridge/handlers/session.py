@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import logging
 from typing import get_args
 
@@ -36,11 +35,16 @@ SERVER_NAME = "obsidian-ai-bridge"
 
 
 async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult:
-    """Authenticate with the info file's token; must be the first request of a connection."""
-    if not hmac.compare_digest(params.token.encode(), ctx.app.token.encode()):
+    """Authenticate with the info file's token or a client key; must be the first request of a
+    connection."""
+    caller = ctx.app.clients.authenticate(params.token, ctx.app.token)
+    if caller is None:
         raise RpcError(
-            WireCode.UNAUTHORIZED, "Wrong token: read the current one from the server info file."
+            WireCode.UNAUTHORIZED,
+            "Wrong token: read the current one from the server info file, or use a client key "
+            "from 'clients add'.",
         )
+    ctx.caller = caller
     if params.protocol_version != PROTOCOL_VERSION:
         raise RpcError(
             WireCode.INVALID_PARAMS,
@@ -49,7 +53,7 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
         )
     logger.info("client %.60s %.30s initialized", params.client.name, params.client.version)
     app = ctx.app
-    if params.client.name == PLUGIN_CLIENT:
+    if params.client.name == PLUGIN_CLIENT and caller.is_owner:
         app.writes.attach(ctx.peer)
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,

@@ -68,5 +68,10 @@ def build_http_app(
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.chat = chat
     return Guard(
-        app, token=bridge.token, port=port, allowed_origins=allowed_origins, max_body=max_body
+        app,
+        token=bridge.token,
+        port=port,
+        allowed_origins=allowed_origins,
+        max_body=max_body,
+        identify=bridge.clients.identify,
     )

@@ -18,9 +18,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from plugin_bridge.app.clients import check_tools
 from plugin_bridge.handlers.tools import DEFAULT_FORMAT, formatted_tools, run_calls
 from plugin_bridge.httpapi.openai_format import BadRequest, arguments_in
-from plugin_bridge.httpapi.responses import chat_of, error_response, json_body, json_response
+from plugin_bridge.httpapi.responses import (
+    caller_of,
+    chat_of,
+    error_response,
+    json_body,
+    json_response,
+)
 from plugin_bridge.wire.models import ToolFormat, dump
 
 MAX_CALLS: Final = 32
@@ -41,7 +48,9 @@ async def tools(request: Request) -> Response:
 async def execute_tools(request: Request) -> Response:
     try:
         calls = _calls(await json_body(request))
-        result = await run_calls(chat_of(request).tools(), calls, "http-execute", set())
+        registry = chat_of(request).tools()
+        check_tools(caller_of(request), (name for name, _ in calls), registry)
+        result = await run_calls(registry, calls, "http-execute", set())
     except Exception as exc:
         return error_response(request.url.path, exc)
     return json_response(dump(result))

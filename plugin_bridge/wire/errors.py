@@ -37,6 +37,7 @@ class WireCode(IntEnum):
     UNAUTHORIZED = -32001
     NOT_INITIALIZED = -32002
     TOO_MANY_REQUESTS = -32003
+    FORBIDDEN_SCOPE = -32004
     PROVIDER_ERROR = -32010
     NO_PROVIDER = -32011
     BUDGET_EXCEEDED = -32012
@@ -65,6 +66,10 @@ ERROR_MEANINGS: Final[dict[WireCode, str]] = {
     WireCode.UNAUTHORIZED: "Wrong token in initialize; the server then closes with 4401.",
     WireCode.NOT_INITIALIZED: "A request other than initialize came first.",
     WireCode.TOO_MANY_REQUESTS: "More than 32 requests in flight on this connection.",
+    WireCode.FORBIDDEN_SCOPE: (
+        "forbidden_scope: the client key's scope does not allow this call; the message names "
+        "the scope it needs (or says it is for the info file's token only)."
+    ),
     WireCode.PROVIDER_ERROR: (
         "The model provider failed after retries; data: {code, retryable, retryAfter}."
     ),
@@ -201,6 +206,7 @@ class BodyTooLarge(Exception):
 _HTTP_RPC: Final[dict[WireCode, tuple[int, str]]] = {
     WireCode.BUDGET_EXCEEDED: (402, "budget_exceeded"),
     WireCode.TOOL_DENIED: (403, "tool_denied"),
+    WireCode.FORBIDDEN_SCOPE: (403, "forbidden_scope"),
     WireCode.INVALID_PARAMS: (400, "invalid_request"),
     WireCode.NO_PROVIDER: (400, "invalid_request"),
 }

@@ -1,0 +1,143 @@
+"""Client keys over real sockets: each scope allowed and refused on the HTTP API (httpx, the
+openai SDK) and on the WebSocket, revocation on a running server, the keys file."""
+
+from __future__ import annotations
+
+import stat
+import time
+from collections.abc import AsyncIterator
+
+import openai
+import pytest
+import pytest_asyncio
+
+from plugin_bridge.app.clients import ClientKeys
+from plugin_bridge.cli import main
+from tests.fakes import anthropic as anthropic_fake
+from tests.helpers.bridge import init_params
+from tests.plugin_bridge.httpapi.conftest import Served, serve_http
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+QUESTION = [{"role": "user", "content": "Hello?"}]
+FORBIDDEN = -32004
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def served(
+    tmp_path_factory: pytest.TempPathFactory, openai_base_url: None
+) -> AsyncIterator[Served]:
+    async for served in serve_http(tmp_path_factory.mktemp("keys")):
+        yield served
+
+
+def keys_of(served: Served) -> ClientKeys:
+    """The keys as the CLI sees them: its own store over the server's data folder."""
+    return ClientKeys(served.bridge.vault.data_dir)
+
+
+def add(served: Served, name: str, scope: str) -> str:
+    return keys_of(served).add(f"{name}-{time.monotonic_ns()}", scope)  # type: ignore[arg-type]
+
+
+async def test_read_key_reads_and_is_refused_chat(served: Served) -> None:
+    key = add(served, "reader", "read")
+    assert key.startswith("oab_") and len(key) >= 47
+    async with served.http(key) as http:
+        assert (await http.get("/health")).status_code == 200
+        assert (await http.get("/api/local-llm/health")).status_code == 200
+        assert (await http.get("/api/local-llm/tools")).status_code == 200
+        refused = await http.post("/chat", json={"messages": QUESTION})
+        written = await http.post(
+            "/api/local-llm/execute-tools",
+            json={"tool_calls": [{"function": {"name": "create_note", "arguments": {}}}]},
+        )
+    assert refused.status_code == 403
+    assert refused.json()["error"] == "forbidden_scope"
+    assert "scope chat" in refused.json()["message"]
+    assert written.status_code == 403 and "scope write" in written.json()["message"]
+    client = openai.AsyncOpenAI(api_key=key, base_url=served.bridge.http_url + "/v1")
+    with pytest.raises(openai.PermissionDeniedError) as caught:
+        await client.chat.completions.create(model="claude-test", messages=QUESTION)  # type: ignore[arg-type]
+    assert caught.value.code == "forbidden_scope"
+    assert not served.chats(served.anthropic)
+
+
+async def test_chat_key_chats_over_openai_and_websocket(served: Served) -> None:
+    key = add(served, "chatter", "chat")
+    served.anthropic.enqueue(anthropic_fake.text_reply("Hi.", stream=False))
+    client = openai.AsyncOpenAI(api_key=key, base_url=served.bridge.http_url + "/v1")
+    reply = await client.chat.completions.create(model="claude-test", messages=QUESTION)  # type: ignore[arg-type]
+    assert reply.choices[0].message.content == "Hi."
+    wire = await served.bridge.wire(token=key)
+    try:
+        assert "results" in await wire.result("vault/search", {"query": "note"})
+        for method, params in (
+            ("settings/update", {"maxTokens": 100}),
+            ("settings/get", None),
+            ("note/create", {"path": "x.md", "content": "x"}),
+            ("audit/list", None),
+            ("embedder/download", {}),
+            ("tools/execute", {"calls": [{"name": "create_note", "arguments": {}}]}),
+        ):
+            error = await wire.error(method, params)
+            assert error["code"] == FORBIDDEN, (method, error)
+            assert "scope" in error["message"] or "info file" in error["message"]
+    finally:
+        await wire.ws.close()
+    assert not (served.bridge.vault.root / "x.md").exists()
+
+
+async def test_unknown_key_is_refused(served: Served) -> None:
+    async with served.http("oab_" + "x" * 43) as http:
+        assert (await http.get("/health")).status_code == 401
+    wire = await served.bridge.wire(initialize=False)
+    try:
+        error = await wire.error("initialize", init_params("oab_" + "x" * 43))
+        assert error["code"] == -32001
+    finally:
+        await wire.ws.close()
+
+
+async def test_revoke_takes_effect_on_a_running_server_within_a_second(served: Served) -> None:
+    name = f"gone-{time.monotonic_ns()}"
+    key = keys_of(served).add(name, "write")
+    wire = await served.bridge.wire(token=key)
+    try:
+        async with served.http(key) as http:
+            assert (await http.get("/health")).status_code == 200
+            assert (
+                main(
+                    [
+                        "clients",
+                        "revoke",
+                        name,
+                        "--vault",
+                        str(served.bridge.vault.root),
+                        "--data-dir",
+                        str(served.bridge.vault.data_dir),
+                    ]
+                )
+                == 0
+            )
+            started = time.monotonic()
+            assert (await http.get("/health")).status_code == 401
+            error = await wire.error("health")
+            assert error["code"] == -32001 and "revoked" in error["message"]
+            assert time.monotonic() - started < 1.0
+    finally:
+        await wire.ws.close()
+
+
+async def test_keys_file_holds_hashes_only_with_mode_0600(served: Served) -> None:
+    key = add(served, "secret", "read")
+    store = keys_of(served)
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+    data = served.bridge.vault.data_dir
+    for path in data.rglob("*"):
+        if path.is_file():
+            assert key.encode() not in path.read_bytes(), path
+    async with served.http(key) as http:
+        assert (await http.get("/health")).status_code == 200
+    served.bridge.app.clients.flush_used()
+    assert any(record.last_used is not None for record in keys_of(served).list())
