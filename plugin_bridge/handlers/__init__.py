@@ -9,6 +9,7 @@ def build_router() -> AppRouter:
     """A router with every method of the protocol."""
     from plugin_bridge.handlers import (
         chat,
+        clients,
         commands,
         conversations,
         prompts,
@@ -34,6 +35,7 @@ def build_router() -> AppRouter:
         commands,
         tools,
         usage,
+        clients,
     )
     for area in areas:
         area.register(router)

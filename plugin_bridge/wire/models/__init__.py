@@ -29,6 +29,14 @@ from plugin_bridge.wire.models.chat import (
     TagContext,
     UsageModel,
 )
+from plugin_bridge.wire.models.clients import (
+    ClientKeyModel,
+    ClientsAddParams,
+    ClientsAddResult,
+    ClientScope,
+    ClientsListResult,
+    ClientsRevokeParams,
+)
 from plugin_bridge.wire.models.commands import (
     CreateNoteParams,
     RewriteParams,
@@ -166,6 +174,12 @@ __all__ = [
     "ChatToolCall",
     "ChatToolResult",
     "ClientInfo",
+    "ClientKeyModel",
+    "ClientScope",
+    "ClientsAddParams",
+    "ClientsAddResult",
+    "ClientsListResult",
+    "ClientsRevokeParams",
     "ConfirmEmbeddingResult",
     "ConversationIdParams",
     "ConversationResult",

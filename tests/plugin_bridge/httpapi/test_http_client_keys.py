@@ -141,3 +141,33 @@ async def test_keys_file_holds_hashes_only_with_mode_0600(served: Served) -> Non
         assert (await http.get("/health")).status_code == 200
     served.bridge.app.clients.flush_used()
     assert any(record.last_used is not None for record in keys_of(served).list())
+
+
+async def test_plugin_manages_keys_over_the_websocket(served: Served) -> None:
+    owner = await served.bridge.wire()
+    try:
+        name = f"wired-{time.monotonic_ns()}"
+        added = await owner.result("clients/add", {"name": name, "scope": "write"})
+        assert added["name"] == name and added["key"].startswith("oab_")
+        listed = await owner.result("clients/list")
+        assert {"name": name, "scope": "write"}.items() <= next(
+            c for c in listed["clients"] if c["name"] == name
+        ).items()
+        assert added["key"] not in str(listed)
+        again = await owner.error("clients/add", {"name": name})
+        assert again["code"] == -32602
+        keyed = await served.bridge.wire(token=added["key"])
+        try:
+            for method, params in (
+                ("clients/list", None),
+                ("clients/add", {"name": "x"}),
+                ("clients/revoke", {"name": name}),
+            ):
+                error = await keyed.error(method, params)
+                assert error["code"] == FORBIDDEN and "info file" in error["message"]
+            await owner.result("clients/revoke", {"name": name})
+            assert (await keyed.error("health"))["code"] == -32001
+        finally:
+            await keyed.ws.close()
+    finally:
+        await owner.ws.close()
