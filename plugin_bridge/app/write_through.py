@@ -48,6 +48,10 @@ class WriteThrough:
         self._plugins = [p for p in self._plugins if p is not peer and not p.closed]
         self._plugins.append(peer)
 
+    def plugin(self) -> Peer | None:
+        """The newest connected plugin (authenticated with the info file's token), if any."""
+        return self._newest()
+
     def _newest(self) -> Peer | None:
         self._plugins = [p for p in self._plugins if not p.closed]
         return self._plugins[-1] if self._plugins else None

@@ -1279,6 +1279,10 @@ export interface ServerRequests {
 		params: NoteApplyParams;
 		result: NoteApplyResult;
 	};
+	"settings/confirm": {
+		params: SettingsConfirmParams;
+		result: SettingsConfirmResult;
+	};
 }
 export interface ToolConfirmParams {
 	/**
@@ -1373,6 +1377,30 @@ export interface NoteApplyResult {
 	 * With applied: sha256 hex of the note's new text (UTF-8).
 	 */
 	hash?: string | null;
+}
+/**
+ * The server request ``settings/confirm``: may this MCP server, given over the wire, run?
+ */
+export interface SettingsConfirmParams {
+	/**
+	 * The server's name ([mcp.servers.NAME]).
+	 */
+	server: string;
+	/**
+	 * The exact command line it would start (environment variables first).
+	 */
+	commandLine: string | null;
+	/**
+	 * The URL it would connect to (a streamable HTTP server).
+	 */
+	url: string | null;
+	/**
+	 * The question, in words.
+	 */
+	title: string;
+}
+export interface SettingsConfirmResult {
+	approved: boolean;
 }
 export interface ToolArguments {
 	search_notes: SearchNotesArgs;

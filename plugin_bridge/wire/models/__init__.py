@@ -95,6 +95,8 @@ from plugin_bridge.wire.models.settings import (
     McpServerParams,
     ModelsByPurpose,
     ModelsUpdate,
+    SettingsConfirmParams,
+    SettingsConfirmResult,
     SettingsResult,
     SettingsUpdateParams,
 )
@@ -250,6 +252,8 @@ __all__ = [
     "SearchSummarizeResult",
     "ServerInfo",
     "ServerProof",
+    "SettingsConfirmParams",
+    "SettingsConfirmResult",
     "SettingsResult",
     "SettingsUpdateParams",
     "StoredMessage",

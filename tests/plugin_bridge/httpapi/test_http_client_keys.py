@@ -3,24 +3,31 @@ openai SDK) and on the WebSocket, revocation on a running server, the keys file.
 
 from __future__ import annotations
 
+import asyncio
+import os
 import stat
+import sys
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
 
 import openai
 import pytest
 import pytest_asyncio
 
 from plugin_bridge.app.clients import ClientKeys
+from plugin_bridge.app.settings.config import PLUGIN_CLIENT
 from plugin_bridge.cli import main
 from tests.fakes import anthropic as anthropic_fake
-from tests.helpers.bridge import init_params
+from tests.helpers.bridge import init_params, wait_for
 from tests.plugin_bridge.httpapi.conftest import Served, serve_http
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 QUESTION = [{"role": "user", "content": "Hello?"}]
 FORBIDDEN = -32004
+PLUGIN = {"name": PLUGIN_CLIENT, "version": "0"}
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -171,3 +178,72 @@ async def test_plugin_manages_keys_over_the_websocket(served: Served) -> None:
             await keyed.ws.close()
     finally:
         await owner.ws.close()
+
+
+def marker_server(marker: Path) -> dict[str, Any]:
+    """An MCP server whose start leaves ``marker`` behind (then it exits)."""
+    return {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w').close()"]}
+
+
+def saved_text() -> str:
+    path = Path(os.environ["AI_BRIDGE_CONFIG"])
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+async def test_a_client_key_cannot_add_an_mcp_server(served: Served, tmp_path: Path) -> None:
+    key = add(served, "attacker", "write")
+    wire = await served.bridge.wire(token=key)
+    marker = tmp_path / "ran"
+    try:
+        error = await wire.error("settings/update", {"mcpServers": {"x": marker_server(marker)}})
+    finally:
+        await wire.ws.close()
+    assert error["code"] == FORBIDDEN
+    await asyncio.sleep(0.5)
+    assert not marker.exists() and "ran" not in saved_text()
+
+
+async def test_an_mcp_server_waits_for_settings_confirm(served: Served, tmp_path: Path) -> None:
+    bridge = served.bridge
+    plugin = await bridge.wire(initialize=False)
+    await plugin.result("initialize", {**init_params(bridge.app.token), "client": PLUGIN})
+    owner = await bridge.wire()  # the info file's token, not the plugin (a script, the CLI)
+    try:
+        denied, approved = tmp_path / "denied", tmp_path / "approved"
+        asked = await owner.request("settings/update", {"mcpServers": {"d": marker_server(denied)}})
+        request = await plugin.recv()
+        assert request["method"] == "settings/confirm"
+        assert (
+            request["params"]["server"] == "d" and str(denied) in request["params"]["commandLine"]
+        )
+        await plugin.send({"jsonrpc": "2.0", "id": request["id"], "result": {"approved": False}})
+        refused = await owner.reply_to(asked)
+        assert refused["error"]["code"] == -32030
+        await asyncio.sleep(0.5)
+        assert not denied.exists() and str(denied) not in saved_text()
+        assert "d" not in bridge.app.config.mcp.servers
+
+        asked = await owner.request(
+            "settings/update", {"mcpServers": {"a": marker_server(approved)}}
+        )
+        request = await plugin.recv()
+        await plugin.send({"jsonrpc": "2.0", "id": request["id"], "result": {"approved": True}})
+        assert "result" in await owner.reply_to(asked)
+        await wait_for(approved.exists)
+        assert "a" in bridge.app.config.mcp.servers and str(approved) in saved_text()
+        await owner.result("settings/update", {"mcpServers": {"a": None}})  # no question
+    finally:
+        await plugin.ws.close()
+        await owner.ws.close()
+
+
+async def test_no_plugin_to_ask_starts_nothing(served: Served, tmp_path: Path) -> None:
+    owner = await served.bridge.wire()
+    marker = tmp_path / "alone"
+    try:
+        error = await owner.error("settings/update", {"mcpServers": {"n": marker_server(marker)}})
+    finally:
+        await owner.ws.close()
+    assert error["code"] == -32030 and "no Obsidian plugin" in error["message"]
+    await asyncio.sleep(0.3)
+    assert not marker.exists()
