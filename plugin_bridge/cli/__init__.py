@@ -102,9 +102,13 @@ def server_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--vault", type=Path, required=True, help="the vault folder")
 
     serve.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
     serve.add_argument(
-        "--http-port", type=int, default=0, help="HTTP API port (default 0: a free one)"
+        "--port", type=int, help="port for this run (default: the vault's saved one; 0: free)"
+    )
+    serve.add_argument(
+        "--http-port",
+        type=int,
+        help="HTTP API port for this run (default: the vault's saved one; 0: a free one)",
     )
     serve.add_argument("--info-file", type=Path, help="where to write url and token")
     serve.add_argument("--provider", choices=PROVIDER_NAMES, help="model provider")
