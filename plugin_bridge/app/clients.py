@@ -26,6 +26,7 @@ import os
 import re
 import secrets
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, get_args
@@ -109,6 +110,10 @@ class Caller:
 
 
 OWNER_CALLER: Final = Caller(OWNER, OWNER)
+current_caller: ContextVar[Caller] = ContextVar("current_caller", default=OWNER_CALLER)
+"""Who the running request came from, for the logs deep inside llm_service's callbacks (the
+usage log, the audit log); set by the HTTP guard and the WebSocket's scope check. Scope
+decisions never read it: they take the caller they are given."""
 CALLER: Final = "oab.caller"
 """The key of an HTTP request's ASGI scope that holds its :class:`Caller` (set by the guard)."""
 
@@ -135,6 +140,12 @@ def method_scope(method: str) -> str:
     if method in WRITE_METHODS:
         return "write"
     return OWNER
+
+
+def audit_origin(origin: str) -> str:
+    """``origin`` of an audit line, with the client key behind the running request."""
+    caller = current_caller.get()
+    return origin if caller.is_owner else f"{origin} ({caller.label})"
 
 
 def check_method(caller: Caller, method: str) -> None:

@@ -20,6 +20,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Final
 
+from plugin_bridge.app.clients import audit_origin
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.errors import WireCode
 from plugin_bridge.wire.models import NoteApplyParams, NoteApplyResult, dump
@@ -58,6 +59,7 @@ class WriteThrough:
 
     async def write(self, plan: PlannedWrite, origin: str) -> WriteResult:
         """Make ``plan`` (see the module docstring); VaultError as the note store raises."""
+        origin = audit_origin(origin)
         peer = self._newest() if plan.before is not None else None
         applied = None if peer is None else await self._ask(peer, plan)
         if applied is None:

@@ -21,7 +21,14 @@ import logging
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, Final
 
-from plugin_bridge.app.clients import CALLER, OWNER_CALLER, Caller, ForbiddenScope, http_scope
+from plugin_bridge.app.clients import (
+    CALLER,
+    OWNER_CALLER,
+    Caller,
+    ForbiddenScope,
+    current_caller,
+    http_scope,
+)
 from plugin_bridge.wire.errors import BodyTooLarge
 from plugin_bridge.wire.security import check_handshake
 from plugin_bridge.wire.transport import MAX_FRAME_BYTES
@@ -101,6 +108,8 @@ class Guard:
         checked = self._refusal(headers)
         refusal = checked if not isinstance(checked, Caller) else _scope_refusal(checked, path)
         scope[CALLER] = checked
+        if isinstance(checked, Caller):
+            current_caller.set(checked)  # this request's task: the logs name its key
         if refusal is not None:
             status, code, message = refusal
             logger.warning("refused an HTTP request to %.100s: %s", path, message)

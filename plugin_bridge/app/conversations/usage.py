@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal
 
+from plugin_bridge.app.clients import current_caller
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
@@ -53,7 +54,8 @@ class Spending:
         """The ``on_usage`` callback of one conversation (or command) of ``purpose``."""
 
         def record(model: str, usage: Usage, cost_usd: float | None, provider: str) -> None:
-            self.log.record(conversation_id, purpose, provider, model, usage, cost_usd)
+            client = current_caller.get().label
+            self.log.record(conversation_id, purpose, provider, model, usage, cost_usd, client)
 
         return record
 

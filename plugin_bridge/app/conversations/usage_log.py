@@ -51,6 +51,11 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         CREATE INDEX usage_by_time ON usage(time);
         """,
     ),
+    (
+        # Who made the call: "owner" (the info file's token) or "key:NAME" (a client key).
+        "002_client",
+        "ALTER TABLE usage ADD COLUMN client TEXT NOT NULL DEFAULT 'owner';",
+    ),
 )
 
 
@@ -88,11 +93,12 @@ class UsageLog:
         model: str,
         usage: Usage,
         cost_usd: float | None,
+        client: str = "owner",
     ) -> None:
-        """Log one provider call."""
+        """Log one provider call (``client``: who asked, ``owner`` or ``key:NAME``)."""
         with self._lock:
             self._conn.execute(
-                f"INSERT INTO usage ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO usage ({COLUMNS}, client) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     time.time(),
                     conversation_id,
@@ -104,6 +110,7 @@ class UsageLog:
                     usage.cache_write_tokens,
                     cost_usd,
                     provider,
+                    client,
                 ),
             )
 

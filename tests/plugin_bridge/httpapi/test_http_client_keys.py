@@ -247,3 +247,25 @@ async def test_no_plugin_to_ask_starts_nothing(served: Served, tmp_path: Path) -
     assert error["code"] == -32030 and "no Obsidian plugin" in error["message"]
     await asyncio.sleep(0.3)
     assert not marker.exists()
+
+
+async def test_usage_and_audit_logs_name_the_key(served: Served) -> None:
+    chat_name, write_name = f"talker-{time.monotonic_ns()}", f"writer-{time.monotonic_ns()}"
+    chat_key = keys_of(served).add(chat_name, "chat")
+    served.anthropic.enqueue(anthropic_fake.text_reply("Hi.", stream=False))
+    async with served.http(chat_key) as http:
+        assert (await http.post("/chat", json={"messages": QUESTION})).status_code == 200
+    rows = served.bridge.app.usage_log._conn.execute("SELECT client FROM usage").fetchall()
+    assert (f"key:{chat_name}",) in rows
+    wire = await served.bridge.wire(token=keys_of(served).add(write_name, "write"))
+    try:
+        path = f"by-{write_name}.md"
+        await wire.result(
+            "tools/execute",
+            {"calls": [{"name": "create_note", "arguments": {"path": path, "content": "x"}}]},
+            answer=lambda method, params: {"approved": True},
+        )
+    finally:
+        await wire.ws.close()
+    audit = (served.bridge.vault.data_dir / "audit.jsonl").read_text(encoding="utf-8")
+    assert f"key:{write_name}" in audit and path in audit
