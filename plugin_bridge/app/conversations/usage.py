@@ -79,8 +79,11 @@ class Spending:
         """USD spent on priced calls since the start of this local day or month."""
         return sum(row.cost_usd or 0.0 for row in self.by_model(period, now))
 
-    def by_model(self, period: Period, now: datetime | None = None) -> list[ModelUsage]:
-        return self.log.by_model(period_start(period, now))
+    def by_model(
+        self, period: Period, now: datetime | None = None, client: str | None = None
+    ) -> list[ModelUsage]:
+        """The period's calls per model (``client``: only that client key's)."""
+        return self.log.by_model(period_start(period, now), client)
 
     def check(self) -> None:
         """RpcError -32012 when a budget is already used up (call before the provider)."""

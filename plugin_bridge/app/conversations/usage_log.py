@@ -53,7 +53,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ),
     (
         # Who made the call: "owner" (the info file's token) or "key:NAME" (a client key).
-        "002_client",
+        "003_client",
         "ALTER TABLE usage ADD COLUMN client TEXT NOT NULL DEFAULT 'owner';",
     ),
 )
@@ -114,15 +114,16 @@ class UsageLog:
                 ),
             )
 
-    def by_model(self, since: float) -> list[ModelUsage]:
-        """Calls since ``since`` (Unix seconds) per provider and model, most expensive first."""
+    def by_model(self, since: float, client: str | None = None) -> list[ModelUsage]:
+        """Calls since ``since`` (Unix seconds) per provider and model, most expensive first
+        (``client``: only that client's calls)."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT provider, model, COUNT(*), SUM(input_tokens), SUM(output_tokens), "
                 "SUM(cache_read_tokens), SUM(cache_write_tokens), SUM(cost_usd), "
-                "SUM(cost_usd IS NULL) FROM usage WHERE time >= ? GROUP BY provider, model "
-                "ORDER BY SUM(cost_usd) DESC, provider, model",
-                (since,),
+                "SUM(cost_usd IS NULL) FROM usage WHERE time >= ? AND (? IS NULL OR client = ?) "
+                "GROUP BY provider, model ORDER BY SUM(cost_usd) DESC, provider, model",
+                (since, client, client),
             ).fetchall()
         return [ModelUsage(*row) for row in rows]
 

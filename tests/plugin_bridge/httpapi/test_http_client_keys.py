@@ -16,7 +16,8 @@ import openai
 import pytest
 import pytest_asyncio
 
-from plugin_bridge.app.clients import ClientKeys
+from llm_service import Message, Usage
+from plugin_bridge.app.clients import Caller, ClientKeys, current_caller
 from plugin_bridge.app.settings.config import PLUGIN_CLIENT
 from plugin_bridge.cli import main
 from tests.fakes import anthropic as anthropic_fake
@@ -269,3 +270,34 @@ async def test_usage_and_audit_logs_name_the_key(served: Served) -> None:
         await wire.ws.close()
     audit = (served.bridge.vault.data_dir / "audit.jsonl").read_text(encoding="utf-8")
     assert f"key:{write_name}" in audit and path in audit
+
+
+async def test_a_chat_key_sees_its_own_conversations_and_usage(served: Served) -> None:
+    app = served.bridge.app
+    name = f"own-{time.monotonic_ns()}"
+    key = keys_of(served).add(name, "chat")
+    store = await app.conversations.stored()
+    store.append("owners-talk", [Message.user("mine"), Message.assistant("ok")], "m")
+    token = current_caller.set(Caller(name, "chat"))
+    try:
+        store.append(f"{name}-talk", [Message.user("theirs"), Message.assistant("ok")], "m")
+    finally:
+        current_caller.reset(token)
+    app.usage_log.record(None, "http", "anthropic", "key-model", Usage(7, 3), 0.5, f"key:{name}")
+    wire = await served.bridge.wire(token=key)
+    try:
+        listed = await wire.result("conversations/list", {})
+        assert [c["id"] for c in listed["conversations"]] == [f"{name}-talk"]
+        assert (await wire.error("conversations/get", {"id": "owners-talk"}))["code"] == -32602
+        assert (await wire.error("conversations/delete", {"id": "owners-talk"}))["code"] == -32602
+        assert (await wire.result("conversations/get", {"id": f"{name}-talk"}))["messages"]
+        usage = await wire.result("usage/summary")
+        assert [row["model"] for row in usage["today"]["byModel"]] == ["key-model"]
+    finally:
+        await wire.ws.close()
+    owner = await served.bridge.wire()
+    try:
+        ids = {c["id"] for c in (await owner.result("conversations/list", {}))["conversations"]}
+        assert {"owners-talk", f"{name}-talk"} <= ids
+    finally:
+        await owner.ws.close()
