@@ -66,6 +66,9 @@ class AskOptions:
     """None: the settings' answer length."""
     temperature: float | None = None
     """None: the settings' temperature."""
+    writes: bool = True
+    """False: the ``vault`` model's write tools are refused (a client key without ``write``);
+    True: ``http_allow_writes`` decides."""
 
 
 class Assistant:
@@ -98,10 +101,10 @@ class Assistant:
         """The model ids a request can use: ``vault`` and :meth:`ModelRoutes.usable`."""
         return [VAULT_MODEL, *await self.routes.usable()]
 
-    def http_tools(self) -> ToolRegistry:
+    def http_tools(self, writes: bool = True) -> ToolRegistry:
         """The vault tools as HTTP clients and the ``vault`` model use them: reads allowed,
-        writes refused unless ``http_allow_writes`` (built once per value of the setting)."""
-        allow = self.app.config.http_allow_writes
+        writes refused unless ``http_allow_writes`` and ``writes`` (built once per value)."""
+        allow = self.app.config.http_allow_writes and writes
         if self._http_tools is None or self._http_tools[0] != allow:
             from llm_service.tools import ToolRegistry
             from plugin_bridge.app.vault_tools import register_vault_tools
@@ -268,7 +271,7 @@ class Assistant:
         service = LLMService(
             chat.provider,
             model=chat.model,
-            tools=self.http_tools(),
+            tools=self.http_tools(options.writes),
             on_usage=app.spending.recorder(None, purpose),
             **answer,
         )
