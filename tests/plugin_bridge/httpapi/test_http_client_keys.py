@@ -301,3 +301,30 @@ async def test_a_chat_key_sees_its_own_conversations_and_usage(served: Served) -
         assert {"owners-talk", f"{name}-talk"} <= ids
     finally:
         await owner.ws.close()
+
+
+@pytest.mark.parametrize(("scope", "written"), [("chat", False), ("write", True)])
+async def test_the_vault_model_writes_only_for_a_write_key(
+    served: Served, scope: str, written: bool
+) -> None:
+    """With http_allow_writes on, the vault model's writes still need a key of scope write."""
+    app = served.bridge.app
+    settings = app.config
+    app.settings = settings.model_copy(update={"http_allow_writes": True})
+    path = f"by-{scope}-{time.monotonic_ns()}.md"
+    served.anthropic.enqueue(
+        anthropic_fake.tool_reply(
+            [("toolu_w", "create_note", {"path": path, "content": "x"})], stream=False
+        ),
+        anthropic_fake.text_reply("Done or not.", stream=False),
+    )
+    client = openai.AsyncOpenAI(
+        api_key=add(served, scope, scope), base_url=served.bridge.http_url + "/v1"
+    )
+    try:
+        await client.chat.completions.create(
+            model="vault", messages=[{"role": "user", "content": "Write."}]
+        )
+    finally:
+        app.settings = settings
+    assert (served.bridge.vault.root / path).exists() is written
