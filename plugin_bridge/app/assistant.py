@@ -77,7 +77,8 @@ class Assistant:
     def __init__(self, app: BridgeApp) -> None:
         self.app = app
         self.routes = ModelRoutes(app)
-        self._http_tools: tuple[bool, ToolRegistry] | None = None
+        self._http_tools: dict[bool, ToolRegistry] = {}
+        """Per "writes allowed": the owner's and a write key's, and a read or chat key's."""
 
     async def ask(
         self, purpose: str, messages: Sequence[Message], options: AskOptions
@@ -105,7 +106,7 @@ class Assistant:
         """The vault tools as HTTP clients and the ``vault`` model use them: reads allowed,
         writes refused unless ``http_allow_writes`` and ``writes`` (built once per value)."""
         allow = self.app.config.http_allow_writes and writes
-        if self._http_tools is None or self._http_tools[0] != allow:
+        if allow not in self._http_tools:
             from llm_service.tools import ToolRegistry
             from plugin_bridge.app.vault_tools import register_vault_tools
 
@@ -116,8 +117,8 @@ class Assistant:
                 write_permission="allow" if allow else "deny",
                 writer=self.app.writes.write,
             )
-            self._http_tools = (allow, registry)
-        return self._http_tools[1]
+            self._http_tools[allow] = registry
+        return self._http_tools[allow]
 
     # -- internals ----------------------------------------------------------------------
 

@@ -255,6 +255,7 @@ class BridgeApp:
         await self.conversations.settled()  # every completed turn is stored before closing
         self.conversations.store.close()
         self.usage_log.close()
+        self.clients.flush_used()
         await self.providers.aclose()
 
     def _new_service(self, conversation_id: str) -> LLMService:
