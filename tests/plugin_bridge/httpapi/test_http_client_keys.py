@@ -17,6 +17,7 @@ import pytest
 import pytest_asyncio
 
 from llm_service import Message, Usage
+from plugin_bridge.app import mcp_approval
 from plugin_bridge.app.clients import Caller, ClientKeys, current_caller
 from plugin_bridge.app.settings.config import PLUGIN_CLIENT
 from plugin_bridge.cli import main
@@ -328,3 +329,23 @@ async def test_the_vault_model_writes_only_for_a_write_key(
     finally:
         app.settings = settings
     assert (served.bridge.vault.root / path).exists() is written
+
+
+async def test_no_answer_to_settings_confirm_starts_nothing(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp_approval, "CONFIRM_TIMEOUT", 0.3)  # 60 s in use
+    bridge = served.bridge
+    plugin = await bridge.wire(initialize=False)
+    await plugin.result("initialize", {**init_params(bridge.app.token), "client": PLUGIN})
+    marker = tmp_path / "unanswered"
+    try:
+        error = await plugin.error(
+            "settings/update", {"mcpServers": {"u": marker_server(marker)}}
+        )  # its settings/confirm is kept unanswered
+    finally:
+        await plugin.ws.close()
+    assert plugin.server_requests[0]["method"] == "settings/confirm"
+    assert error["code"] == -32030 and "no answer" in error["message"]
+    await asyncio.sleep(0.3)
+    assert not marker.exists() and "u" not in bridge.app.config.mcp.servers
