@@ -14,6 +14,7 @@ import { loadSettings, type PluginSettings } from "./core/settings";
 import { statusText, statusTitle } from "./core/status";
 import type { Assistant, Prompt } from "./ui/assistant";
 import { ConfirmModal } from "./ui/confirm-modal";
+import { SettingsConfirmModal } from "./ui/settings-confirm-modal";
 import { localMachineStore } from "./ui/machine-store";
 import { createNodeHost } from "./ui/node-host";
 import { addCommands, COMMAND_IDS } from "./ui/commands";
@@ -216,6 +217,10 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 
 	private async onServerRequest(request: ServerRequest): Promise<object> {
 		if (request.method === "note/apply") return applyInObsidian(this.app, request.params);
+		if (request.method === "settings/confirm") {
+			const params = request.params;
+			return new Promise((resolve) => new SettingsConfirmModal(this.app, params, resolve).open());
+		}
 		return this.review(request.params);
 	}
 

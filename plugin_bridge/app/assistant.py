@@ -66,6 +66,9 @@ class AskOptions:
     """None: the settings' answer length."""
     temperature: float | None = None
     """None: the settings' temperature."""
+    writes: bool = True
+    """False: the ``vault`` model's write tools are refused (a client key without ``write``);
+    True: ``http_allow_writes`` decides."""
 
 
 class Assistant:
@@ -74,7 +77,8 @@ class Assistant:
     def __init__(self, app: BridgeApp) -> None:
         self.app = app
         self.routes = ModelRoutes(app)
-        self._http_tools: tuple[bool, ToolRegistry] | None = None
+        self._http_tools: dict[bool, ToolRegistry] = {}
+        """Per "writes allowed": the owner's and a write key's, and a read or chat key's."""
 
     async def ask(
         self, purpose: str, messages: Sequence[Message], options: AskOptions
@@ -98,11 +102,11 @@ class Assistant:
         """The model ids a request can use: ``vault`` and :meth:`ModelRoutes.usable`."""
         return [VAULT_MODEL, *await self.routes.usable()]
 
-    def http_tools(self) -> ToolRegistry:
+    def http_tools(self, writes: bool = True) -> ToolRegistry:
         """The vault tools as HTTP clients and the ``vault`` model use them: reads allowed,
-        writes refused unless ``http_allow_writes`` (built once per value of the setting)."""
-        allow = self.app.config.http_allow_writes
-        if self._http_tools is None or self._http_tools[0] != allow:
+        writes refused unless ``http_allow_writes`` and ``writes`` (built once per value)."""
+        allow = self.app.config.http_allow_writes and writes
+        if allow not in self._http_tools:
             from llm_service.tools import ToolRegistry
             from plugin_bridge.app.vault_tools import register_vault_tools
 
@@ -113,8 +117,8 @@ class Assistant:
                 write_permission="allow" if allow else "deny",
                 writer=self.app.writes.write,
             )
-            self._http_tools = (allow, registry)
-        return self._http_tools[1]
+            self._http_tools[allow] = registry
+        return self._http_tools[allow]
 
     # -- internals ----------------------------------------------------------------------
 
@@ -269,7 +273,7 @@ class Assistant:
         service = LLMService(
             chat.provider,
             model=chat.model,
-            tools=self.http_tools(),
+            tools=self.http_tools(options.writes),
             on_usage=app.spending.recorder(None, purpose),
             **answer,
         )

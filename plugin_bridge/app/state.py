@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from plugin_bridge.app.assistant import Assistant
+from plugin_bridge.app.clients import ClientKeys
 from plugin_bridge.app.conversations.live import MAX_CONVERSATIONS, Conversations
 from plugin_bridge.app.conversations.store import ConversationStore
 from plugin_bridge.app.conversations.titles import make_title
@@ -76,6 +77,8 @@ class BridgeApp:
         """Every write the server makes goes through the plugin's editor when it is open."""
         self.settings = settings
         """What serve started with; settings/update replaces it (None in tests without one)."""
+        self.clients = ClientKeys(vault.data_dir)
+        """The client keys (``clients add``), read again when the file changes."""
         self.usage_log = UsageLog(vault.data_dir)  # first: it takes over the old store's rows
         store = store if store is not None else ConversationStore(vault.data_dir)
         self.spending = Spending(self.usage_log, budgets or Budgets())
@@ -296,6 +299,7 @@ class BridgeApp:
         await self.conversations.settled()  # every completed turn is stored before closing
         self.conversations.store.close()
         self.usage_log.close()
+        self.clients.flush_used()
         await self.providers.aclose()
 
     def _new_service(self, conversation_id: str) -> LLMService:

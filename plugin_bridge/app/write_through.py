@@ -29,6 +29,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Final, Literal
 
+from plugin_bridge.app.clients import audit_origin
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.errors import WireCode
 from plugin_bridge.wire.models import NoteApplyParams, NoteApplyResult, dump
@@ -73,12 +74,17 @@ class WriteThrough:
         self._plugins.append(peer)
         return True
 
+    def plugin(self) -> Peer | None:
+        """The newest connected plugin (authenticated with the info file's token), if any."""
+        return self._newest()
+
     def _newest(self) -> Peer | None:
         self._plugins = [p for p in self._plugins if not p.closed]
         return self._plugins[-1] if self._plugins else None
 
     async def write(self, plan: PlannedWrite, origin: str) -> WriteResult:
         """Make ``plan`` (see the module docstring); VaultError as the note store raises."""
+        origin = audit_origin(origin)
         peer = self._newest() if plan.before is not None else None
         if peer is None:
             return await asyncio.to_thread(self.notes.write_planned, plan, origin)

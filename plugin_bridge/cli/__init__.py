@@ -1,5 +1,5 @@
 """The command line: ``serve``, ``mcp``, ``search``, ``chat``, ``setup``, ``config``, ``usage``,
-``models`` and ``schema``.
+``models``, ``clients`` and ``schema``.
 
 argparse rather than typer: typer costs ~0.16 s to import on this machine, a third of the
 start-up budget of ``serve``. Each command imports what it needs when it runs.
@@ -103,6 +103,19 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--provider", choices=PROVIDER_NAMES)
     models.add_argument("--base-url", help="provider endpoint, e.g. http://127.0.0.1:1234/v1")
 
+    clients = commands.add_parser("clients", help="the client keys of MCP clients, scripts, bots")
+    actions = clients.add_subparsers(dest="action", required=True, metavar="ACTION")
+    add = actions.add_parser("add", help="make a key (printed once) or import one with --key")
+    add.add_argument("name", help="the client's name, e.g. laptop-llm or pi-bot")
+    add.add_argument("--scope", choices=("read", "chat", "write"), default="chat")
+    add.add_argument("--key", help="import this token (at least 16 characters) instead")
+    listing = actions.add_parser("list", help="name, scope, created, last used (never a key)")
+    revoke = actions.add_parser("revoke", help="remove a key; a running server stops taking it")
+    revoke.add_argument("name")
+    for action in (add, listing, revoke):
+        action.add_argument("--vault", type=Path, required=True, help="the vault folder")
+        action.add_argument("--data-dir", type=Path, help="the data folder, as serve takes it")
+
     commands.add_parser("schema", help="print the protocol's JSON Schema")
     return parser
 
@@ -112,9 +125,13 @@ def server_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--vault", type=Path, required=True, help="the vault folder")
 
     serve.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
     serve.add_argument(
-        "--http-port", type=int, default=0, help="HTTP API port (default 0: a free one)"
+        "--port", type=int, help="port for this run (default: the vault's saved one; 0: free)"
+    )
+    serve.add_argument(
+        "--http-port",
+        type=int,
+        help="HTTP API port for this run (default: the vault's saved one; 0: a free one)",
     )
     serve.add_argument("--info-file", type=Path, help="where to write url and token")
     serve.add_argument("--provider", choices=PROVIDER_NAMES, help="model provider")
@@ -186,6 +203,17 @@ def main(argv: list[str] | None = None) -> int:
             refresh=args.refresh,
             provider=args.provider,
             base_url=args.base_url,
+        )
+    if args.command == "clients":
+        from plugin_bridge.cli.clients import run as run_clients
+
+        return run_clients(
+            args.action,
+            args.vault,
+            args.data_dir,
+            name=getattr(args, "name", None),
+            scope=getattr(args, "scope", "chat"),
+            key=getattr(args, "key", None),
         )
     from plugin_bridge.cli.schema import schema_text
 

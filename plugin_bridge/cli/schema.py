@@ -24,6 +24,8 @@ from plugin_bridge.wire.models import SERVER_NOTIFICATIONS as SERVER_MODELS
 from plugin_bridge.wire.models import (
     NoteApplyParams,
     NoteApplyResult,
+    SettingsConfirmParams,
+    SettingsConfirmResult,
     ToolConfirmParams,
     ToolConfirmResult,
 )
@@ -42,6 +44,7 @@ SERVER_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
 SERVER_REQUESTS: Final[dict[str, tuple[type[BaseModel], type[BaseModel]]]] = {
     "tool/confirm": (ToolConfirmParams, ToolConfirmResult),
     "note/apply": (NoteApplyParams, NoteApplyResult),
+    "settings/confirm": (SettingsConfirmParams, SettingsConfirmResult),
 }
 
 

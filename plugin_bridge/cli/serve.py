@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from plugin_bridge import PROTOCOL_VERSION
 from plugin_bridge.cli.lock import ServerLock, ServerRunning, acquire
+from plugin_bridge.cli.ports import PortTaken, bind_ports
 from plugin_bridge.vault.datadir import data_dir_for
 from plugin_bridge.wire.infofile import (
     InfoRecord,
@@ -37,7 +38,6 @@ from plugin_bridge.wire.infofile import (
 )
 from plugin_bridge.wire.security import (
     bind_host,
-    bind_socket,
     http_url,
     is_loopback_host,
     ws_url,
@@ -61,8 +61,9 @@ class ServeOptions(NamedTuple):
 
     vault: Path
     host: str = "127.0.0.1"
-    port: int = 0
-    http_port: int = 0
+    port: int | None = None
+    """None: the vault's saved port (see :mod:`plugin_bridge.cli.ports`); 0: a free one."""
+    http_port: int | None = None
     info_file: Path | None = None
     provider: str | None = None
     model: str | None = None
@@ -151,19 +152,12 @@ async def _start(
     if isinstance(checked, str):
         return _fail(2, checked[:1].upper() + checked[1:])
     host = bind_host(options.host)
-    sockets: list[socket.socket] = []
-    for flag, port in (("--port", options.port), ("--http-port", options.http_port)):
-        try:
-            sockets.append(bind_socket(host, port))
-        except OSError as exc:
-            for bound in sockets:
-                bound.close()
-            await checked[1].aclose()
-            return _fail(
-                1,
-                f"Cannot listen on {host}:{port} ({exc.strerror}): choose another {flag}, "
-                "or 0 for a free one.",
-            )
+    assert options.data_dir is not None  # run() resolved it
+    try:
+        sockets = bind_ports(host, options.data_dir, (options.port, options.http_port))
+    except PortTaken as exc:
+        await checked[1].aclose()
+        return _fail(1, str(exc))
     sock, http_sock = sockets
     token = secrets.token_urlsafe(32)
     url = ws_url(host, sock.getsockname()[1])

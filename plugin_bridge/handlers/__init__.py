@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from plugin_bridge.handlers.context import AppRouter
+from plugin_bridge.handlers.context import AppRouter, authorize
 
 
 def build_router() -> AppRouter:
     """A router with every method of the protocol."""
     from plugin_bridge.handlers import (
         chat,
+        clients,
         commands,
         conversations,
         prompts,
@@ -21,7 +22,7 @@ def build_router() -> AppRouter:
         vault,
     )
 
-    router = AppRouter()
+    router = AppRouter(authorize)
     areas = (
         session,
         settings,
@@ -34,6 +35,7 @@ def build_router() -> AppRouter:
         commands,
         tools,
         usage,
+        clients,
     )
     for area in areas:
         area.register(router)

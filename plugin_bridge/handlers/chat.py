@@ -15,6 +15,7 @@ from plugin_bridge.app.turn.media import Media, sendable_media
 from plugin_bridge.app.turn.prompts import read_prompt
 from plugin_bridge.app.turn.setup import FIRST_MESSAGE
 from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.handlers.conversations import check_own
 from plugin_bridge.handlers.relay import relay, spending
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.models import (
@@ -54,6 +55,7 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
         conversation_id, service = app.conversations.start()
     else:
         conversation_id = params.conversation_id
+        await check_own(ctx, conversation_id)
         await app.conversations.settled(conversation_id)  # its last turn is stored
         service = app.conversations.get(conversation_id)
     turn = _plain_turn_input(app, params)
@@ -141,6 +143,7 @@ async def _keep_note(app: BridgeApp, conversation_id: str) -> None:
 
 async def clear(ctx: Context, params: ChatClearParams) -> EmptyResult:
     """Forget a conversation's messages (its id stays valid)."""
+    await check_own(ctx, params.conversation_id)
     await ctx.app.conversations.settled(params.conversation_id)
     await asyncio.to_thread(ctx.app.conversations.clear, params.conversation_id)
     return EmptyResult()

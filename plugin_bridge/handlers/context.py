@@ -4,9 +4,23 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
+from plugin_bridge.app.clients import OWNER_CALLER, Caller, current_caller
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.wire.context import RequestContext
 from plugin_bridge.wire.rpc import Router
 
 Context: TypeAlias = RequestContext[BridgeApp]
 AppRouter: TypeAlias = Router[BridgeApp]
+
+
+def caller_of(ctx: Context) -> Caller:
+    """Who sent the request (the owner for a context built without a connection's caller)."""
+    return ctx.caller if isinstance(ctx.caller, Caller) else OWNER_CALLER
+
+
+def authorize(ctx: Context, method: str) -> None:
+    """The app's scope rules for ``method`` (``initialize`` authenticates itself)."""
+    if method != "initialize":
+        caller = caller_of(ctx)
+        ctx.app.clients.authorize(caller, method)
+        current_caller.set(caller)  # this request's task only: the logs name its key

@@ -9,7 +9,7 @@ from llm_service.messages import message_to_dict
 from plugin_bridge.app.conversations.live import unknown
 from plugin_bridge.app.conversations.store import ConversationRow
 from plugin_bridge.app.conversations.transcripts import save_unique, transcript
-from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.handlers.context import AppRouter, Context, caller_of
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
     ConversationIdParams,
@@ -31,9 +31,11 @@ async def list_conversations(
     """Stored conversations, newest first, a page at a time; with a query, only those whose
     title or text contain its words."""
     store = await ctx.app.conversations.stored()
+    caller = caller_of(ctx)
+    client = None if caller.is_owner else caller.label
     try:
         rows, next_cursor = await asyncio.to_thread(
-            store.page, params.limit, params.cursor, params.query
+            store.page, params.limit, params.cursor, params.query, client
         )
     except ValueError as exc:
         raise RpcError(WireCode.INVALID_PARAMS, "Invalid cursor: pass a nextCursor.") from exc
@@ -42,8 +44,20 @@ async def list_conversations(
     )
 
 
+async def check_own(ctx: Context, conversation_id: str) -> None:
+    """A client key reaches its own conversations only: another's is unknown to it."""
+    caller = caller_of(ctx)
+    if caller.is_owner:
+        return
+    store = await ctx.app.conversations.stored()
+    client = await asyncio.to_thread(store.client_of, conversation_id)
+    if client is not None and client != caller.label:
+        raise unknown(conversation_id)
+
+
 async def get_conversation(ctx: Context, params: ConversationIdParams) -> ConversationResult:
     """One stored conversation with its whole transcript, tool calls and results included."""
+    await check_own(ctx, params.id)
     store = await ctx.app.conversations.stored()
     row = await asyncio.to_thread(store.get, params.id)
     if row is None:
@@ -57,6 +71,7 @@ async def get_conversation(ctx: Context, params: ConversationIdParams) -> Conver
 
 async def rename_conversation(ctx: Context, params: ConversationsRenameParams) -> EmptyResult:
     """Give a stored conversation a title of the user's choosing."""
+    await check_own(ctx, params.id)
     store = await ctx.app.conversations.stored()
     if not await asyncio.to_thread(store.rename, params.id, params.title):
         raise unknown(params.id)
@@ -65,6 +80,7 @@ async def rename_conversation(ctx: Context, params: ConversationsRenameParams) -
 
 async def delete_conversation(ctx: Context, params: ConversationIdParams) -> EmptyResult:
     """Delete a stored conversation and its messages for good."""
+    await check_own(ctx, params.id)
     conversations = ctx.app.conversations
     store = await conversations.stored()
     if not await asyncio.to_thread(store.delete, params.id):
@@ -75,6 +91,7 @@ async def delete_conversation(ctx: Context, params: ConversationIdParams) -> Emp
 
 async def export_conversation(ctx: Context, params: ConversationsExportParams) -> NoteWriteResult:
     """Save a conversation as a Markdown note in the vault (a new note, never overwriting)."""
+    await check_own(ctx, params.id)
     app = ctx.app
     store = await app.conversations.stored()
     row = await asyncio.to_thread(store.get, params.id)

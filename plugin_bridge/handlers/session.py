@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import logging
 from typing import get_args
 
@@ -37,11 +36,16 @@ SERVER_NAME = "obsidian-ai-bridge"
 
 
 async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult:
-    """Authenticate with the info file's token; must be the first request of a connection."""
-    if not hmac.compare_digest(params.token.encode(), ctx.app.token.encode()):
+    """Authenticate with the info file's token or a client key; must be the first request of a
+    connection."""
+    caller = ctx.app.clients.authenticate(params.token, ctx.app.token)
+    if caller is None:
         raise RpcError(
-            WireCode.UNAUTHORIZED, "Wrong token: read the current one from the server info file."
+            WireCode.UNAUTHORIZED,
+            "Wrong token: read the current one from the server info file, or use a client key "
+            "from 'clients add'.",
         )
+    ctx.caller = caller
     if params.protocol_version != PROTOCOL_VERSION:
         raise RpcError(
             WireCode.INVALID_PARAMS,
@@ -51,7 +55,7 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
     logger.info("client %.60s %.30s initialized", params.client.name, params.client.version)
     app = ctx.app
     if params.client.name == PLUGIN_CLIENT:
-        app.writes.attach(ctx.peer, "token")  # the only credential so far: the info file's
+        app.writes.attach(ctx.peer, "token" if caller.is_owner else "client-key")
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
         server=ServerInfo(name=SERVER_NAME, version=__version__),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from plugin_bridge.app.live_settings import update_settings
+from plugin_bridge.app.mcp_approval import approve
 from plugin_bridge.app.settings.config import (
     BridgeSettings,
     McpSettings,
@@ -42,7 +43,13 @@ async def update(ctx: Context, params: SettingsUpdateParams) -> SettingsResult:
         if name not in ("models", "base_urls", "mcp_servers")
     }
     if params.mcp_servers is not None:
+        given = {
+            name: None if server is None else server.model_dump(mode="json", exclude_none=True)
+            for name, server in params.mcp_servers.items()
+        }
         changes["mcp"] = _mcp_changed(ctx.app.config.mcp, params.mcp_servers)
+        McpSettings.model_validate(changes["mcp"])  # a bad server is -32602 before anyone is asked
+        await approve(ctx.app.writes.plugin(), ctx.app.config.mcp, given)
     if params.base_urls is not None:
         known = (ctx.app.settings or BridgeSettings()).base_urls
         urls: dict[str, str | None] = {name: url for name, url in known.items()}

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from llm_service import ToolCall
 from llm_service.providers.common import strict_function_tool
-from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.app.clients import check_tools
+from plugin_bridge.handlers.context import AppRouter, Context, caller_of
 from plugin_bridge.wire.errors import ToolDeniedError
 from plugin_bridge.wire.models import (
     InvalidCall,
@@ -62,6 +63,7 @@ async def execute(ctx: Context, params: ToolsExecuteParams) -> ToolsExecuteResul
     calls: list[tuple[str, dict[str, Any] | str]] = [
         (item.name, dict(item.arguments)) for item in params.calls
     ]
+    check_tools(caller_of(ctx), (name for name, _ in calls), ctx.app.tools)
     return await run_calls(ctx.app.tools, calls, f"execute-{ctx.request_id}", ctx.denied)
 
 

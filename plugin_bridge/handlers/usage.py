@@ -5,22 +5,25 @@ from __future__ import annotations
 import asyncio
 
 from plugin_bridge.app.conversations.usage import Period
-from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.handlers.context import AppRouter, Context, caller_of
 from plugin_bridge.wire.models import Empty, ModelUsageModel, PeriodUsage, UsageSummaryResult
 
 
 async def usage_summary(ctx: Context, params: Empty) -> UsageSummaryResult:
     """Spending of today and this month (local time), per model; unknown prices never count as
     $0: those calls are counted apart."""
+    caller = caller_of(ctx)
+    client = None if caller.is_owner else caller.label  # a client key: its own calls only
     today, month = await asyncio.gather(
-        asyncio.to_thread(_period, ctx, "day"), asyncio.to_thread(_period, ctx, "month")
+        asyncio.to_thread(_period, ctx, "day", client),
+        asyncio.to_thread(_period, ctx, "month", client),
     )
     return UsageSummaryResult(today=today, month=month)
 
 
-def _period(ctx: Context, period: Period) -> PeriodUsage:
+def _period(ctx: Context, period: Period, client: str | None) -> PeriodUsage:
     spending = ctx.app.spending
-    rows = spending.by_model(period)
+    rows = spending.by_model(period, client=client)
     priced = [row.cost_usd for row in rows if row.cost_usd is not None]
     only_unpriced = bool(rows) and not priced
     return PeriodUsage(

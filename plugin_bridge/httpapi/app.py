@@ -77,5 +77,10 @@ def build_http_app(
         app, budget=budget, concurrency=Concurrency(limits.max_per_client, limits.max_requests)
     )
     return Guard(
-        limited, token=bridge.token, port=port, allowed_origins=allowed_origins, max_body=max_body
+        limited,
+        token=bridge.token,
+        port=port,
+        allowed_origins=allowed_origins,
+        max_body=max_body,
+        identify=bridge.clients.identify,
     )

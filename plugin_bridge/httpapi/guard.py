@@ -2,7 +2,9 @@
 
 1. Origin and Host, by the WebSocket's own rules
    (:func:`plugin_bridge.wire.security.check_handshake`): 403;
-2. ``Authorization: Bearer <token>``, the info file's token: 401;
+2. ``Authorization: Bearer <token>``, the info file's token or a client key: 401; a route
+   outside the key's scope: 403 ``forbidden_scope`` (the caller is left in the scope under
+   :data:`CALLER` for the routes);
 3. the body's size, at most :data:`MAX_BODY_BYTES` (by Content-Length, and counted while it is
    read; a chunked body is read whole before the route runs): 413.
 
@@ -17,9 +19,17 @@ import collections
 import hmac
 import json
 import logging
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, Final
 
+from plugin_bridge.app.clients import (
+    CALLER,
+    OWNER_CALLER,
+    Caller,
+    ForbiddenScope,
+    current_caller,
+    http_scope,
+)
 from plugin_bridge.wire.errors import BodyTooLarge, WireCode
 from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import check_handshake
@@ -86,8 +96,11 @@ class Guard:
         port: int,
         allowed_origins: Collection[str],
         max_body: int = MAX_BODY_BYTES,
+        identify: Callable[[str], Caller | None] = lambda key: None,
     ) -> None:
         self.app = app
+        self.identify = identify
+        """The caller a client key names (None: not a key)."""
         self.expected = f"Bearer {token}".encode()
         self.port = port
         self.allowed_origins = frozenset(allowed_origins)
@@ -101,7 +114,11 @@ class Guard:
             return
         path: str = scope["path"]
         headers = _ScopeHeaders(scope["headers"])
-        refusal = self._refusal(headers)
+        checked = self._refusal(headers)
+        refusal = checked if not isinstance(checked, Caller) else _scope_refusal(checked, path)
+        scope[CALLER] = checked
+        if isinstance(checked, Caller):
+            current_caller.set(checked)  # this request's task: the logs name its key
         if refusal is not None:
             status, code, message = refusal
             self.refusals.refused(f"refused a request to {path[:100]}: {message}")
@@ -137,14 +154,20 @@ class Guard:
                 raise
             await _respond(send, 413, error_body(path, 413, *self._too_large()))
 
-    def _refusal(self, headers: _ScopeHeaders) -> tuple[int, str, str] | None:
+    def _refusal(self, headers: _ScopeHeaders) -> tuple[int, str, str] | Caller:
         reason = check_handshake(headers, self.port, self.allowed_origins)
         if reason is not None:
             return 403, "forbidden", reason.strip()
         given = headers.get_all("authorization")
-        if len(given) != 1 or not hmac.compare_digest(
-            _bearer(given[0].encode("latin-1")), self.expected
-        ):
+        bearer = _bearer(given[0].encode("latin-1")) if len(given) == 1 else b""
+        caller = (
+            OWNER_CALLER
+            if hmac.compare_digest(bearer, self.expected)
+            else self.identify(bearer.removeprefix(b"Bearer ").decode("latin-1"))
+            if bearer.startswith(b"Bearer ")
+            else None
+        )
+        if caller is None:
             return (
                 401,
                 "auth_failed",
@@ -154,7 +177,7 @@ class Guard:
         lengths = headers.get_all("content-length")
         if lengths and (not lengths[0].isdigit() or int(lengths[0]) > self.max_body):
             return 413, *self._too_large()
-        return None
+        return caller
 
     async def _read_chunked(self, receive: Receive) -> list[Message] | None:
         """A chunked body, read whole before the app runs (an app may turn an error raised by
@@ -188,6 +211,14 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
         return pending.popleft() if pending else await receive()
 
     return replayed
+
+
+def _scope_refusal(caller: Caller, path: str) -> tuple[int, str, str] | None:
+    try:
+        caller.require(http_scope(path), path[:100])
+    except ForbiddenScope as exc:
+        return 403, "forbidden_scope", exc.message
+    return None
 
 
 def _bearer(value: bytes) -> bytes:

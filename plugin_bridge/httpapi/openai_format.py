@@ -73,9 +73,10 @@ class ChatInput:
     """``stream_options.include_usage``: a last chunk carries the usage."""
 
 
-def chat_input(raw: object) -> ChatInput:
+def chat_input(raw: object, *, writes: bool = True) -> ChatInput:
     """A request body (see :mod:`.bodies`) as the application's call; pydantic's
-    ValidationError or BadRequest (400) when it cannot be used."""
+    ValidationError or BadRequest (400) when it cannot be used. ``writes``: False for a client
+    key without scope ``write`` (the ``vault`` model's writes are refused)."""
     try:
         body = ChatBody.model_validate(raw)
     except ValidationError as exc:
@@ -93,6 +94,7 @@ def chat_input(raw: object) -> ChatInput:
         response_format=_response_format(body.response_format),
         max_tokens=body.max_completion_tokens or body.max_tokens,
         temperature=body.temperature,
+        writes=writes,
     )
     usage = body.stream_options is not None and body.stream_options.include_usage
     return ChatInput(messages, options, body.stream, usage)

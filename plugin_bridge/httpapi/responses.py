@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from starlette.responses import Response
 
+from plugin_bridge.app.clients import CALLER, OWNER_CALLER, Caller
 from plugin_bridge.httpapi.guard import error_body
 from plugin_bridge.httpapi.openai_format import BadRequest
 from plugin_bridge.wire import jsontext
@@ -27,6 +28,12 @@ SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 def chat_of(request: Request) -> HttpChat:
     """The HTTP API's shared state (see :func:`plugin_bridge.httpapi.app.build_http_app`)."""
     return cast("HttpChat", request.app.state.chat)
+
+
+def caller_of(request: Request) -> Caller:
+    """Who sent the request (the guard put it in the scope)."""
+    caller = request.scope.get(CALLER)
+    return caller if isinstance(caller, Caller) else OWNER_CALLER
 
 
 async def json_body(request: Request) -> Any:

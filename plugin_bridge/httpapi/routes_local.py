@@ -21,10 +21,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from plugin_bridge.app.clients import check_tools
 from plugin_bridge.app.vault_tools import HTTP_WRITES_OFF, WRITE_TOOL_NAMES
 from plugin_bridge.handlers.tools import DEFAULT_FORMAT, check_calls, formatted_tools, run_checked
 from plugin_bridge.httpapi.openai_format import BadRequest, arguments_in
-from plugin_bridge.httpapi.responses import chat_of, error_response, json_body, json_response
+from plugin_bridge.httpapi.responses import (
+    caller_of,
+    chat_of,
+    error_response,
+    json_body,
+    json_response,
+)
 from plugin_bridge.wire.errors import ToolDeniedError
 from plugin_bridge.wire.models import ToolFormat, ToolsExecuteResult, dump
 
@@ -49,6 +56,7 @@ async def execute_tools(request: Request) -> Response:
         ids, calls = _calls(await json_body(request))
         registry = chat_of(request).tools()
         runnable, invalid = check_calls(registry, calls, "http-execute")
+        check_tools(caller_of(request), (name for name, _ in calls), registry)
         ran = [ids[index] for index, _ in runnable]
         try:
             results = await run_checked(registry, runnable, set())

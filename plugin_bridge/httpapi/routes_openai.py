@@ -30,6 +30,7 @@ from plugin_bridge.httpapi.openai_format import (
 from plugin_bridge.httpapi.responses import (
     DONE,
     SSE_HEADERS,
+    caller_of,
     chat_of,
     error_response,
     json_body,
@@ -59,7 +60,7 @@ async def models(request: Request) -> Response:
 async def chat_completions(request: Request) -> Response:
     path = request.url.path
     try:
-        body = chat_input(await json_body(request))
+        body = chat_input(await json_body(request), writes=caller_of(request).allows("write"))
         assistant = chat_of(request).bridge.assistant
         if not body.stream:
             reply = await assistant.ask(PURPOSE, body.messages, body.options)

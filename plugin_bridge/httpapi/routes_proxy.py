@@ -33,6 +33,7 @@ from plugin_bridge.httpapi.openai_format import (
 from plugin_bridge.httpapi.responses import (
     DONE,
     SSE_HEADERS,
+    caller_of,
     chat_of,
     error_response,
     json_body,
@@ -44,7 +45,7 @@ from plugin_bridge.wire.errors import to_http_error
 
 async def chat(request: Request) -> Response:
     try:
-        body = chat_input(await json_body(request))
+        body = chat_input(await json_body(request), writes=caller_of(request).allows("write"))
         assistant = chat_of(request).bridge.assistant
         reply = await assistant.ask(PURPOSE, body.messages, body.options)
     except Exception as exc:
@@ -63,7 +64,7 @@ async def chat(request: Request) -> Response:
 
 async def chat_stream(request: Request) -> Response:
     try:
-        body = chat_input(await json_body(request))
+        body = chat_input(await json_body(request), writes=caller_of(request).allows("write"))
     except Exception as exc:
         return error_response(request.url.path, exc)
     return StreamingResponse(

@@ -53,6 +53,9 @@ def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        forbidden = scope_refusal(ctx, params.name)
+        if forbidden is not None:
+            return call_result(Outcome(forbidden, is_error=True))
         return call_result(await tools.call_tool(params.name, dict(params.arguments or {})))
 
     async def list_resources(
@@ -124,6 +127,18 @@ NOTE_TEMPLATE: Final = types.ResourceTemplate(
     description="A note of the vault, whole, by its path: note://Projects/Kafka%20pipeline.md",
     mime_type="text/markdown",
 )
+
+
+def scope_refusal(ctx: ServerRequestContext[Any], name: str) -> str | None:
+    """Why the client key behind an HTTP request may not run ``name`` (None: it may, or the
+    session is stdio's, the user's own)."""
+    from plugin_bridge.app.clients import CALLER, Caller, refusal
+
+    request = getattr(ctx, "request", None)
+    caller = getattr(request, "scope", {}).get(CALLER)
+    if not isinstance(caller, Caller) or name not in WRITE_TOOL_NAMES or caller.allows("write"):
+        return None
+    return refusal(caller, "write", f"the tool {name}")
 
 
 def mcp_tool(spec: ToolSpec) -> types.Tool:

@@ -80,6 +80,8 @@ class Connection(Generic[S]):
         self._closing = False
         self.client: str | None = None
         """The name the client gave in its initialize, once that succeeded."""
+        self.caller: Any = None
+        """Who the client authenticated as in its initialize (see ``RequestContext.caller``)."""
 
     async def _send(self, data: bytes) -> None:
         self.outgoing += len(data)
@@ -230,7 +232,9 @@ class Connection(Generic[S]):
         await self._send(data)
 
     async def _run(self, request: Request) -> bytes:
-        ctx = RequestContext(self.app, self, request.id, self.router.names, client=self.client)
+        ctx = RequestContext(
+            self.app, self, request.id, self.router.names, client=self.client, caller=self.caller
+        )
         token = current_request.set(ctx)
         logger.debug("%s: request %r %s", self.peer_name, request.id, request.method)
         try:
@@ -248,6 +252,7 @@ class Connection(Generic[S]):
             current_request.reset(token)
         if request.method == INITIALIZE:
             self.client = _client_name(request.params)
+            self.caller = ctx.caller
         return self.protocol.result(request.id, result)
 
     def _cancelled(self, request_id: RequestId) -> bytes:

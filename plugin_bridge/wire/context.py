@@ -51,6 +51,9 @@ class RequestContext(Generic[S]):
     """Ids of tool calls the user did not approve during this request."""
     client: str | None = None
     """The client's name from its initialize (``client.name``), e.g. ``ai-bridge-assistant``."""
+    caller: Any = None
+    """Who the connection authenticated as (the app's type: a client key or the owner); set
+    by the ``initialize`` handler, then carried by every request of the connection."""
 
     async def notify(self, notification: Notification) -> None:
         """Send ``notification`` (its model says its method) to this request's client."""

@@ -37,6 +37,7 @@ class WireCode(IntEnum):
     UNAUTHORIZED = -32001
     NOT_INITIALIZED = -32002
     TOO_MANY_REQUESTS = -32003
+    FORBIDDEN_SCOPE = -32004
     PROVIDER_ERROR = -32010
     NO_PROVIDER = -32011
     BUDGET_EXCEEDED = -32012
@@ -67,6 +68,10 @@ ERROR_MEANINGS: Final[dict[WireCode, str]] = {
     WireCode.TOO_MANY_REQUESTS: (
         "More than 32 requests in flight on this connection; or the server's memory budget is "
         "used up and this connection holds the most of it: data: {reason: busy}."
+    ),
+    WireCode.FORBIDDEN_SCOPE: (
+        "forbidden_scope: the client key's scope does not allow this call; the message names "
+        "the scope it needs (or says it is for the info file's token only)."
     ),
     WireCode.PROVIDER_ERROR: (
         "The model provider failed after retries; data: {code, retryable, retryAfter}."
@@ -208,6 +213,7 @@ class BodyTooLarge(Exception):
 _HTTP_RPC: Final[dict[WireCode, tuple[int, str]]] = {
     WireCode.BUDGET_EXCEEDED: (402, "budget_exceeded"),
     WireCode.TOOL_DENIED: (403, "tool_denied"),
+    WireCode.FORBIDDEN_SCOPE: (403, "forbidden_scope"),
     WireCode.INVALID_PARAMS: (400, "invalid_request"),
     WireCode.NO_PROVIDER: (400, "invalid_request"),
     WireCode.TOO_MANY_REQUESTS: (503, "busy"),

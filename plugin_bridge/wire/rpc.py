@@ -22,6 +22,8 @@ from plugin_bridge.wire.models import Params, dump
 P = TypeVar("P", bound=Params)
 S = TypeVar("S")
 Handler = Callable[[RequestContext[S], P], Awaitable[BaseModel]]
+Authorize = Callable[[RequestContext[S], str], None]
+"""Raises when the request's caller may not call the method (the app's scope rules)."""
 
 MAX_ECHOED_NAME = 80
 """A method name longer than this is cut in the 'not found' message."""
@@ -41,8 +43,9 @@ class Method(Generic[S]):
 class Router(Generic[S]):
     """Methods by name, served with a state of type ``S`` (handed to handlers as ``ctx.app``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, authorize: Authorize[S] | None = None) -> None:
         self._methods: dict[str, Method[S]] = {}
+        self._authorize = authorize
 
     def register(self, name: str, params: type[P], handler: Handler[S, P]) -> None:
         """Add ``name``; the result model is the handler's return annotation."""
@@ -73,5 +76,7 @@ class Router(Generic[S]):
             raise RpcError(
                 WireCode.INVALID_PARAMS, "params must be an object (by-name parameters)."
             )
+        if self._authorize is not None:
+            self._authorize(ctx, method)
         parsed = entry.params.model_validate(params or {}, by_alias=True, by_name=False)
         return dump(await entry.handler(ctx, parsed))

@@ -33,6 +33,27 @@ export interface Methods {
 		result: ChatSendResult;
 	};
 	/**
+	 * A new key (or ``key`` imported), saved durably before the answer; shown once.
+	 */
+	"clients/add": {
+		params: ClientsAddParams;
+		result: ClientsAddResult;
+	};
+	/**
+	 * The client keys: name, scope, created, last used (never a key).
+	 */
+	"clients/list": {
+		params: Empty;
+		result: ClientsListResult;
+	};
+	/**
+	 * Remove a key: it stops working at its next request, on open connections too.
+	 */
+	"clients/revoke": {
+		params: ClientsRevokeParams;
+		result: EmptyResult;
+	};
+	/**
 	 * Have the model write a note for the prompt and save it under folder (never overwriting).
 	 */
 	"command/createNote": {
@@ -110,7 +131,7 @@ export interface Methods {
 		result: ConfirmEmbeddingResult;
 	};
 	/**
-	 * Authenticate with the info file's token; must be the first request of a connection.
+	 * Authenticate with the info file's token or a client key; must be the first request of a
 	 */
 	initialize: {
 		params: InitializeParams;
@@ -330,6 +351,50 @@ export interface UsageModel {
 	cacheReadTokens: number;
 	cacheWriteTokens: number;
 }
+export interface ClientsAddParams {
+	/**
+	 * Letters, digits, '.', '_' or '-', starting with a letter or digit.
+	 */
+	name: string;
+	scope?: "read" | "chat" | "write";
+	/**
+	 * Import this token instead of making a new key.
+	 */
+	key?: string | null;
+}
+export interface ClientsAddResult {
+	name: string;
+	scope: "read" | "chat" | "write";
+	/**
+	 * The key, shown once: it is kept nowhere but in the client.
+	 */
+	key: string;
+}
+/**
+ * No params (or an empty object).
+ */
+export type Empty = Record<string, never>;
+export interface ClientsListResult {
+	clients: ClientKeyModel[];
+}
+/**
+ * One client key, without the key (only its hash is kept).
+ */
+export interface ClientKeyModel {
+	name: string;
+	scope: "read" | "chat" | "write";
+	/**
+	 * When it was added, in seconds since the epoch.
+	 */
+	created: number;
+	/**
+	 * Null when it was never used.
+	 */
+	lastUsed: number | null;
+}
+export interface ClientsRevokeParams {
+	name: string;
+}
 export interface CreateNoteParams {
 	prompt: string;
 	/**
@@ -473,10 +538,6 @@ export interface EmbedderDownloadResult {
 	 */
 	embedder: string;
 }
-/**
- * No params (or an empty object).
- */
-export type Empty = Record<string, never>;
 export interface HealthResult {
 	status: "ok";
 	version: string;
@@ -1281,6 +1342,10 @@ export interface ServerRequests {
 		params: NoteApplyParams;
 		result: NoteApplyResult;
 	};
+	"settings/confirm": {
+		params: SettingsConfirmParams;
+		result: SettingsConfirmResult;
+	};
 }
 export interface ToolConfirmParams {
 	/**
@@ -1375,6 +1440,30 @@ export interface NoteApplyResult {
 	 * With applied: sha256 hex of the note's new text (UTF-8).
 	 */
 	hash?: string | null;
+}
+/**
+ * The server request ``settings/confirm``: may this MCP server, given over the wire, run?
+ */
+export interface SettingsConfirmParams {
+	/**
+	 * The server's name ([mcp.servers.NAME]).
+	 */
+	server: string;
+	/**
+	 * The exact command line it would start (environment variables first).
+	 */
+	commandLine: string | null;
+	/**
+	 * The URL it would connect to (a streamable HTTP server).
+	 */
+	url: string | null;
+	/**
+	 * The question, in words.
+	 */
+	title: string;
+}
+export interface SettingsConfirmResult {
+	approved: boolean;
 }
 export interface ToolArguments {
 	search_notes: SearchNotesArgs;
@@ -1516,6 +1605,7 @@ export const ErrorCode = {
 	unauthorized: -32001,
 	notInitialized: -32002,
 	tooManyRequests: -32003,
+	forbiddenScope: -32004,
 	providerError: -32010,
 	noProvider: -32011,
 	budgetExceeded: -32012,

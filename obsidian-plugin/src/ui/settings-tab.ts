@@ -109,6 +109,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 				},
 				{
 					name: "Token",
+					desc: "The server info file's token: yours and this plugin's only. Give every other client its own key (obsidian-ai-bridge clients add NAME).",
 					render: (s) =>
 						void s.addText((text) => {
 							text.inputEl.type = "password";

@@ -23,6 +23,7 @@ from llm_service.messages import (
     message_from_dict,
     message_to_dict,
 )
+from plugin_bridge.app.clients import current_caller
 from plugin_bridge.vault.schema import open_store
 
 FILE_NAME: Final = "conversations.sqlite3"
@@ -83,6 +84,11 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         ALTER TABLE usage ADD COLUMN provider TEXT NOT NULL DEFAULT '';
         """,
     ),
+    (
+        # Whose conversation it is: "owner" (the info file's token) or "key:NAME".
+        "005_conversation_client",
+        "ALTER TABLE conversations ADD COLUMN client TEXT NOT NULL DEFAULT 'owner';",
+    ),
 )
 
 
@@ -126,8 +132,8 @@ class ConversationStore:
                 now = time.time()
                 conn.execute(
                     "INSERT OR IGNORE INTO conversations "
-                    "(id, title, model, created_at, updated_at) VALUES (?, '', ?, ?, ?)",
-                    (conversation_id, model, now, now),
+                    "(id, title, model, created_at, updated_at, client) VALUES (?, '', ?, ?, ?, ?)",
+                    (conversation_id, model, now, now, current_caller.get().label),
                 )
                 (last,) = conn.execute(
                     "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE conversation = ?",
@@ -155,6 +161,14 @@ class ConversationStore:
             ).fetchone()
         return None if row is None else ConversationRow(*row)
 
+    def client_of(self, conversation_id: str) -> str | None:
+        """Whose conversation it is (``owner`` or ``key:NAME``); None: not stored."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT client FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
     def messages(self, conversation_id: str) -> list[Message]:
         """Every stored message of a conversation, in order."""
         with self._lock:
@@ -165,7 +179,7 @@ class ConversationStore:
         return [message_from_dict(json.loads(body)) for (body,) in rows]
 
     def page(
-        self, limit: int, cursor: str | None, query: str | None = None
+        self, limit: int, cursor: str | None, query: str | None = None, client: str | None = None
     ) -> tuple[list[ConversationRow], str | None]:
         """Up to ``limit`` conversations with at least one turn, newest first, from ``cursor``
         (the ``next`` of the previous page), only those whose title or messages contain every
@@ -176,6 +190,9 @@ class ConversationStore:
             "WHERE title != '' AND (? IS NULL OR (updated_at, id) < (?, ?))"
         )
         args: list[object] = [after and after[0], after and after[0], after and after[1]]
+        if client is not None:  # a client key sees its own conversations only
+            sql += " AND client = ?"
+            args.append(client)
         for word in (query or "").split():
             like = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             sql += (

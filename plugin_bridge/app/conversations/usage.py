@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal
 
+from plugin_bridge.app.clients import current_caller
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
@@ -53,7 +54,8 @@ class Spending:
         """The ``on_usage`` callback of one conversation (or command) of ``purpose``."""
 
         def record(model: str, usage: Usage, cost_usd: float | None, provider: str) -> None:
-            self.log.record(conversation_id, purpose, provider, model, usage, cost_usd)
+            client = current_caller.get().label
+            self.log.record(conversation_id, purpose, provider, model, usage, cost_usd, client)
 
         return record
 
@@ -77,8 +79,11 @@ class Spending:
         """USD spent on priced calls since the start of this local day or month."""
         return sum(row.cost_usd or 0.0 for row in self.by_model(period, now))
 
-    def by_model(self, period: Period, now: datetime | None = None) -> list[ModelUsage]:
-        return self.log.by_model(period_start(period, now))
+    def by_model(
+        self, period: Period, now: datetime | None = None, client: str | None = None
+    ) -> list[ModelUsage]:
+        """The period's calls per model (``client``: only that client key's)."""
+        return self.log.by_model(period_start(period, now), client)
 
     def check(self) -> None:
         """RpcError -32012 when a budget is already used up (call before the provider)."""

@@ -51,6 +51,11 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         CREATE INDEX usage_by_time ON usage(time);
         """,
     ),
+    (
+        # Who made the call: "owner" (the info file's token) or "key:NAME" (a client key).
+        "003_client",
+        "ALTER TABLE usage ADD COLUMN client TEXT NOT NULL DEFAULT 'owner';",
+    ),
 )
 
 
@@ -88,11 +93,12 @@ class UsageLog:
         model: str,
         usage: Usage,
         cost_usd: float | None,
+        client: str = "owner",
     ) -> None:
-        """Log one provider call."""
+        """Log one provider call (``client``: who asked, ``owner`` or ``key:NAME``)."""
         with self._lock:
             self._conn.execute(
-                f"INSERT INTO usage ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO usage ({COLUMNS}, client) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     time.time(),
                     conversation_id,
@@ -104,18 +110,20 @@ class UsageLog:
                     usage.cache_write_tokens,
                     cost_usd,
                     provider,
+                    client,
                 ),
             )
 
-    def by_model(self, since: float) -> list[ModelUsage]:
-        """Calls since ``since`` (Unix seconds) per provider and model, most expensive first."""
+    def by_model(self, since: float, client: str | None = None) -> list[ModelUsage]:
+        """Calls since ``since`` (Unix seconds) per provider and model, most expensive first
+        (``client``: only that client's calls)."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT provider, model, COUNT(*), SUM(input_tokens), SUM(output_tokens), "
                 "SUM(cache_read_tokens), SUM(cache_write_tokens), SUM(cost_usd), "
-                "SUM(cost_usd IS NULL) FROM usage WHERE time >= ? GROUP BY provider, model "
-                "ORDER BY SUM(cost_usd) DESC, provider, model",
-                (since,),
+                "SUM(cost_usd IS NULL) FROM usage WHERE time >= ? AND (? IS NULL OR client = ?) "
+                "GROUP BY provider, model ORDER BY SUM(cost_usd) DESC, provider, model",
+                (since, client, client),
             ).fetchall()
         return [ModelUsage(*row) for row in rows]
 

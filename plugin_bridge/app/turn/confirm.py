@@ -15,6 +15,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
+from plugin_bridge.app.clients import Caller
 from plugin_bridge.app.tool_sources import SEPARATOR, server_of
 from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.models import FileChange, ToolConfirmParams, ToolConfirmResult, dump
@@ -40,6 +41,10 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
         ctx = current_request.get()
         if ctx is None:
             logger.info("tool %s needs approval and no client is asking: denied", call.name)
+            return False
+        if isinstance(ctx.caller, Caller) and not ctx.caller.allows("write"):
+            logger.info("tool %s refused: the key %s may not write", call.name, ctx.caller.name)
+            ctx.denied.add(call.id)
             return False
         plan = await asyncio.to_thread(_plan, vault, call)  # ToolRefused: nobody is asked
         if plan is not None:  # the approved write must find the note as it is shown

@@ -29,6 +29,14 @@ from plugin_bridge.wire.models.chat import (
     TagContext,
     UsageModel,
 )
+from plugin_bridge.wire.models.clients import (
+    ClientKeyModel,
+    ClientsAddParams,
+    ClientsAddResult,
+    ClientScope,
+    ClientsListResult,
+    ClientsRevokeParams,
+)
 from plugin_bridge.wire.models.commands import (
     CreateNoteParams,
     RewriteParams,
@@ -87,6 +95,8 @@ from plugin_bridge.wire.models.settings import (
     McpServerParams,
     ModelsByPurpose,
     ModelsUpdate,
+    SettingsConfirmParams,
+    SettingsConfirmResult,
     SettingsResult,
     SettingsUpdateParams,
 )
@@ -169,6 +179,12 @@ __all__ = [
     "ChatToolCall",
     "ChatToolResult",
     "ClientInfo",
+    "ClientKeyModel",
+    "ClientScope",
+    "ClientsAddParams",
+    "ClientsAddResult",
+    "ClientsListResult",
+    "ClientsRevokeParams",
     "ConfirmEmbeddingResult",
     "ConversationIdParams",
     "ConversationResult",
@@ -240,6 +256,8 @@ __all__ = [
     "SearchSummarizeResult",
     "ServerInfo",
     "ServerProof",
+    "SettingsConfirmParams",
+    "SettingsConfirmResult",
     "SettingsResult",
     "SettingsUpdateParams",
     "StoredMessage",

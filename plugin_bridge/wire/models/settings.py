@@ -141,3 +141,18 @@ class SettingsUpdateParams(Params):
         description="Add or replace servers by name (either command, args and env, or url and "
         "headers); null removes one. Servers not named stay as they are.",
     )
+
+
+class SettingsConfirmParams(WireModel):
+    """The server request ``settings/confirm``: may this MCP server, given over the wire, run?"""
+
+    server: str = Field(description="The server's name ([mcp.servers.NAME]).")
+    command_line: str | None = Field(
+        description="The exact command line it would start (environment variables first)."
+    )
+    url: str | None = Field(description="The URL it would connect to (a streamable HTTP server).")
+    title: str = Field(description="The question, in words.")
+
+
+class SettingsConfirmResult(WireModel):
+    approved: bool

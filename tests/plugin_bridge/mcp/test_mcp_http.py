@@ -10,6 +10,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from plugin_bridge.app.clients import ClientKeys
 from tests.helpers.mcp import HeldClient, http_client, json_of, text_of
 from tests.helpers.serve import START_WAIT, Served, start_serve
 
@@ -64,3 +65,13 @@ async def test_a_wrong_or_missing_token_is_401(served: Served, token: str | None
     with pytest.raises(ExceptionGroup):  # the SDK's client cannot start a session
         async with client_with(served, token or ""):
             pass
+
+
+async def test_a_read_key_reads_and_is_refused_writes(served: Served) -> None:
+    """A client key works on /mcp (added while the server runs); a write needs scope write."""
+    key = ClientKeys(served.info_file.parent / "data").add("mcp-reader", "read")
+    async with client_with(served, key) as client:
+        listed = json_of(await client.call("list_notes", {"folder": "Projects"}))
+        assert "Projects/Kafka pipeline.md" in listed["notes"]
+        refused = await client.call("create_note", {"path": "Web.md", "content": "x"})
+        assert refused.is_error and "scope write" in text_of(refused)

@@ -17,12 +17,14 @@ import pytest
 import pytest_asyncio
 
 from llm_service import ScriptedProvider
-from plugin_bridge.app.settings.config import BridgeSettings
+from plugin_bridge.app.settings.config import PLUGIN_CLIENT, BridgeSettings
 from tests.conftest import REPO_ROOT
-from tests.helpers.bridge import Bridge, Wire, running_bridge
+from tests.helpers.bridge import Bridge, Wire, init_params, running_bridge
 from tests.helpers.serve import START_WAIT
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+PLUGIN = {"name": PLUGIN_CLIENT, "version": "0"}
 T = TypeVar("T")
 
 
@@ -236,7 +238,13 @@ async def test_settings_add_mask_and_remove_a_server(bridge: Bridge, wire: Wire)
     removes it with null (its tools gone); an invalid name or a server with both a command and
     a URL is -32602 and changes nothing."""
     second = fake_server(bridge.vault.data_dir / "second-starts", TOKEN="secret-1")
-    updated = await wire.result("settings/update", {"mcpServers": {"second": second}})
+    plugin = await bridge.wire(initialize=False)
+    await plugin.result("initialize", {**init_params(bridge.app.token), "client": PLUGIN})
+    asked = plugin.request("settings/update", {"mcpServers": {"second": second}})
+    updated = (await plugin.reply_to(await asked, answer=lambda m, p: {"approved": True}))["result"]
+    assert plugin.server_requests[0]["method"] == "settings/confirm"
+    assert "TOKEN=secret-1" in plugin.server_requests[0]["params"]["commandLine"]
+    await plugin.ws.close()
     listed = {server["name"]: server for server in updated["mcpServers"]}
     assert set(listed) == {"fake", "web", "broken", "second"}
     assert listed["web"]["headers"]["Authorization"] != "Bearer web-secret"

@@ -58,7 +58,7 @@ def test_every_method_notification_and_error_is_described() -> None:
         "$/serverProof",
         "embedder/downloadProgress",
     }
-    assert _names(schema, "ServerRequests") == {"tool/confirm", "note/apply"}
+    assert _names(schema, "ServerRequests") == {"tool/confirm", "note/apply", "settings/confirm"}
 
 
 def test_only_models_carry_titles() -> None:

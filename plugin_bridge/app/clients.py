@@ -1,0 +1,348 @@
+"""Client keys: named keys for MCP clients, OpenAI clients and bots, each with a scope.
+
+The info file's token is the plugin's and the user's own (the caller ``owner``); every other
+client gets its own key (``clients add NAME``), which holds one scope:
+
+- ``read``: search, read notes, list tools, prompts and models, run the read tools;
+- ``chat``: ``read`` plus model calls, commands, and its own conversations and usage;
+- ``write``: ``chat`` plus the write tools and ``note/undo`` of its own writes.
+
+Everything else (settings, client keys, downloads, direct note writes, the audit log) is the
+owner's. Only a SHA-256 of each key is kept, in ``clients.json`` in the vault's data folder
+(mode 0600, replaced atomically and fsynced before a command answers). A running server
+looks at the file's identity on every authentication, so a key revoked by the CLI stops
+working at its next request. When each key was last used is kept apart (``clients-used.json``,
+written by the server at most once a minute), so the CLI and the server never write the same
+file for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import os
+import re
+import secrets
+import time
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Literal, get_args
+
+from plugin_bridge.vault.notes.atomic import write_atomic
+from plugin_bridge.wire.errors import RpcError, WireCode
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from llm_service.tools import ToolRegistry
+
+logger = logging.getLogger(__name__)
+
+Scope = Literal["read", "chat", "write"]
+SCOPES: Final[tuple[Scope, ...]] = get_args(Scope)
+OWNER: Final = "owner"
+"""The caller that authenticated with the info file's token."""
+KEY_PREFIX: Final = "oab_"
+MIN_IMPORTED_KEY: Final = 16
+KEYS_FILE: Final = "clients.json"
+USED_FILE: Final = "clients-used.json"
+USED_FLUSH_SECONDS: Final = 60.0
+NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+_RANK: Final[dict[str, int]] = {"read": 0, "chat": 1, "write": 2, OWNER: 3}
+
+READ_METHODS: Final = frozenset(
+    {
+        "initialize",
+        "health",
+        "vault/search",
+        "vault/related",
+        "note/read",
+        "tools/list",
+        "tools/execute",
+        "prompts/list",
+        "models/list",
+    }
+)
+CHAT_METHODS: Final = frozenset({"chat/send", "chat/clear", "usage/summary"})
+CHAT_PREFIXES: Final = ("command/", "conversations/")
+WRITE_METHODS: Final = frozenset({"note/undo"})
+
+
+class ForbiddenScope(RpcError):
+    """A call outside the caller's scope (-32004, HTTP 403 ``forbidden_scope``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(WireCode.FORBIDDEN_SCOPE, message)
+
+
+class ClientKeyError(ValueError):
+    """A client-key command that cannot be done (bad name or key, unknown or duplicate name);
+    ``str()`` is the user's sentence."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sent a request: a client key's name and scope, or the owner."""
+
+    name: str
+    scope: str
+
+    @property
+    def is_owner(self) -> bool:
+        return self.scope == OWNER
+
+    def allows(self, needed: str) -> bool:
+        return _RANK[self.scope] >= _RANK[needed]
+
+    def require(self, needed: str, what: str) -> None:
+        """Raise :class:`ForbiddenScope` unless this caller holds ``needed`` for ``what``."""
+        if not self.allows(needed):
+            raise ForbiddenScope(refusal(self, needed, what))
+
+    @property
+    def label(self) -> str:
+        """How the audit and usage logs name it: ``owner`` or ``key:NAME``."""
+        return OWNER if self.is_owner else f"key:{self.name}"
+
+
+OWNER_CALLER: Final = Caller(OWNER, OWNER)
+current_caller: ContextVar[Caller] = ContextVar("current_caller", default=OWNER_CALLER)
+"""Who the running request came from, for the logs deep inside llm_service's callbacks (the
+usage log, the audit log); set by the HTTP guard and the WebSocket's scope check. Scope
+decisions never read it: they take the caller they are given."""
+CALLER: Final = "oab.caller"
+"""The key of an HTTP request's ASGI scope that holds its :class:`Caller` (set by the guard)."""
+
+
+def refusal(caller: Caller, needed: str, what: str) -> str:
+    """The one sentence of a refusal: what was asked and the scope it needs."""
+    if needed == OWNER:
+        return (
+            f"The client key '{caller.name}' (scope {caller.scope}) cannot call {what}: it is "
+            "for the info file's token only (the plugin and the user)."
+        )
+    return (
+        f"The client key '{caller.name}' (scope {caller.scope}) cannot call {what}: it needs "
+        f"a key with scope {needed}."
+    )
+
+
+def method_scope(method: str) -> str:
+    """The least scope that may call the WebSocket method ``method``."""
+    if method in READ_METHODS:
+        return "read"
+    if method in CHAT_METHODS or method.startswith(CHAT_PREFIXES):
+        return "chat"
+    if method in WRITE_METHODS:
+        return "write"
+    return OWNER
+
+
+def audit_origin(origin: str) -> str:
+    """``origin`` of an audit line, with the client key behind the running request."""
+    caller = current_caller.get()
+    return origin if caller.is_owner else f"{origin} ({caller.label})"
+
+
+def check_method(caller: Caller, method: str) -> None:
+    """Raise :class:`ForbiddenScope` when ``caller`` may not call ``method``."""
+    caller.require(method_scope(method), method)
+
+
+CHAT_ROUTES: Final = frozenset({"/v1/chat/completions", "/chat", "/chat/stream"})
+
+
+def http_scope(path: str) -> str:
+    """The least scope for an HTTP route: model calls need ``chat``, the rest ``read`` (the
+    write tools behind ``/mcp`` and ``/api/local-llm/*`` are checked per call)."""
+    return "chat" if path.rstrip("/") in CHAT_ROUTES else "read"
+
+
+def tool_scope(name: str, registry: ToolRegistry) -> str:
+    """``write`` for a tool that writes or that the user reviews (an MCP server's), else
+    ``read``."""
+    from plugin_bridge.app.vault_tools import WRITE_TOOLS
+
+    if name in WRITE_TOOLS or registry.permission(name) not in (None, "allow"):
+        return "write"
+    return "read"
+
+
+def check_tools(caller: Caller, names: Iterable[str], registry: ToolRegistry) -> None:
+    """Raise :class:`ForbiddenScope` at the first tool ``caller`` may not run."""
+    for name in names:
+        caller.require(tool_scope(name, registry), f"the tool {name[:80]}")
+
+
+@dataclass(frozen=True, slots=True)
+class ClientRecord:
+    """One stored key: never the key, only its hash."""
+
+    name: str
+    scope: Scope
+    created: float
+    last_used: float | None = None
+
+
+def new_key() -> str:
+    """A new client key: ``oab_`` and 43 characters of ``[A-Za-z0-9_-]`` (32 random bytes)."""
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+class ClientKeys:
+    """The vault's client keys (the file of the module docstring), read again when it changed."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / KEYS_FILE
+        self.used_path = data_dir / USED_FILE
+        self._seen: tuple[int, int, int] | None = None
+        self._by_hash: dict[str, tuple[str, Scope]] = {}
+        self._records: dict[str, dict[str, object]] = {}
+        self._used: dict[str, float] = self._read_used()
+        self._used_flushed = time.monotonic()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _identity(self) -> tuple[int, int, int] | None:
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return stat.st_ino, stat.st_mtime_ns, stat.st_size
+
+    def _load(self) -> None:
+        identity = self._identity()
+        if identity == self._seen and (identity is not None or not self._records):
+            return
+        records: dict[str, dict[str, object]] = {}
+        if identity is not None:
+            try:
+                raw = json.loads(self.path.read_text(encoding="utf-8"))
+                records = {
+                    str(item["name"]): dict(item)
+                    for item in raw.get("clients", [])
+                    if isinstance(item, dict) and item.get("scope") in SCOPES
+                }
+            except (OSError, ValueError, KeyError, AttributeError) as exc:
+                logger.error("the client keys file %s cannot be read (%s)", self.path, exc)
+        self._records = records
+        self._by_hash = {
+            str(item["hash"]): (name, item["scope"])  # type: ignore[misc]
+            for name, item in records.items()
+        }
+        self._seen = identity
+
+    def identify(self, token: str) -> Caller | None:
+        """The caller whose key ``token`` is, or None (an unknown or revoked key)."""
+        self._load()
+        found = self._by_hash.get(_digest(token))
+        if found is None:
+            return None
+        name, scope = found
+        self._used[name] = time.time()
+        if time.monotonic() - self._used_flushed > USED_FLUSH_SECONDS:
+            self.flush_used()
+        return Caller(name, scope)
+
+    def authenticate(self, token: str, owner_token: str) -> Caller | None:
+        """The owner for the info file's token, a client for its key, else None."""
+        if hmac.compare_digest(token.encode(), owner_token.encode()):
+            return OWNER_CALLER
+        return self.identify(token)
+
+    def authorize(self, caller: Caller, method: str) -> None:
+        """Raise unless ``caller`` may call ``method`` now: a revoked key (even on a connection
+        it opened before) is refused as a wrong token, a call outside its scope -32004."""
+        if not caller.is_owner:
+            self._load()
+            record = self._records.get(caller.name)
+            if record is None or record.get("scope") != caller.scope:
+                raise RpcError(
+                    WireCode.UNAUTHORIZED,
+                    f"The client key '{caller.name}' was revoked: ask the vault's owner for a "
+                    "new one.",
+                )
+        check_method(caller, method)
+
+    def list(self) -> list[ClientRecord]:
+        self._load()
+        used = {**self._read_used(), **self._used}
+        return [
+            ClientRecord(
+                name,
+                item["scope"],  # type: ignore[arg-type]
+                float(item.get("created", 0)),  # type: ignore[arg-type]
+                used.get(name),
+            )
+            for name, item in sorted(self._records.items())
+        ]
+
+    def _read_used(self) -> dict[str, float]:
+        try:
+            raw = json.loads(self.used_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {str(k): float(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+
+    def flush_used(self) -> None:
+        """Save when each key was last used (the server calls it at most once a minute)."""
+        self._used_flushed = time.monotonic()
+        if not self._used:
+            return
+        merged = {**self._read_used(), **self._used}
+        try:
+            write_atomic(self.used_path, json.dumps(merged).encode(), mode=0o600)
+        except OSError as exc:
+            logger.warning("cannot save when client keys were last used (%s)", exc)
+
+    # -- changing --------------------------------------------------------------------------
+
+    def add(self, name: str, scope: Scope = "chat", key: str | None = None) -> str:
+        """Store a new key named ``name`` (``key`` imports an existing token); the key, which
+        is not kept anywhere: the caller shows it once."""
+        if not NAME_PATTERN.match(name):
+            raise ClientKeyError(
+                f"'{name[:80]}' is not a client name: use 1 to 64 letters, digits, '.', '_' "
+                "or '-', starting with a letter or digit."
+            )
+        if scope not in SCOPES:
+            raise ClientKeyError(f"Unknown scope '{scope}': use one of {', '.join(SCOPES)}.")
+        if key is not None and (len(key) < MIN_IMPORTED_KEY or not key.isprintable()):
+            raise ClientKeyError(
+                f"An imported key must have at least {MIN_IMPORTED_KEY} printable characters."
+            )
+        self._seen = None
+        self._load()
+        if name in self._records:
+            raise ClientKeyError(
+                f"A client named '{name}' exists already: revoke it first or choose another name."
+            )
+        key = key if key is not None else new_key()
+        if _digest(key) in self._by_hash:
+            raise ClientKeyError("That key belongs to another client already: use another.")
+        record = {"name": name, "scope": scope, "hash": _digest(key), "created": time.time()}
+        self._save({**self._records, name: record})
+        return key
+
+    def revoke(self, name: str) -> None:
+        """Remove ``name``'s key; it stops working at its next request."""
+        self._seen = None
+        self._load()
+        if name not in self._records:
+            raise ClientKeyError(f"No client is named '{name[:80]}': see 'clients list'.")
+        self._save({k: v for k, v in self._records.items() if k != name})
+        self._used.pop(name, None)
+
+    def _save(self, records: dict[str, dict[str, object]]) -> None:
+        data = json.dumps({"clients": list(records.values())}, indent=1).encode()
+        write_atomic(self.path, data, mode=0o600)
+        self._seen = None
+        self._load()

@@ -1,0 +1,72 @@
+"""``clients add | list | revoke``: the vault's client keys (:mod:`plugin_bridge.app.clients`).
+
+The data folder is resolved as ``serve`` resolves it, so the CLI and a running server read the
+same keys; a revoked key stops working on the running server at its next request.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from plugin_bridge.app.clients import ClientKeys
+
+
+def run(
+    action: str,
+    vault: Path,
+    data_dir: Path | None,
+    *,
+    name: str | None = None,
+    scope: str = "chat",
+    key: str | None = None,
+    out: TextIO | None = None,
+) -> int:
+    from plugin_bridge.app.clients import ClientKeyError, ClientKeys
+    from plugin_bridge.vault.datadir import data_dir_for
+
+    out = out or sys.stdout
+    keys = ClientKeys(data_dir_for(vault.expanduser(), data_dir))
+    try:
+        if action == "list":
+            return _list(keys, out)
+        assert name is not None
+        if action == "revoke":
+            keys.revoke(name)
+            out.write(f"Revoked the key of '{name}': it no longer works.\n")
+            return 0
+        made = keys.add(name, scope, key)  # type: ignore[arg-type]
+    except ClientKeyError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"Cannot write the client keys ({exc}): pass a writable --data-dir.", file=sys.stderr)
+        return 1
+    if key is None:
+        out.write(f"{made}\n")
+        print(
+            f"The key of '{name}' (scope {scope}) is shown once: copy it into the client now.",
+            file=sys.stderr,
+        )
+    else:
+        out.write(f"Imported the key of '{name}' (scope {scope}).\n")
+    return 0
+
+
+def _list(keys: ClientKeys, out: TextIO) -> int:
+    records = keys.list()
+    if not records:
+        out.write("No client keys: add one with 'clients add NAME --vault V'.\n")
+        return 0
+    out.write(f"{'NAME':<24} {'SCOPE':<6} {'CREATED':<17} LAST USED\n")
+    for record in records:
+        used = _when(record.last_used) if record.last_used is not None else "never"
+        out.write(f"{record.name:<24} {record.scope:<6} {_when(record.created):<17} {used}\n")
+    return 0
+
+
+def _when(stamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
