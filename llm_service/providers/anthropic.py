@@ -27,6 +27,7 @@ from llm_service.connections.anthropic import AnthropicConnection
 from llm_service.connections.errors import UnreadableResponse
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
+from llm_service.factory import PROFILES
 
 # Each provider translates the same message types, so the three import lists match (deliberate).
 from llm_service.messages import (
@@ -66,7 +67,7 @@ _EPHEMERAL = {"type": "ephemeral"}
 class AnthropicProvider(Provider):
     """Claude models through the Anthropic Messages API."""
 
-    name = "Anthropic"
+    name = PROFILES["anthropic"].label
     kind = "anthropic"
     sdk_module = "anthropic"
 

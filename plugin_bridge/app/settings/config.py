@@ -39,7 +39,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from llm_service.factory import ProviderName, parse_model_spec
+from llm_service.factory import PROFILES, ProviderName, parse_model_spec
 from plugin_bridge.app.settings.keys import KEY_FIELDS, check_url, key_for
 from plugin_bridge.app.settings.sources import launch_bindings, named_provider, no_key
 from plugin_bridge.wire.models.settings import MCP_NAME_PATTERN
@@ -48,7 +48,6 @@ from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
 if TYPE_CHECKING:
     from llm_service.embedders import Embedder
 
-DEFAULT_OLLAMA_URL: Final = "http://127.0.0.1:11434"
 NO_PROVIDER: Final = (
     "No model provider is configured: run `obsidian-ai-bridge setup`, or export "
     "ANTHROPIC_API_KEY or start with --provider ollama."
@@ -280,7 +279,7 @@ class SettingsError(Exception):
 def shown(settings: BridgeSettings) -> dict[str, object]:
     """The effective settings for ``config show``: every key, secrets masked."""
     values = settings.model_dump(mode="json")
-    for name in ("anthropic_api_key", "openai_api_key"):
+    for name in KEY_FIELDS.values():
         secret = getattr(settings, name)
         values[name] = None if secret is None else _mask(secret.get_secret_value())
     for server in values["mcp"]["servers"].values():
@@ -389,8 +388,8 @@ def choose_provider(settings: BridgeSettings) -> ProviderChoice:
     if name is None:
         return ProviderChoice(None, None)
     local = base_url_for(settings, name, name)
-    keyed = name in KEY_FIELDS
-    if keyed and key_for(settings, name, local) is None and (name == "anthropic" or not local):
+    key = key_for(settings, name, local) if name in KEY_FIELDS else None
+    if PROFILES[name].lacks_key(key, local):
         return ProviderChoice(None, None, no_key(settings, name, local, read_config_quietly()))
     if name == "openai" and local is not None:
         return ProviderChoice(name, model)  # None: the server's own, see served_model
@@ -413,8 +412,8 @@ def base_url_for(
     url = settings.base_url if name == chat and settings.base_url else None
     url = url or settings.base_urls.get(name)
     if name == "ollama":
-        return url or _ollama_host(settings) or DEFAULT_OLLAMA_URL
-    return url
+        url = url or _ollama_host(settings)
+    return url or PROFILES[name].default_base_url
 
 
 PROBE_SECONDS: Final = 2.0
@@ -460,9 +459,7 @@ async def answers(url: str) -> bool:
 
 
 def default_model(name: ProviderName) -> str:
-    from llm_service.pricing import DEFAULT_MODEL, RECOMMENDED_MODELS
-
-    return DEFAULT_MODEL if name == "anthropic" else RECOMMENDED_MODELS[name][0]
+    return PROFILES[name].recommended_models[0]
 
 
 def _present(secret: SecretStr | None) -> bool:
