@@ -33,6 +33,8 @@ class ProviderProfile(NamedTuple):
     """Its name as users read it ("Anthropic")."""
     key_variable: str | None
     """The SDK's API key variable, which the settings read too; None: it takes no key."""
+    base_url_variable: str | None
+    """The SDK's own base URL variable, read at launch beside the key variable."""
     default_origin: str | None
     """The origin the SDK goes to when no base URL is set (a key's default binding)."""
     needs_key: bool
@@ -59,6 +61,7 @@ PROFILES: Final[dict[ProviderName, ProviderProfile]] = {
             name="anthropic",
             label="Anthropic",
             key_variable="ANTHROPIC_API_KEY",
+            base_url_variable="ANTHROPIC_BASE_URL",
             default_origin="https://api.anthropic.com",
             needs_key=True,
             local=False,
@@ -69,6 +72,7 @@ PROFILES: Final[dict[ProviderName, ProviderProfile]] = {
             name="openai",
             label="OpenAI",
             key_variable="OPENAI_API_KEY",
+            base_url_variable="OPENAI_BASE_URL",
             default_origin="https://api.openai.com",
             needs_key=False,
             local=False,
@@ -79,6 +83,7 @@ PROFILES: Final[dict[ProviderName, ProviderProfile]] = {
             name="ollama",
             label="Ollama",
             key_variable=None,
+            base_url_variable=None,
             default_origin=None,
             needs_key=False,
             local=True,

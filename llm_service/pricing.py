@@ -51,7 +51,7 @@ class Price:
         ) / 1_000_000
 
 
-HOSTED: Final = ("anthropic", "openai")
+HOSTED: Final = tuple(name for name, profile in PROFILES.items() if not profile.local)
 """The providers whose prices genai-prices and :data:`OVERRIDES` know."""
 
 _FABLE_5 = Price(10.0, 50.0, 1.0, 12.50)

@@ -114,6 +114,7 @@ def build_schema() -> dict[str, Any]:
                 "name": profile.name,
                 "label": profile.label,
                 "keyVariable": profile.key_variable,
+                "baseUrlVariable": profile.base_url_variable,
                 "defaultOrigin": profile.default_origin,
                 "needsKey": profile.needs_key,
                 "local": profile.local,

@@ -1470,9 +1470,9 @@ export const PROVIDER_NAMES = ["anthropic","openai","ollama"] as const;
 
 /** Each provider's profile (llm_service's ProviderProfile): label, key, local or hosted. */
 export const PROVIDER_PROFILES = {
-	anthropic: {"name":"anthropic","label":"Anthropic","keyVariable":"ANTHROPIC_API_KEY","defaultOrigin":"https://api.anthropic.com","needsKey":true,"local":false,"defaultBaseUrl":null,"recommendedModels":["claude-sonnet-5-5","claude-opus-5-5","claude-haiku-5-5"]},
-	openai: {"name":"openai","label":"OpenAI","keyVariable":"OPENAI_API_KEY","defaultOrigin":"https://api.openai.com","needsKey":false,"local":false,"defaultBaseUrl":null,"recommendedModels":["gpt-6.1-sol","gpt-6.1-terra","gpt-6-luna"]},
-	ollama: {"name":"ollama","label":"Ollama","keyVariable":null,"defaultOrigin":null,"needsKey":false,"local":true,"defaultBaseUrl":"http://127.0.0.1:11434","recommendedModels":["qwen3:8b","llama3.1:8b","mistral-nemo"]},
+	anthropic: {"name":"anthropic","label":"Anthropic","keyVariable":"ANTHROPIC_API_KEY","baseUrlVariable":"ANTHROPIC_BASE_URL","defaultOrigin":"https://api.anthropic.com","needsKey":true,"local":false,"defaultBaseUrl":null,"recommendedModels":["claude-sonnet-5-5","claude-opus-5-5","claude-haiku-5-5"]},
+	openai: {"name":"openai","label":"OpenAI","keyVariable":"OPENAI_API_KEY","baseUrlVariable":"OPENAI_BASE_URL","defaultOrigin":"https://api.openai.com","needsKey":false,"local":false,"defaultBaseUrl":null,"recommendedModels":["gpt-6.1-sol","gpt-6.1-terra","gpt-6-luna"]},
+	ollama: {"name":"ollama","label":"Ollama","keyVariable":null,"baseUrlVariable":null,"defaultOrigin":null,"needsKey":false,"local":true,"defaultBaseUrl":"http://127.0.0.1:11434","recommendedModels":["qwen3:8b","llama3.1:8b","mistral-nemo"]},
 } as const;
 
 /** The tools that write a note: the user reviews each call (tool/confirm). */
