@@ -40,7 +40,7 @@ from pydantic_settings import (
 )
 
 from llm_service.factory import PROFILES, ProviderName, parse_model_spec
-from plugin_bridge.app.settings.keys import KEY_FIELDS, check_url, key_for
+from plugin_bridge.app.settings.keys import HOST_FIELDS, KEY_FIELDS, check_url, key_for
 from plugin_bridge.app.settings.sources import launch_bindings, named_provider, no_key
 from plugin_bridge.wire.models.settings import MCP_NAME_PATTERN
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
@@ -201,9 +201,7 @@ class BridgeSettings(BaseSettings):
             parse_spec(value)
         return value
 
-    @field_validator(
-        "base_url", "embedder_base_url", "anthropic_api_key_host", "openai_api_key_host"
-    )
+    @field_validator("base_url", "embedder_base_url", *HOST_FIELDS.values())
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         return None if value is None else check_url(value)
@@ -435,7 +433,9 @@ async def startup_problem(settings: BridgeSettings, choice: ProviderChoice) -> s
     if settings.provider is not None and choice.name is None:
         return choice.missing.removeprefix("No model provider is configured: ")
     url = base_url_for(settings, choice.name, choice.name) if choice.name else None
-    local = choice.name == "ollama" or (choice.name == "openai" and url is not None)
+    profile = PROFILES[choice.name] if choice.name else None
+    # a local runtime, or a server at a base URL that needs no key (LM Studio, vLLM)
+    local = profile is not None and (profile.local or (not profile.needs_key and url is not None))
     if local and url is not None and not await answers(url):
         hint = "start it with `ollama serve`" if choice.name == "ollama" else "start it"
         return f"Nothing answers at {url}: {hint}, or pass the right --base-url."
