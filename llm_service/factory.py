@@ -2,13 +2,17 @@
 
 :data:`ProviderName` is the list of providers; the bridge's CLI choices, settings validation and
 wire enum (and, through the generated schema, the plugin's lists) are derived from it. A model
-spec is ``provider:model`` or ``provider/model``, split only when the part before the first
+provider's facts (label, key variable, default origin, key rule, local or hosted, default base
+URL, recommended models) are one :class:`ProviderProfile` row of :data:`PROFILES`, which every
+table of the bridge and the plugin reads. A model spec is ``provider:model`` or
+``provider/model``, split only when the part before the first
 ``:`` or ``/`` is a provider name: Ollama tags (``ollama:llama3.1:8b``) keep their ``:`` and LM
 Studio ids (``qwen/qwen3-4b``) stay whole. Nothing here imports an SDK.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple, Unpack, get_args
 
 from llm_service.errors import UnknownProviderError
@@ -19,6 +23,80 @@ if TYPE_CHECKING:
 ProviderName = Literal["anthropic", "openai", "ollama"]
 """Every provider ``llm_service`` builds, by the name specs and settings use."""
 PROVIDER_NAMES: Final[tuple[ProviderName, ...]] = get_args(ProviderName)
+
+
+class ProviderProfile(NamedTuple):
+    """What the bridge and the plugin know of one provider, besides its code."""
+
+    name: ProviderName
+    label: str
+    """Its name as users read it ("Anthropic")."""
+    key_variable: str | None
+    """The SDK's API key variable, which the settings read too; None: it takes no key."""
+    base_url_variable: str | None
+    """The SDK's own base URL variable, read at launch beside the key variable."""
+    default_origin: str | None
+    """The origin the SDK goes to when no base URL is set (a key's default binding)."""
+    needs_key: bool
+    """Whether it needs its key at any base URL (a gateway passes it on); a keyed provider
+    that does not needs one only at its default origin (local servers ignore it)."""
+    local: bool
+    """Whether it runs on the user's machine (else a hosted API)."""
+    default_base_url: str | None
+    """The address used when none is set; None: the SDK's own (``default_origin``)."""
+    recommended_models: tuple[str, ...]
+    """Best first: the bridge's default model is the first."""
+
+    def lacks_key(self, key: str | None, base_url: str | None) -> bool:
+        """Whether it cannot run with ``key`` (None: none) at ``base_url`` (None: its own)."""
+        if self.key_variable is None or key is not None:
+            return False
+        return self.needs_key or base_url is None
+
+
+PROFILES: Final[dict[ProviderName, ProviderProfile]] = {
+    profile.name: profile
+    for profile in (
+        ProviderProfile(
+            name="anthropic",
+            label="Anthropic",
+            key_variable="ANTHROPIC_API_KEY",
+            base_url_variable="ANTHROPIC_BASE_URL",
+            default_origin="https://api.anthropic.com",
+            needs_key=True,
+            local=False,
+            default_base_url=None,
+            recommended_models=("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5"),
+        ),
+        ProviderProfile(
+            name="openai",
+            label="OpenAI",
+            key_variable="OPENAI_API_KEY",
+            base_url_variable="OPENAI_BASE_URL",
+            default_origin="https://api.openai.com",
+            needs_key=False,
+            local=False,
+            default_base_url=None,
+            recommended_models=("gpt-6.1-sol", "gpt-6.1-terra", "gpt-6-luna"),
+        ),
+        ProviderProfile(
+            name="ollama",
+            label="Ollama",
+            key_variable=None,
+            base_url_variable=None,
+            default_origin=None,
+            needs_key=False,
+            local=True,
+            default_base_url="http://127.0.0.1:11434",
+            recommended_models=("qwen3:8b", "llama3.1:8b", "mistral-nemo"),
+        ),
+    )
+}
+"""One row per provider, in :data:`PROVIDER_NAMES` order (a test keeps the two equal)."""
+KEYED: Final[tuple[ProviderProfile, ...]] = tuple(
+    profile for profile in PROFILES.values() if profile.key_variable is not None
+)
+"""The providers that take an API key."""
 
 
 class ModelSpec(NamedTuple):
@@ -64,18 +142,21 @@ def unknown_provider(given: str) -> UnknownProviderError:
 
 
 def provider_class(name: ProviderName) -> type[Provider]:
-    """The class of provider ``name`` (its module is imported, its SDK is not)."""
-    if name == "anthropic":
-        from llm_service.providers.anthropic import AnthropicProvider
+    """The class of provider ``name``: the one :class:`~llm_service.providers.base.Provider`
+    subclass in ``llm_service/providers/NAME.py`` (its module is imported, its SDK is not)."""
+    from llm_service.providers.base import Provider
 
-        return AnthropicProvider
-    if name == "openai":
-        from llm_service.providers.openai import OpenAIProvider
-
-        return OpenAIProvider
-    from llm_service.providers.ollama import OllamaProvider
-
-    return OllamaProvider
+    module = importlib.import_module(f"llm_service.providers.{name}")
+    found = [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, Provider)
+        and value.__module__ == module.__name__
+    ]
+    if len(found) != 1:
+        raise TypeError(f"llm_service.providers.{name} must define one Provider, not {found}")
+    return found[0]
 
 
 def make_provider(

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
+from llm_service.factory import PROFILES
 from llm_service.messages import Usage
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class Price:
         ) / 1_000_000
 
 
-HOSTED: Final = ("anthropic", "openai")
+HOSTED: Final = tuple(name for name, profile in PROFILES.items() if not profile.local)
 """The providers whose prices genai-prices and :data:`OVERRIDES` know."""
 
 _FABLE_5 = Price(10.0, 50.0, 1.0, 12.50)
@@ -74,15 +75,13 @@ DEPRECATED_MODELS: Final[dict[str, str]] = {
 """Anthropic model -> retirement date, as the anthropic SDK's ``_data/deprecated_models.py``
 lists them (a test keeps the two equal; importing the SDK here would cost 1.6 s)."""
 
-DEFAULT_MODEL: Final = "claude-sonnet-5-5"
-"""The current Sonnet: never a model in :data:`DEPRECATED_MODELS`."""
-
 RECOMMENDED_MODELS: Final[dict[str, list[str]]] = {
-    "anthropic": [DEFAULT_MODEL, "claude-opus-5-5", "claude-haiku-5-5"],
-    "openai": ["gpt-6.1-sol", "gpt-6.1-terra", "gpt-6-luna"],
-    "ollama": ["qwen3:8b", "llama3.1:8b", "mistral-nemo"],
+    name: list(profile.recommended_models) for name, profile in PROFILES.items()
 }
-"""Per provider, best first: the bridge's default is the first of its provider's list."""
+"""Per provider, best first (its profile's): the bridge's default is the first of its list."""
+
+DEFAULT_MODEL: Final = RECOMMENDED_MODELS["anthropic"][0]
+"""The current Sonnet: never a model in :data:`DEPRECATED_MODELS`."""
 
 _DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
 

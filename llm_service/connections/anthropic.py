@@ -18,11 +18,13 @@ from llm_service.connections.errors import (
     transport_code,
 )
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
+from llm_service.factory import PROFILES
 
 if TYPE_CHECKING:
     from anthropic import APIStatusError, AsyncAnthropic
 
-MISSING_KEY: Final = "Anthropic API key is missing: set ANTHROPIC_API_KEY."
+_PROFILE: Final = PROFILES["anthropic"]
+MISSING_KEY: Final = f"{_PROFILE.label} API key is missing: set {_PROFILE.key_variable}."
 DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
 DEFAULT_TIMEOUT: Final = 60.0
 _SPEND_LIMIT_CODES: Final = frozenset(
@@ -35,7 +37,7 @@ class AnthropicConnection:
     """One Anthropic client: ``AnthropicConnection(key, base_url=..., timeout=...)``; the key
     defaults to ANTHROPIC_API_KEY (the SDK reads it)."""
 
-    name = "Anthropic"
+    name = _PROFILE.label
 
     def __init__(
         self,

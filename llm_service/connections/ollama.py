@@ -17,6 +17,7 @@ from llm_service.connections.errors import (
     transport_code,
 )
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
+from llm_service.factory import PROFILES
 
 if TYPE_CHECKING:
     import httpx
@@ -54,7 +55,7 @@ class OllamaConnection:
     """One Ollama HTTP client: ``OllamaConnection(base_url, timeout=...)``, the local Ollama
     when ``base_url`` is None."""
 
-    name = "Ollama"
+    name = PROFILES["ollama"].label
 
     def __init__(self, base_url: str | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.base_url: str = (base_url or DEFAULT_BASE_URL).rstrip("/")

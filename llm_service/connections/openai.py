@@ -21,6 +21,7 @@ from llm_service.connections.errors import (
     transport_code,
 )
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
+from llm_service.factory import PROFILES
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -57,7 +58,7 @@ class OpenAIConnection:
         """What to do about a refused key (default: check OPENAI_API_KEY, or the API key)."""
         self.base_url = base_url
         self.timeout = timeout
-        self.name = name or "OpenAI"
+        self.name = name or PROFILES["openai"].label
         self._client: AsyncOpenAI | None = None
 
     def client(self) -> AsyncOpenAI:

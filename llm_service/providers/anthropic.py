@@ -27,6 +27,7 @@ from llm_service.connections.anthropic import AnthropicConnection
 from llm_service.connections.errors import UnreadableResponse
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
+from llm_service.factory import PROFILES
 from llm_service.images import (
     ANTHROPIC_IMAGES,
     ANTHROPIC_MAX_DOCUMENT_BYTES,
@@ -75,7 +76,7 @@ _EPHEMERAL = {"type": "ephemeral"}
 class AnthropicProvider(Provider):
     """Claude models through the Anthropic Messages API."""
 
-    name = "Anthropic"
+    name = PROFILES["anthropic"].label
     kind = "anthropic"
     sdk_module = "anthropic"
 

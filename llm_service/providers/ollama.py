@@ -31,6 +31,7 @@ from llm_service.connections.ollama import (
 )
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
+from llm_service.factory import PROFILES
 from llm_service.images import OLLAMA_IMAGES, base64_of, document_text, fit
 
 # Each provider translates the same message types, so the three import lists match (deliberate).
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
 class OllamaProvider(TextToolFallback):
     """Local models served by Ollama. ``tool_choice`` has no Ollama equivalent and is not sent."""
 
-    name = "Ollama"
+    name = PROFILES["ollama"].label
     kind = "ollama"
     sdk_module = "httpx"
     default_timeout = 120.0  # a model may have to load first

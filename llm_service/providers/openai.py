@@ -24,6 +24,7 @@ from llm_service.connections.errors import UnreadableResponse, error_details
 from llm_service.connections.openai import OpenAIConnection
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
+from llm_service.factory import PROFILES
 from llm_service.images import OPENAI_IMAGES, data_url, document_text, fit
 
 # Each provider translates the same message types, so the three import lists match (deliberate).
@@ -64,7 +65,7 @@ _FINISH_REASONS: dict[str, StopReason] = {
 class OpenAIProvider(TextToolFallback):
     """OpenAI chat models, or any OpenAI-compatible server at ``base_url`` (``http://host:port/v1``)."""
 
-    name = "OpenAI"
+    name = PROFILES["openai"].label
     kind = "openai"
     sdk_module = "openai"
 

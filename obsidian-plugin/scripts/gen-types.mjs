@@ -25,6 +25,8 @@ export async function generate() {
 function constants(schema) {
 	const camel = (name) => name.toLowerCase().replace(/_([a-z])/g, (_, letter) => letter.toUpperCase());
 	const codes = schema.errors.map((error) => `\t${camel(error.name)}: ${error.code},`);
+	const closeCodes = schema.closeCodes.map((close) => `\t${camel(close.name)}: ${close.code},`);
+	const profiles = schema.providerProfiles.map((profile) => `\t${profile.name}: ${JSON.stringify(profile)},`);
 	return [
 		"",
 		"export const PROTOCOL_VERSION = " + JSON.stringify(schema.protocolVersion) + ";",
@@ -32,12 +34,22 @@ function constants(schema) {
 		"/** The model providers the server can use (llm_service's ProviderName). */",
 		`export const PROVIDER_NAMES = ${JSON.stringify(schema.providers)} as const;`,
 		"",
+		"/** Each provider's profile (llm_service's ProviderProfile): label, key, local or hosted. */",
+		"export const PROVIDER_PROFILES = {",
+		...profiles,
+		"} as const;",
+		"",
 		"/** The tools that write a note: the user reviews each call (tool/confirm). */",
 		`export const WRITE_TOOLS = ${JSON.stringify(schema.writeTools)} as const;`,
 		"",
 		"/** The protocol's error codes (docs/protocol.md), by the server's names. */",
 		"export const ErrorCode = {",
 		...codes,
+		"} as const;",
+		"",
+		"/** The WebSocket close codes of both sides (docs/protocol.md, \"Limits and close codes\"). */",
+		"export const CloseCode = {",
+		...closeCodes,
 		"} as const;",
 		"",
 	].join("\n");

@@ -28,10 +28,13 @@ from typing import TYPE_CHECKING, Final
 from llm_service import LLMError
 from llm_service.factory import PROVIDER_NAMES, ProviderName, parse_model_spec
 from plugin_bridge.app.settings.config import BridgeSettings, SettingsError, default_model
+from plugin_bridge.app.settings.keys import KEY_FIELDS
 from plugin_bridge.app.settings.providers import PURPOSES, Route
 from plugin_bridge.wire.errors import ModelNotFound, RpcError, WireCode
 
 if TYPE_CHECKING:
+    from pydantic import SecretStr
+
     from llm_service import Provider
     from plugin_bridge.app.state import BridgeApp
 
@@ -208,7 +211,8 @@ class ModelRoutes:
 
 def has_credentials(settings: BridgeSettings, name: ProviderName) -> bool:
     """Whether the settings let this server call ``name`` besides the chat provider."""
-    if name == "ollama":
-        return settings.ollama_host is not None or "ollama" in settings.base_urls
-    key = settings.anthropic_api_key if name == "anthropic" else settings.openai_api_key
+    field = KEY_FIELDS.get(name)
+    if field is None:
+        return name in settings.base_urls or (name == "ollama" and settings.ollama_host is not None)
+    key: SecretStr | None = getattr(settings, field)
     return key is not None and bool(key.get_secret_value().strip())

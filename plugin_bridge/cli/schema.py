@@ -2,7 +2,8 @@
 
 One document: ``methods`` (params and result of each), ``notifications`` (both directions),
 ``serverRequests``, ``toolArguments`` (each tool's argument model) and ``errors``, all pointing
-into ``$defs``, with the ``providers`` and the ``writeTools`` listed. Regenerate with
+into ``$defs``, with the ``providers`` (and each one's profile: ``providerProfiles``), the
+``writeTools`` and the ``closeCodes`` listed. Regenerate with
 ``python -m plugin_bridge schema > docs/protocol.schema.json`` (``make schema``).
 """
 
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
 
-from llm_service.factory import PROVIDER_NAMES
+from llm_service.factory import PROFILES, PROVIDER_NAMES
 from plugin_bridge.app.vault_tools import TOOL_ARGS, WRITE_TOOLS
 from plugin_bridge.handlers import build_router
 from plugin_bridge.wire.errors import ERROR_MEANINGS
@@ -29,7 +30,7 @@ from plugin_bridge.wire.models import (
     ToolConfirmParams,
     ToolConfirmResult,
 )
-from plugin_bridge.wire.protocol import MAX_IN_FLIGHT, PROTOCOL_VERSION
+from plugin_bridge.wire.protocol import CLOSE_MEANINGS, MAX_IN_FLIGHT, PROTOCOL_VERSION
 from plugin_bridge.wire.transport import MAX_FRAME_BYTES
 
 if TYPE_CHECKING:
@@ -111,11 +112,29 @@ def build_schema() -> dict[str, Any]:
         "description": DESCRIPTION,
         "protocolVersion": PROTOCOL_VERSION,
         "providers": list(PROVIDER_NAMES),
+        "providerProfiles": [
+            {
+                "name": profile.name,
+                "label": profile.label,
+                "keyVariable": profile.key_variable,
+                "baseUrlVariable": profile.base_url_variable,
+                "defaultOrigin": profile.default_origin,
+                "needsKey": profile.needs_key,
+                "local": profile.local,
+                "defaultBaseUrl": profile.default_base_url,
+                "recommendedModels": list(profile.recommended_models),
+            }
+            for profile in PROFILES.values()
+        ],
         "writeTools": list(WRITE_TOOLS),
         "limits": {"maxFrameBytes": MAX_FRAME_BYTES, "maxRequestsInFlight": MAX_IN_FLIGHT},
         "errors": [
             {"code": int(code), "name": code.name, "meaning": meaning}
             for code, meaning in ERROR_MEANINGS.items()
+        ],
+        "closeCodes": [
+            {"code": int(code), "name": code.name, "meaning": meaning}
+            for code, meaning in CLOSE_MEANINGS.items()
         ],
         **_closed(root),
         "$defs": defs,

@@ -15,23 +15,16 @@ import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
-from llm_service.factory import PROVIDER_NAMES, provider_name
+from llm_service.factory import PROFILES, PROVIDER_NAMES, ProviderProfile, provider_name
+from plugin_bridge.app.settings.keys import KEY_FIELDS
 
 if TYPE_CHECKING:
     from llm_service import Provider
     from llm_service.catalog import ModelInfo
     from llm_service.factory import ProviderName
     from plugin_bridge.app.settings.config import BridgeSettings
-
-KEY_FLAGS: Final = {"anthropic": "anthropic_api_key", "openai": "openai_api_key"}
-OFFICIAL_URLS: Final = {
-    "anthropic": "https://api.anthropic.com",
-    "openai": "https://api.openai.com",
-}
-LABELS: Final = {"anthropic": "Anthropic", "openai": "OpenAI", "ollama": "Ollama"}
-DEFAULT_OLLAMA_URL: Final = "http://127.0.0.1:11434"
 
 
 class SetupError(Exception):
@@ -91,6 +84,7 @@ async def _setup(
     if name is None:
         raise SetupError(f"Unknown provider '{provider}': use one of {', '.join(PROVIDER_NAMES)}.")
     provider = name
+    profile = PROFILES[name]
     if provider == "openai" and api_key is None and base_url is None and ask is not None:
         suggested = found.get("lmstudio", "")
         base_url = (
@@ -102,17 +96,17 @@ async def _setup(
             or None
         )
     key_source = "the key given with --api-key" if api_key else None
-    if provider in KEY_FLAGS and api_key is None and _needs_key(provider, base_url, ask):
+    if api_key is None and _needs_key(profile, base_url, ask):
         where = f" for {base_url}" if base_url else ""
-        api_key = _answer(ask_secret, "--api-key", f"{LABELS[provider]} API key{where}: ")
+        api_key = _answer(ask_secret, "--api-key", f"{profile.label} API key{where}: ")
         key_source = "the key you typed"
     if provider == "ollama" and base_url is None and ask is not None:
-        suggested = found.get("ollama", DEFAULT_OLLAMA_URL)  # as config.py's default
+        suggested = found.get("ollama", profile.default_base_url or "")
         base_url = ask(f"Ollama URL [{suggested}]: ").strip() or found.get("ollama")
     # a new provider brings its own address and model: the old ones are not carried over
     values: dict[str, object] = {"provider": provider, "base_url": base_url, "model": None}
     if api_key:
-        values[KEY_FLAGS[provider]] = api_key
+        values[KEY_FIELDS[name]] = api_key
     current = BridgeSettings()
     values.update(rebound(current, values, provider))  # the key is for that base URL
     try:
@@ -121,10 +115,10 @@ async def _setup(
         raise SetupError(f"Invalid settings: {field_problems(exc)}.") from None
     built = build_provider(settings, choose_provider(settings))
     if built is None:
-        raise SetupError(f"{LABELS[provider]} needs an API key: pass --api-key.")
+        raise SetupError(f"{profile.label} needs an API key: pass --api-key.")
     built.max_attempts = 1  # a check: an unreachable server or a refused key is not retried
     try:
-        models = [m for m in await _checked_models(built, provider, key_source) if is_chat_model(m)]
+        models = [m for m in await _checked_models(built, name, key_source) if is_chat_model(m)]
     except LLMError as exc:
         raise SetupError(f"The check failed: {exc}") from None
     finally:
@@ -142,16 +136,19 @@ async def _setup(
     return 0
 
 
-def _needs_key(provider: str, base_url: str | None, ask: Callable[[str], str] | None) -> bool:
-    """Whether setup must have a key: OpenAI's own API, and Anthropic's wherever it is (a
-    gateway passes the key on); an OpenAI-compatible server at a base URL needs none. Without
-    a terminal to ask on, Anthropic at a base URL says why it still needs one."""
-    if provider == "anthropic" and base_url is not None and ask is None:
+def _needs_key(
+    profile: ProviderProfile, base_url: str | None, ask: Callable[[str], str] | None
+) -> bool:
+    """Whether setup must have a key (the profile's rule): a provider that needs its key
+    wherever it is (a gateway passes the key on), and a keyed one at its own API; an
+    OpenAI-compatible server at a base URL needs none. Without a terminal to ask on, a
+    provider that needs its key at a base URL says why."""
+    if profile.needs_key and base_url is not None and ask is None:
         raise SetupError(
-            f"Anthropic needs an API key at {base_url} too (a gateway passes it on): pass "
-            "--api-key, or leave out --base-url for Anthropic's own API."
+            f"{profile.label} needs an API key at {base_url} too (a gateway passes it on): "
+            f"pass --api-key, or leave out --base-url for {profile.label}'s own API."
         )
-    return provider == "anthropic" or base_url is None
+    return profile.lacks_key(None, base_url)
 
 
 def _default_model(current: BridgeSettings, provider: ProviderName, names: list[str]) -> str:
@@ -179,7 +176,9 @@ def _pick_model(ask: Callable[[str], str] | None, models: Sequence[ModelInfo], d
     return _answer(ask, "--model", f"Model [{default}] ({shown}): ", default)
 
 
-async def _checked_models(provider: Provider, name: str, key_source: str | None) -> list[ModelInfo]:
+async def _checked_models(
+    provider: Provider, name: ProviderName, key_source: str | None
+) -> list[ModelInfo]:
     """The provider's models: the cheap call that checks its address and key. Nothing that
     answers at the address fails at once (not after retries); a refused key is named as the
     key that was given (``key_source``: with --api-key, or typed), not an environment
@@ -187,7 +186,7 @@ async def _checked_models(provider: Provider, name: str, key_source: str | None)
     from llm_service import LLMError
     from plugin_bridge.app.settings.config import answers
 
-    url = provider.base_url or OFFICIAL_URLS.get(name, "")
+    url = provider.base_url or PROFILES[name].default_origin or ""
     if url and not await answers(url):
         hint = "start it (`ollama serve`)" if name == "ollama" else "check the address"
         raise SetupError(f"Nothing answers at {url}: {hint}, or pass the right --base-url.")
@@ -197,7 +196,7 @@ async def _checked_models(provider: Provider, name: str, key_source: str | None)
         if exc.code != "auth_error" or key_source is None:
             raise
         raise SetupError(
-            f"{LABELS[name]} refused {key_source} ({exc.status or 'auth error'}): check "
+            f"{PROFILES[name].label} refused {key_source} ({exc.status or 'auth error'}): check "
             "it and run setup again; nothing was saved."
         ) from None
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, IntEnum
 from typing import Any, Final, TypeAlias
 
 from plugin_bridge import PROTOCOL_VERSION
@@ -39,10 +39,43 @@ __all__ = ["PROTOCOL_VERSION", "Protocol"]
 
 MAX_IN_FLIGHT: Final = 32
 INITIALIZE: Final = "initialize"
-CLOSE_UNAUTHORIZED: Final = 4401
-CLOSE_INIT_TIMEOUT: Final = 4408
-CLOSE_NOT_READING: Final = 4429
 _SERVER_ID_PREFIX: Final = "s"
+
+
+class CloseCode(IntEnum):
+    """Every WebSocket close code of the protocol, by either side (exported in the schema)."""
+
+    NORMAL = 1000
+    GOING_AWAY = 1001
+    PROTOCOL_ERROR = 1002
+    INVALID_DATA = 1007
+    MESSAGE_TOO_BIG = 1009
+    HEARTBEAT_LOST = 4000
+    UNAUTHORIZED = 4401
+    SERVER_UNPROVEN = 4403
+    INIT_TIMEOUT = 4408
+    NOT_READING = 4429
+
+
+CLOSE_MEANINGS: Final[dict[CloseCode, str]] = {
+    CloseCode.NORMAL: "The client stops (the plugin is unloaded or the user disconnects).",
+    CloseCode.GOING_AWAY: "The server shuts down.",
+    CloseCode.PROTOCOL_ERROR: "The client closes: initialize failed for another reason.",
+    CloseCode.INVALID_DATA: "A text frame that is not UTF-8.",
+    CloseCode.MESSAGE_TOO_BIG: "A frame over maxFrameBytes.",
+    CloseCode.HEARTBEAT_LOST: (
+        "The client closes: the server stopped answering pings, or the computer resumed "
+        "from sleep (it reconnects)."
+    ),
+    CloseCode.UNAUTHORIZED: "Wrong token in initialize (the server closes after -32001).",
+    CloseCode.SERVER_UNPROVEN: "The client closes: the server's proof of the token was wrong.",
+    CloseCode.INIT_TIMEOUT: "No initialize in time, or within 32 frames.",
+    CloseCode.NOT_READING: (
+        "The client does not read its replies, or holds the most when all together are over "
+        "the memory budget."
+    ),
+}
+"""What each close code means (docs/protocol.md, "Limits and close codes")."""
 
 
 class State(Enum):
@@ -254,7 +287,7 @@ class Protocol:
         if request_id == self._init_id:
             self._init_id = None
             if error.code == WireCode.UNAUTHORIZED:
-                self.close(CloseRequest(CLOSE_UNAUTHORIZED, "unauthorized"))
+                self.close(CloseRequest(CloseCode.UNAUTHORIZED, "unauthorized"))
             else:
                 self.state = State.AWAITING_INIT
         return _encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})

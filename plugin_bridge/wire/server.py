@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Final, Generic, TypeVar
 from plugin_bridge.wire.budget import DEFAULT_MEMORY_BUDGET, MemoryBudget
 from plugin_bridge.wire.connection import OUTGOING_LIMIT, Connection
 from plugin_bridge.wire.models import Notification, ServerProof, dump
-from plugin_bridge.wire.protocol import CLOSE_INIT_TIMEOUT, CLOSE_NOT_READING
+from plugin_bridge.wire.protocol import CloseCode
 from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import (
     DEFAULT_ALLOWED_ORIGINS,
@@ -230,13 +230,13 @@ class BridgeServer(Generic[S]):
                 else:
                     # Frames already queued come back without waiting: check the deadline too.
                     if frames >= self.init_frames or loop.time() >= deadline:
-                        await _close_stuck(ws, CLOSE_INIT_TIMEOUT, "initialize timeout")
+                        await _close_stuck(ws, CloseCode.INIT_TIMEOUT, "initialize timeout")
                         return
                     try:
                         async with asyncio.timeout_at(deadline):
                             frame = await ws.recv()
                     except TimeoutError:
-                        await _close_stuck(ws, CLOSE_INIT_TIMEOUT, "initialize timeout")
+                        await _close_stuck(ws, CloseCode.INIT_TIMEOUT, "initialize timeout")
                         return
                     frames += 1
                 await connection.handle_frame(frame)
@@ -257,7 +257,7 @@ class BridgeServer(Generic[S]):
 
 async def _close_stuck(
     ws: ServerConnection,
-    code: int = CLOSE_NOT_READING,
+    code: int = CloseCode.NOT_READING,
     reason: str = "the client does not read its replies",
 ) -> None:
     """Close a client that may read nothing: its close frame may never get through, so the

@@ -18,6 +18,7 @@ from llm_service import (
     make_provider,
     parse_model_spec,
 )
+from llm_service.factory import PROFILES, provider_class
 
 
 @pytest.mark.parametrize(
@@ -90,3 +91,33 @@ def test_the_package_imports_no_provider_module() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_every_provider_has_one_profile_that_names_it() -> None:
+    """The profile table covers every ProviderName, in order, and each provider's and
+    connection's name is its profile's label."""
+    assert tuple(PROFILES) == PROVIDER_NAMES
+    for name, profile in PROFILES.items():
+        assert profile.name == name
+        assert provider_class(name).name == profile.label
+        assert profile.recommended_models, name
+        assert profile.local == (profile.default_base_url is not None)
+        assert (profile.key_variable is None) == (profile.default_origin is None)
+    assert AnthropicProvider.build("m", "k").connection.name == "Anthropic"
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "base_url", "lacks"),
+    [
+        ("anthropic", None, None, True),
+        ("anthropic", None, "http://127.0.0.1:4000", True),  # a gateway passes the key on
+        ("anthropic", "k", None, False),
+        ("openai", None, None, True),
+        ("openai", None, "http://127.0.0.1:1234/v1", False),  # LM Studio needs none
+        ("ollama", None, None, False),
+    ],
+)
+def test_the_key_rule_is_the_profiles(
+    name: ProviderName, key: str | None, base_url: str | None, lacks: bool
+) -> None:
+    assert PROFILES[name].lacks_key(key, base_url) is lacks

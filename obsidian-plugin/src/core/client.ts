@@ -5,6 +5,7 @@
 import { Backoff } from "./backoff";
 import { newNonce, PROOF_METHOD, PROOF_TIMEOUT_MS, proofMatches, withNonce } from "./proof";
 import {
+	CloseCode,
 	ErrorCode,
 	PROTOCOL_VERSION,
 	type HealthResult,
@@ -134,7 +135,7 @@ export class BridgeClient {
 		this.stopped = true;
 		this.clearTimers();
 		this.drop("The assistant was stopped.");
-		this.socket?.close(1000, "client stopping");
+		this.socket?.close(CloseCode.normal, "client stopping");
 		this.socket = null;
 		this.setState({ status: "disconnected", reason: "The assistant was stopped.", retryInMs: null });
 	}
@@ -219,7 +220,7 @@ export class BridgeClient {
 		const refuse = (why: string): void => {
 			failure = why;
 			this.options.onImpostor?.(endpoint);
-			socket.close(4403, "server proof failed");
+			socket.close(CloseCode.serverUnproven, "server proof failed");
 		};
 		socket.onmessage = (event) => {
 			if (typeof event.data !== "string") return;
@@ -291,10 +292,10 @@ export class BridgeClient {
 				.catch(() => undefined);
 		} catch (error) {
 			if (error instanceof RpcError && error.code === ErrorCode.unauthorized) {
-				socket.close(4401, "wrong token");
+				socket.close(CloseCode.unauthorized, "wrong token");
 				return;
 			}
-			socket.close(1002, "initialize failed");
+			socket.close(CloseCode.protocolError, "initialize failed");
 		}
 	}
 
@@ -384,10 +385,10 @@ export class BridgeClient {
 			this.lastBeat = now;
 			if (slept) {
 				// The machine slept: the socket may be dead without knowing it. Start over.
-				socket.close(4000, "resumed from sleep");
+				socket.close(CloseCode.heartbeatLost, "resumed from sleep");
 				return;
 			}
-			const deadline = this.options.timers.setTimeout(() => socket.close(4000, "heartbeat lost"), this.heartbeatMs);
+			const deadline = this.options.timers.setTimeout(() => socket.close(CloseCode.heartbeatLost, "heartbeat lost"), this.heartbeatMs);
 			this.send(socket, "health", {}, {})
 				.then((health) => this.updateIndex(health))
 				.catch(() => undefined)
@@ -429,17 +430,17 @@ export class BridgeClient {
 /** What a close code means to the user (docs/protocol.md, "Limits and close codes"). */
 export function closeReason(code: number, reason: string): string {
 	switch (code) {
-		case 4401:
+		case CloseCode.unauthorized:
 			return "The server refused the token: it was restarted or another server runs for this vault.";
-		case 4408:
+		case CloseCode.initTimeout:
 			return "The server closed the connection: initialize came too late.";
-		case 4429:
+		case CloseCode.notReading:
 			return "The server closed the connection: replies were not read in time.";
-		case 1001:
+		case CloseCode.goingAway:
 			return "The server stopped.";
-		case 1009:
+		case CloseCode.messageTooBig:
 			return "The server closed the connection: a message was too large.";
-		case 4000:
+		case CloseCode.heartbeatLost:
 			return reason === "resumed from sleep" ? "Reconnecting after sleep." : "The server stopped answering.";
 		default:
 			return "The connection to the server was lost.";

@@ -1592,6 +1592,13 @@ export const PROTOCOL_VERSION = 1;
 /** The model providers the server can use (llm_service's ProviderName). */
 export const PROVIDER_NAMES = ["anthropic","openai","ollama"] as const;
 
+/** Each provider's profile (llm_service's ProviderProfile): label, key, local or hosted. */
+export const PROVIDER_PROFILES = {
+	anthropic: {"name":"anthropic","label":"Anthropic","keyVariable":"ANTHROPIC_API_KEY","baseUrlVariable":"ANTHROPIC_BASE_URL","defaultOrigin":"https://api.anthropic.com","needsKey":true,"local":false,"defaultBaseUrl":null,"recommendedModels":["claude-sonnet-5-5","claude-opus-5-5","claude-haiku-5-5"]},
+	openai: {"name":"openai","label":"OpenAI","keyVariable":"OPENAI_API_KEY","baseUrlVariable":"OPENAI_BASE_URL","defaultOrigin":"https://api.openai.com","needsKey":false,"local":false,"defaultBaseUrl":null,"recommendedModels":["gpt-6.1-sol","gpt-6.1-terra","gpt-6-luna"]},
+	ollama: {"name":"ollama","label":"Ollama","keyVariable":null,"baseUrlVariable":null,"defaultOrigin":null,"needsKey":false,"local":true,"defaultBaseUrl":"http://127.0.0.1:11434","recommendedModels":["qwen3:8b","llama3.1:8b","mistral-nemo"]},
+} as const;
+
 /** The tools that write a note: the user reviews each call (tool/confirm). */
 export const WRITE_TOOLS = ["append_to_note","create_note","edit_note","complete_setup"] as const;
 
@@ -1617,4 +1624,18 @@ export const ErrorCode = {
 	noteWriteFailed: -32025,
 	toolDenied: -32030,
 	cancelled: -32800,
+} as const;
+
+/** The WebSocket close codes of both sides (docs/protocol.md, "Limits and close codes"). */
+export const CloseCode = {
+	normal: 1000,
+	goingAway: 1001,
+	protocolError: 1002,
+	invalidData: 1007,
+	messageTooBig: 1009,
+	heartbeatLost: 4000,
+	unauthorized: 4401,
+	serverUnproven: 4403,
+	initTimeout: 4408,
+	notReading: 4429,
 } as const;

@@ -3,7 +3,17 @@
 // which checks and stores them; they are never saved in this plugin's data.json.
 import { Component, Notice, PluginSettingTab, Setting, type App } from "obsidian";
 import type { BridgeClient } from "../core/client";
-import { PROVIDER_NAMES, type ModelInfoModel, type RuntimeInfo, type SettingsResult } from "../core/protocol";
+import {
+	KEYED_PROVIDERS,
+	PROVIDER_NAMES,
+	PROVIDER_PROFILES,
+	providerLabel,
+	speaksCompatible,
+	type ModelInfoModel,
+	type ProviderName,
+	type RuntimeInfo,
+	type SettingsResult,
+} from "../core/protocol";
 import { isEmbeddingModel, sameEmbedder } from "../core/words";
 import type { Assistant } from "./assistant";
 import { showMcpServers } from "./mcp-servers";
@@ -19,13 +29,6 @@ type Purpose = "chat" | "fast" | "deep";
 /** An OpenAI-compatible hosted service's address (a URL, not UI text to sentence-case). */
 export const SERVICE_EXAMPLE = "https://openrouter.ai/api/v1";
 const SERVICE_HINT = `For a hosted service that speaks OpenAI's API (OpenRouter, a company gateway), its address, e.g. ${SERVICE_EXAMPLE}; saved with the OpenAI API key below. Empty: OpenAI itself.`;
-
-/** How the provider dropdown names each provider the server knows (the generated list). */
-const PROVIDER_LABELS: Record<(typeof PROVIDER_NAMES)[number], string> = {
-	anthropic: "Anthropic",
-	openai: "OpenAI or compatible",
-	ollama: "Ollama",
-};
 
 /** One settings row: rendered by display(), listed by getSettingDefinitions(). */
 interface Row {
@@ -190,7 +193,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 			.setDesc(`Saved by the server in ${current.configFile}.`)
 			.addDropdown((dropdown) =>
 				dropdown
-					.addOptions({ "": "None", ...Object.fromEntries(PROVIDER_NAMES.map((name) => [name, providerLabel(name, runtimes)])) })
+					.addOptions({ "": "None", ...Object.fromEntries(PROVIDER_NAMES.map((name) => [name, shownProvider(name, runtimes)])) })
 					.setValue(current.provider ?? "")
 					.onChange((value) => void this.saveServerSetting({ provider: value === "" ? null : value }, el)),
 			);
@@ -240,11 +243,10 @@ export class AssistantSettingTab extends PluginSettingTab {
 			.addText((text) => {
 				text.setPlaceholder(SERVICE_EXAMPLE).setValue(typedUrl).onChange((value) => (typedUrl = value.trim()));
 			});
-		const keys: ["anthropicApiKey" | "openaiApiKey", string, string | null][] = [
-			["anthropicApiKey", "Anthropic API key", current.keys.anthropic],
-			["openaiApiKey", "OpenAI API key", current.keys.openai],
-		];
-		for (const [field, name, masked] of keys) {
+		for (const provider of KEYED_PROVIDERS) {
+			const field = `${provider}ApiKey` as const;
+			const name = `${PROVIDER_PROFILES[provider].label} API key`;
+			const masked = current.keys[provider];
 			let typed = "";
 			new Setting(el)
 				.setName(name)
@@ -257,7 +259,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 				.addButton((button) =>
 					button.setButtonText("Save key").onClick(() => {
 						if (!typed) return;
-						const service = field === "openaiApiKey" && typedUrl ? { provider: "openai", baseUrl: typedUrl } : {};
+						const service = speaksCompatible(provider) && typedUrl ? { provider, baseUrl: typedUrl } : {};
 						void this.saveServerSetting({ ...service, [field]: typed }, el);
 					}),
 				);
@@ -283,9 +285,9 @@ export class AssistantSettingTab extends PluginSettingTab {
 }
 
 /** A provider's name in the list, saying when the server found it running on this machine. */
-function providerLabel(name: (typeof PROVIDER_NAMES)[number], runtimes: RuntimeInfo[]): string {
+function shownProvider(name: ProviderName, runtimes: RuntimeInfo[]): string {
 	const running = runtimes.some((runtime) => runtime.kind === name && runtime.reachable);
-	return running ? `${PROVIDER_LABELS[name]} (running here)` : PROVIDER_LABELS[name];
+	return running ? `${providerLabel(name)} (running here)` : providerLabel(name);
 }
 
 /** The local runtimes the server finds (runtimes/detect); none when it cannot say. */

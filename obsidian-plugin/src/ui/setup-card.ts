@@ -4,7 +4,16 @@
 // the server) and then its model list (models/list); search by meaning with no typing (a
 // detected Ollama embedding model in one click, or the small model2vec model downloaded after
 // the user agrees, with progress); and, on a vault with no context note, *Introduce yourself*.
-import { ErrorCode, type ParamsOf, type ResultOf } from "../core/protocol";
+import {
+	ErrorCode,
+	KEYED_PROVIDERS,
+	PROVIDER_PROFILES,
+	providerLabel,
+	speaksCompatible,
+	type KeyedProvider,
+	type ParamsOf,
+	type ResultOf,
+} from "../core/protocol";
 import { RpcError } from "../core/rpc";
 import { isEmbeddingModel, toolSupport } from "../core/words";
 import type { Assistant } from "./assistant";
@@ -13,12 +22,6 @@ import { SERVICE_EXAMPLE } from "./settings-tab";
 
 type Runtime = ResultOf<"runtimes/detect">["runtimes"][number];
 type Health = ResultOf<"health">;
-type Hosted = "anthropic" | "openai";
-
-const HOSTED: Record<Hosted, { label: string; key: "anthropicApiKey" | "openaiApiKey" }> = {
-	anthropic: { label: "Anthropic", key: "anthropicApiKey" },
-	openai: { label: "OpenAI or compatible", key: "openaiApiKey" },
-};
 const RUNTIME_NAMES: Record<Runtime["kind"], string> = { ollama: "Ollama", lmstudio: "LM Studio" };
 
 export interface SetupActions {
@@ -35,7 +38,7 @@ export class SetupCard extends Card {
 	private health: Health | null = null;
 	private contextNote: string | null = null;
 	private hasContextNote = true;
-	private hosted: Hosted = "anthropic";
+	private hosted: KeyedProvider = KEYED_PROVIDERS[0] ?? "anthropic";
 	private download: AbortController | null = null;
 	/** Whether the server had a provider when the card last drew its model section. */
 	private drawnChat: boolean | null = null;
@@ -143,9 +146,9 @@ export class SetupCard extends Card {
 	private drawHosted(el: HTMLElement): void {
 		el.createDiv({ cls: "aib-setup-heading", text: "Or a hosted provider with an API key" });
 		const select = el.createEl("select", { cls: "dropdown aib-setup-provider" });
-		for (const [value, { label }] of Object.entries(HOSTED)) {
-			const option = select.createEl("option", { text: label });
-			option.value = value;
+		for (const name of KEYED_PROVIDERS) {
+			const option = select.createEl("option", { text: providerLabel(name) });
+			option.value = name;
 		}
 		select.value = this.hosted;
 		const input = el.createEl("input", { type: "password", cls: "aib-setup-key-input", attr: { placeholder: "Paste an API key" } });
@@ -155,10 +158,10 @@ export class SetupCard extends Card {
 			cls: "aib-setup-base-url",
 			attr: { placeholder: `Service address, e.g. ${SERVICE_EXAMPLE} (empty: OpenAI)` },
 		});
-		const showBaseUrl = (): void => baseUrl.toggleClass("is-hidden", this.hosted !== "openai");
+		const showBaseUrl = (): void => baseUrl.toggleClass("is-hidden", !speaksCompatible(this.hosted));
 		showBaseUrl();
 		this.registerDomEvent(select, "change", () => {
-			this.hosted = select.value === "openai" ? "openai" : "anthropic";
+			this.hosted = KEYED_PROVIDERS.find((name) => name === select.value) ?? this.hosted;
 			showBaseUrl();
 		});
 		const row = el.createDiv({ cls: "aib-card-buttons" });
@@ -181,10 +184,10 @@ export class SetupCard extends Card {
 		message.setText("Checking the key…");
 		const provider = this.hosted;
 		try {
-			const url = provider === "openai" && baseUrl ? baseUrl : null;
-			await this.plugin.client.call("settings/update", { provider, baseUrl: url, [HOSTED[provider].key]: key });
+			const url = speaksCompatible(provider) && baseUrl ? baseUrl : null;
+			await this.plugin.client.call("settings/update", { provider, baseUrl: url, [`${provider}ApiKey` as const]: key });
 			const { models } = await this.plugin.client.call("models/list", {});
-			message.setText(`The key works. Pick a model from ${url ? new URL(url).host : HOSTED[provider].label}:`);
+			message.setText(`The key works. Pick a model from ${url ? new URL(url).host : PROVIDER_PROFILES[provider].label}:`);
 			modelsEl.empty();
 			for (const model of models.filter((m) => !isEmbeddingModel(m))) {
 				const row = modelsEl.createDiv({ cls: "aib-setup-model" });

@@ -39,8 +39,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from llm_service.factory import ProviderName, parse_model_spec
-from plugin_bridge.app.settings.keys import KEY_FIELDS, check_url, key_for
+from llm_service.factory import PROFILES, ProviderName, parse_model_spec
+from plugin_bridge.app.settings.keys import HOST_FIELDS, KEY_FIELDS, check_url, key_for
 from plugin_bridge.app.settings.sources import launch_bindings, named_provider, no_key
 from plugin_bridge.wire.models.settings import MCP_NAME_PATTERN
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
@@ -48,7 +48,6 @@ from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
 if TYPE_CHECKING:
     from llm_service.embedders import Embedder
 
-DEFAULT_OLLAMA_URL: Final = "http://127.0.0.1:11434"
 NO_PROVIDER: Final = (
     "No model provider is configured: run `obsidian-ai-bridge setup`, or export "
     "ANTHROPIC_API_KEY or start with --provider ollama."
@@ -204,9 +203,7 @@ class BridgeSettings(BaseSettings):
             parse_spec(value)
         return value
 
-    @field_validator(
-        "base_url", "embedder_base_url", "anthropic_api_key_host", "openai_api_key_host"
-    )
+    @field_validator("base_url", "embedder_base_url", *HOST_FIELDS.values())
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         return None if value is None else check_url(value)
@@ -282,7 +279,7 @@ class SettingsError(Exception):
 def shown(settings: BridgeSettings) -> dict[str, object]:
     """The effective settings for ``config show``: every key, secrets masked."""
     values = settings.model_dump(mode="json")
-    for name in ("anthropic_api_key", "openai_api_key"):
+    for name in KEY_FIELDS.values():
         secret = getattr(settings, name)
         values[name] = None if secret is None else _mask(secret.get_secret_value())
     for server in values["mcp"]["servers"].values():
@@ -391,8 +388,8 @@ def choose_provider(settings: BridgeSettings) -> ProviderChoice:
     if name is None:
         return ProviderChoice(None, None)
     local = base_url_for(settings, name, name)
-    keyed = name in KEY_FIELDS
-    if keyed and key_for(settings, name, local) is None and (name == "anthropic" or not local):
+    key = key_for(settings, name, local) if name in KEY_FIELDS else None
+    if PROFILES[name].lacks_key(key, local):
         return ProviderChoice(None, None, no_key(settings, name, local, read_config_quietly()))
     if name == "openai" and local is not None:
         return ProviderChoice(name, model)  # None: the server's own, see served_model
@@ -415,8 +412,8 @@ def base_url_for(
     url = settings.base_url if name == chat and settings.base_url else None
     url = url or settings.base_urls.get(name)
     if name == "ollama":
-        return url or _ollama_host(settings) or DEFAULT_OLLAMA_URL
-    return url
+        url = url or _ollama_host(settings)
+    return url or PROFILES[name].default_base_url
 
 
 PROBE_SECONDS: Final = 2.0
@@ -438,7 +435,9 @@ async def startup_problem(settings: BridgeSettings, choice: ProviderChoice) -> s
     if settings.provider is not None and choice.name is None:
         return choice.missing.removeprefix("No model provider is configured: ")
     url = base_url_for(settings, choice.name, choice.name) if choice.name else None
-    local = choice.name == "ollama" or (choice.name == "openai" and url is not None)
+    profile = PROFILES[choice.name] if choice.name else None
+    # a local runtime, or a server at a base URL that needs no key (LM Studio, vLLM)
+    local = profile is not None and (profile.local or (not profile.needs_key and url is not None))
     if local and url is not None and not await answers(url):
         hint = "start it with `ollama serve`" if choice.name == "ollama" else "start it"
         return f"Nothing answers at {url}: {hint}, or pass the right --base-url."
@@ -462,9 +461,7 @@ async def answers(url: str) -> bool:
 
 
 def default_model(name: ProviderName) -> str:
-    from llm_service.pricing import DEFAULT_MODEL, RECOMMENDED_MODELS
-
-    return DEFAULT_MODEL if name == "anthropic" else RECOMMENDED_MODELS[name][0]
+    return PROFILES[name].recommended_models[0]
 
 
 def _present(secret: SecretStr | None) -> bool:

@@ -18,15 +18,20 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-DEFAULT_ORIGINS: Final = {
-    "anthropic": "https://api.anthropic.com",
-    "openai": "https://api.openai.com",
+from llm_service.factory import KEYED
+
+DEFAULT_ORIGINS: Final[dict[str, str]] = {
+    profile.name: profile.default_origin for profile in KEYED if profile.default_origin
 }
 """Where each keyed provider's SDK goes when no base URL is set."""
-KEY_FIELDS: Final = {"anthropic": "anthropic_api_key", "openai": "openai_api_key"}
-KEY_VARIABLES: Final = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+KEY_FIELDS: Final[dict[str, str]] = {profile.name: f"{profile.name}_api_key" for profile in KEYED}
+KEY_VARIABLES: Final[dict[str, str]] = {
+    profile.name: profile.key_variable or "" for profile in KEYED
+}
 """The SDKs' key variables, which the settings read too."""
-HOST_FIELDS: Final = {"anthropic": "anthropic_api_key_host", "openai": "openai_api_key_host"}
+HOST_FIELDS: Final[dict[str, str]] = {
+    profile.name: f"{profile.name}_api_key_host" for profile in KEYED
+}
 """The setting that records the origin of each provider's key (None: its default host)."""
 
 

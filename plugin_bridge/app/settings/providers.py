@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
-from llm_service.factory import ProviderName, parse_model_spec
+from llm_service.factory import PROFILES, ProviderName, parse_model_spec
 from plugin_bridge.app.settings.config import (
     NO_PROVIDER,
     PROBE_SECONDS,
@@ -143,10 +143,8 @@ def build_named(
     from llm_service import make_provider
 
     base_url = base_url_for(settings, name, chat)
-    key = None if name == "ollama" else key_for(settings, name, base_url)
-    if name == "anthropic" and key is None:
-        return None
-    if name == "openai" and key is None and base_url is None:
+    key = key_for(settings, name, base_url) if name in KEY_VARIABLES else None
+    if PROFILES[name].lacks_key(key, base_url):
         return None
     options: ProviderOptions = {"base_url": base_url}
     if key is not None and name in KEY_VARIABLES:

@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
-from llm_service.factory import PROVIDER_NAMES, ProviderName, parse_model_spec, provider_class
+from llm_service.factory import PROFILES, PROVIDER_NAMES, ProviderName, parse_model_spec
 from plugin_bridge.app.settings.keys import (
     DEFAULT_ORIGINS,
     HOST_FIELDS,
@@ -29,7 +29,11 @@ from plugin_bridge.app.settings.keys import (
 Source = Literal["flag", "env", "file"]
 SETUP: Final = "run `obsidian-ai-bridge setup` or open the setup card"
 """The fix of a setting that the settings file holds."""
-SDK_URL_VARIABLES: Final = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+SDK_URL_VARIABLES: Final = {
+    name: profile.base_url_variable
+    for name, profile in PROFILES.items()
+    if profile.base_url_variable is not None
+}
 """The SDKs' own base URL variables, read at launch beside their key variables."""
 ALIASES: Final[dict[str, tuple[str, ...]]] = {
     **{KEY_FIELDS[name]: (variable,) for name, variable in KEY_VARIABLES.items()},
@@ -40,7 +44,7 @@ ALIASES: Final[dict[str, tuple[str, ...]]] = {
 
 def label(name: ProviderName) -> str:
     """The provider's name as users read it ("Anthropic")."""
-    return provider_class(name).name
+    return PROFILES[name].label
 
 
 def env_variable(field: str, value: object) -> str | None:
@@ -82,7 +86,7 @@ def no_key(settings: Any, name: ProviderName, url: str | None, file: Mapping[str
     field = KEY_FIELDS[name]
     if not _text(getattr(settings, field) or ""):
         chosen = _where(settings, "provider" if settings.provider else "model", file)
-        local = "" if name == "anthropic" else " (or a base URL for a local server)"
+        local = "" if PROFILES[name].needs_key else " (or a base URL for a local server)"
         return (
             f"No model provider is configured: {label(name)} (chosen by {chosen}) needs an API "
             f"key{local}; export {variable} and restart, or {SETUP}."

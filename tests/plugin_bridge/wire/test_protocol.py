@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from plugin_bridge.wire.errors import WireCode, WireError
 from plugin_bridge.wire.protocol import (
-    CLOSE_UNAUTHORIZED,
+    CloseCode,
     ErrorReply,
     Notification,
     Protocol,
@@ -116,7 +116,7 @@ def test_unauthorized_initialize_asks_to_close_with_4401() -> None:
     protocol.error(1, WireError(WireCode.UNAUTHORIZED, "Wrong token."))
     assert protocol.state is State.CLOSED
     assert protocol.close_request is not None
-    assert protocol.close_request.code == CLOSE_UNAUTHORIZED
+    assert protocol.close_request.code == CloseCode.UNAUTHORIZED
     assert protocol.receive_text(frame(id=2, method="health")) is None
 
 

@@ -146,3 +146,31 @@ def test_the_schema_holds_the_tool_arguments_notifications_and_error_codes() -> 
     for error in schema["errors"]:
         assert f": {error['code']},\n" in generated  # ErrorCode, generated from the schema
     assert f"export const PROTOCOL_VERSION = {schema['protocolVersion']};" in generated
+
+
+def test_the_schema_carries_the_provider_profiles_and_close_codes() -> None:
+    """Each provider's profile (the plugin's labels and key lists) and every close code the
+    server and the plugin send (the plugin's CloseCode), as the code defines them."""
+    from llm_service.factory import PROFILES, PROVIDER_NAMES
+    from plugin_bridge.wire.protocol import CLOSE_MEANINGS, CloseCode
+
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    profiles = schema["providerProfiles"]
+    assert [p["name"] for p in profiles] == list(PROVIDER_NAMES) == schema["providers"]
+    for exported in profiles:
+        profile = PROFILES[exported["name"]]
+        assert exported["label"] == profile.label
+        assert exported["keyVariable"] == profile.key_variable
+        assert exported["needsKey"] is profile.needs_key
+        assert exported["recommendedModels"] == list(profile.recommended_models)
+    codes = {c["name"]: c["code"] for c in schema["closeCodes"]}
+    assert codes == {code.name: int(code) for code in CLOSE_MEANINGS}
+    assert set(CLOSE_MEANINGS) == set(CloseCode)
+    assert {codes["UNAUTHORIZED"], codes["INIT_TIMEOUT"], codes["NOT_READING"]} == {
+        4401,
+        4408,
+        4429,
+    }
+    generated = (REPO_ROOT / "obsidian-plugin/src/core/protocol.gen.ts").read_text("utf-8")
+    assert "\tinitTimeout: 4408,\n" in generated
+    assert '"label":"Anthropic"' in generated
