@@ -63,7 +63,11 @@ async def serve_http(tmp: Path, **settings: object) -> AsyncIterator[Served]:
     async with FakeHTTPServer() as anthropic, FakeHTTPServer() as openai:
         os.environ["OPENAI_BASE_URL"] = openai.url + "/v1"
         config = BridgeSettings.model_construct(
-            openai_api_key=SecretStr("sk-test"), max_tokens=512, **settings
+            openai_api_key=SecretStr("sk-test"),
+            base_urls={"openai": openai.url + "/v1"},
+            openai_api_key_host=openai.url,
+            max_tokens=512,
+            **settings,
         )
         async with running_bridge(
             tmp,

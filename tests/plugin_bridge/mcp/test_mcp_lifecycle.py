@@ -85,9 +85,12 @@ async def test_forwarding_it_takes_over_when_the_server_stops(tmp_path: Path) ->
         assert taken["pid"] != served.process.pid
         code, _out, err = await run_cli(tmp_path, "serve", "--vault", str(vault))
         assert code == 2 and f"pid {taken['pid']}" in err and "other-data" in err
-        assert "Welcome.md" in {
-            r.name for r in (await client.client.list_resources(cache_mode="bypass")).resources
-        }
+        names: set[str] = set()
+        async with asyncio.timeout(START_WAIT):  # the new server indexes the vault first
+            while "Welcome.md" not in names:
+                listed = await client.client.list_resources(cache_mode="bypass")
+                names = {r.name for r in listed.resources}
+                await asyncio.sleep(0.1)
     finally:
         await client.close()
         if served.process.returncode is None:
