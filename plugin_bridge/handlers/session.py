@@ -120,9 +120,10 @@ async def list_models(ctx: Context, params: ModelsListParams) -> ModelsListResul
     models, source = await known_models(provider, name, cache, refresh=params.refresh)
     return ModelsListResult(
         models=[
-            ModelInfoModel.model_validate(m, from_attributes=True)
+            ModelInfoModel.model_validate(m, from_attributes=True).model_copy(
+                update={"embedding": not is_chat_model(m)}
+            )
             for m in models
-            if is_chat_model(m)
         ],
         source=source,
     )

@@ -699,6 +699,10 @@ export interface ModelInfoModel {
 	 */
 	supportsImages?: boolean | null;
 	/**
+	 * An embedding model (by its capabilities or name): never offered for chat, only as an embedder.
+	 */
+	embedding?: boolean | null;
+	/**
 	 * USD; null when unknown, never 0.
 	 */
 	inputPricePerMtok: number | null;

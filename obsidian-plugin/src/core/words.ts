@@ -53,8 +53,8 @@ export function toolSupport(supportsTools: boolean | null | undefined): string {
 }
 
 /** An embedding model (search by meaning), never offered as a chat model: its id or name says so. */
-export function isEmbeddingModel(model: { id: string; displayName?: string | null }): boolean {
-	return /embed/i.test(model.id) || /embed/i.test(model.displayName ?? "");
+export function isEmbeddingModel(model: { id: string; displayName?: string | null; embedding?: boolean | null }): boolean {
+	return model.embedding === true || /embed/i.test(model.id) || /embed/i.test(model.displayName ?? "");
 }
 
 /** Whether two embedder specs name the same model (Ollama's `:latest` tag is its default). */

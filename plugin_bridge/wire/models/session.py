@@ -121,6 +121,11 @@ class ModelInfoModel(WireModel):
     supports_images: bool | None = Field(
         None, description="The model accepts images (context images are sent); null: unknown."
     )
+    embedding: bool | None = Field(
+        None,
+        description="An embedding model (by its capabilities or name): never offered for chat, "
+        "only as an embedder.",
+    )
     input_price_per_mtok: float | None = Field(description="USD; null when unknown, never 0.")
     output_price_per_mtok: float | None = Field(description="USD; null when unknown, never 0.")
 

@@ -233,11 +233,12 @@ def test_no_provider_names_setup_and_where_the_choice_came_from(
     assert says in missing and "setup" in missing
 
 
-async def test_the_settings_tabs_model_list_has_no_embedding_models(
+async def test_the_settings_tabs_model_list_marks_embedding_models(
     tmp_path: Path, fake_http: FakeHTTPServer
 ) -> None:
     """models/list on Ollama: a model whose capabilities say embedding (bge-m3) and one named
-    so (nomic-embed-text) are left out; chat models stay."""
+    so (nomic-embed-text) are marked ``embedding`` (the chat lists leave them out, the
+    embedder list offers them); chat models are not."""
     settings = BridgeSettings(provider="ollama", base_url=fake_http.url, model="qwen3:4b")
     fake_http.enqueue(
         Reply.json({"models": [{"name": n} for n in ("qwen3:4b", "bge-m3", "nomic-embed-text")]}),
@@ -249,7 +250,8 @@ async def test_the_settings_tabs_model_list_has_no_embedding_models(
         tmp_path, providers=await build_setup(settings), settings=settings
     ) as bridge:
         listed = await (await bridge.wire()).result("models/list", {"refresh": True})
-    assert [model["id"] for model in listed["models"]] == ["qwen3:4b"]
+    marked = {model["id"]: model["embedding"] for model in listed["models"]}
+    assert marked == {"qwen3:4b": False, "bge-m3": True, "nomic-embed-text": True}
 
 
 def test_a_key_host_variable_is_the_users_binding(
