@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from llm_service import ImageBlock, Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec
 from llm_service.options import ForcedTool, ResponseFormat, ToolChoice
 from plugin_bridge.app.assistant import AskOptions
+from plugin_bridge.app.clients import OWNER_CALLER, Caller
 from plugin_bridge.httpapi.bodies import (
     AssistantMessage,
     ChatBody,
@@ -73,10 +74,9 @@ class ChatInput:
     """``stream_options.include_usage``: a last chunk carries the usage."""
 
 
-def chat_input(raw: object, *, writes: bool = True) -> ChatInput:
-    """A request body (see :mod:`.bodies`) as the application's call; pydantic's
-    ValidationError or BadRequest (400) when it cannot be used. ``writes``: False for a client
-    key without scope ``write`` (the ``vault`` model's writes are refused)."""
+def chat_input(raw: object, *, caller: Caller = OWNER_CALLER) -> ChatInput:
+    """A request body (see :mod:`.bodies`) as the application's call by ``caller`` (the
+    ``vault`` model's writes need scope ``write``); BadRequest (400) when it cannot be used."""
     try:
         body = ChatBody.model_validate(raw)
     except ValidationError as exc:
@@ -94,7 +94,7 @@ def chat_input(raw: object, *, writes: bool = True) -> ChatInput:
         response_format=_response_format(body.response_format),
         max_tokens=body.max_completion_tokens or body.max_tokens,
         temperature=body.temperature,
-        writes=writes,
+        caller=caller,
     )
     usage = body.stream_options is not None and body.stream_options.include_usage
     return ChatInput(messages, options, body.stream, usage)
