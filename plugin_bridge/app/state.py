@@ -38,7 +38,7 @@ from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from llm_service import LLMService, Message, Provider
+    from llm_service import LLMService, Message
     from llm_service.embedders import Embedder
     from llm_service.tools import ConfirmCallback, ToolRegistry
     from plugin_bridge.app.settings.providers import Purpose
@@ -243,10 +243,6 @@ class BridgeApp:
     def config(self) -> BridgeSettings:
         """The settings in effect; the defaults when the app was built without any (tests)."""
         return self.settings if self.settings is not None else _DEFAULTS
-
-    def require_provider(self) -> Provider:
-        """The chat provider, or -32011 saying what to configure."""
-        return self.route("chat").provider
 
     def route(self, purpose: Purpose, client: str | None = None) -> Route:
         """The provider and model of a call of ``purpose`` ("chat", "fast" or "deep": the fast

@@ -204,3 +204,21 @@ class ChatBody(_Body):
     temperature: Annotated[float, Field(ge=0, le=2, strict=True)] | None = None
     stream: bool = False
     stream_options: StreamOptions | None = None
+
+
+MAX_CALLS: Final = 32
+"""The most tool calls one ``/api/local-llm/execute-tools`` body may hold."""
+
+
+class LocalToolCall(_Body):
+    """A call of ``/api/local-llm/execute-tools``: ``{id?, function: {name, arguments}}`` (an
+    id is made when none is given)."""
+
+    id: Id | None = None
+    function: FunctionCall
+
+
+class ExecuteToolsBody(_Body):
+    """The body of ``/api/local-llm/execute-tools``."""
+
+    tool_calls: list[LocalToolCall] = Field(min_length=1, max_length=MAX_CALLS)
