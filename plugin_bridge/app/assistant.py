@@ -59,7 +59,7 @@ VAULT_MODEL: Final = "vault"
 Event = TextDelta | ToolCallDelta | ResponseComplete
 SCHEMA_TRIES: Final = 2
 """Answers asked for before a strict schema's refusal is the caller's error."""
-A = TypeVar("A", bound=ToolArgs)
+Args = TypeVar("Args", bound=ToolArgs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,10 +125,10 @@ class Assistant:
         self,
         purpose: str,
         messages: Sequence[Message],
-        args: type[A],
+        args: type[Args],
         description: str,
         options: AskOptions,
-    ) -> tuple[A | None, LLMResponse]:
+    ) -> tuple[Args | None, LLMResponse]:
         """A value of ``args`` from the model, and its reply: a forced call of the tool
         ``args.TOOL`` (``description``) where the route's provider and model can force one;
         else (Ollama, a model whose tools go in text) an answer in JSON that matches the
@@ -324,24 +324,27 @@ class Assistant:
                 if isinstance(event, TextDelta | ResponseComplete):
                     yield event  # tool calls run here: the client sees the answer only
 
-    async def _service(self, purpose: str, options: AskOptions) -> LLMService:
+    def service(self, tools: ToolRegistry, options: AskOptions | None = None) -> LLMService:
+        """A conversation's service on the chat route, with ``tools``, the vault's system
+        prompt and the settings' answer length and temperature (``options``' own above them;
+        its usage recorder is set by who uses it)."""
         from llm_service import LLMService
 
-        app = self.app
-        answer = app.answer_options()
+        options = options or AskOptions()
+        answer = self.app.answer_options()
         if options.max_tokens is not None:
             answer["max_tokens"] = options.max_tokens
         if options.temperature is not None:
             answer["temperature"] = options.temperature
-        chat = app.route("chat", options.client)
-        service = LLMService(
-            chat.provider,
-            model=chat.model,
-            tools=self.http_tools(options.caller.allows("write")),
-            on_usage=app.spending.recorder(options.conversation, purpose, options.caller),
-            **answer,
-        )
-        service.set_system_prompt(system_prompt(app.vault.name))
+        chat = self.app.route("chat", options.client)
+        service = LLMService(chat.provider, model=chat.model, tools=tools, **answer)
+        service.set_system_prompt(system_prompt(self.app.vault.name))
+        return service
+
+    async def _service(self, purpose: str, options: AskOptions) -> LLMService:
+        app = self.app
+        service = self.service(self.http_tools(options.caller.allows("write")), options)
+        service.on_usage = app.spending.recorder(options.conversation, purpose, options.caller)
         path = app.config.context_note
         fresh, note = app.context_notes.cached(app.vault, path)
         if not fresh:
@@ -366,7 +369,7 @@ def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
     return f"{error.message} at '/{where}'" if where else error.message
 
 
-def typed_value(reply: LLMResponse, args: type[A]) -> A | None:
+def typed_value(reply: LLMResponse, args: type[Args]) -> Args | None:
     """The value of ``args`` in ``reply``: its tool call's arguments, else its text as JSON;
     None when neither matches the schema."""
     for call in reply.tool_calls:

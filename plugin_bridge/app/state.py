@@ -298,17 +298,9 @@ class BridgeApp:
         await self.providers.aclose()
 
     def _new_service(self, conversation_id: str) -> LLMService:
-        from llm_service import LLMService
-
-        chat = self.route("chat")
-        service = LLMService(
-            chat.provider,
-            model=chat.model,
-            tools=self.tools,  # the same vault tools for every conversation: built once
-            **self.answer_options(),  # its usage recorder is set per turn, with the caller
-        )
-        service.set_system_prompt(system_prompt(self.vault.name))
-        return service
+        """A conversation's service: the same vault tools for every one (built once); its
+        usage recorder is set per turn, with the caller (``app/turn/conversation.py``)."""
+        return self.assistant.service(self.tools)
 
 
 def _nobody(notification: Notification) -> None:

@@ -193,7 +193,6 @@ class SaveNoteArgs(ToolArgs):
 
     TOOL: ClassVar[str] = "save_note"
     title: str = Field(
-        min_length=1,
         description="Short note title, e.g. Kafka basics; it becomes the file name, so no "
         "extension and no folder.",
     )
