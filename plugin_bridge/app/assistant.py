@@ -289,8 +289,9 @@ class Assistant:
     def _record(
         self, purpose: str, route: Route, reply: LLMResponse, options: AskOptions
     ) -> LLMResponse:
-        """Record the call's usage under ``purpose``; ``reply`` with what it cost."""
-        model = reply.model or route.model
+        """Record the call's usage under ``purpose`` and the model asked for (as a
+        conversation's turns are); ``reply`` with what it cost."""
+        model = route.model
         spending = self.app.spending
         conversation, caller = options.conversation, options.caller
         cost = spending.record_call(
