@@ -20,7 +20,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 MAX_MESSAGES: Final = 1000
 MAX_TOOLS: Final = 128
@@ -114,11 +121,27 @@ class UserMessage(_Body):
     role: Literal["user"]
     content: Content
 
+    @field_validator("content")
+    @classmethod
+    def _no_calls(cls, content: Content) -> Content:
+        if not isinstance(content, str) and any(isinstance(b, ToolUseBlock) for b in content):
+            raise ValueError("tool_use blocks belong to assistant messages")
+        return content
+
 
 class AssistantMessage(_Body):
     role: Literal["assistant"]
     content: Content | None = None
     tool_calls: list[ToolCallIn] | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _no_results(cls, content: Content | None) -> Content | None:
+        if isinstance(content, list) and any(
+            isinstance(block, ToolResultPart | ImageUrlPart | ImagePart) for block in content
+        ):
+            raise ValueError("tool_result and image blocks belong to user messages")
+        return content
 
 
 class ToolMessage(_Body):
@@ -204,6 +227,13 @@ class ChatBody(_Body):
     temperature: Annotated[float, Field(ge=0, le=2, strict=True)] | None = None
     stream: bool = False
     stream_options: StreamOptions | None = None
+
+    @field_validator("messages")
+    @classmethod
+    def _asks_something(cls, messages: list[MessageIn]) -> list[MessageIn]:
+        if all(isinstance(message, SystemMessage) for message in messages):
+            raise ValueError("no user message")
+        return messages
 
 
 MAX_CALLS: Final = 32
