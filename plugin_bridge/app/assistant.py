@@ -1,8 +1,14 @@
-"""The assistant's one-off model calls: :meth:`Assistant.ask` (the whole answer) and
-:meth:`Assistant.ask_stream` (its events as they come), for the HTTP API's ``/chat`` and ``/v1``
-and any call that is not a conversation's turn.
+"""The assistant: every model call of the bridge goes through it, whatever the transport.
 
-Everything such a call needs is decided here, once:
+- :meth:`Assistant.turn`: a conversation's turn (``chat/send``; see :mod:`.turn.conversation`);
+- :meth:`Assistant.ask` (the whole answer) and :meth:`Assistant.ask_events` (its events as they
+  come): the one-off calls, the HTTP API's ``/chat`` and ``/v1``, the commands (rewrite, search
+  and summarize), conversation titles;
+- :meth:`Assistant.ask_for`: a typed value (command/createNote's note), a forced tool call
+  where the provider can force one, else a JSON answer of the value's schema.
+
+Who asks (the caller's key, the client program's name) comes in with each call, never from a
+context variable. Everything a call needs is decided here, once:
 
 - the route: a purpose's (``options.route``), or a client's model id (``options.model``)
   through :class:`~plugin_bridge.app.model_routes.ModelRoutes` (an id no provider lists is
@@ -26,19 +32,24 @@ import asyncio
 import json
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from llm_service import LLMError, LLMResponse, ResponseComplete, TextDelta, ToolCallDelta
+from pydantic import ValidationError
+
+from llm_service import LLMError, LLMResponse, ResponseComplete, TextDelta, ToolCallDelta, ToolSpec
 from llm_service.catalog import max_output_for
 from llm_service.options import ForcedTool, ResponseFormat, ToolChoice, forces_a_call
 from llm_service.providers.base import DEFAULT_MAX_TOKENS
+from plugin_bridge.app.clients import OWNER_CALLER, Caller
 from plugin_bridge.app.model_routes import ModelRoutes
+from plugin_bridge.app.tool_args import ToolArgs
+from plugin_bridge.app.turn.conversation import Turn, TurnRequest, start_turn
 from plugin_bridge.app.turn.prompts import system_prompt
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from llm_service import LLMService, Message, ToolSpec
+    from llm_service import LLMService, Message
     from llm_service.providers.base import ChatOptions
     from llm_service.tools import ToolRegistry
     from plugin_bridge.app.settings.providers import Purpose, Route
@@ -48,6 +59,7 @@ VAULT_MODEL: Final = "vault"
 Event = TextDelta | ToolCallDelta | ResponseComplete
 SCHEMA_TRIES: Final = 2
 """Answers asked for before a strict schema's refusal is the caller's error."""
+Args = TypeVar("Args", bound=ToolArgs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +78,14 @@ class AskOptions:
     """None: the settings' answer length."""
     temperature: float | None = None
     """None: the settings' temperature."""
-    writes: bool = True
-    """False: the ``vault`` model's write tools are refused (a client key without ``write``);
-    True: ``http_allow_writes`` decides."""
+    caller: Caller = OWNER_CALLER
+    """Who asks: the usage is recorded under its key, and the ``vault`` model's write tools
+    are refused to a key without scope ``write`` (else ``http_allow_writes`` decides)."""
+    client: str | None = None
+    """The client program's name (its ``initialize``): with no provider, the plugin is told to
+    set one in its settings, other clients with the flags and environment."""
+    conversation: str | None = None
+    """The conversation the call serves (a title's): its usage is counted with it."""
 
 
 class Assistant:
@@ -80,6 +97,12 @@ class Assistant:
         self._http_tools: dict[bool, ToolRegistry] = {}
         """Per "writes allowed": the owner's and a write key's, and a read or chat key's."""
 
+    async def turn(self, request: TurnRequest) -> Turn:
+        """A conversation's turn, ready to run: the provider, the conversation (the caller's
+        own), the message's input, the route of its purpose, the budget checked; its events
+        (``Turn.events``) stream the model's answer and commit the turn."""
+        return await start_turn(self.app, request)
+
     async def ask(
         self, purpose: str, messages: Sequence[Message], options: AskOptions
     ) -> LLMResponse:
@@ -90,13 +113,39 @@ class Assistant:
                     return event.response
         raise RuntimeError("the model's answer ended without a reply")
 
-    def ask_stream(
+    def ask_events(
         self, purpose: str, messages: Sequence[Message], options: AskOptions
     ) -> AsyncGenerator[Event, None]:
         """Text and tool-call deltas as they come, then ResponseComplete. A refusal (budget,
         model, tool choice) or a provider failure before the first event raises at the first
         ``anext``. With a strict schema the answer is checked whole, then sent."""
         return self._events(purpose, messages, options, stream=True)
+
+    async def ask_for(
+        self,
+        purpose: str,
+        messages: Sequence[Message],
+        args: type[Args],
+        description: str,
+        options: AskOptions,
+    ) -> tuple[Args | None, LLMResponse]:
+        """A value of ``args`` from the model, and its reply: a forced call of the tool
+        ``args.TOOL`` (``description``) where the route's provider and model can force one;
+        else (Ollama, a model whose tools go in text) an answer in JSON that matches the
+        schema of ``args`` (Ollama's ``format``, a structured output elsewhere), checked and
+        asked for once more when it does not. The value is None when the reply holds none
+        (the caller may read its text)."""
+        self.app.spending.check()
+        route = await self._route(options)
+        if route.provider.forces_tools(route.model):
+            spec = ToolSpec(args.TOOL, description, args.input_schema())
+            asked = replace(options, tools=[spec], tool_choice=ForcedTool(args.TOOL))
+        else:
+            schema = args.input_schema()
+            fmt = ResponseFormat(schema, args.TOOL, strict=True)
+            asked = replace(options, tools=(), tool_choice=None, response_format=fmt)
+        reply = await self._answer(purpose, route, messages, asked)
+        return typed_value(reply, args), reply
 
     async def models(self) -> list[str]:
         """The model ids a request can use: ``vault`` and :meth:`ModelRoutes.usable`."""
@@ -134,27 +183,36 @@ class Assistant:
         _check_request(options)
         route = await self._route(options)
         self._check_forcible(route, options.tool_choice)
-        call = self._call_options(route, options)
         fmt = options.response_format
-        if fmt is not None and fmt.strict and fmt.schema is not None:
-            reply = await self._conforming(purpose, route, messages, options, call, fmt.schema)
+        if not stream or (fmt is not None and fmt.strict and fmt.schema is not None):
+            reply = await self._answer(purpose, route, messages, options)
+            self._check_forcible(route, options.tool_choice)  # a refusal learned by the call
             for event in _replayed(reply) if stream else [ResponseComplete(reply)]:
                 yield event
             return
-        if not stream:
-            yield ResponseComplete(await self._chat(purpose, route, messages, options, call))
-            return
+        call = self._call_options(route, options)
         provider = route.provider
         async with aclosing(provider.stream(messages, options.tools, **call)) as events:
             async for event in events:
                 if isinstance(event, ResponseComplete):
-                    self._record(purpose, route, event.response)
+                    event = ResponseComplete(self._record(purpose, route, event.response, options))
                     self._check_forcible(route, options.tool_choice)
                 yield event
 
+    async def _answer(
+        self, purpose: str, route: Route, messages: Sequence[Message], options: AskOptions
+    ) -> LLMResponse:
+        """The whole answer on ``route`` (the request checked before), a strict schema's
+        answer checked (and asked for again once)."""
+        call = self._call_options(route, options)
+        fmt = options.response_format
+        if fmt is not None and fmt.strict and fmt.schema is not None:
+            return await self._conforming(purpose, route, messages, options, call, fmt.schema)
+        return await self._chat(purpose, route, messages, options, call)
+
     async def _route(self, options: AskOptions) -> Route:
         if options.model is None:
-            return self.app.route(options.route)
+            return self.app.route(options.route, options.client)
         return await self.routes.resolve(options.model)
 
     def _call_options(self, route: Route, options: AskOptions) -> ChatOptions:
@@ -180,9 +238,7 @@ class Assistant:
         call: ChatOptions,
     ) -> LLMResponse:
         reply = await route.provider.chat(messages, options.tools, **call)
-        self._record(purpose, route, reply)
-        self._check_forcible(route, options.tool_choice)
-        return reply
+        return self._record(purpose, route, reply, options)
 
     async def _conforming(
         self,
@@ -230,9 +286,18 @@ class Assistant:
                 "and model that take tool_choice.",
             )
 
-    def _record(self, purpose: str, route: Route, reply: LLMResponse) -> None:
-        model = reply.model or route.model
-        self.app.spending.record_call(None, purpose, route.provider, model, reply.usage)
+    def _record(
+        self, purpose: str, route: Route, reply: LLMResponse, options: AskOptions
+    ) -> LLMResponse:
+        """Record the call's usage under ``purpose`` and the model asked for (as a
+        conversation's turns are); ``reply`` with what it cost."""
+        model = route.model
+        spending = self.app.spending
+        conversation, caller = options.conversation, options.caller
+        cost = spending.record_call(
+            conversation, purpose, route.provider, model, reply.usage, caller
+        )
+        return replace(reply, cost_usd=cost)
 
     async def _vault(
         self, purpose: str, messages: Sequence[Message], options: AskOptions, stream: bool
@@ -260,24 +325,27 @@ class Assistant:
                 if isinstance(event, TextDelta | ResponseComplete):
                     yield event  # tool calls run here: the client sees the answer only
 
-    async def _service(self, purpose: str, options: AskOptions) -> LLMService:
+    def service(self, tools: ToolRegistry, options: AskOptions | None = None) -> LLMService:
+        """A conversation's service on the chat route, with ``tools``, the vault's system
+        prompt and the settings' answer length and temperature (``options``' own above them;
+        its usage recorder is set by who uses it)."""
         from llm_service import LLMService
 
-        app = self.app
-        answer = app.answer_options()
+        options = options or AskOptions()
+        answer = self.app.answer_options()
         if options.max_tokens is not None:
             answer["max_tokens"] = options.max_tokens
         if options.temperature is not None:
             answer["temperature"] = options.temperature
-        chat = app.route("chat")
-        service = LLMService(
-            chat.provider,
-            model=chat.model,
-            tools=self.http_tools(options.writes),
-            on_usage=app.spending.recorder(None, purpose),
-            **answer,
-        )
-        service.set_system_prompt(system_prompt(app.vault.name))
+        chat = self.app.route("chat", options.client)
+        service = LLMService(chat.provider, model=chat.model, tools=tools, **answer)
+        service.set_system_prompt(system_prompt(self.app.vault.name))
+        return service
+
+    async def _service(self, purpose: str, options: AskOptions) -> LLMService:
+        app = self.app
+        service = self.service(self.http_tools(options.caller.allows("write")), options)
+        service.on_usage = app.spending.recorder(options.conversation, purpose, options.caller)
         path = app.config.context_note
         fresh, note = app.context_notes.cached(app.vault, path)
         if not fresh:
@@ -300,6 +368,21 @@ def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
         return None
     where = "/".join(str(part) for part in error.absolute_path)
     return f"{error.message} at '/{where}'" if where else error.message
+
+
+def typed_value(reply: LLMResponse, args: type[Args]) -> Args | None:
+    """The value of ``args`` in ``reply``: its tool call's arguments, else its text as JSON;
+    None when neither matches the schema."""
+    for call in reply.tool_calls:
+        if call.name == args.TOOL and call.parse_error is None:
+            try:
+                return args.model_validate(call.arguments)
+            except ValidationError:
+                continue
+    try:
+        return args.model_validate_json(reply.text) if reply.text.strip() else None
+    except ValidationError:
+        return None
 
 
 def check_schema(schema: dict[str, Any]) -> str | None:

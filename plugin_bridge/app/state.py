@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from plugin_bridge.app.assistant import Assistant
-from plugin_bridge.app.clients import ClientKeys
+from plugin_bridge.app.clients import OWNER_CALLER, Caller, ClientKeys
 from plugin_bridge.app.conversations.live import MAX_CONVERSATIONS, Conversations
 from plugin_bridge.app.conversations.store import ConversationStore
 from plugin_bridge.app.conversations.titles import make_title
@@ -35,11 +35,10 @@ from plugin_bridge.app.tool_sources import McpSources, SourceStatus
 from plugin_bridge.app.turn.prompts import ContextNoteCache, system_prompt
 from plugin_bridge.app.write_through import DEFAULT_APPLY_TIMEOUT, WriteThrough
 from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD
-from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from llm_service import LLMService, Message, Provider
+    from llm_service import LLMService, Message
     from llm_service.embedders import Embedder
     from llm_service.tools import ConfirmCallback, ToolRegistry
     from plugin_bridge.app.settings.providers import Purpose
@@ -181,7 +180,7 @@ class BridgeApp:
 
         usage = Usage(tokens, 0)
         cost = cost_usd(model, usage, "openai")
-        self.spending.recorder(None, "embedding")(model, usage, cost, "openai")
+        self.spending.recorder(None, "embedding", OWNER_CALLER)(model, usage, cost, "openai")
 
     @property
     def tools(self) -> ToolRegistry:
@@ -245,38 +244,34 @@ class BridgeApp:
         """The settings in effect; the defaults when the app was built without any (tests)."""
         return self.settings if self.settings is not None else _DEFAULTS
 
-    def require_provider(self) -> Provider:
-        """The chat provider, or -32011 saying what to configure."""
-        return self.route("chat").provider
-
-    def route(self, purpose: Purpose) -> Route:
+    def route(self, purpose: Purpose, client: str | None = None) -> Route:
         """The provider and model of a call of ``purpose`` ("chat", "fast" or "deep": the fast
-        or deep model when configured, else the chat model), or -32011."""
+        or deep model when configured, else the chat model), or -32011 saying what to
+        configure: in the plugin's settings when ``client`` (the program's name) is the
+        plugin, else with the flags and environment variables (the CLI, other clients)."""
         from plugin_bridge.app.settings.config import SettingsError
 
         try:
             route = self.providers.route(purpose)
         except SettingsError as exc:
             raise RpcError(WireCode.NO_PROVIDER, str(exc)) from exc
-        if route is None:  # what to configure: in the plugin's settings when the plugin asks,
-            # else with the flags and environment variables (the CLI, other clients)
-            request = current_request.get()
-            in_plugin = request is not None and request.client == PLUGIN_CLIENT
+        if route is None:
+            in_plugin = client == PLUGIN_CLIENT
             message = NO_PROVIDER_IN_PLUGIN if in_plugin else self.providers.missing
             raise RpcError(WireCode.NO_PROVIDER, message)
         return route
 
-    def title_later(self, conversation_id: str, exchange: list[Message]) -> None:
+    def title_later(self, conversation_id: str, exchange: list[Message], caller: Caller) -> None:
         """Ask the fast model, in the background, for the conversation's title (only when a
-        fast model is configured: the first words of the question serve otherwise)."""
+        fast model is configured: the first words of the question serve otherwise); its usage
+        is ``caller``'s."""
         if self.providers.chat is None or not self.providers.configured("fast"):
             return
-        route = self.route("fast")
         title = make_title(
-            route.provider,
+            self.assistant,
+            conversation_id,
             exchange,
-            route.model,
-            on_usage=self.spending.recorder(conversation_id, "title"),
+            caller,
             rename=functools.partial(self.conversations.store.rename, conversation_id),
         )
         task = asyncio.create_task(title, name=f"title {conversation_id}")
@@ -303,18 +298,9 @@ class BridgeApp:
         await self.providers.aclose()
 
     def _new_service(self, conversation_id: str) -> LLMService:
-        from llm_service import LLMService
-
-        chat = self.route("chat")
-        service = LLMService(
-            chat.provider,
-            model=chat.model,
-            tools=self.tools,  # the same vault tools for every conversation: built once
-            on_usage=self.spending.recorder(conversation_id, "chat"),
-            **self.answer_options(),
-        )
-        service.set_system_prompt(system_prompt(self.vault.name))
-        return service
+        """A conversation's service: the same vault tools for every one (built once); its
+        usage recorder is set per turn, with the caller (``app/turn/conversation.py``)."""
+        return self.assistant.service(self.tools)
 
 
 def _nobody(notification: Notification) -> None:

@@ -185,3 +185,15 @@ class ReplaceNoteArgs(ToolArgs):
     TOOL: ClassVar[str] = "complete_setup"
     path: str = _path(".md")
     content: str = Field(description="The whole note, in Markdown.")
+
+
+class SaveNoteArgs(ToolArgs):
+    """command/createNote's answer: the note the model wrote (a forced tool call where the
+    provider can force one, else a JSON answer of this schema)."""
+
+    TOOL: ClassVar[str] = "save_note"
+    title: str = Field(
+        description="Short note title, e.g. Kafka basics; it becomes the file name, so no "
+        "extension and no folder.",
+    )
+    content: str = Field(description="The note body in Markdown, without the title as a heading.")

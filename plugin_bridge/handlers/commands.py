@@ -1,5 +1,7 @@
-"""Commands: command/createNote (a forced save_note tool call), command/searchSummarize and
-command/rewrite (a selection rewritten, or text written at the cursor, streamed)."""
+"""Commands: command/createNote (the note as a typed ``save_note`` value), command/searchSummarize
+and command/rewrite (a selection rewritten, or text written at the cursor, streamed). Every
+model call is the assistant's (:mod:`plugin_bridge.app.assistant`): route, budget, limits and
+usage are decided there."""
 
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Final
 
-from llm_service import LLMError, LLMResponse, Message, ToolSpec
+from llm_service import LLMError, LLMResponse, Message
+from plugin_bridge.app.assistant import AskOptions
 from plugin_bridge.app.conversations.transcripts import save_unique
-from plugin_bridge.handlers.context import AppRouter, Context
-from plugin_bridge.handlers.relay import relay, spending
+from plugin_bridge.app.tool_args import SaveNoteArgs
+from plugin_bridge.handlers.context import AppRouter, Context, caller_of
+from plugin_bridge.handlers.relay import budget_warnings, relay
 from plugin_bridge.vault.attachments import read_pdf
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.semantic.hybrid import NoteHit, search_notes
@@ -28,35 +32,20 @@ from plugin_bridge.wire.models import (
 )
 
 if TYPE_CHECKING:
+    from plugin_bridge.app.settings.providers import Purpose
     from plugin_bridge.vault.notes.store import NoteStore
 
-SAVE_NOTE: Final = ToolSpec(
-    name="save_note",
-    description=(
-        "Save the note you wrote. title: a short title; it becomes the file name, so no "
-        "extension and no folder. content: the note's Markdown body, without the title as a "
-        "heading."
-    ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "title": {"type": "string", "description": "Short note title, e.g. Kafka basics"},
-            "content": {"type": "string", "description": "The note body in Markdown"},
-        },
-        "required": ["title", "content"],
-        "additionalProperties": False,
-    },
+SAVE_NOTE_DESCRIPTION: Final = (
+    "Save the note you wrote. title: a short title; it becomes the file name, so no extension "
+    "and no folder. content: the note's Markdown body, without the title as a heading."
 )
-NOTE_MAX_TOKENS: Final = 4096
 MAX_TITLE_CHARS: Final = 100
-"""Retries when another writer takes the unique name between choosing and creating it."""
 SUMMARY_BUDGET_TOKENS: Final = 6000
 CHARS_PER_TOKEN: Final = 4
 SUMMARY_MAX_TOKENS: Final = 1024
 CHUNKS_PER_SOURCE: Final = 3
 """A note found by vectors is given to the model as at most this many of its best chunks."""
 _WIKILINK = re.compile(r"\[\[([^\]|#^\n]+)")
-REWRITE_MAX_TOKENS: Final = 4096
 REWRITE_CONTEXT_CHARS: Final = 3000
 """How much of the text around the selection or cursor the model sees, each side."""
 REWRITE_SYSTEM: Final = (
@@ -69,45 +58,50 @@ REWRITE_SYSTEM: Final = (
 async def create_note(ctx: Context, params: CreateNoteParams) -> NoteWriteResult:
     """Have the model write a note for the prompt and save it under folder (never overwriting)."""
     app = ctx.app
-    route = app.route("chat")
-    async with spending(ctx):
-        response = await route.provider.chat(
-            [Message.user(params.prompt)],
-            model=route.model,
-            system=(
-                f"You write notes for the user's Obsidian vault named “{app.vault.name}”. Write "
-                "the note the user asks for in Markdown and save it with the save_note tool."
-            ),
-            tools=[SAVE_NOTE],
-            tool_choice=SAVE_NOTE.name,
-            max_tokens=NOTE_MAX_TOKENS,
+    options = _options(
+        ctx,
+        "chat",
+        f"You write notes for the user's Obsidian vault named “{app.vault.name}”. Write the note "
+        "the user asks for in Markdown and save it with the save_note tool.",
+    )
+    async with budget_warnings(ctx):
+        note, reply = await app.assistant.ask_for(
+            "note", [Message.user(params.prompt)], SaveNoteArgs, SAVE_NOTE_DESCRIPTION, options
         )
-        app.spending.record_call(None, "note", route.provider, route.model, response.usage)
-    title, body = note_from_response(response, route.provider.name)
+    found = note_from_response(note, reply)
+    if found is None:
+        raise LLMError(
+            "The model returned no note: try again or rephrase the prompt.",
+            code="invalid_response",
+            provider=app.route("chat", ctx.client).provider.name,
+        )
+    title, body = found
     written = await asyncio.to_thread(save_unique, app.vault.notes, params.folder, title, body)
     return NoteWriteResult(path=written.path, hash=written.hash)
 
 
-def note_from_response(response: LLMResponse, provider_name: str) -> tuple[str, str]:
-    """Title and body from the save_note call, else from the text (first line = title)."""
-    for call in response.tool_calls:
-        title = call.arguments.get("title")
-        content = call.arguments.get("content")
-        if (
-            call.name == SAVE_NOTE.name
-            and call.parse_error is None
-            and isinstance(title, str)
-            and title.strip()
-            and isinstance(content, str)
-        ):
-            return title.strip()[:MAX_TITLE_CHARS], content
-    text = response.text.strip()
+def _options(
+    ctx: Context, route: Purpose, system: str, max_tokens: int | None = None
+) -> AskOptions:
+    """A command's call: its route and system prompt, who asks; the answer length the
+    settings give (``max_tokens`` for a summary, which is short by design)."""
+    return AskOptions(
+        route=route,
+        system=system,
+        max_tokens=max_tokens,
+        caller=caller_of(ctx),
+        client=ctx.client,
+    )
+
+
+def note_from_response(note: SaveNoteArgs | None, reply: LLMResponse) -> tuple[str, str] | None:
+    """Title and body from the save_note value, else from the text (first line = title);
+    None when the reply has neither."""
+    if note is not None and note.title.strip():
+        return note.title.strip()[:MAX_TITLE_CHARS], note.content
+    text = reply.text.strip()
     if not text:
-        raise LLMError(
-            "The model returned no note: try again or rephrase the prompt.",
-            code="invalid_response",
-            provider=provider_name,
-        )
+        return None
     first, _, rest = text.partition("\n")
     title = first.strip().lstrip("#").strip() or "Untitled"
     return title[:MAX_TITLE_CHARS], rest.strip() + "\n"
@@ -136,22 +130,16 @@ async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> Searc
     )
     if not notes:
         return SearchSummarizeResult(summary=f"No notes match “{params.query}”.", sources=[])
-    route = app.route("fast")  # a summary is a small job: the fast model when configured
-    async with spending(ctx):
-        reply = await relay(
-            ctx,
-            route.provider.stream(
-                [Message.user(summary_prompt(params.query, notes))],
-                model=route.model,
-                system=(
-                    "You summarise notes from the user's Obsidian vault. Use only what the notes "
-                    "say and cite each note you use as a [[wikilink]] exactly as written in its "
-                    "header."
-                ),
-                max_tokens=SUMMARY_MAX_TOKENS,
-            ),
-        )
-        app.spending.record_call(None, "summary", route.provider, route.model, reply.usage)
+    options = _options(  # a summary is a small job: the fast model when configured
+        ctx,
+        "fast",
+        "You summarise notes from the user's Obsidian vault. Use only what the notes say and "
+        "cite each note you use as a [[wikilink]] exactly as written in its header.",
+        SUMMARY_MAX_TOKENS,
+    )
+    messages = [Message.user(summary_prompt(params.query, notes))]
+    async with budget_warnings(ctx):
+        reply = await relay(ctx, app.assistant.ask_events("summary", messages, options))
     return SearchSummarizeResult(summary=reply.text, sources=cited_sources(reply.text, notes))
 
 
@@ -210,23 +198,14 @@ def cited_sources(summary: str, notes: list[GivenNote]) -> list[str]:
 async def rewrite(ctx: Context, params: RewriteParams) -> RewriteResult:
     """Rewrite ``text`` as instructed (or, with no text, write what goes at the cursor),
     streaming chat/delta; the fast model when one is set."""
-    app = ctx.app
-    route = app.route("fast")
-    async with spending(ctx):
-        reply = await relay(
-            ctx,
-            route.provider.stream(
-                [Message.user(rewrite_prompt(params))],
-                model=route.model,
-                system=REWRITE_SYSTEM,
-                max_tokens=REWRITE_MAX_TOKENS,
-            ),
-        )
-        cost = app.spending.record_call(None, "rewrite", route.provider, route.model, reply.usage)
+    options = _options(ctx, "fast", REWRITE_SYSTEM)
+    messages = [Message.user(rewrite_prompt(params))]
+    async with budget_warnings(ctx):
+        reply = await relay(ctx, ctx.app.assistant.ask_events("rewrite", messages, options))
     return RewriteResult(
         text=reply.text,
         usage=UsageModel.model_validate(reply.usage, from_attributes=True),
-        cost_usd=cost,
+        cost_usd=reply.cost_usd,
     )
 
 

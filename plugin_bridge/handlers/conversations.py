@@ -46,13 +46,7 @@ async def list_conversations(
 
 async def check_own(ctx: Context, conversation_id: str) -> None:
     """A client key reaches its own conversations only: another's is unknown to it."""
-    caller = caller_of(ctx)
-    if caller.is_owner:
-        return
-    store = await ctx.app.conversations.stored()
-    client = await asyncio.to_thread(store.client_of, conversation_id)
-    if client is not None and client != caller.label:
-        raise unknown(conversation_id)
+    await ctx.app.conversations.check_owner(conversation_id, caller_of(ctx))
 
 
 async def get_conversation(ctx: Context, params: ConversationIdParams) -> ConversationResult:

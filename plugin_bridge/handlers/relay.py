@@ -1,7 +1,8 @@
-"""The one relay from a model's event stream to the client's notifications, and the budget
-guard around every model call a request makes.
+"""The one relay from the assistant's event stream to the client's notifications, and the
+budget warnings after a request's model calls (the assistant checks the budgets before them).
 
-``chat/send`` and ``command/searchSummarize`` both stream through :func:`relay`: text deltas
+``chat/send``, ``command/searchSummarize`` and ``command/rewrite`` stream through
+:func:`relay`: text deltas
 become ``chat/delta``, tool calls ``chat/toolCall``, tool results ``chat/toolResult``, all
 tagged with the request's id; the stream is closed however the relay ends (a cancelled request
 drops the provider's HTTP stream at once).
@@ -61,11 +62,10 @@ the relay instead of growing its buffer)."""
 
 
 @asynccontextmanager
-async def spending(ctx: RequestContext[BridgeApp]) -> AsyncIterator[None]:
-    """Refuse (-32012) when a budget is used up, before any provider call; after the calls,
-    send ``budget/warning`` for each budget whose 80 % mark they passed."""
+async def budget_warnings(ctx: RequestContext[BridgeApp]) -> AsyncIterator[None]:
+    """After the model calls in the block, send ``budget/warning`` for each budget whose 80 %
+    mark they passed."""
     app = ctx.app
-    app.spending.check()
     before = app.spending.snapshot()
     yield
     for crossing in app.spending.crossings(before):

@@ -108,7 +108,7 @@ async def list_models(ctx: Context, params: ModelsListParams) -> ModelsListResul
     context window, limits and prices where known; cached for a day in the data folder; when
     the provider cannot be reached, the last list or the built-in catalog."""
     app = ctx.app
-    chat = app.route("chat")
+    chat = app.route("chat", ctx.client)
     name, provider = chat.name, chat.provider
     if params.provider is not None and params.provider != chat.name:
         name = params.provider

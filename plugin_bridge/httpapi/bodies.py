@@ -20,7 +20,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 MAX_MESSAGES: Final = 1000
 MAX_TOOLS: Final = 128
@@ -114,11 +121,27 @@ class UserMessage(_Body):
     role: Literal["user"]
     content: Content
 
+    @field_validator("content")
+    @classmethod
+    def _no_calls(cls, content: Content) -> Content:
+        if not isinstance(content, str) and any(isinstance(b, ToolUseBlock) for b in content):
+            raise ValueError("tool_use blocks belong to assistant messages")
+        return content
+
 
 class AssistantMessage(_Body):
     role: Literal["assistant"]
     content: Content | None = None
     tool_calls: list[ToolCallIn] | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _no_results(cls, content: Content | None) -> Content | None:
+        if isinstance(content, list) and any(
+            isinstance(block, ToolResultPart | ImageUrlPart | ImagePart) for block in content
+        ):
+            raise ValueError("tool_result and image blocks belong to user messages")
+        return content
 
 
 class ToolMessage(_Body):
@@ -204,3 +227,28 @@ class ChatBody(_Body):
     temperature: Annotated[float, Field(ge=0, le=2, strict=True)] | None = None
     stream: bool = False
     stream_options: StreamOptions | None = None
+
+    @field_validator("messages")
+    @classmethod
+    def _asks_something(cls, messages: list[MessageIn]) -> list[MessageIn]:
+        if all(isinstance(message, SystemMessage) for message in messages):
+            raise ValueError("no user message")
+        return messages
+
+
+MAX_CALLS: Final = 32
+"""The most tool calls one ``/api/local-llm/execute-tools`` body may hold."""
+
+
+class LocalToolCall(_Body):
+    """A call of ``/api/local-llm/execute-tools``: ``{id?, function: {name, arguments}}`` (an
+    id is made when none is given)."""
+
+    id: Id | None = None
+    function: FunctionCall
+
+
+class ExecuteToolsBody(_Body):
+    """The body of ``/api/local-llm/execute-tools``."""
+
+    tool_calls: list[LocalToolCall] = Field(min_length=1, max_length=MAX_CALLS)

@@ -1,7 +1,7 @@
 """What the HTTP routes share: the bridge and the vault tools over HTTP.
 
 Every model call of ``/v1/chat/completions`` and ``/chat`` is the application's
-:meth:`~plugin_bridge.app.assistant.Assistant.ask` (or ``ask_stream``) with purpose ``http``:
+:meth:`~plugin_bridge.app.assistant.Assistant.ask` (or ``ask_events``) with purpose ``http``:
 the routes only translate bodies into its calls and its answers into OpenAI's shapes.
 """
 

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import ValidationError
 
-from llm_service import ImageBlock, Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec
+from llm_service import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec
 from llm_service.options import ForcedTool, ResponseFormat, ToolChoice
 from plugin_bridge.app.assistant import AskOptions
+from plugin_bridge.app.clients import OWNER_CALLER, Caller
 from plugin_bridge.httpapi.bodies import (
     AssistantMessage,
     ChatBody,
@@ -73,10 +74,9 @@ class ChatInput:
     """``stream_options.include_usage``: a last chunk carries the usage."""
 
 
-def chat_input(raw: object, *, writes: bool = True) -> ChatInput:
-    """A request body (see :mod:`.bodies`) as the application's call; pydantic's
-    ValidationError or BadRequest (400) when it cannot be used. ``writes``: False for a client
-    key without scope ``write`` (the ``vault`` model's writes are refused)."""
+def chat_input(raw: object, *, caller: Caller = OWNER_CALLER) -> ChatInput:
+    """A request body (see :mod:`.bodies`) as the application's call by ``caller`` (the
+    ``vault`` model's writes need scope ``write``); BadRequest (400) when it cannot be used."""
     try:
         body = ChatBody.model_validate(raw)
     except ValidationError as exc:
@@ -94,7 +94,7 @@ def chat_input(raw: object, *, writes: bool = True) -> ChatInput:
         response_format=_response_format(body.response_format),
         max_tokens=body.max_completion_tokens or body.max_tokens,
         temperature=body.temperature,
-        writes=writes,
+        caller=caller,
     )
     usage = body.stream_options is not None and body.stream_options.include_usage
     return ChatInput(messages, options, body.stream, usage)
@@ -112,7 +112,8 @@ def body_problem(exc: ValidationError) -> str:
         elif part not in _BRANCHES and "[" not in part and part != last:
             where += f".{part}" if where else part
         last = part
-    return f"Invalid body: '{where or 'body'}': {error['msg'].rstrip('.')}."
+    why = error["msg"].removeprefix("Value error, ").rstrip(".")
+    return f"Invalid body: '{where or 'body'}': {why}."
 
 
 _BRANCHES: Final = frozenset(
@@ -139,8 +140,6 @@ def messages_in(raw: list[MessageIn]) -> tuple[str | None, list[Message]]:
             messages[-1] = Message("user", (*messages[-1].content, *message.content))
         else:
             messages.append(message)
-    if not messages:
-        raise BadRequest("'messages' has no user message.")
     return "\n\n".join(system) or None, messages
 
 
@@ -149,13 +148,7 @@ def _message(item: UserMessage | AssistantMessage | ToolMessage, where: str) -> 
         return Message("user", (ToolResultBlock(item.tool_call_id, _joined(item.content)),))
     blocks = _blocks(item.content, where)
     if isinstance(item, UserMessage):
-        if any(isinstance(block, ToolCall) for block in blocks):
-            raise BadRequest(f"'{where}.content': tool_use blocks belong to assistant messages.")
         return Message("user", tuple(blocks))
-    if any(isinstance(block, ToolResultBlock | ImageBlock) for block in blocks):
-        raise BadRequest(
-            f"'{where}.content': tool_result and image blocks belong to user messages."
-        )
     calls = [
         _call(call, f"{where}.tool_calls[{n}]") for n, call in enumerate(item.tool_calls or [])
     ]

@@ -17,14 +17,15 @@ from __future__ import annotations
 import uuid
 from typing import Any, Final, get_args
 
+from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from plugin_bridge.app.clients import check_tools
+from plugin_bridge.app.tools import DEFAULT_FORMAT, Call, Tools, ToolsDenied
 from plugin_bridge.app.vault_tools import HTTP_WRITES_OFF, WRITE_TOOL_NAMES
-from plugin_bridge.handlers.tools import DEFAULT_FORMAT, check_calls, formatted_tools, run_checked
-from plugin_bridge.httpapi.openai_format import BadRequest, arguments_in
+from plugin_bridge.httpapi.bodies import ExecuteToolsBody
+from plugin_bridge.httpapi.openai_format import BadRequest, arguments_in, body_problem
 from plugin_bridge.httpapi.responses import (
     caller_of,
     chat_of,
@@ -33,9 +34,8 @@ from plugin_bridge.httpapi.responses import (
     json_response,
 )
 from plugin_bridge.wire.errors import ToolDeniedError
-from plugin_bridge.wire.models import ToolFormat, ToolsExecuteResult, dump
+from plugin_bridge.wire.models import ToolFormat, dump
 
-MAX_CALLS: Final = 32
 FORMATS: Final[tuple[ToolFormat, ...]] = get_args(ToolFormat)
 
 
@@ -46,27 +46,26 @@ async def tools(request: Request) -> Response:
     if tool_format is None:
         error = BadRequest(f"Unknown format '{asked}': use one of {', '.join(FORMATS)}.")
         return error_response(request.url.path, error)
-    registry = state.tools()
-    specs = [spec for spec in registry.tool_specs() if registry.permission(spec.name) != "deny"]
-    return json_response({"format": tool_format, "tools": formatted_tools(tool_format, specs)})
+    tools = Tools(state.tools()).listed(tool_format, runnable_only=True)
+    return json_response({"format": tool_format, "tools": tools})
 
 
 async def execute_tools(request: Request) -> Response:
     try:
         ids, calls = _calls(await json_body(request))
-        registry = chat_of(request).tools()
-        runnable, invalid = check_calls(registry, calls, "http-execute")
-        check_tools(caller_of(request), (name for name, _ in calls), registry)
-        ran = [ids[index] for index, _ in runnable]
+        tools = Tools(chat_of(request).tools())
         try:
-            results = await run_checked(registry, runnable, set())
-        except ToolDeniedError as exc:
-            raise _refused(exc, ran) from None
+            result = await tools.run(calls, caller=caller_of(request), id_prefix="http-execute")
+        except ToolsDenied as exc:
+            raise _refused(exc, [ids[index] for index in exc.ran]) from None
     except Exception as exc:
         return error_response(request.url.path, exc)
-    body = dump(ToolsExecuteResult(results=results, invalid_calls=invalid))
+    body = dump(result)
+    invalid = set()
     for item in body["invalidCalls"]:
         item["tool_call_id"] = ids[item["index"]]
+        invalid.add(item["index"])
+    ran = [call_id for index, call_id in enumerate(ids) if index not in invalid]
     body["results"] = _with_ids(body["results"], ran)
     return json_response(body)
 
@@ -89,25 +88,19 @@ def _refused(exc: ToolDeniedError, ran: list[str]) -> ToolDeniedError:
     return ToolDeniedError(index, name, _with_ids(data["results"], ran), reason=reason)
 
 
-def _calls(body: object) -> tuple[list[str], list[tuple[str, dict[str, Any] | str]]]:
+def _calls(raw: object) -> tuple[list[str], list[Call]]:
     """Each call's id (given, or made here) and ``(name, arguments)``; arguments that cannot be
     read become the reason."""
-    raw = body.get("tool_calls") if isinstance(body, dict) else None
-    if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_CALLS:
-        raise BadRequest(f"'tool_calls' must be a list of 1 to {MAX_CALLS} calls.")
-    ids: list[str] = []
-    calls: list[tuple[str, dict[str, Any] | str]] = []
-    for index, item in enumerate(raw):
-        function = item.get("function") if isinstance(item, dict) else None
-        name = function.get("name") if isinstance(function, dict) else None
-        if not isinstance(function, dict) or not isinstance(name, str) or not name:
-            raise BadRequest(
-                f"'tool_calls[{index}]' must be {{id?, function: {{name, arguments}}}}."
-            )
-        given = item.get("id")
-        ids.append(given if isinstance(given, str) and given else f"call_{uuid.uuid4().hex}")
+    try:
+        body = ExecuteToolsBody.model_validate(raw)
+    except ValidationError as exc:
+        raise BadRequest(body_problem(exc)) from None
+    ids = [item.id or f"call_{uuid.uuid4().hex}" for item in body.tool_calls]
+    calls: list[Call] = []
+    for index, item in enumerate(body.tool_calls):
+        name = item.function.name
         try:
-            calls.append((name, arguments_in(function.get("arguments"), f"tool_calls[{index}]")))
+            calls.append((name, arguments_in(item.function.arguments, f"tool_calls[{index}]")))
         except BadRequest as exc:
             calls.append((name, str(exc)))
     return ids, calls

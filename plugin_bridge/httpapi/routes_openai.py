@@ -60,12 +60,12 @@ async def models(request: Request) -> Response:
 async def chat_completions(request: Request) -> Response:
     path = request.url.path
     try:
-        body = chat_input(await json_body(request), writes=caller_of(request).allows("write"))
+        body = chat_input(await json_body(request), caller=caller_of(request))
         assistant = chat_of(request).bridge.assistant
         if not body.stream:
             reply = await assistant.ask(PURPOSE, body.messages, body.options)
             return json_response(_completion(body, reply))
-        events = await started(assistant.ask_stream(PURPOSE, body.messages, body.options))
+        events = await started(assistant.ask_events(PURPOSE, body.messages, body.options))
         model = body.options.model or chat_of(request).bridge.providers.model or ""
     except Exception as exc:
         return error_response(path, exc)

@@ -45,7 +45,7 @@ from plugin_bridge.wire.errors import to_http_error
 
 async def chat(request: Request) -> Response:
     try:
-        body = chat_input(await json_body(request), writes=caller_of(request).allows("write"))
+        body = chat_input(await json_body(request), caller=caller_of(request))
         assistant = chat_of(request).bridge.assistant
         reply = await assistant.ask(PURPOSE, body.messages, body.options)
     except Exception as exc:
@@ -62,9 +62,9 @@ async def chat(request: Request) -> Response:
     )
 
 
-async def chat_stream(request: Request) -> Response:
+async def chat_streamed(request: Request) -> Response:
     try:
-        body = chat_input(await json_body(request), writes=caller_of(request).allows("write"))
+        body = chat_input(await json_body(request), caller=caller_of(request))
     except Exception as exc:
         return error_response(request.url.path, exc)
     return StreamingResponse(
@@ -75,7 +75,7 @@ async def chat_stream(request: Request) -> Response:
 async def _events(request: Request, body: ChatInput) -> AsyncIterator[bytes]:
     try:
         assistant = chat_of(request).bridge.assistant
-        async with aclosing(assistant.ask_stream(PURPOSE, body.messages, body.options)) as events:
+        async with aclosing(assistant.ask_events(PURPOSE, body.messages, body.options)) as events:
             async for event in events:
                 if isinstance(event, TextDelta):
                     yield sse({"content": event.text})
@@ -90,5 +90,5 @@ async def _events(request: Request, body: ChatInput) -> AsyncIterator[bytes]:
 
 ROUTES = [
     Route("/chat", chat, methods=["POST"]),
-    Route("/chat/stream", chat_stream, methods=["POST"]),
+    Route("/chat/stream", chat_streamed, methods=["POST"]),
 ]

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from llm_service.messages import ToolCall, ToolSpec
+from llm_service.messages import ToolSpec
+from plugin_bridge.app.tools import Tools
 from plugin_bridge.app.turn.prompts import Prompt, list_prompts, prompt_from_note
 from plugin_bridge.app.vault_tools import (
     RELATED_TOOL,
@@ -152,10 +153,13 @@ class LocalTools:
         if refused is not None:
             return refused
         offer_related(self.registry, self.vault)
-        block = await self.registry.run_tool_call(
-            ToolCall(f"mcp-{next(self._ids)}", name, arguments)
+        ran = await Tools(self.registry).run(
+            [(name, arguments)], id_prefix=f"mcp-{next(self._ids)}"
         )
-        return Outcome(block.content, block.is_error)
+        if ran.invalid_calls:
+            return Outcome(ran.invalid_calls[0].reason, is_error=True)
+        (result,) = ran.results
+        return Outcome(result.content, result.is_error)
 
     async def read_text(self, path: str) -> tuple[str, str]:
         from plugin_bridge.vault.errors import VaultError

@@ -208,7 +208,7 @@ export interface Methods {
 		result: SettingsResult;
 	};
 	/**
-	 * Run the calls (see :func:`run_calls`) with the app's tools.
+	 * Run the calls with the app's tools (see :meth:`Tools.run`).
 	 */
 	"tools/execute": {
 		params: ToolsExecuteParams;

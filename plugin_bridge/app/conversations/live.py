@@ -24,6 +24,7 @@ from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
     from llm_service import LLMService
+    from plugin_bridge.app.clients import Caller
     from plugin_bridge.app.conversations.store import ConversationStore
 
 logger = logging.getLogger(__name__)
@@ -79,18 +80,23 @@ class Conversations:
         conversation_id: str,
         service: LLMService,
         then: Callable[[], Coroutine[Any, Any, None]] | None = None,
+        *,
+        caller: Caller,
     ) -> None:
         """Commit the turn ``service`` just completed and return once it is committed (see the
-        module docstring); then run ``then`` in the background (what needs the stored turn: the
-        conversation's note, its title). A write that fails raises (and is logged); the turn
-        stays in memory. A cancelled caller does not stop the write."""
+        module docstring); a new conversation is ``caller``'s. Then run ``then`` in the
+        background (what needs the stored turn: the conversation's note, its title). A write
+        that fails raises (and is logged); the turn stays in memory. A cancelled caller does
+        not stop the write."""
         exchange, model = list(service.last_exchange), service.model
         before = self._writes.get(conversation_id)
 
         async def append() -> None:
             if before is not None:
                 await asyncio.wait([before])
-            await asyncio.to_thread(self.store.append, conversation_id, exchange, model)
+            await asyncio.to_thread(
+                self.store.append, conversation_id, exchange, model, caller.label
+            )
 
         stored = self._track(conversation_id, append())
         if then is not None:
@@ -133,6 +139,15 @@ class Conversations:
         """The store, once every turn completed so far is in it."""
         await self.settled()
         return self.store
+
+    async def check_owner(self, conversation_id: str, caller: Caller) -> None:
+        """A client key reaches its own conversations only: another's is unknown to it."""
+        if caller.is_owner:
+            return
+        store = await self.stored()
+        client = await asyncio.to_thread(store.client_of, conversation_id)
+        if client is not None and client != caller.label:
+            raise unknown(conversation_id)
 
     def clear(self, conversation_id: str) -> None:
         self.get(conversation_id).clear_conversation()

@@ -23,7 +23,6 @@ from llm_service.messages import (
     message_from_dict,
     message_to_dict,
 )
-from plugin_bridge.app.clients import current_caller
 from plugin_bridge.vault.schema import open_store
 
 FILE_NAME: Final = "conversations.sqlite3"
@@ -121,9 +120,12 @@ class ConversationStore:
         """An id for a new conversation; it is stored with its first completed turn."""
         return secrets.token_hex(8)
 
-    def append(self, conversation_id: str, messages: Sequence[Message], model: str) -> None:
-        """Store one completed turn's messages (creating the conversation with its first), in
-        one transaction: after a crash, a turn is there whole or not at all."""
+    def append(
+        self, conversation_id: str, messages: Sequence[Message], model: str, client: str
+    ) -> None:
+        """Store one completed turn's messages (creating the conversation with its first, as
+        ``client``'s: a caller's label), in one transaction: after a crash, a turn is there
+        whole or not at all."""
         bodies = [json.dumps(message_to_dict(m), ensure_ascii=False) for m in messages]
         with self._lock:
             conn = self._conn
@@ -133,7 +135,7 @@ class ConversationStore:
                 conn.execute(
                     "INSERT OR IGNORE INTO conversations "
                     "(id, title, model, created_at, updated_at, client) VALUES (?, '', ?, ?, ?, ?)",
-                    (conversation_id, model, now, now, current_caller.get().label),
+                    (conversation_id, model, now, now, client),
                 )
                 (last,) = conn.execute(
                     "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE conversation = ?",

@@ -8,11 +8,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError, Message
-from llm_service.pricing import cost_usd
+from plugin_bridge.app.assistant import AskOptions
+from plugin_bridge.wire.errors import RpcError
 
 if TYPE_CHECKING:
-    from llm_service import Provider
-    from llm_service.service import UsageCallback
+    from plugin_bridge.app.assistant import Assistant
+    from plugin_bridge.app.clients import Caller
 
 logger = logging.getLogger(__name__)
 
@@ -21,16 +22,17 @@ TITLE_CHARS: Final = 80
 
 
 async def make_title(
-    provider: Provider,
+    assistant: Assistant,
+    conversation_id: str,
     exchange: list[Message],
-    model: str,
+    caller: Caller,
     *,
-    on_usage: UsageCallback,
     rename: Callable[[str], object],
 ) -> None:
-    """Name a conversation from its first question and answer with ``model``; ``rename`` stores
-    the title (in a worker thread). The first-words title stays when the model fails: a title is
-    never worth an error."""
+    """Name a conversation from its first question and answer with the fast model (its usage
+    counted with the conversation, under ``caller``); ``rename`` stores the title (in a worker
+    thread). The first-words title stays when the model fails or a budget is used up: a title
+    is never worth an error."""
     if not exchange:
         return
     question, answer = exchange[0].text[:2000], exchange[-1].text[:2000]
@@ -38,15 +40,14 @@ async def make_title(
         "Give this conversation a title of at most six words, in the language of the question. "
         f"Answer with the title only.\n\nQuestion: {question}\n\nAnswer: {answer}"
     )
+    options = AskOptions(
+        route="fast", max_tokens=TITLE_MAX_TOKENS, caller=caller, conversation=conversation_id
+    )
     try:
-        reply = await provider.chat(
-            [Message.user(prompt)], model=model, max_tokens=TITLE_MAX_TOKENS
-        )
-    except LLMError as exc:
+        reply = await assistant.ask("title", [Message.user(prompt)], options)
+    except (LLMError, RpcError) as exc:
         logger.info("no title: %s", exc.code)
         return
-    cost = cost_usd(model, reply.usage, provider.price_provider)
-    on_usage(model, reply.usage, cost, provider.kind or "")
     title = " ".join(reply.text.strip().strip("\"'#*").split())[:TITLE_CHARS]
     if title:
         await asyncio.to_thread(rename, title)

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal
 
-from plugin_bridge.app.clients import current_caller
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
     from llm_service import Provider, Usage
     from llm_service.service import UsageCallback
+    from plugin_bridge.app.clients import Caller
     from plugin_bridge.app.conversations.usage_log import ModelUsage, UsageLog
 
 WARN_AT: Final = 0.8
@@ -50,11 +50,12 @@ class Spending:
         self.log = log
         self.budgets = budgets
 
-    def recorder(self, conversation_id: str | None, purpose: str) -> UsageCallback:
-        """The ``on_usage`` callback of one conversation (or command) of ``purpose``."""
+    def recorder(self, conversation_id: str | None, purpose: str, caller: Caller) -> UsageCallback:
+        """The ``on_usage`` callback of one conversation (or command) of ``purpose``, its calls
+        recorded under ``caller``'s key."""
 
         def record(model: str, usage: Usage, cost_usd: float | None, provider: str) -> None:
-            client = current_caller.get().label
+            client = caller.label
             self.log.record(conversation_id, purpose, provider, model, usage, cost_usd, client)
 
         return record
@@ -66,13 +67,14 @@ class Spending:
         provider: Provider,
         model: str,
         usage: Usage,
+        caller: Caller,
     ) -> float | None:
         """Record one call made outside a conversation's service (a note, a summary); what it
         cost (None: unknown)."""
         from llm_service.pricing import cost_usd
 
         cost = cost_usd(model, usage, provider.price_provider)
-        self.recorder(conversation_id, purpose)(model, usage, cost, provider.kind or "")
+        self.recorder(conversation_id, purpose, caller)(model, usage, cost, provider.kind or "")
         return cost
 
     def spent(self, period: Period, now: datetime | None = None) -> float:

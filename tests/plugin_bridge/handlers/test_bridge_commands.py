@@ -6,8 +6,9 @@ from pathlib import Path
 
 from llm_service import LLMResponse, ScriptedProvider, ToolCall
 from llm_service.options import ForcedTool
+from plugin_bridge.app.settings.config import NO_PROVIDER_IN_PLUGIN, PLUGIN_CLIENT
 from plugin_bridge.handlers.commands import GivenNote, cited_sources
-from tests.helpers.bridge import running_bridge
+from tests.helpers.bridge import init_params, running_bridge
 
 
 async def test_create_note_forces_save_note_and_saves_under_folder(tmp_path: Path) -> None:
@@ -123,6 +124,29 @@ async def test_search_summarize_with_hits_needs_a_provider(tmp_path: Path) -> No
     async with running_bridge(tmp_path) as bridge:
         error = await (await bridge.wire()).error("command/searchSummarize", {"query": "kafka"})
         assert error["code"] == -32011
+
+
+async def test_no_provider_tells_the_plugin_to_use_its_settings(tmp_path: Path) -> None:
+    """The client's name goes with each call: the plugin is told to set a provider in its own
+    settings, another client what to configure with flags and environment variables."""
+    async with running_bridge(tmp_path) as bridge:
+        plugin = await bridge.wire(initialize=False)
+        params = init_params(bridge.app.token)
+        await plugin.result(
+            "initialize", {**params, "client": {"name": PLUGIN_CLIENT, "version": "0"}}
+        )
+        for wire, expected in ((plugin, NO_PROVIDER_IN_PLUGIN), (await bridge.wire(), None)):
+            for method, call in (
+                ("command/rewrite", {"text": "x", "instruction": "shorter"}),
+                ("command/createNote", {"prompt": "x"}),
+                ("chat/send", {"text": "hi"}),
+            ):
+                error = await wire.error(method, call)
+                assert error["code"] == -32011
+                if expected is None:
+                    assert error["message"] != NO_PROVIDER_IN_PLUGIN
+                else:
+                    assert error["message"] == expected
 
 
 async def test_search_summarize_keeps_within_the_budget(tmp_path: Path) -> None:

@@ -139,14 +139,15 @@ async def test_fifty_concurrent_streams_stay_apart(
 async def test_create_note_forces_the_tool_where_the_api_can(
     tmp_path: Path, fake_http: FakeHTTPServer, api: str
 ) -> None:
-    """command/createNote sends a forced save_note (not to Ollama, which then answers in text)."""
+    """command/createNote sends a forced save_note; Ollama, which cannot force a tool, is
+    asked for the note as JSON of the same schema (its ``format``)."""
     fake = FAKES[api]
     title, body = "Kite festival", "On the dunes.\n"
+    arguments = {"title": title, "content": body}
     if fake.SUPPORTS_TOOL_CHOICE:
-        arguments = {"title": title, "content": body}
         fake_http.enqueue(fake.tool_reply([("c1", "save_note", arguments)], stream=False))
     else:
-        fake_http.enqueue(fake.text_reply(f"{title}\n{body}", stream=False))
+        fake_http.enqueue(fake.text_reply(json.dumps(arguments), stream=False))
     async with bridge_for(tmp_path, api, fake_http) as bridge:
         result = await (await bridge.wire()).result(
             "command/createNote", {"prompt": "kite festival note", "folder": "Ideas"}
@@ -156,6 +157,9 @@ async def test_create_note_forces_the_tool_where_the_api_can(
     (request,) = fake_http.requests
     forced = fake.forced_tool(request.json())
     assert forced == ("save_note" if fake.SUPPORTS_TOOL_CHOICE else None)
+    if not fake.SUPPORTS_TOOL_CHOICE:
+        assert request.json()["format"]["required"] == ["title", "content"]
+        assert "tools" not in request.json()
 
 
 async def test_search_summarize_streams_through_the_api(

@@ -18,7 +18,7 @@ import pytest_asyncio
 
 from llm_service import Message, Usage
 from plugin_bridge.app import mcp_approval
-from plugin_bridge.app.clients import Caller, ClientKeys, current_caller
+from plugin_bridge.app.clients import Caller, ClientKeys
 from plugin_bridge.app.settings.config import PLUGIN_CLIENT
 from plugin_bridge.cli import main
 from tests.fakes import anthropic as anthropic_fake
@@ -273,17 +273,35 @@ async def test_usage_and_audit_logs_name_the_key(served: Served) -> None:
     assert f"key:{write_name}" in audit and path in audit
 
 
+async def test_a_keys_turns_and_commands_are_its_own(served: Served) -> None:
+    """The caller goes with every model call over the WebSocket: a key's chat turn, its
+    conversation and its command are recorded under the key, not the owner."""
+    name = f"turner-{time.monotonic_ns()}"
+    key = keys_of(served).add(name, "chat")
+    served.anthropic.enqueue(anthropic_fake.text_reply("Hello."), anthropic_fake.text_reply("Ok."))
+    wire = await served.bridge.wire(token=key)
+    try:
+        sent = await wire.result("chat/send", {"text": "hi"})
+        await wire.result("command/rewrite", {"text": "bad", "instruction": "better"})
+    finally:
+        await wire.ws.close()
+    app = served.bridge.app
+    store = await app.conversations.stored()
+    assert store.client_of(sent["conversationId"]) == f"key:{name}"
+    rows = app.usage_log._conn.execute(
+        "SELECT purpose FROM usage WHERE client = ? ORDER BY time", (f"key:{name}",)
+    ).fetchall()
+    assert rows == [("chat",), ("rewrite",)]
+
+
 async def test_a_chat_key_sees_its_own_conversations_and_usage(served: Served) -> None:
     app = served.bridge.app
     name = f"own-{time.monotonic_ns()}"
     key = keys_of(served).add(name, "chat")
     store = await app.conversations.stored()
-    store.append("owners-talk", [Message.user("mine"), Message.assistant("ok")], "m")
-    token = current_caller.set(Caller(name, "chat"))
-    try:
-        store.append(f"{name}-talk", [Message.user("theirs"), Message.assistant("ok")], "m")
-    finally:
-        current_caller.reset(token)
+    store.append("owners-talk", [Message.user("mine"), Message.assistant("ok")], "m", "owner")
+    theirs = [Message.user("theirs"), Message.assistant("ok")]
+    store.append(f"{name}-talk", theirs, "m", Caller(name, "chat").label)
     app.usage_log.record(None, "http", "anthropic", "key-model", Usage(7, 3), 0.5, f"key:{name}")
     wire = await served.bridge.wire(token=key)
     try:

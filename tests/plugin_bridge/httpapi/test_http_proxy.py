@@ -11,6 +11,7 @@ import pytest
 import pytest_asyncio
 
 from llm_service import Usage
+from plugin_bridge.app.clients import OWNER_CALLER
 from plugin_bridge.app.conversations.usage import Budgets
 from plugin_bridge.app.vault_tools import VAULT_TOOL_NAMES, WRITE_TOOL_NAMES
 from tests.fakes import anthropic as anthropic_fake
@@ -129,7 +130,7 @@ async def test_a_used_up_budget_is_402_before_any_call(served: Served) -> None:
     app = served.bridge.app
     budgets = app.spending.budgets
     app.spending.budgets = Budgets(daily_usd=0.01)
-    app.spending.recorder(None, "test")("m", Usage(1, 1), 0.02, "anthropic")
+    app.spending.recorder(None, "test", OWNER_CALLER)("m", Usage(1, 1), 0.02, "anthropic")
     try:
         async with served.http() as http:
             chat = await http.post("/chat", json={"messages": QUESTION})

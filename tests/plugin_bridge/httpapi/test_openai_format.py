@@ -208,6 +208,15 @@ def test_content_blocks_in_both_shapes(assistant: list[Any], user: list[Any]) ->
             },
             "assistant messages",
         ),
+        (
+            {
+                "messages": [
+                    {"role": "assistant", "content": [{"type": "tool_result", "tool_use_id": "c"}]},
+                    {"role": "user", "content": "x"},
+                ]
+            },
+            "'messages[0].content': tool_result and image blocks belong to user messages.",
+        ),
     ],
 )
 def test_bad_bodies_name_the_field(body: dict[str, Any], field: str) -> None:

@@ -1,0 +1,199 @@
+"""A conversation's turn (``chat/send``), as :meth:`~plugin_bridge.app.assistant.Assistant.turn`
+runs it: everything the transport used to gather itself is decided here, once.
+
+:func:`start_turn` checks that a chat provider is set, finds (or starts) the conversation and
+refuses another key's, reads what the message sends (a custom prompt, the context the user
+points at, the vault's context note, images and PDFs: one worker-thread hop, none for a plain
+message whose context note is unchanged), picks the route of its purpose, sets the turn's
+system prompt, tools and usage recorder (under the caller's key), and checks the budget.
+:meth:`Turn.events` then streams the model's answer and, once it is complete, commits the turn
+before its last event is consumed (acknowledged is durable); what needs the stored turn (its
+title, the conversation's note) follows in the background.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
+
+from plugin_bridge.app.clients import OWNER_CALLER, Caller
+from plugin_bridge.app.conversations.transcripts import save_conversation_note
+from plugin_bridge.app.turn.context import ContextItem, resolve_context, turn_sources
+from plugin_bridge.app.turn.media import Media, sendable_media
+from plugin_bridge.app.turn.prompts import read_prompt
+from plugin_bridge.app.turn.setup import FIRST_MESSAGE
+from plugin_bridge.vault.errors import VaultError
+
+if TYPE_CHECKING:
+    from llm_service import LLMService, Message
+    from llm_service.events import ServiceEvent
+    from llm_service.messages import MediaBlock
+    from plugin_bridge.app.settings.providers import Purpose, Route
+    from plugin_bridge.app.state import BridgeApp
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    """What a turn asks for, and who asks."""
+
+    text: str
+    conversation_id: str | None = None
+    """None: a new conversation."""
+    purpose: Purpose | None = None
+    """The model's purpose; None: the custom prompt's, else chat."""
+    prompt_id: str | None = None
+    """A custom prompt whose instruction goes before the text."""
+    context: Sequence[ContextItem] = ()
+    """What the user points at, sent with this message only."""
+    setup: bool = False
+    """A turn of the setup conversation (empty text starts it)."""
+    caller: Caller = OWNER_CALLER
+    """Who asks: a key reaches its own conversations only, and its usage is recorded under it."""
+    client: str | None = None
+    """The client program's name (what to configure when no provider is set)."""
+
+
+class TurnInput(NamedTuple):
+    text: str
+    """The message, a custom prompt's instruction first when one is named."""
+    context: str
+    """The context block for the model ("" without context)."""
+    given: list[str]
+    """The notes given as context."""
+    purpose: Purpose
+    """The model's purpose: what the client asked for, else the prompt's, else chat."""
+    note: str | None
+    """The vault's context note (the conversation's standing context)."""
+    media: Media | None = None
+    """Images and PDFs sent with the message."""
+
+
+@dataclass
+class Turn:
+    """One turn, ready to run (:func:`start_turn`)."""
+
+    app: BridgeApp
+    conversation_id: str
+    service: LLMService
+    request: TurnRequest
+    input: TurnInput
+    route: Route
+    media: list[MediaBlock]
+    warnings: list[str]
+    """One sentence for each thing of the message the model does not get."""
+    first_turn: bool
+
+    async def events(self) -> AsyncGenerator[ServiceEvent, None]:
+        """The model's answer as it comes (text deltas, tool calls and results, then
+        ResponseComplete); the turn is committed before the generator ends. Closing it early
+        (a cancelled request) stores nothing."""
+        app, service, turn = self.app, self.service, self.input
+        stream = service.stream_message(
+            turn.text,
+            context=turn.context or None,
+            model=self.route.model,
+            provider=self.route.provider,
+            media=self.media,
+        )
+        async with aclosing(stream) as events:
+            async for event in events:
+                yield event
+        first_exchange = service.last_exchange if self.first_turn else None
+        stored = functools.partial(
+            _stored, app, self.conversation_id, first_exchange, self.request.caller
+        )
+        await app.conversations.record(
+            self.conversation_id, service, stored, caller=self.request.caller
+        )
+
+    @property
+    def sources(self) -> list[str]:
+        """The notes the turn drew on: those given as context, then those the model read."""
+        return turn_sources(self.input.given, self.service.last_exchange)
+
+
+async def start_turn(app: BridgeApp, request: TurnRequest) -> Turn:
+    """A turn ready to run (see the module docstring)."""
+    app.route("chat", request.client)  # -32011 saying what to configure
+    if request.conversation_id is None:
+        conversation_id, service = app.conversations.start()
+    else:
+        conversation_id = request.conversation_id
+        await app.conversations.check_owner(conversation_id, request.caller)
+        await app.conversations.settled(conversation_id)  # its last turn is stored
+        service = app.conversations.get(conversation_id)
+    turn = _plain_turn_input(app, request)
+    if turn is None:
+        turn = await asyncio.to_thread(_turn_input, app, request)
+    route = app.route(turn.purpose, request.client)  # what the settings say now, this turn only
+    app.prepare_turn(service, setup=request.setup, has_note=turn.note is not None)
+    service.on_usage = app.spending.recorder(conversation_id, "chat", request.caller)
+    first_turn = not service.history
+    service.set_conversation_context(turn.note)
+    media, warnings = await sendable_media(turn.media, route.provider, route.model)
+    app.spending.check()  # -32012 before any provider call
+    return Turn(app, conversation_id, service, request, turn, route, media, warnings, first_turn)
+
+
+async def _stored(
+    app: BridgeApp,
+    conversation_id: str,
+    first_exchange: list[Message] | None,
+    caller: Caller,
+) -> None:
+    """Once a turn is stored: a first turn gets its title, the conversation's note is kept."""
+    if first_exchange is not None:
+        app.title_later(conversation_id, first_exchange, caller)
+    await _keep_note(app, conversation_id)
+
+
+def _text(request: TurnRequest) -> str:
+    return request.text.strip() or (FIRST_MESSAGE if request.setup else "")
+
+
+def _plain_turn_input(app: BridgeApp, request: TurnRequest) -> TurnInput | None:
+    """The input of a plain message (no prompt, no context) whose context note is unchanged
+    since it was last read, without a worker thread; None otherwise."""
+    if request.prompt_id is not None or request.context:
+        return None
+    fresh, note = app.context_notes.cached(app.vault, app.config.context_note)
+    if not fresh:
+        return None
+    return TurnInput(_text(request), "", [], request.purpose or "chat", note)
+
+
+def _turn_input(app: BridgeApp, request: TurnRequest) -> TurnInput:
+    """What this turn sends, which model runs it and the vault's context note (blocking: one
+    worker-thread hop for all of it)."""
+    text = _text(request)
+    purpose: Purpose = request.purpose or "chat"
+    if request.prompt_id is not None:
+        prompt = read_prompt(app.vault, request.prompt_id, app.config.prompts_folder)
+        text = f"{prompt.instruction}\n\n{text}" if text else prompt.instruction
+        if prompt.purpose is not None and request.purpose is None:
+            purpose = prompt.purpose
+    context, given, media = resolve_context(app.vault, request.context)
+    note = app.context_notes.read(app.vault, app.config.context_note)
+    return TurnInput(text, context, given, purpose, note, media)
+
+
+async def _keep_note(app: BridgeApp, conversation_id: str) -> None:
+    """With the setting conversations_folder, the conversation's note is brought up to date;
+    a note that cannot be written is logged, never a failed turn (the turn is stored)."""
+    folder = app.config.conversations_folder
+    if folder is None:
+        return
+    store = app.conversations.store
+    try:
+        await asyncio.to_thread(
+            save_conversation_note, app.vault.notes, store, folder, conversation_id
+        )
+    except VaultError as exc:
+        logger.warning("conversation %s was not saved as a note: %s", conversation_id, exc)
