@@ -10,7 +10,7 @@ from typing import Annotated, Final, Literal
 from pydantic import Field, StringConstraints
 
 from llm_service.factory import ProviderName
-from plugin_bridge.wire.models.base import Params, WireModel
+from plugin_bridge.wire.models.base import Params, ServerRequest, WireModel
 
 
 class ModelsByPurpose(WireModel):
@@ -156,3 +156,9 @@ class SettingsConfirmParams(WireModel):
 
 class SettingsConfirmResult(WireModel):
     approved: bool
+
+
+SETTINGS_CONFIRM: Final = ServerRequest(
+    "settings/confirm", SettingsConfirmParams, SettingsConfirmResult
+)
+"""May this MCP server, new or changed by settings/update, run?"""
