@@ -36,7 +36,7 @@ DEFAULT_STREAM_TIMEOUT = 600.0
 DEFAULT_MAX_TOKENS: Final = 4096
 """The most tokens one model answer may have unless ``max_tokens=`` says otherwise (providers
 and LLMService alike)."""
-T = TypeVar("T")
+CallT = TypeVar("CallT")
 
 
 class ProviderOptions(TypedDict, total=False):
@@ -116,7 +116,7 @@ class Retrying(ABC):
     def _convert_error(self, exc: Exception) -> LLMError:
         """Translate anything the SDK raised into an LLMError (the one place per provider)."""
 
-    async def _translated(self, call: Awaitable[T]) -> T:
+    async def _translated(self, call: Awaitable[CallT]) -> CallT:
         try:
             return await call
         except LLMError:
@@ -124,7 +124,7 @@ class Retrying(ABC):
         except Exception as exc:
             raise self._convert_error(exc) from exc
 
-    async def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> T:
+    async def _with_retries(self, attempt: Callable[[], Awaitable[CallT]]) -> CallT:
         await warmed()  # never import the SDK while a warm-up thread imports it
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
@@ -136,7 +136,7 @@ class Retrying(ABC):
             reraise=True,
         )
 
-        async def call() -> T:  # tenacity awaits only coroutine functions
+        async def call() -> CallT:  # tenacity awaits only coroutine functions
             return await attempt()
 
         return await retrying(call)
