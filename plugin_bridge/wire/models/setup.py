@@ -9,7 +9,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from llm_service.embedders.hub import DEFAULT_MODEL, REPO_PATTERN
+from llm_service.embedders.hub import DEFAULT_EMBEDDER_MODEL, REPO_PATTERN
 from plugin_bridge.wire.models.base import Notification, Params, WireModel
 from plugin_bridge.wire.protocol import RequestId
 
@@ -36,7 +36,7 @@ class RuntimesDetectResult(WireModel):
 
 class EmbedderDownloadParams(Params):
     model: str = Field(
-        DEFAULT_MODEL,
+        DEFAULT_EMBEDDER_MODEL,
         max_length=200,
         pattern=REPO_PATTERN,
         description="A model2vec model on the Hugging Face hub (owner/name).",
