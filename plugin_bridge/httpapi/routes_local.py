@@ -113,7 +113,7 @@ def _calls(body: object) -> tuple[list[str], list[tuple[str, dict[str, Any] | st
     return ids, calls
 
 
-ROUTES = [
+LOCAL_ROUTES = [
     Route("/api/local-llm/tools", tools, methods=["GET"]),
     Route("/api/local-llm/execute-tools", execute_tools, methods=["POST"]),
 ]
