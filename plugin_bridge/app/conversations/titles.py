@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError, Message
 from llm_service.pricing import cost_usd
+from plugin_bridge.app.conversations.store import TITLE_CHARS
 
 if TYPE_CHECKING:
     from llm_service import Provider
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 TITLE_MAX_TOKENS: Final = 30
-TITLE_CHARS: Final = 80
 
 
 async def make_title(
