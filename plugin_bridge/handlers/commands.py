@@ -49,7 +49,7 @@ SAVE_NOTE: Final = ToolSpec(
 )
 NOTE_MAX_TOKENS: Final = 4096
 MAX_TITLE_CHARS: Final = 100
-"""Retries when another writer takes the unique name between choosing and creating it."""
+"""A created note's title (its file name) is cut to this many characters."""
 SUMMARY_BUDGET_TOKENS: Final = 6000
 CHARS_PER_TOKEN: Final = 4
 SUMMARY_MAX_TOKENS: Final = 1024
