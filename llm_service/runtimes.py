@@ -30,11 +30,13 @@ from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from llm_service.factory import PROFILES
+
 if TYPE_CHECKING:
     import httpx
 
 RuntimeKind = Literal["ollama", "lmstudio"]
-DEFAULT_OLLAMA: Final = "http://127.0.0.1:11434"
+DEFAULT_OLLAMA: Final = PROFILES["ollama"].default_base_url or ""
 DEFAULT_LMSTUDIO: Final = "http://127.0.0.1:1234"
 RUNTIME_CONNECT_SECONDS: Final = 0.25
 """A local runtime accepts a connection at once; a refused one fails at once."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, Self, TypedDict, TypeVar, Unpack
 from llm_service.catalog import ModelInfo, described
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent
+from llm_service.factory import PROFILES
 from llm_service.messages import LLMResponse, Message, ToolSpec
 from llm_service.options import TOOL_MODES, ForcedTool, ResponseFormat, ToolChoice
 from llm_service.warmup import import_early, warmed
@@ -102,7 +103,7 @@ class Retrying(ABC):
     Retry-After); anything else an SDK raised goes through ``_convert_error`` once."""
 
     name: str = "provider"
-    """Human name used in error messages ("Anthropic", "OpenAI", "Ollama")."""
+    """Human name used in error messages (a provider's is its profile's label)."""
 
     def __init__(self, max_attempts: int = 3, backoff_base: float = 1.0) -> None:
         if max_attempts < 1:
@@ -234,7 +235,8 @@ class Provider(Retrying):
         from llm_service.catalog import sees_images
 
         known = sees_images(model)
-        return known if known is not None else self.price_provider in ("anthropic", "openai")
+        hosted = any(p.name == self.price_provider and not p.local for p in PROFILES.values())
+        return known if known is not None else hosted
 
     async def warm_up(self) -> None:
         """Import the SDK and read the price data in a worker thread, so that the first call

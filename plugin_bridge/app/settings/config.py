@@ -39,7 +39,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from llm_service.factory import PROFILES, ProviderName, parse_model_spec
+from llm_service.factory import PROFILES, ProviderName, parse_model_spec, provider_name
 from plugin_bridge.app.settings.keys import HOST_FIELDS, KEY_FIELDS, check_url, key_for
 from plugin_bridge.app.settings.sources import launch_bindings, named_provider, no_key
 from plugin_bridge.wire.models.settings import MCP_NAME_PATTERN
@@ -478,12 +478,13 @@ def build_embedder(settings: BridgeSettings) -> Embedder | None:
     chat = choose_provider(settings).name
 
     kind, _ = parse_spec(settings.embedder)
+    vendor = provider_name(kind)  # a provider's embedder goes where its provider goes
     base_url = settings.embedder_base_url
-    if base_url is None and kind in ("ollama", "openai"):
-        base_url = base_url_for(settings, "openai" if kind == "openai" else "ollama", chat)
+    if base_url is None and vendor is not None:
+        base_url = base_url_for(settings, vendor, chat)
     return make_embedder(
         settings.embedder,
-        api_key=key_for(settings, "openai", base_url) if kind == "openai" else None,
+        api_key=key_for(settings, vendor, base_url) if vendor in KEY_FIELDS else None,
         base_url=base_url,
         requests_per_minute=settings.embedder_requests_per_minute,
         concurrency=settings.embedder_concurrency,
