@@ -159,13 +159,13 @@ def _profiler(path: str | None) -> Any:
 async def sdk_stream_once(self: Any, request: Any) -> AsyncGenerator[Any, None]:
     """The provider's stream as it was: every SSE event built into the SDK's chunk object."""
     from llm_service import ResponseComplete
-    from llm_service.providers.openai import _Assembly
+    from llm_service.providers.openai import _OpenAIAssembly
 
     stream = await self._sdk().chat.completions.create(
         **self._params(request), stream=True, stream_options={"include_usage": True}
     )
     async with stream:
-        assembly = _Assembly(request_id=None)
+        assembly = _OpenAIAssembly(request_id=None)
         async for chunk in stream:
             for event in assembly.feed(chunk):
                 yield event

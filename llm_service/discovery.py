@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     from llm_service.providers.base import Provider
 
 Source = Literal["api", "cache", "catalog"]
-T = TypeVar("T")
+Found = TypeVar("Found")
 
-FILE_NAME: Final = "models.json"
+MODELS_CACHE_FILE: Final = "models.json"
 TTL_SECONDS: Final = 24 * 3600.0
 
 
@@ -36,7 +36,7 @@ class ModelCache:
     """Model lists by provider key (provider name and base URL) in ``<data dir>/models.json``."""
 
     def __init__(self, data_dir: Path, *, ttl: float = TTL_SECONDS) -> None:
-        self.path = data_dir / FILE_NAME
+        self.path = data_dir / MODELS_CACHE_FILE
         self.ttl = ttl
 
     def get(self, key: str, *, fresh_only: bool = True) -> list[ModelInfo] | None:
@@ -162,7 +162,7 @@ def validate_key(
     return _blocking(avalidate_key(provider, key, base_url=base_url))
 
 
-def _blocking(call: Coroutine[Any, Any, T]) -> T:
+def _blocking(call: Coroutine[Any, Any, Found]) -> Found:
     """Run ``call`` to its end: on a loop of its own, or, when this thread already runs one
     (a notebook, an async app), on a loop in another thread while this one waits."""
     try:

@@ -30,7 +30,7 @@ class ProviderProfile(NamedTuple):
 
     name: ProviderName
     label: str
-    """Its name as users read it ("Anthropic")."""
+    """Its name as users read it (in messages, the CLI and the plugin)."""
     key_variable: str | None
     """The SDK's API key variable, which the settings read too; None: it takes no key."""
     base_url_variable: str | None
@@ -46,6 +46,9 @@ class ProviderProfile(NamedTuple):
     """The address used when none is set; None: the SDK's own (``default_origin``)."""
     recommended_models: tuple[str, ...]
     """Best first: the bridge's default model is the first."""
+    own_models: str | None = None
+    """A regular expression that only this vendor's model ids match (``^claude-``): a bare
+    model id that matches goes to this provider when it is configured; None: no such prefix."""
 
     def lacks_key(self, key: str | None, base_url: str | None) -> bool:
         """Whether it cannot run with ``key`` (None: none) at ``base_url`` (None: its own)."""
@@ -67,6 +70,7 @@ PROFILES: Final[dict[ProviderName, ProviderProfile]] = {
             local=False,
             default_base_url=None,
             recommended_models=("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5"),
+            own_models=r"^claude-",
         ),
         ProviderProfile(
             name="openai",
@@ -78,6 +82,7 @@ PROFILES: Final[dict[ProviderName, ProviderProfile]] = {
             local=False,
             default_base_url=None,
             recommended_models=("gpt-6.1-sol", "gpt-6.1-terra", "gpt-6-luna"),
+            own_models=r"^(gpt-|chatgpt-|o[1-9](-|$))",
         ),
         ProviderProfile(
             name="ollama",

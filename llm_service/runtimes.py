@@ -10,8 +10,8 @@ models it has, whether each can use tools and whether it is an embedding model:
   each model's ``type`` (``llm``, ``vlm``, ``embeddings``) and ``capabilities`` (``tool_use``);
   a server without that API is asked its OpenAI-compatible ``GET /v1/models`` instead.
 
-Connections time out after :data:`CONNECT_SECONDS`, so with nothing listening (or a host that
-drops packets) the probe is over in well under a second. No key or token is sent: the requests
+Connections time out after :data:`RUNTIME_CONNECT_SECONDS`, so with nothing listening (or a host
+that drops packets) the probe is over in well under a second. No key or token is sent: the requests
 carry no credentials, and the environment's proxy and ``.netrc`` settings are not read.
 
 Whatever listens on those ports is not trusted: an answer larger than :data:`MAX_ANSWER_BYTES`
@@ -30,15 +30,17 @@ from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from llm_service.factory import PROFILES
+
 if TYPE_CHECKING:
     import httpx
 
 RuntimeKind = Literal["ollama", "lmstudio"]
-DEFAULT_OLLAMA: Final = "http://127.0.0.1:11434"
+DEFAULT_OLLAMA: Final = PROFILES["ollama"].default_base_url or ""
 DEFAULT_LMSTUDIO: Final = "http://127.0.0.1:1234"
-CONNECT_SECONDS: Final = 0.25
+RUNTIME_CONNECT_SECONDS: Final = 0.25
 """A local runtime accepts a connection at once; a refused one fails at once."""
-READ_SECONDS: Final = 2.0
+RUNTIME_READ_SECONDS: Final = 2.0
 """Once connected, how long one answer may take."""
 RUNTIME_SECONDS: Final = 2.0
 """All the requests of one runtime."""
@@ -82,7 +84,7 @@ async def detect_runtimes(roots: Mapping[RuntimeKind, str] | None = None) -> lis
     import httpx
 
     where = runtime_roots() if roots is None else roots
-    timeout = httpx.Timeout(READ_SECONDS, connect=CONNECT_SECONDS)
+    timeout = httpx.Timeout(RUNTIME_READ_SECONDS, connect=RUNTIME_CONNECT_SECONDS)
     https = any(root.startswith("https:") for root in where.values())
     # Loading the CA bundle costs ~80 ms: only an https address needs it.
     async with httpx.AsyncClient(timeout=timeout, trust_env=False, verify=https) as client:

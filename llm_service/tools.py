@@ -66,7 +66,7 @@ class ToolOptions(TypedDict, total=False):
 
 
 TOOL_NAME_PATTERN: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-DEFAULT_TIMEOUT: Final = 30.0
+TOOL_TIMEOUT: Final = 30.0
 _MAX_REASON_CHARS: Final = 300
 """Validation messages quote the offending value; long values are cut to keep results short."""
 
@@ -124,7 +124,7 @@ class ToolRegistry:
             tool, description, input_schema, handler
         )
         permission = options.get("permission", "allow")
-        timeout = options.get("timeout", DEFAULT_TIMEOUT)
+        timeout = options.get("timeout", TOOL_TIMEOUT)
         if not TOOL_NAME_PATTERN.match(name):
             raise ValueError(
                 f"Tool name {name!r} is invalid: use 1-64 letters, digits, '_' or '-'."

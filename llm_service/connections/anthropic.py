@@ -25,8 +25,7 @@ if TYPE_CHECKING:
 
 _PROFILE: Final = PROFILES["anthropic"]
 MISSING_KEY: Final = f"{_PROFILE.label} API key is missing: set {_PROFILE.key_variable}."
-DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
-DEFAULT_TIMEOUT: Final = 60.0
+ANTHROPIC_TIMEOUT: Final = 60.0
 _SPEND_LIMIT_CODES: Final = frozenset(
     {"enforced_spend_limit_reached", "contract_spend_limit_reached"}
 )
@@ -44,7 +43,7 @@ class AnthropicConnection:
         api_key: str | None = None,
         *,
         base_url: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float = ANTHROPIC_TIMEOUT,
         key_hint: str | None = None,
     ) -> None:
         self._api_key = api_key
@@ -96,7 +95,9 @@ class AnthropicConnection:
             log_unexpected("the Anthropic SDK", exc)
         who = self.name
         if code == "network_error":
-            url = self._client.base_url if self._client else self.base_url or DEFAULT_BASE_URL
+            url = (
+                self._client.base_url if self._client else self.base_url or _PROFILE.default_origin
+            )
             who = f"{self.name} at {url}"
         return LLMError(
             describe(code, who, None, detail, self._hint(code, None, None)),

@@ -22,10 +22,9 @@ from llm_service.factory import PROFILES
 if TYPE_CHECKING:
     import httpx
 
-DEFAULT_BASE_URL: Final = "http://127.0.0.1:11434"
 _MISSING_MODEL = re.compile(r"""model ["']([^"']+)["'] not found""")
 """Ollama's 404 texts: ``model 'x' not found`` and ``model "x" not found, try pulling it first``."""
-DEFAULT_TIMEOUT: Final = 120.0
+OLLAMA_TIMEOUT: Final = 120.0
 """A model may have to load first."""
 
 
@@ -57,8 +56,8 @@ class OllamaConnection:
 
     name = PROFILES["ollama"].label
 
-    def __init__(self, base_url: str | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.base_url: str = (base_url or DEFAULT_BASE_URL).rstrip("/")
+    def __init__(self, base_url: str | None = None, *, timeout: float = OLLAMA_TIMEOUT) -> None:
+        self.base_url: str = (base_url or PROFILES["ollama"].default_base_url or "").rstrip("/")
         self.timeout = timeout
         self._client: httpx.AsyncClient | None = None
 

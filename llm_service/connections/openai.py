@@ -26,7 +26,7 @@ from llm_service.factory import PROFILES
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-DEFAULT_TIMEOUT: Final = 60.0
+OPENAI_TIMEOUT: Final = 60.0
 LOCAL_PLACEHOLDER_KEY = "not-needed"
 """What the SDK is given without a key; the request goes out without an Authorization."""
 _SECRET = re.compile(r"\bsk-[\w*-]{4,}")
@@ -49,7 +49,7 @@ class OpenAIConnection:
         api_key: str | None = None,
         *,
         base_url: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float = OPENAI_TIMEOUT,
         name: str | None = None,
         key_hint: str | None = None,
     ) -> None:

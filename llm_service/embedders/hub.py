@@ -32,13 +32,13 @@ from llm_service.errors import ErrorCode, LLMError
 if TYPE_CHECKING:
     import httpx
 
-DEFAULT_MODEL: Final = "minishlab/potion-base-8M"
+DEFAULT_EMBEDDER_MODEL: Final = "minishlab/potion-base-8M"
 DEFAULT_ENDPOINT: Final = "https://huggingface.co"
 MODEL_FILES: Final = ("config.json", "tokenizer.json", "model.safetensors")
 REPO_PATTERN: Final = r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$"
 """A hub repository id, ``owner/name`` (no path tricks)."""
-CONNECT_SECONDS: Final = 10.0
-READ_SECONDS: Final = 60.0
+HUB_CONNECT_SECONDS: Final = 10.0
+HUB_READ_SECONDS: Final = 60.0
 """How long one read of the download may wait for bytes."""
 CHUNK_BYTES: Final = 1 << 16
 PROGRESS_STEPS: Final = 100
@@ -102,7 +102,7 @@ async def _download(
     folder.parent.mkdir(parents=True, exist_ok=True)
     temp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.download-", dir=folder.parent))
     try:
-        limits = httpx.Timeout(READ_SECONDS, connect=CONNECT_SECONDS)
+        limits = httpx.Timeout(HUB_READ_SECONDS, connect=HUB_CONNECT_SECONDS)
         async with (
             httpx.AsyncClient(
                 timeout=limits, follow_redirects=True, headers={"accept-encoding": "identity"}

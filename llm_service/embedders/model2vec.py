@@ -23,10 +23,10 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     from tokenizers import Tokenizer
 
-MAX_TOKENS: Final = 512
+MAX_TEXT_TOKENS: Final = 512
 """Tokens of a text that count (model2vec's default ``max_length``)."""
 CHARS_PER_TOKEN_CAP: Final = 16
-"""Texts are cut to ``MAX_TOKENS * CHARS_PER_TOKEN_CAP`` characters before tokenizing."""
+"""Texts are cut to ``MAX_TEXT_TOKENS * CHARS_PER_TOKEN_CAP`` characters before tokenizing."""
 
 
 class Model2VecEmbedder(Embedder):
@@ -134,14 +134,14 @@ class _Model:
     def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
         import numpy as np
 
-        cut = MAX_TOKENS * CHARS_PER_TOKEN_CAP
+        cut = MAX_TEXT_TOKENS * CHARS_PER_TOKEN_CAP
         encodings = self.tokenizer.encode_batch_fast(
             [text[:cut] for text in texts], add_special_tokens=False
         )
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         rows = len(self.embeddings)
         for i, encoding in enumerate(encodings):
-            ids = [t for t in encoding.ids[:MAX_TOKENS] if t != self.unk_id and t < rows]
+            ids = [t for t in encoding.ids[:MAX_TEXT_TOKENS] if t != self.unk_id and t < rows]
             if ids:
                 out[i] = self.embeddings[ids].mean(axis=0)
         return out

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
+FieldT = TypeVar("FieldT")
 
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -126,7 +126,7 @@ class AnthropicProvider(Provider):
 
     async def _chat_once(self, request: ChatRequest) -> LLMResponse:
         message = await self._sdk().messages.create(**_params(request))
-        assembly = _Assembly(request.model, getattr(message, "_request_id", None))
+        assembly = _AnthropicAssembly(request.model, getattr(message, "_request_id", None))
         assembly.add_message(message)
         return _answer(assembly.response(), request.response_format)
 
@@ -135,7 +135,7 @@ class AnthropicProvider(Provider):
         fmt = request.response_format
         answer = _FormatStream(fmt.name) if fmt is not None else None
         async with stream:
-            assembly = _Assembly(request.model, stream.response.headers.get("request-id"))
+            assembly = _AnthropicAssembly(request.model, stream.response.headers.get("request-id"))
             async for event in stream:
                 for out in assembly.feed(event):
                     translated = out if answer is None else answer.translate(out)
@@ -290,7 +290,7 @@ def _usage(raw: object, base: Usage | None = None) -> Usage:
 
 
 @dataclass
-class _PartialCall:
+class _AnthropicPartialCall:
     id: str
     name: str
     ordinal: int
@@ -306,14 +306,14 @@ class _PartialCall:
 
 
 @dataclass
-class _Assembly:
+class _AnthropicAssembly:
     """Builds one LLMResponse from raw Messages API events, or from a whole message."""
 
     model: str
     request_id: str | None
     texts: list[str] = field(default_factory=list)
     blocks: set[int] = field(default_factory=set)
-    pending: dict[int, _PartialCall] = field(default_factory=dict)
+    pending: dict[int, _AnthropicPartialCall] = field(default_factory=dict)
     calls: dict[int, ToolCall] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None
@@ -384,7 +384,7 @@ class _Assembly:
         if kind == "tool_use":
             ordinal = len(self.pending) + len(self.calls)
             call_id, name = self._field(block, "id", str), self._field(block, "name", str)
-            self.pending[index] = _PartialCall(
+            self.pending[index] = _AnthropicPartialCall(
                 call_id, name, ordinal, getattr(block, "input", None)
             )
             return [ToolCallDelta(ordinal, call_id, name, "")]
@@ -414,13 +414,13 @@ class _Assembly:
         self.texts.append(text)
         return [TextDelta(text)]
 
-    def _field(self, obj: object, name: str, kind: type[T]) -> T:
+    def _field(self, obj: object, name: str, kind: type[FieldT]) -> FieldT:
         value = self._optional(obj, name, kind)
         if value is None:
             raise self._unreadable(f"{type(obj).__name__}.{name} is missing")
         return value
 
-    def _optional(self, obj: object, name: str, kind: type[T]) -> T | None:
+    def _optional(self, obj: object, name: str, kind: type[FieldT]) -> FieldT | None:
         value = getattr(obj, name, None)
         if value is None:
             return None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, Self, TypedDict, TypeVar, Unpack
 from llm_service.catalog import ModelInfo, described
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent
+from llm_service.factory import PROFILES
 from llm_service.messages import LLMResponse, Message, ToolSpec
 from llm_service.options import TOOL_MODES, ForcedTool, ResponseFormat, ToolChoice
 from llm_service.warmup import import_early, warmed
@@ -36,7 +37,7 @@ DEFAULT_STREAM_TIMEOUT = 600.0
 DEFAULT_MAX_TOKENS: Final = 4096
 """The most tokens one model answer may have unless ``max_tokens=`` says otherwise (providers
 and LLMService alike)."""
-T = TypeVar("T")
+CallT = TypeVar("CallT")
 
 
 class ProviderOptions(TypedDict, total=False):
@@ -102,7 +103,7 @@ class Retrying(ABC):
     Retry-After); anything else an SDK raised goes through ``_convert_error`` once."""
 
     name: str = "provider"
-    """Human name used in error messages ("Anthropic", "OpenAI", "Ollama")."""
+    """Human name used in error messages (a provider's is its profile's label)."""
 
     def __init__(self, max_attempts: int = 3, backoff_base: float = 1.0) -> None:
         if max_attempts < 1:
@@ -116,7 +117,7 @@ class Retrying(ABC):
     def _convert_error(self, exc: Exception) -> LLMError:
         """Translate anything the SDK raised into an LLMError (the one place per provider)."""
 
-    async def _translated(self, call: Awaitable[T]) -> T:
+    async def _translated(self, call: Awaitable[CallT]) -> CallT:
         try:
             return await call
         except LLMError:
@@ -124,7 +125,7 @@ class Retrying(ABC):
         except Exception as exc:
             raise self._convert_error(exc) from exc
 
-    async def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> T:
+    async def _with_retries(self, attempt: Callable[[], Awaitable[CallT]]) -> CallT:
         await warmed()  # never import the SDK while a warm-up thread imports it
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
@@ -136,7 +137,7 @@ class Retrying(ABC):
             reraise=True,
         )
 
-        async def call() -> T:  # tenacity awaits only coroutine functions
+        async def call() -> CallT:  # tenacity awaits only coroutine functions
             return await attempt()
 
         return await retrying(call)
@@ -234,7 +235,8 @@ class Provider(Retrying):
         from llm_service.catalog import sees_images
 
         known = sees_images(model)
-        return known if known is not None else self.price_provider in ("anthropic", "openai")
+        hosted = any(p.name == self.price_provider and not p.local for p in PROFILES.values())
+        return known if known is not None else hosted
 
     async def warm_up(self) -> None:
         """Import the SDK and read the price data in a worker thread, so that the first call

@@ -186,7 +186,7 @@ class OllamaProvider(TextToolFallback):
 
     async def _chat_native(self, request: ChatRequest) -> LLMResponse:
         response = await self._http().post("/api/chat", json=self._body(request, stream=False))
-        assembly = _Assembly()
+        assembly = _OllamaAssembly()
         assembly.feed(decode_json(response.status_code, response.content, response.headers))
         return assembly.response()
 
@@ -195,7 +195,7 @@ class OllamaProvider(TextToolFallback):
         async with self._http().stream("POST", "/api/chat", json=body) as response:
             if response.status_code >= 400:
                 decode_json(response.status_code, await response.aread(), response.headers)
-            assembly = _Assembly()
+            assembly = _OllamaAssembly()
             async for line in response.aiter_lines():
                 if line.strip():
                     for event in assembly.feed(decode_json(200, line.encode())):
@@ -258,7 +258,7 @@ def _tool_call(raw: object, index: int) -> tuple[ToolCall, ToolCallDelta]:
 
 
 @dataclass
-class _Assembly:
+class _OllamaAssembly:
     """Builds one LLMResponse from Ollama's JSON objects (one, or one per NDJSON line)."""
 
     text: list[str] = field(default_factory=list)

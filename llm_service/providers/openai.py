@@ -187,7 +187,7 @@ class OpenAIProvider(TextToolFallback):
 
     async def _chat_native(self, request: ChatRequest) -> LLMResponse:
         completion = await self._sdk().chat.completions.create(**self._params(request))
-        assembly = _Assembly(request_id=getattr(completion, "_request_id", None))
+        assembly = _OpenAIAssembly(request_id=getattr(completion, "_request_id", None))
         assembly.add_completion(completion)
         return assembly.response()
 
@@ -202,7 +202,7 @@ class OpenAIProvider(TextToolFallback):
         )
         async with stream as response:  # closes the HTTP response however the generator ends
             request_id = response.headers.get("x-request-id")
-            assembly = _Assembly(request_id=request_id)
+            assembly = _OpenAIAssembly(request_id=request_id)
             try:
                 # Read to the end, past [DONE]: an HTTP/1.1 connection is reused only once its
                 # response has been read whole (else each turn opens a new one).
@@ -308,14 +308,14 @@ def _usage(raw: Any) -> Usage:
 
 
 @dataclass
-class _PartialCall:
+class _OpenAIPartialCall:
     id: str
     name: str
     json: str = ""
 
 
 @dataclass
-class _Assembly:
+class _OpenAIAssembly:
     """Builds one LLMResponse from a completion or its chunks (tool calls assembled by index).
 
     SDK objects are typed ``Any`` here on purpose: the SDK builds them without validation, so
@@ -325,7 +325,7 @@ class _Assembly:
     request_id: str | None = None
     model: str = ""
     text: list[str] = field(default_factory=list)
-    calls: dict[int, _PartialCall] = field(default_factory=dict)
+    calls: dict[int, _OpenAIPartialCall] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
     chunks: int = 0
@@ -382,11 +382,11 @@ class _Assembly:
             )
         return events
 
-    def call(self, index: int, call_id: object, name: object) -> _PartialCall:
+    def call(self, index: int, call_id: object, name: object) -> _OpenAIPartialCall:
         """The call at ``index``; the first id wins (one is generated if the server sent none)."""
         if index not in self.calls:
             new_id = _text(call_id) or f"call_{uuid.uuid4().hex[:24]}"
-            self.calls[index] = _PartialCall(new_id, "")
+            self.calls[index] = _OpenAIPartialCall(new_id, "")
         partial = self.calls[index]
         if not partial.name:
             partial.name = _text(name)
@@ -440,7 +440,7 @@ def _is_embedding_model(model: str) -> bool:
     return "embed" in model.lower()
 
 
-def _json_event(data: str, assembly: _Assembly) -> dict[str, Any]:
+def _json_event(data: str, assembly: _OpenAIAssembly) -> dict[str, Any]:
     try:
         chunk = json.loads(data)
     except ValueError:

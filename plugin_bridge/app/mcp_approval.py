@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from plugin_bridge.wire.errors import RpcError, WireCode
-from plugin_bridge.wire.models import SettingsConfirmParams, SettingsConfirmResult, dump
+from plugin_bridge.wire.models import SETTINGS_CONFIRM, SettingsConfirmParams, dump
 
 if TYPE_CHECKING:
     from plugin_bridge.app.settings.config import McpServer, McpSettings
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-CONFIRM_METHOD: Final = "settings/confirm"
 CONFIRM_TIMEOUT: Final = 60.0
 
 
@@ -82,13 +81,13 @@ async def approve(
         )
         try:
             async with asyncio.timeout(CONFIRM_TIMEOUT):
-                answer = await plugin.request(CONFIRM_METHOD, dump(params))
+                answer = await plugin.request(SETTINGS_CONFIRM.method, dump(params))
         except TimeoutError:
             raise _refused(name, f"no answer came within {CONFIRM_TIMEOUT:.0f} s") from None
         approved = False
         if answer.error is None:
             try:
-                approved = SettingsConfirmResult.model_validate(answer.result).approved
+                approved = SETTINGS_CONFIRM.parse(answer.result).approved
             except ValueError:
                 approved = False
         if not approved:

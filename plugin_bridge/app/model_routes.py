@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError
-from llm_service.factory import PROVIDER_NAMES, ProviderName, parse_model_spec
+from llm_service.factory import PROFILES, PROVIDER_NAMES, ProviderName, parse_model_spec
 from plugin_bridge.app.settings.config import BridgeSettings, SettingsError, default_model
 from plugin_bridge.app.settings.keys import KEY_FIELDS
 from plugin_bridge.app.settings.providers import PURPOSES, Route
@@ -42,10 +42,12 @@ logger = logging.getLogger(__name__)
 
 LIST_SECONDS: Final = 600.0
 """How long a provider's model list is kept."""
-VENDOR_PREFIXES: Final[tuple[tuple[re.Pattern[str], ProviderName], ...]] = (
-    (re.compile(r"^(gpt-|chatgpt-|o[1-9](-|$))"), "openai"),
-    (re.compile(r"^claude-"), "anthropic"),
+VENDOR_PREFIXES: Final[tuple[tuple[re.Pattern[str], ProviderName], ...]] = tuple(
+    (re.compile(profile.own_models), name)
+    for name, profile in PROFILES.items()
+    if profile.own_models is not None
 )
+"""Each vendor's own model ids (its profile's ``own_models``)."""
 _NO_LIST: Final = frozenset({"invalid_request", "invalid_response"})
 """Failures of a models endpoint that mean "this server has no list" (every id is accepted);
 any other failure (down, refused key) would fail the chat request too, and is raised."""

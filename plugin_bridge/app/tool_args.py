@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from plugin_bridge.wire.models.vault import PAGES_PATTERN
 
 DEFAULT_LIMIT: Final = 10
-MAX_LIMIT: Final = 50
+MAX_TOOL_LIMIT: Final = 50
 READ_LIMIT_CHARS: Final = 20_000
 """read_note returns at most this many characters per call."""
 MAX_NOTE_CHARS: Final = 8_000
@@ -36,8 +36,8 @@ def _limit() -> Any:
     return Field(
         DEFAULT_LIMIT,
         ge=1,
-        le=MAX_LIMIT,
-        description=f"How many results at most (1-{MAX_LIMIT}, default {DEFAULT_LIMIT}).",
+        le=MAX_TOOL_LIMIT,
+        description=f"How many results at most (1-{MAX_TOOL_LIMIT}, default {DEFAULT_LIMIT}).",
     )
 
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from plugin_bridge.app.clients import audit_origin
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.errors import WireCode
-from plugin_bridge.wire.models import NoteApplyParams, NoteApplyResult, dump
+from plugin_bridge.wire.models import NOTE_APPLY, NoteApplyParams, dump
 
 if TYPE_CHECKING:
     from plugin_bridge.vault.notes.store import NoteStore, PlannedWrite, WriteResult
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-APPLY_METHOD: Final = "note/apply"
 DEFAULT_APPLY_TIMEOUT: Final = 5.0
 CONFIRM_SECONDS: Final = 10.0
 """How long the file on disk may take to reach the hash the plugin answered."""
@@ -132,7 +131,7 @@ class WriteThrough:
         )
         try:
             async with asyncio.timeout(self.timeout):
-                answer = await peer.request(APPLY_METHOD, dump(params))
+                answer = await peer.request(NOTE_APPLY.method, dump(params))
         except TimeoutError:
             logger.info("note/apply unanswered in %.1f s: the server writes", self.timeout)
             return None
@@ -153,7 +152,7 @@ def _outcome(path: str, answer: Response) -> str | None:
         logger.info("note/apply failed in the plugin: the server writes")
         return None
     try:
-        result = NoteApplyResult.model_validate(answer.result)
+        result = NOTE_APPLY.parse(answer.result)
     except ValidationError:
         logger.info("ignoring a malformed note/apply answer: the server writes")
         return None

@@ -19,8 +19,22 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from plugin_bridge.wire.client import BridgeClient, RpcCallError
+from plugin_bridge.wire.client import BridgeClient, RpcCallError, wire_params
 from plugin_bridge.wire.infofile import InfoFileError, default_info_file, read_info_file
+from plugin_bridge.wire.models import (
+    CHAT_SEND,
+    HEALTH,
+    TOOL_CONFIRM,
+    ChatDelta,
+    ChatSendParams,
+    ChatSendResult,
+    ChatToolCall,
+    ChatToolResult,
+    Empty,
+    NoteContext,
+    ToolConfirmResult,
+    dump,
+)
 
 Ask = Callable[[str], Awaitable[str | None]]
 """Prompt and read one line; None at end of input."""
@@ -77,27 +91,30 @@ class ChatView:
         self.out.flush()
 
     def on_notification(self, method: str, params: dict[str, Any]) -> None:
-        if method == "chat/delta":
-            self.write(str(params.get("text", "")))
-        elif method == "chat/toolCall":
-            arguments = json.dumps(params.get("arguments", {}), ensure_ascii=False)
-            self.write(f"\n  [tool] {params.get('name')} {arguments}\n")
-        elif method == "chat/toolResult":
-            content = " ".join(str(params.get("content", "")).split())
+        if method == ChatDelta.METHOD:
+            self.write(ChatDelta.model_validate(params).text)
+        elif method == ChatToolCall.METHOD:
+            call = ChatToolCall.model_validate(params)
+            arguments = json.dumps(call.arguments, ensure_ascii=False)
+            self.write(f"\n  [tool] {call.name} {arguments}\n")
+        elif method == ChatToolResult.METHOD:
+            result = ChatToolResult.model_validate(params)
+            content = " ".join(result.content.split())
             if len(content) > RESULT_PREVIEW_CHARS:
                 content = content[:RESULT_PREVIEW_CHARS] + "…"
-            label = "error" if params.get("isError") else "result"
+            label = "error" if result.is_error else "result"
             self.write(f"  [{label}] {content}\n")
 
     async def on_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if method != "tool/confirm":
+        if method != TOOL_CONFIRM.method:
             raise ValueError(f"unexpected server request {method}")
-        arguments = json.dumps(params.get("arguments", {}), ensure_ascii=False)
-        self.write(f"\n  The model wants to run {params.get('tool')} {arguments}\n")
-        if params.get("preview"):
-            self.write(str(params["preview"]).rstrip("\n") + "\n")
+        asked = TOOL_CONFIRM.params.model_validate(params)
+        arguments = json.dumps(asked.arguments, ensure_ascii=False)
+        self.write(f"\n  The model wants to run {asked.tool} {arguments}\n")
+        if asked.preview:
+            self.write(asked.preview.rstrip("\n") + "\n")
         answer = await self.ask("  Allow? [y/N] ")
-        return {"approved": (answer or "").strip().lower() in {"y", "yes"}}
+        return dump(ToolConfirmResult(approved=(answer or "").strip().lower() in {"y", "yes"}))
 
 
 async def repl(
@@ -130,31 +147,30 @@ async def repl(
             else:
                 view.write(await local_command(client, text))
             continue
-        params: dict[str, Any] = {"text": text}
-        if setup:
-            params["setup"] = True
-        if notes:
-            params["context"] = [{"note": note} for note in notes]
-        if conversation_id is not None:
-            params["conversationId"] = conversation_id
+        params = ChatSendParams(
+            text=text,
+            setup=setup,
+            context=[NoteContext(note=note) for note in notes],
+            conversation_id=conversation_id,
+        )
         try:
             result = await send_turn(client, view, interrupts, params)
         except ConnectionError:
             view.write("\nThe server closed the connection.\n")
             return
         if result is not None:
-            conversation_id = result["conversationId"]
+            conversation_id = result.conversation_id
 
 
 async def send_turn(
-    client: BridgeClient, view: ChatView, interrupts: Interrupts, params: dict[str, Any]
-) -> dict[str, Any] | None:
+    client: BridgeClient, view: ChatView, interrupts: Interrupts, params: ChatSendParams
+) -> ChatSendResult | None:
     """Send one chat/send and show its answer as it streams; the result, or None when it was
     stopped (Ctrl-C) or refused. A closed connection raises ConnectionError."""
     view.write("ai> ")
     try:
-        call = await client.begin("chat/send", params)
-        interrupted, result = await _first(call.reply, interrupts)
+        call = await client.begin(CHAT_SEND.method, wire_params(params))
+        interrupted, reply = await _first(call.reply, interrupts)
         if interrupted:
             await client.cancel(call.id)
             view.write("\n(stopped)\n")
@@ -162,11 +178,11 @@ async def send_turn(
     except RpcCallError as exc:
         view.write(f"\nerror: {exc.message}\n")
         return None
+    result = CHAT_SEND.parse(reply)
     view.write(f"\n  ({usage_line(result)})\n")
-    if result.get("sources"):
-        view.write(f"  sources: {', '.join(result['sources'])}\n")
-    answer: dict[str, Any] = result
-    return answer
+    if result.sources:
+        view.write(f"  sources: {', '.join(result.sources)}\n")
+    return result
 
 
 def context_command(notes: list[str], argument: str) -> str:
@@ -186,18 +202,17 @@ async def local_command(client: BridgeClient, text: str) -> str:
     if text == "/help":
         return HELP
     if text == "/model":
-        health = await client.request("health")
-        if not health.get("provider"):
+        health = await client.call(HEALTH, Empty())
+        if not health.provider:
             return "No model provider is configured on the server.\n"
-        return f"{health['provider']}: {health['model']}\n"
+        return f"{health.provider}: {health.model}\n"
     return f"Unknown command {text.split()[0]}: /help lists the commands.\n"
 
 
-def usage_line(result: dict[str, Any]) -> str:
-    usage = result["usage"]
-    cost = result.get("costUsd")
-    price = f"${cost:.4f}" if isinstance(cost, (int, float)) else "cost unknown"
-    return f"{usage['inputTokens']} in / {usage['outputTokens']} out tokens, {price}"
+def usage_line(result: ChatSendResult) -> str:
+    usage, cost = result.usage, result.cost_usd
+    price = f"${cost:.4f}" if cost is not None else "cost unknown"
+    return f"{usage.input_tokens} in / {usage.output_tokens} out tokens, {price}"
 
 
 async def read_line(prompt: str) -> str | None:
@@ -260,9 +275,10 @@ async def chat(
             file=sys.stderr,
         )
         return 1
-    served = client.initialize_result.get("vault", {})
+    assert client.initialize_result is not None  # connect initialized it
+    served = client.initialize_result.vault
     view.write(
-        f"Connected to vault {served.get('name')} ({served.get('noteCount')} notes). "
+        f"Connected to vault {served.name} ({served.note_count} notes). "
         "/help lists the commands; Ctrl-C stops an answer.\n"
     )
     if setup:

@@ -20,34 +20,12 @@ from llm_service.factory import PROFILES, PROVIDER_NAMES
 from plugin_bridge.app.vault_tools import TOOL_ARGS, WRITE_TOOLS
 from plugin_bridge.handlers import build_router
 from plugin_bridge.wire.errors import ERROR_MEANINGS
-from plugin_bridge.wire.models import CLIENT_NOTIFICATIONS as CLIENT_MODELS
-from plugin_bridge.wire.models import SERVER_NOTIFICATIONS as SERVER_MODELS
-from plugin_bridge.wire.models import (
-    NoteApplyParams,
-    NoteApplyResult,
-    SettingsConfirmParams,
-    SettingsConfirmResult,
-    ToolConfirmParams,
-    ToolConfirmResult,
-)
+from plugin_bridge.wire.models import CLIENT_NOTIFICATIONS, SERVER_NOTIFICATIONS, SERVER_REQUESTS
 from plugin_bridge.wire.protocol import CLOSE_MEANINGS, MAX_IN_FLIGHT, PROTOCOL_VERSION
 from plugin_bridge.wire.transport import MAX_FRAME_BYTES
 
 if TYPE_CHECKING:
     from plugin_bridge.wire.rpc import Method
-
-CLIENT_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
-    model.METHOD: model for model in CLIENT_MODELS
-}
-SERVER_NOTIFICATIONS: Final[dict[str, type[BaseModel]]] = {
-    model.METHOD: model for model in SERVER_MODELS
-}
-SERVER_REQUESTS: Final[dict[str, tuple[type[BaseModel], type[BaseModel]]]] = {
-    "tool/confirm": (ToolConfirmParams, ToolConfirmResult),
-    "note/apply": (NoteApplyParams, NoteApplyResult),
-    "settings/confirm": (SettingsConfirmParams, SettingsConfirmResult),
-}
-
 
 DESCRIPTION: Final = (
     f"JSON-RPC 2.0 over WebSocket text frames, protocolVersion {PROTOCOL_VERSION}. "
@@ -87,18 +65,20 @@ def build_schema() -> dict[str, Any]:
             for name in sorted(methods)
         },
         "ClientNotifications": {
-            name: _entry(None, params=ref(model, "validation"))
-            for name, model in CLIENT_NOTIFICATIONS.items()
+            model.METHOD: _entry(None, params=ref(model, "validation"))
+            for model in CLIENT_NOTIFICATIONS
         },
         "ServerNotifications": {
-            name: _entry(None, params=ref(model, "serialization"))
-            for name, model in SERVER_NOTIFICATIONS.items()
+            model.METHOD: _entry(None, params=ref(model, "serialization"))
+            for model in SERVER_NOTIFICATIONS
         },
         "ServerRequests": {
-            name: _entry(
-                None, params=ref(params, "serialization"), result=ref(result, "validation")
+            request.method: _entry(
+                None,
+                params=ref(request.params, "serialization"),
+                result=ref(request.result, "validation"),
             )
-            for name, (params, result) in SERVER_REQUESTS.items()
+            for request in SERVER_REQUESTS
         },
         "ToolArguments": {model.TOOL: ref(model, "validation") for model in TOOL_ARGS},
     }
@@ -147,10 +127,10 @@ def _wanted(methods: Iterable[Method[Any]]) -> list[tuple[type[BaseModel], JsonS
     wanted: list[tuple[type[BaseModel], JsonSchemaMode]] = []
     for method in methods:
         wanted += [(method.params, "validation"), (method.result, "serialization")]
-    wanted += [(model, "validation") for model in CLIENT_NOTIFICATIONS.values()]
-    wanted += [(model, "serialization") for model in SERVER_NOTIFICATIONS.values()]
-    for params, result in SERVER_REQUESTS.values():
-        wanted += [(params, "serialization"), (result, "validation")]
+    wanted += [(model, "validation") for model in CLIENT_NOTIFICATIONS]
+    wanted += [(model, "serialization") for model in SERVER_NOTIFICATIONS]
+    for request in SERVER_REQUESTS:
+        wanted += [(request.params, "serialization"), (request.result, "validation")]
     wanted += [(model, "validation") for model in TOOL_ARGS]
     return list(dict.fromkeys(wanted))
 

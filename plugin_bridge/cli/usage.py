@@ -9,9 +9,9 @@ from typing import TextIO
 
 def report(data_dir: Path, out: TextIO) -> int:
     from plugin_bridge.app.conversations.usage import Budgets, Period, Spending
-    from plugin_bridge.app.conversations.usage_log import FILE_NAME, OLD_FILE_NAME, UsageLog
+    from plugin_bridge.app.conversations.usage_log import OLD_USAGE_FILE, USAGE_FILE, UsageLog
 
-    if not any((data_dir / name).exists() for name in (FILE_NAME, OLD_FILE_NAME)):
+    if not any((data_dir / name).exists() for name in (USAGE_FILE, OLD_USAGE_FILE)):
         out.write("No usage recorded yet for this vault.\n")
         return 0
     log = UsageLog(data_dir)

@@ -40,6 +40,7 @@ SAVE_NOTE_DESCRIPTION: Final = (
     "and no folder. content: the note's Markdown body, without the title as a heading."
 )
 MAX_TITLE_CHARS: Final = 100
+"""A created note's title (its file name) is cut to this many characters."""
 SUMMARY_BUDGET_TOKENS: Final = 6000
 CHARS_PER_TOKEN: Final = 4
 SUMMARY_MAX_TOKENS: Final = 1024

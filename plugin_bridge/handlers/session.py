@@ -7,7 +7,7 @@ from typing import get_args
 
 from llm_service.catalog import is_chat_model
 from llm_service.discovery import ModelCache, known_models
-from plugin_bridge import __version__
+from plugin_bridge import DISTRIBUTION, __version__
 from plugin_bridge.app.settings.config import PLUGIN_CLIENT, SettingsError
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.handlers.context import AppRouter, Context
@@ -31,8 +31,6 @@ from plugin_bridge.wire.models import (
 from plugin_bridge.wire.protocol import PROTOCOL_VERSION
 
 logger = logging.getLogger(__name__)
-
-SERVER_NAME = "obsidian-ai-bridge"
 
 
 async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult:
@@ -58,7 +56,7 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
         app.writes.attach(ctx.peer, "token" if caller.is_owner else "client-key")
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
-        server=ServerInfo(name=SERVER_NAME, version=__version__),
+        server=ServerInfo(name=DISTRIBUTION, version=__version__),
         capabilities=Capabilities(methods=sorted(ctx.methods), chat=app.providers.chat is not None),
         vault=VaultInfo(
             name=app.vault.name,

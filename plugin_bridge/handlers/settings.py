@@ -12,6 +12,7 @@ from plugin_bridge.app.settings.config import (
     config_file,
     shown,
 )
+from plugin_bridge.app.settings.keys import KEY_FIELDS
 from plugin_bridge.app.settings.providers import ProviderSetup
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.models import (
@@ -89,10 +90,7 @@ def _result(settings: BridgeSettings, providers: ProviderSetup) -> SettingsResul
             McpServerInfo.model_validate({"name": name, **server})
             for name, server in mcp["servers"].items()
         ],
-        keys=KeysModel(
-            anthropic=masked["anthropic_api_key"],
-            openai=masked["openai_api_key"],
-        ),
+        keys=KeysModel.model_validate({name: masked[key] for name, key in KEY_FIELDS.items()}),
         config_file=str(config_file()),
     )
 

@@ -66,9 +66,9 @@ def build_http_app(
     routes: list[BaseRoute] = [
         Route("/health", health, methods=["GET"]),
         Route("/api/local-llm/health", health, methods=["GET"]),  # the local-LLM bridge's path
-        *routes_proxy.ROUTES,
-        *routes_openai.ROUTES,
-        *routes_local.ROUTES,
+        *routes_proxy.PROXY_ROUTES,
+        *routes_openai.OPENAI_ROUTES,
+        *routes_local.LOCAL_ROUTES,
         *mounts,
     ]
     app = Starlette(routes=routes, lifespan=lifespan)

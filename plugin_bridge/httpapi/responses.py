@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from plugin_bridge.httpapi.chat import HttpChat
 
-T = TypeVar("T")
+EventT = TypeVar("EventT")
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
@@ -80,7 +80,7 @@ def sse(payload: object) -> bytes:
 DONE = b"data: [DONE]\n\n"
 
 
-async def started(events: AsyncGenerator[T, None]) -> AsyncGenerator[T, None]:
+async def started(events: AsyncGenerator[EventT, None]) -> AsyncGenerator[EventT, None]:
     """``events`` once its first event came: a failure before it raises here, before any byte
     is sent (the route can still answer with a status); the stream is closed then."""
     try:
@@ -89,7 +89,7 @@ async def started(events: AsyncGenerator[T, None]) -> AsyncGenerator[T, None]:
         await events.aclose()
         raise
 
-    async def replay() -> AsyncGenerator[T, None]:
+    async def replay() -> AsyncGenerator[EventT, None]:
         async with aclosing(events):
             yield first
             async for event in events:

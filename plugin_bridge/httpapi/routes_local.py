@@ -106,7 +106,7 @@ def _calls(raw: object) -> tuple[list[str], list[Call]]:
     return ids, calls
 
 
-ROUTES = [
+LOCAL_ROUTES = [
     Route("/api/local-llm/tools", tools, methods=["GET"]),
     Route("/api/local-llm/execute-tools", execute_tools, methods=["POST"]),
 ]

@@ -17,6 +17,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from llm_service import LLMResponse, ResponseComplete, TextDelta, ToolCallDelta
+from plugin_bridge import DISTRIBUTION
 from plugin_bridge.app.assistant import Event
 from plugin_bridge.httpapi.chat import PURPOSE
 from plugin_bridge.httpapi.guard import OPENAI_TYPES
@@ -40,8 +41,6 @@ from plugin_bridge.httpapi.responses import (
 )
 from plugin_bridge.wire.errors import to_http_error
 
-OWNER = "obsidian-ai-bridge"
-
 
 async def models(request: Request) -> Response:
     """The models a request can use (``Assistant.models``)."""
@@ -52,7 +51,9 @@ async def models(request: Request) -> Response:
     return json_response(
         {
             "object": "list",
-            "data": [{"id": m, "object": "model", "created": 0, "owned_by": OWNER} for m in ids],
+            "data": [
+                {"id": m, "object": "model", "created": 0, "owned_by": DISTRIBUTION} for m in ids
+            ],
         }
     )
 
@@ -145,7 +146,7 @@ def _completion_id() -> str:
     return f"chatcmpl-{secrets.token_hex(12)}"
 
 
-ROUTES = [
+OPENAI_ROUTES = [
     Route("/v1/models", models, methods=["GET"]),
     Route("/v1/chat/completions", chat_completions, methods=["POST"]),
 ]

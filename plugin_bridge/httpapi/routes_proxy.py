@@ -88,7 +88,7 @@ async def _events(request: Request, body: ChatInput) -> AsyncIterator[bytes]:
     yield DONE
 
 
-ROUTES = [
+PROXY_ROUTES = [
     Route("/chat", chat, methods=["POST"]),
     Route("/chat/stream", chat_streamed, methods=["POST"]),
 ]

@@ -39,7 +39,7 @@ from plugin_bridge.wire.server import no_delay
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
-DEFAULT_DRAIN_TIMEOUT: Final = 5
+HTTP_DRAIN_TIMEOUT: Final = 5
 """Seconds responses still streaming at shutdown get to finish before they are cancelled."""
 
 
@@ -233,7 +233,7 @@ async def start_http(
     app: ASGIApp,
     sock: socket.socket,
     *,
-    drain_timeout: int = DEFAULT_DRAIN_TIMEOUT,
+    drain_timeout: int = HTTP_DRAIN_TIMEOUT,
     limits: HttpLimits | None = None,
 ) -> HttpServer:
     """Serve ``app`` on the listening ``sock``; returns once it accepts requests."""

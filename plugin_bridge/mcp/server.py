@@ -17,7 +17,7 @@ import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-from plugin_bridge import __version__
+from plugin_bridge import DISTRIBUTION, __version__
 from plugin_bridge.app.vault_tools import WRITE_TOOL_NAMES
 from plugin_bridge.mcp.prompts import mcp_prompt, prompt_messages
 from plugin_bridge.mcp.resources import NoteFollower, mime_type, note_path, resource
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
     from llm_service.messages import ToolSpec
 
-SERVER_NAME: Final = "obsidian-ai-bridge"
 DESTRUCTIVE: Final = frozenset({"edit_note"})
 """Writes that change text already in a note (undoable with note/undo, but not additive)."""
 
@@ -104,7 +103,7 @@ def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
 
     writes = " Writes are atomic, logged and undoable." if tools.allow_writes else ""
     return Server(
-        SERVER_NAME,
+        DISTRIBUTION,
         version=__version__,
         instructions=f"Search, read and list the notes of the Obsidian vault “{vault_name}”."
         + writes,

@@ -36,6 +36,24 @@ from plugin_bridge.app.vault_tools import (
     write_refusal,
 )
 from plugin_bridge.vault.lexical.listing import ListedNote, NotesPage, notes_page
+from plugin_bridge.wire.models import (
+    NOTE_READ,
+    PROMPTS_LIST,
+    TOOL_CONFIRM,
+    TOOLS_EXECUTE,
+    TOOLS_LIST,
+    VAULT_LIST,
+    ClientRequest,
+    Empty,
+    NoteReadParams,
+    ToolCallParams,
+    ToolConfirmResult,
+    ToolsExecuteParams,
+    ToolsListParams,
+    VaultListParams,
+    dump,
+)
+from plugin_bridge.wire.models.base import ParamsT, ResultT
 
 MCP_PAGE: Final = 200
 """Notes per resources/list page: each page is answered well within 100 ms on a busy machine
@@ -45,6 +63,7 @@ if TYPE_CHECKING:
     from llm_service.tools import ToolRegistry
     from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.wire.client import BridgeClient
+
 
 MCP_TOOL_NAMES: Final = frozenset({*VAULT_TOOL_NAMES, RELATED_TOOL})
 """Every vault tool MCP may offer (never the model's MCP-sourced ``NAME__tool`` ones)."""
@@ -204,14 +223,16 @@ class ForwardedTools:
         """Connect now (ConnectionError when the server does not answer)."""
         self._client = await self._connect(self)
 
-    async def _request(self, method: str, params: dict[str, Any], *, retry: bool) -> Any:
-        """``method`` on the server, connecting (again) when needed; a read is retried once on
+    async def _call(
+        self, request: ClientRequest[ParamsT, ResultT], params: ParamsT, *, retry: bool
+    ) -> ResultT:
+        """``request`` on the server, connecting (again) when needed; a read is retried once on
         a new connection when the old one broke."""
         for attempt in (1, 2):
             if self._client is None:
                 self._client = await self._connect(self)
             try:
-                return await self._client.request(method, params)
+                return await self._client.call(request, params)
             except ConnectionError:
                 self._client = None
                 if not retry or attempt == 2:
@@ -233,13 +254,13 @@ class ForwardedTools:
 
     async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """The server's requests to this client: ``tool/confirm`` only."""
-        return {"approved": self.allow_writes and method == "tool/confirm"}
+        return dump(ToolConfirmResult(approved=self.allow_writes and method == TOOL_CONFIRM.method))
 
     async def list_tools(self) -> list[ToolSpec]:
-        listed = await self._request("tools/list", {"format": "anthropic"}, retry=True)
+        listed = await self._call(TOOLS_LIST, ToolsListParams(format="anthropic"), retry=True)
         specs = [
             ToolSpec(tool["name"], tool.get("description", ""), tool["input_schema"])
-            for tool in listed["tools"]
+            for tool in listed.tools
         ]
         return offered(specs, self.allow_writes)
 
@@ -249,9 +270,9 @@ class ForwardedTools:
         refused = refusal(name, self.allow_writes)
         if refused is not None:
             return refused
-        calls = {"calls": [{"name": name, "arguments": arguments}]}
+        calls = ToolsExecuteParams(calls=[ToolCallParams(name=name, arguments=arguments)])
         try:
-            done = await self._request("tools/execute", calls, retry=name not in WRITE_TOOL_NAMES)
+            done = await self._call(TOOLS_EXECUTE, calls, retry=name not in WRITE_TOOL_NAMES)
         except RpcCallError as exc:
             return Outcome(exc.message, is_error=True)
         except ConnectionError as exc:
@@ -264,38 +285,38 @@ class ForwardedTools:
                 f"Lost the bridge server for this vault during {name} ({exc}): {then}.",
                 is_error=True,
             )
-        for invalid in done["invalidCalls"]:
-            return Outcome(invalid["reason"], is_error=True)
-        result = done["results"][0]
-        return Outcome(result["content"], bool(result["isError"]))
+        for invalid in done.invalid_calls:
+            return Outcome(invalid.reason, is_error=True)
+        result = done.results[0]
+        return Outcome(result.content, result.is_error)
 
     async def read_text(self, path: str) -> tuple[str, str]:
         from plugin_bridge.wire.client import RpcCallError
 
         try:
-            note = await self._request("note/read", {"path": path}, retry=True)
+            note = await self._call(NOTE_READ, NoteReadParams(path=path), retry=True)
         except (RpcCallError, ConnectionError) as exc:
             raise ValueError(getattr(exc, "message", str(exc))) from exc
-        return str(note["path"]), str(note["content"])
+        return note.path, note.content
 
     async def notes_page(self, cursor: str | None) -> NotesPage:
         from plugin_bridge.wire.client import RpcCallError
 
         try:
-            params = {"cursor": cursor, "limit": MCP_PAGE}
-            page = await self._request("vault/list", params, retry=True)
+            params = VaultListParams(cursor=cursor, limit=MCP_PAGE)
+            page = await self._call(VAULT_LIST, params, retry=True)
         except (RpcCallError, ConnectionError) as exc:
             raise ValueError(getattr(exc, "message", str(exc))) from exc
-        notes = [ListedNote(n["path"], n["title"], n["size"]) for n in page["notes"]]
-        return NotesPage(notes, page["nextCursor"])
+        notes = [ListedNote(n.path, n.title, n.size) for n in page.notes]
+        return NotesPage(notes, page.next_cursor)
 
     async def prompts(self) -> list[Prompt]:
         """The server's prompts/list, each prompt's note read for its instruction."""
-        listed = await self._request("prompts/list", {}, retry=True)
+        listed = await self._call(PROMPTS_LIST, Empty(), retry=True)
         found = []
-        for item in listed["prompts"]:
+        for item in listed.prompts:
             try:
-                path, content = await self.read_text(item["id"])
+                path, content = await self.read_text(item.id)
             except ValueError:
                 continue  # removed since it was listed
             found.append(prompt_from_note(path, content))

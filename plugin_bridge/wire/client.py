@@ -1,9 +1,11 @@
 """A small asyncio client for the bridge protocol (used by ``chat`` and by tests).
 
 ``client = await BridgeClient.connect(url, token)`` opens the WebSocket and sends ``initialize``;
-``await client.request(method, params)`` returns the result or raises :class:`RpcCallError`.
-Notifications go to ``on_notification(method, params)``; server requests (``tool/confirm``) to
-``await on_request(method, params)``, whose return value is the result.
+``await client.call(HEALTH, Empty())`` returns the method's result model (any ``ClientRequest``
+of ``wire/models``), ``await client.request(method, params)`` the raw JSON result; both raise
+:class:`RpcCallError` for an error answer. Notifications go to ``on_notification(method,
+params)``; server requests (``tool/confirm``) to ``await on_request(method, params)``, whose
+return value is the result.
 """
 
 from __future__ import annotations
@@ -17,7 +19,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from plugin_bridge import __version__
+from plugin_bridge.wire.models import (
+    SESSION_INITIALIZE,
+    ClientInfo,
+    ClientRequest,
+    InitializeParams,
+    InitializeResult,
+)
+from plugin_bridge.wire.models.base import ParamsT, ResultT
 from plugin_bridge.wire.protocol import PROTOCOL_VERSION
 from plugin_bridge.wire.transport import MAX_FRAME_BYTES, quiet_websockets_logger
 
@@ -61,7 +73,8 @@ class BridgeClient:
         self.ws = ws
         self.on_notification = on_notification
         self.on_request = on_request
-        self.initialize_result: dict[str, Any] = {}
+        self.initialize_result: InitializeResult | None = None
+        """The server's answer to ``initialize`` (set by :meth:`connect`)."""
         self._ids = itertools.count(1)
         self._calls: dict[int, asyncio.Future[Any]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -85,21 +98,25 @@ class BridgeClient:
         )
         client = cls(ws, on_notification=on_notification, on_request=on_request)
         try:
-            client.initialize_result = await client.request(
-                "initialize",
-                {
-                    "token": token,
-                    "protocolVersion": PROTOCOL_VERSION,
-                    "client": {"name": client_name, "version": __version__},
-                },
+            client.initialize_result = await client.call(
+                SESSION_INITIALIZE,
+                InitializeParams(
+                    token=token,
+                    protocol_version=PROTOCOL_VERSION,
+                    client=ClientInfo(name=client_name, version=__version__),
+                ),
             )
         except BaseException:
             await client.close()
             raise
         return client
 
+    async def call(self, request: ClientRequest[ParamsT, ResultT], params: ParamsT) -> ResultT:
+        """Send ``request`` with ``params`` and await its result, as its result model."""
+        return request.parse(await self.request(request.method, wire_params(params)))
+
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        """Send a request and await its result."""
+        """Send a request and await its raw (JSON) result."""
         return await (await self.begin(method, params)).reply
 
     async def begin(self, method: str, params: dict[str, Any] | None = None) -> PendingCall:
@@ -181,3 +198,9 @@ class BridgeClient:
                 logger.warning("answering %s failed: %s", message["method"], exc)
                 reply["error"] = {"code": -32603, "message": "The client failed to answer."}
         await self.ws.send(json.dumps(reply, ensure_ascii=False))
+
+
+def wire_params(params: BaseModel) -> dict[str, Any]:
+    """``params`` as sent: camelCase, only the fields the caller set (the server fills in
+    the defaults)."""
+    return params.model_dump(mode="json", by_alias=True, exclude_unset=True)

@@ -12,17 +12,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic
 
 from pydantic import ValidationError
 
-from plugin_bridge.wire.context import RequestContext, current_request
+from plugin_bridge.wire.context import RequestContext, S, current_request
 from plugin_bridge.wire.errors import RpcError, WireCode, WireError, to_wire_error
 from plugin_bridge.wire.models import CancelRequestParams
 from plugin_bridge.wire.protocol import (
     INITIALIZE,
     ErrorReply,
-    Notification,
+    InboundNotification,
     Protocol,
     Request,
     RequestId,
@@ -40,7 +40,6 @@ DRAIN_SECONDS: Final = 5.0
 """How long a closing connection waits for its cancelled requests to unwind."""
 
 Send = Callable[[bytes], Awaitable[None]]
-S = TypeVar("S")
 
 
 class Connection(Generic[S]):
@@ -154,7 +153,7 @@ class Connection(Generic[S]):
             waiter = self._waiting.get(str(event.id))
             if waiter is not None and not waiter.done():
                 waiter.set_result(event)
-        elif isinstance(event, Notification):
+        elif isinstance(event, InboundNotification):
             await self._handle_notification(event)
         elif event.method == INITIALIZE:
             await self._serve(event)
@@ -193,7 +192,7 @@ class Connection(Generic[S]):
                     "%d requests did not stop within %.0f s", len(pending), DRAIN_SECONDS
                 )
 
-    async def _handle_notification(self, event: Notification) -> None:
+    async def _handle_notification(self, event: InboundNotification) -> None:
         if event.method != CANCEL_METHOD:
             logger.debug("ignoring notification %.60s", event.method)
             return

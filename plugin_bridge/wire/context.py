@@ -18,6 +18,7 @@ from plugin_bridge.wire.models import Notification, dump
 from plugin_bridge.wire.protocol import RequestId, Response
 
 S = TypeVar("S")
+"""The state a server hands its handlers (``ctx.app``): the wire's one type variable for it."""
 
 
 class Peer(Protocol):

@@ -4,7 +4,7 @@ Feed each received frame to :meth:`Protocol.receive_text` (or ``receive_bytes`` 
 frame); it returns at most one event:
 
 * :class:`Request` — run it, then answer with :meth:`Protocol.result` or :meth:`Protocol.error`;
-* :class:`Notification` — a client notification (no answer);
+* :class:`InboundNotification` — a client notification (no answer);
 * :class:`Response` — the client's answer to one of OUR requests (:meth:`Protocol.request`);
 * :class:`ErrorReply` — the frame was refused: send ``data`` as it is;
 * ``None`` — nothing to do (an ignored notification, or an answer to an unknown request id).
@@ -97,7 +97,7 @@ class Request:
 
 
 @dataclass(frozen=True, slots=True)
-class Notification:
+class InboundNotification:
     """A client notification (no id, no answer)."""
 
     method: str
@@ -130,7 +130,7 @@ class CloseRequest:
     reason: str
 
 
-Event: TypeAlias = Request | Notification | Response | ErrorReply
+Event: TypeAlias = Request | InboundNotification | Response | ErrorReply
 
 
 class Protocol:
@@ -207,7 +207,7 @@ class Protocol:
             if self.state is not State.READY:
                 logger.debug("ignoring notification %.60s before initialize", method)
                 return None
-            return Notification(method, params)
+            return InboundNotification(method, params)
         if reply_id is None:
             return self._refuse(
                 None, WireCode.INVALID_REQUEST, "id must be a string or an integer."

@@ -15,12 +15,11 @@ from typing import Any, Generic, TypeVar, get_type_hints
 
 from pydantic import BaseModel
 
-from plugin_bridge.wire.context import RequestContext
+from plugin_bridge.wire.context import RequestContext, S
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import Params, dump
 
 P = TypeVar("P", bound=Params)
-S = TypeVar("S")
 Handler = Callable[[RequestContext[S], P], Awaitable[BaseModel]]
 Authorize = Callable[[RequestContext[S], str], None]
 """Raises when the request's caller may not call the method (the app's scope rules)."""

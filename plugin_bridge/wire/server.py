@@ -17,10 +17,11 @@ import logging
 import socket
 from collections.abc import Callable, Collection
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Final, Generic
 
 from plugin_bridge.wire.budget import DEFAULT_MEMORY_BUDGET, MemoryBudget
 from plugin_bridge.wire.connection import OUTGOING_LIMIT, Connection
+from plugin_bridge.wire.context import S
 from plugin_bridge.wire.models import Notification, ServerProof, dump
 from plugin_bridge.wire.protocol import CloseCode
 from plugin_bridge.wire.refusals import RefusalLog
@@ -54,10 +55,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_INIT_TIMEOUT: Final = 10.0
 DEFAULT_INIT_FRAMES: Final = 32
 """A connection that sent this many frames without completing initialize is closed (4408)."""
-DEFAULT_DRAIN_TIMEOUT: Final = 30.0
+WS_DRAIN_TIMEOUT: Final = 30.0
 STUCK_CLOSE_SECONDS: Final = 1.0
 """A client that reads none of its replies for this long is closed with 4429."""
-S = TypeVar("S")
 
 
 class BridgeServer(Generic[S]):
@@ -71,7 +71,7 @@ class BridgeServer(Generic[S]):
         *,
         allowed_origins: Collection[str] = DEFAULT_ALLOWED_ORIGINS,
         init_timeout: float = DEFAULT_INIT_TIMEOUT,
-        drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+        drain_timeout: float = WS_DRAIN_TIMEOUT,
         init_frames: int = DEFAULT_INIT_FRAMES,
         memory_budget: int = DEFAULT_MEMORY_BUDGET,
         token: str | None = None,
@@ -286,7 +286,7 @@ async def start_server(
     sock: socket.socket | None = None,
     allowed_origins: Collection[str] = DEFAULT_ALLOWED_ORIGINS,
     init_timeout: float = DEFAULT_INIT_TIMEOUT,
-    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+    drain_timeout: float = WS_DRAIN_TIMEOUT,
     init_frames: int = DEFAULT_INIT_FRAMES,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     token: str | None = None,

@@ -32,8 +32,8 @@ from plugin_bridge.httpapi.server import HttpServer, start_http
 from plugin_bridge.vault.notes.vault import Vault
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS, bind_socket
 from plugin_bridge.wire.server import (
-    DEFAULT_DRAIN_TIMEOUT,
     DEFAULT_INIT_TIMEOUT,
+    WS_DRAIN_TIMEOUT,
     BridgeServer,
     start_server,
 )
@@ -179,7 +179,7 @@ async def running_bridge(
     confirm_timeout: float = DEFAULT_CONFIRM_TIMEOUT,
     allowed_origins: Collection[str] = DEFAULT_ALLOWED_ORIGINS,
     init_timeout: float = DEFAULT_INIT_TIMEOUT,
-    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+    drain_timeout: float = WS_DRAIN_TIMEOUT,
     embedder: Embedder | None = None,
     vault_root: Path | None = None,
     semantic_options: dict[str, Any] | None = None,

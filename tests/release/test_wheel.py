@@ -128,6 +128,8 @@ async def test_the_wheel_alone_serves_a_vault_from_a_fresh_environment(tmp_path:
         process.terminate()
         _out, err = await process.communicate()
     version = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
-    assert client.initialize_result["server"] == {"name": "obsidian-ai-bridge", "version": version}
-    assert client.initialize_result["vault"]["name"] == "vault"
+    assert client.initialize_result is not None
+    assert client.initialize_result.server.name == "obsidian-ai-bridge"
+    assert client.initialize_result.server.version == version
+    assert client.initialize_result.vault.name == "vault"
     assert process.returncode == 0, err.decode()

@@ -978,14 +978,6 @@ export interface SettingsUpdateParams {
 	dailyBudgetUsd?: number | null;
 	monthlyBudgetUsd?: number | null;
 	/**
-	 * Write-only.
-	 */
-	anthropicApiKey?: string | null;
-	/**
-	 * Write-only.
-	 */
-	openaiApiKey?: string | null;
-	/**
 	 * Folders (Archive) and globs (*.excalidraw.md); applied without a rebuild.
 	 */
 	exclude?: string[] | null;
@@ -1013,6 +1005,14 @@ export interface SettingsUpdateParams {
 		 */
 		[k: string]: McpServerParams | null;
 	} | null;
+	/**
+	 * Write-only.
+	 */
+	anthropicApiKey?: string | null;
+	/**
+	 * Write-only.
+	 */
+	openaiApiKey?: string | null;
 }
 /**
  * Only the providers sent change; null removes one.

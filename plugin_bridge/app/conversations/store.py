@@ -25,10 +25,10 @@ from llm_service.messages import (
 )
 from plugin_bridge.vault.schema import open_store
 
-FILE_NAME: Final = "conversations.sqlite3"
+CONVERSATIONS_FILE: Final = "conversations.sqlite3"
 TITLE_CHARS: Final = 80
 
-MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
+CONVERSATION_MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     (
         "001_conversations_and_messages",
         """
@@ -108,8 +108,8 @@ class ConversationStore:
     def __init__(self, data_dir: Path) -> None:
         data_dir.mkdir(parents=True, exist_ok=True)
         self._conn = open_store(
-            data_dir / FILE_NAME,
-            MIGRATIONS,
+            data_dir / CONVERSATIONS_FILE,
+            CONVERSATION_MIGRATIONS,
             afresh="conversations start afresh (search and notes never depended on it)",
         )
         self._conn.execute("PRAGMA foreign_keys=ON")

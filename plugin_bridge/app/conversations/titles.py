@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError, Message
 from plugin_bridge.app.assistant import AskOptions
+from plugin_bridge.app.conversations.store import TITLE_CHARS
 from plugin_bridge.wire.errors import RpcError
 
 if TYPE_CHECKING:
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 TITLE_MAX_TOKENS: Final = 30
-TITLE_CHARS: Final = 80
 
 
 async def make_title(

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from plugin_bridge.vault.notes.store import NoteStore, WriteResult
 
 SAVE_ATTEMPTS: Final = 5
+"""Retries when another writer takes the unique name between choosing and creating it."""
 NOTE_ORIGIN: Final = "conversation"
 """The audit log's origin of the notes kept per conversation."""
 

@@ -24,14 +24,14 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-FILE_NAME: Final = "usage.sqlite3"
-OLD_FILE_NAME: Final = "conversations.sqlite3"
+USAGE_FILE: Final = "usage.sqlite3"
+OLD_USAGE_FILE: Final = "conversations.sqlite3"
 MOVED: Final = "002_rows_from_conversations"
 COLUMNS: Final = (
     "time, conversation, purpose, model, input_tokens, output_tokens, cache_read_tokens, "
     "cache_write_tokens, cost_usd, provider"
 )
-MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
+USAGE_MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     (
         # Every provider call; cost NULL = price unknown; provider "" when not known.
         "001_usage",
@@ -81,9 +81,11 @@ class UsageLog:
 
     def __init__(self, data_dir: Path) -> None:
         data_dir.mkdir(parents=True, exist_ok=True)
-        self._conn = open_store(data_dir / FILE_NAME, MIGRATIONS, afresh="budgets start from zero")
+        self._conn = open_store(
+            data_dir / USAGE_FILE, USAGE_MIGRATIONS, afresh="budgets start from zero"
+        )
         self._lock = threading.Lock()
-        self._move_old_rows(data_dir / OLD_FILE_NAME)
+        self._move_old_rows(data_dir / OLD_USAGE_FILE)
 
     def record(
         self,
@@ -148,7 +150,7 @@ class UsageLog:
             "INSERT INTO migrations VALUES (?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))", (MOVED,)
         )
         if moved:
-            logger.info("Moved %d usage records from %s to %s.", moved, old.name, FILE_NAME)
+            logger.info("Moved %d usage records from %s to %s.", moved, old.name, USAGE_FILE)
 
 
 def _copy_rows(conn: sqlite3.Connection, old: Path) -> int:

@@ -20,7 +20,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeAlias
 
 from pydantic import (
     AliasChoices,
@@ -29,6 +29,7 @@ from pydantic import (
     Field,
     SecretStr,
     StringConstraints,
+    create_model,
     field_validator,
     model_validator,
 )
@@ -39,7 +40,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from llm_service.factory import PROFILES, ProviderName, parse_model_spec
+from llm_service.factory import KEYED, PROFILES, ProviderName, parse_model_spec, provider_name
 from plugin_bridge.app.settings.keys import HOST_FIELDS, KEY_FIELDS, check_url, key_for
 from plugin_bridge.app.settings.sources import launch_bindings, named_provider, no_key
 from plugin_bridge.wire.models.settings import MCP_NAME_PATTERN
@@ -115,8 +116,8 @@ class McpSettings(BaseModel):
     """Seconds before a failed server is started again; doubled after each failure (≤ 60 s)."""
 
 
-class BridgeSettings(BaseSettings):
-    """Everything ``serve`` needs to know."""
+class _Settings(BaseSettings):
+    """Everything ``serve`` needs to know but the keys (:data:`BridgeSettings` adds them)."""
 
     model_config = SettingsConfigDict(env_prefix="AI_BRIDGE_", extra="forbid", frozen=True)
 
@@ -183,16 +184,6 @@ class BridgeSettings(BaseSettings):
     """PDFs larger than this (MB) are neither indexed nor read; applies at start."""
     mcp: McpSettings = Field(default_factory=McpSettings)
     """MCP servers as the model's tools (``[mcp.servers.NAME]``)."""
-    anthropic_api_key: SecretStr | None = Field(
-        None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")
-    )
-    openai_api_key: SecretStr | None = Field(
-        None, validation_alias=AliasChoices("openai_api_key", "OPENAI_API_KEY")
-    )
-    anthropic_api_key_host: str | None = None
-    """The origin the Anthropic key is bound to (see :mod:`.keys`); None: api.anthropic.com."""
-    openai_api_key_host: str | None = None
-    """The origin the OpenAI key is bound to (see :mod:`.keys`); None: api.openai.com."""
 
     @field_validator("embedder")
     @classmethod
@@ -203,7 +194,7 @@ class BridgeSettings(BaseSettings):
             parse_spec(value)
         return value
 
-    @field_validator("base_url", "embedder_base_url", *HOST_FIELDS.values())
+    @field_validator("base_url", "embedder_base_url", *HOST_FIELDS.values(), check_fields=False)
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         return None if value is None else check_url(value)
@@ -249,6 +240,31 @@ class BridgeSettings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         """Flags, then the environment, then the settings file, then the defaults."""
         return init_settings, env_settings, TomlConfigSettingsSource(settings_cls, config_file())
+
+
+def _key_fields() -> dict[str, Any]:
+    """Per keyed provider: its key (``NAME_api_key``, also read from the SDK's variable) and
+    the origin the key is bound to (``NAME_api_key_host``, see :mod:`.keys`; None: the
+    provider's default origin)."""
+    fields: dict[str, Any] = {}
+    for profile in KEYED:
+        key = KEY_FIELDS[profile.name]
+        alias = AliasChoices(key, profile.key_variable or key)
+        fields[key] = (SecretStr | None, Field(None, validation_alias=alias))
+        fields[HOST_FIELDS[profile.name]] = (str | None, None)
+    return fields
+
+
+if TYPE_CHECKING:
+    BridgeSettings: TypeAlias = _Settings
+else:
+    BridgeSettings = create_model(
+        "BridgeSettings",
+        __base__=_Settings,
+        __doc__="Everything ``serve`` needs to know.",
+        __module__=__name__,
+        **_key_fields(),
+    )
 
 
 def load_settings(**flags: object) -> BridgeSettings:
@@ -478,12 +494,13 @@ def build_embedder(settings: BridgeSettings) -> Embedder | None:
     chat = choose_provider(settings).name
 
     kind, _ = parse_spec(settings.embedder)
+    vendor = provider_name(kind)  # a provider's embedder goes where its provider goes
     base_url = settings.embedder_base_url
-    if base_url is None and kind in ("ollama", "openai"):
-        base_url = base_url_for(settings, "openai" if kind == "openai" else "ollama", chat)
+    if base_url is None and vendor is not None:
+        base_url = base_url_for(settings, vendor, chat)
     return make_embedder(
         settings.embedder,
-        api_key=key_for(settings, "openai", base_url) if kind == "openai" else None,
+        api_key=key_for(settings, vendor, base_url) if vendor in KEY_FIELDS else None,
         base_url=base_url,
         requests_per_minute=settings.embedder_requests_per_minute,
         concurrency=settings.embedder_concurrency,
@@ -508,7 +525,7 @@ def embedder_problem(settings: BridgeSettings, embedder: Embedder | None) -> str
     if (
         embedder.kind == "openai"
         and embedder.base_url is None
-        and not _present(settings.openai_api_key)
+        and not _present(getattr(settings, KEY_FIELDS["openai"]))
     ):
         return (
             f"--embedder {settings.embedder} needs OPENAI_API_KEY (or --embedder-base-url for "

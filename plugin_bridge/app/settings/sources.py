@@ -43,7 +43,7 @@ ALIASES: Final[dict[str, tuple[str, ...]]] = {
 
 
 def label(name: ProviderName) -> str:
-    """The provider's name as users read it ("Anthropic")."""
+    """The provider's name as users read it (its profile's label)."""
     return PROFILES[name].label
 
 

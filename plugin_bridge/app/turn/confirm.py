@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 from plugin_bridge.app.clients import Caller
 from plugin_bridge.app.tool_sources import SEPARATOR, server_of
 from plugin_bridge.wire.context import current_request
-from plugin_bridge.wire.models import FileChange, ToolConfirmParams, ToolConfirmResult, dump
+from plugin_bridge.wire.models import TOOL_CONFIRM, FileChange, ToolConfirmParams, dump
 
 if TYPE_CHECKING:
     from llm_service import ToolCall
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-CONFIRM_METHOD: Final = "tool/confirm"
 DEFAULT_CONFIRM_TIMEOUT: Final = 120.0
 
 
@@ -63,7 +62,7 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
         )
         try:
             async with asyncio.timeout(timeout):
-                answer = await ctx.peer.request(CONFIRM_METHOD, dump(params))
+                answer = await ctx.peer.request(TOOL_CONFIRM.method, dump(params))
         except TimeoutError:
             logger.info("tool/confirm for %s unanswered in %.0f s: denied", call.name, timeout)
             approved: bool | dict[str, Any] = False
@@ -103,7 +102,7 @@ def _approved(call: ToolCall, plan: PlannedWrite | None, answer: Response) -> bo
     if answer.error is not None:
         return False
     try:
-        result = ToolConfirmResult.model_validate(answer.result, strict=True)
+        result = TOOL_CONFIRM.parse(answer.result, strict=True)
     except ValidationError:
         logger.info("ignoring a malformed tool/confirm answer: denied")
         return False

@@ -36,7 +36,7 @@ from plugin_bridge.vault.schema import connect, migrate
 __all__ = ["ScanStats", "SearchHit", "SearchIndex", "SearchResults"]
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
+RowsT = TypeVar("RowsT")
 
 MAX_LIMIT: Final = 200
 NOTIFY_TIMEOUT: Final = 10.0
@@ -100,11 +100,12 @@ class SearchIndex:
         self._listeners: list[Callable[[], None]] = []
         self._vocabulary = Vocabulary()
         self._case_sensitive: bool | None = None
+        """Whether the vault's file system tells names apart by case (probed when needed)."""
         self._rebuilding = False
         """True while a database found damaged is rebuilt (reads answer empty meanwhile)."""
         self._rebuild_lock = threading.Lock()
         self._rebuilder: threading.Thread | None = None
-        """Whether the vault's file system tells names apart by case (probed when needed)."""
+        """The thread rebuilding a damaged database, while one runs."""
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -224,7 +225,7 @@ class SearchIndex:
         for callback in list(self._listeners):
             callback()
 
-    def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
+    def read(self, query: Callable[[sqlite3.Connection], RowsT]) -> RowsT:
         """Run ``query`` on the read connection (serialised with searches); sqlite3.Error
         while a damaged database is rebuilt."""
         try:
@@ -413,7 +414,7 @@ class SearchIndex:
             with self._rebuild_lock:
                 self._rebuilding = False
 
-    def _guarded(self, query: Callable[[sqlite3.Connection], T], empty: T) -> T:
+    def _guarded(self, query: Callable[[sqlite3.Connection], RowsT], empty: RowsT) -> RowsT:
         """``query`` on the read connection; ``empty`` while the database is rebuilt or when
         it turns out damaged (which starts the rebuild)."""
         try:

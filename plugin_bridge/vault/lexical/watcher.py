@@ -29,7 +29,7 @@ IDLE_WAKE_MS: Final = 100
 """How often an idle watch wakes to check the vault folder: bounds how late a vanished vault
 (and the first ``ready()``) is seen."""
 MISSING_POLL_SECONDS: Final = 0.5
-RETRY_SECONDS: Final = 1.0
+WATCH_RETRY_SECONDS: Final = 1.0
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ async def watch_vault(
                 callbacks.ready()
                 return
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), RETRY_SECONDS)
+                await asyncio.wait_for(stop.wait(), WATCH_RETRY_SECONDS)
 
 
 async def _wait_for_folder(root: Path, stop: asyncio.Event) -> bool:

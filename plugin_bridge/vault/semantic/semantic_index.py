@@ -45,7 +45,7 @@ logger = logging.getLogger(__name__)
 Phase = Literal["loading", "embedding", "confirm", "ready", "error"]
 TEXTS_PER_STEP: Final = 256
 """Chunks embedded and stored per step (one progress notification each)."""
-RETRY_SECONDS: Final = 60.0
+EMBED_RETRY_SECONDS: Final = 60.0
 """After a failed step, the job tries again this much later (or at the next change)."""
 QUERY_CACHE: Final = 256
 
@@ -214,7 +214,7 @@ class SemanticIndex:
                 logger.warning("Embedding stopped: %s It resumes at the next change.", exc)
                 self._emit(Progress("error", 0, 0, self.model_id, error=str(exc)))
                 assert self._loop is not None
-                self._loop.call_later(RETRY_SECONDS, self._wake.set)
+                self._loop.call_later(EMBED_RETRY_SECONDS, self._wake.set)
             except sqlite3.Error as exc:
                 logger.warning("Storing vectors failed (%s); retrying at the next change.", exc)
             except Exception as exc:  # a bug must not end the job silently

@@ -6,18 +6,24 @@ grouped by area as the handlers are (``session``, ``vault``, ``chat``…; ``base
 
 from __future__ import annotations
 
+from typing import Any
+
 from llm_service.factory import ProviderName
 from plugin_bridge.wire.models.base import (
     ClientNotification,
+    ClientRequest,
     Empty,
     EmptyResult,
     Notification,
     Params,
+    RequestSpec,
+    ServerRequest,
     ToolFormat,
     WireModel,
     dump,
 )
 from plugin_bridge.wire.models.chat import (
+    CHAT_SEND,
     ChatClearParams,
     ChatDelta,
     ChatSendParams,
@@ -55,6 +61,7 @@ from plugin_bridge.wire.models.conversations import (
     StoredMessage,
 )
 from plugin_bridge.wire.models.prompts import (
+    PROMPTS_LIST,
     PromptModel,
     PromptsListResult,
 )
@@ -71,6 +78,8 @@ from plugin_bridge.wire.models.search import (
     SearchResult,
 )
 from plugin_bridge.wire.models.session import (
+    HEALTH,
+    SESSION_INITIALIZE,
     CancelRequestParams,
     Capabilities,
     ClientInfo,
@@ -88,6 +97,7 @@ from plugin_bridge.wire.models.session import (
     VaultInfo,
 )
 from plugin_bridge.wire.models.settings import (
+    SETTINGS_CONFIRM,
     BaseUrls,
     BaseUrlsUpdate,
     KeysModel,
@@ -109,6 +119,9 @@ from plugin_bridge.wire.models.setup import (
     RuntimesDetectResult,
 )
 from plugin_bridge.wire.models.tools import (
+    TOOL_CONFIRM,
+    TOOLS_EXECUTE,
+    TOOLS_LIST,
     FileChange,
     InvalidCall,
     KeptChange,
@@ -128,6 +141,9 @@ from plugin_bridge.wire.models.usage import (
     UsageSummaryResult,
 )
 from plugin_bridge.wire.models.vault import (
+    NOTE_APPLY,
+    NOTE_READ,
+    VAULT_LIST,
     AuditEntry,
     AuditListParams,
     AuditListResult,
@@ -160,10 +176,37 @@ SERVER_NOTIFICATIONS: tuple[type[Notification], ...] = (
 """Every notification the server sends: the registry the schema reads (each model carries its
 method name)."""
 CLIENT_NOTIFICATIONS: tuple[type[ClientNotification], ...] = (CancelRequestParams,)
+"""Every notification a client sends."""
+SERVER_REQUESTS: tuple[ServerRequest[Any, Any], ...] = (TOOL_CONFIRM, NOTE_APPLY, SETTINGS_CONFIRM)
+"""Every request the server sends its client: the registry the schema reads."""
+CLIENT_REQUESTS: tuple[ClientRequest[Any, Any], ...] = (
+    SESSION_INITIALIZE,
+    HEALTH,
+    CHAT_SEND,
+    TOOLS_LIST,
+    TOOLS_EXECUTE,
+    VAULT_LIST,
+    NOTE_READ,
+    PROMPTS_LIST,
+)
+"""The methods Python clients call with typed results (``BridgeClient.call``)."""
 
 __all__ = [
+    "CHAT_SEND",
     "CLIENT_NOTIFICATIONS",
+    "CLIENT_REQUESTS",
+    "HEALTH",
+    "NOTE_APPLY",
+    "NOTE_READ",
+    "PROMPTS_LIST",
     "SERVER_NOTIFICATIONS",
+    "SERVER_REQUESTS",
+    "SESSION_INITIALIZE",
+    "SETTINGS_CONFIRM",
+    "TOOLS_EXECUTE",
+    "TOOLS_LIST",
+    "TOOL_CONFIRM",
+    "VAULT_LIST",
     "AuditEntry",
     "AuditListParams",
     "AuditListResult",
@@ -180,6 +223,7 @@ __all__ = [
     "ChatToolResult",
     "ClientInfo",
     "ClientKeyModel",
+    "ClientRequest",
     "ClientScope",
     "ClientsAddParams",
     "ClientsAddResult",
@@ -243,6 +287,7 @@ __all__ = [
     "RelatedNote",
     "RelatedParams",
     "RelatedResult",
+    "RequestSpec",
     "RewriteParams",
     "RewriteResult",
     "RuntimeInfo",
@@ -256,6 +301,7 @@ __all__ = [
     "SearchSummarizeResult",
     "ServerInfo",
     "ServerProof",
+    "ServerRequest",
     "SettingsConfirmParams",
     "SettingsConfirmResult",
     "SettingsResult",

@@ -9,7 +9,8 @@ fields and do not coerce types (``"5"`` is not a number). Validators are built o
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
@@ -57,6 +58,38 @@ class Empty(Params):
 
 class EmptyResult(WireModel):
     """An empty object."""
+
+
+ParamsT = TypeVar("ParamsT", bound=BaseModel)
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSpec(Generic[ParamsT, ResultT]):
+    """A request of the protocol: its method name, its params model and its result model."""
+
+    method: str
+    params: type[ParamsT]
+    result: type[ResultT]
+
+    def parse(self, result: Any, *, strict: bool | None = None) -> ResultT:
+        """The answer's result as the result model (a ``ValidationError`` when malformed)."""
+        return self.result.model_validate(result, strict=strict)
+
+
+class ServerRequest(RequestSpec[ParamsT, ResultT]):
+    """A request the server sends its client (``tool/confirm``, ``note/apply``…); each is
+    named once, beside its models, and ``SERVER_REQUESTS`` is the registry the schema reads."""
+
+    __slots__ = ()
+
+
+class ClientRequest(RequestSpec[ParamsT, ResultT]):
+    """A method the server answers, as a client calls it: ``BridgeClient.call(request,
+    params)`` returns the result model. The router registers the same models (a test checks
+    every descriptor against it)."""
+
+    __slots__ = ()
 
 
 def dump(model: BaseModel) -> dict[str, Any]:

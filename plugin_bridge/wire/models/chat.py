@@ -5,11 +5,11 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Final, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from plugin_bridge.wire.models.base import Notification, Params, WireModel
+from plugin_bridge.wire.models.base import ClientRequest, Notification, Params, WireModel
 from plugin_bridge.wire.protocol import RequestId
 
 
@@ -119,3 +119,6 @@ class ChatToolResult(Notification):
     id: str
     is_error: bool
     content: str
+
+
+CHAT_SEND: Final = ClientRequest("chat/send", ChatSendParams, ChatSendResult)

@@ -5,11 +5,11 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import Field
 
-from plugin_bridge.wire.models.base import WireModel
+from plugin_bridge.wire.models.base import ClientRequest, Empty, WireModel
 
 
 class PromptModel(WireModel):
@@ -26,3 +26,6 @@ class PromptModel(WireModel):
 
 class PromptsListResult(WireModel):
     prompts: list[PromptModel]
+
+
+PROMPTS_LIST: Final = ClientRequest("prompts/list", Empty, PromptsListResult)

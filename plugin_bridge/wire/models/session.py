@@ -5,19 +5,21 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import ClassVar, Final, Literal
 
 from pydantic import Field
 
 from llm_service.factory import ProviderName
 from plugin_bridge.wire.models.base import (
     ClientNotification,
+    ClientRequest,
+    Empty,
     Notification,
     Params,
     ToolFormat,
     WireModel,
 )
-from plugin_bridge.wire.protocol import RequestId
+from plugin_bridge.wire.protocol import INITIALIZE, RequestId
 
 
 class ClientInfo(Params):
@@ -152,3 +154,7 @@ class ServerProof(Notification):
         description="base64url (no padding) of HMAC-SHA256(key = the token's UTF-8 bytes, "
         "message = the nonce's UTF-8 bytes as sent in the URL)."
     )
+
+
+SESSION_INITIALIZE: Final = ClientRequest(INITIALIZE, InitializeParams, InitializeResult)
+HEALTH: Final = ClientRequest("health", Empty, HealthResult)

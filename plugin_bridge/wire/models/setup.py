@@ -5,11 +5,12 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from pydantic import Field
 
-from llm_service.embedders.hub import DEFAULT_MODEL, REPO_PATTERN
+from llm_service.embedders.hub import DEFAULT_EMBEDDER_MODEL, REPO_PATTERN
+from llm_service.runtimes import RuntimeKind
 from plugin_bridge.wire.models.base import Notification, Params, WireModel
 from plugin_bridge.wire.protocol import RequestId
 
@@ -21,7 +22,7 @@ class RuntimeModelInfo(WireModel):
 
 
 class RuntimeInfo(WireModel):
-    kind: Literal["ollama", "lmstudio"]
+    kind: RuntimeKind
     base_url: str = Field(
         description="What settings/update's baseUrl takes: Ollama's root (provider ollama), "
         "LM Studio's /v1 (provider openai)."
@@ -36,7 +37,7 @@ class RuntimesDetectResult(WireModel):
 
 class EmbedderDownloadParams(Params):
     model: str = Field(
-        DEFAULT_MODEL,
+        DEFAULT_EMBEDDER_MODEL,
         max_length=200,
         pattern=REPO_PATTERN,
         description="A model2vec model on the Hugging Face hub (owner/name).",

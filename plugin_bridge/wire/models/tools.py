@@ -5,11 +5,17 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from pydantic import Field
 
-from plugin_bridge.wire.models.base import Params, ToolFormat, WireModel
+from plugin_bridge.wire.models.base import (
+    ClientRequest,
+    Params,
+    ServerRequest,
+    ToolFormat,
+    WireModel,
+)
 
 
 class ToolsListParams(Params):
@@ -95,3 +101,11 @@ class ToolConfirmResult(WireModel):
             "tool's schema like any call."
         ),
     )
+
+
+TOOL_CONFIRM: Final = ServerRequest("tool/confirm", ToolConfirmParams, ToolConfirmResult)
+"""May the assistant run this tool (a write shows its change)?"""
+
+
+TOOLS_LIST: Final = ClientRequest("tools/list", ToolsListParams, ToolsListResult)
+TOOLS_EXECUTE: Final = ClientRequest("tools/execute", ToolsExecuteParams, ToolsExecuteResult)

@@ -5,9 +5,11 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
+from typing import Final
+
 from pydantic import Field
 
-from plugin_bridge.wire.models.base import Params, WireModel
+from plugin_bridge.wire.models.base import ClientRequest, Params, ServerRequest, WireModel
 
 PAGES_PATTERN = r"^\s*\d+\s*(-\s*\d*\s*)?$"
 
@@ -143,3 +145,11 @@ class NoteApplyResult(WireModel):
     hash: str | None = Field(
         None, description="With applied: sha256 hex of the note's new text (UTF-8)."
     )
+
+
+NOTE_APPLY: Final = ServerRequest("note/apply", NoteApplyParams, NoteApplyResult)
+"""Write this planned change through Obsidian (the note is open there)."""
+
+
+VAULT_LIST: Final = ClientRequest("vault/list", VaultListParams, VaultListResult)
+NOTE_READ: Final = ClientRequest("note/read", NoteReadParams, NoteReadResult)

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from llm_service.factory import KEYED, PROVIDER_NAMES
 from plugin_bridge.app.settings.config import BridgeSettings, read_config
 from plugin_bridge.app.settings.keys import may_send, origin, rebound
+from plugin_bridge.wire.models import BaseUrls, BaseUrlsUpdate, KeysModel, SettingsUpdateParams
 from tests.fakes import embeddings
 from tests.fakes import openai as fake
 from tests.fakes.http import FakeHTTPServer, Recorded
@@ -144,3 +146,25 @@ async def test_per_provider_base_urls_are_http_only(tmp_path: Path) -> None:
         )
     assert error["code"] == -32602 and "'baseUrls" in error["message"]
     assert read_config() == {}
+
+
+def test_every_profile_gets_its_settings_and_wire_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fields spelled per provider are made from the profiles: a base URL per provider, a
+    key (read from the profile's variable too) and its bound origin per keyed one, the masked
+    key in settings/get and NAMEApiKey in settings/update; nothing else is accepted."""
+    assert set(BaseUrls.model_fields) == set(BaseUrlsUpdate.model_fields) == set(PROVIDER_NAMES)
+    assert set(KeysModel.model_fields) == {profile.name for profile in KEYED}
+    for profile in KEYED:
+        assert profile.key_variable is not None
+        monkeypatch.setenv(profile.key_variable, f"{SECRET}-{profile.name}")
+        params = SettingsUpdateParams.model_validate({f"{profile.name}ApiKey": "k"})
+        assert getattr(params, f"{profile.name}_api_key") == "k"
+    settings = BridgeSettings(**{f"{p.name}_api_key_host": "http://127.0.0.1:9" for p in KEYED})
+    for profile in KEYED:
+        key = getattr(settings, f"{profile.name}_api_key")
+        assert key.get_secret_value() == f"{SECRET}-{profile.name}"
+        assert getattr(settings, f"{profile.name}_api_key_host") == "http://127.0.0.1:9"
+    with pytest.raises(ValueError, match="Extra inputs are not permitted"):
+        SettingsUpdateParams.model_validate({"giveAKey": "k"})
+    with pytest.raises(ValueError, match="http"):
+        BridgeSettings(**{f"{KEYED[0].name}_api_key_host": "ftp://x"})

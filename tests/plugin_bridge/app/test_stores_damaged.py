@@ -18,12 +18,12 @@ from tests.helpers.bridge import running_bridge
 
 def _old_store_with_usage(data: Path, cost: float) -> None:
     """A conversations.sqlite3 as the server wrote it before usage.sqlite3 existed."""
-    from plugin_bridge.app.conversations.store import MIGRATIONS
+    from plugin_bridge.app.conversations.store import CONVERSATION_MIGRATIONS
     from plugin_bridge.vault.schema import connect, migrate
 
     data.mkdir(parents=True)
     conn = connect(str(data / "conversations.sqlite3"))
-    migrate(conn, MIGRATIONS)
+    migrate(conn, CONVERSATION_MIGRATIONS)
     conn.execute(
         "INSERT INTO usage (time, conversation, purpose, model, input_tokens, output_tokens, "
         "cache_read_tokens, cache_write_tokens, cost_usd, provider) "

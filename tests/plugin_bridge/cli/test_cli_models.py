@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from llm_service.discovery import FILE_NAME, TTL_SECONDS
+from llm_service.discovery import MODELS_CACHE_FILE, TTL_SECONDS
 from tests.fakes import openai as fake
 from tests.fakes.http import FakeHTTPServer
 from tests.helpers.bridge import copy_example_vault
@@ -16,7 +16,7 @@ from tests.helpers.serve import run_cli
 
 def _age_cache(data_dir: Path, seconds: float) -> None:
     """Make every cached list ``seconds`` old."""
-    path = data_dir / FILE_NAME
+    path = data_dir / MODELS_CACHE_FILE
     entries = json.loads(path.read_text(encoding="utf-8"))
     for entry in entries.values():
         entry["fetchedAt"] = time.time() - seconds

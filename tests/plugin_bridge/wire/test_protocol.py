@@ -13,7 +13,7 @@ from plugin_bridge.wire.errors import WireCode, WireError
 from plugin_bridge.wire.protocol import (
     CloseCode,
     ErrorReply,
-    Notification,
+    InboundNotification,
     Protocol,
     Request,
     Response,
@@ -136,9 +136,9 @@ def test_initialize_twice_is_invalid() -> None:
 
 
 def test_notifications_after_initialize_are_events() -> None:
-    """A message without id is a Notification."""
+    """A message without id is a InboundNotification."""
     event = ready_protocol().receive_text(frame(method="$/cancelRequest", params={"id": 3}))
-    assert event == Notification("$/cancelRequest", {"id": 3})
+    assert event == InboundNotification("$/cancelRequest", {"id": 3})
 
 
 def test_the_in_flight_limit_refuses_the_request_past_it() -> None:
@@ -249,7 +249,7 @@ def assert_valid_handling(protocol: Protocol, text: str) -> None:
     elif isinstance(event, Request):
         protocol.error(event.id, WireError(WireCode.METHOD_NOT_FOUND, "no"))
     else:
-        assert event is None or isinstance(event, (Notification, Response))
+        assert event is None or isinstance(event, (InboundNotification, Response))
 
 
 @settings(max_examples=300, deadline=None)
