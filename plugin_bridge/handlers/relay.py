@@ -9,14 +9,16 @@ drops the provider's HTTP stream at once).
 Text deltas are coalesced: the relay hands them to a sender task and goes on reading the model,
 so every delta that arrives before the sender next runs (the rest of one network read, or all
 that came while the client's socket was busy) goes out as one ``chat/delta``. The first delta
-waits only one loop tick, the next ones at least :data:`DELTA_INTERVAL` after the one before,
-and the stream's end flushes at once; the order of text and other notifications is kept.
+waits only one loop tick, the next ones at least :data:`DELTA_INTERVAL` after the one before
+(longer when many streams run: :data:`FRAMES_PER_SECOND`), and the stream's end flushes at
+once; the order of text and other notifications is kept.
 
-Streams take turns on the loop: a relay that has worked through :data:`YIELD_AFTER` seconds of
-deltas waits for its turn (:class:`_Turns`), and at most :data:`TURNS_PER_TICK` relays resume
-per turn of the loop. Without it every ready stream ran a slice in each turn of the loop, so 50
-streams made each turn ~25 ms long and a ``health`` on another connection, which needs three
-turns, waited 300 ms and more (bench/stalls.py --health).
+Streams take turns on the loop: a relay waits for its turn (:class:`_Turns`) before it starts
+the stream and again after each :data:`YIELD_AFTER` seconds of deltas, and at most
+:data:`TURNS_PER_TICK` relays resume per turn of the loop. Without it every ready stream ran a
+slice in each turn of the loop, so 50 streams made each turn ~25 ms long and a ``health`` on
+another connection, which needs three turns, waited 300 ms and more; 50 chats sent at once all
+started their streams (~4 ms each) in one turn (bench/stalls.py --health).
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ DELTA_INTERVAL = 0.02
 """After a ``chat/delta``, the next one of the same request waits this long (text meanwhile joins
 it): a frame costs a system call that wakes the client, and 50 fps reads as fluid. The first
 delta and the last (the stream's end) never wait."""
+FRAMES_PER_SECOND: Final = 500
+"""The ``chat/delta`` of all streams together, a second at most: past 10 streams each waits
+longer than :data:`DELTA_INTERVAL` (50 streams: 100 ms), so the frames' cost stays bounded."""
 MAX_PENDING_CHARS: Final = 65536
 """Past this much unsent text the relay waits for the sender (a client that reads slowly slows
 the relay instead of growing its buffer)."""
@@ -81,8 +86,14 @@ async def spending(ctx: RequestContext[BridgeApp]) -> AsyncIterator[None]:
 async def relay(ctx: RequestContext[Any], events: AsyncGenerator[Any, None]) -> LLMResponse:
     """Forward ``events`` to the client; the final response (or RuntimeError if none came)."""
     reply = None
-    deltas = _Deltas(ctx)
+    turns = _turns()
+    if YIELD_AFTER:
+        # Starting the stream (the request built and sent to the model, ~4 ms) takes a turn
+        # too: 50 chats sent at once would otherwise all start in one turn of the loop.
+        await turns.wait()
+    deltas = _Deltas(ctx, turns)
     held = time.perf_counter()
+    turns.streams += 1
     try:
         async with aclosing(events) as stream:
             async for event in stream:
@@ -93,13 +104,14 @@ async def relay(ctx: RequestContext[Any], events: AsyncGenerator[Any, None]) -> 
                     if YIELD_AFTER and time.perf_counter() - held > YIELD_AFTER:
                         # A burst of chunks from one network read would otherwise be worked
                         # through in one go, while every other client waits.
-                        await _turns().wait()
+                        await turns.wait()
                         held = time.perf_counter()
                 elif (notification := _notification(ctx.request_id, event)) is not None:
                     await deltas.flush()
                     await ctx.notify(notification)
         await deltas.flush()
     finally:
+        turns.streams -= 1
         deltas.cancel()
     if reply is None:
         raise RuntimeError("the model's stream ended without a reply")
@@ -129,6 +141,12 @@ class _Turns:
         self.loop = loop
         self.waiting: deque[asyncio.Future[None]] = deque()
         self.scheduled = False
+        self.streams = 0
+        """The relays running on this loop."""
+
+    def interval(self) -> float:
+        """Seconds between two ``chat/delta`` of one stream (see :data:`FRAMES_PER_SECOND`)."""
+        return max(DELTA_INTERVAL, self.streams / FRAMES_PER_SECOND)
 
     async def wait(self) -> None:
         """Return in a later turn of the loop, after the relays that were waiting before."""
@@ -165,8 +183,9 @@ def _turns() -> _Turns:
 class _Deltas:
     """Text not yet sent as ``chat/delta``, and the task that will send it."""
 
-    def __init__(self, ctx: RequestContext[Any]) -> None:
+    def __init__(self, ctx: RequestContext[Any], turns: _Turns) -> None:
         self.ctx = ctx
+        self.turns = turns
         self.parts: list[str] = []
         self.size = 0
         self.sender: asyncio.Task[None] | None = None
@@ -199,7 +218,7 @@ class _Deltas:
         await asyncio.sleep(0)  # one loop tick: the rest of this network read joins in
         loop = asyncio.get_running_loop()
         while self.parts:
-            wait = self.sent_at + DELTA_INTERVAL - loop.time()
+            wait = self.sent_at + self.turns.interval() - loop.time()
             if wait > 0 and not self.hurry.is_set():
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(wait):
