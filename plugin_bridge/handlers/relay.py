@@ -9,9 +9,8 @@ drops the provider's HTTP stream at once).
 Text deltas are coalesced: the relay hands them to a sender task and goes on reading the model,
 so every delta that arrives before the sender next runs (the rest of one network read, or all
 that came while the client's socket was busy) goes out as one ``chat/delta``. The first delta
-waits only one loop tick, the next ones at least :data:`DELTA_INTERVAL` after the one before
-(longer when many streams run: :data:`FRAMES_PER_SECOND`), and the stream's end flushes at
-once; the order of text and other notifications is kept.
+waits only one loop tick, the next ones at least :data:`DELTA_INTERVAL` after the one before,
+and the stream's end flushes at once; the order of text and other notifications is kept.
 
 Streams take turns on the loop: a relay waits for its turn (:class:`_Turns`) before it starts
 the stream and again after each :data:`YIELD_AFTER` seconds of deltas, and at most
@@ -57,9 +56,6 @@ DELTA_INTERVAL = 0.02
 """After a ``chat/delta``, the next one of the same request waits this long (text meanwhile joins
 it): a frame costs a system call that wakes the client, and 50 fps reads as fluid. The first
 delta and the last (the stream's end) never wait."""
-FRAMES_PER_SECOND: Final = 500
-"""The ``chat/delta`` of all streams together, a second at most: past 10 streams each waits
-longer than :data:`DELTA_INTERVAL` (50 streams: 100 ms), so the frames' cost stays bounded."""
 MAX_PENDING_CHARS: Final = 65536
 """Past this much unsent text the relay waits for the sender (a client that reads slowly slows
 the relay instead of growing its buffer)."""
@@ -91,9 +87,8 @@ async def relay(ctx: RequestContext[Any], events: AsyncGenerator[Any, None]) -> 
         # Starting the stream (the request built and sent to the model, ~4 ms) takes a turn
         # too: 50 chats sent at once would otherwise all start in one turn of the loop.
         await turns.wait()
-    deltas = _Deltas(ctx, turns)
+    deltas = _Deltas(ctx)
     held = time.perf_counter()
-    turns.streams += 1
     try:
         async with aclosing(events) as stream:
             async for event in stream:
@@ -111,7 +106,6 @@ async def relay(ctx: RequestContext[Any], events: AsyncGenerator[Any, None]) -> 
                     await ctx.notify(notification)
         await deltas.flush()
     finally:
-        turns.streams -= 1
         deltas.cancel()
     if reply is None:
         raise RuntimeError("the model's stream ended without a reply")
@@ -141,12 +135,6 @@ class _Turns:
         self.loop = loop
         self.waiting: deque[asyncio.Future[None]] = deque()
         self.scheduled = False
-        self.streams = 0
-        """The relays running on this loop."""
-
-    def interval(self) -> float:
-        """Seconds between two ``chat/delta`` of one stream (see :data:`FRAMES_PER_SECOND`)."""
-        return max(DELTA_INTERVAL, self.streams / FRAMES_PER_SECOND)
 
     async def wait(self) -> None:
         """Return in a later turn of the loop, after the relays that were waiting before."""
@@ -183,9 +171,8 @@ def _turns() -> _Turns:
 class _Deltas:
     """Text not yet sent as ``chat/delta``, and the task that will send it."""
 
-    def __init__(self, ctx: RequestContext[Any], turns: _Turns) -> None:
+    def __init__(self, ctx: RequestContext[Any]) -> None:
         self.ctx = ctx
-        self.turns = turns
         self.parts: list[str] = []
         self.size = 0
         self.sender: asyncio.Task[None] | None = None
@@ -218,7 +205,7 @@ class _Deltas:
         await asyncio.sleep(0)  # one loop tick: the rest of this network read joins in
         loop = asyncio.get_running_loop()
         while self.parts:
-            wait = self.sent_at + self.turns.interval() - loop.time()
+            wait = self.sent_at + DELTA_INTERVAL - loop.time()
             if wait > 0 and not self.hurry.is_set():
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(wait):
