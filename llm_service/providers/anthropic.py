@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import AsyncGenerator
@@ -110,6 +111,10 @@ class AnthropicProvider(Provider):
 
     def _sdk(self) -> AsyncAnthropic:
         return self.connection.client()
+
+    def _warm_client(self) -> None:
+        with contextlib.suppress(LLMError):  # no key: the first call says so
+            self._sdk()
 
     async def aclose(self) -> None:
         if self._owns_connection:

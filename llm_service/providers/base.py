@@ -239,12 +239,20 @@ class Provider(Retrying):
         return known if known is not None else hosted
 
     async def warm_up(self) -> None:
-        """Import the SDK and read the price data in a worker thread, so that the first call
-        does not stall the event loop for the second or so that takes (a server calls this
-        once started)."""
+        """Import the SDK, read the price data and build the SDK's client in a worker thread,
+        so that the first call does not stall the event loop for the second or so that takes
+        (a server calls this once started)."""
         from llm_service.pricing import load_prices
 
-        await import_early(*filter(None, [self.sdk_module]), then=load_prices)
+        def then() -> None:
+            load_prices()
+            self._warm_client()
+
+        await import_early(*filter(None, [self.sdk_module]), then=then)
+
+    def _warm_client(self) -> None:
+        """Build the SDK's client, if it has one (in :meth:`warm_up`'s thread: building one
+        reads the CA bundle, 0.1 to 0.3 s the first chat would otherwise hold the loop for)."""
 
     async def _list_models_once(self) -> list[ModelInfo]:
         """One models-list API call; may raise SDK exceptions. [] when the API has none."""

@@ -13,6 +13,7 @@ always sends, so what cannot be read becomes an ``invalid_response`` error, neve
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from collections.abc import AsyncGenerator, Iterable
@@ -106,6 +107,10 @@ class OpenAIProvider(TextToolFallback):
 
     def _sdk(self) -> AsyncOpenAI:
         return self.connection.client()
+
+    def _warm_client(self) -> None:
+        with contextlib.suppress(LLMError):  # no key: the first call says so
+            self._sdk()
 
     @property
     def price_provider(self) -> str | None:

@@ -13,11 +13,12 @@ that came while the client's socket was busy) goes out as one ``chat/delta``. Th
 waits only one loop tick, the next ones at least :data:`DELTA_INTERVAL` after the one before,
 and the stream's end flushes at once; the order of text and other notifications is kept.
 
-Streams take turns on the loop: a relay that has worked through :data:`YIELD_AFTER` seconds of
-deltas waits for its turn (:class:`_Turns`), and at most :data:`TURNS_PER_TICK` relays resume
-per turn of the loop. Without it every ready stream ran a slice in each turn of the loop, so 50
-streams made each turn ~25 ms long and a ``health`` on another connection, which needs three
-turns, waited 300 ms and more (bench/stalls.py --health).
+Streams take turns on the loop: a relay waits for its turn (:class:`_Turns`) after each
+:data:`YIELD_AFTER` seconds of deltas, and at most :data:`TURNS_PER_TICK` relays resume per turn
+of the loop; starting a stream takes a turn to itself. Without it every ready stream ran a
+slice in each turn of the loop, so 50 streams made each turn ~25 ms long and a ``health`` on
+another connection, which needs three turns, waited 300 ms and more; 50 chats sent at once all
+started their streams (~4 ms each) in one turn (bench/stalls.py --health).
 """
 
 from __future__ import annotations
@@ -81,6 +82,11 @@ async def budget_warnings(ctx: RequestContext[BridgeApp]) -> AsyncIterator[None]
 async def relay(ctx: RequestContext[Any], events: AsyncGenerator[Any, None]) -> LLMResponse:
     """Forward ``events`` to the client; the final response (or RuntimeError if none came)."""
     reply = None
+    turns = _turns()
+    if YIELD_AFTER:
+        # Starting the stream (the request built and sent to the model, ~4 ms) takes a turn of
+        # the loop to itself: 50 chats sent at once would otherwise all start in one.
+        await turns.wait(weight=TURNS_PER_TICK)
     deltas = _Deltas(ctx)
     held = time.perf_counter()
     try:
@@ -93,7 +99,7 @@ async def relay(ctx: RequestContext[Any], events: AsyncGenerator[Any, None]) -> 
                     if YIELD_AFTER and time.perf_counter() - held > YIELD_AFTER:
                         # A burst of chunks from one network read would otherwise be worked
                         # through in one go, while every other client waits.
-                        await _turns().wait()
+                        await turns.wait()
                         held = time.perf_counter()
                 elif (notification := _notification(ctx.request_id, event)) is not None:
                     await deltas.flush()
@@ -127,13 +133,14 @@ class _Turns:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self.waiting: deque[asyncio.Future[None]] = deque()
+        self.waiting: deque[tuple[asyncio.Future[None], int]] = deque()
         self.scheduled = False
 
-    async def wait(self) -> None:
-        """Return in a later turn of the loop, after the relays that were waiting before."""
+    async def wait(self, weight: int = 1) -> None:
+        """Return in a later turn of the loop, after the relays that were waiting before;
+        ``weight``: how many of a turn's :data:`TURNS_PER_TICK` this one counts for."""
         turn = self.loop.create_future()
-        self.waiting.append(turn)
+        self.waiting.append((turn, weight))
         if not self.scheduled:
             self.scheduled = True
             self.loop.call_soon(self._wake)
@@ -142,10 +149,10 @@ class _Turns:
     def _wake(self) -> None:
         woken = 0
         while self.waiting and woken < TURNS_PER_TICK:
-            turn = self.waiting.popleft()
+            turn, weight = self.waiting.popleft()
             if not turn.done():  # a cancelled relay's turn is skipped
                 turn.set_result(None)
-                woken += 1
+                woken += weight
         self.scheduled = bool(self.waiting)
         if self.scheduled:
             self.loop.call_soon(self._wake)

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from llm_service import ScriptedProvider
+from llm_service import LLMError, OpenAIProvider, ScriptedProvider
 from llm_service.connections.anthropic import AnthropicConnection
 from llm_service.connections.ollama import OllamaConnection
 from llm_service.connections.openai import OpenAIConnection
@@ -57,3 +57,20 @@ def test_an_unexpected_failure_is_logged_with_its_traceback(
     assert error.code == "unknown"
     (record,) = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert record.exc_info is not None and "AttributeError" in record.getMessage()
+
+
+async def test_the_warm_up_builds_the_client_the_first_call_uses() -> None:
+    provider = OpenAIProvider("sk-test", "m", base_url="http://127.0.0.1:9/v1")
+    await provider.warm_up()
+    client = provider.connection._client
+    assert client is not None
+    assert provider._sdk() is client
+    await provider.aclose()
+
+
+async def test_a_warm_up_without_a_key_leaves_the_error_to_the_first_call() -> None:
+    provider = OpenAIProvider(None, "m")  # OpenAI's own API, and OPENAI_API_KEY is not set
+    await provider.warm_up()
+    assert provider.connection._client is None
+    with pytest.raises(LLMError, match="API key is missing"):
+        provider._sdk()
