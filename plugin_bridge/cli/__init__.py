@@ -133,6 +133,21 @@ def server_arguments(serve: argparse.ArgumentParser) -> None:
         type=int,
         help="HTTP API port for this run (default: the vault's saved one; 0: a free one)",
     )
+    serve.add_argument(
+        "--remote",
+        "--remote-listen",
+        dest="remote_listen",
+        metavar="HOST:PORT",
+        help="also listen here for other machines (TLS, client keys only), e.g. 0.0.0.0:8443",
+    )
+    serve.add_argument("--tls-cert", type=Path, metavar="FILE", help="the remote listener's cert")
+    serve.add_argument("--tls-key", type=Path, metavar="FILE", help="the remote listener's key")
+    serve.add_argument(
+        "--remote-insecure-http",
+        action="store_const",
+        const=True,
+        help="plain HTTP on the remote listener (only inside an encrypting tunnel)",
+    )
     serve.add_argument("--info-file", type=Path, help="where to write url and token")
     serve.add_argument("--provider", choices=PROVIDER_NAMES, help="model provider")
     serve.add_argument("--model", help="model name (default: the provider's recommended one)")
@@ -241,4 +256,8 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         timeout=args.timeout,
         embedder=args.embedder,
         embedder_base_url=args.embedder_base_url,
+        remote_listen=args.remote_listen,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        remote_insecure_http=args.remote_insecure_http,
     )
