@@ -109,6 +109,11 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("name", help="the client's name, e.g. laptop-llm or pi-bot")
     add.add_argument("--scope", choices=("read", "chat", "write"), default="chat")
     add.add_argument("--key", help="import this token (at least 16 characters) instead")
+    add.add_argument(
+        "--pair",
+        action="store_true",
+        help="also print the pairing text and its QR code for the plugin on a phone",
+    )
     listing = actions.add_parser("list", help="name, scope, created, last used (never a key)")
     revoke = actions.add_parser("revoke", help="remove a key; a running server stops taking it")
     revoke.add_argument("name")
@@ -229,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
             name=getattr(args, "name", None),
             scope=getattr(args, "scope", "chat"),
             key=getattr(args, "key", None),
+            pair=getattr(args, "pair", False),
         )
     from plugin_bridge.cli.schema import schema_text
 
