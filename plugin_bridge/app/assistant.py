@@ -33,6 +33,7 @@ from llm_service import LLMError, LLMResponse, ResponseComplete, TextDelta, Tool
 from llm_service.catalog import max_output_for
 from llm_service.options import ForcedTool, ResponseFormat, ToolChoice, forces_a_call
 from llm_service.providers.base import DEFAULT_MAX_TOKENS
+from plugin_bridge.app.clients import current_caller
 from plugin_bridge.app.model_routes import ModelRoutes
 from plugin_bridge.app.turn.prompts import system_prompt
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -77,8 +78,8 @@ class Assistant:
     def __init__(self, app: BridgeApp) -> None:
         self.app = app
         self.routes = ModelRoutes(app)
-        self._http_tools: dict[bool, ToolRegistry] = {}
-        """Per "writes allowed": the owner's and a write key's, and a read or chat key's."""
+        self._http_tools: dict[tuple[bool, bool], ToolRegistry] = {}
+        """Per ("writes allowed", "reviewed by the local plugin")."""
 
     async def ask(
         self, purpose: str, messages: Sequence[Message], options: AskOptions
@@ -103,22 +104,35 @@ class Assistant:
         return [VAULT_MODEL, *await self.routes.usable()]
 
     def http_tools(self, writes: bool = True) -> ToolRegistry:
-        """The vault tools as HTTP clients and the ``vault`` model use them: reads allowed,
-        writes refused unless ``http_allow_writes`` and ``writes`` (built once per value)."""
+        """The vault tools as HTTP clients and the ``vault`` model use them: reads allowed;
+        a ``write`` key's writes reviewed by the local plugin when one is open (``tool/confirm``
+        to it, then ``note/apply``); otherwise writes refused unless ``http_allow_writes`` and
+        ``writes`` (built once per value)."""
+        reviewed = writes and self._plugin_reviews()
         allow = self.app.config.http_allow_writes and writes
-        if allow not in self._http_tools:
+        if (allow, reviewed) not in self._http_tools:
             from llm_service.tools import ToolRegistry
+            from plugin_bridge.app.turn.confirm import ask_plugin
             from plugin_bridge.app.vault_tools import register_vault_tools
 
-            registry = ToolRegistry()
+            confirm = ask_plugin(self.app.vault, self.app.writes.plugin) if reviewed else None
+            registry = ToolRegistry(confirm=confirm)
             register_vault_tools(
                 registry,
                 self.app.vault,
-                write_permission="allow" if allow else "deny",
+                write_permission="ask" if reviewed else "allow" if allow else "deny",
                 writer=self.app.writes.write,
             )
-            self._http_tools[allow] = registry
-        return self._http_tools[allow]
+            self._http_tools[(allow, reviewed)] = registry
+        return self._http_tools[(allow, reviewed)]
+
+    def _plugin_reviews(self) -> bool:
+        """Whether the running HTTP request's writes go to the local plugin's review: a client
+        key with ``write``, while the plugin (the info file's token) is connected."""
+        caller = current_caller.get()
+        return (
+            not caller.is_owner and caller.allows("write") and self.app.writes.plugin() is not None
+        )
 
     # -- internals ----------------------------------------------------------------------
 

@@ -282,9 +282,12 @@ async def test_another_device_reads_chats_writes_loses_access_and_is_rate_limite
     applied: list[dict[str, Any]] = []
     note = tmp_path / "vault" / "Plan.md"
 
+    reviewed: list[str] = []
+
     async def plugin_answers(method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if method != "note/apply":
-            return {"approved": False}
+        if method == "tool/confirm":
+            reviewed.append(params["title"])
+            return {"approved": True}
         applied.append(params)
         note.write_text(params["after"], encoding="utf-8")  # as Obsidian's editor saves it
         return {"applied": True, "hash": hashlib.sha256(params["after"].encode()).hexdigest()}
@@ -318,6 +321,21 @@ async def test_another_device_reads_chats_writes_loses_access_and_is_rate_limite
         )
         assert "result" in undone, undone
         assert note.read_text(encoding="utf-8") == PLAN
+        assert reviewed == []  # the device reviewed its own chat's write
+
+        # Over HTTP nobody is on the connection to ask: the local plugin reviews the write.
+        call = {"id": "c1", "function": {"name": "edit_note", "arguments": json.dumps(edit)}}
+        executed = await client.step(
+            op="http",
+            method="POST",
+            path="/api/local-llm/execute-tools",
+            key=keys["write"],
+            body={"tool_calls": [call]},
+        )
+        assert executed["status"] == 200, executed
+        assert len(reviewed) == 1 and "Plan.md" in reviewed[0]
+        assert note.read_text(encoding="utf-8") == PLAN.replace("start.", "started.")
+        assert len(applied) == 2
     finally:
         await plugin.close()
 
