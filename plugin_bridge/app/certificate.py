@@ -21,6 +21,7 @@ import socket
 from pathlib import Path
 from typing import Final
 
+import ifaddr
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -66,21 +67,19 @@ class Certificate:
 
 def machine_names(listen_host: str) -> list[str]:
     """The names a certificate made here gets: the listen address (unless a wildcard one),
-    the host name and the host name's non-loopback addresses."""
+    the host name and the machine's addresses (ifaddr: every interface's, but loopback and
+    link-local ones)."""
     names: list[str] = []
     host = listen_host.strip("[]")
     if host and not _is_unspecified(host):
         names.append(host)
     hostname = socket.gethostname()
     names.append(hostname)
-    try:
-        infos = socket.getaddrinfo(hostname, None, proto=socket.IPPROTO_TCP)
-    except OSError:
-        infos = []
-    for info in infos:
-        address = str(info[4][0]).split("%")[0]
-        if not ipaddress.ip_address(address).is_loopback:
-            names.append(address)
+    for adapter in ifaddr.get_adapters():
+        for ip in adapter.ips:
+            address = ipaddress.ip_address(ip.ip if isinstance(ip.ip, str) else ip.ip[0])
+            if not (address.is_loopback or address.is_link_local):
+                names.append(str(address))
     return list(dict.fromkeys(name.lower() for name in names))
 
 

@@ -277,6 +277,7 @@ async def test_another_device_reads_chats_writes_loses_access_and_is_rate_limite
     assert owner["status"] == 401 and json.loads(owner["body"])["error"] == "auth_failed"
     refused_owner = await client.step(op="open", name="owner", key=token)
     assert refused_owner["error"]["code"] == -32001, refused_owner
+    assert "client keys only" in refused_owner["error"]["message"]
 
     # A write key: the device reviews the write (tool/confirm), the local plugin applies it.
     applied: list[dict[str, Any]] = []
