@@ -35,6 +35,7 @@ from llm_service.options import ForcedTool, ResponseFormat, ToolChoice, forces_a
 from llm_service.providers.base import DEFAULT_MAX_TOKENS
 from plugin_bridge.app.clients import current_caller
 from plugin_bridge.app.model_routes import ModelRoutes
+from plugin_bridge.app.turn.confirm import ask_plugin
 from plugin_bridge.app.turn.prompts import system_prompt
 from plugin_bridge.wire.errors import RpcError, WireCode
 
@@ -112,7 +113,6 @@ class Assistant:
         allow = self.app.config.http_allow_writes and writes
         if (allow, reviewed) not in self._http_tools:
             from llm_service.tools import ToolRegistry
-            from plugin_bridge.app.turn.confirm import ask_plugin
             from plugin_bridge.app.vault_tools import register_vault_tools
 
             confirm = ask_plugin(self.app.vault, self.app.writes.plugin) if reviewed else None

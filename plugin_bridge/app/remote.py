@@ -18,7 +18,9 @@ import math
 import time
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Final, Protocol
+from typing import Final
+
+from plugin_bridge.wire.security import HeaderSource
 
 MOBILE_ORIGINS: Final = ("capacitor://localhost", "http://localhost")
 """The origins of Obsidian's mobile apps: Capacitor's WebView on iOS (``capacitor://``) and
@@ -28,10 +30,6 @@ FAILURE_WINDOW: Final = 60.0
 MAX_ADDRESSES: Final = 10_000
 """Addresses followed at most (the oldest forgotten first): an attacker with many addresses
 cannot grow the table without bound."""
-
-
-class HeaderSource(Protocol):
-    def get_all(self, key: str) -> list[str]: ...
 
 
 class AuthFailures:

@@ -40,6 +40,7 @@ from pydantic_settings import (
 )
 
 from llm_service.factory import PROFILES, ProviderName, parse_model_spec
+from plugin_bridge.app.remote import parse_listen
 from plugin_bridge.app.settings.keys import HOST_FIELDS, KEY_FIELDS, check_url, key_for
 from plugin_bridge.app.settings.sources import launch_bindings, named_provider, no_key
 from plugin_bridge.wire.models.settings import MCP_NAME_PATTERN
@@ -221,8 +222,6 @@ class BridgeSettings(BaseSettings):
     @field_validator("remote_listen")
     @classmethod
     def _listen_address(cls, value: str | None) -> str | None:
-        from plugin_bridge.app.remote import parse_listen
-
         if value is not None:
             parse_listen(value)
         return value
