@@ -4,7 +4,8 @@ would. The test drives it one JSON line at a time on stdin and reads one JSON li
 
 - ``{"op": "http", "method", "path", "key", "body"?, "source"?, "headers"?}`` →
   ``{"status", "headers", "body", "fingerprint"}`` (``source``: the address to send from);
-- ``{"op": "open", "name", "key", "client"?}`` → the ``initialize`` reply, or ``{"closed": code}``;
+- ``{"op": "open", "name", "key", "client"?, "source"?}`` → the ``initialize`` reply, or
+  ``{"closed": code}``;
 - ``{"op": "call", "name", "method", "params", "confirm"?}`` → the reply to that request (the
   notifications before it are skipped; a ``tool/confirm`` asked meanwhile is answered
   ``{"approved": confirm}``), or ``{"closed": code}``;
@@ -77,7 +78,8 @@ class Client:
         }
 
     async def open(self, step: dict[str, Any]) -> dict[str, Any]:
-        ws = await connect(f"wss://{self.host}:{self.port}/ws", ssl=pinned_context())
+        source = {"local_addr": (step["source"], 0)} if step.get("source") else {}
+        ws = await connect(f"wss://{self.host}:{self.port}/ws", ssl=pinned_context(), **source)
         ssl_object = ws.transport.get_extra_info("ssl_object")
         check_pin(ssl_object.getpeercert(binary_form=True), self.pin)
         self.sockets[step["name"]] = ws

@@ -357,6 +357,8 @@ async def test_another_device_reads_chats_writes_loses_access_and_is_rate_limite
     blocked = await client.step(op="http", path="/health", key=keys["chat"], source=noisy)
     assert blocked["status"] == 429, blocked
     assert 1 <= int(blocked["headers"]["retry-after"]) <= 60
+    handshake = await client.step(op="open", name="blocked", key=keys["chat"], source=noisy)
+    assert "429" in handshake["exception"], handshake
     other = await client.step(op="http", path="/health", key=keys["chat"], source=quiet)
     assert other["status"] == 200
 
