@@ -35,7 +35,7 @@ from plugin_bridge.vault.notes.atomic import write_atomic
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
 
     from llm_service.tools import ToolRegistry
 
@@ -173,7 +173,7 @@ UNDO_LOOKBACK: Final = 5000
 """Audit lines read to find whose write an undo would revert."""
 
 
-def reverted_origin(entries: Iterable[dict[str, object]], path: str) -> str | None:
+def reverted_origin(entries: Iterable[Mapping[str, object]], path: str) -> str | None:
     """Who made the write that undoing ``path`` now reverts (``entries``: the audit log,
     newest first; each undo there already reverted one earlier write), None if unknown."""
     undone = 0
@@ -189,7 +189,7 @@ def reverted_origin(entries: Iterable[dict[str, object]], path: str) -> str | No
     return None
 
 
-def check_undo(caller: Caller, path: str, entries: Iterable[dict[str, object]]) -> None:
+def check_undo(caller: Caller, path: str, entries: Iterable[Mapping[str, object]]) -> None:
     """Raise :class:`ForbiddenScope` unless ``caller`` may undo the last write of ``path``: the
     owner any, a ``write`` key only its own."""
     caller.require("write", "note/undo")

@@ -78,7 +78,7 @@ class Client:
         }
 
     async def open(self, step: dict[str, Any]) -> dict[str, Any]:
-        source = {"local_addr": (step["source"], 0)} if step.get("source") else {}
+        source: dict[str, Any] = {"local_addr": (step["source"], 0)} if step.get("source") else {}
         ws = await connect(f"wss://{self.host}:{self.port}/ws", ssl=pinned_context(), **source)
         ssl_object = ws.transport.get_extra_info("ssl_object")
         check_pin(ssl_object.getpeercert(binary_form=True), self.pin)
