@@ -75,7 +75,8 @@ def run(
 
 def _remote(vault: Path, data_dir: Path, *, required: bool) -> tuple[str, str] | str | None:
     """The remote listener's address and fingerprint for ``clients add``: a sentence when
-    ``--pair`` needs one and there is none, else None when none is configured."""
+    ``--pair`` needs one and there is none; without a configured listener, the fingerprint of
+    the certificate ``serve --remote`` made, else None."""
     from plugin_bridge.app.settings.config import SettingsError, load_settings
 
     try:
@@ -83,7 +84,10 @@ def _remote(vault: Path, data_dir: Path, *, required: bool) -> tuple[str, str] |
     except SettingsError as exc:
         return str(exc) if required else None
     if settings.remote_listen is None and not required:
-        return None
+        from plugin_bridge.app.certificate import fingerprint_of  # cryptography: only here
+
+        fingerprint = fingerprint_of(data_dir)
+        return None if fingerprint is None else ("(serve --remote)", fingerprint)
     from plugin_bridge.cli.remote import remote_address  # cryptography: only when needed
 
     return remote_address(settings, data_dir)

@@ -120,6 +120,9 @@ def test_pairing_text_and_its_errors(
     fingerprint = self_signed(tmp_path / "d", "10.0.0.1").fingerprint
     assert pairing == pairing_text("https://10.0.0.1:8443", key, fingerprint)
     assert fingerprint in out.err and "█" in out.out
+    monkeypatch.delenv("AI_BRIDGE_REMOTE_LISTEN")  # serve --remote given as a flag only
+    assert main(["clients", "add", "laptop", *where]) == 0
+    assert fingerprint in capsys.readouterr().err
 
 
 def test_a_write_key_undoes_only_its_own_writes() -> None:
