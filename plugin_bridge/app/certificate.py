@@ -56,10 +56,6 @@ class Certificate:
     made: bool = False
     """True when this start made it (a new fingerprint to give clients)."""
 
-    @property
-    def fingerprint_colons(self) -> str:
-        return ":".join(self.fingerprint[i : i + 2] for i in range(0, 64, 2)).upper()
-
     def covers(self, host: str) -> bool:
         """True when ``host`` (a name without a port) is one of its names."""
         return covered(self.names, host.strip("[]").lower().rstrip("."))
@@ -117,7 +113,8 @@ def _make(cert_file: Path, key_file: Path, names: list[str]) -> None:
         try:
             alternatives.append(x509.IPAddress(ipaddress.ip_address(name)))
         except ValueError:
-            alternatives.append(x509.DNSName(name))
+            if name.isascii():  # a host name that is not ASCII cannot be a DNS name as is
+                alternatives.append(x509.DNSName(name))
     now = datetime.datetime.now(datetime.UTC)
     cert = (
         x509.CertificateBuilder()
