@@ -89,11 +89,10 @@ async def edit_note(ctx: Context, params: NoteEditParams) -> NoteWriteResult:
 
 
 async def undo_note(ctx: Context, params: NoteUndoParams) -> NoteUndoResult:
-    """Restore the note as it was before its last write (-32022 if it changed since); a client
-    key only its own write."""
+    """Restore the note as it was before its last write (-32022 if it changed since)."""
     notes = ctx.app.vault.notes
     caller = caller_of(ctx)
-    if not caller.is_owner:
+    if not caller.is_owner:  # a client key undoes its own writes only
         entries = await asyncio.to_thread(notes.audit.entries, UNDO_LOOKBACK)
         check_undo(caller, params.path, entries)
     undone = await asyncio.to_thread(notes.undo, params.path, origin=audit_origin("user"))
