@@ -25,6 +25,9 @@ from plugin_bridge.wire.security import HeaderSource
 MOBILE_ORIGINS: Final = ("capacitor://localhost", "http://localhost")
 """The origins of Obsidian's mobile apps: Capacitor's WebView on iOS (``capacitor://``) and
 on Android (``http://localhost``), Capacitor's defaults (capacitorjs.com, Config: server)."""
+MAX_SOCKETS: Final = 64
+"""WebSocket connections open at once on the remote listener (its HTTP connections are
+bounded by the HTTP listener's own limits)."""
 MAX_FAILURES: Final = 20
 FAILURE_WINDOW: Final = 60.0
 MAX_ADDRESSES: Final = 10_000
@@ -109,10 +112,23 @@ class RemoteGate:
     port: int
     allowed_origins: frozenset[str]
     failures: AuthFailures = field(default_factory=AuthFailures)
+    sockets: int = 0
+    """WebSocket connections open now (:meth:`admit`, :meth:`leave`)."""
 
     @classmethod
     def build(cls, names: Iterable[str], port: int, origins: Iterable[str]) -> RemoteGate:
         return cls(frozenset(names), port, frozenset([*origins, *MOBILE_ORIGINS]))
+
+    def admit(self) -> bool:
+        """Count one more WebSocket connection; False (counted nothing) past
+        :data:`MAX_SOCKETS`."""
+        if self.sockets >= MAX_SOCKETS:
+            return False
+        self.sockets += 1
+        return True
+
+    def leave(self) -> None:
+        self.sockets -= 1
 
     def refusal(self, headers: HeaderSource) -> str | None:
         """Why a request with ``headers`` is refused (403), or None."""

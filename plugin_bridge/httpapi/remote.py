@@ -92,9 +92,16 @@ def websocket_route(server: BridgeServer[Any], gate: RemoteGate) -> WebSocketRou
     """``/ws``: the guard has checked the handshake; the key comes in ``initialize``."""
 
     async def endpoint(websocket: WebSocket) -> None:
-        await websocket.accept()
-        address = websocket.client.host if websocket.client is not None else ""
-        await server.serve_socket(AsgiSocket(websocket), remote_peer(address, gate.failures.failed))
+        if not gate.admit():
+            await websocket.close(1013, "too many connections")  # before accept: HTTP 403
+            return
+        try:
+            await websocket.accept()
+            address = websocket.client.host if websocket.client is not None else ""
+            peer = remote_peer(address, gate.failures.failed)
+            await server.serve_socket(AsgiSocket(websocket), peer)
+        finally:
+            gate.leave()
 
     return WebSocketRoute(WS_PATH, endpoint)
 

@@ -11,7 +11,13 @@ import pytest
 
 from plugin_bridge.app.certificate import self_signed
 from plugin_bridge.app.clients import Caller, ForbiddenScope, check_undo
-from plugin_bridge.app.remote import MOBILE_ORIGINS, AuthFailures, RemoteGate, parse_listen
+from plugin_bridge.app.remote import (
+    MAX_SOCKETS,
+    MOBILE_ORIGINS,
+    AuthFailures,
+    RemoteGate,
+    parse_listen,
+)
 from plugin_bridge.app.settings.config import BridgeSettings
 from plugin_bridge.cli import main
 from plugin_bridge.cli.remote import open_remote, pairing_text
@@ -139,3 +145,11 @@ def test_a_write_key_undoes_only_its_own_writes() -> None:
         check_undo(mine, "A.md", entries)
     with pytest.raises(ForbiddenScope, match="scope write"):
         check_undo(Caller("reader", "chat"), "B.md", entries)
+
+
+def test_websocket_connections_are_bounded() -> None:
+    gate = RemoteGate.build(["10.0.0.1"], 8443, [])
+    assert all(gate.admit() for _ in range(MAX_SOCKETS))
+    assert not gate.admit() and gate.sockets == MAX_SOCKETS
+    gate.leave()
+    assert gate.admit()
