@@ -44,6 +44,7 @@ from llm_service.providers.base import DEFAULT_MAX_TOKENS
 from plugin_bridge.app.clients import OWNER_CALLER, Caller
 from plugin_bridge.app.model_routes import ModelRoutes
 from plugin_bridge.app.tool_args import ToolArgs
+from plugin_bridge.app.turn.confirm import ask_plugin
 from plugin_bridge.app.turn.conversation import Turn, TurnRequest, start_turn
 from plugin_bridge.app.turn.prompts import system_prompt
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -94,8 +95,8 @@ class Assistant:
     def __init__(self, app: BridgeApp) -> None:
         self.app = app
         self.routes = ModelRoutes(app)
-        self._http_tools: dict[bool, ToolRegistry] = {}
-        """Per "writes allowed": the owner's and a write key's, and a read or chat key's."""
+        self._http_tools: dict[tuple[bool, bool], ToolRegistry] = {}
+        """Per ("writes allowed", "reviewed by the local plugin")."""
 
     async def turn(self, request: TurnRequest) -> Turn:
         """A conversation's turn, ready to run: the provider, the conversation (the caller's
@@ -151,23 +152,28 @@ class Assistant:
         """The model ids a request can use: ``vault`` and :meth:`ModelRoutes.usable`."""
         return [VAULT_MODEL, *await self.routes.usable()]
 
-    def http_tools(self, writes: bool = True) -> ToolRegistry:
-        """The vault tools as HTTP clients and the ``vault`` model use them: reads allowed,
-        writes refused unless ``http_allow_writes`` and ``writes`` (built once per value)."""
+    def http_tools(self, caller: Caller) -> ToolRegistry:
+        """The vault tools as HTTP clients and the ``vault`` model use them: reads allowed;
+        a ``write`` key's writes reviewed by the local plugin when one is open (``tool/confirm``
+        to it, then ``note/apply``); otherwise writes refused unless ``http_allow_writes`` and
+        the caller may write (built once per value)."""
+        writes = caller.allows("write")
+        reviewed = writes and not caller.is_owner and self.app.writes.plugin() is not None
         allow = self.app.config.http_allow_writes and writes
-        if allow not in self._http_tools:
+        if (allow, reviewed) not in self._http_tools:
             from llm_service.tools import ToolRegistry
             from plugin_bridge.app.vault_tools import register_vault_tools
 
-            registry = ToolRegistry()
+            confirm = ask_plugin(self.app.vault, self.app.writes.plugin) if reviewed else None
+            registry = ToolRegistry(confirm=confirm)
             register_vault_tools(
                 registry,
                 self.app.vault,
-                write_permission="allow" if allow else "deny",
+                write_permission="ask" if reviewed else "allow" if allow else "deny",
                 writer=self.app.writes.write,
             )
-            self._http_tools[allow] = registry
-        return self._http_tools[allow]
+            self._http_tools[(allow, reviewed)] = registry
+        return self._http_tools[(allow, reviewed)]
 
     # -- internals ----------------------------------------------------------------------
 
@@ -344,7 +350,7 @@ class Assistant:
 
     async def _service(self, purpose: str, options: AskOptions) -> LLMService:
         app = self.app
-        service = self.service(self.http_tools(options.caller.allows("write")), options)
+        service = self.service(self.http_tools(options.caller), options)
         service.on_usage = app.spending.recorder(options.conversation, purpose, options.caller)
         path = app.config.context_note
         fresh, note = app.context_notes.cached(app.vault, path)

@@ -35,7 +35,7 @@ from plugin_bridge.vault.notes.atomic import write_atomic
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable, Mapping
 
     from llm_service.tools import ToolRegistry
 
@@ -52,7 +52,9 @@ USED_FILE: Final = "clients-used.json"
 USED_FLUSH_SECONDS: Final = 60.0
 NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
-_RANK: Final[dict[str, int]] = {"read": 0, "chat": 1, "write": 2, OWNER: 3}
+ANONYMOUS: Final = "anonymous"
+"""The scope of a remote connection before its ``initialize``: nothing."""
+_RANK: Final[dict[str, int]] = {ANONYMOUS: -1, "read": 0, "chat": 1, "write": 2, OWNER: 3}
 
 READ_METHODS: Final = frozenset(
     {
@@ -60,6 +62,7 @@ READ_METHODS: Final = frozenset(
         "health",
         "vault/search",
         "vault/related",
+        "vault/list",
         "note/read",
         "tools/list",
         "tools/execute",
@@ -109,6 +112,19 @@ class Caller:
         return OWNER if self.is_owner else f"key:{self.name}"
 
 
+@dataclass(frozen=True, slots=True)
+class RemotePeer(Caller):
+    """A WebSocket connection on the remote listener before its ``initialize``: it may call
+    nothing, only a client key authenticates it (never the info file's token), and a wrong
+    one counts against its address (``failed``: :meth:`.remote.AuthFailures.failed`)."""
+
+    failed: Callable[[str], None]
+
+
+def remote_peer(address: str, failed: Callable[[str], None]) -> RemotePeer:
+    return RemotePeer(address, ANONYMOUS, failed)
+
+
 OWNER_CALLER: Final = Caller(OWNER, OWNER)
 current_caller: ContextVar[Caller] = ContextVar("current_caller", default=OWNER_CALLER)
 """Who the running request came from, for the logs deep inside llm_service's callbacks (the
@@ -151,6 +167,40 @@ def audit_origin(origin: str) -> str:
 def check_method(caller: Caller, method: str) -> None:
     """Raise :class:`ForbiddenScope` when ``caller`` may not call ``method``."""
     caller.require(method_scope(method), method)
+
+
+UNDO_LOOKBACK: Final = 5000
+"""Audit lines read to find whose write an undo would revert."""
+
+
+def reverted_origin(entries: Iterable[Mapping[str, object]], path: str) -> str | None:
+    """Who made the write that undoing ``path`` now reverts (``entries``: the audit log,
+    newest first; each undo there already reverted one earlier write), None if unknown."""
+    undone = 0
+    for entry in entries:
+        if entry.get("path") != path:
+            continue
+        if entry.get("action") == "undo":
+            undone += 1
+        elif undone:
+            undone -= 1
+        else:
+            return str(entry.get("origin", ""))
+    return None
+
+
+def check_undo(caller: Caller, path: str, entries: Iterable[Mapping[str, object]]) -> None:
+    """Raise :class:`ForbiddenScope` unless ``caller`` may undo the last write of ``path``: the
+    owner any, a ``write`` key only its own."""
+    caller.require("write", "note/undo")
+    if caller.is_owner:
+        return
+    origin = reverted_origin(entries, path)
+    if origin is None or not origin.endswith(f"({caller.label})"):
+        raise ForbiddenScope(
+            f"The client key '{caller.name}' may undo only its own writes, and the last write "
+            f"of '{path[:80]}' is not one of them."
+        )
 
 
 CHAT_ROUTES: Final = frozenset({"/v1/chat/completions", "/chat", "/chat/stream"})
@@ -252,8 +302,15 @@ class ClientKeys:
             self.flush_used()
         return Caller(name, scope)
 
-    def authenticate(self, token: str, owner_token: str) -> Caller | None:
-        """The owner for the info file's token, a client for its key, else None."""
+    def authenticate(self, token: str, owner_token: str, peer: object = None) -> Caller | None:
+        """The owner for the info file's token, a client for its key, else None; on the
+        remote listener (``peer`` a :class:`RemotePeer`) client keys only, and a failure is
+        counted against the peer's address."""
+        if isinstance(peer, RemotePeer):
+            caller = self.identify(token)
+            if caller is None:
+                peer.failed(peer.name)
+            return caller
         if hmac.compare_digest(token.encode(), owner_token.encode()):
             return OWNER_CALLER
         return self.identify(token)

@@ -8,6 +8,7 @@ from typing import get_args
 from llm_service.catalog import is_chat_model
 from llm_service.discovery import ModelCache, known_models
 from plugin_bridge import DISTRIBUTION, __version__
+from plugin_bridge.app.clients import RemotePeer
 from plugin_bridge.app.settings.config import PLUGIN_CLIENT, SettingsError
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.handlers.context import AppRouter, Context
@@ -36,12 +37,14 @@ logger = logging.getLogger(__name__)
 async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult:
     """Authenticate with the info file's token or a client key; must be the first request of a
     connection."""
-    caller = ctx.app.clients.authenticate(params.token, ctx.app.token)
+    caller = ctx.app.clients.authenticate(params.token, ctx.app.token, ctx.caller)
     if caller is None:
         raise RpcError(
             WireCode.UNAUTHORIZED,
-            "Wrong token: read the current one from the server info file, or use a client key "
-            "from 'clients add'.",
+            "Wrong client key: this address takes client keys only; make one with 'clients add'."
+            if isinstance(ctx.caller, RemotePeer)
+            else "Wrong token: read the current one from the server info file, or use a client "
+            "key from 'clients add'.",
         )
     ctx.caller = caller
     if params.protocol_version != PROTOCOL_VERSION:

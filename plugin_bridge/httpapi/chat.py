@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from llm_service.tools import ToolRegistry
+    from plugin_bridge.app.clients import Caller
     from plugin_bridge.app.state import BridgeApp
 
 PURPOSE: Final = "http"
@@ -23,6 +24,6 @@ class HttpChat:
     def __init__(self, bridge: BridgeApp) -> None:
         self.bridge = bridge
 
-    def tools(self) -> ToolRegistry:
-        """The vault tools as HTTP clients use them (see ``Assistant.http_tools``)."""
-        return self.bridge.assistant.http_tools()
+    def tools(self, caller: Caller) -> ToolRegistry:
+        """The vault tools as ``caller`` uses them over HTTP (see ``Assistant.http_tools``)."""
+        return self.bridge.assistant.http_tools(caller)

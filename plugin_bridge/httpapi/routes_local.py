@@ -46,14 +46,14 @@ async def tools(request: Request) -> Response:
     if tool_format is None:
         error = BadRequest(f"Unknown format '{asked}': use one of {', '.join(FORMATS)}.")
         return error_response(request.url.path, error)
-    tools = Tools(state.tools()).listed(tool_format, runnable_only=True)
+    tools = Tools(state.tools(caller_of(request))).listed(tool_format, runnable_only=True)
     return json_response({"format": tool_format, "tools": tools})
 
 
 async def execute_tools(request: Request) -> Response:
     try:
         ids, calls = _calls(await json_body(request))
-        tools = Tools(chat_of(request).tools())
+        tools = Tools(chat_of(request).tools(caller_of(request)))
         try:
             result = await tools.run(calls, caller=caller_of(request), id_prefix="http-execute")
         except ToolsDenied as exc:

@@ -21,10 +21,13 @@ from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.models import TOOL_CONFIRM, FileChange, ToolConfirmParams, dump
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from llm_service import ToolCall
     from llm_service.tools import ConfirmCallback
     from plugin_bridge.vault.notes.store import PlannedWrite
     from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.wire.context import Peer
     from plugin_bridge.wire.protocol import Response
 
 logger = logging.getLogger(__name__)
@@ -34,7 +37,6 @@ DEFAULT_CONFIRM_TIMEOUT: Final = 120.0
 
 def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> ConfirmCallback:
     """A confirm callback that sends ``tool/confirm`` (saying what a write to ``vault`` does)."""
-    from plugin_bridge.app.vault_tools import confirm_title, remember_review
 
     async def confirm(call: ToolCall) -> bool | dict[str, Any]:
         ctx = current_request.get()
@@ -45,34 +47,60 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
             logger.info("tool %s refused: the key %s may not write", call.name, ctx.caller.name)
             ctx.denied.add(call.id)
             return False
-        plan = await asyncio.to_thread(_plan, vault, call)  # ToolRefused: nobody is asked
-        if plan is not None:  # the approved write must find the note as it is shown
-            remember_review(plan.path, plan.old_hash)
-        server = server_of(call.name)
-        params = ToolConfirmParams(
-            tool=call.name,
-            server=server,
-            arguments=call.arguments,
-            title=confirm_title(call, plan) if server is None else mcp_title(call.name, server),
-            call_id=call.id,
-            changes=None
-            if plan is None
-            else [FileChange(path=plan.path, before=plan.before, after=plan.after)],
-            preview=None if plan is None else plan.diff,
-        )
-        try:
-            async with asyncio.timeout(timeout):
-                answer = await ctx.peer.request(TOOL_CONFIRM.method, dump(params))
-        except TimeoutError:
-            logger.info("tool/confirm for %s unanswered in %.0f s: denied", call.name, timeout)
-            approved: bool | dict[str, Any] = False
-        else:
-            approved = _approved(call, plan, answer)
+        approved = await review(vault, ctx.peer, call, timeout)
         if approved is False:
             ctx.denied.add(call.id)
         return approved
 
     return confirm
+
+
+def ask_plugin(
+    vault: Vault, plugin: Callable[[], Peer | None], *, timeout: float = DEFAULT_CONFIRM_TIMEOUT
+) -> ConfirmCallback:
+    """A confirm callback for a client key's write over HTTP (nobody is on that connection to
+    ask): ``tool/confirm`` goes to the local plugin (``plugin()``: the newest connection of the
+    plugin that authenticated with the info file's token); none connected means denied."""
+
+    async def confirm(call: ToolCall) -> bool | dict[str, Any]:
+        peer = plugin()
+        if peer is None:
+            logger.info(
+                "tool %s needs the plugin's review and no plugin is open: denied", call.name
+            )
+            return False
+        return await review(vault, peer, call, timeout)
+
+    return confirm
+
+
+async def review(vault: Vault, peer: Peer, call: ToolCall, seconds: float) -> bool | dict[str, Any]:
+    """Ask ``peer`` to approve ``call`` (saying what a write does): False (denied), True, or
+    the arguments that write what the user kept."""
+    from plugin_bridge.app.vault_tools import confirm_title, remember_review
+
+    plan = await asyncio.to_thread(_plan, vault, call)  # ToolRefused: nobody is asked
+    if plan is not None:  # the approved write must find the note as it is shown
+        remember_review(plan.path, plan.old_hash)
+    server = server_of(call.name)
+    params = ToolConfirmParams(
+        tool=call.name,
+        server=server,
+        arguments=call.arguments,
+        title=confirm_title(call, plan) if server is None else mcp_title(call.name, server),
+        call_id=call.id,
+        changes=None
+        if plan is None
+        else [FileChange(path=plan.path, before=plan.before, after=plan.after)],
+        preview=None if plan is None else plan.diff,
+    )
+    try:
+        async with asyncio.timeout(seconds):
+            answer = await peer.request(TOOL_CONFIRM.method, dump(params))
+    except TimeoutError:
+        logger.info("tool/confirm for %s unanswered in %.0f s: denied", call.name, seconds)
+        return False
+    return _approved(call, plan, answer)
 
 
 def _plan(vault: Vault, call: ToolCall) -> PlannedWrite | None:
