@@ -40,8 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from semantic import CountingModel2Vec, build_model
 from vaultgen import generate_vault
 
-from plugin_bridge.vault.notes.vault import Vault
 from plugin_bridge.vault.semantic.hybrid import search_notes
+from plugin_bridge.vault.vault import Vault
 from tests.helpers.pdfs import cjk_font, make_pdf
 
 WORDS = [

@@ -53,9 +53,9 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 from retrieval_questions import KINDS, QUESTIONS, REALISTIC, check_questions, check_realistic
 
 from llm_service.embedders import FakeEmbedder, make_embedder
-from plugin_bridge.vault.notes.vault import Vault
 from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD
 from plugin_bridge.vault.semantic.hybrid import Mode, search_notes
+from plugin_bridge.vault.vault import Vault
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 VAULTS: Final = ROOT.parent / "shared" / "vaults" / "obsidian-help"

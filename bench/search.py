@@ -186,8 +186,8 @@ async def hybrid_latencies(
     from semantic import QUERIES as QUESTIONS
     from semantic import CountingModel2Vec
 
-    from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.vault.semantic.hybrid import search_notes
+    from plugin_bridge.vault.vault import Vault
 
     vault = Vault(root, data, watch=False)
     semantic = vault.use_embedder(CountingModel2Vec(str(model)))

@@ -43,8 +43,8 @@ from vaultgen import generate_vault
 from llm_service.embedders import Model2VecEmbedder
 from llm_service.embedders.base import Batch
 from llm_service.embedders.tiny_model import write_tiny_model
-from plugin_bridge.vault.notes.vault import Vault
 from plugin_bridge.vault.semantic.hybrid import search_notes
+from plugin_bridge.vault.vault import Vault
 
 RESULTS_DIR: Final = Path(__file__).resolve().parent / "results"
 DIMS: Final = 256

@@ -88,7 +88,7 @@ async def _bridge(pipe: Any, api: str, step: str, profile: str | None = None) ->
     from plugin_bridge.handlers import relay as relay_module
     from plugin_bridge.httpapi.app import build_http_app
     from plugin_bridge.httpapi.server import start_http
-    from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.vault.vault import Vault
     from plugin_bridge.wire.security import bind_socket
     from plugin_bridge.wire.server import start_server
 

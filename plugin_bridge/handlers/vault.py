@@ -4,13 +4,12 @@ has the note open), note/undo; audit/list."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Callable
 
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.vault.attachments import read_pdf
-from plugin_bridge.vault.lexical.listing import InvalidCursor, notes_page
+from plugin_bridge.vault.lexical.listing import InvalidCursor
 from plugin_bridge.vault.notes.store import PlannedWrite
 from plugin_bridge.vault.pdf import is_pdf_name
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -34,7 +33,7 @@ from plugin_bridge.wire.models import (
 async def list_notes(ctx: Context, params: VaultListParams) -> VaultListResult:
     """The indexed notes a page at a time, in path order (see vault/lexical/listing.py)."""
     try:
-        page = await asyncio.to_thread(notes_page, ctx.app.vault.index, params.cursor, params.limit)
+        page = await ctx.app.vault.notes_page(params.cursor, params.limit)
     except InvalidCursor as exc:
         raise RpcError(WireCode.INVALID_PARAMS, str(exc)) from exc
     notes = [ListedNoteModel(path=n.path, title=n.title, size=n.size) for n in page.notes]
@@ -43,14 +42,15 @@ async def list_notes(ctx: Context, params: VaultListParams) -> VaultListResult:
 
 async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
     """A note's text and the sha256 of its bytes; a PDF's text by page (``pages``)."""
-    notes = ctx.app.vault.notes
+    vault = ctx.app.vault
+    notes = vault.notes
     if is_pdf_name(params.path.strip()):
-        pdf = await asyncio.to_thread(read_pdf, notes, params.path, params.pages)
+        pdf = await vault.run(read_pdf, notes, params.path, params.pages)
         ctx.hold(len(pdf.content))  # the memory budget counts the reply from here
         return NoteReadResult(
             path=pdf.path, content=pdf.content, hash=pdf.hash, page_count=pdf.page_count
         )
-    note = await asyncio.to_thread(notes.read, params.path)
+    note = await vault.run(notes.read, params.path)
     ctx.hold(len(note.content))
     return NoteReadResult(path=note.path, content=note.content, hash=note.hash, lossy=note.lossy)
 
@@ -89,20 +89,22 @@ async def edit_note(ctx: Context, params: NoteEditParams) -> NoteWriteResult:
 
 async def undo_note(ctx: Context, params: NoteUndoParams) -> NoteUndoResult:
     """Restore the note as it was before its last write (-32022 if it changed since)."""
-    undone = await asyncio.to_thread(ctx.app.vault.notes.undo, params.path, origin="user")
+    vault = ctx.app.vault
+    undone = await vault.run(vault.notes.undo, params.path, origin="user")
     return NoteUndoResult(path=undone.path, hash=undone.hash, removed=not undone.hash)
 
 
 async def list_audit(ctx: Context, params: AuditListParams) -> AuditListResult:
     """The write log, newest first: who wrote which note when, with hashes (never contents)."""
-    entries = await asyncio.to_thread(ctx.app.vault.notes.audit.entries, params.limit)
+    vault = ctx.app.vault
+    entries = await vault.run(vault.notes.audit.entries, params.limit)
     return AuditListResult.model_validate({"entries": entries})
 
 
 async def _user_write(ctx: Context, plan: Callable[[], PlannedWrite]) -> NoteWriteResult:
     """Work a write out off the event loop, then make it as the user's (through Obsidian when
     the plugin has the note open)."""
-    planned = await asyncio.to_thread(plan)
+    planned = await ctx.app.vault.run(plan)
     written = await ctx.app.writes.write(planned, "user")
     return NoteWriteResult(path=written.path, hash=written.hash)
 
