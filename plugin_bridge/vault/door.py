@@ -17,8 +17,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Final, ParamSpec, TypeVar
 
-P = ParamSpec("P")
-R = TypeVar("R")
+Args = ParamSpec("Args")
+Out = TypeVar("Out")
 
 
 class Door:
@@ -29,13 +29,13 @@ class Door:
         self._executor = ThreadPoolExecutor(threads, thread_name_prefix=name)
         self._local = threading.local()
 
-    async def run(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    async def run(self, fn: Callable[Args, Out], *args: Args.args, **kwargs: Args.kwargs) -> Out:
         """``fn(*args, **kwargs)`` on the door's thread, awaited (cancelled before it starts
         when the caller is)."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, self._job(fn, *args, **kwargs))
 
-    def call(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    def call(self, fn: Callable[Args, Out], *args: Args.args, **kwargs: Args.kwargs) -> Out:
         """``fn(*args, **kwargs)`` on the door's thread, waited for (for threads other than
         the event loop's: scripts, tests, the tool registry's workers); inline when already
         on it."""
@@ -52,10 +52,12 @@ class Door:
         """Stop the threads once the jobs asked so far are done (returns at once)."""
         self._executor.shutdown(wait=False)
 
-    def _job(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> Callable[[], R]:
+    def _job(
+        self, fn: Callable[Args, Out], *args: Args.args, **kwargs: Args.kwargs
+    ) -> Callable[[], Out]:
         return functools.partial(self._inside, functools.partial(fn, *args, **kwargs))
 
-    def _inside(self, job: Callable[[], R]) -> R:
+    def _inside(self, job: Callable[[], Out]) -> Out:
         self._local.inside = True
         return job()
 

@@ -16,11 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from llm_service.errors import LLMError
 from plugin_bridge.vault.datadir import default_data_dir
-from plugin_bridge.vault.door import FILES
+from plugin_bridge.vault.door import FILES, Args, Out
 from plugin_bridge.vault.lexical.index import SearchIndex
 from plugin_bridge.vault.lexical.listing import DEFAULT_PAGE, NotesPage, notes_page
 from plugin_bridge.vault.lexical.query import Query, parse_query
@@ -48,8 +48,6 @@ __all__ = ["Mode", "NoteHit", "NoteResults", "Related", "RelatedNotes", "Vault"]
 
 INDEX_FILE = "index.sqlite3"
 logger = logging.getLogger(__name__)
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -151,7 +149,7 @@ class Vault:
 
     # -- the vault's doors ----------------------------------------------------------------------
 
-    async def run(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    async def run(self, fn: Callable[Args, Out], *args: Args.args, **kwargs: Args.kwargs) -> Out:
         """``fn(*args, **kwargs)``, blocking work on the notes' files (``notes``' methods, PDF
         reads, the audit log), on the vault's file door: how async code calls them."""
         return await FILES.run(fn, *args, **kwargs)
