@@ -20,6 +20,7 @@ import asyncio
 import gc
 import json
 import multiprocessing as mp
+import os
 import random
 import shutil
 import statistics
@@ -58,8 +59,6 @@ def percentile(values: list[float], q: float) -> float:
 def rss_mb() -> float:
     with open("/proc/self/statm") as statm:
         pages = int(statm.read().split()[1])
-    import os
-
     return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
@@ -81,6 +80,8 @@ def bridge_process(
 ) -> None:
     if code is not None:  # another checkout's code (--before): an A/B in one run
         sys.path.insert(0, code)
+    if switch := os.environ.get("BENCH_SWITCH_INTERVAL"):  # the GIL's, for both sides alike
+        sys.setswitchinterval(float(switch))
     asyncio.run(_bridge(pipe, api, step, profile, vault))
 
 
@@ -484,8 +485,6 @@ def loopback_rtt_ms(rounds: int = 2000) -> float:
 def health_main(args: argparse.Namespace) -> None:
     """Both sides of the A/B at once (``--before`` names the other checkout): their rounds and
     turns interleaved, so the machine's load weighs on both alike."""
-    import os
-
     sides = {"after": None} if args.before is None else {"before": args.before, "after": None}
     api, fake = fakeapi.start(answer_text(args.chunks))
     try:
@@ -587,8 +586,17 @@ SEARCH_QUERIES = [
 
 async def _health_under_search(url: str, token: str, seconds: float) -> dict[str, Any]:
     """``SEARCHERS`` clients searching back to back for ``seconds`` while another process asks
-    health every 20 ms on a fresh connection of its own: both sides' latencies."""
+    health every 20 ms on a fresh connection of its own: both sides' latencies, and health's
+    for ``seconds`` / 4 before, with nobody searching (what the machine's load alone costs)."""
     ctx = mp.get_context("spawn")
+    here, there = ctx.Pipe()
+    asker = ctx.Process(target=_health_process, args=(url, token, there), daemon=True)
+    asker.start()
+    assert await asyncio.to_thread(here.recv) == "ready"
+    await asyncio.sleep(seconds / 4)
+    here.send("stop")
+    idle: list[float] = await asyncio.to_thread(here.recv)
+    asker.join(10)
     here, there = ctx.Pipe()
     asker = ctx.Process(target=_health_process, args=(url, token, there), daemon=True)
     asker.start()
@@ -605,14 +613,12 @@ async def _health_under_search(url: str, token: str, seconds: float) -> dict[str
     here.send("stop")
     took: list[float] = await asyncio.to_thread(here.recv)
     asker.join(10)
-    return {"health": took, **stats}
+    return {"health": took, "idle": idle, **stats}
 
 
 def search_main(args: argparse.Namespace) -> None:
     """health on a fresh connection while 20 clients search a generated vault: this checkout
     and, with ``--before DIR``, another one, their rounds interleaved."""
-    import os
-
     import vaultgen  # beside this file
 
     sides = {"after": None} if args.before is None else {"before": args.before, "after": None}
@@ -623,25 +629,29 @@ def search_main(args: argparse.Namespace) -> None:
             for name, code in sides.items()
         }
         health: dict[str, list[float]] = {name: [] for name in sides}
+        idle: dict[str, list[float]] = {name: [] for name in sides}
         searches: dict[str, list[float]] = {name: [] for name in sides}
         answered = dict.fromkeys(sides, 0)
         for _ in range(args.rounds):
             for name, (_, _, ready) in started.items():
                 got = asyncio.run(_health_under_search(ready["url"], ready["token"], args.seconds))
                 health[name] += got["health"]
+                idle[name] += got["idle"]
                 searches[name] += got["ms"]
                 answered[name] += got["answered"]
-        lags = {name: _stop_bridge(b, pipe)["lags"] for name, (b, pipe, _) in started.items()}
+        ended = {name: _stop_bridge(b, pipe) for name, (b, pipe, _) in started.items()}
     load = os.getloadavg()
     print(
-        f"{args.rounds} rounds of {args.seconds:g} s: {SEARCHERS} clients searching a "
-        f"{made.notes}-note vault ({made.source}, {made.bytes / 1e6:.1f} MB) back to back while "
-        f"another process asks health every 20 ms on a fresh connection of its own. Load "
+        f"{args.rounds} rounds of {args.seconds / 4:g} s idle, then {args.seconds:g} s: "
+        f"{SEARCHERS} clients searching a {made.notes}-note vault ({made.source}, "
+        f"{made.bytes / 1e6:.1f} MB) back to back while another process asks health every "
+        f"20 ms on a fresh connection of its own. Load "
         f"average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}"
     )
     print(
-        f"{'code':<7} {'health p50':>10} {'p99':>8} {'max':>8} {'calls':>6} {'loop lag p99':>12} "
-        f"{'searches':>8} {'search p50':>10} {'p99':>8}"
+        f"{'code':<7} {'idle p50':>8} {'p99':>7} {'health p50':>10} {'p99':>8} {'max':>8} "
+        f"{'calls':>6} {'loop lag p99':>12} {'gc max':>7} {'searches':>8} {'search p50':>10} "
+        f"{'p99':>8}"
     )
     rows = {}
     for name in sides:
@@ -650,15 +660,20 @@ def search_main(args: argparse.Namespace) -> None:
             "health_p99_ms": percentile(health[name], 0.99),
             "health_max_ms": max(health[name]),
             "health_calls": len(health[name]),
-            "lag_p99_ms": percentile(lags[name], 0.99),
+            "idle_p50_ms": statistics.median(idle[name]),
+            "idle_p99_ms": percentile(idle[name], 0.99),
+            "lag_p99_ms": percentile(ended[name]["lags"], 0.99),
+            "gc_max_ms": max(ended[name]["pauses"], default=0.0),
             "searches": answered[name],
             "search_p50_ms": statistics.median(searches[name]),
             "search_p99_ms": percentile(searches[name], 0.99),
         }
         print(
-            f"{name:<7} {row['health_p50_ms']:8.1f}ms {row['health_p99_ms']:6.1f}ms "
+            f"{name:<7} {row['idle_p50_ms']:6.1f}ms {row['idle_p99_ms']:5.1f}ms "
+            f"{row['health_p50_ms']:8.1f}ms {row['health_p99_ms']:6.1f}ms "
             f"{row['health_max_ms']:6.0f}ms {row['health_calls']:>6} {row['lag_p99_ms']:10.1f}ms "
-            f"{row['searches']:>8} {row['search_p50_ms']:8.1f}ms {row['search_p99_ms']:6.1f}ms"
+            f"{row['gc_max_ms']:5.1f}ms {row['searches']:>8} {row['search_p50_ms']:8.1f}ms "
+            f"{row['search_p99_ms']:6.1f}ms"
         )
     if len(rows) == 2:
         before, after = rows["before"], rows["after"]

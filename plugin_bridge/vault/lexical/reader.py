@@ -52,9 +52,11 @@ class NoteChunks(NamedTuple):
 
 
 class IndexReader:
-    """The reads of one index over its read connection ``conn`` (owned by the read door)."""
+    """The reads of one index over ``conn``: its read connection (owned by the read door), or
+    the embedding job's own for :meth:`chunk_texts`. ``vocabulary``: typos are looked up in the
+    vault's words."""
 
-    def __init__(self, conn: sqlite3.Connection, vocabulary: Vocabulary) -> None:
+    def __init__(self, conn: sqlite3.Connection, vocabulary: Vocabulary | None = None) -> None:
         self.conn = conn
         self._vocabulary = vocabulary
 
@@ -97,6 +99,16 @@ class IndexReader:
             list(hashes),
         )
         return [ChunkRow(*row) for row in rows]
+
+    def chunk_texts(self, hashes: Sequence[str]) -> list[tuple[str, str, str, str]]:
+        """(hash, note title, heading, text) of the chunks with these hashes that still exist,
+        one row per hash."""
+        marks = ", ".join("?" * len(hashes))
+        return self.conn.execute(
+            "SELECT c.hash, n.title, c.heading, c.text FROM chunks c "
+            f"JOIN notes n ON n.id = c.note WHERE c.hash IN ({marks}) GROUP BY c.hash",
+            list(hashes),
+        ).fetchall()
 
     def note_chunks(self, rel: str) -> NoteChunks | None:
         """The note at ``rel``: its id, chunk hashes and link targets; None when not indexed."""
