@@ -316,7 +316,7 @@ async def chat_send_calls(
     from llm_service.tools import ToolRegistry
     from plugin_bridge.app.state import system_prompt
     from plugin_bridge.app.vault_tools import register_vault_tools
-    from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.vault.vault import Vault
     from plugin_bridge.wire.client import BridgeClient
 
     shutil.copytree(ROOT / "examples" / "vault", tmp / "direct")

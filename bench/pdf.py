@@ -40,8 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from semantic import CountingModel2Vec, build_model
 from vaultgen import generate_vault
 
-from plugin_bridge.vault.notes.vault import Vault
-from plugin_bridge.vault.semantic.hybrid import search_notes
+from plugin_bridge.vault.vault import Vault
 from tests.helpers.pdfs import cjk_font, make_pdf
 
 WORDS = [
@@ -189,7 +188,7 @@ async def retrieval(
 ) -> dict[str, float]:
     right_file = right_page = 0
     for rel, page, question in questions:
-        found = await search_notes(vault.index, vault.semantic, question, 5, mode=mode)  # type: ignore[arg-type]
+        found = await vault.search(question, 5, mode)  # type: ignore[arg-type]
         if found.hits and found.hits[0].path == rel:
             right_file += 1
             right_page += found.hits[0].page == page

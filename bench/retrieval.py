@@ -53,9 +53,8 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 from retrieval_questions import KINDS, QUESTIONS, REALISTIC, check_questions, check_realistic
 
 from llm_service.embedders import FakeEmbedder, make_embedder
-from plugin_bridge.vault.notes.vault import Vault
 from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD
-from plugin_bridge.vault.semantic.hybrid import Mode, search_notes
+from plugin_bridge.vault.vault import Mode, Vault
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 VAULTS: Final = ROOT.parent / "shared" / "vaults" / "obsidian-help"
@@ -117,9 +116,9 @@ async def measure_vault(
                     f"{embedder.model_id} had not embedded {vault} after {EMBED_TIMEOUT:g} s."
                 ) from exc
             embed_s = time.perf_counter() - started
-            chunks = notes.index.read(
-                lambda conn: int(
-                    conn.execute("SELECT count(DISTINCT hash) FROM chunks").fetchone()[0]
+            chunks = await notes.index.execute(
+                lambda reader: int(
+                    reader.conn.execute("SELECT count(DISTINCT hash) FROM chunks").fetchone()[0]
                 )
             )
             progress = semantic.progress
@@ -141,7 +140,7 @@ async def measure_vault(
             for language, kind, text, expected in asked:
                 row: dict[str, Any] = {"language": language, "kind": kind, "question": text}
                 for mode in MODES:
-                    found = await search_notes(notes.index, semantic, text, 20, mode=mode)
+                    found = await notes.search(text, 20, mode)
                     if found.mode != mode:
                         raise Refused(f"{mode} search of {text!r} was answered as {found.mode}.")
                     row[mode] = score([hit.path for hit in found.hits], expected)

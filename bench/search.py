@@ -186,8 +186,7 @@ async def hybrid_latencies(
     from semantic import QUERIES as QUESTIONS
     from semantic import CountingModel2Vec
 
-    from plugin_bridge.vault.notes.vault import Vault
-    from plugin_bridge.vault.semantic.hybrid import search_notes
+    from plugin_bridge.vault.vault import Vault
 
     vault = Vault(root, data, watch=False)
     semantic = vault.use_embedder(CountingModel2Vec(str(model)))
@@ -203,7 +202,7 @@ async def hybrid_latencies(
     queries = [query for query, p in parsed.items() if p.terms or p.cjk]  # filters alone: lexical
     recalls = []
     for query in queries:  # embeds each query once: later searches take it from the cache
-        found = await search_notes(vault.index, semantic, query, 10, mode="hybrid")
+        found = await vault.search(query, 10, "hybrid")
         vector = await semantic.query_vector(query)
         assert found.mode == "hybrid" and vector is not None
         approximate = {key for key, _ in vectors.search(vector, 10)}
@@ -218,7 +217,7 @@ async def hybrid_latencies(
     for _ in range(rounds):
         for query in queries:
             begun = time.perf_counter()
-            await search_notes(vault.index, semantic, query, 10, mode="hybrid")
+            await vault.search(query, 10, "hybrid")
             samples.append((time.perf_counter() - begun) * 1000)
     chunks = semantic.chunks_embedded
     await vault.close()

@@ -43,8 +43,7 @@ from vaultgen import generate_vault
 from llm_service.embedders import Model2VecEmbedder
 from llm_service.embedders.base import Batch
 from llm_service.embedders.tiny_model import write_tiny_model
-from plugin_bridge.vault.notes.vault import Vault
-from plugin_bridge.vault.semantic.hybrid import search_notes
+from plugin_bridge.vault.vault import Vault
 
 RESULTS_DIR: Final = Path(__file__).resolve().parent / "results"
 DIMS: Final = 256
@@ -167,11 +166,11 @@ async def time_searches(vault: Vault, rounds: int) -> tuple[list[float], list[fl
     for _ in range(rounds):
         for query in QUERIES:
             started = time.perf_counter()
-            await search_notes(vault.index, None, query, 10)
+            await vault.search(query, 10, "lexical")
             lexical.append((time.perf_counter() - started) * 1000)
             semantic._query_cache.clear()  # time the query's embedding too
             started = time.perf_counter()
-            found = await search_notes(vault.index, semantic, query, 10, mode="hybrid")
+            found = await vault.search(query, 10, "hybrid")
             hybrid.append((time.perf_counter() - started) * 1000)
             assert found.mode == "hybrid"
     return lexical, hybrid

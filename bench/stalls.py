@@ -61,8 +61,6 @@ def percentile(values: list[float], q: float) -> float:
 def rss_mb() -> float:
     with open("/proc/self/statm") as statm:
         pages = int(statm.read().split()[1])
-    import os
-
     return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
@@ -75,14 +73,23 @@ def answer_text(chunks: int) -> str:
 
 
 def bridge_process(
-    pipe: Any, api: str, step: str, profile: str | None = None, code: str | None = None
+    pipe: Any,
+    api: str,
+    step: str,
+    profile: str | None = None,
+    code: str | None = None,
+    vault: str | None = None,
 ) -> None:
     if code is not None:  # another checkout's code (--before): an A/B in one run
         sys.path.insert(0, code)
-    asyncio.run(_bridge(pipe, api, step, profile))
+    if switch := os.environ.get("BENCH_SWITCH_INTERVAL"):  # the GIL's, for both sides alike
+        sys.setswitchinterval(float(switch))
+    asyncio.run(_bridge(pipe, api, step, profile, vault))
 
 
-async def _bridge(pipe: Any, api: str, step: str, profile: str | None = None) -> None:
+async def _bridge(
+    pipe: Any, api: str, step: str, profile: str | None = None, vault_root: str | None = None
+) -> None:
     from llm_service import OpenAIProvider
     from plugin_bridge.app.settings.providers import ProviderSetup, Route
     from plugin_bridge.app.state import BridgeApp
@@ -91,9 +98,13 @@ async def _bridge(pipe: Any, api: str, step: str, profile: str | None = None) ->
     from plugin_bridge.handlers import relay as relay_module
     from plugin_bridge.httpapi.app import build_http_app
     from plugin_bridge.httpapi.server import start_http
-    from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.wire.security import bind_socket
     from plugin_bridge.wire.server import start_server
+
+    try:
+        from plugin_bridge.vault.vault import Vault
+    except ImportError:  # a checkout from before Vault moved (--before)
+        from plugin_bridge.vault.notes.vault import Vault  # type: ignore[import-not-found,no-redef]
 
     steps = list(STEPS)[: list(STEPS).index(step) + 1]
     relay_module.COALESCE = "coalesce" in steps
@@ -103,9 +114,12 @@ async def _bridge(pipe: Any, api: str, step: str, profile: str | None = None) ->
         OpenAIProvider._stream_once = sdk_stream_once  # type: ignore[method-assign]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "vault"
-        shutil.copytree(ROOT / "examples" / "vault", root)
+        if vault_root is None:
+            shutil.copytree(ROOT / "examples" / "vault", root)
+        else:  # a generated vault (--search), only read
+            root = Path(vault_root)
         async with Vault(root, Path(tmp) / "data") as vault:
-            await vault.index.wait_until_idle(30)
+            await vault.index.wait_until_idle(600)
             provider = OpenAIProvider(api_key="sk-bench", base_url=f"{api}/v1", max_attempts=1)
             app = BridgeApp(
                 vault,
@@ -290,13 +304,19 @@ async def _chat(url: str, token: str, expected: str, frames: list[int]) -> bool:
     return "result" in reply and reply["result"]["text"] == expected and "".join(parts) == expected
 
 
-async def _search(url: str, token: str, done: asyncio.Event, stats: dict[str, Any]) -> None:
+async def _search(
+    url: str,
+    token: str,
+    done: asyncio.Event,
+    stats: dict[str, Any],
+    queries: list[str] = QUERIES,
+) -> None:
     client = await _connect(url, token)
     rng = random.Random(len(stats["ms"]))
     while not done.is_set():
         stats["sent"] += 1
         started = time.perf_counter()
-        reply = await client.call("vault/search", {"query": rng.choice(QUERIES)})
+        reply = await client.call("vault/search", {"query": rng.choice(queries)})
         stats["ms"].append((time.perf_counter() - started) * 1000)
         stats["answered"] += "result" in reply
     await client.ws.close()
@@ -366,11 +386,13 @@ SHORT_ANSWER = "Kafka is an event log; see [[Projects/Kafka pipeline]] for how w
 
 
 def _start_bridge(
-    api: str, profile: str | None = None, code: str | None = None
+    api: str, profile: str | None = None, code: str | None = None, vault: str | None = None
 ) -> tuple[Any, Any, dict[str, Any]]:
     ctx = mp.get_context("spawn")
     here, there = ctx.Pipe()
-    bridge = ctx.Process(target=bridge_process, args=(there, api, "gc", profile, code), daemon=True)
+    bridge = ctx.Process(
+        target=bridge_process, args=(there, api, "gc", profile, code, vault), daemon=True
+    )
     bridge.start()
     return bridge, here, here.recv()
 
@@ -614,6 +636,130 @@ def _health_ab(args: argparse.Namespace, before: str | None) -> None:
     )
 
 
+# -- health while 20 clients search a large vault (--search) -------------------------------
+
+SEARCH_NOTES = 3000
+SEARCH_SECONDS = 10.0
+SEARCH_QUERIES = [
+    "sync",
+    "plugin settings",
+    "canvas",
+    "graph view",
+    "search operators",
+    "link",
+    "template",
+    "publish",
+    "Einstellungen",
+    "заметки",
+    "同期",
+    "tag:bench/en sync",
+]
+
+
+async def _health_under_search(url: str, token: str, seconds: float) -> dict[str, Any]:
+    """``SEARCHERS`` clients searching back to back for ``seconds`` while another process asks
+    health every 20 ms on a fresh connection of its own: both sides' latencies, and health's
+    for ``seconds`` / 4 before, with nobody searching (what the machine's load alone costs)."""
+    ctx = mp.get_context("spawn")
+    here, there = ctx.Pipe()
+    asker = ctx.Process(target=_health_process, args=(url, token, there), daemon=True)
+    asker.start()
+    assert await asyncio.to_thread(here.recv) == "ready"
+    await asyncio.sleep(seconds / 4)
+    here.send("stop")
+    idle: list[float] = await asyncio.to_thread(here.recv)
+    asker.join(10)
+    here, there = ctx.Pipe()
+    asker = ctx.Process(target=_health_process, args=(url, token, there), daemon=True)
+    asker.start()
+    assert await asyncio.to_thread(here.recv) == "ready"
+    done = asyncio.Event()
+    stats: dict[str, Any] = {"sent": 0, "answered": 0, "ms": []}
+    searchers = [
+        asyncio.create_task(_search(url, token, done, stats, SEARCH_QUERIES))
+        for _ in range(SEARCHERS)
+    ]
+    await asyncio.sleep(seconds)
+    done.set()
+    await asyncio.gather(*searchers)
+    here.send("stop")
+    took: list[float] = await asyncio.to_thread(here.recv)
+    asker.join(10)
+    return {"health": took, "idle": idle, **stats}
+
+
+def search_main(args: argparse.Namespace) -> None:
+    """health on a fresh connection while 20 clients search a generated vault: this checkout
+    and, with ``--before REV_OR_DIR``, another one, their rounds interleaved."""
+    import vaultgen  # beside this file
+
+    with tempfile.TemporaryDirectory() as tmp:
+        before = None if args.before is None else checkout(args.before, Path(tmp) / "before")
+        sides = {"after": None} if before is None else {"before": before, "after": None}
+        made = vaultgen.generate_vault(Path(tmp) / "vault", args.notes)
+        started = {
+            name: _start_bridge("http://127.0.0.1:9", None, code, str(made.root))
+            for name, code in sides.items()
+        }
+        health: dict[str, list[float]] = {name: [] for name in sides}
+        idle: dict[str, list[float]] = {name: [] for name in sides}
+        searches: dict[str, list[float]] = {name: [] for name in sides}
+        answered = dict.fromkeys(sides, 0)
+        for _ in range(args.rounds):
+            for name, (_, _, ready) in started.items():
+                got = asyncio.run(_health_under_search(ready["url"], ready["token"], args.seconds))
+                health[name] += got["health"]
+                idle[name] += got["idle"]
+                searches[name] += got["ms"]
+                answered[name] += got["answered"]
+        ended = {name: _stop_bridge(b, pipe) for name, (b, pipe, _) in started.items()}
+    load = os.getloadavg()
+    print(
+        f"{args.rounds} rounds of {args.seconds / 4:g} s idle, then {args.seconds:g} s: "
+        f"{SEARCHERS} clients searching a {made.notes}-note vault ({made.source}, "
+        f"{made.bytes / 1e6:.1f} MB) back to back while another process asks health every "
+        f"20 ms on a fresh connection of its own. Load "
+        f"average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}"
+    )
+    print(
+        f"{'code':<7} {'idle p50':>8} {'p99':>7} {'health p50':>10} {'p99':>8} {'max':>8} "
+        f"{'calls':>6} {'loop lag p99':>12} {'gc max':>7} {'searches':>8} {'search p50':>10} "
+        f"{'p99':>8}"
+    )
+    rows = {}
+    for name in sides:
+        rows[name] = row = {
+            "health_p50_ms": statistics.median(health[name]),
+            "health_p99_ms": percentile(health[name], 0.99),
+            "health_max_ms": max(health[name]),
+            "health_calls": len(health[name]),
+            "idle_p50_ms": statistics.median(idle[name]),
+            "idle_p99_ms": percentile(idle[name], 0.99),
+            "lag_p99_ms": percentile(ended[name]["lags"], 0.99),
+            "gc_max_ms": max(ended[name]["pauses"], default=0.0),
+            "searches": answered[name],
+            "search_p50_ms": statistics.median(searches[name]),
+            "search_p99_ms": percentile(searches[name], 0.99),
+        }
+        print(
+            f"{name:<7} {row['idle_p50_ms']:6.1f}ms {row['idle_p99_ms']:5.1f}ms "
+            f"{row['health_p50_ms']:8.1f}ms {row['health_p99_ms']:6.1f}ms "
+            f"{row['health_max_ms']:6.0f}ms {row['health_calls']:>6} {row['lag_p99_ms']:10.1f}ms "
+            f"{row['gc_max_ms']:5.1f}ms {row['searches']:>8} {row['search_p50_ms']:8.1f}ms "
+            f"{row['search_p99_ms']:6.1f}ms"
+        )
+    if len(rows) == 2:
+        before, after = rows["before"], rows["after"]
+        print(
+            f"after / before: health p50 {after['health_p50_ms'] / before['health_p50_ms']:.2f}x, "
+            f"p99 {after['health_p99_ms'] / before['health_p99_ms']:.2f}x; searches "
+            f"{after['searches'] / max(before['searches'], 1):.2f}x"
+        )
+    out = ROOT / "bench" / "results" / "stalls_search.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"rows": rows, "load": load}, indent=2) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
@@ -671,6 +817,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.health:
         health_main(args)
+        return
+    if args.search:
+        search_main(args)
         return
     if args.flood:
         import hostile

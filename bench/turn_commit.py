@@ -36,7 +36,7 @@ async def measure(turns: int) -> dict[str, Any]:
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.app.turn.confirm import ask_client
     from plugin_bridge.handlers import build_router
-    from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.vault.vault import Vault
     from plugin_bridge.wire.client import BridgeClient
     from plugin_bridge.wire.server import start_server
 

@@ -12,7 +12,6 @@ import asyncio
 import functools
 import logging
 import secrets
-import sqlite3
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -42,8 +41,8 @@ if TYPE_CHECKING:
     from llm_service.embedders import Embedder
     from llm_service.tools import ConfirmCallback, ToolRegistry
     from plugin_bridge.app.settings.providers import Purpose
-    from plugin_bridge.vault.notes.vault import Vault
     from plugin_bridge.vault.semantic.semantic_index import Progress, SemanticIndex
+    from plugin_bridge.vault.vault import Vault
     from plugin_bridge.wire.models import Notification
 
 logger = logging.getLogger(__name__)
@@ -164,13 +163,8 @@ class BridgeApp:
         self.broadcast(message.model_copy(update={"unreadable_pdfs": self.unreadable_pdfs()}))
 
     def unreadable_pdfs(self) -> int:
-        """PDFs the index skipped as unreadable (0 while the index cannot be read)."""
-        from plugin_bridge.vault.lexical.indexer import unreadable_pdfs
-
-        try:
-            return self.vault.index.read(unreadable_pdfs)
-        except sqlite3.Error:
-            return 0
+        """PDFs the index skipped as unreadable (0 while the index is rebuilt)."""
+        return self.vault.index.unreadable_pdfs
 
     def _embedding_spend(self, model: str, tokens: int) -> None:
         """Record a paid embedding batch like a chat call (purpose "embedding"; only OpenAI's

@@ -11,7 +11,6 @@ result. Results are compact JSON objects with short keys.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -36,12 +35,12 @@ from plugin_bridge.app.tool_args import (
     ToolArgs,
 )
 from plugin_bridge.vault.attachments import read_pdf
+from plugin_bridge.vault.door import FILES
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.notes.results import NoteContent
 from plugin_bridge.vault.notes.store import NoteStore, PlannedWrite, WriteResult
-from plugin_bridge.vault.notes.vault import Vault
 from plugin_bridge.vault.pdf import is_pdf_name
-from plugin_bridge.vault.semantic.hybrid import NoteHit, related_notes, search_notes
+from plugin_bridge.vault.vault import NoteHit, Vault
 
 EXCERPT_CHARS: Final = 800
 """search_notes shows at most this much of a result's best chunk."""
@@ -101,7 +100,7 @@ def store_writer(notes: NoteStore) -> Writer:
     """The note store making planned writes itself (no plugin to ask)."""
 
     async def write(plan: PlannedWrite, origin: str) -> WriteResult:
-        return await asyncio.to_thread(notes.write_planned, plan, origin)
+        return await FILES.run(notes.write_planned, plan, origin)
 
     return write
 
@@ -243,7 +242,7 @@ class _VaultTools:
         self.writer = writer
 
     async def search_notes(self, args: SearchNotesArgs) -> ToolOutput:
-        found = await search_notes(self.index, self.vault.semantic, args.query, args.limit)
+        found = await self.vault.search(args.query, args.limit)
         result: dict[str, Any] = {"results": [_hit(h) for h in found.hits]}
         if found.pending:
             result["pending"] = found.pending
@@ -284,24 +283,26 @@ class _VaultTools:
         path = self.notes.info(args.path).path
         return {"path": path, "backlinks": self.index.backlinks(path)}
 
-    def related_notes(self, args: RelatedNotesArgs) -> ToolOutput:
-        semantic = self.vault.semantic
-        if semantic is None:
+    async def related_notes(self, args: RelatedNotesArgs) -> ToolOutput:
+        if self.vault.semantic is None:
             raise ValueError("related_notes needs semantic search, and no embedder is configured.")
-        path = self.notes.info(args.path).path
-        if not semantic.ready:
-            return {"path": path, "related": [], "pending": "the note vectors are being computed"}
-        found = related_notes(self.index, semantic, path, args.limit)
+        found = await self.vault.related(args.path, args.limit)
+        if not found.ready:
+            return {
+                "path": found.path,
+                "related": [],
+                "pending": "the note vectors are being computed",
+            }
         return {
-            "path": path,
+            "path": found.path,
             "related": [
                 {"path": r.path, "title": r.title, "linked": r.links_to or r.linked_from}
-                for r in found
+                for r in found.notes
             ],
         }
 
     async def write(self, write: _Write[A], args: A) -> ToolOutput:
-        plan = await asyncio.to_thread(write.plan, self.notes, args)
+        plan = await self.vault.run(write.plan, self.notes, args)
         _check_expected(plan, getattr(args, "expected_hash", None))
         _check_reviewed(plan)
         written = await self.writer(plan, "model")

@@ -14,7 +14,7 @@ async def search(
     vault_root: Path, query: str, *, limit: int, data_dir: Path | None, out: TextIO
 ) -> int:
     from plugin_bridge.vault.errors import VaultError
-    from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.vault.vault import Vault
 
     vault = Vault(vault_root, data_dir, watch=False)
     try:
@@ -24,7 +24,7 @@ async def search(
         return 2
     try:
         await vault.index.wait_until_idle(INDEX_TIMEOUT)
-        found = vault.index.search(query, limit)
+        found = await vault.search(query, limit)
         notes = vault.index.note_count
     finally:
         await vault.close()

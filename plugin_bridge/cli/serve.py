@@ -273,7 +273,7 @@ async def _serve(
     from plugin_bridge.httpapi.server import start_http
     from plugin_bridge.mcp import streamable_http_app
     from plugin_bridge.vault.errors import VaultError
-    from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.vault.vault import Vault
     from plugin_bridge.wire.server import start_server
 
     settings, providers, embedder = checked

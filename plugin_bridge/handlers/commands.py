@@ -20,7 +20,7 @@ from plugin_bridge.handlers.context import AppRouter, Context, caller_of
 from plugin_bridge.handlers.relay import budget_warnings, relay
 from plugin_bridge.vault.attachments import read_pdf
 from plugin_bridge.vault.errors import VaultError
-from plugin_bridge.vault.semantic.hybrid import NoteHit, search_notes
+from plugin_bridge.vault.vault import NoteHit
 from plugin_bridge.wire.models import (
     CreateNoteParams,
     NoteWriteResult,
@@ -125,7 +125,7 @@ class GivenNote:
 async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> SearchSummarizeResult:
     """Search, then stream a summary of the top notes citing them (chat/delta notifications)."""
     app = ctx.app
-    found = await search_notes(app.vault.index, app.vault.semantic, params.query, params.limit)
+    found = await app.vault.search(params.query, params.limit)
     notes = await asyncio.to_thread(
         read_within_budget, app.vault.notes, found.hits, SUMMARY_BUDGET_TOKENS * CHARS_PER_TOKEN
     )

@@ -3,12 +3,8 @@ index/confirmEmbedding."""
 
 from __future__ import annotations
 
-import asyncio
-import sqlite3
-
 from plugin_bridge.handlers.context import AppRouter, Context
-from plugin_bridge.vault.notes.vault import Vault
-from plugin_bridge.vault.semantic.hybrid import related_notes, search_notes
+from plugin_bridge.vault.vault import Vault
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
     ConfirmEmbeddingResult,
@@ -26,18 +22,9 @@ from plugin_bridge.wire.models import (
 async def search(ctx: Context, params: SearchParams) -> SearchResult:
     """Lexical, semantic or hybrid search (answers from what is indexed and embedded so far;
     pending says how many files are not indexed yet)."""
-    vault = ctx.app.vault
-    folder = params.folder
-    if folder:  # refused (-32023) when outside the vault, hidden or a system folder
-        folder = await asyncio.to_thread(vault.notes.folder_rel, folder)
-    found = await search_notes(
-        vault.index,
-        vault.semantic,
-        params.query,
-        params.limit,
-        mode=params.mode,
-        folder=folder,
-        tag=params.tag,
+    # a folder outside the vault, hidden or a system folder is refused (-32023)
+    found = await ctx.app.vault.search(
+        params.query, params.limit, params.mode, params.folder, params.tag
     )
     return SearchResult(
         results=[SearchHitModel.model_validate(h, from_attributes=True) for h in found.hits],
@@ -49,15 +36,7 @@ async def search(ctx: Context, params: SearchParams) -> SearchResult:
 
 async def related(ctx: Context, params: RelatedParams) -> RelatedResult:
     """The notes closest in meaning to one note, with whether they already link."""
-    vault = ctx.app.vault
-    path = (await asyncio.to_thread(vault.notes.info, params.path)).path  # refused or missing
-    semantic = vault.semantic
-    if semantic is None or not semantic.ready:
-        return RelatedResult(results=[], ready=False)
-    try:
-        found = related_notes(vault.index, semantic, path, params.limit)
-    except sqlite3.Error:  # the index is being rebuilt (it was found damaged)
-        return RelatedResult(results=[], ready=False)
+    found = await ctx.app.vault.related(params.path, params.limit)  # refused or missing note
     return RelatedResult(
         results=[
             RelatedNote(
@@ -68,9 +47,9 @@ async def related(ctx: Context, params: RelatedParams) -> RelatedResult:
                 linked_from=r.linked_from,
                 snippet=r.snippet,
             )
-            for r in found
+            for r in found.notes
         ],
-        ready=True,
+        ready=found.ready,
     )
 
 

@@ -4,14 +4,13 @@ has the note open), note/undo; audit/list."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Callable
 
 from plugin_bridge.app.clients import UNDO_LOOKBACK, audit_origin, check_undo
 from plugin_bridge.handlers.context import AppRouter, Context, caller_of
 from plugin_bridge.vault.attachments import read_pdf
-from plugin_bridge.vault.lexical.listing import InvalidCursor, notes_page
+from plugin_bridge.vault.lexical.listing import InvalidCursor
 from plugin_bridge.vault.notes.store import PlannedWrite
 from plugin_bridge.vault.pdf import is_pdf_name
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -35,7 +34,7 @@ from plugin_bridge.wire.models import (
 async def list_notes(ctx: Context, params: VaultListParams) -> VaultListResult:
     """The indexed notes a page at a time, in path order (see vault/lexical/listing.py)."""
     try:
-        page = await asyncio.to_thread(notes_page, ctx.app.vault.index, params.cursor, params.limit)
+        page = await ctx.app.vault.notes_page(params.cursor, params.limit)
     except InvalidCursor as exc:
         raise RpcError(WireCode.INVALID_PARAMS, str(exc)) from exc
     notes = [ListedNoteModel(path=n.path, title=n.title, size=n.size) for n in page.notes]
@@ -44,14 +43,15 @@ async def list_notes(ctx: Context, params: VaultListParams) -> VaultListResult:
 
 async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
     """A note's text and the sha256 of its bytes; a PDF's text by page (``pages``)."""
-    notes = ctx.app.vault.notes
+    vault = ctx.app.vault
+    notes = vault.notes
     if is_pdf_name(params.path.strip()):
-        pdf = await asyncio.to_thread(read_pdf, notes, params.path, params.pages)
+        pdf = await vault.run(read_pdf, notes, params.path, params.pages)
         ctx.hold(len(pdf.content))  # the memory budget counts the reply from here
         return NoteReadResult(
             path=pdf.path, content=pdf.content, hash=pdf.hash, page_count=pdf.page_count
         )
-    note = await asyncio.to_thread(notes.read, params.path)
+    note = await vault.run(notes.read, params.path)
     ctx.hold(len(note.content))
     return NoteReadResult(path=note.path, content=note.content, hash=note.hash, lossy=note.lossy)
 
@@ -90,25 +90,26 @@ async def edit_note(ctx: Context, params: NoteEditParams) -> NoteWriteResult:
 
 async def undo_note(ctx: Context, params: NoteUndoParams) -> NoteUndoResult:
     """Restore the note as it was before its last write (-32022 if it changed since)."""
-    notes = ctx.app.vault.notes
+    vault = ctx.app.vault
     caller = caller_of(ctx)
     if not caller.is_owner:  # a client key undoes its own writes only
-        entries = await asyncio.to_thread(notes.audit.entries, UNDO_LOOKBACK)
+        entries = await vault.run(vault.notes.audit.entries, UNDO_LOOKBACK)
         check_undo(caller, params.path, entries)
-    undone = await asyncio.to_thread(notes.undo, params.path, origin=audit_origin("user"))
+    undone = await vault.run(vault.notes.undo, params.path, origin=audit_origin("user"))
     return NoteUndoResult(path=undone.path, hash=undone.hash, removed=not undone.hash)
 
 
 async def list_audit(ctx: Context, params: AuditListParams) -> AuditListResult:
     """The write log, newest first: who wrote which note when, with hashes (never contents)."""
-    entries = await asyncio.to_thread(ctx.app.vault.notes.audit.entries, params.limit)
+    vault = ctx.app.vault
+    entries = await vault.run(vault.notes.audit.entries, params.limit)
     return AuditListResult.model_validate({"entries": entries})
 
 
 async def _user_write(ctx: Context, plan: Callable[[], PlannedWrite]) -> NoteWriteResult:
     """Work a write out off the event loop, then make it as the user's (through Obsidian when
     the plugin has the note open)."""
-    planned = await asyncio.to_thread(plan)
+    planned = await ctx.app.vault.run(plan)
     written = await ctx.app.writes.write(planned, "user")
     return NoteWriteResult(path=written.path, hash=written.hash)
 

@@ -28,6 +28,7 @@ import mcp_types as types
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
+from plugin_bridge.vault.door import FILES
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.lexical.listing import ListedNote
 from plugin_bridge.vault.paths import resolve_note
@@ -137,7 +138,7 @@ class NoteFollower:
         while self._count:
             await asyncio.sleep(self.interval)
             uris = list(self._count)
-            stamps = await asyncio.to_thread(self._stamps_of, uris)
+            stamps = await FILES.run(self._stamps_of, uris)
             for uri, stamp in zip(uris, stamps, strict=True):
                 if uri in self._stamps and self._stamps[uri] != stamp:
                     self._stamps[uri] = stamp

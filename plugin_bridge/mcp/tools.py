@@ -35,7 +35,7 @@ from plugin_bridge.app.vault_tools import (
     register_vault_tools,
     write_refusal,
 )
-from plugin_bridge.vault.lexical.listing import ListedNote, NotesPage, notes_page
+from plugin_bridge.vault.lexical.listing import ListedNote, NotesPage
 from plugin_bridge.wire.models import (
     NOTE_READ,
     PROMPTS_LIST,
@@ -61,7 +61,7 @@ MCP_PAGE: Final = 200
 
 if TYPE_CHECKING:
     from llm_service.tools import ToolRegistry
-    from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.vault.vault import Vault
     from plugin_bridge.wire.client import BridgeClient
 
 
@@ -184,7 +184,7 @@ class LocalTools:
         from plugin_bridge.vault.errors import VaultError
 
         try:
-            note = await asyncio.to_thread(self.vault.notes.read, path)
+            note = await self.vault.run(self.vault.notes.read, path)
         except VaultError as exc:
             raise ValueError(str(exc)) from exc
         return note.path, note.content
@@ -193,7 +193,7 @@ class LocalTools:
         import sqlite3
 
         try:
-            return await asyncio.to_thread(notes_page, self.vault.index, cursor, MCP_PAGE)
+            return await self.vault.notes_page(cursor, MCP_PAGE)
         except sqlite3.Error as exc:
             raise ValueError(
                 "The vault's index is being rebuilt: list the notes again in a moment."

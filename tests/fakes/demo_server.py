@@ -36,7 +36,7 @@ from plugin_bridge.app.settings.providers import ProviderSetup, Route
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.app.turn.confirm import ask_client
 from plugin_bridge.handlers import build_router
-from plugin_bridge.vault.notes.vault import Vault
+from plugin_bridge.vault.vault import Vault
 from plugin_bridge.wire.infofile import InfoRecord, remove_info_file, write_info_file
 from plugin_bridge.wire.protocol import PROTOCOL_VERSION
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS

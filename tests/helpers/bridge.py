@@ -29,7 +29,7 @@ from plugin_bridge.handlers import build_router
 from plugin_bridge.httpapi.app import Lifespan, build_http_app
 from plugin_bridge.httpapi.limits import HttpLimits
 from plugin_bridge.httpapi.server import HttpServer, start_http
-from plugin_bridge.vault.notes.vault import Vault
+from plugin_bridge.vault.vault import Vault
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS, bind_socket
 from plugin_bridge.wire.server import (
     DEFAULT_INIT_TIMEOUT,

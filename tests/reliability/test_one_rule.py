@@ -22,8 +22,8 @@ from llm_service.messages import ToolCall
 from llm_service.tools import ToolRegistry
 from plugin_bridge.app.vault_tools import register_vault_tools
 from plugin_bridge.vault.errors import VaultError
-from plugin_bridge.vault.notes.vault import Vault
 from plugin_bridge.vault.paths import check_new_names
+from plugin_bridge.vault.vault import Vault
 from plugin_bridge.wire.client import BridgeClient, RpcCallError
 from tests.helpers.bridge import copy_example_vault
 from tests.helpers.mcp import HeldClient, http_client, mcp_command, text_of

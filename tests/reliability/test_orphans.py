@@ -6,8 +6,8 @@ import os
 import time
 from pathlib import Path
 
-from plugin_bridge.vault.notes.vault import Vault
 from plugin_bridge.vault.paths import TEMP_PREFIX
+from plugin_bridge.vault.vault import Vault
 
 
 async def test_start_removes_old_orphans_and_keeps_fresh_temp_files(tmp_path: Path) -> None:

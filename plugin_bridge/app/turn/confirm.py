@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from llm_service import ToolCall
     from llm_service.tools import ConfirmCallback
     from plugin_bridge.vault.notes.store import PlannedWrite
-    from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.vault.vault import Vault
     from plugin_bridge.wire.context import Peer
     from plugin_bridge.wire.protocol import Response
 

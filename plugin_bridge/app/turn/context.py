@@ -12,7 +12,7 @@ from plugin_bridge.wire.models import FolderContext, NoteContext, TagContext
 
 if TYPE_CHECKING:
     from llm_service import Message
-    from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.vault.vault import Vault
 
 CONTEXT_BUDGET_CHARS: Final = 24_000
 """About 6,000 tokens shared by the items of one message's context."""

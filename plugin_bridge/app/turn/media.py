@@ -28,7 +28,7 @@ from plugin_bridge.vault.paths import is_hidden, to_posix
 
 if TYPE_CHECKING:
     from llm_service.providers.base import Provider
-    from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.vault.vault import Vault
 
 MAX_IMAGES: Final = 8
 """Images sent with one message (given and embedded)."""

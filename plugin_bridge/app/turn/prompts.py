@@ -22,7 +22,7 @@ from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.lexical.parse import parse_note
 
 if TYPE_CHECKING:
-    from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.vault.vault import Vault
 
 CONTEXT_NOTE_CHARS: Final = 8_000
 """The context note's share of every request (about 2,000 tokens)."""

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from llm_service.messages import ToolCall
     from llm_service.tools import ConfirmCallback, ToolOutput, ToolRegistry
     from plugin_bridge.app.vault_tools import Writer
-    from plugin_bridge.vault.notes.vault import Vault
+    from plugin_bridge.vault.vault import Vault
 
 SETUP_TOOL: Final = CompleteSetupArgs.TOOL
 FIRST_MESSAGE: Final = "Hello! Let's set you up for this vault."

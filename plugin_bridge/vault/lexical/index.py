@@ -3,8 +3,10 @@
 A worker thread (``worker.py``) owns the one writing connection. On start it scans the vault
 (only new, changed and deleted files are processed, 500 per transaction) and then applies the
 changes the watcher (``watcher.py``) and our own writes queue for it, ahead of the rest of a
-running scan. Searches use a separate read connection (WAL), so they answer at once during
-indexing, from what is indexed so far, and say how many files are pending.
+running scan. Reads use a separate read connection (WAL), owned by the index's read door (one
+thread, ``door.py``): async code awaits :meth:`SearchIndex.execute` with a function of an
+:class:`IndexReader`, which runs there whole. So searches answer at once during indexing, from
+what is indexed so far, say how many files are pending, and never hold the event loop.
 """
 
 from __future__ import annotations
@@ -21,19 +23,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeVar
 
+from plugin_bridge.vault.door import Door
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.files import VaultFiles
-from plugin_bridge.vault.lexical import search as search_sql
 from plugin_bridge.vault.lexical.indexer import Indexer, ScanStats
-from plugin_bridge.vault.lexical.parse import link_forms
 from plugin_bridge.vault.lexical.query import Query, parse_query, with_filters
+from plugin_bridge.vault.lexical.reader import IndexReader, SearchHit, is_damage
 from plugin_bridge.vault.lexical.typos import Vocabulary
 from plugin_bridge.vault.lexical.watcher import WatchCallbacks, watch_vault
 from plugin_bridge.vault.lexical.worker import IndexWorker
 from plugin_bridge.vault.paths import case_sensitive, to_posix
 from plugin_bridge.vault.schema import connect, migrate
 
-__all__ = ["ScanStats", "SearchHit", "SearchIndex", "SearchResults"]
+__all__ = ["IndexReader", "ScanStats", "SearchHit", "SearchIndex", "SearchResults"]
 
 logger = logging.getLogger(__name__)
 RowsT = TypeVar("RowsT")
@@ -43,17 +45,6 @@ NOTIFY_TIMEOUT: Final = 10.0
 WATCH_READY_TIMEOUT: Final = 2.0
 """Scan anyway when the watcher has not reported ready by then."""
 CLOSE_TIMEOUT: Final = 10.0
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """One matching note; ``score`` is higher for better matches, ``snippet`` marks the match
-    with ``**``."""
-
-    path: str
-    title: str
-    score: float
-    snippet: str
 
 
 @dataclass(frozen=True)
@@ -90,8 +81,10 @@ class SearchIndex:
         self._scan_requested = False
         self._missing = False
         self._missing_lock = threading.Lock()
-        self._read_lock = threading.Lock()
-        self._reader: sqlite3.Connection | None = None
+        self._door = Door("vault-reader")
+        self._reader: IndexReader | None = None
+        """Touched only on the door's thread."""
+        self._indexer: Indexer | None = None
         self._worker: IndexWorker | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._fallback: asyncio.TimerHandle | None = None
@@ -104,8 +97,8 @@ class SearchIndex:
         self._rebuilding = False
         """True while a database found damaged is rebuilt (reads answer empty meanwhile)."""
         self._rebuild_lock = threading.Lock()
-        self._rebuilder: threading.Thread | None = None
-        """The thread rebuilding a damaged database, while one runs."""
+        self._checking = False
+        """A check of the read connection is queued (see ``note_count``)."""
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -114,7 +107,7 @@ class SearchIndex:
         with ``watch``, the watcher task starts; the scan waits until the watch is in place."""
         if self._worker is not None or self._closed:
             return
-        await asyncio.to_thread(self._open_all)
+        await self._door.run(self._open_all)
         if not self.watch:
             self._request_scan()
             return
@@ -146,14 +139,13 @@ class SearchIndex:
                 await asyncio.wait_for(self._watcher, CLOSE_TIMEOUT)  # cancels it on timeout
             except TimeoutError:
                 logger.warning("The vault watcher did not stop in time; cancelled it.")
-        if self._rebuilder is not None:
-            await asyncio.to_thread(self._rebuilder.join, CLOSE_TIMEOUT)
+        await self._door.run(self._shut)  # after a rebuild under way: the door's jobs take turns
+        self._door.close()
+
+    def _shut(self) -> None:
         if self._worker is not None:
-            await asyncio.to_thread(self._worker.stop, CLOSE_TIMEOUT)
-        with self._read_lock:
-            if self._reader is not None:
-                self._reader.close()
-                self._reader = None
+            self._worker.stop(CLOSE_TIMEOUT)
+        self._drop_reader()
 
     async def wait_until_idle(self, timeout: float = 30.0) -> None:  # noqa: ASYNC109 - pinned API
         """Return once the first scan is done and no change is queued; TimeoutError otherwise."""
@@ -195,17 +187,31 @@ class SearchIndex:
 
     @property
     def note_count(self) -> int:
-        """Notes in the index (0 while a damaged database is rebuilt)."""
-        return self._guarded(
-            lambda conn: int(conn.execute("SELECT count(*) FROM notes").fetchone()[0]), 0
-        )
+        """Notes in the index (0 while a damaged database is rebuilt), as counted after the
+        last write: no read, so ``health`` answers whatever searches run. Each look also has
+        the read door check that the file still reads (a damaged one is then rebuilt)."""
+        if self._rebuilding or self._indexer is None:
+            return 0
+        if not self._checking and not self._closed:
+            self._checking = True
+            self._door.post(self._check)
+        return self._indexer.totals[0]
+
+    def _check(self) -> None:
+        self._checking = False
+        with contextlib.suppress(sqlite3.Error, RuntimeError):  # damage starts the rebuild
+            self._with_reader(IndexReader.count)
+
+    @property
+    def unreadable_pdfs(self) -> int:
+        """PDFs skipped as unreadable (encrypted, damaged, too large), counted like notes."""
+        if self._rebuilding or self._indexer is None:
+            return 0
+        return self._indexer.totals[1]
 
     def list_paths(self) -> list[str]:
         """The indexed note paths, sorted."""
-        return self._guarded(
-            lambda conn: [row[0] for row in conn.execute("SELECT path FROM notes ORDER BY path")],
-            [],
-        )
+        return self._guarded(IndexReader.paths, [])
 
     @property
     def scanned(self) -> bool:
@@ -225,14 +231,23 @@ class SearchIndex:
         for callback in list(self._listeners):
             callback()
 
-    def read(self, query: Callable[[sqlite3.Connection], RowsT]) -> RowsT:
-        """Run ``query`` on the read connection (serialised with searches); sqlite3.Error
-        while a damaged database is rebuilt."""
+    async def execute(self, reads: Callable[[IndexReader], RowsT]) -> RowsT:
+        """``reads(reader)`` on the index's read door: the one hop from the event loop to the
+        index (a whole search runs in one). sqlite3.Error while a damaged database is rebuilt
+        (noticing the damage starts the rebuild)."""
+        return await self._door.run(self._with_reader, reads)
+
+    def read(self, reads: Callable[[IndexReader], RowsT]) -> RowsT:
+        """:meth:`execute` for threads other than the event loop's (blocks until done)."""
+        return self._door.call(self._with_reader, reads)
+
+    def _with_reader(self, reads: Callable[[IndexReader], RowsT]) -> RowsT:
+        if self._reader is None:
+            if self._rebuilding:
+                raise sqlite3.OperationalError("the search index is being rebuilt")
+            raise RuntimeError("Await SearchIndex.start() before using the index.")
         try:
-            with self._read_lock:
-                if self._reader is None and self._rebuilding:
-                    raise sqlite3.OperationalError("the search index is being rebuilt")
-                return query(self._conn())
+            return reads(self._reader)
         except sqlite3.DatabaseError as exc:
             self._damaged(exc)
             raise
@@ -240,9 +255,13 @@ class SearchIndex:
     def parse(self, query: str, folder: str | None = None, tag: str | None = None) -> Query:
         """``query`` parsed, with the folder and tag filters of ``vault/search`` (the folder
         compared as the vault's file system compares names)."""
+        return self.filtered(parse_query(query), folder, tag)
+
+    def filtered(self, query: Query, folder: str | None = None, tag: str | None = None) -> Query:
+        """``query`` with the folder and tag filters of ``vault/search``."""
         if folder and self._case_sensitive is None:
             self._case_sensitive = case_sensitive(self.root)
-        return with_filters(parse_query(query), folder, tag, fold=not self._case_sensitive)
+        return with_filters(query, folder, tag, fold=not self._case_sensitive)
 
     def search(
         self,
@@ -257,46 +276,15 @@ class SearchIndex:
         inside ``folder`` and with ``tag`` when given; ``snippets=False`` leaves them ""."""
         started = time.perf_counter()
         parsed = self.parse(query, folder, tag)
-        none: list[search_sql.Row] = []
-        try:
-            rows = self._guarded(
-                lambda conn: search_sql.run(
-                    conn,
-                    parsed,
-                    max(0, min(limit, MAX_LIMIT)),
-                    snippets=snippets,
-                    vocabulary=self._vocabulary,
-                ),
-                none,
-            )
-        except sqlite3.Error as exc:
-            logger.warning("A search failed inside SQLite (%s); returning no results.", exc)
-            rows = []
-        hits = [SearchHit(path, title, score, snippet) for path, title, score, snippet in rows]
+        wanted = clamp(limit)
+        none: list[SearchHit] = []
+        hits = self._guarded(lambda reader: reader.search(parsed, wanted, snippets=snippets), none)
         took = (time.perf_counter() - started) * 1000
         return SearchResults(hits, self.pending, round(took, 3))
 
-    def snippets(self, query: str, paths: list[str]) -> dict[str, str]:
-        """The search snippets of ``query`` in these notes (by path)."""
-        parsed = parse_query(query)
-        try:
-            return self.read(lambda conn: search_sql.snippets_for(conn, parsed, paths))
-        except sqlite3.Error as exc:
-            logger.warning("Making snippets failed inside SQLite (%s).", exc)
-            return {}
-
     def backlinks(self, path: str) -> list[str]:
         """Notes whose wikilinks resolve to ``path``: by file name or by (partial) path."""
-        rel = to_posix(path)
-        targets = sorted(link_forms(rel))
-        marks = ", ".join("?" * len(targets))
-        sql = (
-            "SELECT DISTINCT n.path FROM links l JOIN notes n ON n.id = l.src "
-            f"WHERE l.target IN ({marks}) AND n.path != ? ORDER BY n.path"
-        )
-        return self._guarded(
-            lambda conn: [row[0] for row in conn.execute(sql, (*targets, rel))], []
-        )
+        return self._guarded(lambda reader: reader.backlinks(to_posix(path)), [])
 
     # -- changes ----------------------------------------------------------------------------
 
@@ -364,19 +352,26 @@ class SearchIndex:
     # -- a database damaged while running ---------------------------------------------------
 
     def _open_all(self) -> None:
-        """Open the database (rebuilt when unreadable), the read connection and the worker."""
+        """Open the database (rebuilt when unreadable), the read connection and the worker
+        (on the read door's thread)."""
         writer = self._open()
-        self._reader = connect(str(self.db_path), readonly=True)
-        indexer = Indexer(writer, self.files)
+        self._reader = IndexReader(connect(str(self.db_path), readonly=True), self._vocabulary)
+        indexer = self._indexer = Indexer(writer, self.files)
+        indexer.count()
         indexer.on_written = self._written
         self._worker = IndexWorker(indexer, self._vault_gone, self._damaged)
         self._worker.start()
+
+    def _drop_reader(self) -> None:
+        if self._reader is not None:
+            self._reader.conn.close()
+            self._reader = None
 
     def _damaged(self, exc: BaseException) -> bool:
         """Whether ``exc`` says the database file is damaged (SQLite's "disk I/O error",
         "malformed" or "not a database": truncated or overwritten under us); if so, rebuild
         it in the background, as start-up does, and log it once."""
-        if not _is_damage(exc):
+        if not is_damage(exc):
             return False
         with self._rebuild_lock:
             if self._rebuilding or self._closed:
@@ -388,21 +383,16 @@ class SearchIndex:
             self.db_path,
             exc,
         )
-        self._rebuilder = threading.Thread(
-            target=self._rebuild, name="vault-index-rebuild", daemon=True
-        )
-        self._rebuilder.start()
+        self._door.post(self._rebuild)  # reads wait for it, on the door, not on the loop
         return True
 
     def _rebuild(self) -> None:
-        """Stop the worker, drop the damaged database, open a new one and scan the vault."""
+        """Stop the worker, drop the damaged database, open a new one and scan the vault (on
+        the read door)."""
         try:
             if self._worker is not None:
                 self._worker.stop(CLOSE_TIMEOUT)
-            with self._read_lock:
-                if self._reader is not None:
-                    self._reader.close()
-                    self._reader = None
+            self._drop_reader()
             if self._closed:
                 return
             _remove_database(self.db_path)
@@ -414,16 +404,13 @@ class SearchIndex:
             with self._rebuild_lock:
                 self._rebuilding = False
 
-    def _guarded(self, query: Callable[[sqlite3.Connection], RowsT], empty: RowsT) -> RowsT:
-        """``query`` on the read connection; ``empty`` while the database is rebuilt or when
-        it turns out damaged (which starts the rebuild)."""
+    def _guarded(self, reads: Callable[[IndexReader], RowsT], empty: RowsT) -> RowsT:
+        """:meth:`read`, or ``empty`` while the database is rebuilt or when it turns out
+        damaged (which starts the rebuild)."""
         try:
-            with self._read_lock:
-                if self._reader is None and self._rebuilding:
-                    return empty
-                return query(self._conn())
+            return self.read(reads)
         except sqlite3.DatabaseError as exc:
-            if self._damaged(exc):
+            if self._rebuilding or is_damage(exc):
                 return empty
             raise
 
@@ -440,7 +427,7 @@ class SearchIndex:
                 raise IsADirectoryError(f"{self.db_path} is a folder")
             return self._open_and_migrate()
         except sqlite3.DatabaseError as exc:
-            if isinstance(exc, sqlite3.OperationalError) and not _is_damage(exc):
+            if isinstance(exc, sqlite3.OperationalError) and not is_damage(exc):
                 raise self._unusable(exc) from exc  # read-only, no such folder, ...
             logger.warning(
                 "The search index %s is unreadable (%s); rebuilding it from the notes.",
@@ -472,29 +459,10 @@ class SearchIndex:
             raise
         return conn
 
-    def _conn(self) -> sqlite3.Connection:
-        if self._reader is None:
-            raise RuntimeError("Await SearchIndex.start() before using the index.")
-        return self._reader
 
-
-DAMAGE_CODES: Final = frozenset({10, 11, 26})
-"""SQLite's primary result codes that mean a damaged file: SQLITE_IOERR ("disk I/O error", a
-short read of a file overwritten or truncated under us), SQLITE_CORRUPT ("malformed") and
-SQLITE_NOTADB ("not a database")."""
-DAMAGE_WORDS: Final = ("disk i/o error", "malformed", "not a database", "vtable constructor failed")
-"""The same in SQLite's words (FTS5 says "vtable constructor failed" when its tables are gone)."""
-
-
-def _is_damage(exc: BaseException) -> bool:
-    """Whether ``exc`` says the database file is damaged (any of the errors above)."""
-    if not isinstance(exc, sqlite3.DatabaseError):
-        return False
-    code = getattr(exc, "sqlite_errorcode", None)
-    if isinstance(code, int) and code & 0xFF in DAMAGE_CODES:
-        return True
-    text = str(exc).lower()
-    return any(word in text for word in DAMAGE_WORDS)
+def clamp(limit: int) -> int:
+    """A search's ``limit`` within 0 and :data:`MAX_LIMIT`."""
+    return max(0, min(limit, MAX_LIMIT))
 
 
 def _remove_database(path: Path) -> None:

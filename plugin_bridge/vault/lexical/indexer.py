@@ -103,6 +103,13 @@ class Indexer:
         self.on_written: Callable[[], None] | None = None
         """Called (in the worker thread) after a transaction that changed notes or chunks, and
         when a scan has finished."""
+        self.totals = (0, 0)
+        """(notes, unreadable PDFs) as of the last transaction (or :meth:`count`): read
+        without a query."""
+
+    def count(self) -> None:
+        """Count :attr:`totals` afresh (after opening the database)."""
+        self.totals = _totals(self.conn)
 
     # -- finding work ----------------------------------------------------------------------
 
@@ -206,6 +213,7 @@ class Indexer:
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
+        self.count()
         if self.on_written is not None and any(o in _CHANGED for o in outcomes):
             self.on_written()
         return outcomes
@@ -283,10 +291,14 @@ class Indexer:
         return "removed"
 
 
-def unreadable_pdfs(conn: sqlite3.Connection) -> int:
-    """PDFs skipped because they cannot be read (encrypted, damaged, over the size limit)."""
-    row = conn.execute("SELECT count(*) FROM skipped WHERE reason LIKE 'pdf_%'").fetchone()
-    return int(row[0])
+def _totals(conn: sqlite3.Connection) -> tuple[int, int]:
+    """The notes, and the PDFs skipped because they cannot be read (encrypted, damaged, over
+    the size limit)."""
+    notes, pdfs = conn.execute(
+        "SELECT (SELECT count(*) FROM notes), "
+        "(SELECT count(*) FROM skipped WHERE reason LIKE 'pdf_%')"
+    ).fetchone()
+    return int(notes), int(pdfs)
 
 
 def _drop_content(conn: sqlite3.Connection, note_id: int) -> None:

@@ -14,7 +14,7 @@ import binascii
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 if TYPE_CHECKING:
-    from plugin_bridge.vault.lexical.index import SearchIndex
+    from plugin_bridge.vault.lexical.reader import IndexReader
 
 DEFAULT_PAGE: Final = 500
 MAX_PAGE: Final = 1000
@@ -36,17 +36,13 @@ class InvalidCursor(ValueError):
     """A cursor this server did not give; ``str(error)`` says what to do."""
 
 
-def notes_page(index: SearchIndex, cursor: str | None, limit: int = DEFAULT_PAGE) -> NotesPage:
-    """Up to ``limit`` notes after ``cursor`` (from the start without one). Raises
+def notes_page(reader: IndexReader, cursor: str | None, limit: int = DEFAULT_PAGE) -> NotesPage:
+    """Up to ``limit`` notes after ``cursor`` (from the start without one), read on the index's
+    door (``await index.execute(lambda reader: notes_page(reader, cursor, limit))``). Raises
     :class:`InvalidCursor`, and sqlite3.Error while a damaged index is rebuilt."""
     after = _decode(cursor) if cursor else ""
     limit = max(1, min(limit, MAX_PAGE))
-    rows: list[tuple[str, str, int]] = index.read(
-        lambda conn: conn.execute(
-            "SELECT path, title, size FROM notes WHERE path > ? ORDER BY path LIMIT ?",
-            (after, limit + 1),
-        ).fetchall()
-    )
+    rows = reader.page(after, limit + 1)
     notes = [ListedNote(path, title, size) for path, title, size in rows[:limit]]
     more = len(rows) > limit
     return NotesPage(notes, _encode(notes[-1].path) if more else None)

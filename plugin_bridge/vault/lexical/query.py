@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
 from plugin_bridge.vault.lexical import words as lang
@@ -77,6 +77,8 @@ class Query:
     """Notes inside these folders (vault-relative, no trailing slash); set by callers."""
     fold_folders: bool = False
     """Compare ``folders`` without case, as a case-insensitive vault's file system does."""
+    text: str = field(default="", compare=False)
+    """What was typed, without its ``tag:``/``path:`` filters: what vector search embeds."""
 
     @property
     def empty(self) -> bool:
@@ -138,6 +140,7 @@ def with_filters(
 
 def parse_query(text: str) -> Query:
     """Parse user input; never raises, whatever ``text`` holds."""
+    typed = " ".join(w for w in text.split() if not w.lower().startswith(("tag:", "path:")))
     text = _sanitise(text)
     terms: list[Term] = []
     cjk: list[str] = []
@@ -167,6 +170,7 @@ def parse_query(text: str) -> Query:
         cjk=tuple(dict.fromkeys(cjk[:MAX_TERMS])),
         tags=tuple(dict.fromkeys(tags)),
         paths=tuple(dict.fromkeys(paths)),
+        text=typed,
     )
 
 

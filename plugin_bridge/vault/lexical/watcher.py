@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Final
 
+from plugin_bridge.vault.door import FILES
 from plugin_bridge.vault.paths import to_posix
 
 logger = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ async def watch_vault(
 
     polling = False
     while not stop.is_set():
-        identity = await asyncio.to_thread(_identity, root)
+        identity = await FILES.run(_identity, root)
         if identity is None:
             callbacks.missing()
             if not await _wait_for_folder(root, stop):
@@ -85,13 +86,13 @@ async def watch_vault(
                         callbacks.ready()
                         announced = True
                     root_deleted = any(_relative(root, path) is None for _, path in changes)
-                    if root_deleted or await asyncio.to_thread(_identity, root) != identity:
+                    if root_deleted or await FILES.run(_identity, root) != identity:
                         break  # gone, or replaced by another folder: watch it afresh
                     paths = {rel for _, path in changes if (rel := _relative(root, path))}
                     if paths:
                         callbacks.changed(paths)
         except (OSError, RuntimeError) as exc:
-            if announced or await asyncio.to_thread(_identity, root) is None:
+            if announced or await FILES.run(_identity, root) is None:
                 logger.debug("The vault watch stopped (%s); restarting it.", exc)
             elif not polling:
                 logger.warning(
@@ -116,7 +117,7 @@ async def watch_vault(
 async def _wait_for_folder(root: Path, stop: asyncio.Event) -> bool:
     """Poll until ``root`` exists again (True) or ``stop`` is set (False)."""
     while not stop.is_set():
-        if await asyncio.to_thread(root.is_dir):
+        if await FILES.run(root.is_dir):
             return True
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), MISSING_POLL_SECONDS)

@@ -2,7 +2,7 @@
 BOM and mode, optimistic concurrency by sha256, undo snapshots and an audit log (both in the data
 dir, never in the vault).
 
-Every method is synchronous and may block on disk I/O: async callers use ``asyncio.to_thread``.
+Every method is synchronous and may block on disk I/O: async callers use ``Vault.run``.
 Writes to the same file from several threads are serialised by a per-file lock.
 """
 

@@ -9,6 +9,10 @@ the vector ranking not at all when the words are sure and the vectors' best ten 
 than two notes with theirs (an embedder that does not know the language). docs/search.md has
 the measurements. Each result says which side found it and shows, as its snippet, its best
 chunk when the vectors found it.
+
+Everything here but :func:`fuse` and its parts runs on the index's read door, given its
+:class:`IndexReader` and a parsed :class:`Query`: ``Vault.search`` and ``Vault.related``
+(``vault/vault.py``) are the callers, in one hop each.
 """
 
 from __future__ import annotations
@@ -16,20 +20,22 @@ from __future__ import annotations
 import logging
 import math
 import sqlite3
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final, Literal
 
-from llm_service.errors import LLMError
-from plugin_bridge.vault.lexical import search as search_sql
 from plugin_bridge.vault.lexical.cjk import snippet_around
+from plugin_bridge.vault.lexical.index import clamp
 from plugin_bridge.vault.lexical.parse import link_forms
-from plugin_bridge.vault.paths import to_posix
+from plugin_bridge.vault.lexical.reader import is_damage
 from plugin_bridge.vault.pdf import is_pdf_name, page_of_snippet, page_of_words, split_body
 
 if TYPE_CHECKING:
-    from plugin_bridge.vault.lexical.index import SearchHit, SearchIndex
+    import numpy as np
+    import numpy.typing as npt
+
+    from plugin_bridge.vault.lexical.query import Query
+    from plugin_bridge.vault.lexical.reader import IndexReader, SearchHit
     from plugin_bridge.vault.semantic.semantic_index import ChunkHit, SemanticIndex
 
 logger = logging.getLogger(__name__)
@@ -132,62 +138,59 @@ def roll_up(chunks: Sequence[ChunkHit]) -> dict[str, list[ChunkHit]]:
     return notes
 
 
-async def search_notes(
-    index: SearchIndex,
+def search_notes(
+    reader: IndexReader,
     semantic: SemanticIndex | None,
-    query: str,
-    limit: int = 10,
-    *,
-    mode: Mode | None = None,
-    folder: str | None = None,
-    tag: str | None = None,
-) -> NoteResults:
-    """The best ``limit`` notes; ``mode`` defaults to hybrid when vectors are ready, else
-    lexical (also when semantic or hybrid is asked for before vectors exist)."""
-    started = time.perf_counter()
-    parsed = index.parse(query, folder, tag)
-    words = bool(parsed.match or parsed.cjk)
-    usable = semantic is not None and semantic.ready and words
-    chosen: Mode = (mode or "hybrid") if usable else "lexical"
-    fusing = chosen == "hybrid"
+    query: Query,
+    limit: int,
+    mode: Mode,
+    vector: npt.NDArray[np.float32] | None,
+) -> tuple[list[NoteHit], Mode]:
+    """The best ``limit`` notes for ``query`` in ``mode`` (the query's ``vector`` for the
+    semantic side) and the mode that answered: lexical when the vectors fail (the index being
+    rebuilt: words still find notes)."""
+    if mode == "lexical":
+        return _search(reader, None, query, limit, mode, None), mode
+    try:
+        return _search(reader, semantic, query, limit, mode, vector), mode
+    except sqlite3.Error as exc:
+        if is_damage(exc):
+            raise
+        logger.warning("Semantic search failed (%s); answering lexically.", exc)
+        return _search(reader, None, query, limit, "lexical", None), "lexical"
+
+
+def _search(
+    reader: IndexReader,
+    semantic: SemanticIndex | None,
+    query: Query,
+    limit: int,
+    mode: Mode,
+    vector: npt.NDArray[np.float32] | None,
+) -> list[NoteHit]:
+    fusing = mode == "hybrid"
     lexical = (
-        index.search(
+        reader.search(
             query,
-            max(limit, CANDIDATES) if fusing else limit,
-            folder=folder,
-            tag=tag,
+            clamp(max(limit, CANDIDATES) if fusing else limit),
             snippets=not fusing,  # only the few shown get one, below
         )
-        if chosen != "semantic"
-        else None
+        if mode != "semantic"
+        else []
     )
     notes: dict[str, list[ChunkHit]] = {}
-    if chosen != "lexical":
-        assert semantic is not None
-        try:
-            vector = await semantic.query_vector(_semantic_text(query))
-            allowed = (
-                index.read(lambda conn: search_sql.filtered_chunk_hashes(conn, parsed))
-                if parsed.filtered
-                else None
-            )
-            if vector is not None:
-                wanted = max(limit, CANDIDATES) * CHUNKS_PER_NOTE
-                notes = roll_up(semantic.nearest_chunks(vector, wanted, allowed))
-        except (LLMError, sqlite3.Error) as exc:
-            # the embedder went away, or the index is being rebuilt: words still find notes
-            logger.warning("Semantic search failed (%s); answering lexically.", exc)
-            return await search_notes(index, None, query, limit, folder=folder, tag=tag)
-    hits = _combine(chosen, lexical.hits if lexical else [], notes, limit, len(parsed.terms))
+    if semantic is not None and vector is not None:
+        allowed = reader.filtered_chunk_hashes(query) if query.filtered else None
+        wanted = max(limit, CANDIDATES) * CHUNKS_PER_NOTE
+        notes = roll_up(semantic.nearest_chunks(reader, vector, wanted, allowed))
+    hits = _combine(mode, lexical, notes, limit, len(query.terms))
     if fusing and (bare := [hit.path for hit in hits if not hit.chunks]):
-        made = index.snippets(query, bare)
+        made = reader.snippets(query, bare)
         hits = [hit if hit.chunks else replace(hit, snippet=made.get(hit.path, "")) for hit in hits]
     if any(is_pdf_name(hit.path) for hit in hits):
-        terms = [term.text for term in parsed.terms] + list(parsed.cjk)
-        hits = _on_pages(index, hits, terms, rerank=chosen == "lexical")
-    pending = lexical.pending if lexical else index.pending
-    took = round((time.perf_counter() - started) * 1000, 3)
-    return NoteResults(hits, chosen, pending, took)
+        terms = [term.text for term in query.terms] + list(query.cjk)
+        hits = _on_pages(reader, hits, terms, rerank=mode == "lexical")
+    return hits
 
 
 def _combine(
@@ -215,7 +218,7 @@ def _combine(
 
 
 def _on_pages(
-    index: SearchIndex, hits: list[NoteHit], words: list[str], *, rerank: bool
+    reader: IndexReader, hits: list[NoteHit], words: list[str], *, rerank: bool
 ) -> list[NoteHit]:
     """PDF hits with the page they were found on: the best chunk's page (vectors), else the
     page holding the snippet, else the page with most of the query's words (the snippet is
@@ -223,7 +226,7 @@ def _on_pages(
     its best single page holds, not those spread over its pages, and the hits are sorted
     again: a page is what the user reads."""
     paths = [hit.path for hit in hits if is_pdf_name(hit.path)]
-    bodies = index.read(lambda conn: _bodies(conn, paths))
+    bodies = reader.bodies(paths)
     placed = []
     for hit in hits:
         body = bodies.get(hit.path)
@@ -257,15 +260,6 @@ def _page_score(score: float, pages: Sequence[str], words: Sequence[str]) -> flo
     return round(best + (score - whole), 6) if best < whole else score
 
 
-def _bodies(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, str]:
-    marks = ", ".join("?" * len(paths))
-    sql = (
-        "SELECT n.path, f.body FROM notes n JOIN notes_fts f ON f.rowid = n.id "
-        f"WHERE n.path IN ({marks})"
-    )
-    return dict(conn.execute(sql, list(paths)).fetchall())
-
-
 def _sides(lexical: bool, semantic: bool) -> tuple[Side, ...]:
     found: list[Side] = []
     if lexical:
@@ -282,50 +276,31 @@ def _chunk_snippet(chunk: ChunkHit) -> str:
     return f"{chunk.heading}: {text}" if chunk.heading else text
 
 
-def _semantic_text(query: str) -> str:
-    """The query without its ``tag:``/``path:`` filters (they are applied, not embedded)."""
-    return " ".join(
-        word for word in query.split() if not word.lower().startswith(("tag:", "path:"))
-    )
-
-
 def related_notes(
-    index: SearchIndex, semantic: SemanticIndex, path: str, limit: int = 10
+    reader: IndexReader, semantic: SemanticIndex, rel: str, limit: int = 10
 ) -> list[Related]:
-    """The notes closest to the note at ``path`` (not itself), each with its similarity and
+    """The notes closest to the note at ``rel`` (not itself), each with its similarity and
     whether the two already link; [] while no vectors are ready or the note has none."""
-    rel = to_posix(path)
-    found = index.read(lambda conn: _note_chunks(conn, rel))
+    found = reader.note_chunks(rel)
     if found is None:
         return []
-    note_id, hashes, outgoing = found
-    vector = semantic.note_vector(hashes)
+    vector = semantic.note_vector(found.hashes)
     if vector is None:
         return []
     chunks = [
         c
-        for c in semantic.nearest_chunks(vector, (limit + 1) * CHUNKS_PER_NOTE * 4)
-        if c.note_id != note_id
+        for c in semantic.nearest_chunks(reader, vector, (limit + 1) * CHUNKS_PER_NOTE * 4)
+        if c.note_id != found.note_id
     ]
-    backlinks = set(index.backlinks(rel))
+    backlinks = set(reader.backlinks(rel))
     return [
         Related(
             p,
             hits[0].title,
             round(hits[0].score, 6),
-            bool(link_forms(p) & outgoing),
+            bool(link_forms(p) & found.links),
             p in backlinks,
             _chunk_snippet(hits[0]),
         )
         for p, hits in list(roll_up(chunks).items())[:limit]
     ]
-
-
-def _note_chunks(conn: sqlite3.Connection, rel: str) -> tuple[int, list[str], set[str]] | None:
-    row = conn.execute("SELECT id FROM notes WHERE path = ?", (rel,)).fetchone()
-    if row is None:
-        return None
-    note_id = int(row[0])
-    hashes = [r[0] for r in conn.execute("SELECT hash FROM chunks WHERE note = ?", (note_id,))]
-    links = {r[0] for r in conn.execute("SELECT target FROM links WHERE src = ?", (note_id,))}
-    return note_id, hashes, links

@@ -10,6 +10,10 @@ Searches use the *serving* model: the configured one once all its vectors exist.
 models (``switch``) builds the new model's vectors while the old ones keep serving, then swaps
 and drops the old vectors; until a model is ready, searches answer lexically.
 
+The job's reads and writes of the store and the vectors run on its own door (one thread,
+``door.py``), so the event loop never waits on the vectors' locks; searches read the vectors on
+the index's read door (:meth:`nearest_chunks`).
+
 Paid embedders first estimate tokens and cost: over ``confirm_over_usd`` the job waits for
 ``approve()`` (``index/confirmEmbedding`` on the wire) and reports the estimate in progress.
 """
@@ -30,6 +34,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from llm_service.embedders import Embedder, estimate_tokens
 from llm_service.errors import LLMError
+from plugin_bridge.vault.door import Door
 from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD, ScalingVectorIndex
 from plugin_bridge.vault.semantic.vector_store import VectorStore
 from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
@@ -39,6 +44,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from plugin_bridge.vault.lexical.index import SearchIndex
+    from plugin_bridge.vault.lexical.reader import IndexReader
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +115,7 @@ class SemanticIndex:
         self._collected = False
         """True once this run dropped the vectors of chunks gone (see VectorStore.finish)."""
         self._store = VectorStore(index.db_path)
+        self._door = Door("vault-embedder")
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -123,7 +130,7 @@ class SemanticIndex:
         if self._task is not None:
             return
         self._loop = asyncio.get_running_loop()
-        await asyncio.to_thread(self._store.open)
+        await self._door.run(self._store.open)
         self.index.add_listener(self._changed)
         self._task = asyncio.create_task(self._run(), name="embedding-job")
         # numpy takes 0.1-0.3 s to import: do it while the index scans, not after
@@ -135,16 +142,18 @@ class SemanticIndex:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        await asyncio.to_thread(self._store.close)
-        for vectors in {id(v): v for v in self._vector_indexes()}.values():
-            await asyncio.to_thread(vectors.save)
+        await self._door.run(self._shut)
+        self._door.close()
         await self._target.aclose()
         if self._serving is not None and self._serving[0] is not self._target:
             await self._serving[0].aclose()
 
-    def _vector_indexes(self) -> list[ScalingVectorIndex]:
+    def _shut(self) -> None:
+        self._store.close()
         found = [self._target_vectors] if self._target_vectors is not None else []
-        return found + ([self._serving[1]] if self._serving is not None else [])
+        found += [self._serving[1]] if self._serving is not None else []
+        for vectors in {id(v): v for v in found}.values():
+            vectors.save()
 
     def _changed(self) -> None:
         """From the index worker's thread: chunks changed, look for new work."""
@@ -228,54 +237,67 @@ class SemanticIndex:
         if not self.index.scanned:  # the scan goes first (it answers searches); its end wakes us
             return
         target = self._target
-        if self._target_vectors is None:
-            loaded = await asyncio.to_thread(self._store.load, target.model_id)
-            if loaded is not None:
-                self._target_vectors = self._scaling(loaded, target.model_id)
-                await asyncio.to_thread(self._target_vectors.start)
-        pending = await asyncio.to_thread(self._store.pending, target.model_id)
+        pending = await self._door.run(self._prepare, target)
         if pending and not await self._confirmed(target, pending):
             return
-        held = len(self._target_vectors) if self._target_vectors is not None else 0
-        self._expected = held + len(pending)
-        if self._target_vectors is not None:
-            self._target_vectors.reserve(self._expected)
         done = 0
         for start in range(0, len(pending), self.texts_per_step):
             if target is not self._target:
                 return  # switched meanwhile
             self._emit(Progress("embedding", done, len(pending), target.model_id))
             requested = pending[start : start + self.texts_per_step]
-            step = await asyncio.to_thread(self._store.texts, requested)
+            step = await self._door.run(self._store.texts, requested)
             done += len(requested)
             if not step:  # those chunks changed meanwhile
                 continue
             used = target.tokens_used
             vectors = await target.embed([text for _, text in step])
-            hashes = [key for key, _ in step]
-            await asyncio.to_thread(self._store.add, target.model_id, hashes, vectors)
-            self._remember(target, hashes, vectors)
+            await self._door.run(self._keep, target, [key for key, _ in step], vectors)
             if target.paid and self.on_spend is not None:
                 tokens = target.tokens_used - used or estimate_tokens([t for _, t in step])
                 self.on_spend(target.model, tokens)
         if target is not self._target:
             return
         self._approved.discard(target.model_id)  # an approval covers one job, not the next
-        orphans = await asyncio.to_thread(
-            self._store.finish, target.model_id, drop_orphans=not self._collected
-        )
+        ready = await self._door.run(self._finish, target)
+        if self._serving is not None and self._serving[0] is not target:
+            await self._serving[0].aclose()
+        self._serving = (target, ready)
+        self._query_cache.clear()
+        embedded = len(ready)
+        self._emit(Progress("ready", embedded, embedded, target.model_id))
+
+    # -- on the job's door -----------------------------------------------------------------------
+
+    def _prepare(self, target: Embedder) -> list[str]:
+        """The target's stored vectors loaded (once), room for the job; the hashes to embed."""
+        if self._target_vectors is None:
+            loaded = self._store.load(target.model_id)
+            if loaded is not None:
+                self._target_vectors = self._scaling(loaded, target.model_id)
+                self._target_vectors.start()
+        pending = self._store.pending(target.model_id)
+        held = len(self._target_vectors) if self._target_vectors is not None else 0
+        self._expected = held + len(pending)
+        if self._target_vectors is not None:
+            self._target_vectors.reserve(self._expected)
+        return pending
+
+    def _keep(self, target: Embedder, hashes: list[str], vectors: npt.NDArray[np.float32]) -> None:
+        """A step's vectors stored and added to the target's index."""
+        self._store.add(target.model_id, hashes, vectors)
+        self._remember(target, hashes, vectors)
+
+    def _finish(self, target: Embedder) -> ScalingVectorIndex:
+        """The vectors of chunks gone dropped; the target's complete index."""
+        orphans = self._store.finish(target.model_id, drop_orphans=not self._collected)
         self._collected = True
         if self._target_vectors is None:  # nothing to embed yet: an empty index of any width
             self._target_vectors = self._scaling(
                 ExactVectorIndex(target.dims or 0), target.model_id
             )
         self._target_vectors.remove(orphans)
-        if self._serving is not None and self._serving[0] is not target:
-            await self._serving[0].aclose()
-        self._serving = (target, self._target_vectors)
-        self._query_cache.clear()
-        embedded = len(self._target_vectors)
-        self._emit(Progress("ready", embedded, embedded, target.model_id))
+        return self._target_vectors
 
     def _remember(
         self, target: Embedder, hashes: list[str], vectors: npt.NDArray[np.float32]
@@ -306,7 +328,7 @@ class SemanticIndex:
 
         tokens = 0
         for start in range(0, len(pending), self.texts_per_step):
-            step = await asyncio.to_thread(
+            step = await self._door.run(
                 self._store.texts, pending[start : start + self.texts_per_step]
             )
             tokens += estimate_tokens([text for _, text in step])
@@ -359,42 +381,39 @@ class SemanticIndex:
         return self._serving[1] if self._serving is not None else None
 
     def nearest_chunks(
-        self, vector: npt.NDArray[np.float32], k: int, allowed: set[str] | None = None
+        self,
+        reader: IndexReader,
+        vector: npt.NDArray[np.float32],
+        k: int,
+        allowed: set[str] | None = None,
     ) -> list[ChunkHit]:
-        """The chunks closest to ``vector`` (only those with ``allowed`` hashes), best first."""
-        if self._serving is None:
+        """The chunks closest to ``vector`` (only those with ``allowed`` hashes), best first,
+        read by ``reader`` (on the index's read door)."""
+        serving = self._serving
+        if serving is None:
             return []
-        found = self._serving[1].search(vector, k, allowed)
+        found = serving[1].search(vector, k, allowed)
         if not found:
             return []
         scores = dict(found)
-        rows = self.index.read(lambda conn: _chunk_rows(conn, list(scores)))
         hits = [
-            ChunkHit(note_id, path, title, heading, text, scores[key], seq)
-            for key, note_id, path, title, heading, text, seq in rows
+            ChunkHit(
+                row.note_id, row.path, row.title, row.heading, row.text, scores[row.hash], row.seq
+            )
+            for row in reader.chunks(list(scores))
         ]
         hits.sort(key=lambda hit: (-hit.score, hit.path))
         return hits
 
     def note_vector(self, note_hashes: Sequence[str]) -> npt.NDArray[np.float32] | None:
         """The mean of a note's chunk vectors, unit length; None when it has none yet."""
-        if self._serving is None:
+        serving = self._serving
+        if serving is None:
             return None
         from llm_service.embedders.base import normalised
 
-        rows = self._serving[1].get(note_hashes)
+        rows = serving[1].get(note_hashes)
         if len(rows) == 0:
             return None
         mean: npt.NDArray[np.float32] = normalised(rows.mean(axis=0, keepdims=True))[0]
         return mean
-
-
-def _chunk_rows(
-    conn: sqlite3.Connection, hashes: list[str]
-) -> list[tuple[str, int, str, str, str, str, int]]:
-    marks = ", ".join("?" * len(hashes))
-    return conn.execute(
-        "SELECT c.hash, c.note, n.path, n.title, c.heading, c.text, c.seq FROM chunks c "
-        f"JOIN notes n ON n.id = c.note WHERE c.hash IN ({marks})",
-        hashes,
-    ).fetchall()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from plugin_bridge.vault.chunks import embed_text
+from plugin_bridge.vault.lexical.reader import IndexReader
 from plugin_bridge.vault.schema import connect
 from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
 
@@ -108,13 +109,8 @@ class VectorStore:
 
     def texts(self, hashes: Sequence[str]) -> list[tuple[str, str]]:
         """(hash, text to embed) of the chunks with these hashes that still exist."""
-        marks = ", ".join("?" * len(hashes))
         with self._db() as conn:
-            rows = conn.execute(
-                "SELECT c.hash, n.title, c.heading, c.text FROM chunks c "
-                f"JOIN notes n ON n.id = c.note WHERE c.hash IN ({marks}) GROUP BY c.hash",
-                list(hashes),
-            ).fetchall()
+            rows = IndexReader(conn).chunk_texts(hashes)
         return [(key, embed_text(title, heading, text)) for key, title, heading, text in rows]
 
     def add(self, model: str, hashes: list[str], vectors: npt.NDArray[np.float32]) -> None:

@@ -23,7 +23,7 @@ from plugin_bridge.app.vault_tools import (
 )
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.notes.store import sha256
-from plugin_bridge.vault.notes.vault import Vault
+from plugin_bridge.vault.vault import Vault
 
 NOTES = {
     "Kafka.md": "---\ntags: [infra]\n---\n# Kafka\nA distributed log for event streams.\n",

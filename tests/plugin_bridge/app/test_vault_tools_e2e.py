@@ -15,7 +15,7 @@ from llm_service.tools import ToolRegistry
 from plugin_bridge.app.vault_tools import VAULT_TOOL_NAMES, register_vault_tools
 from plugin_bridge.vault.datadir import default_data_dir
 from plugin_bridge.vault.errors import VaultError
-from plugin_bridge.vault.notes.vault import Vault
+from plugin_bridge.vault.vault import Vault
 from tests.conftest import shared_vault
 
 IDLE_TIMEOUT = 30.0

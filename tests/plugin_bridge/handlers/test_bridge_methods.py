@@ -207,7 +207,7 @@ async def test_internal_errors_leak_nothing_and_are_logged(
         raise RuntimeError("secret internals")
 
     async with running_bridge(tmp_path) as bridge:
-        monkeypatch.setattr(bridge.vault.index, "search", broken)
+        monkeypatch.setattr(bridge.vault.index, "execute", broken)
         wire = await bridge.wire()
         with caplog.at_level(logging.ERROR, logger="plugin_bridge"):
             error = await wire.error("vault/search", {"query": "x"})

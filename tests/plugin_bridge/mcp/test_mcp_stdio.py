@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from llm_service.tools import ToolRegistry
 from plugin_bridge.app.vault_tools import register_vault_tools
-from plugin_bridge.vault.notes.vault import Vault
+from plugin_bridge.vault.vault import Vault
 from plugin_bridge.wire.client import BridgeClient
 from tests.helpers.bridge import copy_example_vault
 from tests.helpers.mcp import HeldClient, child_pids, json_of, mcp_command, open_files, text_of

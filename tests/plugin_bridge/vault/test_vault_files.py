@@ -9,7 +9,7 @@ import pytest
 
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.files import MAX_NOTE_BYTES, VaultFiles
-from plugin_bridge.vault.notes.vault import Vault
+from plugin_bridge.vault.vault import Vault
 
 WAIT = 15.0
 

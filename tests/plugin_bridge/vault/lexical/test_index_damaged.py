@@ -28,13 +28,13 @@ def _damage_noticed(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 def _settled(bridge: Bridge) -> None:
     """As in a server that has run a while: the write-ahead log checkpointed into the file."""
-    bridge.vault.index.read(lambda conn: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)"))
+    bridge.vault.index.read(lambda reader: reader.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)"))
 
 
 def _no_cache(bridge: Bridge) -> None:
     """Make the read connection keep (almost) no pages cached, as in a vault larger than its
     cache: SQLite then reads the damaged file instead of answering from memory."""
-    bridge.vault.index.read(lambda conn: conn.execute("PRAGMA cache_size=1"))
+    bridge.vault.index.read(lambda reader: reader.conn.execute("PRAGMA cache_size=1"))
 
 
 async def test_a_damaged_index_is_rebuilt_while_everything_answers(

@@ -14,15 +14,10 @@ import pytest
 from llm_service.embedders import FakeEmbedder
 from plugin_bridge.vault.chunks import MAX_CHARS, chunk_note, embed_text
 from plugin_bridge.vault.lexical.index import SearchIndex
-from plugin_bridge.vault.semantic.hybrid import (
-    fuse,
-    lexical_confidence,
-    related_notes,
-    rrf,
-    search_notes,
-)
+from plugin_bridge.vault.semantic.hybrid import fuse, lexical_confidence, related_notes, rrf
 from plugin_bridge.vault.semantic.semantic_index import Progress, SemanticIndex
 from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
+from plugin_bridge.vault.vault import Mode, NoteResults, Related, Vault
 
 NOTES = {
     "Garden/Tomatoes.md": "# Tomatoes\nWater the tomato plants every morning in summer.\n"
@@ -42,28 +37,43 @@ def write(root: Path, notes: dict[str, str]) -> None:
 
 
 class Harness:
-    def __init__(self, root: Path, db: Path) -> None:
-        self.root, self.db = root, db
+    def __init__(self, root: Path, data: Path) -> None:
+        self.root, self.data = root, data
+        self.notes: Vault | None = None
         self.index: SearchIndex | None = None
         self.semantic: SemanticIndex | None = None
         self.progress: list[Progress] = []
 
-    async def open(self, embedder: FakeEmbedder, **options: Any) -> SemanticIndex:
-        self.index = SearchIndex(self.root, self.db, watch=False)
-        await self.index.start()
-        self.semantic = SemanticIndex(
-            self.index, embedder, on_progress=self.progress.append, **options
-        )
-        await self.semantic.start()
+    async def start(self, embedder: FakeEmbedder | None, **options: Any) -> Vault:
+        self.notes = Vault(self.root, self.data, watch=False)
+        if embedder is not None:
+            self.semantic = self.notes.use_embedder(
+                embedder, on_progress=self.progress.append, **options
+            )
+        await self.notes.start()
+        self.index = self.notes.index
         await self.index.wait_until_idle(20)
+        return self.notes
+
+    async def open(self, embedder: FakeEmbedder, **options: Any) -> SemanticIndex:
+        await self.start(embedder, **options)
+        assert self.semantic is not None
         await self.semantic.wait_until_idle(20)
         return self.semantic
 
+    async def search(
+        self, query: str, limit: int, mode: Mode | None = None, folder: str | None = None
+    ) -> NoteResults:
+        assert self.notes is not None
+        return await self.notes.search(query, limit, mode, folder)
+
+    async def related(self, path: str, limit: int = 10) -> list[Related]:
+        assert self.notes is not None
+        return (await self.notes.related(path, limit)).notes
+
     async def close(self) -> None:
-        if self.semantic is not None:
-            await self.semantic.close()
-        if self.index is not None:
-            await self.index.close()
+        if self.notes is not None:
+            await self.notes.close()
 
     async def change(self, rel: str) -> None:
         assert self.index is not None and self.semantic is not None
@@ -76,7 +86,7 @@ class Harness:
 async def vault(tmp_path: Path) -> AsyncIterator[Harness]:
     root = tmp_path / "vault"
     write(root, NOTES)
-    harness = Harness(root, tmp_path / "index.db")
+    harness = Harness(root, tmp_path / "data")
     yield harness
     await harness.close()
 
@@ -204,7 +214,7 @@ async def test_edit_move_and_delete_reembed_only_what_changed(vault: Harness) ->
 
     (vault.root / "Work/Deploy.md").unlink()
     await vault.change("Work/Deploy.md")
-    found = await search_notes(semantic.index, semantic, "release pipeline", 9, mode="semantic")
+    found = await vault.search("release pipeline", 9, mode="semantic")
     assert "Work/Deploy.md" not in [hit.path for hit in found.hits]
     await vault.close()
     restarted = await vault.open(FakeEmbedder())
@@ -232,31 +242,26 @@ async def test_a_model_switch_builds_in_background_while_the_old_model_serves(
     new = GatedEmbedder("new", dims=96)
     await semantic.switch(new)
     await asyncio.sleep(0)
-    found = await search_notes(
-        semantic.index, semantic, "aphids on tomato leaves, soapy water", 3, mode="semantic"
-    )
+    found = await vault.search("aphids on tomato leaves, soapy water", 3, mode="semantic")
     assert found.mode == "semantic" and found.hits[0].path == "Garden/Tomatoes.md"
     assert semantic.model_id == "fake:new"
     new.gate.set()
     await semantic.wait_until_idle(20)
     assert semantic.ready and semantic.chunks_embedded == len(new.texts_seen)
     models = semantic.index.read(
-        lambda conn: conn.execute("SELECT DISTINCT model FROM vectors").fetchall()
+        lambda reader: reader.conn.execute("SELECT DISTINCT model FROM vectors").fetchall()
     )
     assert models == [("fake:new",)]
-    found = await search_notes(
-        semantic.index, semantic, "aphids on tomato leaves, soapy water", 3, mode="semantic"
-    )
+    found = await vault.search("aphids on tomato leaves, soapy water", 3, mode="semantic")
     assert found.hits[0].path == "Garden/Tomatoes.md"
 
 
 async def test_without_vectors_every_mode_answers_lexically(vault: Harness) -> None:
     """No semantic index (no embedder) means today's lexical search whatever mode is asked."""
-    vault.index = SearchIndex(vault.root, vault.db, watch=False)
-    await vault.index.start()
-    await vault.index.wait_until_idle(20)
+    await vault.start(None)
+    assert vault.index is not None
     for mode in (None, "semantic", "hybrid"):
-        found = await search_notes(vault.index, None, "tomato", 5, mode=mode)  # type: ignore[arg-type]
+        found = await vault.search("tomato", 5, mode=mode)  # type: ignore[arg-type]
         assert found.mode == "lexical"
         assert [h.path for h in found.hits] == [
             h.path for h in vault.index.search("tomato", 5).hits
@@ -266,8 +271,8 @@ async def test_without_vectors_every_mode_answers_lexically(vault: Harness) -> N
 
 async def test_hybrid_says_which_side_found_each_note(vault: Harness) -> None:
     """A word only one note has is found by both sides; other notes only by vectors."""
-    semantic = await vault.open(FakeEmbedder())
-    found = await search_notes(semantic.index, semantic, "aphids", 5)
+    await vault.open(FakeEmbedder())
+    found = await vault.search("aphids", 5)
     assert found.mode == "hybrid"
     assert found.hits[0].path == "Garden/Tomatoes.md"
     assert found.hits[0].matched_by == ("lexical", "semantic")
@@ -279,10 +284,8 @@ async def test_hybrid_says_which_side_found_each_note(vault: Harness) -> None:
 
 async def test_folder_and_tag_filters_apply_to_vectors(vault: Harness) -> None:
     """folder limits semantic hits to notes inside it."""
-    semantic = await vault.open(FakeEmbedder())
-    found = await search_notes(
-        semantic.index, semantic, "tomato", 5, mode="semantic", folder="Work"
-    )
+    await vault.open(FakeEmbedder())
+    found = await vault.search("tomato", 5, mode="semantic", folder="Work")
     assert [h.path for h in found.hits] == ["Work/Deploy.md"]
 
 
@@ -293,23 +296,23 @@ async def test_chinese_and_japanese_notes_are_found_through_vectors(
     vault: Harness, query: str, expected: str
 ) -> None:
     """CJK chunks are embedded and a CJK query finds them semantically and in hybrid mode."""
-    semantic = await vault.open(FakeEmbedder())
+    await vault.open(FakeEmbedder())
     for mode in ("semantic", "hybrid"):
-        found = await search_notes(semantic.index, semantic, query, 3, mode=mode)  # type: ignore[arg-type]
+        found = await vault.search(query, 3, mode=mode)  # type: ignore[arg-type]
         assert found.hits[0].path == expected
 
 
 async def test_related_notes_exclude_the_note_and_say_how_they_link(vault: Harness) -> None:
     """Roses links to Tomatoes: the two are related and the link is reported both ways."""
     semantic = await vault.open(FakeEmbedder())
-    related = related_notes(semantic.index, semantic, "Garden/Roses.md", 3)
+    related = await vault.related("Garden/Roses.md", 3)
     assert related and all(r.path != "Garden/Roses.md" for r in related)
     tomatoes = next(r for r in related if r.path == "Garden/Tomatoes.md")
     assert tomatoes.links_to and not tomatoes.linked_from
-    back = related_notes(semantic.index, semantic, "Garden/Tomatoes.md", 5)
+    back = await vault.related("Garden/Tomatoes.md", 5)
     roses = next(r for r in back if r.path == "Garden/Roses.md")
     assert roses.linked_from and not roses.links_to
-    assert related_notes(semantic.index, semantic, "Nope.md") == []
+    assert semantic.index.read(lambda reader: related_notes(reader, semantic, "Nope.md")) == []
 
 
 class PaidEmbedder(FakeEmbedder):
@@ -351,14 +354,14 @@ async def test_an_unreachable_embedder_reports_error_and_search_stays_lexical(
     semantic = await vault.open(BrokenEmbedder(max_attempts=1))
     assert semantic.progress.phase == "error" and not semantic.ready
     assert "not reachable" in (semantic.progress.error or "")
-    found = await search_notes(semantic.index, semantic, "tomato", 3)
+    found = await vault.search("tomato", 3)
     assert found.mode == "lexical" and found.hits
 
 
 async def test_a_query_the_embedder_cannot_embed_is_answered_lexically(vault: Harness) -> None:
     """Vectors are ready but the embedder fails on the query: the search answers by words."""
     embedder = FakeEmbedder()
-    semantic = await vault.open(embedder)
+    await vault.open(embedder)
 
     async def down(texts: list[str]) -> Any:
         from llm_service.errors import LLMError
@@ -366,5 +369,5 @@ async def test_a_query_the_embedder_cannot_embed_is_answered_lexically(vault: Ha
         raise LLMError("Ollama is not reachable.", code="network_error")
 
     embedder._embed_once = down  # type: ignore[method-assign]
-    found = await search_notes(semantic.index, semantic, "aphids", 3)
+    found = await vault.search("aphids", 3)
     assert found.mode == "lexical" and found.hits[0].path == "Garden/Tomatoes.md"
