@@ -35,7 +35,7 @@ from plugin_bridge.vault.notes.atomic import write_atomic
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from llm_service.tools import ToolRegistry
 
@@ -52,7 +52,9 @@ USED_FILE: Final = "clients-used.json"
 USED_FLUSH_SECONDS: Final = 60.0
 NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
-_RANK: Final[dict[str, int]] = {"read": 0, "chat": 1, "write": 2, OWNER: 3}
+ANONYMOUS: Final = "anonymous"
+"""The scope of a remote connection before its ``initialize``: nothing."""
+_RANK: Final[dict[str, int]] = {ANONYMOUS: -1, "read": 0, "chat": 1, "write": 2, OWNER: 3}
 
 READ_METHODS: Final = frozenset(
     {
@@ -107,6 +109,19 @@ class Caller:
     def label(self) -> str:
         """How the audit and usage logs name it: ``owner`` or ``key:NAME``."""
         return OWNER if self.is_owner else f"key:{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class RemotePeer(Caller):
+    """A WebSocket connection on the remote listener before its ``initialize``: it may call
+    nothing, only a client key authenticates it (never the info file's token), and a wrong
+    one counts against its address (``failed``: :meth:`.remote.AuthFailures.failed`)."""
+
+    failed: Callable[[str], None]
+
+
+def remote_peer(address: str, failed: Callable[[str], None]) -> RemotePeer:
+    return RemotePeer(address, ANONYMOUS, failed)
 
 
 OWNER_CALLER: Final = Caller(OWNER, OWNER)
@@ -252,8 +267,15 @@ class ClientKeys:
             self.flush_used()
         return Caller(name, scope)
 
-    def authenticate(self, token: str, owner_token: str) -> Caller | None:
-        """The owner for the info file's token, a client for its key, else None."""
+    def authenticate(self, token: str, owner_token: str, peer: object = None) -> Caller | None:
+        """The owner for the info file's token, a client for its key, else None; on the
+        remote listener (``peer`` a :class:`RemotePeer`) client keys only, and a failure is
+        counted against the peer's address."""
+        if isinstance(peer, RemotePeer):
+            caller = self.identify(token)
+            if caller is None:
+                peer.failed(peer.name)
+            return caller
         if hmac.compare_digest(token.encode(), owner_token.encode()):
             return OWNER_CALLER
         return self.identify(token)

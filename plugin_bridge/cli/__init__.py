@@ -109,6 +109,11 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("name", help="the client's name, e.g. laptop-llm or pi-bot")
     add.add_argument("--scope", choices=("read", "chat", "write"), default="chat")
     add.add_argument("--key", help="import this token (at least 16 characters) instead")
+    add.add_argument(
+        "--pair",
+        action="store_true",
+        help="also print the pairing text and its QR code for the plugin on a phone",
+    )
     listing = actions.add_parser("list", help="name, scope, created, last used (never a key)")
     revoke = actions.add_parser("revoke", help="remove a key; a running server stops taking it")
     revoke.add_argument("name")
@@ -132,6 +137,21 @@ def server_arguments(serve: argparse.ArgumentParser) -> None:
         "--http-port",
         type=int,
         help="HTTP API port for this run (default: the vault's saved one; 0: a free one)",
+    )
+    serve.add_argument(
+        "--remote",
+        "--remote-listen",
+        dest="remote_listen",
+        metavar="HOST:PORT",
+        help="also listen here for other machines (TLS, client keys only), e.g. 0.0.0.0:8443",
+    )
+    serve.add_argument("--tls-cert", type=Path, metavar="FILE", help="the remote listener's cert")
+    serve.add_argument("--tls-key", type=Path, metavar="FILE", help="the remote listener's key")
+    serve.add_argument(
+        "--remote-insecure-http",
+        action="store_const",
+        const=True,
+        help="plain HTTP on the remote listener (only inside an encrypting tunnel)",
     )
     serve.add_argument("--info-file", type=Path, help="where to write url and token")
     serve.add_argument("--provider", choices=PROVIDER_NAMES, help="model provider")
@@ -214,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
             name=getattr(args, "name", None),
             scope=getattr(args, "scope", "chat"),
             key=getattr(args, "key", None),
+            pair=getattr(args, "pair", False),
         )
     from plugin_bridge.cli.schema import schema_text
 
@@ -241,4 +262,8 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         timeout=args.timeout,
         embedder=args.embedder,
         embedder_base_url=args.embedder_base_url,
+        remote_listen=args.remote_listen,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        remote_insecure_http=args.remote_insecure_http,
     )

@@ -23,13 +23,19 @@ def run(
     name: str | None = None,
     scope: str = "chat",
     key: str | None = None,
+    pair: bool = False,
     out: TextIO | None = None,
 ) -> int:
     from plugin_bridge.app.clients import ClientKeyError, ClientKeys
     from plugin_bridge.vault.datadir import data_dir_for
 
     out = out or sys.stdout
-    keys = ClientKeys(data_dir_for(vault.expanduser(), data_dir))
+    folder = data_dir_for(vault.expanduser(), data_dir)
+    keys = ClientKeys(folder)
+    remote = _remote(vault, folder, required=pair) if action == "add" else None
+    if isinstance(remote, str):
+        print(remote, file=sys.stderr)
+        return 2
     try:
         if action == "list":
             return _list(keys, out)
@@ -53,7 +59,34 @@ def run(
         )
     else:
         out.write(f"Imported the key of '{name}' (scope {scope}).\n")
+    if remote is not None:
+        address, fingerprint = remote
+        if fingerprint:
+            print(
+                f"Remote listener {address}, certificate fingerprint (SHA-256): {fingerprint}",
+                file=sys.stderr,
+            )
+        if pair:
+            from plugin_bridge.cli.remote import pairing_text, print_pairing
+
+            print_pairing(pairing_text(address, made, fingerprint), out)
     return 0
+
+
+def _remote(vault: Path, data_dir: Path, *, required: bool) -> tuple[str, str] | str | None:
+    """The remote listener's address and fingerprint for ``clients add``: a sentence when
+    ``--pair`` needs one and there is none, else None when none is configured."""
+    from plugin_bridge.app.settings.config import SettingsError, load_settings
+
+    try:
+        settings = load_settings(vault=vault)
+    except SettingsError as exc:
+        return str(exc) if required else None
+    if settings.remote_listen is None and not required:
+        return None
+    from plugin_bridge.cli.remote import remote_address  # cryptography: only when needed
+
+    return remote_address(settings, data_dir)
 
 
 def _list(keys: ClientKeys, out: TextIO) -> int:

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from plugin_bridge.app.settings.config import BridgeSettings
     from plugin_bridge.app.settings.providers import ProviderSetup
     from plugin_bridge.app.state import BridgeApp
+    from plugin_bridge.cli.remote import RemoteListener
 
 Companion = Callable[["BridgeApp"], Awaitable[None]]
 """Runs beside the server once it serves; the server stops when it returns."""
@@ -76,6 +77,11 @@ class ServeOptions(NamedTuple):
     timeout: float | None = None
     embedder: str | None = None
     embedder_base_url: str | None = None
+    remote_listen: str | None = None
+    """``--remote HOST:PORT``: the listener for other machines (see :mod:`.remote`)."""
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    remote_insecure_http: bool | None = None
 
 
 class _Interrupted(Exception):
@@ -158,7 +164,19 @@ async def _start(
     except PortTaken as exc:
         await checked[1].aclose()
         return _fail(1, str(exc))
-    sock, http_sock = sockets
+    remote: RemoteListener | None = None
+    if checked[0].remote_listen is not None:
+        from plugin_bridge.cli.remote import open_remote  # cryptography: only when asked
+
+        opened = open_remote(checked[0], options.data_dir)
+        if isinstance(opened, str):
+            for bound in sockets:
+                bound.close()
+            await checked[1].aclose()
+            return _fail(2, opened)
+        remote = opened
+        sockets.append(remote.sock)
+    sock, http_sock = sockets[:2]
     token = secrets.token_urlsafe(32)
     url = ws_url(host, sock.getsockname()[1])
     http = http_url(host, http_sock.getsockname()[1])
@@ -168,7 +186,9 @@ async def _start(
         print(f"Listening on {url}", file=sys.stderr, flush=True)
         print(f"Info file: {info_path}", file=sys.stderr, flush=True)
         print(f"HTTP API on {http}", file=sys.stderr, flush=True)
-        return await _serve(options, vault_root, sockets, token, checked, companion)
+        for line in remote.lines if remote is not None else ():
+            print(line, file=sys.stderr, flush=True)
+        return await _serve(options, vault_root, sockets, token, checked, companion, remote)
     finally:
         remove_info_file(info_path, token)
         for bound in sockets:
@@ -229,6 +249,7 @@ async def _serve(
     token: str,
     checked: tuple[BridgeSettings, ProviderSetup, Embedder | None],
     companion: Companion | None,
+    remote: RemoteListener | None = None,
 ) -> int:
     import asyncio
     import logging
@@ -248,6 +269,7 @@ async def _serve(
     from plugin_bridge.handlers import build_router
     from plugin_bridge.httpapi.app import build_http_app
     from plugin_bridge.httpapi.limits import HttpLimits
+    from plugin_bridge.httpapi.remote import start_remote
     from plugin_bridge.httpapi.server import start_http
     from plugin_bridge.mcp import streamable_http_app
     from plugin_bridge.vault.errors import VaultError
@@ -280,7 +302,7 @@ async def _serve(
     )
     if vault.semantic is not None:
         show_progress(vault.semantic)
-    sock, http_sock = sockets
+    sock, http_sock = sockets[:2]
     try:
         async with await start_server(
             build_router(),
@@ -303,6 +325,19 @@ async def _serve(
                 limits=http_limits,
             )
             http_server = await start_http(http_app, http_sock, limits=http_limits)
+            remote_server = (
+                None
+                if remote is None
+                else await start_remote(
+                    app,
+                    server,
+                    remote.sock,
+                    remote.gate,
+                    mounts=[Route("/mcp", mcp_app)],
+                    limits=http_limits,
+                    tls=remote.tls,
+                )
+            )
             print(
                 f"Ready. Try: {chat_hint(vault_root, options.info_file)}",
                 file=sys.stderr,
@@ -316,6 +351,8 @@ async def _serve(
             following.cancel()
             logger.info("shutting down")
             await http_server.close()
+            if remote_server is not None:
+                await remote_server.close()
     finally:
         await app.aclose()
         await vault.close()

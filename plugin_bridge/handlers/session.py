@@ -38,7 +38,7 @@ SERVER_NAME = "obsidian-ai-bridge"
 async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult:
     """Authenticate with the info file's token or a client key; must be the first request of a
     connection."""
-    caller = ctx.app.clients.authenticate(params.token, ctx.app.token)
+    caller = ctx.app.clients.authenticate(params.token, ctx.app.token, ctx.caller)
     if caller is None:
         raise RpcError(
             WireCode.UNAUTHORIZED,

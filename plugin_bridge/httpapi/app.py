@@ -27,6 +27,7 @@ from plugin_bridge.wire.models import dump
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
+    from plugin_bridge.app.remote import RemoteGate
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.wire.budget import MemoryBudget
 
@@ -49,9 +50,11 @@ def build_http_app(
     max_body: int = MAX_BODY_BYTES,
     budget: MemoryBudget | None = None,
     limits: HttpLimits | None = None,
+    remote: RemoteGate | None = None,
 ) -> ASGIApp:
     """The guarded HTTP app of ``bridge`` for a listener on ``port``; its requests count in
-    ``budget`` (the WebSocket server's) and are bounded by ``limits``."""
+    ``budget`` (the WebSocket server's) and are bounded by ``limits``; ``remote``: the remote
+    listener's rules instead of the loopback one's."""
     limits = limits or HttpLimits()
 
     chat = HttpChat(bridge)
@@ -83,4 +86,5 @@ def build_http_app(
         allowed_origins=allowed_origins,
         max_body=max_body,
         identify=bridge.clients.identify,
+        remote=remote,
     )

@@ -30,6 +30,7 @@ from plugin_bridge.app.clients import (
     current_caller,
     http_scope,
 )
+from plugin_bridge.app.remote import RemoteGate
 from plugin_bridge.wire.errors import BodyTooLarge, WireCode
 from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import check_handshake
@@ -97,8 +98,11 @@ class Guard:
         allowed_origins: Collection[str],
         max_body: int = MAX_BODY_BYTES,
         identify: Callable[[str], Caller | None] = lambda key: None,
+        remote: RemoteGate | None = None,
     ) -> None:
         self.app = app
+        self.remote = remote
+        """The remote listener's rules (None: the loopback listener's)."""
         self.identify = identify
         """The caller a client key names (None: not a key)."""
         self.expected = f"Bearer {token}".encode()
@@ -109,12 +113,21 @@ class Guard:
         """Refused requests, logged at most once a second with their count."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket" and self.remote is not None:
+            denied = self._remote_refusal(scope)
+            if denied is not None:
+                await _respond(send, *denied, kind="websocket.http")
+                return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
         headers = _ScopeHeaders(scope["headers"])
-        checked = self._refusal(headers)
+        denied = self._remote_refusal(scope) if self.remote is not None else None
+        if denied is not None:
+            await _respond(send, *denied)
+            return
+        checked = self._refusal(headers, _address(scope))
         refusal = checked if not isinstance(checked, Caller) else _scope_refusal(checked, path)
         scope[CALLER] = checked
         if isinstance(checked, Caller):
@@ -154,25 +167,47 @@ class Guard:
                 raise
             await _respond(send, 413, error_body(path, 413, *self._too_large()))
 
-    def _refusal(self, headers: _ScopeHeaders) -> tuple[int, str, str] | Caller:
-        reason = check_handshake(headers, self.port, self.allowed_origins)
-        if reason is not None:
-            return 403, "forbidden", reason.strip()
+    def _remote_refusal(self, scope: Scope) -> tuple[int, bytes, int | None] | None:
+        """The remote listener's refusal before the key is read: 429 for an address with too
+        many failed authentications, 403 for a Host or Origin it does not take."""
+        assert self.remote is not None
+        path: str = scope["path"]
+        wait = self.remote.failures.retry_after(_address(scope))
+        if wait is not None:
+            message = f"Too many failed authentications: try again in {wait} s."
+            self.refusals.refused(f"refused a request to {path[:100]}: {message}")
+            return 429, error_body(path, 429, "rate_limited", message), wait
+        reason = self.remote.refusal(_ScopeHeaders(scope["headers"]))
+        if reason is None:
+            return None
+        self.refusals.refused(f"refused a request to {path[:100]}: {reason}")
+        return 403, error_body(path, 403, "forbidden", reason), None
+
+    def _refusal(self, headers: _ScopeHeaders, address: str) -> tuple[int, str, str] | Caller:
+        if self.remote is None:
+            reason = check_handshake(headers, self.port, self.allowed_origins)
+            if reason is not None:
+                return 403, "forbidden", reason.strip()
         given = headers.get_all("authorization")
         bearer = _bearer(given[0].encode("latin-1")) if len(given) == 1 else b""
         caller = (
             OWNER_CALLER
-            if hmac.compare_digest(bearer, self.expected)
+            if self.remote is None and hmac.compare_digest(bearer, self.expected)
             else self.identify(bearer.removeprefix(b"Bearer ").decode("latin-1"))
             if bearer.startswith(b"Bearer ")
             else None
         )
         if caller is None:
+            if self.remote is not None:
+                self.remote.failures.failed(address)
             return (
                 401,
                 "auth_failed",
                 "Missing or wrong bearer token: send 'Authorization: Bearer TOKEN' with the "
-                "token from the server info file.",
+                "token from the server info file."
+                if self.remote is None
+                else "Missing or wrong client key: send 'Authorization: Bearer KEY' with a key "
+                "from 'clients add' (the info file's token is not taken here).",
             )
         lengths = headers.get_all("content-length")
         if lengths and (not lengths[0].isdigit() or int(lengths[0]) > self.max_body):
@@ -227,9 +262,19 @@ def _bearer(value: bytes) -> bytes:
     return b"Bearer " + rest if scheme.lower() == b"bearer" else value
 
 
-async def _respond(send: Send, status: int, body: bytes) -> None:
+def _address(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else ""
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, retry_after: int | None = None, kind: str = "http"
+) -> None:
+    """Answer ``status`` with ``body`` (``kind`` ``websocket.http``: a refused handshake)."""
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:  # RFC 9110: a 401 names the scheme it wants
         headers.append((b"www-authenticate", b'Bearer realm="obsidian-ai-bridge"'))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
+    await send({"type": f"{kind}.response.start", "status": status, "headers": headers})
+    await send({"type": f"{kind}.response.body", "body": body})

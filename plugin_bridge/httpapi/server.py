@@ -35,8 +35,11 @@ from plugin_bridge.httpapi.limits import DROP_KEY, HttpLimits
 from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import http_url
 from plugin_bridge.wire.server import no_delay
+from plugin_bridge.wire.transport import MAX_FRAME_BYTES, PING_INTERVAL, PING_TIMEOUT
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from starlette.types import ASGIApp
 
 DEFAULT_DRAIN_TIMEOUT: Final = 5
@@ -95,6 +98,13 @@ class _Limits(HttpToolsProtocol):
         super().on_message_begin()
         scope: dict[str, object] = self.scope  # type: ignore[assignment]
         scope[DROP_KEY] = self._drop  # the memory budget's way to drop this connection
+
+    def handle_websocket_upgrade(self) -> None:
+        """The remote listener's ``/ws``: the WebSocket protocol (with its own frame and ping
+        limits) owns the connection from here."""
+        self._disarm()
+        self.shared.open -= 1
+        super().handle_websocket_upgrade()
 
     def on_url(self, url: bytes) -> None:
         self._count_head(len(url))
@@ -181,7 +191,13 @@ class HttpServer:
     """A running HTTP listener; ``await server.close()`` stops it."""
 
     def __init__(
-        self, app: ASGIApp, sock: socket.socket, drain_timeout: int, limits: HttpLimits
+        self,
+        app: ASGIApp,
+        sock: socket.socket,
+        drain_timeout: int,
+        limits: HttpLimits,
+        tls: tuple[Path, Path] | None = None,
+        websocket: bool = False,
     ) -> None:
         import uvicorn
 
@@ -205,9 +221,14 @@ class HttpServer:
             timeout_graceful_shutdown=drain_timeout,
             timeout_keep_alive=max(1, int(limits.timeout)),
             backlog=128,  # connections accepted per turn of the loop, at most
+            ssl_certfile=None if tls is None else tls[0],
+            ssl_keyfile=None if tls is None else tls[1],
+            **_websocket_options(websocket),
         )
         host, self.port = sock.getsockname()[:2]
         self.url = http_url(host, self.port)
+        if tls is not None:
+            self.url = "https" + self.url.removeprefix("http")
         self._server = Server(config)
         self._sock = sock
         self._task: asyncio.Task[None] | None = None
@@ -229,14 +250,30 @@ class HttpServer:
         await self._task
 
 
+def _websocket_options(websocket: bool) -> dict[str, Any]:
+    """uvicorn's WebSocket settings: the bridge's frame and ping limits, or no WebSockets."""
+    if not websocket:
+        return {}
+    return {
+        "ws": "websockets-sansio",
+        "ws_max_size": MAX_FRAME_BYTES,
+        "ws_ping_interval": PING_INTERVAL,
+        "ws_ping_timeout": PING_TIMEOUT,
+        "ws_per_message_deflate": False,
+    }
+
+
 async def start_http(
     app: ASGIApp,
     sock: socket.socket,
     *,
     drain_timeout: int = DEFAULT_DRAIN_TIMEOUT,
     limits: HttpLimits | None = None,
+    tls: tuple[Path, Path] | None = None,
+    websocket: bool = False,
 ) -> HttpServer:
-    """Serve ``app`` on the listening ``sock``; returns once it accepts requests."""
-    server = HttpServer(app, sock, drain_timeout, limits or HttpLimits())
+    """Serve ``app`` on the listening ``sock``; returns once it accepts requests. ``tls``:
+    the certificate and key files (HTTPS); ``websocket``: the app has WebSocket routes."""
+    server = HttpServer(app, sock, drain_timeout, limits or HttpLimits(), tls, websocket)
     await server.start()
     return server

@@ -17,7 +17,7 @@ import logging
 import socket
 from collections.abc import Callable, Collection
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar
 
 from plugin_bridge.wire.budget import DEFAULT_MEMORY_BUDGET, MemoryBudget
 from plugin_bridge.wire.connection import OUTGOING_LIMIT, Connection
@@ -60,6 +60,21 @@ STUCK_CLOSE_SECONDS: Final = 1.0
 S = TypeVar("S")
 
 
+class FrameSocket(Protocol):
+    """What the server uses of an accepted WebSocket: websockets' ``ServerConnection``, or
+    the remote listener's ASGI WebSocket behind an adapter (``ConnectionClosed`` once gone)."""
+
+    @property
+    def id(self) -> object: ...
+    @property
+    def request(self) -> Any: ...
+    @property
+    def transport(self) -> Any: ...
+    async def recv(self) -> str | bytes: ...
+    async def send(self, message: bytes, *, text: bool = ...) -> None: ...
+    async def close(self, code: int = ..., reason: str = ...) -> None: ...
+
+
 class BridgeServer(Generic[S]):
     """A running server; ``async with await start_server(router, app) as server: server.url``."""
 
@@ -82,7 +97,7 @@ class BridgeServer(Generic[S]):
         """Proves the server to a client that sends a nonce (None: no proof is sent)."""
         self.budget = MemoryBudget(memory_budget)
         self._refusals = RefusalLog(logger, "WebSocket")
-        self._sockets: dict[Connection[S], ServerConnection] = {}
+        self._sockets: dict[Connection[S], FrameSocket] = {}
         self._loud_accept_errors: Callable[[], None] | None = None
         self.router = router
         self.app = app
@@ -174,7 +189,7 @@ class BridgeServer(Generic[S]):
             self._broadcasts.add(task)
             task.add_done_callback(self._broadcasts.discard)
 
-    async def _watch_drain(self, ws: ServerConnection, connection: Connection[S]) -> None:
+    async def _watch_drain(self, ws: FrameSocket, connection: Connection[S]) -> None:
         """Close a client that leaves more than OUTGOING_LIMIT bytes unread for
         ``drain_timeout`` seconds (4429); the read loop reads nothing from it meanwhile."""
         while True:
@@ -191,6 +206,12 @@ class BridgeServer(Generic[S]):
                 return
 
     async def _handle(self, ws: ServerConnection) -> None:
+        await self.serve_socket(ws)
+
+    async def serve_socket(self, ws: FrameSocket, caller: object = None) -> None:
+        """Serve one accepted WebSocket (this listener's, or the remote listener's at ``/ws``
+        with ``caller``: who the connection is before its ``initialize``, and no
+        ``$/serverProof``: TLS proves that server)."""
         from websockets.exceptions import ConnectionClosed
 
         async def send(data: bytes) -> None:
@@ -208,6 +229,7 @@ class BridgeServer(Generic[S]):
             account=lambda delta: self.budget.change(connection, delta),
             reserve=lambda size: self.budget.hold(connection, size),
         )
+        connection.caller = caller
         self.budget.join(connection, lambda: self._evict(connection))
         self.connections.add(connection)
         self._sockets[connection] = ws
@@ -217,7 +239,7 @@ class BridgeServer(Generic[S]):
         frames = 0
         try:
             nonce = nonce_of(ws.request.path) if ws.request is not None else None
-            if nonce is not None and self.token is not None:
+            if nonce is not None and self.token is not None and caller is None:
                 proof = dump(ServerProof(proof=server_proof(self.token, nonce)))
                 await ws.send(
                     connection.protocol.notification(ServerProof.METHOD, proof), text=True
@@ -256,7 +278,7 @@ class BridgeServer(Generic[S]):
 
 
 async def _close_stuck(
-    ws: ServerConnection,
+    ws: FrameSocket,
     code: int = CloseCode.NOT_READING,
     reason: str = "the client does not read its replies",
 ) -> None:

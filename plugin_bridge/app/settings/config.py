@@ -145,6 +145,16 @@ class BridgeSettings(BaseSettings):
     http_timeout: float = Field(15.0, gt=0, le=30)
     """Seconds an HTTP connection may stay idle, or take to send a request's head or body,
     before it is closed."""
+    remote_listen: str | None = None
+    """``HOST:PORT`` of the listener for other machines (off when unset): the HTTP routes and
+    the WebSocket at ``/ws``, over TLS, client keys only (see :mod:`plugin_bridge.app.remote`)."""
+    tls_cert: Path | None = None
+    """The remote listener's certificate (PEM; with ``tls_key``), e.g. from ``tailscale
+    cert``; unset: a self-signed one made in the data folder."""
+    tls_key: Path | None = None
+    remote_insecure_http: bool = False
+    """Serve the remote listener over plain HTTP (only inside a tunnel that encrypts, such as
+    WireGuard or Tailscale)."""
     data_dir: Path | None = None
     info_file: Path | None = None
     allowed_origins: tuple[str, ...] = DEFAULT_ALLOWED_ORIGINS
@@ -207,6 +217,15 @@ class BridgeSettings(BaseSettings):
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         return None if value is None else check_url(value)
+
+    @field_validator("remote_listen")
+    @classmethod
+    def _listen_address(cls, value: str | None) -> str | None:
+        from plugin_bridge.app.remote import parse_listen
+
+        if value is not None:
+            parse_listen(value)
+        return value
 
     @field_validator("base_urls")
     @classmethod
