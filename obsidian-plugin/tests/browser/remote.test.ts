@@ -170,6 +170,36 @@ describe.skipIf(!haveChromium)("the plugin on a phone, against another computer'
 		await page.close();
 	});
 
+	it("the former Manual address and token become this device's Another computer and leave data.json", async () => {
+		const page = await pinned.open(null, { mobile: true, data: { discovery: "manual", url: address, token: KEY, sendContext: false } });
+		await connected(page);
+		const saved = await page.evaluate(() => JSON.stringify((window as any).plugin.data));
+		expect(JSON.parse(saved)).toMatchObject({ sendContext: false });
+		expect(saved).not.toContain(KEY);
+		expect(await page.evaluate(() => JSON.stringify(window.localStorage))).toContain(KEY);
+		await page.close();
+	});
+
+	it("on the desktop, Another computer hides the server's start and its settings", async () => {
+		const page = await pinned.open(null);
+		await page.evaluate(() => (window as any).harness.openSettings());
+		const setting = (name: string) =>
+			page.locator("#settings .setting-item").filter({ has: page.locator(".setting-item-name", { hasText: new RegExp(`^${name}$`) }) });
+		expect(await setting("Server").locator("select").inputValue()).toBe("this-computer");
+		expect(await setting("Server command").count()).toBe(1);
+		await setting("Server").locator("select").selectOption("another-computer");
+		await setting("Pairing text").waitFor({ timeout: WAIT });
+		expect(await setting("Server command").count()).toBe(0);
+		expect(await setting("Start the server").count()).toBe(0);
+		expect(await page.locator(".aib-server-settings").count()).toBe(0);
+		await setting("Address").locator("input").fill(address);
+		await setting("Address").locator("input").dispatchEvent("change");
+		await setting("Client key").locator("input").fill(KEY);
+		await setting("Client key").locator("input").dispatchEvent("change");
+		await connected(page);
+		await page.close();
+	});
+
 	it("a certificate this device does not trust: one sentence, with a link to the README's section", async () => {
 		const page = await openPhone(unpinned);
 		await page.evaluate((link) => (window as any).harness.openLink(link), pairingText());
