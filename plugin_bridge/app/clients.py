@@ -62,6 +62,7 @@ READ_METHODS: Final = frozenset(
         "health",
         "vault/search",
         "vault/related",
+        "vault/list",
         "note/read",
         "tools/list",
         "tools/execute",
@@ -166,6 +167,40 @@ def audit_origin(origin: str) -> str:
 def check_method(caller: Caller, method: str) -> None:
     """Raise :class:`ForbiddenScope` when ``caller`` may not call ``method``."""
     caller.require(method_scope(method), method)
+
+
+UNDO_LOOKBACK: Final = 5000
+"""Audit lines read to find whose write an undo would revert."""
+
+
+def reverted_origin(entries: Iterable[dict[str, object]], path: str) -> str | None:
+    """Who made the write that undoing ``path`` now reverts (``entries``: the audit log,
+    newest first; each undo there already reverted one earlier write), None if unknown."""
+    undone = 0
+    for entry in entries:
+        if entry.get("path") != path:
+            continue
+        if entry.get("action") == "undo":
+            undone += 1
+        elif undone:
+            undone -= 1
+        else:
+            return str(entry.get("origin", ""))
+    return None
+
+
+def check_undo(caller: Caller, path: str, entries: Iterable[dict[str, object]]) -> None:
+    """Raise :class:`ForbiddenScope` unless ``caller`` may undo the last write of ``path``: the
+    owner any, a ``write`` key only its own."""
+    caller.require("write", "note/undo")
+    if caller.is_owner:
+        return
+    origin = reverted_origin(entries, path)
+    if origin is None or not origin.endswith(f"({caller.label})"):
+        raise ForbiddenScope(
+            f"The client key '{caller.name}' may undo only its own writes, and the last write "
+            f"of '{path[:80]}' is not one of them."
+        )
 
 
 CHAT_ROUTES: Final = frozenset({"/v1/chat/completions", "/chat", "/chat/stream"})

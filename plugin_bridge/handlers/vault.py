@@ -8,7 +8,8 @@ import asyncio
 import functools
 from collections.abc import Callable
 
-from plugin_bridge.handlers.context import AppRouter, Context
+from plugin_bridge.app.clients import UNDO_LOOKBACK, audit_origin, check_undo
+from plugin_bridge.handlers.context import AppRouter, Context, caller_of
 from plugin_bridge.vault.attachments import read_pdf
 from plugin_bridge.vault.lexical.listing import InvalidCursor, notes_page
 from plugin_bridge.vault.notes.store import PlannedWrite
@@ -88,8 +89,14 @@ async def edit_note(ctx: Context, params: NoteEditParams) -> NoteWriteResult:
 
 
 async def undo_note(ctx: Context, params: NoteUndoParams) -> NoteUndoResult:
-    """Restore the note as it was before its last write (-32022 if it changed since)."""
-    undone = await asyncio.to_thread(ctx.app.vault.notes.undo, params.path, origin="user")
+    """Restore the note as it was before its last write (-32022 if it changed since); a client
+    key only its own write."""
+    notes = ctx.app.vault.notes
+    caller = caller_of(ctx)
+    if not caller.is_owner:
+        entries = await asyncio.to_thread(notes.audit.entries, UNDO_LOOKBACK)
+        check_undo(caller, params.path, entries)
+    undone = await asyncio.to_thread(notes.undo, params.path, origin=audit_origin("user"))
     return NoteUndoResult(path=undone.path, hash=undone.hash, removed=not undone.hash)
 
 
