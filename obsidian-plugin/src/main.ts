@@ -77,12 +77,11 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			clearTimeout: (handle) => window.clearTimeout(handle),
 			now: () => Date.now(),
 		};
-		const timers = this.timers;
 		this.client = new BridgeClient({
 			socket: (url) => new WebSocket(url),
 			endpoint: () => this.endpoint(),
 			client: { name: this.manifest.id, version: this.manifest.version },
-			timers,
+			timers: this.timers,
 			diagnose: (endpoint) => this.diagnose(endpoint),
 			onState: (state) => this.onState(state),
 			onNotification: (notification) => this.onNotification(notification),
