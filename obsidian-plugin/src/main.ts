@@ -1,22 +1,37 @@
-// The plugin: connects to the vault's bridge server (finding or starting it), and gives the
+// The plugin: connects to the vault's bridge server (on this computer, finding or starting it;
+// or on another computer, by the address and client key this device was given), and gives the
 // assistant panel, the related-notes view, the commands, reviewable writes that go through
 // Obsidian's editor, and the settings tab.
-import { FileSystemAdapter, getAllTags, MarkdownView, Notice, Plugin, requestUrl, TFile, TFolder, type WorkspaceLeaf } from "obsidian";
+import { FileSystemAdapter, getAllTags, MarkdownView, Notice, Platform, Plugin, requestUrl, TFile, TFolder, type WorkspaceLeaf } from "obsidian";
 import { ATTACHMENT_EXTENSIONS } from "./core/chips";
-import { BridgeClient, type ConnectionState, type Endpoint, type Notification, type ServerRequest, type Timers } from "./core/client";
+import { BridgeClient, NoServerError, type ConnectionState, type Endpoint, type Notification, type ServerRequest, type Timers } from "./core/client";
 import { Connector, type ServerProblem } from "./core/connector";
 import type { Review } from "./core/diff";
 import { diagnoseHandshake, type Host } from "./core/host";
 import { suggestedCommand } from "./core/launcher";
 import type { SuggestionSource } from "./core/mentions";
 import type { IndexProgress, ToolConfirmParams } from "./core/protocol";
-import { loadSettings, type PluginSettings } from "./core/settings";
+import {
+	defaultChoice,
+	diagnoseRemote,
+	PAIR_ACTION,
+	PAIR_COMMAND,
+	pairingFromParams,
+	remoteEndpoint,
+	SETUP_COMMAND,
+	type ChoiceStore,
+	type Fetch,
+	type Pairing,
+	type ServerChoice,
+} from "./core/remote";
+import { legacyManualServer, loadSettings, type PluginSettings } from "./core/settings";
 import { statusText, statusTitle } from "./core/status";
 import type { Assistant, Prompt } from "./ui/assistant";
 import { ConfirmModal } from "./ui/confirm-modal";
 import { SettingsConfirmModal } from "./ui/settings-confirm-modal";
-import { localMachineStore } from "./ui/machine-store";
+import { localMachineStore, localServerChoice } from "./ui/machine-store";
 import { createNodeHost } from "./ui/node-host";
+import { PairModal } from "./ui/pair-modal";
 import { addCommands, COMMAND_IDS } from "./ui/commands";
 import { RelatedView, RELATED_VIEW_TYPE } from "./ui/related-view";
 import { AssistantSettingTab } from "./ui/settings-tab";
@@ -26,7 +41,13 @@ import { applyInObsidian } from "./ui/write-through";
 export default class AssistantPlugin extends Plugin implements Assistant {
 	override settings!: PluginSettings;
 	client!: BridgeClient;
+	/** The server on this computer (desktop only): made when first needed, never on a phone. */
 	private connector: Connector | null = null;
+	private host: Host | null = null;
+	private local: Promise<Connector | null> | null = null;
+	/** This device's *Server* choice (kept outside data.json, which syncs). */
+	private choices!: ChoiceStore;
+	private timers!: Timers;
 	private statusEl!: HTMLElement;
 	private prompts: Prompt[] = [];
 	private embedding: IndexProgress | null = null;
@@ -41,34 +62,27 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	private readonly approvedWrites = new Map<string, string[]>();
 
 	override async onload(): Promise<void> {
-		this.settings = loadSettings(await this.loadData());
-		const host = await this.createHost();
-		const timers: Timers = {
+		const saved: unknown = await this.loadData();
+		this.settings = loadSettings(saved);
+		this.choices = localServerChoice(this.vaultPath() ?? this.app.vault.getName());
+		// The former *Manual address and token* (in data.json, which syncs) becomes this device's
+		// *Another computer*, and leaves data.json.
+		const manual = legacyManualServer(saved);
+		if (manual) {
+			if (this.choices.load() === null) this.choices.save({ mode: "another-computer", ...manual });
+			await this.saveSettings();
+		}
+		this.timers = {
 			setTimeout: (callback, ms) => window.setTimeout(callback, ms),
 			clearTimeout: (handle) => window.clearTimeout(handle),
 			now: () => Date.now(),
 		};
-		const vaultPath = this.vaultPath();
-		if (host && vaultPath) {
-			this.connector = new Connector(host, vaultPath, () => this.settings, localMachineStore(vaultPath), timers, {
-				onServerStarting: () => {
-					this.starting = true;
-					this.onState(this.client.connection);
-				},
-				onServerExited: (code, output) => {
-					this.starting = false;
-					// Before it was ready, the panel's card says what failed (with Details).
-					if (code !== 0 && code !== null && this.connected) new Notice(`The assistant server stopped: ${output.slice(-2).join(" ")}`);
-				},
-				onRegistry: (url) => requestUrl({ url, throw: false }).then((response) => response.status === 200),
-			});
-		}
 		this.client = new BridgeClient({
 			socket: (url) => new WebSocket(url),
 			endpoint: () => this.endpoint(),
 			client: { name: this.manifest.id, version: this.manifest.version },
-			timers,
-			diagnose: host ? (endpoint) => this.diagnose(host, endpoint) : undefined,
+			timers: this.timers,
+			diagnose: (endpoint) => this.diagnose(endpoint),
 			onState: (state) => this.onState(state),
 			onNotification: (notification) => this.onNotification(notification),
 			onServerRequest: (request) => this.onServerRequest(request),
@@ -83,6 +97,8 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		this.addRibbonIcon("bot", "Open assistant", () => void this.activateView());
 		addCommands(this);
 		this.addSettingTab(new AssistantSettingTab(this.app, this));
+		// A scanned pairing QR code (`clients add NAME --pair`) opens obsidian://ai-bridge-pair?…
+		this.registerObsidianProtocolHandler(PAIR_ACTION, (params) => this.pair(pairingFromParams(params)));
 		this.register(() => {
 			if (this.indexPoll !== null) window.clearTimeout(this.indexPoll);
 			this.client.stop();
@@ -102,26 +118,91 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		return createNodeHost();
 	}
 
+	/** The server on this computer: its connector, made once; null on a phone, where no Node
+	 * module is ever loaded. */
+	private localConnector(): Promise<Connector | null> {
+		this.local ??= this.createConnector();
+		return this.local;
+	}
+
+	private async createConnector(): Promise<Connector | null> {
+		if (Platform.isMobile) return null;
+		const host = await this.createHost();
+		const vaultPath = this.vaultPath();
+		if (!host || !vaultPath) return null;
+		this.host = host;
+		this.connector = new Connector(host, vaultPath, () => this.settings, localMachineStore(vaultPath), this.timers, {
+			onServerStarting: () => {
+				this.starting = true;
+				this.onState(this.client.connection);
+			},
+			onServerExited: (code, output) => {
+				this.starting = false;
+				// Before it was ready, the panel's card says what failed (with Details).
+				if (code !== 0 && code !== null && this.connected) new Notice(`The assistant server stopped: ${output.slice(-2).join(" ")}`);
+			},
+			onRegistry: (url) => requestUrl({ url, throw: false }).then((response) => response.status === 200),
+		});
+		return this.connector;
+	}
+
 	private vaultPath(): string | null {
 		const adapter = this.app.vault.adapter;
 		return adapter instanceof FileSystemAdapter ? adapter.getBasePath() : null;
 	}
 
-	private async endpoint(): Promise<Endpoint> {
-		if (this.connector) return this.connector.endpoint();
-		if (this.settings.url && this.settings.token) return { url: this.settings.url, token: this.settings.token };
-		throw new Error("Set the server address and token in the plugin settings.");
+	/** How this device reaches the server: on a phone always another computer. */
+	serverChoice(): ServerChoice {
+		const choice = this.choices.load() ?? defaultChoice(Platform.isMobile);
+		return Platform.isMobile ? { ...choice, mode: "another-computer" } : choice;
 	}
 
-	private async diagnose(host: Host, endpoint: Endpoint): Promise<string> {
-		const { status, message } = await diagnoseHandshake(host, endpoint.url, window.location.origin);
+	/** Whether the server is on another computer (no setup card, no server settings here). */
+	remote(): boolean {
+		return this.serverChoice().mode === "another-computer";
+	}
+
+	/** Keep this device's choice and connect anew by it. */
+	setServerChoice(choice: ServerChoice): void {
+		this.choices.save(choice);
+		// A server this plugin started here is not used any more.
+		if (choice.mode === "another-computer") this.connector?.stopServer();
+		this.client.stop();
+		this.client.start();
+		for (const view of this.views()) view.showConnection();
+	}
+
+	/** A pairing link (a scanned QR code): used once the user agrees. */
+	private pair(pairing: Pairing | null): void {
+		if (pairing === null) {
+			new Notice(`This pairing link has no usable address and key: print a new one with ${PAIR_COMMAND}.`);
+			return;
+		}
+		new PairModal(this.app, pairing, () => {
+			this.setServerChoice({ mode: "another-computer", ...pairing });
+			new Notice(`Connecting to the server at ${pairing.address}.`);
+		}).open();
+	}
+
+	private async endpoint(): Promise<Endpoint> {
+		const choice = this.serverChoice();
+		if (choice.mode === "another-computer") return remoteEndpoint(choice);
+		const connector = await this.localConnector();
+		if (connector === null) throw new NoServerError("This device cannot run the server: choose Another computer in the plugin settings.");
+		return connector.endpoint();
+	}
+
+	private async diagnose(endpoint: Endpoint): Promise<string | null> {
+		if (endpoint.remote) return diagnoseRemote(fetchUrl, this.serverChoice().address, endpoint.token);
+		if (this.host === null) return null;
+		const { status, message } = await diagnoseHandshake(this.host, endpoint.url, window.location.origin);
 		if (status === 0) this.connector?.refused(endpoint.url);
 		return message;
 	}
 
 	/** The command to start the server by hand, for the disconnected panel. */
 	manualCommand(): string | null {
-		return this.connector?.manualCommand ?? null;
+		return this.remote() ? null : (this.connector?.manualCommand ?? null);
 	}
 
 	exampleCommand(): string {
@@ -135,7 +216,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	/** What the panel offers when there is no server: the install card, or a question about a
 	 * Server command this computer did not set. */
 	serverProblem(): ServerProblem | null {
-		return this.connector?.problem ?? null;
+		return this.remote() ? null : (this.connector?.problem ?? null);
 	}
 
 	checkServer(): void {
@@ -216,6 +297,11 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	}
 
 	private async onServerRequest(request: ServerRequest): Promise<object> {
+		// A server on another computer makes its writes itself and asks its own computer's plugin
+		// about its settings: only reviews come here.
+		if (this.remote() && request.method !== "tool/confirm") {
+			throw new Error(`This device is a client of a server on another computer: it does not answer ${request.method}.`);
+		}
 		if (request.method === "note/apply") return applyInObsidian(this.app, request.params);
 		if (request.method === "settings/confirm") {
 			const params = request.params;
@@ -288,6 +374,10 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 
 	/** Where semantic search is set up: the panel's setup card. */
 	openSetup(): void {
+		if (this.remote()) {
+			new Notice(`The model and semantic search are set up on the computer the server runs on (its plugin, or ${SETUP_COMMAND}).`);
+			return;
+		}
 		void this.activateView().then((view) => view?.openSetup());
 	}
 
@@ -316,6 +406,8 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	}
 
 	private async loadServerFacts(): Promise<void> {
+		// settings/get is the info file token's: a client key is refused it.
+		if (this.remote()) return;
 		try {
 			const settings = await this.client.call("settings/get", {});
 			this.serverFacts.promptsFolder = settings.promptsFolder;
@@ -371,6 +463,10 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		return { notes, folders, tags: [...tags].sort(), prompts: this.prompts };
 	}
 }
+
+/** requestUrl as core/remote.ts asks the server (not bound by CORS, and on phones too). */
+const fetchUrl: Fetch = (url, headers) =>
+	requestUrl({ url, headers, throw: false }).then((response) => ({ status: response.status, text: response.text }));
 
 /** A model on this computer: Ollama, or an OpenAI-compatible server on a loopback address. */
 function isLocal(provider: string | null, baseUrl: string | null): boolean {

@@ -13,7 +13,10 @@ with a model that answers by keyword, so a test can drive each case from the cha
 - anything else: "You said: <text>" citing [[Welcome]].
 
 With ``--embedder`` the vault gets the fake embedder (semantic search and related notes, no
-network). It writes its info file like ``serve`` and stops on SIGTERM / SIGINT.
+network). With ``--remote HOST:PORT`` it also opens ``serve --remote``'s listener (the same
+code: TLS with the data folder's self-signed certificate, ``/ws``, client keys only), and
+writes ``remote.json`` beside the info file: ``{"url", "cert"}``. It
+writes its info file like ``serve`` and stops on SIGTERM / SIGINT.
 """
 
 from __future__ import annotations
@@ -26,21 +29,26 @@ import secrets
 import signal
 from collections.abc import AsyncGenerator
 from pathlib import Path
+from typing import Any
 
 from llm_service import LLMError, LLMResponse, ToolCall, Usage
 from llm_service.catalog import ModelInfo
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 from llm_service.providers.base import ChatRequest
 from llm_service.providers.scripted import ScriptedProvider
+from plugin_bridge.app.settings.config import BridgeSettings
 from plugin_bridge.app.settings.providers import ProviderSetup, Route
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.app.turn.confirm import ask_client
+from plugin_bridge.cli.remote import open_remote
 from plugin_bridge.handlers import build_router
+from plugin_bridge.httpapi.remote import start_remote
+from plugin_bridge.httpapi.server import HttpServer
 from plugin_bridge.vault.vault import Vault
 from plugin_bridge.wire.infofile import InfoRecord, remove_info_file, write_info_file
 from plugin_bridge.wire.protocol import PROTOCOL_VERSION
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
-from plugin_bridge.wire.server import start_server
+from plugin_bridge.wire.server import BridgeServer, start_server
 
 PLAN = "".join(f"Step {n}: do thing {n}.\n" for n in range(1, 21))
 SLOW_WORDS = 400
@@ -127,7 +135,12 @@ def _calls(call: ToolCall) -> LLMResponse:
 
 
 async def serve(
-    vault_root: Path, info_file: Path, origins: list[str], delay: float, embedder: bool
+    vault_root: Path,
+    info_file: Path,
+    origins: list[str],
+    delay: float,
+    embedder: bool,
+    remote_listen: str | None = None,
 ) -> None:
     (vault_root / "Plan.md").write_text(PLAN, encoding="utf-8")
     vault = Vault(vault_root, info_file.parent / "data")
@@ -151,13 +164,35 @@ async def serve(
     async with await start_server(
         build_router(), app, allowed_origins=allowed, token=token
     ) as server:
+        remote = None
+        if remote_listen is not None:
+            remote = await _start_remote(app, server, vault.data_dir, remote_listen, allowed)
+            (info_file.parent / "remote.json").write_text(json.dumps(remote[1]), encoding="utf-8")
         write_info_file(info_file, InfoRecord(server.url, token, os.getpid(), PROTOCOL_VERSION))
         try:
             await stop.wait()
         finally:
             remove_info_file(info_file, token)
+            if remote is not None:
+                await remote[0].close()
     await app.aclose()
     await vault.close()
+
+
+async def _start_remote(
+    app: BridgeApp,
+    server: BridgeServer[Any],
+    data_dir: Path,
+    listen: str,
+    origins: tuple[str, ...],
+) -> tuple[HttpServer, dict[str, str]]:
+    """``serve --remote``'s listener on ``listen``: its server, and where it is."""
+    opened = open_remote(BridgeSettings(remote_listen=listen, allowed_origins=origins), data_dir)
+    if isinstance(opened, str):
+        raise SystemExit(opened)
+    remote = await start_remote(app, server, opened.sock, opened.gate, tls=opened.tls)
+    where = {"url": opened.url, "cert": str(opened.tls[0]) if opened.tls else ""}
+    return remote, where
 
 
 def main() -> None:
@@ -167,8 +202,11 @@ def main() -> None:
     parser.add_argument("--origin", action="append", default=[], help="another allowed Origin")
     parser.add_argument("--delay", type=float, default=0.02, help="seconds per word of 'slow'")
     parser.add_argument("--embedder", action="store_true", help="semantic search (fake embedder)")
+    parser.add_argument("--remote", help="also serve --remote's listener on HOST:PORT")
     args = parser.parse_args()
-    asyncio.run(serve(args.vault, args.info_file, args.origin, args.delay, args.embedder))
+    asyncio.run(
+        serve(args.vault, args.info_file, args.origin, args.delay, args.embedder, args.remote)
+    )
 
 
 if __name__ == "__main__":

@@ -33,6 +33,9 @@ export interface SocketLike {
 export interface Endpoint {
 	url: string;
 	token: string;
+	/** A server on another computer (core/remote.ts): `token` is a client key, and TLS, not the
+	 * server proof, says who answers (the server keeps only a hash of the key: it cannot prove it). */
+	remote?: boolean;
 }
 
 export type ConnectionState =
@@ -206,12 +209,12 @@ export class BridgeClient {
 		if (this.stopped) return;
 		const nonce = newNonce();
 		let opened = false;
-		let proven = false;
+		let proven = endpoint.remote === true;
 		let failure: string | null = null;
 		let proofTimer: number | null = null;
 		let socket: SocketLike;
 		try {
-			socket = this.options.socket(withNonce(endpoint.url, nonce));
+			socket = this.options.socket(proven ? endpoint.url : withNonce(endpoint.url, nonce));
 		} catch (error) {
 			this.retryLater(`Cannot open ${endpoint.url}: ${messageOf(error)}`);
 			return;
@@ -250,6 +253,10 @@ export class BridgeClient {
 		};
 		socket.onopen = () => {
 			opened = true;
+			if (proven) {
+				void this.initialize(socket, endpoint);
+				return;
+			}
 			proofTimer = this.options.timers.setTimeout(() => {
 				proofTimer = null;
 				refuse(`The server at ${endpoint.url} did not prove it is this vault's server within 2 s: the plugin did not send it the token.`);
@@ -306,7 +313,7 @@ export class BridgeClient {
 		endpoint: Endpoint,
 		refused: string | null,
 	): Promise<void> {
-		let why = refused ?? closeReason(code, reason);
+		let why = refused ?? closeReason(code, reason, endpoint.remote === true);
 		if (!opened) {
 			const diagnosis = await this.options.diagnose?.(endpoint).catch(() => null);
 			why = diagnosis ?? `The server at ${endpoint.url} does not answer: it may have stopped.`;
@@ -428,10 +435,12 @@ export class BridgeClient {
 }
 
 /** What a close code means to the user (docs/protocol.md, "Limits and close codes"). */
-export function closeReason(code: number, reason: string): string {
+export function closeReason(code: number, reason: string, remote = false): string {
 	switch (code) {
 		case CloseCode.unauthorized:
-			return "The server refused the token: it was restarted or another server runs for this vault.";
+			return remote
+				? "The server refused the client key: it was revoked or mistyped; make a new one with obsidian-ai-bridge clients add."
+				: "The server refused the token: it was restarted or another server runs for this vault.";
 		case CloseCode.initTimeout:
 			return "The server closed the connection: initialize came too late.";
 		case CloseCode.notReading:

@@ -1,4 +1,4 @@
-// Where to connect: the URL and token from settings, or the vault's info file; when no server
+// Where to connect on this computer: the vault's info file; when no server
 // runs, find its command (core/command-search.ts), start it and wait for its info file. A
 // Server command from the vault's data runs only once confirmed on this machine (core/trust.ts).
 // `uvx obsidian-ai-bridge` is used only once `uvx obsidian-ai-bridge --version` succeeded, and
@@ -96,12 +96,6 @@ export class Connector {
 
 	private async locate(): Promise<Endpoint> {
 		const settings = this.settings();
-		if (settings.discovery === "manual") {
-			if (!settings.url || !settings.token) {
-				throw new NoServerError("Set the server URL and token in the plugin settings, or switch to automatic discovery.");
-			}
-			return { url: settings.url, token: settings.token };
-		}
 		try {
 			const info = await readInfoFile(this.host, await this.infoFile());
 			if (info.url === this.refusedUrl) {

@@ -10,7 +10,12 @@ export interface NodeModules {
 	childProcess: typeof import("child_process");
 	http: typeof import("http");
 	/** Node's process, or a stand-in with another environment (tests). */
-	process: Pick<NodeJS.Process, "platform" | "env" | "kill">;
+	process: Pick<typeof import("process"), "platform" | "env" | "kill">;
+}
+
+/** What a child's output and an HTTP body arrive as (a Node Buffer). */
+interface Chunk {
+	toString(encoding: "utf8"): string;
 }
 
 export function nodeHost(modules: NodeModules): Host {
@@ -56,7 +61,7 @@ export function nodeHost(modules: NodeModules): Host {
 			});
 			const lines: ((line: string) => void)[] = [];
 			const exits: ((code: number | null) => void)[] = [];
-			const forward = (chunk: Buffer): void => {
+			const forward = (chunk: Chunk): void => {
 				for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) lines.forEach((l) => l(line));
 			};
 			child.stdout?.on("data", forward);
@@ -91,7 +96,7 @@ export function nodeHost(modules: NodeModules): Host {
 				});
 				request.on("response", (response) => {
 					let body = "";
-					response.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+					response.on("data", (chunk: Chunk) => (body += chunk.toString("utf8")));
 					response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
 				});
 				request.on("timeout", () => request.destroy(new Error("timed out")));

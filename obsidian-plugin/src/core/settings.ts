@@ -1,12 +1,11 @@
 // The plugin's own settings (data.json). No API key is ever stored here: keys go to the server.
+// Nor is how this device reaches the server (core/remote.ts keeps it per device): data.json
+// syncs with the vault, and a phone reaches the server another way than the desktop does.
+import type { Pairing } from "./remote";
 
 export type ConfirmPolicy = "review" | "allow-create";
 
 export interface PluginSettings {
-	/** "auto": find the server through its info file; "manual": use url and token below. */
-	discovery: "auto" | "manual";
-	url: string;
-	token: string;
 	/** Start the server when none runs (the command below, or the one found on this machine). */
 	autoStart: boolean;
 	/** How to start the server when none runs, e.g. `/path/.venv/bin/obsidian-ai-bridge serve --vault {vault}`;
@@ -19,9 +18,6 @@ export interface PluginSettings {
 }
 
 export const DEFAULT_SETTINGS: PluginSettings = {
-	discovery: "auto",
-	url: "",
-	token: "",
 	autoStart: true,
 	serverCommand: "",
 	confirmPolicy: "review",
@@ -34,13 +30,19 @@ export function loadSettings(saved: unknown): PluginSettings {
 	const pick = <K extends keyof PluginSettings>(key: K): PluginSettings[K] =>
 		typeof raw[key] === typeof DEFAULT_SETTINGS[key] ? (raw[key] as PluginSettings[K]) : DEFAULT_SETTINGS[key];
 	const settings: PluginSettings = {
-		discovery: pick("discovery") === "manual" ? "manual" : "auto",
-		url: pick("url"),
-		token: pick("token"),
 		autoStart: pick("autoStart"),
 		serverCommand: pick("serverCommand"),
 		confirmPolicy: pick("confirmPolicy") === "allow-create" ? "allow-create" : "review",
 		sendContext: pick("sendContext"),
 	};
 	return settings;
+}
+
+/** The former *Manual address and token* setting of data.json (`discovery: "manual"`, `url`,
+ * `token`), which becomes this device's *Another computer*; null when it was not set. */
+export function legacyManualServer(saved: unknown): Pairing | null {
+	const raw = (typeof saved === "object" && saved !== null ? saved : {}) as Record<string, unknown>;
+	if (raw.discovery !== "manual" || typeof raw.url !== "string" || typeof raw.token !== "string") return null;
+	if (!raw.url.trim() || !raw.token.trim()) return null;
+	return { address: raw.url.trim(), key: raw.token.trim(), fingerprint: "" };
 }

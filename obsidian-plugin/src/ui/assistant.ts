@@ -5,6 +5,7 @@ import type { BridgeClient } from "../core/client";
 import type { ServerProblem } from "../core/connector";
 import type { SuggestionSource } from "../core/mentions";
 import type { PromptModel } from "../core/protocol";
+import type { ServerChoice } from "../core/remote";
 import type { PluginSettings } from "../core/settings";
 
 /** A custom prompt with the `/command` that runs it from the input. */
@@ -16,6 +17,12 @@ export interface Assistant extends Plugin {
 	settings: PluginSettings;
 	client: BridgeClient;
 	saveSettings(): Promise<void>;
+	/** How this device reaches the server (kept per device, not in data.json). */
+	serverChoice(): ServerChoice;
+	/** Keep this device's choice and connect anew by it. */
+	setServerChoice(choice: ServerChoice): void;
+	/** Whether the server is on another computer: no setup card, no server settings here. */
+	remote(): boolean;
 	/** The command to start the server by hand, for the disconnected panel (null: not known). */
 	manualCommand(): string | null;
 	/** An example server command for the settings tab. */

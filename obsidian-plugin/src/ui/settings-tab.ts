@@ -1,7 +1,8 @@
-// The settings tab: how to reach the server, how to start it, and the server's own settings
-// (provider, models per purpose, keys) changed over the wire. Keys are sent to the server,
+// The settings tab: how to reach the server (this computer's, found and started here; or another
+// computer's, by address and client key), and the server's own settings (provider, models per
+// purpose, keys) changed over the wire, for the server on this computer only. Keys are sent to the server,
 // which checks and stores them; they are never saved in this plugin's data.json.
-import { Component, Notice, PluginSettingTab, Setting, type App } from "obsidian";
+import { Component, Notice, Platform, PluginSettingTab, Setting, type App } from "obsidian";
 import type { BridgeClient } from "../core/client";
 import {
 	KEYED_PROVIDERS,
@@ -14,6 +15,18 @@ import {
 	type RuntimeInfo,
 	type SettingsResult,
 } from "../core/protocol";
+import {
+	ADDRESS_PLACEHOLDER,
+	addressError,
+	isEncrypted,
+	KEY_COMMAND,
+	KEY_PLACEHOLDER,
+	PAIR_COMMAND,
+	PAIRING_PLACEHOLDER,
+	parsePairing,
+	SETUP_COMMAND,
+	type ServerChoice,
+} from "../core/remote";
 import { isEmbeddingModel, sameEmbedder } from "../core/words";
 import type { Assistant } from "./assistant";
 import { showMcpServers } from "./mcp-servers";
@@ -67,8 +80,9 @@ export class AssistantSettingTab extends PluginSettingTab {
 			if (row.desc) setting.setDesc(row.desc);
 			row.render(setting);
 		}
-		// The server's own settings follow their heading as siblings (never inside its row).
-		void this.showServerSettings(containerEl.createDiv({ cls: "aib-server-settings" }));
+		// The server's own settings follow their heading as siblings (never inside its row); a
+		// server on another computer is set up there (a client key may not change them).
+		if (!this.plugin.remote()) void this.showServerSettings(containerEl.createDiv({ cls: "aib-server-settings" }));
 	}
 
 	/** The same rows for Obsidian 1.13's settings search (older versions call display()). */
@@ -79,52 +93,10 @@ export class AssistantSettingTab extends PluginSettingTab {
 	private rows(): Row[] {
 		const settings = this.plugin.settings;
 		const save = (): Promise<void> => this.plugin.saveSettings();
-		const rows: Row[] = [
-			{ name: "Server", render: (s) => void s.setHeading() },
-			{
-				name: "Find the server",
-				desc: "Automatic finds the address the server leaves for this vault; manual uses the address below.",
-				render: (s) =>
-					void s.addDropdown((dropdown) =>
-						dropdown
-							.addOptions({ auto: "Automatic", manual: "Manual address and token" })
-							.setValue(settings.discovery)
-							.onChange(async (value) => {
-								settings.discovery = value === "manual" ? "manual" : "auto";
-								await save();
-								this.draw();
-							}),
-					),
-			},
-		];
-		if (settings.discovery === "manual") {
-			rows.push(
-				{
-					name: "Server address",
-					desc: "For example ws://127.0.0.1:8765.",
-					render: (s) =>
-						void s.addText((text) =>
-							text.setValue(settings.url).onChange(async (value) => {
-								settings.url = value.trim();
-								await save();
-							}),
-						),
-				},
-				{
-					name: "Token",
-					desc: "The server info file's token: yours and this plugin's only. Give every other client its own key (obsidian-ai-bridge clients add NAME).",
-					render: (s) =>
-						void s.addText((text) => {
-							text.inputEl.type = "password";
-							text.setValue(settings.token).onChange(async (value) => {
-								settings.token = value.trim();
-								await save();
-							});
-						}),
-				},
-			);
-		}
-		rows.push(
+		const choice = this.plugin.serverChoice();
+		const rows: Row[] = [{ name: "Server", render: (s) => void s.setHeading() }, this.serverRow(choice)];
+		if (choice.mode === "another-computer") rows.push(...this.remoteRows(choice));
+		else rows.push(
 			{
 				name: "Start the server",
 				desc: "When no server runs for this vault, start it (and stop it with Obsidian).",
@@ -147,6 +119,8 @@ export class AssistantSettingTab extends PluginSettingTab {
 						}),
 					),
 			},
+		);
+		rows.push(
 			{ name: "Writes", render: (s) => void s.setHeading() },
 			{
 				name: "Confirm writes",
@@ -164,10 +138,94 @@ export class AssistantSettingTab extends PluginSettingTab {
 			},
 			{
 				name: "Model and keys",
-				desc: "Provider, models per purpose and API keys, kept by the server.",
+				desc: this.plugin.remote()
+					? `Set on the computer the server runs on: in its plugin, or with ${SETUP_COMMAND} there.`
+					: "Provider, models per purpose and API keys, kept by the server.",
 				render: (s) => void s.setHeading(),
 			},
 		);
+		return rows;
+	}
+
+	/** *Server*: this computer or another one (on a phone only another one). */
+	private serverRow(choice: ServerChoice): Row {
+		if (Platform.isMobile) {
+			return {
+				name: "Server",
+				desc: "Another computer: the server runs there (a phone cannot run it), reached by its address and a client key.",
+				render: () => undefined,
+			};
+		}
+		return {
+			name: "Server",
+			desc: "This computer finds, starts and stops the server here; another computer's server is reached by its address and a client key.",
+			render: (s) =>
+				void s.addDropdown((dropdown) =>
+					dropdown
+						.addOptions({ "this-computer": "This computer", "another-computer": "Another computer" })
+						.setValue(choice.mode)
+						.onChange((value) => {
+							this.plugin.setServerChoice({ ...choice, mode: value === "another-computer" ? "another-computer" : "this-computer" });
+							this.draw();
+						}),
+				),
+		};
+	}
+
+	/** *Another computer*: a pairing text fills the address and the key, kept on this device only. */
+	private remoteRows(choice: ServerChoice): Row[] {
+		const update = (changes: Partial<ServerChoice>): void => {
+			this.plugin.setServerChoice({ ...this.plugin.serverChoice(), ...changes });
+			this.draw();
+		};
+		const problem = choice.address ? addressError(choice.address) : null;
+		const rows: Row[] = [
+			{
+				name: "Pairing text",
+				desc: `Paste what ${PAIR_COMMAND} prints on the server's computer (or scan its QR code with this device): it fills the address and the key.`,
+				render: (s) =>
+					void s.addText((text) => {
+						text.setPlaceholder(PAIRING_PLACEHOLDER);
+						this.events.registerDomEvent(text.inputEl, "input", () => {
+							const typed = text.getValue().trim();
+							if (!typed) return;
+							const pairing = parsePairing(typed);
+							if (pairing) update(pairing);
+							else s.setDesc(`This is not a pairing text: it starts with ${PAIRING_PLACEHOLDER.slice(0, -1)} and names an address and a key.`);
+						});
+					}),
+			},
+			{
+				name: "Address",
+				desc:
+					problem ??
+					(choice.address && !isEncrypted(choice.address)
+						? "Not encrypted: use http:// only through a tunnel that encrypts (Tailscale, WireGuard)."
+						: "The server's remote listener (serve --remote), e.g. https://192.168.1.20:8443. Kept on this device only."),
+				render: (s) =>
+					void s.addText((text) => {
+						text.setPlaceholder(ADDRESS_PLACEHOLDER).setValue(choice.address);
+						this.events.registerDomEvent(text.inputEl, "change", () => update({ address: text.getValue().trim() }));
+					}),
+			},
+			{
+				name: "Client key",
+				desc: `Made for this device on the server's computer: ${KEY_COMMAND}. Kept on this device only.`,
+				render: (s) =>
+					void s.addText((text) => {
+						text.inputEl.type = "password";
+						text.setPlaceholder(KEY_PLACEHOLDER).setValue(choice.key);
+						this.events.registerDomEvent(text.inputEl, "change", () => update({ key: text.getValue().trim() }));
+					}),
+			},
+		];
+		if (choice.fingerprint) {
+			rows.push({
+				name: "Certificate fingerprint",
+				desc: `SHA-256 ${choice.fingerprint}: the same as the server printed at its start.`,
+				render: () => undefined,
+			});
+		}
 		return rows;
 	}
 

@@ -13,7 +13,7 @@ import { RpcError } from "../core/rpc";
 import { applyNotification, failTurn, finishSummary, finishTurn, markReview, newTurn, text, type ToolChip, type Turn } from "../core/stream";
 import type { Assistant } from "./assistant";
 import { ConversationList } from "./conversation-list";
-import { actionOf } from "./dom";
+import { actionOf, appendLinked } from "./dom";
 import { ConfirmCommandCard, InstallCard, StartFailedCard, type Card } from "./server-cards";
 import { SetupCard } from "./setup-card";
 import { acceptDrops, renderChipIcon } from "./drop";
@@ -195,12 +195,18 @@ export class AssistantView extends ItemView {
 			const banner = this.bannerEl.createDiv({ cls: "aib-starting" });
 			const line = banner.createDiv({ cls: "aib-starting-line" });
 			line.createEl("progress", { cls: "aib-starting-progress" });
-			line.createSpan({ text: this.everConnected ? "Reconnecting to the assistant…" : "Starting the assistant…" });
+			const remote = this.plugin.remote();
+			line.createSpan({
+				text: this.everConnected ? "Reconnecting to the assistant…" : remote ? "Connecting to the server…" : "Starting the assistant…",
+			});
+			// Another computer's server may never answer (an untrusted certificate, a revoked
+			// key): the last failure says why, while the plugin keeps trying.
+			if (remote && state.status === "disconnected") appendLinked(banner.createDiv({ cls: "aib-note aib-reason" }), state.reason);
 			if (this.outbox.size > 0) banner.createDiv({ cls: "aib-note", text: "Your message goes out as soon as it is ready." });
 			return;
 		}
 		const banner = this.bannerEl.createDiv({ cls: "aib-disconnected" });
-		banner.createDiv({ text: state.status === "disconnected" ? state.reason : "" });
+		appendLinked(banner.createDiv(), state.status === "disconnected" ? state.reason : "");
 		banner.createDiv({ cls: "aib-note", text: "The input is off until the server is back." });
 		const command = this.plugin.manualCommand();
 		if (command && !this.plugin.settings.serverCommand) {
@@ -234,9 +240,11 @@ export class AssistantView extends ItemView {
 	private showCard(): boolean {
 		const state = this.plugin.client.connection;
 		const problem = this.plugin.serverProblem();
-		if (state.status === "connected" && !state.chat) this.setupOpen = true;
+		// A server on another computer is set up there: no setup card here.
+		const remote = this.plugin.remote();
+		if (state.status === "connected" && !state.chat && !remote) this.setupOpen = true;
 		let key: string | null = null;
-		if (state.status === "connected") key = this.setupOpen ? "setup" : null;
+		if (state.status === "connected") key = this.setupOpen && !remote ? "setup" : null;
 		else if (problem?.kind === "not-installed") key = "install";
 		else if (problem?.kind === "confirm-command") key = `confirm:${problem.command}`;
 		else if (problem?.kind === "start-failed") key = `failed:${problem.command}`;
@@ -406,7 +414,7 @@ export class AssistantView extends ItemView {
 			const cancelled = error instanceof RpcError && error.code === ErrorCode.cancelled;
 			live.turn = failTurn(live.turn, error instanceof Error ? error : new Error(String(error)), cancelled);
 			if (error instanceof DisconnectedError) this.showConnection();
-			if (error instanceof RpcError && error.code === ErrorCode.noProvider) {
+			if (error instanceof RpcError && error.code === ErrorCode.noProvider && !this.plugin.remote()) {
 				// No model yet: the setup card, rather than an error to read; the message is
 				// answered once a model is picked.
 				this.waitingForModel = { ask, view };

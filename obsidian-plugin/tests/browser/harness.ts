@@ -3,7 +3,7 @@
 // sidebar with tabs, a settings window; and a host: by default a fake one whose info file is the
 // demo server's (or absent); when the test exposed `window.aibHost` (tests/helpers/page-host.ts),
 // the test's Node side, so the plugin finds, starts and stops real processes.
-import { FileManager, FileSystemAdapter, MarkdownView, MetadataCache, Vault, Workspace, WorkspaceLeaf } from "./obsidian-shim";
+import { FileManager, FileSystemAdapter, MarkdownView, MetadataCache, Platform, Vault, Workspace, WorkspaceLeaf } from "./obsidian-shim";
 import type { Command } from "obsidian";
 import type { ChildProcessLike, Host } from "../../src/core/host";
 import AssistantPlugin from "../../src/main";
@@ -16,6 +16,11 @@ let info = query.get("info");
 const data = query.get("data");
 const vaultPath = query.get("vault") ?? "/home/user/My Vault";
 document.body.classList.add(query.get("theme") === "light" ? "theme-light" : "theme-dark");
+// `?mobile=1`: Obsidian on a phone (the plugin then never asks for a host: no Node there).
+if (query.get("mobile") === "1") {
+	Platform.isMobile = true;
+	Platform.isDesktop = false;
+}
 
 declare global {
 	interface Window {
@@ -152,6 +157,13 @@ const harness = {
 		else if (command.editorCheckCallback) command.editorCheckCallback(false, editor, view);
 		else if (command.checkCallback) command.checkCallback(false);
 		else void command.callback?.();
+	},
+	/** Open an obsidian:// link of the plugin's, as a scanned QR code would. */
+	openLink(url: string): void {
+		const parsed = new URL(url);
+		const action = parsed.hostname || parsed.pathname.replace(/^\/+/, "");
+		const handlers = (plugin as unknown as { protocolHandlers: Map<string, (params: Record<string, string>) => void> }).protocolHandlers;
+		handlers.get(action)?.({ action, ...Object.fromEntries(parsed.searchParams) });
 	},
 	/** Open Obsidian's settings window on the plugin's tab. */
 	openSettings(): void {

@@ -70,8 +70,12 @@ el.hasClass = function (c: string) {
 
 export const Platform = { isDesktop: true, isMobile: false };
 
-/** The browser test never reaches the network: every request fails as it would offline. */
-export function requestUrl(request: { url: string }): Promise<{ status: number }> {
+/** The browser test never reaches the network: every request fails as it would offline; a test
+ * may answer them from its Node side (`window.aibRequestUrl`, loopback only), as Obsidian's
+ * requestUrl does outside the page (its own TLS checks, no CORS). */
+export function requestUrl(request: { url: string; headers?: Record<string, string> }): Promise<{ status: number; text: string }> {
+	const node = (window as any).aibRequestUrl as ((url: string, headers: Record<string, string>) => Promise<{ status: number; text: string }>) | undefined;
+	if (node) return node(request.url, request.headers ?? {});
 	return Promise.reject(new Error(`no network in the browser test (${request.url})`));
 }
 
@@ -174,6 +178,9 @@ export class Vault extends Events {
 	constructor(base: string) {
 		super();
 		this.adapter = new FileSystemAdapter(base);
+	}
+	getName(): string {
+		return this.adapter.getBasePath().split("/").pop() ?? "";
 	}
 	add(path: string, text: string, mtime = Date.now()): TFile {
 		const file = new TFile(path);
@@ -446,6 +453,11 @@ export class Plugin extends Component {
 	settingTabs: any[] = [];
 	addSettingTab(tab: any): void {
 		this.settingTabs.push(tab);
+	}
+	/** Handlers of obsidian:// links by action (the harness opens one as a scanned QR code would). */
+	protocolHandlers = new Map<string, (params: Record<string, string>) => void>();
+	registerObsidianProtocolHandler(action: string, handler: (params: Record<string, string>) => void): void {
+		this.protocolHandlers.set(action, handler);
 	}
 }
 

@@ -223,10 +223,12 @@ describe("Connector", () => {
 		expect(spawned).toHaveLength(1);
 	});
 
-	it("manual discovery needs an address and a token", async () => {
-		const { connector } = setup({ discovery: "manual" }, { info: INFO });
-		await expect(connector.endpoint()).rejects.toBeInstanceOf(NoServerError);
-		const manual = setup({ discovery: "manual", url: "ws://127.0.0.1:9", token: "x" }, { info: null }).connector;
-		expect(await manual.endpoint()).toEqual({ url: "ws://127.0.0.1:9", token: "x" });
+	it("never connects to an address off this machine from an info file, a remote listener's included", async () => {
+		for (const url of ["wss://192.168.1.20:8443/ws", "ws://192.168.1.20:4000", "wss://127.0.0.1:4000/ws"]) {
+			const info = JSON.stringify({ url, token: "t", pid: python.pid, protocolVersion: 1 });
+			const { connector, spawned } = setup({ autoStart: false }, { info });
+			await expect(connector.endpoint()).rejects.toThrow(/not a ws:\/\/ address on this machine: it was ignored/);
+			expect(spawned).toEqual([]);
+		}
 	});
 });

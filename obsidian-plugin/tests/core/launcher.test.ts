@@ -52,7 +52,10 @@ describe("plugin settings", () => {
 	it("loads saved values and replaces wrong types with defaults", () => {
 		expect(loadSettings(null)).toEqual(DEFAULT_SETTINGS);
 		const loaded = loadSettings({ discovery: "manual", url: 5, serverCommand: "x", apiKey: "sk-never", sendContext: false });
-		expect(loaded).toMatchObject({ discovery: "manual", url: "", serverCommand: "x", sendContext: false });
+		expect(loaded).toMatchObject({ serverCommand: "x", sendContext: false });
 		expect(loaded).not.toHaveProperty("apiKey");
+		// How this device reaches the server is not in data.json (core/remote.ts).
+		expect(loaded).not.toHaveProperty("url");
+		expect(loaded).not.toHaveProperty("discovery");
 	});
 });

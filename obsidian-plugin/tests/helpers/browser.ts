@@ -22,7 +22,7 @@ async function bundle(): Promise<string> {
 		target: "es2021",
 		alias: { obsidian: join(PLUGIN, "tests", "browser", "obsidian-shim.ts") },
 		// The Node host is never made in the page (the harness passes its own); keep Node out.
-		external: ["fs", "crypto", "os", "path", "child_process", "http"],
+		external: ["fs", "crypto", "os", "path", "child_process", "http", "process"],
 	});
 	return result.outputFiles[0]?.text ?? "";
 }
@@ -33,6 +33,8 @@ export interface PageOptions {
 	data?: unknown;
 	/** The vault's folder (default /home/user/My Vault). */
 	vault?: string;
+	/** Obsidian on a phone (`Platform.isMobile`). */
+	mobile?: boolean;
 	/** Done before the page loads, e.g. exposing a Node-side host (tests/helpers/page-host.ts). */
 	prepare?: (page: Page) => Promise<void>;
 }
@@ -45,7 +47,9 @@ export interface TestPages {
 	close(): Promise<void>;
 }
 
-export async function testPages(): Promise<TestPages> {
+/** The pages' browser; `args`: more Chromium flags (a certificate's pinned key, say); `port`:
+ * where the pages are served (their origin known before, for a server's allowed origins). */
+export async function testPages(args: string[] = [], port = 0): Promise<TestPages> {
 	const script = await bundle();
 	const files: Record<string, [string, string]> = {
 		"/": [readFileSync(join(PLUGIN, "tests", "browser", "page.html"), "utf8"), "text/html"],
@@ -57,7 +61,7 @@ export async function testPages(): Promise<TestPages> {
 		response.writeHead(file ? 200 : 404, { "content-type": file?.[1] ?? "text/plain" });
 		response.end(file?.[0] ?? "not found");
 	});
-	await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+	await new Promise<void>((resolve) => http.listen(port, "127.0.0.1", resolve));
 	const origin = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
 	const browser = await chromium.launch({
 		executablePath: CHROMIUM,
@@ -70,6 +74,7 @@ export async function testPages(): Promise<TestPages> {
 			"--disable-component-update",
 			"--disable-sync",
 			"--font-render-hinting=none",
+			...args,
 		],
 	});
 	return {
@@ -83,6 +88,7 @@ export async function testPages(): Promise<TestPages> {
 			if (options.theme) query.set("theme", options.theme);
 			if (options.data !== undefined) query.set("data", JSON.stringify(options.data));
 			if (options.vault) query.set("vault", options.vault);
+			if (options.mobile) query.set("mobile", "1");
 			await page.goto(`${origin}/?${query.toString()}`);
 			await page.waitForSelector("body[data-ready=true]", { timeout: WAIT });
 			return page;

@@ -14,6 +14,10 @@ export interface DemoServer {
 	vault: string;
 	infoFile: string;
 	info(): { url: string; token: string; pid: number };
+	/** `serve --remote`'s listener, when asked for: its address and certificate file. */
+	remote(): { url: string; cert: string };
+	/** The vault's data folder (client keys, the certificate). */
+	dataDir: string;
 	stop(): Promise<void>;
 	start(): Promise<void>;
 	cleanup(): Promise<void>;
@@ -29,7 +33,9 @@ async function waitFor<T>(probe: () => T | null, what: string, ms = 20_000): Pro
 	throw new Error(`timed out waiting for ${what}`);
 }
 
-export async function demoServer(options: { origins?: string[]; delay?: number; embedder?: boolean } = {}): Promise<DemoServer> {
+export async function demoServer(
+	options: { origins?: string[]; delay?: number; embedder?: boolean; remote?: string } = {},
+): Promise<DemoServer> {
 	const dir = mkdtempSync(join(tmpdir(), "aib-plugin-"));
 	const vault = join(dir, "vault");
 	cpSync(join(REPO_ROOT, "examples", "vault"), vault, { recursive: true });
@@ -41,11 +47,14 @@ export async function demoServer(options: { origins?: string[]; delay?: number; 
 		vault,
 		infoFile,
 		info: () => JSON.parse(readFileSync(infoFile, "utf8")) as { url: string; token: string; pid: number },
+		remote: () => JSON.parse(readFileSync(join(dir, "info", "remote.json"), "utf8")) as { url: string; cert: string },
+		dataDir: join(dir, "info", "data"),
 		async start() {
 			const args = ["-m", "tests.fakes.demo_server", "--vault", vault, "--info-file", infoFile];
 			for (const origin of options.origins ?? []) args.push("--origin", origin);
 			args.push("--delay", String(options.delay ?? 0.02));
 			if (options.embedder) args.push("--embedder");
+			if (options.remote) args.push("--remote", options.remote);
 			const started = spawn(PYTHON, args, { cwd: REPO_ROOT, stdio: ["ignore", "ignore", "pipe"] });
 			started.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
 			child = started;
