@@ -158,7 +158,7 @@ class Assistant:
         to it, then ``note/apply``); otherwise writes refused unless ``http_allow_writes`` and
         the caller may write (built once per value)."""
         writes = caller.allows("write")
-        reviewed = writes and not caller.is_owner and self.app.writes.plugin() is not None
+        reviewed = self._plugin_reviews(caller)
         allow = self.app.config.http_allow_writes and writes
         if (allow, reviewed) not in self._http_tools:
             from llm_service.tools import ToolRegistry
@@ -174,6 +174,19 @@ class Assistant:
             )
             self._http_tools[(allow, reviewed)] = registry
         return self._http_tools[(allow, reviewed)]
+
+    def plugin_reviewed_tools(self, caller: Caller) -> ToolRegistry | None:
+        """The HTTP vault tools whose writes go to the local plugin's review, when
+        ``caller``'s writes do (MCP over HTTP runs a write key's writes through them); None
+        when they do not (the owner, a key without ``write``, or no plugin open)."""
+        return self.http_tools(caller) if self._plugin_reviews(caller) else None
+
+    def _plugin_reviews(self, caller: Caller) -> bool:
+        """Whether ``caller``'s writes over HTTP go to the local plugin's review: a client key
+        with ``write``, while the plugin (the info file's token) is connected."""
+        return (
+            not caller.is_owner and caller.allows("write") and self.app.writes.plugin() is not None
+        )
 
     # -- internals ----------------------------------------------------------------------
 

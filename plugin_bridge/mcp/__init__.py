@@ -66,6 +66,7 @@ class McpHttpApp:
                 allow_writes=self._writes_allowed,
                 writer=self.app.writes.write,
                 writes_off=HTTP_WRITES_OFF,
+                reviewed=self.app.assistant.plugin_reviewed_tools,
             )
             server = build_server(tools, self.app.vault.name)
             manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)

@@ -18,6 +18,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
 from plugin_bridge import DISTRIBUTION, __version__
+from plugin_bridge.app.clients import CALLER, Caller, refusal
 from plugin_bridge.app.vault_tools import WRITE_TOOL_NAMES
 from plugin_bridge.mcp.prompts import mcp_prompt, prompt_messages
 from plugin_bridge.mcp.resources import NoteFollower, mime_type, note_path, resource
@@ -41,7 +42,7 @@ def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         try:
-            specs = await tools.list_tools()
+            specs = await tools.list_tools(caller_of(ctx))
         except ConnectionError as exc:  # forwarding, and the vault's server went away
             raise MCPError(
                 types.INTERNAL_ERROR,
@@ -52,10 +53,12 @@ def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        forbidden = scope_refusal(ctx, params.name)
-        if forbidden is not None:
+        caller = caller_of(ctx)
+        if caller is not None and params.name in WRITE_TOOL_NAMES and not caller.allows("write"):
+            forbidden = refusal(caller, "write", f"the tool {params.name}")
             return call_result(Outcome(forbidden, is_error=True))
-        return call_result(await tools.call_tool(params.name, dict(params.arguments or {})))
+        arguments = dict(params.arguments or {})
+        return call_result(await tools.call_tool(params.name, arguments, caller))
 
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -128,16 +131,12 @@ NOTE_TEMPLATE: Final = types.ResourceTemplate(
 )
 
 
-def scope_refusal(ctx: ServerRequestContext[Any], name: str) -> str | None:
-    """Why the client key behind an HTTP request may not run ``name`` (None: it may, or the
-    session is stdio's, the user's own)."""
-    from plugin_bridge.app.clients import CALLER, Caller, refusal
-
+def caller_of(ctx: ServerRequestContext[Any]) -> Caller | None:
+    """Who is behind an HTTP session's request (its key's caller); None for stdio's session,
+    the user's own."""
     request = getattr(ctx, "request", None)
     caller = getattr(request, "scope", {}).get(CALLER)
-    if not isinstance(caller, Caller) or name not in WRITE_TOOL_NAMES or caller.allows("write"):
-        return None
-    return refusal(caller, "write", f"the tool {name}")
+    return caller if isinstance(caller, Caller) else None
 
 
 def mcp_tool(spec: ToolSpec) -> types.Tool:

@@ -61,6 +61,7 @@ MCP_PAGE: Final = 200
 
 if TYPE_CHECKING:
     from llm_service.tools import ToolRegistry
+    from plugin_bridge.app.clients import Caller
     from plugin_bridge.vault.vault import Vault
     from plugin_bridge.wire.client import BridgeClient
 
@@ -89,9 +90,16 @@ class VaultTools(Protocol):
     root: Path
     """The vault folder (followed notes are checked there)."""
 
-    async def list_tools(self) -> list[ToolSpec]: ...
+    async def list_tools(self, caller: Caller | None = None) -> list[ToolSpec]:
+        """The tools ``caller`` may run (see :meth:`call_tool`)."""
+        ...
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Outcome: ...
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], caller: Caller | None = None
+    ) -> Outcome:
+        """Run one tool; ``caller``: the client key behind an HTTP session (None: stdio's,
+        the user's own)."""
+        ...
 
     async def read_text(self, path: str) -> tuple[str, str]:
         """A note's path (as the vault spells it) and whole text; ValueError saying why not."""
@@ -141,6 +149,7 @@ class LocalTools:
         writer: Writer | None = None,
         writes_off: str = STDIO_WRITES_OFF,
         prompts_folder: Callable[[], str] = lambda: "Assistant/Prompts",
+        reviewed: Callable[[Caller], ToolRegistry | None] | None = None,
     ) -> None:
         from llm_service.tools import ToolRegistry
 
@@ -149,6 +158,9 @@ class LocalTools:
         self.prompts_folder = prompts_folder
         self._allow_writes = allow_writes
         self.writes_off = writes_off
+        self.reviewed = reviewed
+        """The tools a client key's writes run through when the local plugin reviews them
+        (``/mcp``: a ``write`` key while the plugin is open); None: ``allow_writes`` decides."""
         self.registry: ToolRegistry = ToolRegistry()
         register_vault_tools(
             self.registry,
@@ -163,18 +175,31 @@ class LocalTools:
         allow = self._allow_writes
         return allow() if callable(allow) else allow
 
-    async def list_tools(self) -> list[ToolSpec]:
+    async def list_tools(self, caller: Caller | None = None) -> list[ToolSpec]:
         offer_related(self.registry, self.vault)  # the embedder may have changed
-        return offered(self.registry.tool_specs(), self.allow_writes)
+        if caller is not None and not caller.allows("write"):
+            writes = False
+        else:
+            writes = self.allow_writes or self._reviewed(caller) is not None
+        return offered(self.registry.tool_specs(), writes)
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Outcome:
-        refused = refusal(name, self.allow_writes, self.writes_off)
-        if refused is not None:
-            return refused
-        offer_related(self.registry, self.vault)
-        ran = await Tools(self.registry).run(
-            [(name, arguments)], id_prefix=f"mcp-{next(self._ids)}"
-        )
+    def _reviewed(self, caller: Caller | None) -> ToolRegistry | None:
+        if caller is None or self.reviewed is None:
+            return None
+        return self.reviewed(caller)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], caller: Caller | None = None
+    ) -> Outcome:
+        # a write key's write while the plugin is open: its review decides, not the setting
+        registry = self._reviewed(caller) if name in WRITE_TOOL_NAMES else None
+        if registry is None:
+            refused = refusal(name, self.allow_writes, self.writes_off)
+            if refused is not None:
+                return refused
+            registry = self.registry
+            offer_related(registry, self.vault)
+        ran = await Tools(registry).run([(name, arguments)], id_prefix=f"mcp-{next(self._ids)}")
         if ran.invalid_calls:
             return Outcome(ran.invalid_calls[0].reason, is_error=True)
         (result,) = ran.results
@@ -256,7 +281,7 @@ class ForwardedTools:
         """The server's requests to this client: ``tool/confirm`` only."""
         return dump(ToolConfirmResult(approved=self.allow_writes and method == TOOL_CONFIRM.method))
 
-    async def list_tools(self) -> list[ToolSpec]:
+    async def list_tools(self, caller: Caller | None = None) -> list[ToolSpec]:
         listed = await self._call(TOOLS_LIST, ToolsListParams(format="anthropic"), retry=True)
         specs = [
             ToolSpec(tool["name"], tool.get("description", ""), tool["input_schema"])
@@ -264,7 +289,9 @@ class ForwardedTools:
         ]
         return offered(specs, self.allow_writes)
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Outcome:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], caller: Caller | None = None
+    ) -> Outcome:
         from plugin_bridge.wire.client import RpcCallError
 
         refused = refusal(name, self.allow_writes)
@@ -361,15 +388,17 @@ class HandoverTools:
         except ConnectionError as exc:
             raise ValueError(f"Lost the bridge server for this vault ({exc}).") from exc
 
-    async def list_tools(self) -> list[ToolSpec]:
-        return await (await self._current()).list_tools()
+    async def list_tools(self, caller: Caller | None = None) -> list[ToolSpec]:
+        return await (await self._current()).list_tools(caller)
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Outcome:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], caller: Caller | None = None
+    ) -> Outcome:
         try:
             target = await self._current()
         except ConnectionError as exc:
             return Outcome(f"Lost the bridge server for this vault ({exc}): try again.", True)
-        return await target.call_tool(name, arguments)
+        return await target.call_tool(name, arguments, caller)
 
     async def read_text(self, path: str) -> tuple[str, str]:
         return await (await self._reading()).read_text(path)

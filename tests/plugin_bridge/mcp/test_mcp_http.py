@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 import httpx
 import pytest
 import pytest_asyncio
 
 from plugin_bridge.app.clients import ClientKeys
+from plugin_bridge.app.settings.config import PLUGIN_CLIENT
+from plugin_bridge.wire.client import BridgeClient
 from tests.helpers.mcp import HeldClient, http_client, json_of, text_of
 from tests.helpers.serve import START_WAIT, Served, start_serve
 
@@ -75,3 +78,38 @@ async def test_a_read_key_reads_and_is_refused_writes(served: Served) -> None:
         assert "Projects/Kafka pipeline.md" in listed["notes"]
         refused = await client.call("create_note", {"path": "Web.md", "content": "x"})
         assert refused.is_error and "scope write" in text_of(refused)
+
+
+async def test_a_write_keys_writes_go_through_the_plugins_review(served: Served) -> None:
+    """A write key while the plugin is open: the write tools are offered whatever
+    http_allow_writes says (off here), each write is asked of the plugin (tool/confirm) and
+    only an approved one is made; a chat key is offered none and is refused."""
+    asked: list[dict[str, Any]] = []
+    answers = iter([False, True])
+
+    async def review(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        asked.append({"method": method, **params})
+        return {"approved": next(answers)}
+
+    plugin = await BridgeClient.connect(
+        str(served.info["url"]),
+        str(served.info["token"]),
+        client_name=PLUGIN_CLIENT,
+        on_request=review,
+    )
+    keys = ClientKeys(served.info_file.parent / "data")
+    root = served.info_file.parent / "vault"
+    try:
+        async with client_with(served, keys.add("mcp-writer", "write")) as client:
+            assert "create_note" in await client.tools()
+            denied = await client.call("create_note", {"path": "Denied.md", "content": "x"})
+            made = await client.call("create_note", {"path": "Kites.md", "content": "# Kites\n"})
+        async with client_with(served, keys.add("mcp-talker", "chat")) as client:
+            assert "create_note" not in await client.tools()
+            refused = await client.call("create_note", {"path": "Talk.md", "content": "x"})
+    finally:
+        await plugin.close()
+    assert [(a["method"], a["tool"]) for a in asked] == [("tool/confirm", "create_note")] * 2
+    assert denied.is_error and not (root / "Denied.md").exists()
+    assert not made.is_error and (root / "Kites.md").read_text(encoding="utf-8") == "# Kites\n"
+    assert refused.is_error and "scope write" in text_of(refused)
