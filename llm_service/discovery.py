@@ -17,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
-from llm_service.catalog import ModelInfo
+from llm_service.catalog import ModelInfo, catalog
 from llm_service.errors import LLMError
 from llm_service.factory import make_provider
 
@@ -74,8 +74,6 @@ async def known_models(
     """The provider's models and where they came from: the cache while it is fresh (unless
     ``refresh``), else the provider (then cached); when the provider cannot be reached, the
     last list however old, else the built-in catalog. Other provider errors raise LLMError."""
-    from llm_service.catalog import catalog
-
     key = f"{provider_name}:{provider.base_url or ''}"
     models = None if refresh else await asyncio.to_thread(cache.get, key)
     if models is not None:

@@ -30,6 +30,8 @@ from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from llm_service.warmup import warmed
+
 if TYPE_CHECKING:
     import httpx
 
@@ -76,8 +78,6 @@ def runtime_roots(environ: Mapping[str, str] | None = None) -> dict[RuntimeKind,
 
 async def detect_runtimes(roots: Mapping[RuntimeKind, str] | None = None) -> list[Runtime]:
     """Ollama and LM Studio, probed at once (see the module docstring)."""
-    from llm_service.warmup import warmed
-
     await warmed()  # httpx may be being imported by a server's warm-up thread
     import httpx
 

@@ -27,7 +27,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from llm_service.embedders.model2vec import Model2VecEmbedder
 from llm_service.errors import ErrorCode, LLMError
+from llm_service.warmup import warmed
 
 if TYPE_CHECKING:
     import httpx
@@ -93,8 +95,6 @@ async def _download(
     on_progress: Progress | None,
     max_bytes: int,
 ) -> Path:
-    from llm_service.warmup import warmed
-
     await warmed()  # httpx may be being imported by a server's warm-up thread
     import httpx
 
@@ -220,8 +220,6 @@ def _too_large(repo: str, limit: int) -> LLMError:
 def _check(folder: Path, repo: str) -> None:
     """The downloaded files load as a model2vec model (else invalid_response: whatever the
     loaders raise on files that are cut short or are something else)."""
-    from llm_service.embedders.model2vec import Model2VecEmbedder
-
     try:
         Model2VecEmbedder(str(folder)).load()
     except LLMError as exc:

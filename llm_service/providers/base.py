@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Self, TypedDict, TypeVar, Unpack
 
 from llm_service.catalog import ModelInfo, described
+from llm_service.catalog import sees_images as catalog_sees_images
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent
 from llm_service.messages import LLMResponse, Message, ToolSpec
 from llm_service.options import TOOL_MODES, ForcedTool, ResponseFormat, ToolChoice
+from llm_service.pricing import load_prices
 from llm_service.warmup import import_early, warmed
 
 if TYPE_CHECKING:
@@ -231,17 +233,13 @@ class Provider(Retrying):
     async def sees_images(self, model: str) -> bool:
         """Whether ``model`` accepts images: what the catalog knows of it; a model it does not
         know is taken to see on a hosted API, not on a local server (LM Studio...)."""
-        from llm_service.catalog import sees_images
-
-        known = sees_images(model)
+        known = catalog_sees_images(model)
         return known if known is not None else self.price_provider in ("anthropic", "openai")
 
     async def warm_up(self) -> None:
         """Import the SDK and read the price data in a worker thread, so that the first call
         does not stall the event loop for the second or so that takes (a server calls this
         once started)."""
-        from llm_service.pricing import load_prices
-
         await import_early(*filter(None, [self.sdk_module]), then=load_prices)
 
     async def _list_models_once(self) -> list[ModelInfo]:
