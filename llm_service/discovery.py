@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from llm_service.catalog import ModelInfo, catalog
+from llm_service.door import Door
 from llm_service.errors import LLMError
 from llm_service.factory import make_provider
 
@@ -32,7 +33,7 @@ FILE_NAME: Final = "models.json"
 TTL_SECONDS: Final = 24 * 3600.0
 
 
-class ModelCache:
+class ModelCache(Door):
     """Model lists by provider key (provider name and base URL) in ``<data dir>/models.json``."""
 
     def __init__(self, data_dir: Path, *, ttl: float = TTL_SECONDS) -> None:
@@ -75,7 +76,7 @@ async def known_models(
     ``refresh``), else the provider (then cached); when the provider cannot be reached, the
     last list however old, else the built-in catalog. Other provider errors raise LLMError."""
     key = f"{provider_name}:{provider.base_url or ''}"
-    models = None if refresh else await asyncio.to_thread(cache.get, key)
+    models = None if refresh else await cache.execute(lambda cache: cache.get(key))
     if models is not None:
         return models, "cache"
     try:
@@ -83,11 +84,11 @@ async def known_models(
     except LLMError as exc:
         if exc.code not in ("network_error", "timeout"):
             raise
-        models = await asyncio.to_thread(cache.get, key, fresh_only=False)
+        models = await cache.execute(lambda cache: cache.get(key, fresh_only=False))
         if models is None:
             return catalog(provider_name or ""), "catalog"
         return models, "cache"
-    await asyncio.to_thread(cache.put, key, models)
+    await cache.execute(lambda cache: cache.put(key, models))
     return models, "api"
 
 

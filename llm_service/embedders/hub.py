@@ -137,8 +137,7 @@ async def _download(
                     raise _cut_off(repo)
             if on_progress is not None:
                 await on_progress(done, max(total, done))
-        await asyncio.to_thread(_check, temp, repo)
-        await asyncio.to_thread(_move_into_place, temp, folder)
+        await asyncio.to_thread(_install, temp, repo, folder)
     except httpx.HTTPError:  # closing a connection the hub broke (one sent too much, say)
         raise _cut_off(repo) from None
     finally:
@@ -215,6 +214,12 @@ def _too_large(repo: str, limit: int) -> LLMError:
         "a smaller model.",
         "invalid_request",
     )
+
+
+def _install(temp: Path, repo: str, folder: Path) -> None:
+    """Check the download in ``temp`` (see :func:`_check`), then move it to ``folder``."""
+    _check(temp, repo)
+    _move_into_place(temp, folder)
 
 
 def _check(folder: Path, repo: str) -> None:
