@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Final
 
 APP_NAME: Final = "obsidian-ai-bridge"
+INFO_FILE_NAME: Final = "server.json"
+"""The server info file's name in the data folder (see :mod:`plugin_bridge.wire.infofile`)."""
 
 
 def vault_key(root: Path) -> str:
@@ -23,6 +25,11 @@ def default_data_dir(root: Path) -> Path:
     from platformdirs import user_state_dir
 
     return Path(user_state_dir(APP_NAME)) / "vaults" / vault_key(root)
+
+
+def default_info_file(vault_root: Path) -> Path:
+    """Where the server for ``vault_root`` writes its info file unless told otherwise."""
+    return default_data_dir(vault_root) / INFO_FILE_NAME
 
 
 def data_dir_for(root: Path, given: Path | None = None) -> Path:

@@ -13,6 +13,7 @@ from plugin_bridge.vault.datadir import default_data_dir
 from plugin_bridge.vault.lexical.index import SearchIndex
 from plugin_bridge.vault.notes.atomic import ORPHAN_AGE_SECONDS, remove_orphans
 from plugin_bridge.vault.notes.store import NoteStore
+from plugin_bridge.vault.semantic.semantic_index import SemanticIndex
 
 if TYPE_CHECKING:
     from llm_service.embedders import Embedder
@@ -64,8 +65,6 @@ class Vault:
     def use_embedder(self, embedder: Embedder, **options: Any) -> SemanticIndex:
         """Keep vectors of every chunk with ``embedder`` (call before ``start``); ``options``
         go to :class:`SemanticIndex` (progress and spend callbacks, the confirmation limit)."""
-        from plugin_bridge.vault.semantic.semantic_index import SemanticIndex
-
         self.semantic = SemanticIndex(self.index, embedder, **options)
         return self.semantic
 

@@ -29,7 +29,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
 from llm_service.embedders import Embedder, estimate_tokens
+from llm_service.embedders.base import normalised
 from llm_service.errors import LLMError
+from llm_service.pricing import price_for
 from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD, ScalingVectorIndex
 from plugin_bridge.vault.semantic.vector_store import VectorStore
 from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
@@ -302,7 +304,6 @@ class SemanticIndex:
     async def _confirmed(self, target: Embedder, pending: Sequence[str]) -> bool:
         if not target.paid or target.model_id in self._approved:
             return True
-        from llm_service.pricing import price_for
 
         tokens = 0
         for start in range(0, len(pending), self.texts_per_step):
@@ -380,7 +381,6 @@ class SemanticIndex:
         """The mean of a note's chunk vectors, unit length; None when it has none yet."""
         if self._serving is None:
             return None
-        from llm_service.embedders.base import normalised
 
         rows = self._serving[1].get(note_hashes)
         if len(rows) == 0:
