@@ -22,19 +22,28 @@ the system prompt and the vault's context note, the client's earlier messages as
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from llm_service import LLMError, LLMResponse, ResponseComplete, TextDelta, ToolCallDelta
+from llm_service import (
+    LLMError,
+    LLMResponse,
+    LLMService,
+    Message,
+    ResponseComplete,
+    TextDelta,
+    ToolCallDelta,
+)
 from llm_service.catalog import max_output_for
 from llm_service.options import ForcedTool, ResponseFormat, ToolChoice, forces_a_call
 from llm_service.providers.base import DEFAULT_MAX_TOKENS
+from llm_service.tools import ToolRegistry
 from plugin_bridge.app.model_routes import ModelRoutes
 from plugin_bridge.app.turn.prompts import system_prompt
+from plugin_bridge.app.vault_tools import register_vault_tools
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
@@ -107,9 +116,6 @@ class Assistant:
         writes refused unless ``http_allow_writes`` and ``writes`` (built once per value)."""
         allow = self.app.config.http_allow_writes and writes
         if allow not in self._http_tools:
-            from llm_service.tools import ToolRegistry
-            from plugin_bridge.app.vault_tools import register_vault_tools
-
             registry = ToolRegistry()
             register_vault_tools(
                 registry,
@@ -195,8 +201,6 @@ class Assistant:
     ) -> LLMResponse:
         """An answer that matches ``schema`` (or a tool call), asked for again once with the
         reason; an LLMError (invalid_response) when the second fails too."""
-        from llm_service import Message
-
         asked = list(messages)
         problem = ""
         for _ in range(SCHEMA_TRIES):
@@ -261,8 +265,6 @@ class Assistant:
                     yield event  # tool calls run here: the client sees the answer only
 
     async def _service(self, purpose: str, options: AskOptions) -> LLMService:
-        from llm_service import LLMService
-
         app = self.app
         answer = app.answer_options()
         if options.max_tokens is not None:
@@ -281,7 +283,7 @@ class Assistant:
         path = app.config.context_note
         fresh, note = app.context_notes.cached(app.vault, path)
         if not fresh:
-            note = await asyncio.to_thread(app.context_notes.read, app.vault, path)
+            note = await app.vault.notes.execute(lambda _: app.context_notes.read(app.vault, path))
         service.set_conversation_context("\n\n".join(p for p in (note, options.system) if p))
         return service
 

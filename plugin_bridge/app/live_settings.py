@@ -280,8 +280,9 @@ class SettingsFileWatch:
     async def reload(self) -> bool:
         """Apply what changed in the file since it was last read; whether settings changed."""
         try:
-            values = await asyncio.to_thread(read_config, self.path)
-            without_flags = await asyncio.to_thread(load_settings)
+            values, without_flags = await asyncio.to_thread(
+                lambda: (read_config(self.path), load_settings())
+            )
         except (OSError, ValueError, SettingsError) as exc:
             logger.warning(
                 "The settings file %s changed but is refused (%s); the running settings stay.",

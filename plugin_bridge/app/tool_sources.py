@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from llm_service.tools import TOOL_NAME_PATTERN, ToolOutput
+from llm_service.warmup import import_early
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -145,9 +146,7 @@ class _Supervisor:
 
     @contextlib.asynccontextmanager
     async def _connected(self) -> AsyncIterator[Client]:
-        import importlib
-
-        await asyncio.to_thread(importlib.import_module, "mcp")  # ~1 s, off the event loop
+        await import_early("mcp")  # ~1 s, off the event loop
         from mcp import Client, StdioServerParameters
 
         config = self.config

@@ -90,7 +90,7 @@ class Conversations:
         async def append() -> None:
             if before is not None:
                 await asyncio.wait([before])
-            await asyncio.to_thread(self.store.append, conversation_id, exchange, model)
+            await self.store.execute(lambda store: store.append(conversation_id, exchange, model))
 
         stored = self._track(conversation_id, append())
         if then is not None:
@@ -134,9 +134,14 @@ class Conversations:
         await self.settled()
         return self.store
 
-    def clear(self, conversation_id: str) -> None:
-        self.get(conversation_id).clear_conversation()
-        self.store.clear(conversation_id)
+    async def clear(self, conversation_id: str) -> None:
+        """Forget a conversation's messages, in memory and in the store (its id stays)."""
+
+        def clear(store: ConversationStore) -> None:
+            self.get(conversation_id).clear_conversation()
+            store.clear(conversation_id)
+
+        await self.store.execute(clear)
 
     def forget(self, conversation_id: str) -> None:
         """Drop a deleted conversation's service."""

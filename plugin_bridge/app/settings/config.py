@@ -39,6 +39,9 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from llm_service.embedders import Model2VecEmbedder, make_embedder
+from llm_service.embedders.spec import parse_spec
+from llm_service.errors import LLMError
 from llm_service.factory import PROFILES, ProviderName, parse_model_spec
 from plugin_bridge.app.settings.keys import HOST_FIELDS, KEY_FIELDS, check_url, key_for
 from plugin_bridge.app.settings.sources import launch_bindings, named_provider, no_key
@@ -197,8 +200,6 @@ class BridgeSettings(BaseSettings):
     @field_validator("embedder")
     @classmethod
     def _embedder_spec(cls, value: str | None) -> str | None:
-        from llm_service.embedders.spec import parse_spec
-
         if value is not None:
             parse_spec(value)
         return value
@@ -472,9 +473,6 @@ def build_embedder(settings: BridgeSettings) -> Embedder | None:
     """The embedder the settings name (nothing is loaded or contacted yet), or None."""
     if settings.embedder is None:
         return None
-    from llm_service.embedders import make_embedder
-    from llm_service.embedders.spec import parse_spec
-
     chat = choose_provider(settings).name
 
     kind, _ = parse_spec(settings.embedder)
@@ -496,11 +494,8 @@ def embedder_problem(settings: BridgeSettings, embedder: Embedder | None) -> str
         if settings.embedder_base_url is not None:
             return "--embedder-base-url needs --embedder (ollama:MODEL or openai:MODEL)."
         return None
-    from llm_service.embedders import Model2VecEmbedder
 
     if isinstance(embedder, Model2VecEmbedder):
-        from llm_service.errors import LLMError
-
         try:
             embedder.load()
         except LLMError as exc:

@@ -15,8 +15,16 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
+from llm_service.tools import ToolRefused
 from plugin_bridge.app.clients import Caller
 from plugin_bridge.app.tool_sources import SEPARATOR, server_of
+from plugin_bridge.app.vault_tools import (
+    confirm_title,
+    kept_arguments,
+    plan_tool_call,
+    remember_review,
+)
+from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.models import FileChange, ToolConfirmParams, ToolConfirmResult, dump
 
@@ -35,7 +43,6 @@ DEFAULT_CONFIRM_TIMEOUT: Final = 120.0
 
 def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> ConfirmCallback:
     """A confirm callback that sends ``tool/confirm`` (saying what a write to ``vault`` does)."""
-    from plugin_bridge.app.vault_tools import confirm_title, remember_review
 
     async def confirm(call: ToolCall) -> bool | dict[str, Any]:
         ctx = current_request.get()
@@ -46,7 +53,9 @@ def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> Con
             logger.info("tool %s refused: the key %s may not write", call.name, ctx.caller.name)
             ctx.denied.add(call.id)
             return False
-        plan = await asyncio.to_thread(_plan, vault, call)  # ToolRefused: nobody is asked
+        plan = await vault.notes.execute(
+            lambda _: _plan(vault, call)
+        )  # ToolRefused: nobody is asked
         if plan is not None:  # the approved write must find the note as it is shown
             remember_review(plan.path, plan.old_hash)
         server = server_of(call.name)
@@ -80,10 +89,6 @@ def _plan(vault: Vault, call: ToolCall) -> PlannedWrite | None:
     """What the write ``call`` would do; ToolRefused when the vault refuses it (a path the
     rules refuse, a note that exists or is missing): no one is asked to approve a write that
     cannot be made, and the model reads the vault's sentence."""
-    from llm_service.tools import ToolRefused
-    from plugin_bridge.app.vault_tools import plan_tool_call
-    from plugin_bridge.vault.errors import VaultError
-
     try:
         return plan_tool_call(vault, call)
     except VaultError as exc:
@@ -119,8 +124,6 @@ def _approved(call: ToolCall, plan: PlannedWrite | None, answer: Response) -> bo
 def _kept(call: ToolCall, plan: PlannedWrite | None, kept: dict[str, str]) -> bool | dict[str, Any]:
     """The arguments that write exactly the kept text (held, like any approved write, to the
     version of the note that was reviewed: a note changed meanwhile is a conflict)."""
-    from plugin_bridge.app.vault_tools import kept_arguments
-
     if plan is None or set(kept) != {plan.path}:
         logger.info("kept changes for notes the call does not write: denied")
         return False
