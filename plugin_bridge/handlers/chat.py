@@ -134,8 +134,8 @@ async def _keep_note(app: BridgeApp, conversation_id: str) -> None:
         return
     store = app.conversations.store
     try:
-        await asyncio.to_thread(
-            save_conversation_note, app.vault.notes, store, folder, conversation_id
+        await store.execute(
+            lambda store: save_conversation_note(app.vault.notes, store, folder, conversation_id)
         )
     except VaultError as exc:
         logger.warning("conversation %s was not saved as a note: %s", conversation_id, exc)
@@ -145,7 +145,7 @@ async def clear(ctx: Context, params: ChatClearParams) -> EmptyResult:
     """Forget a conversation's messages (its id stays valid)."""
     await check_own(ctx, params.conversation_id)
     await ctx.app.conversations.settled(params.conversation_id)
-    await asyncio.to_thread(ctx.app.conversations.clear, params.conversation_id)
+    await ctx.app.conversations.clear(params.conversation_id)
     return EmptyResult()
 
 

@@ -3,7 +3,6 @@ command/rewrite (a selection rewritten, or text written at the cursor, streamed)
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -84,7 +83,9 @@ async def create_note(ctx: Context, params: CreateNoteParams) -> NoteWriteResult
         )
         app.spending.record_call(None, "note", route.provider, route.model, response.usage)
     title, body = note_from_response(response, route.provider.name)
-    written = await asyncio.to_thread(save_unique, app.vault.notes, params.folder, title, body)
+    written = await app.vault.notes.execute(
+        lambda notes: save_unique(notes, params.folder, title, body)
+    )
     return NoteWriteResult(path=written.path, hash=written.hash)
 
 
@@ -131,8 +132,9 @@ async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> Searc
     """Search, then stream a summary of the top notes citing them (chat/delta notifications)."""
     app = ctx.app
     found = await search_notes(app.vault.index, app.vault.semantic, params.query, params.limit)
-    notes = await asyncio.to_thread(
-        read_within_budget, app.vault.notes, found.hits, SUMMARY_BUDGET_TOKENS * CHARS_PER_TOKEN
+    budget = SUMMARY_BUDGET_TOKENS * CHARS_PER_TOKEN
+    notes = await app.vault.notes.execute(
+        lambda notes: read_within_budget(notes, found.hits, budget)
     )
     if not notes:
         return SearchSummarizeResult(summary=f"No notes match “{params.query}”.", sources=[])

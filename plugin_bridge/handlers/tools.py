@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from llm_service import ToolCall
+from llm_service.factory import provider_class as of_provider
 from llm_service.providers.common import strict_function_tool
 from plugin_bridge.app.clients import check_tools
 from plugin_bridge.handlers.context import AppRouter, Context, caller_of
@@ -35,8 +36,6 @@ DEFAULT_FORMAT: ToolFormat = "anthropic"
 
 def provider_class(name: ToolFormat) -> type[Provider]:
     """The provider class whose ``format_tool`` speaks ``name``'s format (no SDK import)."""
-    from llm_service.factory import provider_class as of_provider
-
     if name == "lmstudio" or name == "vllm":
         return of_provider("openai")
     return of_provider(name)
