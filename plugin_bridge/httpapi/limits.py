@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from plugin_bridge.httpapi.guard import error_body
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.refusals import RefusalLog
 
@@ -191,8 +192,6 @@ class Limited:
         self, scope: Scope, receive: Receive, send: Send, status: int, message: str
     ) -> None:
         from starlette.responses import Response
-
-        from plugin_bridge.httpapi.guard import error_body
 
         path: str = scope["path"]
         self.log.refused(f"refused a request to {path[:100]}: {message}")
