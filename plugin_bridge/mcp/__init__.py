@@ -13,6 +13,10 @@ import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Final
 
+from llm_service.warmup import import_early
+from plugin_bridge.app.vault_tools import HTTP_WRITES_OFF
+from plugin_bridge.mcp.tools import LocalTools
+
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from starlette.types import Receive, Scope, Send
@@ -51,15 +55,10 @@ class McpHttpApp:
 
     async def _run(self, started: asyncio.Future[StreamableHTTPSessionManager]) -> None:
         try:
-            import importlib
-
-            sdk = "mcp.server.streamable_http_manager"
-            await asyncio.to_thread(importlib.import_module, sdk)  # ~1 s, off the event loop
+            await import_early("mcp.server.streamable_http_manager")  # ~1 s, off the loop
             from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-            from plugin_bridge.app.vault_tools import HTTP_WRITES_OFF
             from plugin_bridge.mcp.server import build_server
-            from plugin_bridge.mcp.tools import LocalTools
 
             tools = LocalTools(
                 self.app.vault,

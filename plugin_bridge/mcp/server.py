@@ -18,6 +18,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
 from plugin_bridge import __version__
+from plugin_bridge.app.clients import CALLER, Caller, refusal
 from plugin_bridge.app.vault_tools import WRITE_TOOL_NAMES
 from plugin_bridge.mcp.prompts import mcp_prompt, prompt_messages
 from plugin_bridge.mcp.resources import NoteFollower, mime_type, note_path, resource
@@ -132,8 +133,6 @@ NOTE_TEMPLATE: Final = types.ResourceTemplate(
 def scope_refusal(ctx: ServerRequestContext[Any], name: str) -> str | None:
     """Why the client key behind an HTTP request may not run ``name`` (None: it may, or the
     session is stdio's, the user's own)."""
-    from plugin_bridge.app.clients import CALLER, Caller, refusal
-
     request = getattr(ctx, "request", None)
     caller = getattr(request, "scope", {}).get(CALLER)
     if not isinstance(caller, Caller) or name not in WRITE_TOOL_NAMES or caller.allows("write"):

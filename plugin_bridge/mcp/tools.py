@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from llm_service.messages import ToolCall, ToolSpec
+from llm_service.tools import ToolRegistry
 from plugin_bridge.app.turn.prompts import Prompt, list_prompts, prompt_from_note
 from plugin_bridge.app.vault_tools import (
     RELATED_TOOL,
@@ -34,7 +35,9 @@ from plugin_bridge.app.vault_tools import (
     register_vault_tools,
     write_refusal,
 )
+from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.lexical.listing import ListedNote, NotesPage, notes_page
+from plugin_bridge.wire.client import RpcCallError
 
 MCP_PAGE: Final = 200
 """Notes per resources/list page: each page is answered well within 100 ms on a busy machine
@@ -122,8 +125,6 @@ class LocalTools:
         writes_off: str = STDIO_WRITES_OFF,
         prompts_folder: Callable[[], str] = lambda: "Assistant/Prompts",
     ) -> None:
-        from llm_service.tools import ToolRegistry
-
         self.vault = vault
         self.root = vault.root
         self.prompts_folder = prompts_folder
@@ -158,10 +159,8 @@ class LocalTools:
         return Outcome(block.content, block.is_error)
 
     async def read_text(self, path: str) -> tuple[str, str]:
-        from plugin_bridge.vault.errors import VaultError
-
         try:
-            note = await asyncio.to_thread(self.vault.notes.read, path)
+            note = await self.vault.notes.execute(lambda notes: notes.read(path))
         except VaultError as exc:
             raise ValueError(str(exc)) from exc
         return note.path, note.content
@@ -177,7 +176,8 @@ class LocalTools:
             ) from exc
 
     async def prompts(self) -> list[Prompt]:
-        return await asyncio.to_thread(list_prompts, self.vault, self.prompts_folder())
+        vault, folder = self.vault, self.prompts_folder()
+        return await vault.notes.execute(lambda _: list_prompts(vault, folder))
 
 
 class ForwardedTools:
@@ -240,8 +240,6 @@ class ForwardedTools:
         return offered(specs, self.allow_writes)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Outcome:
-        from plugin_bridge.wire.client import RpcCallError
-
         refused = refusal(name, self.allow_writes)
         if refused is not None:
             return refused
@@ -266,8 +264,6 @@ class ForwardedTools:
         return Outcome(result["content"], bool(result["isError"]))
 
     async def read_text(self, path: str) -> tuple[str, str]:
-        from plugin_bridge.wire.client import RpcCallError
-
         try:
             note = await self._request("note/read", {"path": path}, retry=True)
         except (RpcCallError, ConnectionError) as exc:
@@ -275,8 +271,6 @@ class ForwardedTools:
         return str(note["path"]), str(note["content"])
 
     async def notes_page(self, cursor: str | None) -> NotesPage:
-        from plugin_bridge.wire.client import RpcCallError
-
         try:
             params = {"cursor": cursor, "limit": MCP_PAGE}
             page = await self._request("vault/list", params, retry=True)
