@@ -19,8 +19,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from plugin_bridge.cli.commandline import command_line
+from plugin_bridge.vault.datadir import default_info_file
 from plugin_bridge.wire.client import BridgeClient, RpcCallError
-from plugin_bridge.wire.infofile import InfoFileError, default_info_file, read_info_file
+from plugin_bridge.wire.infofile import InfoFileError, read_info_file
 
 Ask = Callable[[str], Awaitable[str | None]]
 """Prompt and read one line; None at end of input."""
@@ -236,8 +238,6 @@ async def chat(
         info = read_info_file(info_path)
     except InfoFileError as exc:
         if vault is not None and exc.missing:
-            from plugin_bridge.cli.commandline import command_line
-
             start = command_line("serve", "--vault", str(vault))
             print(f"No server is running for {vault}: start it with {start}", file=sys.stderr)
         else:

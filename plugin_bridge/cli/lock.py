@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Final, NamedTuple
 
+from plugin_bridge.vault.datadir import APP_NAME, vault_key
+
 LOCKS_FOLDER: Final = "locks"
 
 
@@ -75,8 +77,6 @@ class ServerLock:
 def lock_path(vault: Path) -> Path:
     """The lock file of the vault at ``vault`` (keyed by its real path)."""
     from platformdirs import user_state_dir
-
-    from plugin_bridge.vault.datadir import APP_NAME, vault_key
 
     return Path(user_state_dir(APP_NAME)) / LOCKS_FOLDER / f"{vault_key(vault)}.lock"
 

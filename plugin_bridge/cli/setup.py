@@ -17,8 +17,22 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from llm_service import LLMError
+from llm_service.catalog import is_chat_model
 from llm_service.factory import PROFILES, PROVIDER_NAMES, ProviderProfile, provider_name
-from plugin_bridge.app.settings.keys import KEY_FIELDS
+from llm_service.runtimes import detect_runtimes
+from plugin_bridge.app.settings.config import (
+    BridgeSettings,
+    answers,
+    choose_provider,
+    default_model,
+    write_settings_file,
+)
+from plugin_bridge.app.settings.keys import KEY_FIELDS, rebound
+from plugin_bridge.app.settings.providers import build_provider
+from plugin_bridge.cli.commandline import command_line
+from plugin_bridge.cli.models import MODEL_COLUMNS, model_row
+from plugin_bridge.wire.errors import field_problems
 
 if TYPE_CHECKING:
     from llm_service import Provider
@@ -62,17 +76,6 @@ async def _setup(
     ask_secret: Callable[[str], str] | None,
 ) -> int:
     from pydantic import ValidationError
-
-    from llm_service import LLMError
-    from llm_service.catalog import is_chat_model
-    from plugin_bridge.app.settings.config import (
-        BridgeSettings,
-        choose_provider,
-        write_settings_file,
-    )
-    from plugin_bridge.app.settings.keys import rebound
-    from plugin_bridge.app.settings.providers import build_provider
-    from plugin_bridge.wire.errors import field_problems
 
     found = await _local_runtimes() if provider is None and ask is not None else {}
     if provider is None:
@@ -130,7 +133,6 @@ async def _setup(
     values["model"] = model
     path = write_settings_file(values)
     print(f"Saved to {path} (readable by you only).")
-    from plugin_bridge.cli.commandline import command_line
 
     print(f"Next: {command_line('serve', '--vault', 'PATH/TO/YOUR/VAULT')}")
     return 0
@@ -154,8 +156,6 @@ def _needs_key(
 def _default_model(current: BridgeSettings, provider: ProviderName, names: list[str]) -> str:
     """The model an empty answer takes, one of ``names`` (the chat models the provider serves):
     the one saved for this provider, else its recommended one, else its first."""
-    from plugin_bridge.app.settings.config import default_model
-
     saved = current.model if current.provider == provider else None
     for candidate in (saved, default_model(provider)):
         if candidate in names:
@@ -183,9 +183,6 @@ async def _checked_models(
     answers at the address fails at once (not after retries); a refused key is named as the
     key that was given (``key_source``: with --api-key, or typed), not an environment
     variable."""
-    from llm_service import LLMError
-    from plugin_bridge.app.settings.config import answers
-
     url = provider.base_url or PROFILES[name].default_origin or ""
     if url and not await answers(url):
         hint = "start it (`ollama serve`)" if name == "ollama" else "check the address"
@@ -204,8 +201,6 @@ async def _checked_models(
 async def _local_runtimes() -> dict[str, str]:
     """The local runtimes that answer, kind → the base URL to use (Ollama, LM Studio), said
     on the terminal as they are found."""
-    from llm_service.runtimes import detect_runtimes
-
     found: dict[str, str] = {}
     for runtime in await detect_runtimes():
         if not runtime.reachable:
@@ -273,8 +268,6 @@ def _show_models(models: Sequence[ModelInfo]) -> None:
     """The provider's models as a table: context, output limit, tools and prices."""
     from rich.console import Console
     from rich.table import Table
-
-    from plugin_bridge.cli.models import MODEL_COLUMNS, model_row
 
     table = Table(*MODEL_COLUMNS)
     for model in models[:30]:
