@@ -13,9 +13,12 @@ import asyncio
 import json
 import time
 from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
+
+from platformdirs import user_cache_dir
 
 from llm_service.catalog import ModelInfo, catalog
 from llm_service.door import Door
@@ -94,8 +97,6 @@ async def known_models(
 
 def default_cache_dir() -> Path:
     """Where model lists are cached unless ``cache_dir`` is given (the user's cache folder)."""
-    from platformdirs import user_cache_dir
-
     return Path(user_cache_dir("llm-service"))
 
 
@@ -168,7 +169,5 @@ def _blocking(call: Coroutine[Any, Any, T]) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(call)
-    from concurrent.futures import ThreadPoolExecutor
-
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, call).result()

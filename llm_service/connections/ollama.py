@@ -8,6 +8,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Final
 
+from llm_service import lazy
 from llm_service.connections.errors import (
     HINTS,
     code_for,
@@ -21,6 +22,8 @@ from llm_service.factory import PROFILES
 
 if TYPE_CHECKING:
     import httpx
+else:
+    httpx = lazy.module("httpx")
 
 DEFAULT_BASE_URL: Final = "http://127.0.0.1:11434"
 _MISSING_MODEL = re.compile(r"""model ["']([^"']+)["'] not found""")
@@ -65,8 +68,6 @@ class OllamaConnection:
     def http(self) -> httpx.AsyncClient:
         """The HTTP client, built (and httpx imported) on first use."""
         if self._client is None:
-            import httpx
-
             self._client = httpx.AsyncClient(base_url=self.base_url, timeout=self.timeout)
         return self._client
 
@@ -118,8 +119,6 @@ class OllamaConnection:
         )
 
     def _network_message(self, exc: Exception) -> str:
-        import httpx
-
         if isinstance(exc, (httpx.ConnectError, ConnectionRefusedError)):
             return f"Ollama is not reachable at {self.base_url}: start it with `ollama serve`."
         return (

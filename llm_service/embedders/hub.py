@@ -27,12 +27,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from llm_service import lazy
 from llm_service.embedders.model2vec import Model2VecEmbedder
 from llm_service.errors import ErrorCode, LLMError
 from llm_service.warmup import warmed
 
 if TYPE_CHECKING:
     import httpx
+else:
+    httpx = lazy.module("httpx")
 
 DEFAULT_MODEL: Final = "minishlab/potion-base-8M"
 DEFAULT_ENDPOINT: Final = "https://huggingface.co"
@@ -96,7 +99,6 @@ async def _download(
     max_bytes: int,
 ) -> Path:
     await warmed()  # httpx may be being imported by a server's warm-up thread
-    import httpx
 
     base = f"{endpoint or hub_endpoint()}/{repo}/resolve/{revision}"
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -150,8 +152,6 @@ async def _opened(
     client: httpx.AsyncClient, url: str, repo: str, name: str
 ) -> AsyncIterator[httpx.Response]:
     """The streamed answer for one file, refused with a sentence unless it is a 200."""
-    import httpx
-
     try:
         async with client.stream("GET", url) as response:
             if response.status_code in (401, 403):
@@ -178,8 +178,6 @@ async def _opened(
 
 
 async def _body(response: httpx.Response, repo: str) -> AsyncIterator[bytes]:
-    import httpx
-
     try:
         async for chunk in response.aiter_raw(CHUNK_BYTES):
             yield chunk

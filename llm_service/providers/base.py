@@ -14,6 +14,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequen
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Self, TypedDict, TypeVar, Unpack
 
+from llm_service import lazy
 from llm_service.catalog import ModelInfo, described
 from llm_service.catalog import sees_images as catalog_sees_images
 from llm_service.errors import LLMError
@@ -24,7 +25,10 @@ from llm_service.pricing import load_prices
 from llm_service.warmup import import_early, warmed
 
 if TYPE_CHECKING:
+    import tenacity
     from tenacity import RetryCallState
+else:
+    tenacity = lazy.module("tenacity")
 
 logger = logging.getLogger(__name__)
 
@@ -128,12 +132,10 @@ class Retrying(ABC):
 
     async def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> T:
         await warmed()  # never import the SDK while a warm-up thread imports it
-        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
-
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts),
+        retrying = tenacity.AsyncRetrying(
+            stop=tenacity.stop_after_attempt(self.max_attempts),
             wait=self._wait_seconds,
-            retry=retry_if_exception(self._worth_retrying),
+            retry=tenacity.retry_if_exception(self._worth_retrying),
             before_sleep=self._log_retry,
             reraise=True,
         )
@@ -145,9 +147,7 @@ class Retrying(ABC):
 
     def _wait_seconds(self, state: RetryCallState) -> float:
         """Exponential backoff with jitter, capped at 30 s, but never less than Retry-After."""
-        from tenacity import wait_exponential_jitter
-
-        backoff = wait_exponential_jitter(
+        backoff = tenacity.wait_exponential_jitter(
             multiplier=self.backoff_base, max=MAX_BACKOFF_SECONDS, jitter=self.backoff_base
         )(state)
         exc = state.outcome.exception() if state.outcome else None
