@@ -36,6 +36,7 @@ from llm_service import (
     ResponseComplete,
     TextDelta,
     ToolCallDelta,
+    lazy,
 )
 from llm_service.catalog import max_output_for
 from llm_service.options import ForcedTool, ResponseFormat, ToolChoice, forces_a_call
@@ -47,11 +48,15 @@ from plugin_bridge.app.vault_tools import register_vault_tools
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
+    import jsonschema
+
     from llm_service import LLMService, Message, ToolSpec
     from llm_service.providers.base import ChatOptions
     from llm_service.tools import ToolRegistry
     from plugin_bridge.app.settings.providers import Purpose, Route
     from plugin_bridge.app.state import BridgeApp
+else:
+    jsonschema = lazy.module("jsonschema")
 
 VAULT_MODEL: Final = "vault"
 Event = TextDelta | ToolCallDelta | ResponseComplete
@@ -290,14 +295,12 @@ class Assistant:
 
 def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
     """Why ``text`` is not JSON that matches ``schema`` (None: it is)."""
-    from jsonschema import exceptions, validators
-
     try:
         value = json.loads(text)
     except ValueError:
         return "the answer is not JSON"
-    validator = validators.validator_for(schema)(schema)
-    error = exceptions.best_match(validator.iter_errors(value))
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     if error is None:
         return None
     where = "/".join(str(part) for part in error.absolute_path)
@@ -306,11 +309,9 @@ def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
 
 def check_schema(schema: dict[str, Any]) -> str | None:
     """Why ``schema`` is not a JSON Schema (None: it is)."""
-    from jsonschema import exceptions, validators
-
     try:
-        validators.validator_for(schema).check_schema(schema)
-    except exceptions.SchemaError as exc:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except jsonschema.SchemaError as exc:
         return exc.message
     return None
 

@@ -29,6 +29,8 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Final, Literal
 
+from pydantic import ValidationError
+
 from plugin_bridge.app.clients import audit_origin
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.errors import WireCode
@@ -150,8 +152,6 @@ class WriteThrough:
 
 
 def _outcome(path: str, answer: Response) -> str | None:
-    from pydantic import ValidationError
-
     if answer.error is not None:
         if answer.error.get("code") == WireCode.NOTE_CONFLICT:
             raise VaultError(

@@ -16,12 +16,17 @@ came from and the fix there (:mod:`.sources`).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+from urllib.parse import urlsplit
 
+import tomli_w
+from platformdirs import user_config_dir
 from pydantic import (
     AliasChoices,
     BaseModel,
@@ -29,6 +34,7 @@ from pydantic import (
     Field,
     SecretStr,
     StringConstraints,
+    ValidationError,
     field_validator,
     model_validator,
 )
@@ -73,8 +79,6 @@ _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def config_file() -> Path:
     """The settings file: ``$AI_BRIDGE_CONFIG``, else ``config.toml`` in the user's config
     folder (platformdirs: ``~/.config/obsidian-ai-bridge`` on Linux)."""
-    from platformdirs import user_config_dir
-
     given = os.environ.get(CONFIG_ENV)
     return Path(given) if given else Path(user_config_dir("obsidian-ai-bridge")) / CONFIG_NAME
 
@@ -256,8 +260,6 @@ def load_settings(**flags: object) -> BridgeSettings:
     """The settings for these flags, with the keys given at launch bound to the base URLs given
     beside them (:func:`.sources.launch_bindings`), or :class:`SettingsError` naming the bad key
     and where it came from (the settings file, the environment or a flag)."""
-    from pydantic import ValidationError
-
     try:
         settings = BridgeSettings(**flags)  # type: ignore[arg-type]
         bindings = launch_bindings(settings, flags)
@@ -303,8 +305,6 @@ def write_settings_file(changes: dict[str, object]) -> Path:
 
 def read_config(path: Path | None = None) -> dict[str, Any]:
     """The settings file as a dict (empty when there is none yet)."""
-    import tomllib
-
     try:
         return tomllib.loads((path or config_file()).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -317,10 +317,6 @@ def save_config(values: dict[str, Any], path: Path | None = None) -> Path:
     synced, read back and must give ``values`` again before it replaces the old file, and the
     folder synced after the rename: durable when this returns. ValueError when it would not
     (the old file is then left as it was)."""
-    import tomllib
-
-    import tomli_w
-
     path = path or config_file()
     text = tomli_w.dumps(values)
     if tomllib.loads(text) != values:
@@ -447,9 +443,6 @@ async def startup_problem(settings: BridgeSettings, choice: ProviderChoice) -> s
 
 async def answers(url: str) -> bool:
     """Whether something accepts TCP connections at ``url``'s host and port."""
-    import asyncio
-    from urllib.parse import urlsplit
-
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:

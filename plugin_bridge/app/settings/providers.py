@@ -9,6 +9,8 @@ built once, by :func:`llm_service.make_provider`, with its own key and base URL
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
@@ -167,9 +169,6 @@ async def key_problem(settings: BridgeSettings, choice: ProviderChoice) -> str |
     is refused); None when it works, when there is no key to check, or when the provider
     cannot be reached now: the server then starts all the same (search works offline) and the
     first message says what is wrong."""
-    import asyncio
-    import logging
-
     name = choice.name
     if name not in KEY_VARIABLES:
         return None

@@ -15,6 +15,8 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
+from pydantic import ValidationError
+
 from llm_service.tools import ToolRefused
 from plugin_bridge.app.clients import Caller
 from plugin_bridge.app.tool_sources import SEPARATOR, server_of
@@ -103,8 +105,6 @@ def mcp_title(name: str, server: str) -> str:
 
 def _approved(call: ToolCall, plan: PlannedWrite | None, answer: Response) -> bool | dict[str, Any]:
     """False (denied), True (approved as asked) or the arguments that write what was kept."""
-    from pydantic import ValidationError
-
     if answer.error is not None:
         return False
     try:
