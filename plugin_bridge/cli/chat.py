@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from websockets.exceptions import WebSocketException
+
 from plugin_bridge.cli.commandline import command_line
 from plugin_bridge.vault.datadir import default_info_file
 from plugin_bridge.wire.client import BridgeClient, RpcCallError
@@ -243,8 +245,6 @@ async def chat(
         else:
             print(exc, file=sys.stderr)
         return 1
-    from websockets.exceptions import WebSocketException
-
     view = ChatView(out, ask)
     try:
         client = await BridgeClient.connect(

@@ -17,7 +17,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from llm_service import LLMError
+from pydantic import ValidationError
+
+from llm_service import LLMError, lazy
 from llm_service.catalog import is_chat_model
 from llm_service.factory import PROFILES, PROVIDER_NAMES, ProviderProfile, provider_name
 from llm_service.runtimes import detect_runtimes
@@ -35,10 +37,20 @@ from plugin_bridge.cli.models import MODEL_COLUMNS, model_row
 from plugin_bridge.wire.errors import field_problems
 
 if TYPE_CHECKING:
+    from rich import console as rich_console
+    from rich import markup as rich_markup
+    from rich import prompt as rich_prompt
+    from rich import table as rich_table
+
     from llm_service import Provider
     from llm_service.catalog import ModelInfo
     from llm_service.factory import ProviderName
     from plugin_bridge.app.settings.config import BridgeSettings
+else:
+    rich_console = lazy.module("rich.console")
+    rich_markup = lazy.module("rich.markup")
+    rich_prompt = lazy.module("rich.prompt")
+    rich_table = lazy.module("rich.table")
 
 
 class SetupError(Exception):
@@ -75,8 +87,6 @@ async def _setup(
     ask: Callable[[str], str] | None,
     ask_secret: Callable[[str], str] | None,
 ) -> int:
-    from pydantic import ValidationError
-
     found = await _local_runtimes() if provider is None and ask is not None else {}
     if provider is None:
         default = "ollama" if "ollama" in found else "openai" if "lmstudio" in found else ""
@@ -238,19 +248,19 @@ def _answer(
 
 
 def _rich_prompts() -> tuple[Callable[[str], str], Callable[[str], str]]:
-    """Questions asked with rich (imported here: only an interactive setup pays for it). While
+    """Questions asked with rich (loaded on first use: only an interactive setup pays). While
     a question waits, Ctrl-C is Python's own KeyboardInterrupt: the first one stops setup (the
     event loop's handler would only cancel the task, which a blocking read never notices)."""
-    from rich.markup import escape
-    from rich.prompt import Prompt
 
     def ask(question: str) -> str:
         with _interruptible():
-            return Prompt.ask(escape(question.rstrip(": ")), default="", show_default=False)
+            return rich_prompt.Prompt.ask(
+                rich_markup.escape(question.rstrip(": ")), default="", show_default=False
+            )
 
     def ask_secret(question: str) -> str:
         with _interruptible():
-            return Prompt.ask(escape(question.rstrip(": ")), password=True)
+            return rich_prompt.Prompt.ask(rich_markup.escape(question.rstrip(": ")), password=True)
 
     return ask, ask_secret
 
@@ -266,10 +276,7 @@ def _interruptible() -> Iterator[None]:
 
 def _show_models(models: Sequence[ModelInfo]) -> None:
     """The provider's models as a table: context, output limit, tools and prices."""
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(*MODEL_COLUMNS)
+    table = rich_table.Table(*MODEL_COLUMNS)
     for model in models[:30]:
         table.add_row(*model_row(model))
-    Console().print(table)
+    rich_console.Console().print(table)
