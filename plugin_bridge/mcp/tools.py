@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,8 +167,6 @@ class LocalTools:
         return note.path, note.content
 
     async def notes_page(self, cursor: str | None) -> NotesPage:
-        import sqlite3
-
         try:
             return await asyncio.to_thread(notes_page, self.vault.index, cursor, MCP_PAGE)
         except sqlite3.Error as exc:
