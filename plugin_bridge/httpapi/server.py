@@ -29,6 +29,7 @@ import socket
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
+import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from plugin_bridge.httpapi.limits import DROP_KEY, HttpLimits
@@ -183,8 +184,6 @@ class HttpServer:
     def __init__(
         self, app: ASGIApp, sock: socket.socket, drain_timeout: int, limits: HttpLimits
     ) -> None:
-        import uvicorn
-
         class Protocol(_Limits):
             shared = _Shared(limits)
 
