@@ -6,7 +6,14 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+from llm_service import lazy
+
+if TYPE_CHECKING:
+    import platformdirs
+else:
+    platformdirs = lazy.module("platformdirs")
 
 APP_NAME: Final = "obsidian-ai-bridge"
 INFO_FILE_NAME: Final = "server.json"
@@ -22,9 +29,7 @@ def vault_key(root: Path) -> str:
 
 def default_data_dir(root: Path) -> Path:
     """``<user state dir>/obsidian-ai-bridge/vaults/<vault key>``, outside the vault."""
-    from platformdirs import user_state_dir
-
-    return Path(user_state_dir(APP_NAME)) / "vaults" / vault_key(root)
+    return Path(platformdirs.user_state_dir(APP_NAME)) / "vaults" / vault_key(root)
 
 
 def default_info_file(vault_root: Path) -> Path:
