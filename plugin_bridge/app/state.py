@@ -9,7 +9,6 @@ of connections or routing: the confirm round trip comes in as a callback
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import secrets
 import sqlite3
@@ -266,7 +265,9 @@ class BridgeApp:
             exchange,
             route.model,
             on_usage=self.spending.recorder(conversation_id, "title"),
-            rename=functools.partial(self.conversations.store.rename, conversation_id),
+            rename=lambda title: self.conversations.store.execute(
+                lambda store: store.rename(conversation_id, title)
+            ),
         )
         task = asyncio.create_task(title, name=f"title {conversation_id}")
         self._background.add(task)

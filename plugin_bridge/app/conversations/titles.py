@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError, Message
@@ -26,11 +25,11 @@ async def make_title(
     model: str,
     *,
     on_usage: UsageCallback,
-    rename: Callable[[str], object],
+    rename: Callable[[str], Awaitable[object]],
 ) -> None:
     """Name a conversation from its first question and answer with ``model``; ``rename`` stores
-    the title (in a worker thread). The first-words title stays when the model fails: a title is
-    never worth an error."""
+    the title (through the store's door). The first-words title stays when the model fails: a
+    title is never worth an error."""
     if not exchange:
         return
     question, answer = exchange[0].text[:2000], exchange[-1].text[:2000]
@@ -49,4 +48,4 @@ async def make_title(
     on_usage(model, reply.usage, cost, provider.kind or "")
     title = " ".join(reply.text.strip().strip("\"'#*").split())[:TITLE_CHARS]
     if title:
-        await asyncio.to_thread(rename, title)
+        await rename(title)
