@@ -19,6 +19,9 @@ from collections.abc import Callable, Collection
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
+from websockets.asyncio.server import serve
+from websockets.exceptions import ConnectionClosed
+
 from plugin_bridge.wire.budget import DEFAULT_MEMORY_BUDGET, MemoryBudget
 from plugin_bridge.wire.connection import OUTGOING_LIMIT, Connection
 from plugin_bridge.wire.models import Notification, ServerProof, dump
@@ -110,8 +113,6 @@ class BridgeServer(Generic[S]):
             logger.debug("a notification was not delivered: %r", task.exception())
 
     async def start(self) -> None:
-        from websockets.asyncio.server import serve
-
         self._loud_accept_errors = quiet_accept_errors(asyncio.get_running_loop())
         self._server = await serve(
             self._handle,
@@ -191,8 +192,6 @@ class BridgeServer(Generic[S]):
                 return
 
     async def _handle(self, ws: ServerConnection) -> None:
-        from websockets.exceptions import ConnectionClosed
-
         async def send(data: bytes) -> None:
             try:
                 await ws.send(data, text=True)
