@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from llm_service.embedders import Embedder
 from plugin_bridge.app.settings.config import (
     BridgeSettings,
     SettingsError,
@@ -19,6 +19,9 @@ from plugin_bridge.app.settings.config import (
     startup_problem,
 )
 from plugin_bridge.app.settings.providers import ProviderSetup, build_setup, key_problem
+
+if TYPE_CHECKING:
+    from llm_service.embedders import Embedder  # loaded only with an embedder
 
 
 async def checked(
