@@ -134,7 +134,7 @@ async def _bridge(
                 if "warm" in steps:
                     await provider.warm_up()
                 if "gc" in steps:
-                    from plugin_bridge.cli.serve import tune_gc
+                    from plugin_bridge.cli.serving import tune_gc
 
                     tune_gc()
                 lags: list[float] = []

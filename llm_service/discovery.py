@@ -13,11 +13,15 @@ import asyncio
 import json
 import time
 from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
-from llm_service.catalog import ModelInfo
+from platformdirs import user_cache_dir
+
+from llm_service.catalog import ModelInfo, catalog
+from llm_service.door import BlockingStore
 from llm_service.errors import LLMError
 from llm_service.factory import make_provider
 
@@ -32,7 +36,7 @@ MODELS_CACHE_FILE: Final = "models.json"
 TTL_SECONDS: Final = 24 * 3600.0
 
 
-class ModelCache:
+class ModelCache(BlockingStore):
     """Model lists by provider key (provider name and base URL) in ``<data dir>/models.json``."""
 
     def __init__(self, data_dir: Path, *, ttl: float = TTL_SECONDS) -> None:
@@ -74,10 +78,8 @@ async def known_models(
     """The provider's models and where they came from: the cache while it is fresh (unless
     ``refresh``), else the provider (then cached); when the provider cannot be reached, the
     last list however old, else the built-in catalog. Other provider errors raise LLMError."""
-    from llm_service.catalog import catalog
-
     key = f"{provider_name}:{provider.base_url or ''}"
-    models = None if refresh else await asyncio.to_thread(cache.get, key)
+    models = None if refresh else await cache.execute(lambda cache: cache.get(key))
     if models is not None:
         return models, "cache"
     try:
@@ -85,18 +87,16 @@ async def known_models(
     except LLMError as exc:
         if exc.code not in ("network_error", "timeout"):
             raise
-        models = await asyncio.to_thread(cache.get, key, fresh_only=False)
+        models = await cache.execute(lambda cache: cache.get(key, fresh_only=False))
         if models is None:
             return catalog(provider_name or ""), "catalog"
         return models, "cache"
-    await asyncio.to_thread(cache.put, key, models)
+    await cache.execute(lambda cache: cache.put(key, models))
     return models, "api"
 
 
 def default_cache_dir() -> Path:
     """Where model lists are cached unless ``cache_dir`` is given (the user's cache folder)."""
-    from platformdirs import user_cache_dir
-
     return Path(user_cache_dir("llm-service"))
 
 
@@ -169,7 +169,5 @@ def _blocking(call: Coroutine[Any, Any, Found]) -> Found:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(call)
-    from concurrent.futures import ThreadPoolExecutor
-
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, call).result()

@@ -13,9 +13,17 @@ import base64
 import functools
 import io
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
+from llm_service import lazy
 from llm_service.messages import DocumentBlock, ImageBlock
+
+if TYPE_CHECKING:
+    import PIL
+    from PIL import Image
+else:
+    PIL = lazy.module("PIL")
+    Image = lazy.module("PIL.Image")
 
 
 @dataclass(frozen=True)
@@ -52,8 +60,6 @@ def document_text(block: DocumentBlock) -> str:
 def fit(block: ImageBlock, limits: ImageLimits) -> ImageBlock:
     """``block`` within ``limits`` (unchanged when it already is, or when it cannot be read:
     the provider then says what is wrong with it)."""
-    from PIL import Image, UnidentifiedImageError
-
     try:
         with Image.open(io.BytesIO(block.data)) as image:
             width, height = image.size
@@ -66,15 +72,13 @@ def fit(block: ImageBlock, limits: ImageLimits) -> ImageBlock:
             data = _encoded(image, fmt)
             if len(data) > limits.max_bytes or fmt == "GIF":
                 fmt, data = "JPEG", _encoded(image, "JPEG")
-    except (UnidentifiedImageError, OSError, ValueError):
+    except (PIL.UnidentifiedImageError, OSError, ValueError):
         return block
     media_type = "image/jpeg" if fmt == "JPEG" else block.media_type
     return replace(block, media_type=media_type, data=data)
 
 
 def _encoded(image: object, fmt: str) -> bytes:
-    from PIL import Image
-
     assert isinstance(image, Image.Image)
     out = io.BytesIO()
     if fmt == "JPEG":

@@ -17,13 +17,20 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
+from llm_service import lazy
 from llm_service.factory import PROFILES
 from llm_service.messages import Usage
 
 if TYPE_CHECKING:
+    from genai_prices import data_snapshot
+    from genai_prices import types as genai_types
     from genai_prices.types import ModelPrice
+else:
+    data_snapshot = lazy.module("genai_prices.data_snapshot")
+    genai_types = lazy.module("genai_prices.types")
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,10 +124,6 @@ def _price(model: str, provider: str | None) -> Price | None:
     override = OVERRIDES.get(model) or OVERRIDES.get(_DATE_SUFFIX.sub("", model))
     if override is not None:
         return override
-    from datetime import UTC, datetime
-
-    from genai_prices import data_snapshot
-
     snapshot = data_snapshot.get_snapshot()
     for name in (provider,) if provider else HOSTED:
         try:
@@ -133,18 +136,16 @@ def _price(model: str, provider: str | None) -> Price | None:
 
 def _converted(prices: ModelPrice) -> Price | None:
     """genai-prices' rates as a :class:`Price` (its first long-prompt tier, if any)."""
-    from genai_prices.types import TieredPrices
-
     fields = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok")
     values = [getattr(prices, name) for name in fields]
     if values[0] is None:
         return None
-    tiers = [v.tiers[0] for v in values if isinstance(v, TieredPrices) and v.tiers]
+    tiers = [v.tiers[0] for v in values if isinstance(v, genai_types.TieredPrices) and v.tiers]
 
     def at(tier: int | None) -> Price:
         rates = []
         for value in values:
-            if isinstance(value, TieredPrices):
+            if isinstance(value, genai_types.TieredPrices):
                 step = next((t for t in value.tiers if t.start == tier), None)
                 rates.append(float(step.price if step is not None else value.base))
             else:

@@ -29,11 +29,16 @@ import os
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
+from urllib.parse import urlsplit
 
+from llm_service import lazy
 from llm_service.factory import PROFILES
+from llm_service.warmup import warmed
 
 if TYPE_CHECKING:
     import httpx
+else:
+    httpx = lazy.module("httpx")
 
 RuntimeKind = Literal["ollama", "lmstudio"]
 DEFAULT_OLLAMA: Final = PROFILES["ollama"].default_base_url or ""
@@ -78,10 +83,7 @@ def runtime_roots(environ: Mapping[str, str] | None = None) -> dict[RuntimeKind,
 
 async def detect_runtimes(roots: Mapping[RuntimeKind, str] | None = None) -> list[Runtime]:
     """Ollama and LM Studio, probed at once (see the module docstring)."""
-    from llm_service.warmup import warmed
-
     await warmed()  # httpx may be being imported by a server's warm-up thread
-    import httpx
 
     where = runtime_roots() if roots is None else roots
     timeout = httpx.Timeout(RUNTIME_READ_SECONDS, connect=RUNTIME_CONNECT_SECONDS)
@@ -171,8 +173,6 @@ async def _get_json(client: httpx.AsyncClient, url: str) -> Any:
 async def _answer(client: httpx.AsyncClient, method: str, url: str, body: Any = None) -> Any:
     """The JSON body of a 200 answer of at most MAX_ANSWER_BYTES; None when nothing answers,
     the answer is larger or is not JSON."""
-    import httpx
-
     try:
         async with client.stream(method, url, json=body) as response:
             if response.status_code != 200:
@@ -197,8 +197,6 @@ def _named_embedding(model: str) -> bool:
 def _root(given: str | None, default: str) -> str:
     """``given`` as a URL root: a URL, or ``host[:port]`` with the default's port when it names
     none (as Ollama reads ``OLLAMA_HOST``)."""
-    from urllib.parse import urlsplit
-
     if not given or not given.strip():
         return default
     url = given.strip().rstrip("/")

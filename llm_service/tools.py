@@ -35,10 +35,14 @@ from typing import (
     overload,
 )
 
+from llm_service import lazy
 from llm_service.messages import ToolCall, ToolResultBlock, ToolSpec
 
 if TYPE_CHECKING:
+    import jsonschema
     from jsonschema.protocols import Validator
+else:
+    jsonschema = lazy.module("jsonschema")
 
 logger = logging.getLogger(__name__)
 
@@ -309,11 +313,9 @@ def _attributes(tool: object) -> dict[str, Any]:
 
 
 def _validator(name: str, schema: dict[str, Any]) -> Validator:
-    from jsonschema import SchemaError
-
     try:
         validator = _compiled(json.dumps(schema, sort_keys=True))
-    except SchemaError as exc:
+    except jsonschema.SchemaError as exc:
         raise ValueError(
             f"Tool {name!r} has an invalid input_schema: {_cut(exc.message)}."
         ) from exc
@@ -326,18 +328,14 @@ def _validator(name: str, schema: dict[str, Any]) -> Validator:
 def _compiled(schema_json: str) -> Validator:
     """A checked validator for a schema, built once per process: every new conversation
     registers the same tools, and checking a schema costs about a millisecond."""
-    from jsonschema.validators import validator_for
-
     schema = json.loads(schema_json)
-    cls = validator_for(schema)
+    cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)
 
 
 def _schema_problem(tool: _Tool, arguments: dict[str, Any]) -> str | None:
-    from jsonschema.exceptions import best_match
-
-    error = best_match(tool.validator.iter_errors(arguments))
+    error = jsonschema.exceptions.best_match(tool.validator.iter_errors(arguments))
     if error is None:
         return None
     field = _field_path(error.absolute_path)

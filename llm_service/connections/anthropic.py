@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Final
 
+from llm_service import lazy
 from llm_service.connections.errors import (
     HINTS,
     UnreadableResponse,
@@ -21,7 +22,10 @@ from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 from llm_service.factory import PROFILES
 
 if TYPE_CHECKING:
+    import anthropic
     from anthropic import APIStatusError, AsyncAnthropic
+else:
+    anthropic = lazy.module("anthropic")
 
 _PROFILE: Final = PROFILES["anthropic"]
 MISSING_KEY: Final = f"{_PROFILE.label} API key is missing: set {_PROFILE.key_variable}."
@@ -56,9 +60,7 @@ class AnthropicConnection:
     def client(self) -> AsyncAnthropic:
         """The SDK client, built on first use; without any credential, LLMError(auth_error)."""
         if self._client is None:
-            from anthropic import AsyncAnthropic
-
-            client = AsyncAnthropic(
+            client = anthropic.AsyncAnthropic(
                 api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout
             )
             if client.api_key is None and client.auth_token is None and client.credentials is None:
@@ -73,8 +75,6 @@ class AnthropicConnection:
             await client.close()
 
     def convert_error(self, exc: Exception) -> LLMError:
-        import anthropic
-
         if isinstance(exc, anthropic.APIStatusError):
             return self._api_error(exc)
         detail, request_id = "", None

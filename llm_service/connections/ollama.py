@@ -8,6 +8,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Final
 
+from llm_service import lazy
 from llm_service.connections.errors import (
     HINTS,
     code_for,
@@ -21,6 +22,8 @@ from llm_service.factory import PROFILES
 
 if TYPE_CHECKING:
     import httpx
+else:
+    httpx = lazy.module("httpx")
 
 _MISSING_MODEL = re.compile(r"""model ["']([^"']+)["'] not found""")
 """Ollama's 404 texts: ``model 'x' not found`` and ``model "x" not found, try pulling it first``."""
@@ -64,8 +67,6 @@ class OllamaConnection:
     def http(self) -> httpx.AsyncClient:
         """The HTTP client, built (and httpx imported) on first use."""
         if self._client is None:
-            import httpx
-
             self._client = httpx.AsyncClient(base_url=self.base_url, timeout=self.timeout)
         return self._client
 
@@ -117,8 +118,6 @@ class OllamaConnection:
         )
 
     def _network_message(self, exc: Exception) -> str:
-        import httpx
-
         if isinstance(exc, (httpx.ConnectError, ConnectionRefusedError)):
             return f"Ollama is not reachable at {self.base_url}: start it with `ollama serve`."
         return (

@@ -10,6 +10,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, Final
 
+from llm_service import lazy
 from llm_service.connections.errors import (
     HINTS,
     UnreadableResponse,
@@ -24,7 +25,10 @@ from llm_service.errors import ErrorCode, LLMError, parse_retry_after
 from llm_service.factory import PROFILES
 
 if TYPE_CHECKING:
+    import openai
     from openai import AsyncOpenAI
+else:
+    openai = lazy.module("openai")
 
 OPENAI_TIMEOUT: Final = 60.0
 LOCAL_PLACEHOLDER_KEY = "not-needed"
@@ -74,10 +78,8 @@ class OpenAIConnection:
                     code="auth_error",
                     provider=self.name,
                 )
-            from openai import AsyncOpenAI, DefaultAsyncHttpxClient
-
             self._api_key = key
-            self._client = AsyncOpenAI(
+            self._client = openai.AsyncOpenAI(
                 api_key=key or LOCAL_PLACEHOLDER_KEY,
                 base_url=self.base_url,
                 max_retries=0,  # Provider's retry policy applies, not the SDK's
@@ -85,7 +87,9 @@ class OpenAIConnection:
                 # without a key, no Authorization header at all (local servers need none)
                 http_client=None
                 if key
-                else DefaultAsyncHttpxClient(event_hooks={"request": [_without_placeholder]}),
+                else openai.DefaultAsyncHttpxClient(
+                    event_hooks={"request": [_without_placeholder]}
+                ),
             )
         return self._client
 
@@ -97,8 +101,6 @@ class OpenAIConnection:
 
     def convert_error(self, exc: Exception, request_id: str | None = None) -> LLMError:
         """The one translation of SDK / HTTP failures; ``request_id`` for mid-stream ones."""
-        import openai
-
         status: int | None = None
         retry_after = None
         detail = ""

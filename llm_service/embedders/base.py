@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
+from llm_service import lazy
 from llm_service.embedders.throttle import Throttle
 from llm_service.errors import LLMError
 from llm_service.providers.base import Retrying
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     Vectors = npt.NDArray[np.float32]
+else:
+    np = lazy.module("numpy")
 
 logger = logging.getLogger(__name__)
 MAX_TIMEOUT = 600.0
@@ -110,8 +113,6 @@ class Embedder(Retrying):
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         """One unit-length float32 row per text, in order; batches run as the throttle allows."""
-        import numpy as np
-
         items = list(texts)
         batches = [items[i : i + self.batch_size] for i in range(0, len(items), self.batch_size)]
         try:
@@ -134,8 +135,6 @@ class Embedder(Retrying):
 
     async def _embed_batch(self, batch: list[str]) -> Vectors:
         """One batch, halved (and later batches made smaller) while it times out."""
-        import numpy as np
-
         try:
             return await self._embed_paced(batch)
         except LLMError as exc:
@@ -176,8 +175,6 @@ class Embedder(Retrying):
             return self._unit_rows(result.vectors, len(batch))
 
     def _unit_rows(self, raw: Any, expected: int) -> Vectors:
-        import numpy as np
-
         try:
             vectors = np.asarray(raw, dtype=np.float32)
         except (TypeError, ValueError) as exc:
@@ -208,8 +205,6 @@ class Embedder(Retrying):
 
 def normalised(vectors: Vectors) -> Vectors:
     """``vectors`` scaled to unit length row by row (all-zero rows stay zero), as float32."""
-    import numpy as np
-
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     unit: Vectors = (vectors / norms).astype(np.float32, copy=False)

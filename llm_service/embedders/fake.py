@@ -8,10 +8,16 @@ from __future__ import annotations
 
 import re
 import zlib
-from typing import Any, Final, Unpack
+from typing import TYPE_CHECKING, Any, Final, Unpack
 
+from llm_service import lazy
 from llm_service.embedders.base import Batch, Embedder, EmbedderOptions
 from llm_service.errors import LLMError
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy.module("numpy")
 
 _WORD: Final = re.compile(r"\w+")
 
@@ -38,8 +44,6 @@ class FakeEmbedder(Embedder):
 
     def vector(self, text: str) -> Any:
         """The raw (not normalised) vector of ``text``."""
-        import numpy as np
-
         assert self.dims is not None
         out = np.zeros(self.dims, dtype=np.float32)
         for feature in _features(text.casefold()):

@@ -27,10 +27,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from llm_service import lazy
+from llm_service.embedders.model2vec import Model2VecEmbedder
 from llm_service.errors import ErrorCode, LLMError
+from llm_service.warmup import warmed
 
 if TYPE_CHECKING:
     import httpx
+else:
+    httpx = lazy.module("httpx")
 
 DEFAULT_EMBEDDER_MODEL: Final = "minishlab/potion-base-8M"
 DEFAULT_ENDPOINT: Final = "https://huggingface.co"
@@ -93,10 +98,7 @@ async def _download(
     on_progress: Progress | None,
     max_bytes: int,
 ) -> Path:
-    from llm_service.warmup import warmed
-
     await warmed()  # httpx may be being imported by a server's warm-up thread
-    import httpx
 
     base = f"{endpoint or hub_endpoint()}/{repo}/resolve/{revision}"
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -137,8 +139,7 @@ async def _download(
                     raise _cut_off(repo)
             if on_progress is not None:
                 await on_progress(done, max(total, done))
-        await asyncio.to_thread(_check, temp, repo)
-        await asyncio.to_thread(_move_into_place, temp, folder)
+        await asyncio.to_thread(_install, temp, repo, folder)
     except httpx.HTTPError:  # closing a connection the hub broke (one sent too much, say)
         raise _cut_off(repo) from None
     finally:
@@ -151,8 +152,6 @@ async def _opened(
     client: httpx.AsyncClient, url: str, repo: str, name: str
 ) -> AsyncIterator[httpx.Response]:
     """The streamed answer for one file, refused with a sentence unless it is a 200."""
-    import httpx
-
     try:
         async with client.stream("GET", url) as response:
             if response.status_code in (401, 403):
@@ -179,8 +178,6 @@ async def _opened(
 
 
 async def _body(response: httpx.Response, repo: str) -> AsyncIterator[bytes]:
-    import httpx
-
     try:
         async for chunk in response.aiter_raw(CHUNK_BYTES):
             yield chunk
@@ -217,11 +214,15 @@ def _too_large(repo: str, limit: int) -> LLMError:
     )
 
 
+def _install(temp: Path, repo: str, folder: Path) -> None:
+    """Check the download in ``temp`` (see :func:`_check`), then move it to ``folder``."""
+    _check(temp, repo)
+    _move_into_place(temp, folder)
+
+
 def _check(folder: Path, repo: str) -> None:
     """The downloaded files load as a model2vec model (else invalid_response: whatever the
     loaders raise on files that are cut short or are something else)."""
-    from llm_service.embedders.model2vec import Model2VecEmbedder
-
     try:
         Model2VecEmbedder(str(folder)).load()
     except LLMError as exc:

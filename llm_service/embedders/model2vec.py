@@ -15,13 +15,20 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Unpack
 
+from llm_service import lazy
 from llm_service.embedders.base import Batch, Embedder, EmbedderOptions
 from llm_service.errors import LLMError
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+    import safetensors.numpy as safetensors_numpy
+    import tokenizers
     from tokenizers import Tokenizer
+else:
+    np = lazy.module("numpy")
+    safetensors_numpy = lazy.module("safetensors.numpy")
+    tokenizers = lazy.module("tokenizers")
 
 MAX_TEXT_TOKENS: Final = 512
 """Tokens of a text that count (model2vec's default ``max_length``)."""
@@ -98,10 +105,6 @@ class _Model:
 
     @classmethod
     def read(cls, folder: Path) -> _Model:
-        import numpy as np
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
-
         files = [folder / "tokenizer.json", folder / "model.safetensors"]
         missing = [f.name for f in files if not f.is_file()]
         if missing:
@@ -113,7 +116,7 @@ class _Model:
                 code="invalid_request",
                 provider="model2vec",
             )
-        tensors = load_file(str(files[1]))
+        tensors = safetensors_numpy.load_file(str(files[1]))
         if "embeddings" not in tensors:
             raise LLMError(
                 f"{files[1]} has no 'embeddings' tensor; it is not a model2vec model.",
@@ -126,14 +129,12 @@ class _Model:
         if "mapping" in tensors:
             embeddings = embeddings[tensors["mapping"].astype(np.int64)]
         config = _config(folder / "config.json")
-        tokenizer = Tokenizer.from_file(str(files[0]))
+        tokenizer = tokenizers.Tokenizer.from_file(str(files[0]))
         unk_token = config.get("unk_token") or "[UNK]"
         unk_id = tokenizer.token_to_id(str(unk_token))
         return cls(tokenizer, embeddings, unk_id, bool(config.get("normalize", True)))
 
     def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        import numpy as np
-
         cut = MAX_TEXT_TOKENS * CHARS_PER_TOKEN_CAP
         encodings = self.tokenizer.encode_batch_fast(
             [text[:cut] for text in texts], add_special_tokens=False

@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
+from llm_service import lazy
 from llm_service.connections.errors import UnreadableResponse
 from llm_service.connections.openai import OpenAIConnection
 from llm_service.embedders.base import Batch, Embedder, EmbedderOptions
 from llm_service.errors import LLMError
 from llm_service.providers.common import count
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy.module("numpy")
 
 
 class OpenAIEmbedder(Embedder):
@@ -67,8 +73,6 @@ class OpenAIEmbedder(Embedder):
 
 def _floats(raw: Any) -> Any:
     """One embedding: base64 of little-endian float32s, or a list of numbers as sent."""
-    import numpy as np
-
     if not isinstance(raw, str):
         return raw
     try:

@@ -6,6 +6,10 @@ from __future__ import annotations
 from typing import Final, Unpack
 
 from llm_service.embedders.base import Embedder, EmbedderOptions
+from llm_service.embedders.fake import FakeEmbedder
+from llm_service.embedders.model2vec import Model2VecEmbedder
+from llm_service.embedders.ollama import OllamaEmbedder
+from llm_service.embedders.openai import OpenAIEmbedder
 
 KINDS: Final = ("ollama", "openai", "model2vec", "fake")
 
@@ -28,17 +32,9 @@ def make_embedder(
     """The embedder ``spec`` names; SDKs load on its first call, a model2vec folder too."""
     kind, model = parse_spec(spec)
     if kind == "ollama":
-        from llm_service.embedders.ollama import OllamaEmbedder
-
         return OllamaEmbedder(model, **options)
     if kind == "openai":
-        from llm_service.embedders.openai import OpenAIEmbedder
-
         return OpenAIEmbedder(model, api_key, **options)
     if kind == "model2vec":
-        from llm_service.embedders.model2vec import Model2VecEmbedder
-
         return Model2VecEmbedder(model, **options)
-    from llm_service.embedders.fake import FakeEmbedder
-
     return FakeEmbedder(model, **options)

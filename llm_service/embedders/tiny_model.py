@@ -11,6 +11,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from llm_service import lazy
+
+if TYPE_CHECKING:
+    import numpy as np
+    import safetensors.numpy as safetensors_numpy
+    import tokenizers
+else:
+    np = lazy.module("numpy")
+    safetensors_numpy = lazy.module("safetensors.numpy")
+    tokenizers = lazy.module("tokenizers")
 
 UNK = "[UNK]"
 
@@ -24,10 +36,6 @@ def write_tiny_model(
     seed: int = 0,
 ) -> Path:
     """Create ``folder`` with a model knowing ``words`` (lower-cased) and return it."""
-    import numpy as np
-    from safetensors.numpy import save_file
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
-
     vocab = {UNK: 0}
     for word in [*words, *(w for group in groups for w in group)]:
         vocab.setdefault(word.lower(), len(vocab))
@@ -38,14 +46,14 @@ def write_tiny_model(
         shared = rng.standard_normal(dims).astype(np.float32) * 3.0
         for word in group:
             table[vocab[word.lower()]] += shared
-    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token=UNK))
-    tokenizer.normalizer = normalizers.BertNormalizer(
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token=UNK))
+    tokenizer.normalizer = tokenizers.normalizers.BertNormalizer(
         clean_text=True, handle_chinese_chars=True, strip_accents=False, lowercase=True
     )
-    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
     folder.mkdir(parents=True, exist_ok=True)
     tokenizer.save(str(folder / "tokenizer.json"))
-    save_file({"embeddings": table}, str(folder / "model.safetensors"))
+    safetensors_numpy.save_file({"embeddings": table}, str(folder / "model.safetensors"))
     config = {"model_type": "model2vec", "normalize": True, "unk_token": UNK, "hidden_dim": dims}
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     return folder

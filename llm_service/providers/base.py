@@ -14,16 +14,22 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequen
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Self, TypedDict, TypeVar, Unpack
 
+from llm_service import lazy
 from llm_service.catalog import ModelInfo, described
+from llm_service.catalog import sees_images as catalog_sees_images
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent
 from llm_service.factory import PROFILES
 from llm_service.messages import LLMResponse, Message, ToolSpec
 from llm_service.options import TOOL_MODES, ForcedTool, ResponseFormat, ToolChoice
+from llm_service.pricing import load_prices
 from llm_service.warmup import import_early, warmed
 
 if TYPE_CHECKING:
+    import tenacity
     from tenacity import RetryCallState
+else:
+    tenacity = lazy.module("tenacity")
 
 logger = logging.getLogger(__name__)
 
@@ -127,12 +133,10 @@ class Retrying(ABC):
 
     async def _with_retries(self, attempt: Callable[[], Awaitable[CallT]]) -> CallT:
         await warmed()  # never import the SDK while a warm-up thread imports it
-        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
-
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts),
+        retrying = tenacity.AsyncRetrying(
+            stop=tenacity.stop_after_attempt(self.max_attempts),
             wait=self._wait_seconds,
-            retry=retry_if_exception(self._worth_retrying),
+            retry=tenacity.retry_if_exception(self._worth_retrying),
             before_sleep=self._log_retry,
             reraise=True,
         )
@@ -144,9 +148,7 @@ class Retrying(ABC):
 
     def _wait_seconds(self, state: RetryCallState) -> float:
         """Exponential backoff with jitter, capped at 30 s, but never less than Retry-After."""
-        from tenacity import wait_exponential_jitter
-
-        backoff = wait_exponential_jitter(
+        backoff = tenacity.wait_exponential_jitter(
             multiplier=self.backoff_base, max=MAX_BACKOFF_SECONDS, jitter=self.backoff_base
         )(state)
         exc = state.outcome.exception() if state.outcome else None
@@ -232,9 +234,7 @@ class Provider(Retrying):
     async def sees_images(self, model: str) -> bool:
         """Whether ``model`` accepts images: what the catalog knows of it; a model it does not
         know is taken to see on a hosted API, not on a local server (LM Studio...)."""
-        from llm_service.catalog import sees_images
-
-        known = sees_images(model)
+        known = catalog_sees_images(model)
         hosted = any(p.name == self.price_provider and not p.local for p in PROFILES.values())
         return known if known is not None else hosted
 
@@ -242,7 +242,6 @@ class Provider(Retrying):
         """Import the SDK, read the price data and build the SDK's client in a worker thread,
         so that the first call does not stall the event loop for the second or so that takes
         (a server calls this once started)."""
-        from llm_service.pricing import load_prices
 
         def then() -> None:
             load_prices()

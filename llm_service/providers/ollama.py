@@ -22,6 +22,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
+from llm_service import lazy
 from llm_service.catalog import ModelInfo
 from llm_service.connections.ollama import (
     OllamaConnection,
@@ -52,6 +53,8 @@ from llm_service.providers.text_tools import TextToolFallback
 
 if TYPE_CHECKING:
     import httpx
+else:
+    httpx = lazy.module("httpx")
 
 
 class OllamaProvider(TextToolFallback):
@@ -118,8 +121,6 @@ class OllamaProvider(TextToolFallback):
         """``model`` with its tool support (``capabilities``, Ollama 0.6.4 and later) and
         context length (``model_info``) from ``/api/show``; unknown where it does not say. A
         model without tools gets them in text from its first call on, with no refused call."""
-        import httpx
-
         try:
             response = await self._http().post("/api/show", json={"model": model})
             shown = decode_json(response.status_code, response.content)

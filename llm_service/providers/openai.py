@@ -20,6 +20,7 @@ from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Self, Unpack
 
+from llm_service import lazy
 from llm_service.catalog import ModelInfo
 from llm_service.connections.errors import UnreadableResponse, error_details
 from llm_service.connections.openai import OpenAIConnection
@@ -52,7 +53,10 @@ from llm_service.providers.common import (
 from llm_service.providers.text_tools import TextToolFallback
 
 if TYPE_CHECKING:
+    import openai
     from openai import AsyncOpenAI
+else:
+    openai = lazy.module("openai")
 
 _FINISH_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -138,8 +142,6 @@ class OpenAIProvider(TextToolFallback):
     async def _lm_studio_loaded(self) -> set[str]:
         """The models LM Studio's own REST API (``/api/v0/models``, beside ``/v1``) says are
         loaded; empty from any other server or on any error."""
-        import openai
-
         root = (self.base_url or "").rstrip("/").removesuffix("/v1")
         try:
             body = await self._sdk().get(f"{root}/api/v0/models", cast_to=object)
@@ -200,8 +202,6 @@ class OpenAIProvider(TextToolFallback):
         """The SDK sends the request and checks its status; the SSE events are read here, as
         plain JSON: building the SDK's model object for every chunk cost more CPU than all the
         rest of a chunk's way to the client (bench/stalls.py)."""
-        import openai
-
         stream = self._sdk().chat.completions.with_streaming_response.create(
             **self._params(request), stream=True, stream_options={"include_usage": True}
         )
@@ -234,8 +234,6 @@ class OpenAIProvider(TextToolFallback):
         yield ResponseComplete(assembly.response())
 
     def _refusal_text(self, exc: Exception) -> str | None:
-        import openai
-
         if not isinstance(exc, openai.BadRequestError):
             return None
         return error_details(exc.body)[1] or exc.message

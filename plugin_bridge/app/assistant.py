@@ -28,7 +28,6 @@ the system prompt and the vault's context note, the client's earlier messages as
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
@@ -37,24 +36,38 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from pydantic import ValidationError
 
-from llm_service import LLMError, LLMResponse, ResponseComplete, TextDelta, ToolCallDelta, ToolSpec
+from llm_service import (
+    LLMError,
+    LLMResponse,
+    LLMService,
+    Message,
+    ResponseComplete,
+    TextDelta,
+    ToolCallDelta,
+    ToolSpec,
+    lazy,
+)
 from llm_service.catalog import max_output_for
 from llm_service.options import ForcedTool, ResponseFormat, ToolChoice, forces_a_call
 from llm_service.providers.base import DEFAULT_MAX_TOKENS
+from llm_service.tools import ToolRegistry
 from plugin_bridge.app.clients import OWNER_CALLER, Caller
 from plugin_bridge.app.model_routes import ModelRoutes
 from plugin_bridge.app.tool_args import ToolArgs
 from plugin_bridge.app.turn.confirm import ask_plugin
 from plugin_bridge.app.turn.conversation import Turn, TurnRequest, start_turn
 from plugin_bridge.app.turn.prompts import system_prompt
+from plugin_bridge.app.vault_tools import register_vault_tools
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from llm_service import LLMService, Message
+    import jsonschema
+
     from llm_service.providers.base import ChatOptions
-    from llm_service.tools import ToolRegistry
     from plugin_bridge.app.settings.providers import Purpose, Route
     from plugin_bridge.app.state import BridgeApp
+else:
+    jsonschema = lazy.module("jsonschema")
 
 VAULT_MODEL: Final = "vault"
 Event = TextDelta | ToolCallDelta | ResponseComplete
@@ -161,9 +174,6 @@ class Assistant:
         reviewed = self._plugin_reviews(caller)
         allow = self.app.config.http_allow_writes and writes
         if (allow, reviewed) not in self._http_tools:
-            from llm_service.tools import ToolRegistry
-            from plugin_bridge.app.vault_tools import register_vault_tools
-
             confirm = ask_plugin(self.app.vault, self.app.writes.plugin) if reviewed else None
             registry = ToolRegistry(confirm=confirm)
             register_vault_tools(
@@ -270,8 +280,6 @@ class Assistant:
     ) -> LLMResponse:
         """An answer that matches ``schema`` (or a tool call), asked for again once with the
         reason; an LLMError (invalid_response) when the second fails too."""
-        from llm_service import Message
-
         asked = list(messages)
         problem = ""
         for _ in range(SCHEMA_TRIES):
@@ -348,8 +356,6 @@ class Assistant:
         """A conversation's service on the chat route, with ``tools``, the vault's system
         prompt and the settings' answer length and temperature (``options``' own above them;
         its usage recorder is set by who uses it)."""
-        from llm_service import LLMService
-
         options = options or AskOptions()
         answer = self.app.answer_options()
         if options.max_tokens is not None:
@@ -368,21 +374,19 @@ class Assistant:
         path = app.config.context_note
         fresh, note = app.context_notes.cached(app.vault, path)
         if not fresh:
-            note = await asyncio.to_thread(app.context_notes.read, app.vault, path)
+            note = await app.vault.notes.execute(lambda _: app.context_notes.read(app.vault, path))
         service.set_conversation_context("\n\n".join(p for p in (note, options.system) if p))
         return service
 
 
 def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
     """Why ``text`` is not JSON that matches ``schema`` (None: it is)."""
-    from jsonschema import exceptions, validators
-
     try:
         value = json.loads(text)
     except ValueError:
         return "the answer is not JSON"
-    validator = validators.validator_for(schema)(schema)
-    error = exceptions.best_match(validator.iter_errors(value))
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     if error is None:
         return None
     where = "/".join(str(part) for part in error.absolute_path)
@@ -406,11 +410,9 @@ def typed_value(reply: LLMResponse, args: type[Args]) -> Args | None:
 
 def check_schema(schema: dict[str, Any]) -> str | None:
     """Why ``schema`` is not a JSON Schema (None: it is)."""
-    from jsonschema import exceptions, validators
-
     try:
-        validators.validator_for(schema).check_schema(schema)
-    except exceptions.SchemaError as exc:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except jsonschema.SchemaError as exc:
         return exc.message
     return None
 

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
+from llm_service.door import BlockingStore
+from plugin_bridge.app.vault_tools import WRITE_TOOLS
 from plugin_bridge.vault.notes.atomic import write_atomic
 from plugin_bridge.wire.errors import RpcError, WireCode
 
@@ -215,8 +217,6 @@ def http_scope(path: str) -> str:
 def tool_scope(name: str, registry: ToolRegistry) -> str:
     """``write`` for a tool that writes or that the user reviews (an MCP server's), else
     ``read``."""
-    from plugin_bridge.app.vault_tools import WRITE_TOOLS
-
     if name in WRITE_TOOLS or registry.permission(name) not in (None, "allow"):
         return "write"
     return "read"
@@ -247,7 +247,7 @@ def _digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-class ClientKeys:
+class ClientKeys(BlockingStore):
     """The vault's client keys (the file of the module docstring), read again when it changed."""
 
     def __init__(self, data_dir: Path) -> None:

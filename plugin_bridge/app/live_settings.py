@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 from pydantic import BaseModel, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel
 
+from llm_service import lazy
 from llm_service.errors import LLMError
 from plugin_bridge.app.settings.config import (
     BridgeSettings,
@@ -35,8 +36,12 @@ from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
+    import watchfiles
+
     from llm_service.embedders import Embedder
     from plugin_bridge.app.state import BridgeApp
+else:
+    watchfiles = lazy.module("watchfiles")
 
 logger = logging.getLogger(__name__)
 
@@ -252,8 +257,6 @@ class SettingsFileWatch:
 
     async def run(self, *, debounce_ms: int = 300) -> None:
         """Apply each change of the file until cancelled."""
-        from watchfiles import awatch
-
         folder = self.path.parent
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -263,7 +266,7 @@ class SettingsFileWatch:
         name = self.path.name
         stop = asyncio.Event()  # ends watchfiles' thread within WAKE_MS once cancelled
         try:
-            async for _ in awatch(
+            async for _ in watchfiles.awatch(
                 folder,
                 watch_filter=lambda _change, changed: Path(changed).name == name,
                 debounce=debounce_ms,
@@ -280,8 +283,9 @@ class SettingsFileWatch:
     async def reload(self) -> bool:
         """Apply what changed in the file since it was last read; whether settings changed."""
         try:
-            values = await asyncio.to_thread(read_config, self.path)
-            without_flags = await asyncio.to_thread(load_settings)
+            values, without_flags = await asyncio.to_thread(
+                lambda: (read_config(self.path), load_settings())
+            )
         except (OSError, ValueError, SettingsError) as exc:
             logger.warning(
                 "The settings file %s changed but is refused (%s); the running settings stay.",

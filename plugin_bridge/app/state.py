@@ -9,12 +9,14 @@ of connections or routing: the confirm round trip comes in as a callback
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import secrets
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from llm_service import LLMService, Usage
+from llm_service.pricing import cost_usd
+from llm_service.tools import ToolRegistry
 from plugin_bridge.app.assistant import Assistant
 from plugin_bridge.app.clients import OWNER_CALLER, Caller, ClientKeys
 from plugin_bridge.app.conversations.live import MAX_CONVERSATIONS, Conversations
@@ -28,13 +30,17 @@ from plugin_bridge.app.settings.config import (
     PLUGIN_CLIENT,
     BridgeSettings,
     McpSettings,
+    SettingsError,
 )
 from plugin_bridge.app.settings.providers import ProviderSetup, Route
 from plugin_bridge.app.tool_sources import McpSources, SourceStatus
 from plugin_bridge.app.turn.prompts import ContextNoteCache, system_prompt
+from plugin_bridge.app.turn.setup import register_setup_tool, setup_prompt, showing_the_note
+from plugin_bridge.app.vault_tools import offer_related, register_vault_tools
 from plugin_bridge.app.write_through import DEFAULT_APPLY_TIMEOUT, WriteThrough
 from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD
 from plugin_bridge.wire.errors import RpcError, WireCode
+from plugin_bridge.wire.models import IndexProgress
 
 if TYPE_CHECKING:
     from llm_service import LLMService, Message
@@ -121,8 +127,6 @@ class BridgeApp:
             assert vault.semantic is not None
             await vault.semantic.start()
         if self._tools is not None:
-            from plugin_bridge.app.vault_tools import offer_related
-
             offer_related(self._tools, vault)
 
     async def apply(self, settings: BridgeSettings, *, save: Iterable[str] | None = None) -> None:
@@ -157,8 +161,6 @@ class BridgeApp:
                 await old.aclose()
 
     def _embedding_progress(self, progress: Progress) -> None:
-        from plugin_bridge.wire.models import IndexProgress
-
         message = IndexProgress.model_validate(progress, from_attributes=True)
         self.broadcast(message.model_copy(update={"unreadable_pdfs": self.unreadable_pdfs()}))
 
@@ -169,9 +171,6 @@ class BridgeApp:
     def _embedding_spend(self, model: str, tokens: int) -> None:
         """Record a paid embedding batch like a chat call (purpose "embedding"; only OpenAI's
         own API embeds for money)."""
-        from llm_service import Usage
-        from llm_service.pricing import cost_usd
-
         usage = Usage(tokens, 0)
         cost = cost_usd(model, usage, "openai")
         self.spending.recorder(None, "embedding", OWNER_CALLER)(model, usage, cost, "openai")
@@ -180,9 +179,6 @@ class BridgeApp:
     def tools(self) -> ToolRegistry:
         """The vault tools without a model (tools/list, tools/execute); built on first use."""
         if self._tools is None:
-            from llm_service.tools import ToolRegistry
-            from plugin_bridge.app.vault_tools import register_vault_tools
-
             self._tools = ToolRegistry(confirm=self.confirm)
             register_vault_tools(
                 self._tools, self.vault, write_permission="ask", writer=self.writes.write
@@ -207,9 +203,6 @@ class BridgeApp:
         """The tools of a setup turn (chat/send with setup): the vault tools and
         ``complete_setup``, which writes the context note after the user's review."""
         if self._setup_tools is None:
-            from llm_service.tools import ToolRegistry
-            from plugin_bridge.app.turn.setup import register_setup_tool, showing_the_note
-            from plugin_bridge.app.vault_tools import register_vault_tools
 
             def note_path() -> str:
                 return self.config.context_note
@@ -224,8 +217,6 @@ class BridgeApp:
     def prepare_turn(self, service: LLMService, *, setup: bool, has_note: bool) -> None:
         """The system prompt and tools of a turn: the setup conversation's, or every chat's."""
         if setup:
-            from plugin_bridge.app.turn.setup import setup_prompt
-
             service.tools = self.setup_tools
             prompt = setup_prompt(self.vault.name, self.config.context_note, has_note)
         else:
@@ -243,8 +234,6 @@ class BridgeApp:
         or deep model when configured, else the chat model), or -32011 saying what to
         configure: in the plugin's settings when ``client`` (the program's name) is the
         plugin, else with the flags and environment variables (the CLI, other clients)."""
-        from plugin_bridge.app.settings.config import SettingsError
-
         try:
             route = self.providers.route(purpose)
         except SettingsError as exc:
@@ -266,7 +255,9 @@ class BridgeApp:
             conversation_id,
             exchange,
             caller,
-            rename=functools.partial(self.conversations.store.rename, conversation_id),
+            rename=lambda title: self.conversations.store.execute(
+                lambda store: store.rename(conversation_id, title)
+            ),
         )
         task = asyncio.create_task(title, name=f"title {conversation_id}")
         self._background.add(task)

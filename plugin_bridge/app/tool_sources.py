@@ -24,13 +24,26 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from llm_service import lazy
 from llm_service.tools import TOOL_NAME_PATTERN, ToolOutput
+from llm_service.warmup import import_early
 
 if TYPE_CHECKING:
+    import httpx2
+    import mcp
+    import mcp.shared.exceptions as mcp_exceptions
+    import mcp_types
     from mcp import Client
+    from mcp.client import streamable_http
 
     from llm_service.tools import ToolRegistry
     from plugin_bridge.app.settings.config import McpServer, McpSettings
+else:
+    httpx2 = lazy.module("httpx2")
+    mcp = lazy.module("mcp")
+    mcp_exceptions = lazy.module("mcp.shared.exceptions")
+    mcp_types = lazy.module("mcp_types")
+    streamable_http = lazy.module("mcp.client.streamable_http")
 
 logger = logging.getLogger(__name__)
 
@@ -145,30 +158,23 @@ class _Supervisor:
 
     @contextlib.asynccontextmanager
     async def _connected(self) -> AsyncIterator[Client]:
-        import importlib
-
-        await asyncio.to_thread(importlib.import_module, "mcp")  # ~1 s, off the event loop
-        from mcp import Client, StdioServerParameters
-
+        await import_early("mcp")  # ~1 s, off the event loop
         config = self.config
         async with contextlib.AsyncExitStack() as stack:
             if config.command is not None:
-                target: Any = StdioServerParameters(
+                target: Any = mcp.StdioServerParameters(
                     command=config.command, args=list(config.args), env=dict(config.env)
                 )
             else:
-                import httpx2
-                from mcp.client.streamable_http import streamable_http_client
-
                 assert config.url is not None
                 http = await stack.enter_async_context(
                     httpx2.AsyncClient(
                         headers=dict(config.headers), timeout=httpx2.Timeout(30.0, read=300.0)
                     )
                 )
-                target = streamable_http_client(config.url, http_client=http)
+                target = streamable_http.streamable_http_client(config.url, http_client=http)
             async with asyncio.timeout(START_SECONDS):
-                client = await stack.enter_async_context(Client(target))
+                client = await stack.enter_async_context(mcp.Client(target))
             self._client = client
             yield client
 
@@ -236,16 +242,13 @@ class _Supervisor:
 
     def _handler(self, tool: str) -> Any:
         async def call(arguments: dict[str, Any]) -> ToolOutput:
-            from mcp.shared.exceptions import MCPError
-            from mcp_types import CONNECTION_CLOSED
-
             client = self._client
             if client is None:
                 raise RuntimeError(f"the MCP server {self.name!r} is not running; it is restarting")
             try:
                 result = await client.call_tool(tool, arguments)
-            except MCPError as exc:
-                if exc.error.code != CONNECTION_CLOSED:
+            except mcp_exceptions.MCPError as exc:
+                if exc.error.code != mcp_types.CONNECTION_CLOSED:
                     raise RuntimeError(exc.error.message) from exc
                 self._failed(f"it stopped while running {tool}")
                 raise RuntimeError(

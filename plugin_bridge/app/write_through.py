@@ -29,6 +29,8 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Final, Literal
 
+from pydantic import ValidationError
+
 from plugin_bridge.app.clients import audit_origin
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.errors import WireCode
@@ -85,21 +87,31 @@ class WriteThrough:
         """Make ``plan`` (see the module docstring); VaultError as the note store raises."""
         origin = audit_origin(origin)
         peer = self._newest() if plan.before is not None else None
+        notes = self.notes
         if peer is None:
-            return await asyncio.to_thread(self.notes.write_planned, plan, origin)
-        asked = self.notes.asked
-        kept = await asyncio.to_thread(
-            asked.begin, plan.path, plan.action, plan.old, plan.old_hash, origin
+            return await notes.execute(lambda notes: notes.write_planned(plan, origin))
+        kept = await notes.execute(
+            lambda notes: notes.asked.begin(plan.path, plan.action, plan.old, plan.old_hash, origin)
         )
         try:
             applied = await self._ask(peer, plan)
-            if applied is None:
-                return await asyncio.to_thread(self.notes.write_planned, plan, origin)
-            written = await asyncio.to_thread(self.notes.record_applied, plan, applied, origin)
-        finally:
-            await asyncio.to_thread(asked.end, kept)
+        except BaseException:
+            await notes.execute(lambda notes: notes.asked.end(kept))
+            raise
+
+        def record(notes: NoteStore) -> WriteResult:
+            try:  # None: the plugin did not apply it, so it is written here
+                if applied is None:
+                    return notes.write_planned(plan, origin)
+                return notes.record_applied(plan, applied, origin)
+            finally:
+                notes.asked.end(kept)
+
+        written = await notes.execute(record)
+        if applied is None:
+            return written
         if not await self._reaches(plan.path, applied):
-            now = await asyncio.to_thread(self.notes.record_unconfirmed, plan, applied, origin)
+            now = await notes.execute(lambda notes: notes.record_unconfirmed(plan, applied, origin))
             logger.warning(
                 "note/apply said %s was written, and the file did not reach its hash", plan.path
             )
@@ -117,7 +129,7 @@ class WriteThrough:
         deadline = asyncio.get_running_loop().time() + self.confirm_seconds
         while True:
             with contextlib.suppress(VaultError, OSError):
-                if await asyncio.to_thread(self.notes.file_hash, path) == wanted:
+                if await self.notes.execute(lambda notes: notes.file_hash(path)) == wanted:
                     return True
             if asyncio.get_running_loop().time() >= deadline:
                 return False
@@ -139,8 +151,6 @@ class WriteThrough:
 
 
 def _outcome(path: str, answer: Response) -> str | None:
-    from pydantic import ValidationError
-
     if answer.error is not None:
         if answer.error.get("code") == WireCode.NOTE_CONFLICT:
             raise VaultError(

@@ -10,14 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import plugin_bridge
-
-if TYPE_CHECKING:
-    from plugin_bridge.cli.serve import ServeOptions
-
 from llm_service.factory import PROVIDER_NAMES
+from plugin_bridge.cli.serve import ServeOptions, run
 
 
 class _Version(argparse.Action):
@@ -187,8 +183,6 @@ def main(argv: list[str] | None = None) -> int:
         print(problem, file=sys.stderr)
         return 2
     if args.command == "serve":
-        from plugin_bridge.cli.serve import run
-
         return run(serve_options(args))
     if args.command == "mcp":
         from plugin_bridge.cli.mcp import run as run_mcp
@@ -243,8 +237,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def serve_options(args: argparse.Namespace) -> ServeOptions:
-    from plugin_bridge.cli.serve import ServeOptions
-
     return ServeOptions(
         vault=args.vault,
         host=args.host,

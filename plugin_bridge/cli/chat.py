@@ -19,8 +19,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from websockets.exceptions import WebSocketException
+
+from plugin_bridge.cli.commandline import command_line
+from plugin_bridge.vault.datadir import default_info_file
 from plugin_bridge.wire.client import BridgeClient, RpcCallError, wire_params
-from plugin_bridge.wire.infofile import InfoFileError, default_info_file, read_info_file
+from plugin_bridge.wire.infofile import InfoFileError, read_info_file
 from plugin_bridge.wire.models import (
     CHAT_SEND,
     HEALTH,
@@ -251,15 +255,11 @@ async def chat(
         info = read_info_file(info_path)
     except InfoFileError as exc:
         if vault is not None and exc.missing:
-            from plugin_bridge.cli.commandline import command_line
-
             start = command_line("serve", "--vault", str(vault))
             print(f"No server is running for {vault}: start it with {start}", file=sys.stderr)
         else:
             print(exc, file=sys.stderr)
         return 1
-    from websockets.exceptions import WebSocketException
-
     view = ChatView(out, ask)
     try:
         client = await BridgeClient.connect(

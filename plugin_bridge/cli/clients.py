@@ -11,6 +11,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from plugin_bridge.app.clients import ClientKeyError, ClientKeys
+from plugin_bridge.vault.datadir import data_dir_for
+
 if TYPE_CHECKING:
     from plugin_bridge.app.clients import ClientKeys
 
@@ -26,9 +29,6 @@ def run(
     pair: bool = False,
     out: TextIO | None = None,
 ) -> int:
-    from plugin_bridge.app.clients import ClientKeyError, ClientKeys
-    from plugin_bridge.vault.datadir import data_dir_for
-
     out = out or sys.stdout
     folder = data_dir_for(vault.expanduser(), data_dir)
     keys = ClientKeys(folder)

@@ -26,3 +26,9 @@ def command_line(*args: str) -> str:
     else:
         head = [sys.executable, "-m", "plugin_bridge"]
     return shlex.join([*head, *args])
+
+
+def fail(code: int, message: str) -> int:
+    """Print ``message`` (one sentence) to stderr; ``code``, the exit status to return."""
+    print(message, file=sys.stderr)
+    return code

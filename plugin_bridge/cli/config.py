@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import sys
 
+from plugin_bridge.app.settings.config import SettingsError, config_file, load_settings, shown
+
 
 def run(action: str) -> int:
-    from plugin_bridge.app.settings.config import SettingsError, config_file, load_settings, shown
-
     if action == "path":
         print(config_file())
         return 0

@@ -15,7 +15,15 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
+
+from llm_service import lazy
+from plugin_bridge.vault.datadir import APP_NAME, vault_key
+
+if TYPE_CHECKING:
+    import platformdirs
+else:
+    platformdirs = lazy.module("platformdirs")
 
 LOCKS_FOLDER: Final = "locks"
 
@@ -74,11 +82,7 @@ class ServerLock:
 
 def lock_path(vault: Path) -> Path:
     """The lock file of the vault at ``vault`` (keyed by its real path)."""
-    from platformdirs import user_state_dir
-
-    from plugin_bridge.vault.datadir import APP_NAME, vault_key
-
-    return Path(user_state_dir(APP_NAME)) / LOCKS_FOLDER / f"{vault_key(vault)}.lock"
+    return Path(platformdirs.user_state_dir(APP_NAME)) / LOCKS_FOLDER / f"{vault_key(vault)}.lock"
 
 
 def acquire(vault: Path) -> ServerLock:

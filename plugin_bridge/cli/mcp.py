@@ -30,7 +30,12 @@ from typing import TYPE_CHECKING, Final
 from plugin_bridge.cli.lock import ServerLock, ServerRunning, acquire, holder, process_alive
 from plugin_bridge.cli.serve import ServeOptions, lock_problem, serve_here
 from plugin_bridge.cli.serve import run as serve
-from plugin_bridge.wire.infofile import InfoFileError, InfoRecord, default_info_file, read_info_file
+from plugin_bridge.mcp.server import build_server, serve_stdio
+from plugin_bridge.mcp.tools import ForwardedTools, HandoverTools, LocalTools
+from plugin_bridge.vault.datadir import default_info_file
+from plugin_bridge.vault.semantic.vectors import single_threaded_blas
+from plugin_bridge.wire.client import BridgeClient
+from plugin_bridge.wire.infofile import InfoFileError, InfoRecord, read_info_file
 
 if TYPE_CHECKING:
     from plugin_bridge.app.state import BridgeApp
@@ -44,8 +49,6 @@ CLIENT_NAME: Final = "obsidian-ai-bridge mcp"
 
 def run(options: ServeOptions, *, allow_writes: bool) -> int:
     """Serve MCP on stdio until stdin closes; the process exit code."""
-    from plugin_bridge.vault.semantic.vectors import single_threaded_blas
-
     single_threaded_blas()  # this process may become the server: before numpy is imported
     vault = options.vault.expanduser()
     deadline = time.monotonic() + START_WAIT
@@ -89,16 +92,12 @@ def _live(info_path: Path) -> InfoRecord | None:
 
 def _stdio_companion(allow_writes: bool) -> Callable[[BridgeApp], Awaitable[None]]:
     async def companion(app: BridgeApp) -> None:
-        from plugin_bridge.mcp.server import build_server, serve_stdio
-
         await serve_stdio(build_server(_local_tools(app, allow_writes), app.vault.name))
 
     return companion
 
 
 def _local_tools(app: BridgeApp, allow_writes: bool) -> LocalTools:
-    from plugin_bridge.mcp.tools import LocalTools
-
     return LocalTools(
         app.vault,
         allow_writes=allow_writes,
@@ -110,9 +109,6 @@ def _local_tools(app: BridgeApp, allow_writes: bool) -> LocalTools:
 async def _forward(options: ServeOptions, info_path: Path, allow_writes: bool) -> int | None:
     """Serve MCP by forwarding to the running server, and take over from it when it stops;
     None when it does not answer."""
-    from plugin_bridge.mcp.server import build_server, serve_stdio
-    from plugin_bridge.mcp.tools import ForwardedTools, HandoverTools
-
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     vault = options.vault.expanduser()
     given = options.info_file
@@ -194,8 +190,6 @@ async def _lock_when_free(vault: Path) -> ServerLock | None:
 
 async def _connect(info_path: Path, tools: ForwardedTools) -> BridgeClient:
     """A connection to the server the info file names, or ConnectionError saying why not."""
-    from plugin_bridge.wire.client import BridgeClient
-
     try:
         record = read_info_file(info_path)
         return await BridgeClient.connect(

@@ -8,6 +8,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
+from llm_service import LLMError
+from llm_service.discovery import ModelCache, known_models
+from plugin_bridge.app.settings.config import SettingsError, choose_provider, load_settings
+from plugin_bridge.app.settings.providers import build_provider
+from plugin_bridge.vault.datadir import data_dir_for
+
 if TYPE_CHECKING:
     from llm_service.catalog import ModelInfo
 
@@ -35,16 +41,6 @@ def run(
 async def _models(
     vault: Path, data_dir: Path | None, refresh: bool, flags: dict[str, str], out: TextIO
 ) -> int:
-    from llm_service import LLMError
-    from llm_service.discovery import ModelCache, known_models
-    from plugin_bridge.app.settings.config import (
-        SettingsError,
-        choose_provider,
-        load_settings,
-    )
-    from plugin_bridge.app.settings.providers import build_provider
-    from plugin_bridge.vault.datadir import data_dir_for
-
     try:
         settings = load_settings(vault=vault, **flags)
     except SettingsError as exc:

@@ -7,15 +7,15 @@ import sys
 from pathlib import Path
 from typing import Final, TextIO
 
+from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.vault.vault import Vault
+
 INDEX_TIMEOUT: Final = 600.0
 
 
 async def search(
     vault_root: Path, query: str, *, limit: int, data_dir: Path | None, out: TextIO
 ) -> int:
-    from plugin_bridge.vault.errors import VaultError
-    from plugin_bridge.vault.vault import Vault
-
     vault = Vault(vault_root, data_dir, watch=False)
     try:
         await vault.start()

@@ -17,14 +17,40 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from pydantic import ValidationError
+
+from llm_service import LLMError, lazy
+from llm_service.catalog import is_chat_model
 from llm_service.factory import PROFILES, PROVIDER_NAMES, ProviderProfile, provider_name
-from plugin_bridge.app.settings.keys import KEY_FIELDS
+from llm_service.runtimes import detect_runtimes
+from plugin_bridge.app.settings.config import (
+    BridgeSettings,
+    answers,
+    choose_provider,
+    default_model,
+    write_settings_file,
+)
+from plugin_bridge.app.settings.keys import KEY_FIELDS, rebound
+from plugin_bridge.app.settings.providers import build_provider
+from plugin_bridge.cli.commandline import command_line
+from plugin_bridge.cli.models import MODEL_COLUMNS, model_row
+from plugin_bridge.wire.errors import field_problems
 
 if TYPE_CHECKING:
+    from rich import console as rich_console
+    from rich import markup as rich_markup
+    from rich import prompt as rich_prompt
+    from rich import table as rich_table
+
     from llm_service import Provider
     from llm_service.catalog import ModelInfo
     from llm_service.factory import ProviderName
     from plugin_bridge.app.settings.config import BridgeSettings
+else:
+    rich_console = lazy.module("rich.console")
+    rich_markup = lazy.module("rich.markup")
+    rich_prompt = lazy.module("rich.prompt")
+    rich_table = lazy.module("rich.table")
 
 
 class SetupError(Exception):
@@ -61,19 +87,6 @@ async def _setup(
     ask: Callable[[str], str] | None,
     ask_secret: Callable[[str], str] | None,
 ) -> int:
-    from pydantic import ValidationError
-
-    from llm_service import LLMError
-    from llm_service.catalog import is_chat_model
-    from plugin_bridge.app.settings.config import (
-        BridgeSettings,
-        choose_provider,
-        write_settings_file,
-    )
-    from plugin_bridge.app.settings.keys import rebound
-    from plugin_bridge.app.settings.providers import build_provider
-    from plugin_bridge.wire.errors import field_problems
-
     found = await _local_runtimes() if provider is None and ask is not None else {}
     if provider is None:
         default = "ollama" if "ollama" in found else "openai" if "lmstudio" in found else ""
@@ -130,7 +143,6 @@ async def _setup(
     values["model"] = model
     path = write_settings_file(values)
     print(f"Saved to {path} (readable by you only).")
-    from plugin_bridge.cli.commandline import command_line
 
     print(f"Next: {command_line('serve', '--vault', 'PATH/TO/YOUR/VAULT')}")
     return 0
@@ -154,8 +166,6 @@ def _needs_key(
 def _default_model(current: BridgeSettings, provider: ProviderName, names: list[str]) -> str:
     """The model an empty answer takes, one of ``names`` (the chat models the provider serves):
     the one saved for this provider, else its recommended one, else its first."""
-    from plugin_bridge.app.settings.config import default_model
-
     saved = current.model if current.provider == provider else None
     for candidate in (saved, default_model(provider)):
         if candidate in names:
@@ -183,9 +193,6 @@ async def _checked_models(
     answers at the address fails at once (not after retries); a refused key is named as the
     key that was given (``key_source``: with --api-key, or typed), not an environment
     variable."""
-    from llm_service import LLMError
-    from plugin_bridge.app.settings.config import answers
-
     url = provider.base_url or PROFILES[name].default_origin or ""
     if url and not await answers(url):
         hint = "start it (`ollama serve`)" if name == "ollama" else "check the address"
@@ -204,8 +211,6 @@ async def _checked_models(
 async def _local_runtimes() -> dict[str, str]:
     """The local runtimes that answer, kind → the base URL to use (Ollama, LM Studio), said
     on the terminal as they are found."""
-    from llm_service.runtimes import detect_runtimes
-
     found: dict[str, str] = {}
     for runtime in await detect_runtimes():
         if not runtime.reachable:
@@ -243,19 +248,19 @@ def _answer(
 
 
 def _rich_prompts() -> tuple[Callable[[str], str], Callable[[str], str]]:
-    """Questions asked with rich (imported here: only an interactive setup pays for it). While
+    """Questions asked with rich (loaded on first use: only an interactive setup pays). While
     a question waits, Ctrl-C is Python's own KeyboardInterrupt: the first one stops setup (the
     event loop's handler would only cancel the task, which a blocking read never notices)."""
-    from rich.markup import escape
-    from rich.prompt import Prompt
 
     def ask(question: str) -> str:
         with _interruptible():
-            return Prompt.ask(escape(question.rstrip(": ")), default="", show_default=False)
+            return rich_prompt.Prompt.ask(
+                rich_markup.escape(question.rstrip(": ")), default="", show_default=False
+            )
 
     def ask_secret(question: str) -> str:
         with _interruptible():
-            return Prompt.ask(escape(question.rstrip(": ")), password=True)
+            return rich_prompt.Prompt.ask(rich_markup.escape(question.rstrip(": ")), password=True)
 
     return ask, ask_secret
 
@@ -271,12 +276,7 @@ def _interruptible() -> Iterator[None]:
 
 def _show_models(models: Sequence[ModelInfo]) -> None:
     """The provider's models as a table: context, output limit, tools and prices."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from plugin_bridge.cli.models import MODEL_COLUMNS, model_row
-
-    table = Table(*MODEL_COLUMNS)
+    table = rich_table.Table(*MODEL_COLUMNS)
     for model in models[:30]:
         table.add_row(*model_row(model))
-    Console().print(table)
+    rich_console.Console().print(table)

@@ -6,11 +6,12 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from plugin_bridge.app.conversations.usage import Budgets, Period, Spending
+from plugin_bridge.app.conversations.usage_log import OLD_USAGE_FILE, USAGE_FILE, UsageLog
+from plugin_bridge.vault.datadir import data_dir_for
+
 
 def report(data_dir: Path, out: TextIO) -> int:
-    from plugin_bridge.app.conversations.usage import Budgets, Period, Spending
-    from plugin_bridge.app.conversations.usage_log import OLD_USAGE_FILE, USAGE_FILE, UsageLog
-
     if not any((data_dir / name).exists() for name in (USAGE_FILE, OLD_USAGE_FILE)):
         out.write("No usage recorded yet for this vault.\n")
         return 0
@@ -38,6 +39,4 @@ def report(data_dir: Path, out: TextIO) -> int:
 
 
 def run(vault: Path, data_dir: Path | None) -> int:
-    from plugin_bridge.vault.datadir import data_dir_for
-
     return report(data_dir_for(vault.expanduser(), data_dir), sys.stdout)

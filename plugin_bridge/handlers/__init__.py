@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
+from plugin_bridge.handlers import (
+    chat,
+    clients,
+    commands,
+    conversations,
+    prompts,
+    search,
+    session,
+    settings,
+    setup,
+    tools,
+    usage,
+    vault,
+)
 from plugin_bridge.handlers.context import AppRouter, authorize
 
 
 def build_router() -> AppRouter:
     """A router with every method of the protocol."""
-    from plugin_bridge.handlers import (
-        chat,
-        clients,
-        commands,
-        conversations,
-        prompts,
-        search,
-        session,
-        settings,
-        setup,
-        tools,
-        usage,
-        vault,
-    )
-
     router = AppRouter(authorize)
     areas = (
         session,

@@ -5,8 +5,6 @@ turns the params into its request and its events into notifications."""
 
 from __future__ import annotations
 
-import asyncio
-
 from plugin_bridge.app.turn.conversation import TurnRequest
 from plugin_bridge.handlers.context import AppRouter, Context, caller_of
 from plugin_bridge.handlers.conversations import check_own
@@ -50,7 +48,7 @@ async def clear(ctx: Context, params: ChatClearParams) -> EmptyResult:
     """Forget a conversation's messages (its id stays valid)."""
     await check_own(ctx, params.conversation_id)
     await ctx.app.conversations.settled(params.conversation_id)
-    await asyncio.to_thread(ctx.app.conversations.clear, params.conversation_id)
+    await ctx.app.conversations.clear(params.conversation_id)
     return EmptyResult()
 
 

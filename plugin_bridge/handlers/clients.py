@@ -3,8 +3,6 @@ scope rules of :mod:`plugin_bridge.app.clients` refuse every client key)."""
 
 from __future__ import annotations
 
-import asyncio
-
 from plugin_bridge.app.clients import ClientKeyError
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -21,7 +19,7 @@ from plugin_bridge.wire.models import (
 
 async def list_clients(ctx: Context, params: Empty) -> ClientsListResult:
     """The client keys: name, scope, created, last used (never a key)."""
-    records = await asyncio.to_thread(ctx.app.clients.list)
+    records = await ctx.app.clients.execute(lambda keys: keys.list())
     return ClientsListResult(
         clients=[ClientKeyModel.model_validate(r, from_attributes=True) for r in records]
     )
@@ -30,7 +28,9 @@ async def list_clients(ctx: Context, params: Empty) -> ClientsListResult:
 async def add_client(ctx: Context, params: ClientsAddParams) -> ClientsAddResult:
     """A new key (or ``key`` imported), saved durably before the answer; shown once."""
     try:
-        key = await asyncio.to_thread(ctx.app.clients.add, params.name, params.scope, params.key)
+        key = await ctx.app.clients.execute(
+            lambda keys: keys.add(params.name, params.scope, params.key)
+        )
     except ClientKeyError as exc:
         raise RpcError(WireCode.INVALID_PARAMS, str(exc)) from exc
     return ClientsAddResult(name=params.name, scope=params.scope, key=key)
@@ -39,7 +39,7 @@ async def add_client(ctx: Context, params: ClientsAddParams) -> ClientsAddResult
 async def revoke_client(ctx: Context, params: ClientsRevokeParams) -> EmptyResult:
     """Remove a key: it stops working at its next request, on open connections too."""
     try:
-        await asyncio.to_thread(ctx.app.clients.revoke, params.name)
+        await ctx.app.clients.execute(lambda keys: keys.revoke(params.name))
     except ClientKeyError as exc:
         raise RpcError(WireCode.INVALID_PARAMS, str(exc)) from exc
     return EmptyResult()

@@ -5,7 +5,6 @@ usage are decided there."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -77,7 +76,9 @@ async def create_note(ctx: Context, params: CreateNoteParams) -> NoteWriteResult
             provider=app.route("chat", ctx.client).provider.name,
         )
     title, body = found
-    written = await asyncio.to_thread(save_unique, app.vault.notes, params.folder, title, body)
+    written = await app.vault.notes.execute(
+        lambda notes: save_unique(notes, params.folder, title, body)
+    )
     return NoteWriteResult(path=written.path, hash=written.hash)
 
 
@@ -126,8 +127,9 @@ async def search_summarize(ctx: Context, params: SearchSummarizeParams) -> Searc
     """Search, then stream a summary of the top notes citing them (chat/delta notifications)."""
     app = ctx.app
     found = await app.vault.search(params.query, params.limit)
-    notes = await asyncio.to_thread(
-        read_within_budget, app.vault.notes, found.hits, SUMMARY_BUDGET_TOKENS * CHARS_PER_TOKEN
+    budget = SUMMARY_BUDGET_TOKENS * CHARS_PER_TOKEN
+    notes = await app.vault.notes.execute(
+        lambda notes: read_within_budget(notes, found.hits, budget)
     )
     if not notes:
         return SearchSummarizeResult(summary=f"No notes match “{params.query}”.", sources=[])

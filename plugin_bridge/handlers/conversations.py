@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from llm_service.messages import message_to_dict
 from plugin_bridge.app.conversations.live import unknown
-from plugin_bridge.app.conversations.store import ConversationRow
+from plugin_bridge.app.conversations.store import ConversationRow, ConversationStore
 from plugin_bridge.app.conversations.transcripts import save_unique, transcript
 from plugin_bridge.handlers.context import AppRouter, Context, caller_of
+from plugin_bridge.vault.notes.store import WriteResult
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
     ConversationIdParams,
@@ -24,6 +26,8 @@ from plugin_bridge.wire.models import (
     StoredMessage,
 )
 
+_T = TypeVar("_T")
+
 
 async def list_conversations(
     ctx: Context, params: ConversationsListParams
@@ -34,8 +38,8 @@ async def list_conversations(
     caller = caller_of(ctx)
     client = None if caller.is_owner else caller.label
     try:
-        rows, next_cursor = await asyncio.to_thread(
-            store.page, params.limit, params.cursor, params.query, client
+        rows, next_cursor = await store.execute(
+            lambda store: store.page(params.limit, params.cursor, params.query, client)
         )
     except ValueError as exc:
         raise RpcError(WireCode.INVALID_PARAMS, "Invalid cursor: pass a nextCursor.") from exc
@@ -46,17 +50,31 @@ async def list_conversations(
 
 async def check_own(ctx: Context, conversation_id: str) -> None:
     """A client key reaches its own conversations only: another's is unknown to it."""
-    await ctx.app.conversations.check_owner(conversation_id, caller_of(ctx))
+    if not caller_of(ctx).is_owner:
+        await _owned(ctx, conversation_id, lambda store: None)
+
+
+async def _owned(ctx: Context, conversation_id: str, work: Callable[[ConversationStore], _T]) -> _T:
+    """``work(store)`` once the caller may reach conversation ``conversation_id`` (see
+    :func:`check_own`), both in one hop to the store."""
+    caller = caller_of(ctx)
+
+    def checked(store: ConversationStore) -> _T:
+        if not caller.is_owner and store.client_of(conversation_id) not in (None, caller.label):
+            raise unknown(conversation_id)
+        return work(store)
+
+    store = await ctx.app.conversations.stored()
+    return await store.execute(checked)
 
 
 async def get_conversation(ctx: Context, params: ConversationIdParams) -> ConversationResult:
     """One stored conversation with its whole transcript, tool calls and results included."""
-    await check_own(ctx, params.id)
-    store = await ctx.app.conversations.stored()
-    row = await asyncio.to_thread(store.get, params.id)
+    row, messages = await _owned(
+        ctx, params.id, lambda store: (store.get(params.id), store.messages(params.id))
+    )
     if row is None:
         raise unknown(params.id)
-    messages = await asyncio.to_thread(store.messages, params.id)
     return ConversationResult(
         **_summary(row).model_dump(),
         messages=[StoredMessage.model_validate(message_to_dict(m)) for m in messages],
@@ -65,37 +83,31 @@ async def get_conversation(ctx: Context, params: ConversationIdParams) -> Conver
 
 async def rename_conversation(ctx: Context, params: ConversationsRenameParams) -> EmptyResult:
     """Give a stored conversation a title of the user's choosing."""
-    await check_own(ctx, params.id)
-    store = await ctx.app.conversations.stored()
-    if not await asyncio.to_thread(store.rename, params.id, params.title):
+    if not await _owned(ctx, params.id, lambda store: store.rename(params.id, params.title)):
         raise unknown(params.id)
     return EmptyResult()
 
 
 async def delete_conversation(ctx: Context, params: ConversationIdParams) -> EmptyResult:
     """Delete a stored conversation and its messages for good."""
-    await check_own(ctx, params.id)
-    conversations = ctx.app.conversations
-    store = await conversations.stored()
-    if not await asyncio.to_thread(store.delete, params.id):
+    if not await _owned(ctx, params.id, lambda store: store.delete(params.id)):
         raise unknown(params.id)
-    conversations.forget(params.id)
+    ctx.app.conversations.forget(params.id)
     return EmptyResult()
 
 
 async def export_conversation(ctx: Context, params: ConversationsExportParams) -> NoteWriteResult:
     """Save a conversation as a Markdown note in the vault (a new note, never overwriting)."""
-    await check_own(ctx, params.id)
-    app = ctx.app
-    store = await app.conversations.stored()
-    row = await asyncio.to_thread(store.get, params.id)
-    if row is None:
-        raise unknown(params.id)
-    messages = await asyncio.to_thread(store.messages, params.id)
-    notes, body = app.vault.notes, transcript(messages)
-    written = await asyncio.to_thread(
-        save_unique, notes, params.folder, row.title, body, origin="user"
-    )
+    notes = ctx.app.vault.notes
+
+    def export(store: ConversationStore) -> WriteResult:
+        row = store.get(params.id)
+        if row is None:
+            raise unknown(params.id)
+        body = transcript(store.messages(params.id))
+        return save_unique(notes, params.folder, row.title, body, origin="user")
+
+    written = await _owned(ctx, params.id, export)
     return NoteWriteResult(path=written.path, hash=written.hash)
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from plugin_bridge.app.turn.prompts import list_prompts
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.models import Empty, PromptModel, PromptsListResult
@@ -11,7 +9,8 @@ from plugin_bridge.wire.models import Empty, PromptModel, PromptsListResult
 
 async def prompts(ctx: Context, params: Empty) -> PromptsListResult:
     """The custom prompts (notes in the prompts folder), by name; edits show at once."""
-    found = await asyncio.to_thread(list_prompts, ctx.app.vault, ctx.app.config.prompts_folder)
+    vault, folder = ctx.app.vault, ctx.app.config.prompts_folder
+    found = await vault.notes.execute(lambda _: list_prompts(vault, folder))
     return PromptsListResult(
         prompts=[
             PromptModel(

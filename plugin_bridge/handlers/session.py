@@ -7,6 +7,7 @@ from typing import get_args
 
 from llm_service.catalog import is_chat_model
 from llm_service.discovery import ModelCache, known_models
+from llm_service.pricing import RECOMMENDED_MODELS
 from plugin_bridge import DISTRIBUTION, __version__
 from plugin_bridge.app.clients import RemotePeer
 from plugin_bridge.app.settings.config import PLUGIN_CLIENT, SettingsError
@@ -77,8 +78,6 @@ async def health(ctx: Context, params: Empty) -> HealthResult:
 
 def health_of(app: BridgeApp) -> HealthResult:
     """The server's status, as the WebSocket's ``health`` and HTTP's ``GET /health`` give it."""
-    from llm_service.pricing import RECOMMENDED_MODELS
-
     index = app.vault.index
     done, total = index.progress
     return HealthResult(

@@ -3,6 +3,8 @@ and embedder/download (a small model2vec model for semantic search, once the use
 
 from __future__ import annotations
 
+from llm_service.embedders.hub import download_model
+from llm_service.runtimes import detect_runtimes as detect
 from plugin_bridge.app.live_settings import update_settings
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.models import (
@@ -22,8 +24,6 @@ MODELS_FOLDER = "models"
 async def detect_runtimes(ctx: Context, params: Empty) -> RuntimesDetectResult:
     """Ollama and LM Studio on this machine (OLLAMA_HOST / LMSTUDIO_HOST), probed at once, with
     their models; no key is sent anywhere."""
-    from llm_service.runtimes import detect_runtimes as detect
-
     return RuntimesDetectResult(
         runtimes=[
             RuntimeInfo(
@@ -44,7 +44,6 @@ async def download_embedder(ctx: Context, params: EmbedderDownloadParams) -> Emb
     """Download a model2vec model from the Hugging Face hub (HF_ENDPOINT honoured) into the
     data folder, sending embedder/downloadProgress, then use it as settings/update {embedder}
     does (saved); a failed or cancelled download leaves nothing behind."""
-    from llm_service.embedders.hub import download_model
 
     async def progress(done: int, total: int) -> None:
         await ctx.notify(

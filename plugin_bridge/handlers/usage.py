@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from plugin_bridge.app.conversations.usage import Period
+from plugin_bridge.app.conversations.usage_log import ModelUsage
 from plugin_bridge.handlers.context import AppRouter, Context, caller_of
 from plugin_bridge.wire.models import Empty, ModelUsageModel, PeriodUsage, UsageSummaryResult
 
@@ -14,16 +13,14 @@ async def usage_summary(ctx: Context, params: Empty) -> UsageSummaryResult:
     $0: those calls are counted apart."""
     caller = caller_of(ctx)
     client = None if caller.is_owner else caller.label  # a client key: its own calls only
-    today, month = await asyncio.gather(
-        asyncio.to_thread(_period, ctx, "day", client),
-        asyncio.to_thread(_period, ctx, "month", client),
+    rows = await ctx.app.spending.by_period(client)
+    return UsageSummaryResult(
+        today=_period(ctx, "day", rows["day"]), month=_period(ctx, "month", rows["month"])
     )
-    return UsageSummaryResult(today=today, month=month)
 
 
-def _period(ctx: Context, period: Period, client: str | None) -> PeriodUsage:
+def _period(ctx: Context, period: Period, rows: list[ModelUsage]) -> PeriodUsage:
     spending = ctx.app.spending
-    rows = spending.by_model(period, client=client)
     priced = [row.cost_usd for row in rows if row.cost_usd is not None]
     only_unpriced = bool(rows) and not priced
     return PeriodUsage(

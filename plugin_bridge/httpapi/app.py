@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from plugin_bridge.handlers.session import health_of
 from plugin_bridge.httpapi import routes_local, routes_openai, routes_proxy
 from plugin_bridge.httpapi.chat import HttpChat
 from plugin_bridge.httpapi.guard import MAX_BODY_BYTES, Guard
@@ -35,8 +36,6 @@ Lifespan = Callable[[], AbstractAsyncContextManager[object]]
 
 
 async def health(request: Request) -> Response:
-    from plugin_bridge.handlers.session import health_of
-
     return json_response(dump(health_of(chat_of(request).bridge)))
 
 

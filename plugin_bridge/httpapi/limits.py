@@ -17,6 +17,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from starlette.responses import Response
+
+from plugin_bridge.httpapi.guard import error_body
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.refusals import RefusalLog
 
@@ -190,10 +193,6 @@ class Limited:
     async def _refuse(
         self, scope: Scope, receive: Receive, send: Send, status: int, message: str
     ) -> None:
-        from starlette.responses import Response
-
-        from plugin_bridge.httpapi.guard import error_body
-
         path: str = scope["path"]
         self.log.refused(f"refused a request to {path[:100]}: {message}")
         body = error_body(path, status, "busy", message)

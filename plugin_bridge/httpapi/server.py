@@ -29,6 +29,7 @@ import socket
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
+import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from plugin_bridge.httpapi.limits import DROP_KEY, HttpLimits
@@ -199,8 +200,6 @@ class HttpServer:
         tls: tuple[Path, Path] | None = None,
         websocket: bool = False,
     ) -> None:
-        import uvicorn
-
         class Protocol(_Limits):
             shared = _Shared(limits)
 

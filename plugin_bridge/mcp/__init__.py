@@ -13,11 +13,19 @@ import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Final
 
+from llm_service import lazy
+from llm_service.warmup import import_early
+from plugin_bridge.app.vault_tools import HTTP_WRITES_OFF
+from plugin_bridge.mcp.tools import LocalTools
+
 if TYPE_CHECKING:
+    from mcp.server import streamable_http_manager
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from starlette.types import Receive, Scope, Send
 
     from plugin_bridge.app.state import BridgeApp
+else:
+    streamable_http_manager = lazy.module("mcp.server.streamable_http_manager")
 
 
 def streamable_http_app(app: BridgeApp, *, allow_writes: bool | None = None) -> McpHttpApp:
@@ -51,15 +59,8 @@ class McpHttpApp:
 
     async def _run(self, started: asyncio.Future[StreamableHTTPSessionManager]) -> None:
         try:
-            import importlib
-
-            sdk = "mcp.server.streamable_http_manager"
-            await asyncio.to_thread(importlib.import_module, sdk)  # ~1 s, off the event loop
-            from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-
-            from plugin_bridge.app.vault_tools import HTTP_WRITES_OFF
+            await import_early("mcp.server.streamable_http_manager")  # ~1 s, off the loop
             from plugin_bridge.mcp.server import build_server
-            from plugin_bridge.mcp.tools import LocalTools
 
             tools = LocalTools(
                 self.app.vault,
@@ -69,7 +70,9 @@ class McpHttpApp:
                 reviewed=self.app.assistant.plugin_reviewed_tools,
             )
             server = build_server(tools, self.app.vault.name)
-            manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
+            manager = streamable_http_manager.StreamableHTTPSessionManager(
+                app=server, json_response=True, stateless=True
+            )
             async with manager.run():
                 started.set_result(manager)
                 await self._stop.wait()

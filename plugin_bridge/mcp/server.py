@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
+from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from plugin_bridge import DISTRIBUTION, __version__
@@ -172,7 +173,5 @@ def call_result(outcome: Outcome) -> types.CallToolResult:
 async def serve_stdio(server: Server[Any]) -> None:
     """Serve one MCP client on this process's stdin and stdout until stdin closes. While it
     runs, file descriptor 1 points at stderr, so nothing else can write into the channel."""
-    from mcp.server.stdio import stdio_server
-
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from llm_service.messages import ToolSpec
+from llm_service.tools import ToolRegistry
 from plugin_bridge.app.tools import Tools
 from plugin_bridge.app.turn.prompts import Prompt, list_prompts, prompt_from_note
 from plugin_bridge.app.vault_tools import (
@@ -35,7 +37,9 @@ from plugin_bridge.app.vault_tools import (
     register_vault_tools,
     write_refusal,
 )
+from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.lexical.listing import ListedNote, NotesPage
+from plugin_bridge.wire.client import RpcCallError
 from plugin_bridge.wire.models import (
     NOTE_READ,
     PROMPTS_LIST,
@@ -151,8 +155,6 @@ class LocalTools:
         prompts_folder: Callable[[], str] = lambda: "Assistant/Prompts",
         reviewed: Callable[[Caller], ToolRegistry | None] | None = None,
     ) -> None:
-        from llm_service.tools import ToolRegistry
-
         self.vault = vault
         self.root = vault.root
         self.prompts_folder = prompts_folder
@@ -206,8 +208,6 @@ class LocalTools:
         return Outcome(result.content, result.is_error)
 
     async def read_text(self, path: str) -> tuple[str, str]:
-        from plugin_bridge.vault.errors import VaultError
-
         try:
             note = await self.vault.run(self.vault.notes.read, path)
         except VaultError as exc:
@@ -215,8 +215,6 @@ class LocalTools:
         return note.path, note.content
 
     async def notes_page(self, cursor: str | None) -> NotesPage:
-        import sqlite3
-
         try:
             return await self.vault.notes_page(cursor, MCP_PAGE)
         except sqlite3.Error as exc:
@@ -225,7 +223,8 @@ class LocalTools:
             ) from exc
 
     async def prompts(self) -> list[Prompt]:
-        return await asyncio.to_thread(list_prompts, self.vault, self.prompts_folder())
+        vault, folder = self.vault, self.prompts_folder()
+        return await vault.notes.execute(lambda _: list_prompts(vault, folder))
 
 
 class ForwardedTools:
@@ -292,8 +291,6 @@ class ForwardedTools:
     async def call_tool(
         self, name: str, arguments: dict[str, Any], caller: Caller | None = None
     ) -> Outcome:
-        from plugin_bridge.wire.client import RpcCallError
-
         refused = refusal(name, self.allow_writes)
         if refused is not None:
             return refused
@@ -318,8 +315,6 @@ class ForwardedTools:
         return Outcome(result.content, result.is_error)
 
     async def read_text(self, path: str) -> tuple[str, str]:
-        from plugin_bridge.wire.client import RpcCallError
-
         try:
             note = await self._call(NOTE_READ, NoteReadParams(path=path), retry=True)
         except (RpcCallError, ConnectionError) as exc:
@@ -327,8 +322,6 @@ class ForwardedTools:
         return note.path, note.content
 
     async def notes_page(self, cursor: str | None) -> NotesPage:
-        from plugin_bridge.wire.client import RpcCallError
-
         try:
             params = VaultListParams(cursor=cursor, limit=MCP_PAGE)
             page = await self._call(VAULT_LIST, params, retry=True)

@@ -6,9 +6,18 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+from llm_service import lazy
+
+if TYPE_CHECKING:
+    import platformdirs
+else:
+    platformdirs = lazy.module("platformdirs")
 
 APP_NAME: Final = "obsidian-ai-bridge"
+INFO_FILE_NAME: Final = "server.json"
+"""The server info file's name in the data folder (see :mod:`plugin_bridge.wire.infofile`)."""
 
 
 def vault_key(root: Path) -> str:
@@ -20,9 +29,12 @@ def vault_key(root: Path) -> str:
 
 def default_data_dir(root: Path) -> Path:
     """``<user state dir>/obsidian-ai-bridge/vaults/<vault key>``, outside the vault."""
-    from platformdirs import user_state_dir
+    return Path(platformdirs.user_state_dir(APP_NAME)) / "vaults" / vault_key(root)
 
-    return Path(user_state_dir(APP_NAME)) / "vaults" / vault_key(root)
+
+def default_info_file(vault_root: Path) -> Path:
+    """Where the server for ``vault_root`` writes its info file unless told otherwise."""
+    return default_data_dir(vault_root) / INFO_FILE_NAME
 
 
 def data_dir_for(root: Path, given: Path | None = None) -> Path:

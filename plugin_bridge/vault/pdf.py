@@ -14,9 +14,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
+from llm_service import lazy
 from plugin_bridge.vault.errors import VaultError
+
+if TYPE_CHECKING:
+    import pypdfium2 as pdfium
+else:
+    pdfium = lazy.module("pypdfium2")
 
 MAX_PDF_BYTES: Final = 50 * 1024 * 1024
 """The default size limit for a PDF to be indexed or read (setting ``pdf_max_mb``)."""
@@ -38,8 +44,6 @@ class PdfUnreadable(VaultError):
 
 def extract_pages(rel: str, raw: bytes) -> list[str]:
     """The text of each page of the PDF ``raw`` (blocking: call it off the event loop)."""
-    import pypdfium2 as pdfium
-
     try:
         document = pdfium.PdfDocument(raw)
     except pdfium.PdfiumError as exc:

@@ -18,9 +18,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from llm_service.door import Args, Out
 from llm_service.errors import LLMError
 from plugin_bridge.vault.datadir import default_data_dir
-from plugin_bridge.vault.door import FILES, Args, Out
+from plugin_bridge.vault.door import FILES
 from plugin_bridge.vault.lexical.index import SearchIndex
 from plugin_bridge.vault.lexical.listing import DEFAULT_PAGE, NotesPage, notes_page
 from plugin_bridge.vault.lexical.query import Query, parse_query
@@ -36,13 +37,13 @@ from plugin_bridge.vault.semantic.hybrid import (
     related_notes,
     search_notes,
 )
+from plugin_bridge.vault.semantic.semantic_index import SemanticIndex
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
     from llm_service.embedders import Embedder
-    from plugin_bridge.vault.semantic.semantic_index import SemanticIndex
 
 __all__ = ["Mode", "NoteHit", "NoteResults", "Related", "RelatedNotes", "Vault"]
 
@@ -103,8 +104,6 @@ class Vault:
     def use_embedder(self, embedder: Embedder, **options: Any) -> SemanticIndex:
         """Keep vectors of every chunk with ``embedder`` (call before ``start``); ``options``
         go to :class:`SemanticIndex` (progress and spend callbacks, the confirmation limit)."""
-        from plugin_bridge.vault.semantic.semantic_index import SemanticIndex
-
         self.semantic = SemanticIndex(self.index, embedder, **options)
         return self.semantic
 

@@ -18,10 +18,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
+from llm_service import lazy
 from llm_service.errors import LLMError
 from plugin_bridge.vault.errors import NO_HANDLES, OUT_OF_HANDLES, VaultError
+
+if TYPE_CHECKING:
+    import pydantic
+else:
+    pydantic = lazy.module("pydantic")
 
 logger = logging.getLogger(__name__)
 
@@ -165,8 +171,6 @@ class ModelNotFound(RpcError):
 
 def to_wire_error(exc: BaseException) -> WireError:
     """What the client sees for ``exc``; unexpected exceptions are logged and never leaked."""
-    from pydantic import ValidationError
-
     if isinstance(exc, RpcError):
         return WireError(int(exc.code), exc.message, exc.data)
     if isinstance(exc, VaultError):
@@ -180,7 +184,7 @@ def to_wire_error(exc: BaseException) -> WireError:
             str(exc),
             {"code": exc.code, "retryable": exc.retryable, "retryAfter": exc.retry_after},
         )
-    if isinstance(exc, ValidationError):
+    if isinstance(exc, pydantic.ValidationError):
         return WireError(int(WireCode.INVALID_PARAMS), invalid_params_message(exc))
     if isinstance(exc, OSError) and exc.errno in OUT_OF_HANDLES:
         return WireError(
@@ -238,8 +242,6 @@ def to_http_error(exc: BaseException) -> HttpError:
     used-up quota 402, a rate limit 429, its 400, 401, 403, 404 and 422 as they are, another
     refused key 401), every other provider failure is 502; a model no provider lists is 404;
     unexpected exceptions are logged and never leaked (500)."""
-    from pydantic import ValidationError
-
     if isinstance(exc, LLMError):
         if exc.code not in ("quota_exceeded", "rate_limit") and exc.status in _HTTP_KEPT:
             return HttpError(exc.status, _HTTP_KEPT[exc.status], str(exc))
@@ -251,7 +253,7 @@ def to_http_error(exc: BaseException) -> HttpError:
         status, code = _HTTP_RPC[exc.code]
         retry = 1.0 if exc.code is WireCode.TOO_MANY_REQUESTS else None
         return HttpError(status, code, exc.message, retry, data=exc.data)
-    if isinstance(exc, ValidationError):
+    if isinstance(exc, pydantic.ValidationError):
         return HttpError(400, "invalid_request", f"Invalid body: {field_problems(exc)}.")
     if isinstance(exc, BodyTooLarge):
         return HttpError(413, "too_large", str(exc))

@@ -15,9 +15,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Final, NamedTuple
-
-INFO_FILE_NAME: Final = "server.json"
+from typing import Any, NamedTuple
 
 
 class InfoFileError(Exception):
@@ -48,13 +46,6 @@ class InfoRecord(NamedTuple):
         if self.http_url is not None:
             data["httpUrl"] = self.http_url
         return data
-
-
-def default_info_file(vault_root: Path) -> Path:
-    """Where the server for ``vault_root`` writes its info file unless told otherwise."""
-    from plugin_bridge.vault.datadir import default_data_dir
-
-    return default_data_dir(vault_root) / INFO_FILE_NAME
 
 
 def write_info_file(path: Path, info: InfoRecord) -> None:

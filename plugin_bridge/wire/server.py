@@ -19,6 +19,9 @@ from collections.abc import Callable, Collection
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Final, Generic, Protocol
 
+from websockets.asyncio.server import serve
+from websockets.exceptions import ConnectionClosed
+
 from plugin_bridge.wire.budget import DEFAULT_MEMORY_BUDGET, MemoryBudget
 from plugin_bridge.wire.connection import OUTGOING_LIMIT, Connection
 from plugin_bridge.wire.context import S
@@ -125,8 +128,6 @@ class BridgeServer(Generic[S]):
             logger.debug("a notification was not delivered: %r", task.exception())
 
     async def start(self) -> None:
-        from websockets.asyncio.server import serve
-
         self._loud_accept_errors = quiet_accept_errors(asyncio.get_running_loop())
         self._server = await serve(
             self._handle,
@@ -212,7 +213,6 @@ class BridgeServer(Generic[S]):
         """Serve one accepted WebSocket (this listener's, or the remote listener's at ``/ws``
         with ``caller``: who the connection is before its ``initialize``, and no
         ``$/serverProof``: TLS proves that server)."""
-        from websockets.exceptions import ConnectionClosed
 
         async def send(data: bytes) -> None:
             try:

@@ -94,8 +94,8 @@ class Conversations:
         async def append() -> None:
             if before is not None:
                 await asyncio.wait([before])
-            await asyncio.to_thread(
-                self.store.append, conversation_id, exchange, model, caller.label
+            await self.store.execute(
+                lambda store: store.append(conversation_id, exchange, model, caller.label)
             )
 
         stored = self._track(conversation_id, append())
@@ -145,13 +145,18 @@ class Conversations:
         if caller.is_owner:
             return
         store = await self.stored()
-        client = await asyncio.to_thread(store.client_of, conversation_id)
+        client = await store.execute(lambda store: store.client_of(conversation_id))
         if client is not None and client != caller.label:
             raise unknown(conversation_id)
 
-    def clear(self, conversation_id: str) -> None:
-        self.get(conversation_id).clear_conversation()
-        self.store.clear(conversation_id)
+    async def clear(self, conversation_id: str) -> None:
+        """Forget a conversation's messages, in memory and in the store (its id stays)."""
+
+        def clear(store: ConversationStore) -> None:
+            self.get(conversation_id).clear_conversation()
+            store.clear(conversation_id)
+
+        await self.store.execute(clear)
 
     def forget(self, conversation_id: str) -> None:
         """Drop a deleted conversation's service."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from llm_service.door import BlockingStore
 from llm_service.messages import (
     Message,
     TextBlock,
@@ -102,8 +103,9 @@ class ConversationRow:
     updated_at: float
 
 
-class ConversationStore:
-    """The conversations of one vault, in ``<data dir>/conversations.sqlite3``."""
+class ConversationStore(BlockingStore):
+    """The conversations of one vault, in ``<data dir>/conversations.sqlite3``. Its methods
+    block; async code reaches it through ``execute`` (:class:`~llm_service.door.BlockingStore`)."""
 
     def __init__(self, data_dir: Path) -> None:
         data_dir.mkdir(parents=True, exist_ok=True)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError, Message
@@ -27,12 +26,12 @@ async def make_title(
     exchange: list[Message],
     caller: Caller,
     *,
-    rename: Callable[[str], object],
+    rename: Callable[[str], Awaitable[object]],
 ) -> None:
     """Name a conversation from its first question and answer with the fast model (its usage
-    counted with the conversation, under ``caller``); ``rename`` stores the title (in a worker
-    thread). The first-words title stays when the model fails or a budget is used up: a title
-    is never worth an error."""
+    counted with the conversation, under ``caller``); ``rename`` stores the title (through the
+    store's door). The first-words title stays when the model fails or a budget is used up: a
+    title is never worth an error."""
     if not exchange:
         return
     question, answer = exchange[0].text[:2000], exchange[-1].text[:2000]
@@ -50,4 +49,4 @@ async def make_title(
         return
     title = " ".join(reply.text.strip().strip("\"'#*").split())[:TITLE_CHARS]
     if title:
-        await asyncio.to_thread(rename, title)
+        await rename(title)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal, get_args
 
+from llm_service.pricing import cost_usd
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 WARN_AT: Final = 0.8
 Period = Literal["day", "month"]
+PERIODS: Final[tuple[Period, ...]] = get_args(Period)
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,6 @@ class Spending:
     ) -> float | None:
         """Record one call made outside a conversation's service (a note, a summary); what it
         cost (None: unknown)."""
-        from llm_service.pricing import cost_usd
-
         cost = cost_usd(model, usage, provider.price_provider)
         self.recorder(conversation_id, purpose, caller)(model, usage, cost, provider.kind or "")
         return cost
@@ -102,6 +102,14 @@ class Spending:
                     f"next {period}.",
                     {"period": period, "spentUsd": round(spent, 6), "budgetUsd": budget},
                 )
+
+    async def by_period(self, client: str | None = None) -> dict[Period, list[ModelUsage]]:
+        """Today's and this month's calls per model (``client``: that key's only), read in one
+        hop to the log."""
+        since = {period: period_start(period) for period in PERIODS}
+        return await self.log.execute(
+            lambda log: {period: log.by_model(start, client) for period, start in since.items()}
+        )
 
     def crossings(self, before: dict[Period, float]) -> list[Crossing]:
         """The budgets whose 80 % mark was passed since ``before`` (from :meth:`snapshot`)."""

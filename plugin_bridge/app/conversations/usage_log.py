@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from llm_service.door import BlockingStore
 from plugin_bridge.vault.schema import open_store
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class ModelUsage:
     unpriced_calls: int
 
 
-class UsageLog:
+class UsageLog(BlockingStore):
     """The provider calls of one vault, in ``<data dir>/usage.sqlite3``."""
 
     def __init__(self, data_dir: Path) -> None:

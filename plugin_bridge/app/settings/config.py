@@ -16,12 +16,17 @@ came from and the fix there (:mod:`.sources`).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeAlias
+from urllib.parse import urlsplit
 
+import tomli_w
+from platformdirs import user_config_dir
 from pydantic import (
     AliasChoices,
     BaseModel,
@@ -29,6 +34,7 @@ from pydantic import (
     Field,
     SecretStr,
     StringConstraints,
+    ValidationError,
     create_model,
     field_validator,
     model_validator,
@@ -40,6 +46,9 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from llm_service.embedders import Model2VecEmbedder, make_embedder
+from llm_service.embedders.spec import parse_spec
+from llm_service.errors import LLMError
 from llm_service.factory import KEYED, PROFILES, ProviderName, parse_model_spec, provider_name
 from plugin_bridge.app.remote import parse_listen
 from plugin_bridge.app.settings.keys import HOST_FIELDS, KEY_FIELDS, check_url, key_for
@@ -72,8 +81,6 @@ _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def config_file() -> Path:
     """The settings file: ``$AI_BRIDGE_CONFIG``, else ``config.toml`` in the user's config
     folder (platformdirs: ``~/.config/obsidian-ai-bridge`` on Linux)."""
-    from platformdirs import user_config_dir
-
     given = os.environ.get(CONFIG_ENV)
     return Path(given) if given else Path(user_config_dir("obsidian-ai-bridge")) / CONFIG_NAME
 
@@ -199,8 +206,6 @@ class _Settings(BaseSettings):
     @field_validator("embedder")
     @classmethod
     def _embedder_spec(cls, value: str | None) -> str | None:
-        from llm_service.embedders.spec import parse_spec
-
         if value is not None:
             parse_spec(value)
         return value
@@ -289,8 +294,6 @@ def load_settings(**flags: object) -> BridgeSettings:
     """The settings for these flags, with the keys given at launch bound to the base URLs given
     beside them (:func:`.sources.launch_bindings`), or :class:`SettingsError` naming the bad key
     and where it came from (the settings file, the environment or a flag)."""
-    from pydantic import ValidationError
-
     try:
         settings = BridgeSettings(**flags)  # type: ignore[arg-type]
         bindings = launch_bindings(settings, flags)
@@ -336,8 +339,6 @@ def write_settings_file(changes: dict[str, object]) -> Path:
 
 def read_config(path: Path | None = None) -> dict[str, Any]:
     """The settings file as a dict (empty when there is none yet)."""
-    import tomllib
-
     try:
         return tomllib.loads((path or config_file()).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -350,10 +351,6 @@ def save_config(values: dict[str, Any], path: Path | None = None) -> Path:
     synced, read back and must give ``values`` again before it replaces the old file, and the
     folder synced after the rename: durable when this returns. ValueError when it would not
     (the old file is then left as it was)."""
-    import tomllib
-
-    import tomli_w
-
     path = path or config_file()
     text = tomli_w.dumps(values)
     if tomllib.loads(text) != values:
@@ -480,9 +477,6 @@ async def startup_problem(settings: BridgeSettings, choice: ProviderChoice) -> s
 
 async def answers(url: str) -> bool:
     """Whether something accepts TCP connections at ``url``'s host and port."""
-    import asyncio
-    from urllib.parse import urlsplit
-
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
@@ -506,9 +500,6 @@ def build_embedder(settings: BridgeSettings) -> Embedder | None:
     """The embedder the settings name (nothing is loaded or contacted yet), or None."""
     if settings.embedder is None:
         return None
-    from llm_service.embedders import make_embedder
-    from llm_service.embedders.spec import parse_spec
-
     chat = choose_provider(settings).name
 
     kind, _ = parse_spec(settings.embedder)
@@ -531,11 +522,8 @@ def embedder_problem(settings: BridgeSettings, embedder: Embedder | None) -> str
         if settings.embedder_base_url is not None:
             return "--embedder-base-url needs --embedder (ollama:MODEL or openai:MODEL)."
         return None
-    from llm_service.embedders import Model2VecEmbedder
 
     if isinstance(embedder, Model2VecEmbedder):
-        from llm_service.errors import LLMError
-
         try:
             embedder.load()
         except LLMError as exc:

@@ -9,9 +9,12 @@ built once, by :func:`llm_service.make_provider`, with its own key and base URL
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
+from llm_service import LLMError, OpenAIProvider, make_provider
 from llm_service.factory import PROFILES, ProviderName, parse_model_spec
 from plugin_bridge.app.settings.config import (
     NO_PROVIDER,
@@ -140,8 +143,6 @@ def build_named(
 ) -> Provider | None:
     """Provider ``name`` with its key, base URL and the settings' timeout (nothing is imported
     or contacted yet); None when it needs a key the settings lack."""
-    from llm_service import make_provider
-
     base_url = base_url_for(settings, name, chat)
     key = key_for(settings, name, base_url) if name in KEY_VARIABLES else None
     if PROFILES[name].lacks_key(key, base_url):
@@ -168,11 +169,6 @@ async def key_problem(settings: BridgeSettings, choice: ProviderChoice) -> str |
     is refused); None when it works, when there is no key to check, or when the provider
     cannot be reached now: the server then starts all the same (search works offline) and the
     first message says what is wrong."""
-    import asyncio
-    import logging
-
-    from llm_service import LLMError
-
     name = choice.name
     if name not in KEY_VARIABLES:
         return None
@@ -229,7 +225,6 @@ async def with_served_model(choice: ProviderChoice, provider: Provider | None) -
     :class:`SettingsError` when the server cannot say or has no chat model loaded."""
     if choice.model is not None or provider is None:
         return choice
-    from llm_service import LLMError, OpenAIProvider
 
     assert isinstance(provider, OpenAIProvider)  # the one provider whose choice has no model
     try:

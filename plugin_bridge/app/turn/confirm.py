@@ -15,8 +15,18 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
+from pydantic import ValidationError
+
+from llm_service.tools import ToolRefused
 from plugin_bridge.app.clients import Caller
 from plugin_bridge.app.tool_sources import SEPARATOR, server_of
+from plugin_bridge.app.vault_tools import (
+    confirm_title,
+    kept_arguments,
+    plan_tool_call,
+    remember_review,
+)
+from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.models import TOOL_CONFIRM, FileChange, ToolConfirmParams, dump
 
@@ -77,9 +87,7 @@ def ask_plugin(
 async def review(vault: Vault, peer: Peer, call: ToolCall, seconds: float) -> bool | dict[str, Any]:
     """Ask ``peer`` to approve ``call`` (saying what a write does): False (denied), True, or
     the arguments that write what the user kept."""
-    from plugin_bridge.app.vault_tools import confirm_title, remember_review
-
-    plan = await asyncio.to_thread(_plan, vault, call)  # ToolRefused: nobody is asked
+    plan = await vault.run(_plan, vault, call)  # ToolRefused: nobody is asked
     if plan is not None:  # the approved write must find the note as it is shown
         remember_review(plan.path, plan.old_hash)
     server = server_of(call.name)
@@ -107,10 +115,6 @@ def _plan(vault: Vault, call: ToolCall) -> PlannedWrite | None:
     """What the write ``call`` would do; ToolRefused when the vault refuses it (a path the
     rules refuse, a note that exists or is missing): no one is asked to approve a write that
     cannot be made, and the model reads the vault's sentence."""
-    from llm_service.tools import ToolRefused
-    from plugin_bridge.app.vault_tools import plan_tool_call
-    from plugin_bridge.vault.errors import VaultError
-
     try:
         return plan_tool_call(vault, call)
     except VaultError as exc:
@@ -125,8 +129,6 @@ def mcp_title(name: str, server: str) -> str:
 
 def _approved(call: ToolCall, plan: PlannedWrite | None, answer: Response) -> bool | dict[str, Any]:
     """False (denied), True (approved as asked) or the arguments that write what was kept."""
-    from pydantic import ValidationError
-
     if answer.error is not None:
         return False
     try:
@@ -146,8 +148,6 @@ def _approved(call: ToolCall, plan: PlannedWrite | None, answer: Response) -> bo
 def _kept(call: ToolCall, plan: PlannedWrite | None, kept: dict[str, str]) -> bool | dict[str, Any]:
     """The arguments that write exactly the kept text (held, like any approved write, to the
     version of the note that was reviewed: a note changed meanwhile is a conflict)."""
-    from plugin_bridge.app.vault_tools import kept_arguments
-
     if plan is None or set(kept) != {plan.path}:
         logger.info("kept changes for notes the call does not write: denied")
         return False

@@ -12,12 +12,12 @@ entry. Later conversations carry the note as their standing context.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from plugin_bridge.app.tool_args import CompleteSetupArgs
+from plugin_bridge.app.vault_tools import store_writer
 
 if TYPE_CHECKING:
     from llm_service.messages import ToolCall
@@ -61,14 +61,12 @@ def register_setup_tool(
     """Add ``complete_setup`` to ``registry``: it writes ``note_path()`` (the context note
     setting, read when the call runs) with permission "ask", through ``writer`` (the app's
     write-through to Obsidian; the note store by default)."""
-    from plugin_bridge.app.vault_tools import store_writer
-
     write = writer or store_writer(vault.notes)
 
     async def complete_setup(args: dict[str, Any]) -> ToolOutput:
         content = CompleteSetupArgs.model_validate(args).content
-        plan = await asyncio.to_thread(
-            vault.notes.plan_create, note_path(), content, overwrite=True
+        plan = await vault.notes.execute(
+            lambda notes: notes.plan_create(note_path(), content, overwrite=True)
         )
         written = await write(plan, "model")
         return {"path": written.path, "hash": written.hash}

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeVar
 
-from plugin_bridge.vault.door import Door
+from llm_service.door import Door
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.files import VaultFiles
 from plugin_bridge.vault.lexical.indexer import Indexer, ScanStats

@@ -12,7 +12,14 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+from llm_service import lazy
+
+if TYPE_CHECKING:
+    import yaml
+else:
+    yaml = lazy.module("yaml")
 
 logger = logging.getLogger(__name__)
 
@@ -104,8 +111,6 @@ def _normalise(text: str) -> str:
 
 def _load_yaml(raw: str) -> tuple[dict[str, Any], str | None]:
     """The front matter as a mapping, or ``({}, reason)``; the reason never quotes the text."""
-    import yaml
-
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~20x faster
     try:
         value = yaml.load(raw, Loader=loader)

@@ -15,9 +15,17 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
+from llm_service import lazy
 from plugin_bridge.vault.lexical.words import STEM_MARKS, fold
+
+if TYPE_CHECKING:
+    from rapidfuzz import distance as rapidfuzz_distance
+    from rapidfuzz import process as rapidfuzz_process
+else:
+    rapidfuzz_distance = lazy.module("rapidfuzz.distance")
+    rapidfuzz_process = lazy.module("rapidfuzz.process")
 
 MIN_LENGTH: Final = 4
 """Shorter words are not corrected (too many neighbours)."""
@@ -64,15 +72,12 @@ class Vocabulary:
     def _closest(self, word: str) -> tuple[str, ...]:
         """Words at most 1 (2 from 8 letters on) edits away: only lengths that close are
         compared."""
-        from rapidfuzz import process
-        from rapidfuzz.distance import OSA
-
         limit = 1 if len(word) < LONG else 2
         found: list[tuple[int, int, str]] = []
         for length in range(len(word) - limit, len(word) + limit + 1):
             words, notes = self._by_length.get(length, ([], []))
-            for match, distance, i in process.extract(
-                word, words, scorer=OSA.distance, score_cutoff=limit, limit=20
+            for match, distance, i in rapidfuzz_process.extract(
+                word, words, scorer=rapidfuzz_distance.OSA.distance, score_cutoff=limit, limit=20
             ):
                 found.append((int(distance), -notes[i], match))
         return tuple(match for _, _, match in sorted(found)[:MAX_CORRECTIONS])

@@ -17,10 +17,16 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
+from llm_service import lazy
 from plugin_bridge.vault.door import FILES
 from plugin_bridge.vault.paths import to_posix
+
+if TYPE_CHECKING:
+    import watchfiles
+else:
+    watchfiles = lazy.module("watchfiles")
 
 logger = logging.getLogger(__name__)
 
@@ -52,12 +58,11 @@ async def watch_vault(
     debounce_ms: int = 30,
 ) -> None:
     """Watch ``root`` until ``stop`` is set, skipping paths for which ``ignored(rel)`` is true."""
-    from watchfiles import Change, awatch
 
-    def wanted(change: Change, path: str) -> bool:
+    def wanted(change: watchfiles.Change, path: str) -> bool:
         rel = _relative(root, path)
         if rel is None:  # the vault folder itself: only its deletion matters
-            return change == Change.deleted and path == str(root)
+            return change == watchfiles.Change.deleted and path == str(root)
         return not ignored(rel)
 
     polling = False
@@ -69,7 +74,7 @@ async def watch_vault(
                 return
             continue
         announced = False
-        changes_stream = awatch(
+        changes_stream = watchfiles.awatch(
             root,
             watch_filter=wanted,
             debounce=debounce_ms,

@@ -29,10 +29,15 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Final
 
+from llm_service import lazy
 from plugin_bridge.vault.lexical.cjk import CJK_CHARS
 
 if TYPE_CHECKING:
     import Stemmer
+    import stopwords
+else:
+    Stemmer = lazy.module("Stemmer")
+    stopwords = lazy.module("stopwords")
 
 LATIN: Final = ("english", "german", "french", "spanish", "italian", "portuguese", "dutch")
 """Latin-script languages a note can be detected as (stemmed and stop-worded as such)."""
@@ -70,15 +75,11 @@ def is_cyrillic(word: str) -> bool:
 
 @cache
 def stemmer(language: str) -> Stemmer.Stemmer:
-    import Stemmer
-
     return Stemmer.Stemmer(language)
 
 
 @cache
 def stop_words(language: str) -> frozenset[str]:
-    import stopwords
-
     return frozenset(w for w in stopwords.get_stopwords(language) if w)
 
 

@@ -2,7 +2,8 @@
 BOM and mode, optimistic concurrency by sha256, undo snapshots and an audit log (both in the data
 dir, never in the vault).
 
-Every method is synchronous and may block on disk I/O: async callers use ``Vault.run``.
+Every method is synchronous and may block on disk I/O: async callers go through ``execute``
+(one hop for all that a request does, on the vault's file door) or ``Vault.run``.
 Writes to the same file from several threads are serialised by a per-file lock.
 """
 
@@ -17,6 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
+from llm_service.door import BlockingStore
+from plugin_bridge.vault.door import FILES
 from plugin_bridge.vault.errors import VaultError, reporting_write_failures, vault_missing
 from plugin_bridge.vault.files import (
     MAX_NOTE_BYTES,
@@ -45,12 +48,15 @@ writing it in place must not be caught half-way and its half written back."""
 _FORBIDDEN_NAME_CHARS: Final = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]')
 
 
-class NoteStore:
+class NoteStore(BlockingStore):
     """Reads and writes the notes of the vault at ``root``; history goes to ``data_dir``.
 
     ``on_write(path)`` is called after every successful write (outside the note's lock), e.g. to
     re-index the note; its failure is logged, never reported as a failed write.
     """
+
+    door = FILES
+    """``execute`` runs on the vault's file door, beside ``Vault.run``."""
 
     def __init__(
         self,

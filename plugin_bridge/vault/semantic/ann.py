@@ -22,10 +22,17 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from llm_service import lazy
 from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
 
 if TYPE_CHECKING:
+    import numpy as np
+    from usearch import index as usearch_index
+
     from plugin_bridge.vault.semantic.vectors import Vectors
+else:
+    np = lazy.module("numpy")
+    usearch_index = lazy.module("usearch.index")
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +118,6 @@ class ScalingVectorIndex:
     ) -> list[tuple[str, float]]:
         if allowed is not None or not self.approximate or k <= 0:
             return self.exact.search(query, k, allowed)
-        import numpy as np
 
         with self._lock:
             k = min(k, len(self._ids))
@@ -164,9 +170,7 @@ class ScalingVectorIndex:
     # -- internals -----------------------------------------------------------------------------
 
     def _new_graph(self) -> Any:
-        from usearch.index import Index
-
-        return Index(
+        return usearch_index.Index(
             ndim=self.dims,
             metric="ip",
             dtype=PRECISION,
@@ -176,8 +180,6 @@ class ScalingVectorIndex:
         )
 
     def _graph_add(self, keys: Sequence[str], vectors: Vectors) -> None:
-        import numpy as np
-
         replaced = [key for key in keys if key in self._ids]
         if replaced:
             self._graph_remove(replaced)
@@ -192,8 +194,6 @@ class ScalingVectorIndex:
         self._dirty = True
 
     def _graph_remove(self, keys: Iterable[str]) -> None:
-        import numpy as np
-
         gone = [self._ids.pop(key) for key in keys if key in self._ids]
         for number in gone:
             del self._names[number]
@@ -256,8 +256,6 @@ class ScalingVectorIndex:
         """A graph of ``keys``' vectors, read from the exact index :data:`BUILD_BATCH` at a
         time (a copy of them all would hold every vector a third time). A key removed or
         changed meanwhile is read as it is now or skipped; the replayed log settles it."""
-        import numpy as np
-
         graph = self._new_graph()
         ids: dict[str, int] = {}
         for start in range(0, len(keys), BUILD_BATCH):

@@ -32,9 +32,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
+from llm_service.door import Door
 from llm_service.embedders import Embedder, estimate_tokens
+from llm_service.embedders.base import normalised
 from llm_service.errors import LLMError
-from plugin_bridge.vault.door import Door
+from llm_service.pricing import price_for
 from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD, ScalingVectorIndex
 from plugin_bridge.vault.semantic.vector_store import VectorStore
 from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
@@ -324,7 +326,6 @@ class SemanticIndex:
     async def _confirmed(self, target: Embedder, pending: Sequence[str]) -> bool:
         if not target.paid or target.model_id in self._approved:
             return True
-        from llm_service.pricing import price_for
 
         tokens = 0
         for start in range(0, len(pending), self.texts_per_step):
@@ -410,7 +411,6 @@ class SemanticIndex:
         serving = self._serving
         if serving is None:
             return None
-        from llm_service.embedders.base import normalised
 
         rows = serving[1].get(note_hashes)
         if len(rows) == 0:

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from llm_service import lazy
 from plugin_bridge.vault.chunks import embed_text
 from plugin_bridge.vault.lexical.reader import IndexReader
 from plugin_bridge.vault.schema import connect
@@ -20,6 +21,8 @@ from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+else:
+    np = lazy.module("numpy")
 
 logger = logging.getLogger(__name__)
 
@@ -69,8 +72,6 @@ class VectorStore:
     def load(self, model: str) -> ExactVectorIndex | None:
         """The stored vectors of ``model``, read in pieces into one preallocated half-precision
         matrix (the exact index's own: no float32 copy of them all is ever held)."""
-        import numpy as np
-
         with self._db() as conn:
             info = conn.execute(
                 "SELECT dims FROM embedding_models WHERE model = ?", (model,)
@@ -114,8 +115,6 @@ class VectorStore:
         return [(key, embed_text(title, heading, text)) for key, title, heading, text in rows]
 
     def add(self, model: str, hashes: list[str], vectors: npt.NDArray[np.float32]) -> None:
-        import numpy as np
-
         dims = int(vectors.shape[1])
         rows = [
             (model, key, np.asarray(v, dtype="<f4").tobytes())

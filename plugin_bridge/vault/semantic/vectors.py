@@ -13,12 +13,18 @@ import threading
 from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from llm_service import lazy
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+    from usearch import index as usearch_index
 
     Vectors = npt.NDArray[np.float32]
     HalfVectors = npt.NDArray[np.float16]
+else:
+    np = lazy.module("numpy")
+    usearch_index = lazy.module("usearch.index")
 
 
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -59,8 +65,6 @@ class ExactVectorIndex:
     Half precision halves the memory; a score moves by about 0.001, the ranking by ties."""
 
     def __init__(self, dims: int) -> None:
-        import numpy as np
-
         self.dims = dims
         self._matrix: HalfVectors = np.zeros((0, dims), dtype=np.float16)
         self._keys: list[str] = []
@@ -75,8 +79,6 @@ class ExactVectorIndex:
             return list(self._keys)
 
     def add(self, keys: Sequence[str], vectors: Vectors) -> None:
-        import numpy as np
-
         if len(keys) != len(vectors) or (len(keys) and vectors.shape[1] != self.dims):
             raise ValueError(f"expected {len(keys)} vectors of {self.dims} dimensions")
         with self._lock:
@@ -104,8 +106,6 @@ class ExactVectorIndex:
                 self._grow(count)
 
     def _grow(self, rows: int) -> None:
-        import numpy as np
-
         grown = np.zeros((rows, self.dims), dtype=np.float16)
         grown[: len(self._keys)] = self._matrix[: len(self._keys)]
         self._matrix = grown
@@ -127,9 +127,6 @@ class ExactVectorIndex:
     def search(
         self, query: Vectors, k: int, allowed: Collection[str] | None = None
     ) -> list[tuple[str, float]]:
-        import numpy as np
-        from usearch.index import search as score_every_one
-
         with self._lock:
             count = len(self._keys)
             if count == 0 or k <= 0:
@@ -146,7 +143,7 @@ class ExactVectorIndex:
                 candidates = self._matrix[rows]
             k = min(k, len(candidates))
             query = np.asarray(query, dtype=np.float16)
-            best = score_every_one(candidates, query, k, "ip", exact=True, threads=1)
+            best = usearch_index.search(candidates, query, k, "ip", exact=True, threads=1)
             picked = best.keys.astype(np.int64) if rows is None else rows[best.keys]
             keys = self._keys
             return [
@@ -156,8 +153,6 @@ class ExactVectorIndex:
 
     def known(self, keys: Sequence[str]) -> tuple[list[str], Vectors]:
         """The keys among ``keys`` this index holds and their vectors, read at one moment."""
-        import numpy as np
-
         with self._lock:
             found = [key for key in keys if key in self._rows]
             rows = [self._rows[key] for key in found]

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from plugin_bridge.cli.serve import GC_GEN0_THRESHOLD, tune_gc
+from plugin_bridge.cli.serving import GC_GEN0_THRESHOLD, tune_gc
 
 
 @pytest.fixture

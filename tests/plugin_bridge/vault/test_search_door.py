@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from llm_service.door import Door
 from plugin_bridge.vault import vault as vault_module
-from plugin_bridge.vault.door import Door
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.lexical import index as index_module
 from plugin_bridge.vault.lexical.reader import IndexReader

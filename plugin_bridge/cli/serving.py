@@ -1,0 +1,185 @@
+"""``serve``'s last stage, once it listens: the WebSocket server, the vault index, the HTTP API
+and MCP, loaded only after the info file is written (see :mod:`plugin_bridge.cli.serve`), then
+served until a signal or the companion ends."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import signal
+import socket
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from starlette.routing import Route
+
+from llm_service.embedders import Embedder
+from llm_service.warmup import import_early
+from plugin_bridge.app.conversations.usage import Budgets
+from plugin_bridge.app.live_settings import SettingsFileWatch
+from plugin_bridge.app.settings.config import BridgeSettings
+from plugin_bridge.app.settings.providers import ProviderSetup
+from plugin_bridge.app.state import BridgeApp
+from plugin_bridge.app.turn.confirm import ask_client
+from plugin_bridge.cli.commandline import command_line, fail
+from plugin_bridge.cli.progress import show_progress
+from plugin_bridge.handlers import build_router
+from plugin_bridge.httpapi.app import build_http_app
+from plugin_bridge.httpapi.limits import HttpLimits
+from plugin_bridge.httpapi.remote import start_remote
+from plugin_bridge.httpapi.server import start_http
+from plugin_bridge.mcp import streamable_http_app
+from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.vault.vault import Vault
+from plugin_bridge.wire.server import start_server
+
+if TYPE_CHECKING:
+    from plugin_bridge.cli.remote import RemoteListener
+
+logger = logging.getLogger(__name__)
+
+Companion = Callable[[BridgeApp], Awaitable[None]]
+"""Runs beside the server once it serves; the server stops when it returns."""
+
+
+async def serve(
+    vault_root: Path,
+    info_file: Path | None,
+    sockets: list[socket.socket],
+    token: str,
+    checked: tuple[BridgeSettings, ProviderSetup, Embedder | None],
+    companion: Companion | None,
+    remote: RemoteListener | None = None,
+) -> int:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    settings, providers, embedder = checked
+    banner = providers.describe()
+    print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
+    vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)
+    vault.set_pdf_limit(int(settings.pdf_max_mb * 1024 * 1024))
+    if embedder is not None:
+        print(f"Semantic search with {embedder.model_id}.", file=sys.stderr, flush=True)
+        vault.use_embedder(
+            embedder,
+            confirm_over_usd=settings.embedder_confirm_over_usd,
+            ann_threshold=settings.vector_ann_threshold,
+        )
+    try:
+        await vault.start(sole_writer=True)  # the lock is ours: every temp file is a crash's
+    except VaultError as exc:
+        return fail(2, str(exc))
+    app = BridgeApp(
+        vault,
+        confirm=ask_client(vault),
+        providers=providers,
+        token=token,
+        budgets=Budgets(settings.daily_budget_usd, settings.monthly_budget_usd),
+        settings=settings,
+    )
+    if vault.semantic is not None:
+        show_progress(vault.semantic)
+    sock, http_sock = sockets[:2]
+    try:
+        async with await start_server(
+            build_router(),
+            app,
+            sock=sock,
+            allowed_origins=settings.allowed_origins,
+            token=app.token,
+        ) as server:
+            app.broadcast = server.broadcast
+            await app.use_mcp_servers(settings.mcp)
+            mcp_app = streamable_http_app(app)  # writes while http_allow_writes is on
+            http_limits = HttpLimits(timeout=settings.http_timeout)
+            http_app = build_http_app(
+                app,
+                port=http_sock.getsockname()[1],
+                allowed_origins=settings.allowed_origins,
+                mounts=[Route("/mcp", mcp_app)],
+                lifespans=[mcp_app.lifespan],
+                budget=server.budget,
+                limits=http_limits,
+            )
+            http_server = await start_http(http_app, http_sock, limits=http_limits)
+            remote_server = (
+                None
+                if remote is None
+                else await start_remote(
+                    app,
+                    server,
+                    remote.sock,
+                    remote.gate,
+                    mounts=[Route("/mcp", mcp_app)],
+                    limits=http_limits,
+                    tls=remote.tls,
+                )
+            )
+            print(
+                f"Ready. Try: {chat_hint(vault_root, info_file)}",
+                file=sys.stderr,
+                flush=True,
+            )
+            tune_gc()
+            warming = asyncio.create_task(_warm_up(app.providers))
+            following = asyncio.create_task(SettingsFileWatch(app).run(), name="settings file")
+            await _until_stopped(stop, None if companion is None else companion(app))
+            warming.cancel()
+            following.cancel()
+            logger.info("shutting down")
+            await http_server.close()
+            if remote_server is not None:
+                await remote_server.close()
+    finally:
+        await app.aclose()
+        await vault.close()
+    return 0
+
+
+async def _until_stopped(stop: asyncio.Event, companion: Awaitable[None] | None) -> None:
+    """Wait for a signal, or for the companion to end (then a signal cancels it)."""
+    waits: list[asyncio.Future[object]] = [asyncio.ensure_future(stop.wait())]
+    if companion is not None:
+        waits.append(asyncio.ensure_future(companion))
+    try:
+        done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in waits:
+            task.cancel()
+        await asyncio.gather(*waits, return_exceptions=True)
+    for task in done:
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("the companion failed", exc_info=task.exception())
+
+
+async def _warm_up(providers: ProviderSetup) -> None:
+    """Import, in a worker thread, what the first requests would otherwise wait for: httpx
+    (runtimes/detect and embedder/download: the setup card of a server without a provider)
+    and the providers' SDKs. A request that needs them meanwhile waits for this
+    (``llm_service.warmup.warmed``) instead of importing them beside it."""
+    await import_early("httpx")
+    await providers.warm_up()
+
+
+GC_GEN0_THRESHOLD = 50_000
+"""Allocations between young-generation collections (Python's default is 700)."""
+
+
+def tune_gc() -> None:
+    """Once started: collect, then freeze what start-up loaded (modules, the index, the app)
+    so no later collection walks it again, and collect the young generation less often.
+    bench/stalls.py measures what this buys."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_GEN0_THRESHOLD, *gc.get_threshold()[1:])
+
+
+def chat_hint(vault_root: Path, info_file: Path | None) -> str:
+    """The chat command for this server, ready to paste (with --info-file when one was given)."""
+    extra = ["--info-file", str(info_file.resolve())] if info_file is not None else []
+    return command_line("chat", "--vault", str(vault_root.resolve()), *extra)
