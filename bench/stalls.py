@@ -792,10 +792,27 @@ def main() -> None:
         help="health latency under the streams, and what chat/send adds over the raw SDK",
     )
     parser.add_argument(
+        "--search",
+        action="store_true",
+        help="health latency while 20 clients search a generated vault (--notes)",
+    )
+    parser.add_argument(
+        "--notes",
+        type=int,
+        default=SEARCH_NOTES,
+        help="--search: notes in the vault (default %(default)s)",
+    )
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=SEARCH_SECONDS,
+        help="--search: seconds of searching per round (default %(default)s)",
+    )
+    parser.add_argument(
         "--rounds",
         type=int,
         default=HEALTH_ROUNDS,
-        help="--health: rounds of the concurrent chats (default %(default)s)",
+        help="--health, --search: rounds (default %(default)s)",
     )
     parser.add_argument(
         "--turns",
@@ -806,8 +823,8 @@ def main() -> None:
     parser.add_argument(
         "--before",
         metavar="DIR_OR_REV",
-        help="--health: also run the bridge of this checkout folder or git revision (e.g. "
-        "main), interleaved with this one: an A/B in one run",
+        help="--health, --search: also run the bridge of this checkout folder or git revision "
+        "(e.g. main), interleaved with this one: an A/B in one run",
     )
     parser.add_argument(
         "--profile",
