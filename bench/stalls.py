@@ -134,7 +134,10 @@ async def _bridge(
                 if "warm" in steps:
                     await provider.warm_up()
                 if "gc" in steps:
-                    from plugin_bridge.cli.serving import tune_gc
+                    try:
+                        from plugin_bridge.cli.serving import tune_gc
+                    except ImportError:  # a checkout from before serve was split (--before)
+                        from plugin_bridge.cli.serve import tune_gc  # type: ignore[attr-defined,no-redef]
 
                     tune_gc()
                 lags: list[float] = []
