@@ -46,12 +46,17 @@ async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
     notes = ctx.app.vault.notes
     if is_pdf_name(params.path.strip()):
         pdf = await asyncio.to_thread(read_pdf, notes, params.path, params.pages)
-        ctx.hold(len(pdf.content))  # the memory budget counts the reply from here
+        await ctx.hold(len(pdf.content))  # the memory budget counts the reply from here
         return NoteReadResult(
             path=pdf.path, content=pdf.content, hash=pdf.hash, page_count=pdf.page_count
         )
+    # The memory budget counts the reply before its bytes are read: a client that reads none
+    # of its replies waits for room, or is refused, before the server reads anything for it.
+    size = (await asyncio.to_thread(notes.info, params.path)).size
+    await ctx.hold(size)
     note = await asyncio.to_thread(notes.read, params.path)
-    ctx.hold(len(note.content))
+    if len(note.content) > size:  # it grew meanwhile
+        await ctx.hold(len(note.content) - size)
     return NoteReadResult(path=note.path, content=note.content, hash=note.hash, lossy=note.lossy)
 
 

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import json
 import os
+import socket
 import statistics
 import time
 from pathlib import Path
@@ -34,10 +35,17 @@ class RawClient:
         """Text frames the server sent so far (read by :meth:`close_code`)."""
 
     @classmethod
-    async def open(cls, url: str) -> RawClient:
+    async def open(cls, url: str, rcvbuf: int | None = None) -> RawClient:
+        """Connect to ``url``; ``rcvbuf`` makes the kernel hold little for this client (the
+        server's replies then wait in the server, not in the kernel)."""
         protocol = ClientProtocol(parse_uri(url), max_size=None)
         host, port = url.removeprefix("ws://").split(":")
-        reader, writer = await asyncio.open_connection(host, int(port))
+        sock = socket.socket()
+        if rcvbuf is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, (host, int(port)))
+        reader, writer = await asyncio.open_connection(sock=sock)
         protocol.send_request(protocol.connect())
         writer.write(b"".join(protocol.data_to_send()))
         async with asyncio.timeout(WAIT):
@@ -168,8 +176,10 @@ async def _note(bridge: Bridge, name: str, size: int) -> None:
     bridge.vault.index.notify_changed(name)
 
 
-async def _greedy_client(bridge: Bridge, path: str, reads: int) -> RawClient:
-    client = await RawClient.open(bridge.url)
+async def _greedy_client(
+    bridge: Bridge, path: str, reads: int, rcvbuf: int | None = None
+) -> RawClient:
+    client = await RawClient.open(bridge.url, rcvbuf)
     client.queue({"id": 0, "method": "initialize", "params": init_params(bridge.app.token)})
     for request_id in range(1, reads + 1):
         client.queue({"id": request_id, "method": "note/read", "params": {"path": path}})
