@@ -184,6 +184,7 @@ def greedy_round(clients: int, reads: int, code: str | None = None) -> dict[str,
                 "fresh_health_max_ms": max(took),
                 "fresh_health_p50_ms": statistics.median(took),
                 "fresh_health_calls": len(took),
+                "fresh_health_ms": [round(t) for t in took],
             }
 
         return asyncio.run(run())
