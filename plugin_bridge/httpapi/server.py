@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from plugin_bridge.httpapi.limits import DROP_KEY, HttpLimits
+from plugin_bridge.httpapi.limits import DRAIN_KEY, DROP_KEY, HttpLimits
 from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import http_url
 from plugin_bridge.wire.server import no_delay
@@ -95,6 +95,7 @@ class _Limits(HttpToolsProtocol):
         super().on_message_begin()
         scope: dict[str, object] = self.scope  # type: ignore[assignment]
         scope[DROP_KEY] = self._drop  # the memory budget's way to drop this connection
+        scope[DRAIN_KEY] = self.flow.drain  # a response's bytes count until the client took them
 
     def on_url(self, url: bytes) -> None:
         self._count_head(len(url))
