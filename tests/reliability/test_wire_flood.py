@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import statistics
 import time
@@ -260,3 +261,9 @@ def _peak_rss_mb(pid: int) -> float:
     status = Path(f"/proc/{pid}/status").read_text()
     (line,) = [line for line in status.splitlines() if line.startswith("VmHWM:")]
     return int(line.split()[1]) * 1024 / 1e6
+
+
+def _rss_mb() -> float:
+    """This process's resident set now, in MB (Linux)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
