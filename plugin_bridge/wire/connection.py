@@ -36,6 +36,9 @@ logger = logging.getLogger(__name__)
 CANCEL_METHOD: Final = CancelRequestParams.METHOD
 OUTGOING_LIMIT: Final = 4 * 1024 * 1024
 """Past this many unsent bytes the client is not read until they drain (see the server)."""
+UNSENT_COPIES: Final = 2
+"""A message waiting to go out is held twice: its bytes, kept until the send returns, and the
+transport's copy of what the kernel has not taken yet; the budget counts both."""
 DRAIN_SECONDS: Final = 5.0
 """How long a closing connection waits for its cancelled requests to unwind."""
 
@@ -89,13 +92,14 @@ class Connection(Generic[S]):
         self._drained.clear()
         if self.outgoing > OUTGOING_LIMIT:
             self._over_limit.set()
+        held = UNSENT_COPIES * len(data)
         if self._account is not None:
-            self._account(len(data))
+            self._account(held)
         try:
             await self._transport_send(data)
         finally:
             if self._account is not None:
-                self._account(-len(data))
+                self._account(-held)
             self.outgoing -= len(data)
             if self.outgoing <= OUTGOING_LIMIT:
                 self._over_limit.clear()

@@ -220,7 +220,8 @@ async def test_soak_20_clients_that_do_not_read_3_mb_each(tmp_path: Path) -> Non
     )
     url, token = str(served.info["url"]), str(served.info["token"])
     try:
-        warm = await _fresh(url, token)  # the first health builds the tool registry (~0.5 s)
+        warm = await _fresh(url, token)
+        assert (await warm.result("health"))["status"] == "ok"  # builds the tools (~0.5 s)
         clients = []
         for _ in range(20):
             client = await RawClient.open(url)
