@@ -1,6 +1,7 @@
 """Bad input gets a 400/413 or -32602/-32700 with one sentence, never a traceback, a 500 or
 -32603 (attack item 13 of issue 32): deep JSON and lone surrogates over the WebSocket and HTTP,
-a chunked body over the limit, a base URL with a "+port" or full-width digits, and a write the
+a chunked body over the limit, ``max_tokens: 10^30``, a base URL with a "+port" or full-width
+digits, and a write the
 path rules refuse (refused before tool/confirm asks anyone). Full sizes under ``soak``."""
 
 from __future__ import annotations
@@ -167,3 +168,13 @@ async def test_full_size_bad_input(bridge: Bridge) -> None:
     """The attack's sizes: 1,000,000 deep, a 64 MiB chunked body."""
     await test_deep_json_over_the_websocket(bridge, 1_000_000)
     await test_a_chunked_body_over_the_limit_is_413(bridge, 64 << 20)
+
+
+async def test_max_tokens_of_10_to_the_30_is_400(bridge: Bridge) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 10**30}
+    async with _http(bridge) as http:
+        response = await http.post("/v1/chat/completions", json=body)
+    assert response.status_code == 400, response.text
+    message = response.json()["error"]["message"]
+    _one_sentence(message)
+    assert "max_tokens" in message
