@@ -1,8 +1,8 @@
 """Bad input gets a 400/413 or -32602/-32700 with one sentence, never a traceback, a 500 or
 -32603 (attack item 13 of issue 32): deep JSON and lone surrogates over the WebSocket and HTTP,
 a chunked body over the limit, ``max_tokens: 10^30``, a base URL with a "+port" or full-width
-digits, and a write the
-path rules refuse (refused before tool/confirm asks anyone). Full sizes under ``soak``."""
+digits, and a write the path rules refuse (refused before tool/confirm asks anyone). Full sizes
+under ``soak``."""
 
 from __future__ import annotations
 
