@@ -53,6 +53,34 @@ async def test_a_reply_being_built_counts_until_it_is_sent(tmp_path: Path) -> No
         assert bridge.server.budget.refusals == 1
 
 
+async def test_a_busy_client_waits_for_room_and_is_served(tmp_path: Path) -> None:
+    """The second reply of 3 MiB waits while the first holds the budget, and is built as soon
+    as the first has gone out (within the wait): nothing refused."""
+    release = asyncio.Event()
+    built: list[int] = []
+
+    async def build(ctx: Context, params: BuildParams) -> EmptyResult:
+        await ctx.hold(params.size)
+        built.append(params.size)
+        if len(built) == 1:
+            await release.wait()
+        return EmptyResult()
+
+    async with running_bridge(tmp_path, server_options={"memory_budget": BUDGET}) as bridge:
+        bridge.server.router.register("test/build", BuildParams, build)
+        wire = await bridge.wire()
+        first = await wire.request("test/build", {"size": 3 * 1024 * 1024})
+        await wait_for(lambda: len(built) == 1)
+        second = await wire.request("test/build", {"size": 3 * 1024 * 1024})
+        await asyncio.sleep(0.3)
+        assert len(built) == 1  # waiting for room
+        release.set()
+        assert "result" in await wire.reply_to(first)
+        assert "result" in await wire.reply_to(second)
+        await wait_for(lambda: bridge.server.budget.total == 0)
+    assert bridge.server.budget.refusals == 0
+
+
 async def test_four_clients_that_do_not_read_are_held_to_the_budget(tmp_path: Path) -> None:
     """4 clients each pipeline 32 reads of a 1 MB note and read nothing, against a 4 MiB
     budget: replies are refused or their clients closed (4429), a fresh client is served, and
