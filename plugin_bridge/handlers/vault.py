@@ -52,7 +52,8 @@ async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
         )
     # The memory budget counts the reply before its bytes are read: a client that reads none
     # of its replies waits for room, or is refused, before the server reads anything for it.
-    size = (await asyncio.to_thread(notes.info, params.path)).size
+    # (A note over the size limit is refused by the read: at most that much is reserved.)
+    size = min((await asyncio.to_thread(notes.info, params.path)).size, notes.max_bytes)
     await ctx.hold(size)
     note = await asyncio.to_thread(notes.read, params.path)
     if len(note.content) > size:  # it grew meanwhile
