@@ -28,13 +28,14 @@ Bookkeeping only: the holders decide what eviction means.
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Callable, Hashable
 from typing import Final
 
 DEFAULT_MEMORY_BUDGET: Final = 64 * 1024 * 1024
 """64 MiB over all clients."""
 BUSY_WAIT: Final = 2.0
-"""Seconds a busy holder's request waits for room before it is refused."""
+"""Seconds a busy holder's request waits for room, at most, before it is refused."""
 
 
 class MemoryBudget:
@@ -116,7 +117,9 @@ class MemoryBudget:
         entry = (holder, size, room)
         self._waiting.append(entry)
         try:
-            async with asyncio.timeout(self.busy_wait):
+            # Between half the wait and all of it: the requests a client pipelined in one burst
+            # are not all refused in the same turn of the loop.
+            async with asyncio.timeout(self.busy_wait * random.uniform(0.5, 1.0)):
                 await room  # counted by _wake
         except BaseException as exc:
             if room.done() and not room.cancelled():  # counted just before the timeout

@@ -135,6 +135,7 @@ async def test_four_clients_that_do_not_read_make_the_server_read_no_more_than_i
         await wait_for(lambda: len(bridge.server.connections) == 1)
         await wait_for(lambda: budget.total == 0)
     assert len(answered["content"]) == 1_000_000
-    # main, which counted a reply once the note was read: 43 to 45 reads, 20 MB held at a peak
+    # main, which counted a reply once the note was read: 43 to 45 reads, 20 MB counted at a
+    # peak (unsent bytes counted once; here twice, for the transport's copy too)
     assert len(reads) <= 28, f"the note was read {len(reads)} times for clients that read nothing"
-    assert peak[0] <= 3 * BUDGET, f"{peak[0] / 1e6:.1f} MB held at a peak"
+    assert peak[0] <= 4 * BUDGET, f"{peak[0] / 1e6:.1f} MB counted at a peak"
