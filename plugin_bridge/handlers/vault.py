@@ -47,12 +47,18 @@ async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
     notes = vault.notes
     if is_pdf_name(params.path.strip()):
         pdf = await vault.run(read_pdf, notes, params.path, params.pages)
-        ctx.hold(len(pdf.content))  # the memory budget counts the reply from here
+        await ctx.hold(len(pdf.content))  # the memory budget counts the reply from here
         return NoteReadResult(
             path=pdf.path, content=pdf.content, hash=pdf.hash, page_count=pdf.page_count
         )
+    # The memory budget counts the reply before its bytes are read: a client that reads none
+    # of its replies waits for room, or is refused, before the server reads anything for it.
+    # (A note over the size limit is refused by the read: at most that much is reserved.)
+    size = min((await vault.run(notes.info, params.path)).size, notes.max_bytes)
+    await ctx.hold(size)
     note = await vault.run(notes.read, params.path)
-    ctx.hold(len(note.content))
+    if len(note.content) > size:  # it grew meanwhile
+        await ctx.hold(len(note.content) - size)
     return NoteReadResult(path=note.path, content=note.content, hash=note.hash, lossy=note.lossy)
 
 

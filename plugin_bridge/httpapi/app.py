@@ -76,7 +76,10 @@ def build_http_app(
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.chat = chat
     limited = Limited(
-        app, budget=budget, concurrency=Concurrency(limits.max_per_client, limits.max_requests)
+        app,
+        budget=budget,
+        concurrency=Concurrency(limits.max_per_client, limits.max_requests),
+        stall=limits.timeout,
     )
     return Guard(
         limited,

@@ -6,7 +6,7 @@
    outside the key's scope: 403 ``forbidden_scope`` (the caller is left in the scope under
    :data:`CALLER` for the routes);
 3. the body's size, at most :data:`MAX_BODY_BYTES` (by Content-Length, and counted while it is
-   read; a chunked body is read whole before the route runs): 413.
+   read: past it the guard answers 413 itself and the route hears that the client is gone).
 
 Refusals on ``/v1/*`` keep OpenAI's error shape ``{"error": {"message", "type", "code"}}``, so
 an OpenAI client library shows the message; every other route answers
@@ -15,7 +15,6 @@ an OpenAI client library shows the message; every other route answers
 
 from __future__ import annotations
 
-import collections
 import hmac
 import json
 import logging
@@ -31,7 +30,7 @@ from plugin_bridge.app.clients import (
     http_scope,
 )
 from plugin_bridge.app.remote import RemoteGate
-from plugin_bridge.wire.errors import BodyTooLarge, WireCode
+from plugin_bridge.wire.errors import WireCode
 from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import check_handshake
 from plugin_bridge.wire.transport import MAX_FRAME_BYTES
@@ -137,35 +136,34 @@ class Guard:
             self.refusals.refused(f"refused a request to {path[:100]}: {message}")
             await _respond(send, status, error_body(path, status, code, message))
             return
-        if headers.get_all("transfer-encoding") and not headers.get_all("content-length"):
-            read = await self._read_chunked(receive)
-            if read is None:
-                await _respond(send, 413, error_body(path, 413, *self._too_large()))
-                return
-            receive = _replay(read, receive)
-        started = False
+        started = refused = False
         received = 0
 
         async def counted_receive() -> Message:
-            nonlocal received
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_body:
-                    raise BodyTooLarge(self._too_large()[1])
+                    # Answered here, whatever the app makes of the end of its body (the MCP
+                    # SDK turns an error raised by ``receive`` into a 500): 413, then the app
+                    # hears that the client is gone and its own answer goes nowhere.
+                    refused = True
+                    if not started:
+                        await _respond(send, 413, error_body(path, 413, *self._too_large()))
+                    return {"type": "http.disconnect"}
             return message
 
         async def watched_send(message: Message) -> None:
             nonlocal started
+            if refused:
+                return
             started = started or message["type"] == "http.response.start"
             await send(message)
 
-        try:
-            await self.app(scope, counted_receive, watched_send)
-        except BodyTooLarge:
-            if started:
-                raise
-            await _respond(send, 413, error_body(path, 413, *self._too_large()))
+        await self.app(scope, counted_receive, watched_send)
 
     def _remote_refusal(self, scope: Scope) -> tuple[int, bytes, int | None] | None:
         """The remote listener's refusal before the key is read: 429 for an address with too
@@ -214,38 +212,11 @@ class Guard:
             return 413, *self._too_large()
         return caller
 
-    async def _read_chunked(self, receive: Receive) -> list[Message] | None:
-        """A chunked body, read whole before the app runs (an app may turn an error raised by
-        its ``receive`` into a 500: a body over the limit must be a 413 whatever the app);
-        None once it is over the limit."""
-        messages: list[Message] = []
-        size = 0
-        while True:
-            message = await receive()
-            messages.append(message)
-            if message["type"] != "http.request":
-                return messages
-            size += len(message.get("body", b""))
-            if size > self.max_body:
-                return None
-            if not message.get("more_body"):
-                return messages
-
     def _too_large(self) -> tuple[str, str]:
         return (
             "too_large",
             f"The request body is larger than {self.max_body // (1024 * 1024)} MiB: send less.",
         )
-
-
-def _replay(messages: list[Message], receive: Receive) -> Receive:
-    """``receive`` that first gives ``messages`` again."""
-    pending = collections.deque(messages)
-
-    async def replayed() -> Message:
-        return pending.popleft() if pending else await receive()
-
-    return replayed
 
 
 def _scope_refusal(caller: Caller, path: str) -> tuple[int, str, str] | None:

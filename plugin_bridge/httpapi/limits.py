@@ -5,15 +5,19 @@ running at once, memory, log lines.
   ``http_timeout``);
 - :class:`Concurrency`: requests running at once, per client (its bearer token or key) and in
   all; past either bound the request is answered 429 at once;
-- :class:`Limited`: the middleware that applies them and counts requests in the memory budget;
-  refusals are logged through :class:`~plugin_bridge.wire.refusals.RefusalLog`.
+- :class:`Limited`: the middleware that applies them and counts requests in the memory budget
+  (a response's bytes until the client has taken them: one that takes none of them for
+  ``timeout`` s is dropped); refusals are logged through
+  :class:`~plugin_bridge.wire.refusals.RefusalLog`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -114,6 +118,9 @@ OVER_BUDGET: Final = (
 )
 DROP_KEY: Final = "plugin_bridge.drop"
 """The scope key of the listener's ``drop(why)``: closes the request's connection at once."""
+DRAIN_KEY: Final = "plugin_bridge.drained"
+"""The scope key of the listener's ``drained()``: returns once the connection's unsent bytes
+are down to its low-water mark (the client took the rest), or the connection is gone."""
 
 
 class Limited:
@@ -121,14 +128,21 @@ class Limited:
     bounds requests running at once (:class:`Concurrency`, 429) and counts in the server's
     memory budget what each request makes the server hold: its body while it runs (past the
     budget: 503 ``busy``), and each response chunk until the client takes it (a client that
-    reads nothing is dropped when it holds the most over the budget)."""
+    reads nothing is dropped when it holds the most over the budget, and whatever the budget
+    when it has taken nothing for ``stall`` seconds: an SSE stream it does not read)."""
 
     def __init__(
-        self, app: ASGIApp, *, budget: MemoryBudget | None, concurrency: Concurrency
+        self,
+        app: ASGIApp,
+        *,
+        budget: MemoryBudget | None,
+        concurrency: Concurrency,
+        stall: float = DEFAULT_HTTP_TIMEOUT,
     ) -> None:
         self.app = app
         self.budget = budget
         self.concurrency = concurrency
+        self.stall = stall
         self.log = RefusalLog(logger)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -142,13 +156,36 @@ class Limited:
         except Busy as exc:
             await self._refuse(scope, receive, send, 429, str(exc))
             return
+        watched = self._watched(send, scope.get(DROP_KEY), scope.get(DRAIN_KEY))
         try:
             if self.budget is None:
-                await self.app(scope, receive, send)
+                await self.app(scope, receive, watched)
             else:
-                await self._counted(scope, receive, send, self.budget)
+                await self._counted(scope, receive, watched, self.budget)
         finally:
             self.concurrency.leave(client)
+
+    def _watched(
+        self,
+        send: Send,
+        drop: Callable[[str], None] | None,
+        drained: Callable[[], Awaitable[None]] | None,
+    ) -> Send:
+        """``send`` that returns once the client has taken the bytes (so the budget counts
+        them until then), and drops the connection of a client that takes none of them for
+        ``stall`` seconds."""
+
+        async def watched(message: Message) -> None:
+            try:
+                async with asyncio.timeout(self.stall):
+                    await send(message)
+                    if drained is not None and message.get("body"):
+                        await drained()
+            except TimeoutError:
+                if drop is not None:  # later sends of this response go nowhere
+                    drop(f"the client read none of its answer for {self.stall:g} s")
+
+        return watched
 
     async def _counted(
         self, scope: Scope, receive: Receive, send: Send, budget: MemoryBudget

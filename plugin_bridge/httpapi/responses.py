@@ -8,6 +8,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from plugin_bridge.app.clients import CALLER, OWNER_CALLER, Caller
@@ -37,8 +38,12 @@ def caller_of(request: Request) -> Caller:
 
 
 async def json_body(request: Request) -> Any:
-    """The request's JSON body (BadRequest when it is not JSON)."""
-    body = await request.body()
+    """The request's JSON body (BadRequest when it is not JSON, or the client went away
+    before all of it came: then the guard has answered 413, or nobody is listening)."""
+    try:
+        body = await request.body()
+    except ClientDisconnect:
+        raise BadRequest("The body did not arrive whole.") from None
     try:
         document = json.loads(body)
     except RecursionError:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from plugin_bridge.httpapi.limits import DROP_KEY, HttpLimits
+from plugin_bridge.httpapi.limits import DRAIN_KEY, DROP_KEY, HttpLimits
 from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import http_url
 from plugin_bridge.wire.server import no_delay
@@ -99,6 +99,7 @@ class _Limits(HttpToolsProtocol):
         super().on_message_begin()
         scope: dict[str, object] = self.scope  # type: ignore[assignment]
         scope[DROP_KEY] = self._drop  # the memory budget's way to drop this connection
+        scope[DRAIN_KEY] = self.flow.drain  # a response's bytes count until the client took them
 
     def handle_websocket_upgrade(self) -> None:
         """The remote listener's ``/ws``: the WebSocket protocol (with its own frame and ping

@@ -36,6 +36,9 @@ logger = logging.getLogger(__name__)
 CANCEL_METHOD: Final = CancelRequestParams.METHOD
 OUTGOING_LIMIT: Final = 4 * 1024 * 1024
 """Past this many unsent bytes the client is not read until they drain (see the server)."""
+UNSENT_COPIES: Final = 2
+"""A message waiting to go out is held twice: its bytes, kept until the send returns, and the
+transport's copy of what the kernel has not taken yet; the budget counts both."""
 DRAIN_SECONDS: Final = 5.0
 """How long a closing connection waits for its cancelled requests to unwind."""
 
@@ -53,7 +56,7 @@ class Connection(Generic[S]):
         *,
         peer_name: str = "client",
         account: Callable[[int], None] | None = None,
-        reserve: Callable[[int], bool] | None = None,
+        reserve: Callable[[int], Awaitable[bool]] | None = None,
     ) -> None:
         self.router = router
         self.app = app
@@ -63,7 +66,8 @@ class Connection(Generic[S]):
         self._account = account
         """Told of every change of ``outgoing`` (the server's budget over all connections)."""
         self._reserve = reserve
-        """Asked before a reply being built is counted (False: the budget refuses it)."""
+        """Asked before a reply being built is counted, and with 0 before a request runs
+        (False: the budget refuses it, after a bounded wait for room)."""
         self._building: dict[RequestId, int] = {}
         """Bytes of replies being built, per request (counted in the budget until sent)."""
         self.outgoing = 0
@@ -87,32 +91,29 @@ class Connection(Generic[S]):
         self._drained.clear()
         if self.outgoing > OUTGOING_LIMIT:
             self._over_limit.set()
+        held = UNSENT_COPIES * len(data)
         if self._account is not None:
-            self._account(len(data))
+            self._account(held)
         try:
             await self._transport_send(data)
         finally:
             if self._account is not None:
-                self._account(-len(data))
+                self._account(-held)
             self.outgoing -= len(data)
             if self.outgoing <= OUTGOING_LIMIT:
                 self._over_limit.clear()
             if self.outgoing == 0:
                 self._drained.set()
 
-    def hold(self, request_id: RequestId, size: int) -> None:
+    async def hold(self, request_id: RequestId, size: int) -> None:
         """Count ``size`` bytes of the reply ``request_id`` is building against the server's
         budget, until the reply is handed to the transport; RpcError -32003 ``busy`` when
-        the budget is used up and this client holds the most."""
+        the budget is used up and this client holds at least its share (after a bounded
+        wait for room)."""
         if self._reserve is None:
             return
-        if not self._reserve(size):
-            raise RpcError(
-                WireCode.TOO_MANY_REQUESTS,
-                "The server is holding too many replies you have not read yet: read them, "
-                "then try again.",
-                {"reason": "busy"},
-            )
+        if not await self._reserve(size):
+            raise _busy()
         self._building[request_id] = self._building.get(request_id, 0) + size
 
     def _built(self, request_id: RequestId) -> None:
@@ -237,6 +238,8 @@ class Connection(Generic[S]):
         token = current_request.set(ctx)
         logger.debug("%s: request %r %s", self.peer_name, request.id, request.method)
         try:
+            if self._reserve is not None and not await self._reserve(0):
+                raise _busy()  # its replies so far are unread: do not start more work
             result = await self.router.dispatch(ctx, request.method, request.params)
         except asyncio.CancelledError:
             if self._closing or request.id not in self._cancel_requested:
@@ -258,6 +261,14 @@ class Connection(Generic[S]):
         return self.protocol.error(
             request_id, WireError(int(WireCode.CANCELLED), "Request cancelled.")
         )
+
+
+def _busy() -> RpcError:
+    return RpcError(
+        WireCode.TOO_MANY_REQUESTS,
+        "The server is holding too many replies you have not read yet: read them, then try again.",
+        {"reason": "busy"},
+    )
 
 
 def _client_name(params: object) -> str | None:

@@ -34,7 +34,7 @@ class Peer(Protocol):
     def closed(self) -> bool:
         """True once the client has gone."""
 
-    def hold(self, request_id: RequestId, size: int) -> None:
+    async def hold(self, request_id: RequestId, size: int) -> None:
         """Count ``size`` bytes of ``request_id``'s reply being built against the server's
         memory budget (RpcError -32003 ``busy`` when it refuses)."""
 
@@ -60,10 +60,11 @@ class RequestContext(Generic[S]):
         """Send ``notification`` (its model says its method) to this request's client."""
         await self.peer.notify(notification.METHOD, dump(notification))
 
-    def hold(self, size: int) -> None:
+    async def hold(self, size: int) -> None:
         """This request's reply holds ``size`` more bytes from now until it is sent: counted
-        in the server's memory budget, which may refuse it (-32003, ``data.reason`` busy)."""
-        self.peer.hold(self.request_id, size)
+        in the server's memory budget, which may keep it waiting for room, or refuse it
+        (-32003, ``data.reason`` busy)."""
+        await self.peer.hold(self.request_id, size)
 
 
 current_request: ContextVar[RequestContext[Any] | None] = ContextVar(

@@ -73,7 +73,8 @@ ERROR_MEANINGS: Final[dict[WireCode, str]] = {
     WireCode.NOT_INITIALIZED: "A request other than initialize came first.",
     WireCode.TOO_MANY_REQUESTS: (
         "More than 32 requests in flight on this connection; or the server's memory budget is "
-        "used up and this connection holds the most of it: data: {reason: busy}."
+        "used up and this connection holds at least its share of it (after a wait of up to 2 s "
+        "for room): data: {reason: busy}."
     ),
     WireCode.FORBIDDEN_SCOPE: (
         "forbidden_scope: the client key's scope does not allow this call; the message names "
@@ -210,10 +211,6 @@ class HttpError:
     data: dict[str, Any] | None = None
 
 
-class BodyTooLarge(Exception):
-    """An HTTP request body grew past the limit while it was read (413)."""
-
-
 _HTTP_RPC: Final[dict[WireCode, tuple[int, str]]] = {
     WireCode.BUDGET_EXCEEDED: (402, "budget_exceeded"),
     WireCode.TOOL_DENIED: (403, "tool_denied"),
@@ -255,8 +252,6 @@ def to_http_error(exc: BaseException) -> HttpError:
         return HttpError(status, code, exc.message, retry, data=exc.data)
     if isinstance(exc, pydantic.ValidationError):
         return HttpError(400, "invalid_request", f"Invalid body: {field_problems(exc)}.")
-    if isinstance(exc, BodyTooLarge):
-        return HttpError(413, "too_large", str(exc))
     logger.error("internal error while handling an HTTP request", exc_info=exc)
     return HttpError(500, "internal_error", "Internal error.")
 

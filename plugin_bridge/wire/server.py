@@ -5,9 +5,10 @@ The server owns its live connections (as websockets' own server does). Limits ar
 ``init_timeout`` seconds, or within ``init_frames`` frames, is closed with 4408. No client can
 hold the event loop: the read loop yields after every frame (each connection gets one frame
 per turn of the loop), and what all connections together make the server hold (replies being
-built, unsent replies and events) is bounded by ``memory_budget`` (past it a new large reply of
-the connection holding the most is refused with -32003 ``busy``, and the connections holding
-the most are closed with 4429); the HTTP listener shares that budget (``server.budget``).
+built, unsent replies and events) is bounded by ``memory_budget`` (past it the new requests and
+large replies of a connection holding at least its share wait for room, then are refused with
+-32003 ``busy``, and the connections holding the most are closed with 4429); the HTTP listener
+shares that budget (``server.budget``).
 """
 
 from __future__ import annotations
@@ -227,7 +228,7 @@ class BridgeServer(Generic[S]):
             send,
             peer_name=str(ws.id)[:8],
             account=lambda delta: self.budget.change(connection, delta),
-            reserve=lambda size: self.budget.hold(connection, size),
+            reserve=lambda size: self.budget.reserve(connection, size),
         )
         connection.caller = caller
         self.budget.join(connection, lambda: self._evict(connection))

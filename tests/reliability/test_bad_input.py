@@ -1,12 +1,15 @@
 """Bad input gets a 400/413 or -32602/-32700 with one sentence, never a traceback, a 500 or
 -32603 (attack item 13 of issue 32): deep JSON and lone surrogates over the WebSocket and HTTP,
-a chunked body over the limit, a base URL with a "+port" or full-width digits, and a write the
-path rules refuse (refused before tool/confirm asks anyone). Full sizes under ``soak``."""
+a chunked body over the limit, ``max_tokens: 10^30``, a base URL with a "+port" or full-width
+digits, and a write the path rules refuse (refused before tool/confirm asks anyone). Full sizes
+under ``soak``."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -99,16 +102,36 @@ async def test_deep_json_and_lone_surrogates_over_http_are_400(bridge: Bridge, d
 
 @pytest.mark.parametrize("size", [5 << 20])
 async def test_a_chunked_body_over_the_limit_is_413(bridge: Bridge, size: int) -> None:
+    """To a route that turns a failed read into a 500 (as the MCP SDK does) and to the bridge's
+    own routes: 413, no error logged, and the next request is served."""
+
     async def chunks() -> AsyncIterator[bytes]:
         for _ in range(size // 65536):
             yield b"x" * 65536
 
     async with _http(bridge) as http:
-        response = await http.post("/mcp", content=chunks())
+        for path in ("/mcp", "/v1/chat/completions", "/chat"):
+            with _no_errors_logged():
+                response = await http.post(path, content=chunks())
+            assert response.status_code == 413, (path, response.text)
+            payload = response.json()
+            message = payload.get("message") or payload["error"]["message"]
+            assert "larger than" in message, payload
         small = await http.post("/mcp", content=b'{"ok": 1}')
-    assert response.status_code == 413
-    assert "larger than" in response.json()["error"]["message"]  # /mcp answers JSON-RPC
     assert small.status_code == 204
+
+
+@contextmanager
+def _no_errors_logged() -> Iterator[None]:
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.ERROR)
+    handler.emit = records.append  # type: ignore[method-assign]
+    logging.getLogger().addHandler(handler)
+    try:
+        yield
+    finally:
+        logging.getLogger().removeHandler(handler)
+    assert not records, [r.getMessage() for r in records]
 
 
 @pytest.mark.parametrize(
@@ -145,3 +168,13 @@ async def test_full_size_bad_input(bridge: Bridge) -> None:
     """The attack's sizes: 1,000,000 deep, a 64 MiB chunked body."""
     await test_deep_json_over_the_websocket(bridge, 1_000_000)
     await test_a_chunked_body_over_the_limit_is_413(bridge, 64 << 20)
+
+
+async def test_max_tokens_of_10_to_the_30_is_400(bridge: Bridge) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 10**30}
+    async with _http(bridge) as http:
+        response = await http.post("/v1/chat/completions", json=body)
+    assert response.status_code == 400, response.text
+    message = response.json()["error"]["message"]
+    _one_sentence(message)
+    assert "max_tokens" in message

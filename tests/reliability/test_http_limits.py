@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -16,8 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from llm_service.providers.scripted import ScriptedProvider
 from plugin_bridge.httpapi.limits import HttpLimits
-from tests.helpers.bridge import WAIT, Bridge, running_bridge
+from tests.helpers.bridge import WAIT, Bridge, running_bridge, wait_for
 
 TIMEOUT = 0.5
 LIMITS = HttpLimits(
@@ -350,3 +352,37 @@ async def test_soak_2000_concurrent_http_chats_leave_the_plugins_health_under_10
     assert sum(statuses.values()) == 2000 and set(statuses) <= {"200", "429", *dropped}, statuses
     p99 = sorted(took)[int(0.99 * (len(took) - 1))]
     assert p99 < 100, f"health p99 {p99:.0f} ms over {len(took)} calls"
+
+
+async def test_a_stream_the_client_does_not_read_is_dropped_and_let_go(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An SSE stream (``/chat/stream``) whose client reads nothing: its events count in the
+    memory budget until the client takes them, the connection is dropped once the client has
+    taken nothing for the timeout, nothing stays held, and the plugin is served meanwhile."""
+    provider = ScriptedProvider()
+    provider.enqueue_text(("x" * 10_000 + " ") * 3_000)  # a delta per word: 30 MB of events
+    limits = HttpLimits(timeout=1.0)
+    caplog.set_level(logging.WARNING, logger="plugin_bridge.httpapi")
+    async with http_bridge(tmp_path, limits, provider=provider) as bridge:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setblocking(False)
+        host, port = bridge.http_url.removeprefix("http://").split(":")
+        await asyncio.get_running_loop().sock_connect(sock, (host, int(port)))
+        reader, writer = await asyncio.open_connection(sock=sock)
+        body = json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode()
+        extra = f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        writer.write(head(bridge, "POST", "/chat/stream", extra) + body)  # and read nothing
+
+        def dropped() -> bool:
+            return any("read none of its answer" in r.getMessage() for r in caplog.records)
+
+        await wait_for(dropped)
+        wire = await bridge.wire()
+        assert (await wire.result("health"))["status"] == "ok"
+        await wait_for(lambda: bridge.server.budget.total == 0)
+        _, received = await closed_after(reader)
+        writer.close()
+    assert received.startswith(b"HTTP/1.1 200")
+    assert len(received) < 20_000_000  # the rest of the answer was never made

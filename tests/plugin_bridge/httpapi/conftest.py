@@ -6,13 +6,11 @@ Each fake answers ``GET …/models`` with its ``Served`` list (``anthropic_model
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-import pytest
 from pydantic import SecretStr
 
 from plugin_bridge.app.settings.config import BridgeSettings
@@ -47,21 +45,8 @@ class Served:
         return httpx.AsyncClient(base_url=self.bridge.http_url, headers=headers, timeout=15)
 
 
-@pytest.fixture(scope="module")
-def openai_base_url() -> Iterator[None]:
-    """The routed OpenAI provider is built from the settings (no base URL of its own): the SDK
-    then reads OPENAI_BASE_URL, which points it at the fake."""
-    saved = os.environ.get("OPENAI_BASE_URL")
-    yield
-    if saved is None:
-        os.environ.pop("OPENAI_BASE_URL", None)
-    else:
-        os.environ["OPENAI_BASE_URL"] = saved
-
-
 async def serve_http(tmp: Path, **settings: object) -> AsyncIterator[Served]:
     async with FakeHTTPServer() as anthropic, FakeHTTPServer() as openai:
-        os.environ["OPENAI_BASE_URL"] = openai.url + "/v1"
         config = BridgeSettings.model_construct(
             openai_api_key=SecretStr("sk-test"),
             base_urls={"openai": openai.url + "/v1"},

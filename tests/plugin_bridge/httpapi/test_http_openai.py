@@ -34,9 +34,7 @@ WEATHER_TOOL = {
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def served(
-    tmp_path_factory: pytest.TempPathFactory, openai_base_url: None
-) -> AsyncIterator[Served]:
+async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
     async for served in serve_http(tmp_path_factory.mktemp("v1")):
         yield served
 
