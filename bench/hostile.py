@@ -1,4 +1,4 @@
-"""Hostile local clients against the bridge (``bench/stalls.py --flood``): a frame flood
+"""Hostile local clients against the bridge (``python bench/hostile.py``): a frame flood
 before and after initialize, 2,000 concurrent HTTP ``/chat``, and 20 clients that never read
 their replies of a 3 MB note; the plugin's ``health`` meanwhile, and the bridge's RSS. With
 ``--before DIR`` the HTTP and the non-reading rounds run against that checkout's bridge too.
@@ -344,9 +344,19 @@ def greedy_main(before: str | None = None) -> None:
         )
 
 
-if __name__ == "__main__":  # python bench/hostile.py [--before DIR]: the non-reading round only
+if __name__ == "__main__":
     import argparse
 
-    parser = argparse.ArgumentParser(description="20 clients that never read, 3 MB each")
-    parser.add_argument("--before", help="also run the bridge from this checkout, first")
-    greedy_main(parser.parse_args().before)
+    parser = argparse.ArgumentParser(
+        description="Hostile local clients against the bridge: a frame flood, 2,000 HTTP /chat "
+        "at once, and 20 clients that never read (3 MB each)"
+    )
+    parser.add_argument(
+        "--before", metavar="DIR", help="also run the bridge from this checkout, first"
+    )
+    parser.add_argument("--greedy", action="store_true", help="only the 20 clients that never read")
+    args = parser.parse_args()
+    if args.greedy:
+        greedy_main(args.before)
+    else:
+        flood_main(args.before)

@@ -785,11 +785,6 @@ def main() -> None:
         "--pace", type=float, default=0.0, help="seconds between chunks (0: all at once)"
     )
     parser.add_argument(
-        "--flood",
-        action="store_true",
-        help="hostile local clients instead: a frame flood, and clients that never read",
-    )
-    parser.add_argument(
         "--health",
         action="store_true",
         help="health latency under the streams, and what chat/send adds over the raw SDK",
@@ -840,11 +835,6 @@ def main() -> None:
         return
     if args.search:
         search_main(args)
-        return
-    if args.flood:
-        import hostile
-
-        hostile.flood_main(args.before)
         return
     rows = [run_step(s, args.chats, args.chunks, args.pace) for s in args.step or list(STEPS)]
     how = f"one chunk every {args.pace * 1000:g} ms" if args.pace else "each answer in one burst"
