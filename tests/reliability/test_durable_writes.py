@@ -14,7 +14,7 @@ import pytest
 
 from llm_service.messages import Usage
 from plugin_bridge.app.clients import ClientKeys
-from plugin_bridge.app.conversations.usage_log import FILE_NAME, UsageLog
+from plugin_bridge.app.conversations.usage_log import USAGE_FILE, UsageLog
 from plugin_bridge.app.settings.config import save_config
 from plugin_bridge.cli.ports import PORTS_FILE, bind_ports
 
@@ -73,7 +73,7 @@ def test_the_usage_log(tmp_path: Path) -> None:
     synchronous=NORMAL: a kill -9 loses nothing recorded): another connection sees it."""
     log = UsageLog(tmp_path)
     log.record("c1", "chat", "ollama", "llama3.1:8b", Usage(10, 5), None)
-    other = sqlite3.connect(tmp_path / FILE_NAME)
+    other = sqlite3.connect(tmp_path / USAGE_FILE)
     try:
         assert other.execute("SELECT COUNT(*) FROM usage").fetchone() == (1,)
         assert other.execute("PRAGMA journal_mode").fetchone() == ("wal",)
