@@ -37,7 +37,7 @@ describe("server discovery", () => {
 	it("the info file path is the one the Python server writes", async () => {
 		const folder = join(root, "Vault");
 		mkdirSync(folder, { recursive: true });
-		const code = "import sys; from pathlib import Path; from plugin_bridge.wire.infofile import default_info_file; print(default_info_file(Path(sys.argv[1]).resolve()))";
+		const code = "import sys; from pathlib import Path; from plugin_bridge.vault.datadir import default_info_file; print(default_info_file(Path(sys.argv[1]).resolve()))";
 		const env = { ...process.env, XDG_STATE_HOME: join(root, "state") };
 		const expected = execFileSync(PYTHON, ["-c", code, folder], { cwd: REPO_ROOT, encoding: "utf8", env }).trim();
 		expect(await infoFilePath(testHost({ env }), folder)).toBe(expected);
