@@ -8,6 +8,7 @@ import { BridgeClient, NoServerError, type ConnectionState, type Endpoint, type 
 import { Connector, type ServerProblem } from "./core/connector";
 import type { Review } from "./core/diff";
 import { diagnoseHandshake, type Host } from "./core/host";
+import { installPlan, Installation, type InstallPlan } from "./core/installer";
 import { suggestedCommand } from "./core/launcher";
 import type { SuggestionSource } from "./core/mentions";
 import type { IndexProgress, ToolConfirmParams } from "./core/protocol";
@@ -58,6 +59,8 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	private starting = false;
 	/** What the server's settings say: the prompts folder, and whether its model runs here. */
 	private serverFacts = { promptsFolder: "Assistant/Prompts", local: false, chat: false };
+	/** The install card's *Install*, once this desktop has a host. */
+	private installer: Installation | null = null;
 	/** Notes of approved writes by tool call id, until the call's result says it was made. */
 	private readonly approvedWrites = new Map<string, string[]>();
 
@@ -217,6 +220,34 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	 * Server command this computer did not set. */
 	serverProblem(): ServerProblem | null {
 		return this.remote() ? null : (this.connector?.problem ?? null);
+	}
+
+	installation(): Installation | null {
+		const vaultPath = this.vaultPath();
+		if (this.installer === null && this.host !== null && vaultPath !== null) {
+			this.installer = new Installation(this.host, this.host.join(vaultPath, this.pluginFolder()), vaultPath, this.timers);
+		}
+		return this.installer;
+	}
+
+	/** The plugin's folder, relative to the vault (where uv's archive is kept). */
+	private pluginFolder(): string {
+		return this.manifest.dir ?? `${this.app.vault.configDir}/plugins/${this.manifest.id}`;
+	}
+
+	async installPlan(): Promise<InstallPlan | null> {
+		const connector = await this.localConnector();
+		if (connector === null || this.host === null) return null;
+		return installPlan(this.host, (await connector.installCommands()).source);
+	}
+
+	install(): void {
+		void (async () => {
+			const plan = await this.installPlan();
+			const installation = this.installation();
+			if (plan === null || installation === null) return;
+			if (await installation.run(plan)) this.checkServer();
+		})();
 	}
 
 	checkServer(): void {

@@ -3,6 +3,7 @@
 import type { Plugin } from "obsidian";
 import type { BridgeClient } from "../core/client";
 import type { ServerProblem } from "../core/connector";
+import type { Installation, InstallPlan } from "../core/installer";
 import type { SuggestionSource } from "../core/mentions";
 import type { PromptModel } from "../core/protocol";
 import type { ServerChoice } from "../core/remote";
@@ -29,6 +30,12 @@ export interface Assistant extends Plugin {
 	exampleCommand(): string;
 	/** What the panel offers when there is no server (install card, command to confirm). */
 	serverProblem(): ServerProblem | null;
+	/** What the install card's *Install* would download (null: this device cannot install). */
+	installPlan(): Promise<InstallPlan | null>;
+	/** The install under way or last run (null off the desktop). */
+	installation(): Installation | null;
+	/** *Install*: install the server here, then start it. */
+	install(): void;
 	/** *Check again*: look for the server's command anew and connect. */
 	checkServer(): void;
 	/** Keep the Server command and whether this computer may run it. */
