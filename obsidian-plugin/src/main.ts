@@ -412,6 +412,13 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		void this.activateView().then((view) => view?.openSetup());
 	}
 
+	openSettings(): void {
+		// Obsidian's settings window is not in its published API; every plugin reaches it so.
+		const setting = (this.app as unknown as { setting?: { open(): void; openTabById(id: string): void } }).setting;
+		setting?.open();
+		setting?.openTabById(this.manifest.id);
+	}
+
 	private async askInPanel(ask: Ask): Promise<void> {
 		const view = await this.activateView();
 		await view?.ask(ask);

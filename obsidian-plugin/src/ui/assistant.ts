@@ -45,6 +45,8 @@ export interface Assistant extends Plugin {
 	suggestionSource(): SuggestionSource;
 	/** Where the user sets up semantic search (an embedder); the setup card when there is one. */
 	openSetup(): void;
+	/** Obsidian's settings, on this plugin's tab. */
+	openSettings(): void;
 	/** Whether the server's chat model runs on this computer (Ollama, or a loopback base URL). */
 	localModel(): boolean;
 	/** Where custom prompts live and how to add one (shown for "/" when there are none); the

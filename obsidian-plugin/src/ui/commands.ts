@@ -17,6 +17,7 @@ export const COMMAND_IDS = {
 	continueWriting: "continue-writing",
 	saveConversation: "save-conversation",
 	updateAboutMe: "update-about-me",
+	setUpModel: "set-up-model",
 	/** Prefix of the commands made from the server's custom prompts (`prompt-<slug>`). */
 	promptPrefix: "prompt-",
 } as const;
@@ -28,6 +29,8 @@ export interface CommandHost {
 	addCommand(command: Command): Command;
 	activateView(): Promise<AssistantView | null>;
 	activateRelated(): Promise<void>;
+	/** The panel's setup card, at any time. */
+	openSetup(): void;
 }
 
 export function addCommands(host: CommandHost): void {
@@ -103,6 +106,7 @@ export function addCommands(host: CommandHost): void {
 		name: "Update what the assistant knows about me",
 		callback: () => void host.activateView().then((view) => view?.introduce(true)),
 	});
+	host.addCommand({ id: COMMAND_IDS.setUpModel, name: "Set up a model", callback: () => host.openSetup() });
 }
 
 async function createNote(host: CommandHost, prompt: string): Promise<void> {

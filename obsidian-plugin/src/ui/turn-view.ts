@@ -7,12 +7,17 @@ import { ErrorCode } from "../core/protocol";
 import { chipState, usageLine, usageTitle } from "../core/stream";
 import { RpcError } from "../core/rpc";
 import { toolSentence } from "../core/words";
+import { ACTION_LABELS, errorHelp, type ErrorAction } from "../core/error-help";
 
 const RENDER_MS = 80;
 
 export interface TurnActions {
 	openNote(path: string): void;
 	retry(): void;
+	/** An error's ways out: the setup card, the plugin's settings, the model switcher. */
+	openSetup(): void;
+	openSettings(): void;
+	chooseModel(): void;
 	/** Whether the model answering runs on this computer (no price: it is free). */
 	localModel(): boolean;
 }
@@ -111,9 +116,7 @@ export class TurnView extends Component {
 			note.createSpan({ text: "This message waits for a model: pick one in the setup card below and it is answered." });
 			this.retryButton(note);
 		} else if (turn.error) {
-			const banner = this.footerEl.createDiv({ cls: "aib-error" });
-			banner.createSpan({ text: turn.error.message });
-			if (turn.error instanceof RpcError && turn.error.retryable) this.retryButton(banner);
+			this.renderError(turn.error);
 		}
 		// What of the message did not go (an image to a model that cannot see it), in the server's words.
 		for (const warning of turn.result?.warnings ?? []) this.footerEl.createDiv({ cls: "aib-note aib-warning", text: warning });
@@ -134,6 +137,31 @@ export class TurnView extends Component {
 			const local = this.actions.localModel();
 			this.footerEl.createDiv({ cls: "aib-usage", text: usageLine(turn.result, local), attr: { title: usageTitle(turn.result, local) } });
 		}
+	}
+
+	/** The error in one sentence, a button for each way out, and the server's words (with the
+	 * terminal command last) behind *Details*. */
+	private renderError(error: Error): void {
+		const help = errorHelp(error, this.actions.localModel());
+		const banner = this.footerEl.createDiv({ cls: "aib-error" });
+		banner.createDiv({ cls: "aib-error-text", text: help.message });
+		if (help.actions.length > 0) {
+			const buttons = banner.createDiv({ cls: "aib-error-buttons" });
+			const run: Record<ErrorAction, () => void> = {
+				"open-setup": () => this.actions.openSetup(),
+				settings: () => this.actions.openSettings(),
+				retry: () => this.actions.retry(),
+				"choose-model": () => this.actions.chooseModel(),
+			};
+			help.actions.forEach((action, index) => {
+				const button = buttons.createEl("button", { text: ACTION_LABELS[action], cls: [index === 0 ? "mod-cta" : "", action === "retry" ? "aib-retry" : ""].filter(Boolean), attr: { "data-error-action": action } });
+				this.registerDomEvent(button, "click", run[action]);
+			});
+		}
+		if (!help.details) return;
+		const more = banner.createEl("details", { cls: "aib-error-details" });
+		more.createEl("summary", { text: "Details" });
+		more.createEl("pre", { text: help.details });
 	}
 
 	private retryButton(parent: HTMLElement): void {

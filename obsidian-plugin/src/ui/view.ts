@@ -273,6 +273,11 @@ export class AssistantView extends ItemView {
 		return this.card !== null;
 	}
 
+	/** *Choose another model*: the model switcher (the setup card while no model list is known). */
+	chooseModel(): void {
+		this.openSetup();
+	}
+
 	/** Show the setup card (the related view's button: search by meaning is set up there). */
 	openSetup(): void {
 		this.setupOpen = true;
@@ -496,6 +501,9 @@ export class AssistantView extends ItemView {
 				if (this.lastAsk) void this.ask(this.lastAsk);
 			},
 			localModel: () => this.plugin.localModel(),
+			openSetup: () => this.plugin.openSetup(),
+			openSettings: () => this.plugin.openSettings(),
+			chooseModel: () => this.chooseModel(),
 		};
 	}
 

@@ -115,6 +115,8 @@ const workspace = new Workspace(app, document.getElementById("sidebar")!, docume
 app.workspace = workspace;
 app.vault = vault;
 app.metadataCache = metadataCache;
+// Obsidian's settings window: the plugin opens it on its tab (an error's *Settings*).
+app.setting = { open: () => undefined, openTabById: () => harness.openSettings() };
 app.fileManager = new FileManager(vault);
 vault.adapter = new FileSystemAdapter(vaultPath);
 
