@@ -29,6 +29,7 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
         setup=params.setup,
         caller=caller_of(ctx),
         client=ctx.client,
+        model=params.model,
     )
     turn = await ctx.app.assistant.turn(request)
     async with budget_warnings(ctx):
@@ -41,6 +42,8 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
         cost_usd=reply.cost_usd,
         sources=turn.sources,
         warnings=turn.warnings,
+        model=turn.route.model,
+        provider=turn.route.name or "",
     )
 
 

@@ -301,6 +301,10 @@ export interface ChatSendParams {
 	 * @maxItems 20
 	 */
 	context?: (NoteContext | FolderContext | TagContext)[];
+	/**
+	 * Run this turn on this model (a models/list id of the chat provider, or provider:model): the panel's model switcher; null: the purpose's model.
+	 */
+	model?: string | null;
 }
 export interface NoteContext {
 	/**
@@ -344,6 +348,14 @@ export interface ChatSendResult {
 	 * One sentence each: what of the message was not sent (images to a model that cannot see them, images past the limit of 8).
 	 */
 	warnings?: string[];
+	/**
+	 * The model that answered this turn.
+	 */
+	model?: string;
+	/**
+	 * Its provider's name (empty for a scripted one).
+	 */
+	provider?: string;
 }
 export interface UsageModel {
 	inputTokens: number;

@@ -58,6 +58,8 @@ class TurnRequest:
     """Who asks: a key reaches its own conversations only, and its usage is recorded under it."""
     client: str | None = None
     """The client program's name (what to configure when no provider is set)."""
+    model: str | None = None
+    """This turn's model (the panel's switcher); None: the purpose's."""
 
 
 class TurnInput(NamedTuple):
@@ -132,7 +134,8 @@ async def start_turn(app: BridgeApp, request: TurnRequest) -> Turn:
     turn = _plain_turn_input(app, request)
     if turn is None:
         turn = await asyncio.to_thread(_turn_input, app, request)
-    route = app.route(turn.purpose, request.client)  # what the settings say now, this turn only
+    # What the settings (or the switcher's choice) say now, this turn only.
+    route = app.route(turn.purpose, request.client, request.model)
     app.prepare_turn(service, setup=request.setup, has_note=turn.note is not None)
     service.on_usage = app.spending.recorder(conversation_id, "chat", request.caller)
     first_turn = not service.history
