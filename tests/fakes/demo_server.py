@@ -14,12 +14,14 @@ with a model that answers by keyword, so a test can drive each case from the cha
   runtime that does not answer, a model that is not downloaded (the errors' ways out);
 - anything else: "You said: <text>" citing [[Welcome]].
 
-With ``--spent USD`` today's usage log starts with one chat call that cost USD (a budget set
-below it is then used up: -32012). With ``--embedder`` the vault gets the fake embedder
-(semantic search and related notes, no network). With ``--remote HOST:PORT`` it also opens
-``serve --remote``'s listener (the same code: TLS with the data folder's self-signed
-certificate, ``/ws``, client keys only), and writes ``remote.json`` beside the info file:
-``{"url", "cert"}``. It writes its info file like ``serve`` and stops on SIGTERM / SIGINT.
+With ``--many-models N`` the model lists N more (an OpenRouter-sized list, for the switcher's
+filter); ``--deep-model NAME`` sets the deep model. With ``--spent USD`` today's usage log
+starts with one chat call that cost USD (a budget set below it is then used up: -32012). With
+``--embedder`` the vault gets the fake embedder (semantic search and related notes, no
+network). With ``--remote HOST:PORT`` it also opens ``serve --remote``'s listener (the same
+code: TLS with the data folder's self-signed certificate, ``/ws``, client keys only), and
+writes ``remote.json`` beside the info file: ``{"url", "cert"}``. It
+writes its info file like ``serve`` and stops on SIGTERM / SIGINT.
 """
 
 from __future__ import annotations
@@ -62,15 +64,31 @@ SLOW_WORDS = 400
 class DemoProvider(ScriptedProvider):
     """Answers by keyword of the last user message (see the module docstring)."""
 
-    def __init__(self, delay: float) -> None:
+    def __init__(self, delay: float, many_models: int = 0) -> None:
         super().__init__(model="demo-model")
         self.delay = delay
+        self.many_models = many_models
 
     async def _list_models_once(self) -> list[ModelInfo]:
+        vendors = ("acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "tyrell")
+        many = [
+            ModelInfo(
+                f"{vendors[n % len(vendors)]}/model-{n}",
+                f"{vendors[n % len(vendors)].title()} model {n}",
+                32_000,
+                4096,
+                n % 3 != 0,
+                supports_images=n % 4 == 0,
+                input_price_per_mtok=0.5 + n % 5,
+                output_price_per_mtok=1.5 + n % 7,
+            )
+            for n in range(self.many_models)
+        ]
         return [
             ModelInfo("demo-model", "Demo model", 128_000, 8192, True),
             ModelInfo("demo-small", "Demo small (fast)", 32_000, 4096, True),
             ModelInfo("demo-embed", "Demo embeddings"),
+            *many,
         ]
 
     async def _chat_once(self, request: ChatRequest) -> LLMResponse:
@@ -167,6 +185,8 @@ async def serve(
     embedder: bool,
     remote_listen: str | None = None,
     spent: float | None = None,
+    many_models: int = 0,
+    deep_model: str | None = None,
 ) -> None:
     (vault_root / "Plan.md").write_text(PLAN, encoding="utf-8")
     vault = Vault(vault_root, info_file.parent / "data")
@@ -179,7 +199,10 @@ async def serve(
     app = BridgeApp(
         vault,
         confirm=ask_client(vault),
-        providers=ProviderSetup(Route("openai", DemoProvider(delay), "demo-model")),
+        providers=ProviderSetup(
+            Route("openai", DemoProvider(delay, many_models), "demo-model"),
+            settings=BridgeSettings.model_construct(deep_model=deep_model),
+        ),
         token=token,
     )
     if spent is not None:
@@ -233,6 +256,8 @@ def main() -> None:
     parser.add_argument("--embedder", action="store_true", help="semantic search (fake embedder)")
     parser.add_argument("--remote", help="also serve --remote's listener on HOST:PORT")
     parser.add_argument("--spent", type=float, help="USD already spent today (a priced call)")
+    parser.add_argument("--many-models", type=int, default=0, help="list N more models")
+    parser.add_argument("--deep-model", help="the deep model (chat/send purpose deep)")
     args = parser.parse_args()
     asyncio.run(
         serve(
@@ -243,6 +268,8 @@ def main() -> None:
             args.embedder,
             args.remote,
             args.spent,
+            args.many_models,
+            args.deep_model,
         )
     )
 

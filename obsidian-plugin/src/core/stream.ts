@@ -1,5 +1,6 @@
 // Assembling one assistant turn from the notifications of its request: text deltas in order,
 // tool calls with their results, then the final result or error.
+import { LOCAL_COST } from "./model-picker";
 import type { Notification } from "./client";
 import type { ChatSendResult } from "./protocol";
 import type { RpcError } from "./rpc";
@@ -91,16 +92,18 @@ export function failTurn(turn: Turn, error: Error, cancelled: boolean): Turn {
 	return { ...turn, error: cancelled ? null : error, cancelled, done: true };
 }
 
-/** "1,234 tokens read · 56 written · $0.0012" for a finished turn (or a rewrite); with no price,
- * "free (runs on this computer)" for a local model. */
-export function usageLine(result: Pick<ChatSendResult, "usage" | "costUsd">, local = false): string {
+/** "gpt-4o · 1,234 tokens read · 56 written · $0.0012" for a finished turn (or a rewrite): the
+ * model that answered when the server names it; with no price, LOCAL_COST for a local model. */
+export function usageLine(result: Pick<ChatSendResult, "usage" | "costUsd"> & { model?: string }, local = false): string {
 	const tokens = `${result.usage.inputTokens.toLocaleString("en")} tokens read · ${result.usage.outputTokens.toLocaleString("en")} written`;
-	return `${tokens} · ${costWords(result.costUsd, local)}`;
+	const line = `${tokens} · ${costWords(result.costUsd, local)}`;
+	return result.model ? `${result.model} · ${line}` : line;
 }
 
-function costWords(costUsd: number | null | undefined, local: boolean): string {
+/** The cost in the one wording used everywhere: dollars, LOCAL_COST, or "price not known". */
+export function costWords(costUsd: number | null | undefined, local: boolean): string {
 	if (costUsd !== null && costUsd !== undefined) return `$${costUsd.toFixed(4)}`;
-	return local ? "free (runs on this computer)" : "price not known";
+	return local ? LOCAL_COST : "price not known";
 }
 
 /** The usage line's tooltip: what the numbers and the cost mean. */

@@ -31,6 +31,8 @@ export interface CommandHost {
 	activateRelated(): Promise<void>;
 	/** The panel's setup card, at any time. */
 	openSetup(): void;
+	/** Whether the server's model runs on this computer (its cost: free). */
+	localModel(): boolean;
 }
 
 export function addCommands(host: CommandHost): void {
@@ -87,14 +89,14 @@ export function addCommands(host: CommandHost): void {
 		name: "Rewrite selection…",
 		editorCheckCallback: (checking, editor) => {
 			if (!editor.somethingSelected()) return false;
-			if (!checking) new RewriteModal(app, host.client, editor, "rewrite").open();
+			if (!checking) new RewriteModal(app, host.client, editor, "rewrite", () => host.localModel()).open();
 			return true;
 		},
 	});
 	host.addCommand({
 		id: COMMAND_IDS.continueWriting,
 		name: "Continue writing",
-		editorCallback: (editor) => new RewriteModal(app, host.client, editor, "continue").open(),
+		editorCallback: (editor) => new RewriteModal(app, host.client, editor, "continue", () => host.localModel()).open(),
 	});
 	host.addCommand({
 		id: COMMAND_IDS.saveConversation,

@@ -34,6 +34,8 @@ export class RewriteModal extends Modal {
 		private readonly client: BridgeClient,
 		private readonly editor: Editor,
 		private readonly mode: RewriteMode,
+		/** Whether the model runs on this computer (the cost line says free). */
+		private readonly local: () => boolean = () => false,
 	) {
 		super(app);
 		this.from = editor.getCursor("from");
@@ -116,7 +118,7 @@ export class RewriteModal extends Modal {
 			if (this.running !== controller) return;
 			this.answer = result.text;
 			this.result = result;
-			this.statusEl.setText(usageLine(result));
+			this.statusEl.setText(usageLine(result, this.local()));
 			this.acceptButton.disabled = false;
 			this.renderPreview();
 		} catch (error) {

@@ -28,6 +28,7 @@ import {
 	type ServerChoice,
 } from "../core/remote";
 import { isEmbeddingModel, sameEmbedder } from "../core/words";
+import { filterModels } from "../core/model-picker";
 import type { Assistant } from "./assistant";
 import { showMcpServers } from "./mcp-servers";
 
@@ -49,6 +50,9 @@ interface Row {
 	desc?: string;
 	render: (setting: Setting) => void;
 }
+
+/** Past this many models a list gets a filter field. */
+const LONG_LIST = 20;
 
 export class AssistantSettingTab extends PluginSettingTab {
 	/** DOM listeners of what display() drew, removed when the tab hides or redraws. */
@@ -264,10 +268,29 @@ export class AssistantSettingTab extends PluginSettingTab {
 			const setting = new Setting(el).setName(name).setDesc(desc);
 			const value = current.models[purpose] ?? "";
 			if (chatModels.length > 0) {
+				const listed = chatModels.map((model) => ({ id: model.id, label: model.displayName ?? model.id }));
+				let fill: (query: string) => void = () => undefined;
+				// A long list (an OpenRouter-sized one) gets the switcher's filter: type to narrow it.
+				if (listed.length > LONG_LIST) {
+					setting.addText((text) => {
+						text.setPlaceholder("Type to filter");
+						text.inputEl.addClass("aib-model-filter-setting");
+						this.events.registerDomEvent(text.inputEl, "input", () => fill(text.getValue()));
+					});
+				}
 				setting.addDropdown((dropdown) => {
-					dropdown.addOption("", purpose === "chat" ? "Provider default" : "Same as chat");
-					for (const model of chatModels) dropdown.addOption(model.id, model.displayName ?? model.id);
-					if (value && !chatModels.some((m) => m.id === value)) dropdown.addOption(value, value);
+					fill = (query) => {
+						const chosen = dropdown.getValue() || value;
+						dropdown.selectEl.empty();
+						dropdown.addOption("", purpose === "chat" ? "Provider default" : "Same as chat");
+						const shown = filterModels(listed, query);
+						for (const model of shown) dropdown.addOption(model.id, model.label);
+						if (chosen && !shown.some((m) => m.id === chosen)) {
+							dropdown.addOption(chosen, listed.find((m) => m.id === chosen)?.label ?? chosen);
+						}
+						dropdown.setValue(chosen);
+					};
+					fill("");
 					dropdown.setValue(value).onChange((id) => void this.saveServerSetting({ models: { [purpose]: id || null } }, el));
 				});
 			} else {

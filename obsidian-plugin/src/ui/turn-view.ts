@@ -134,7 +134,8 @@ export class TurnView extends Component {
 			}
 		}
 		if (turn.result) {
-			const local = this.actions.localModel();
+			// A phone (a client key) cannot read the server's settings: the answer's provider says.
+			const local = this.actions.localModel() || turn.result.provider === "ollama";
 			this.footerEl.createDiv({ cls: "aib-usage", text: usageLine(turn.result, local), attr: { title: usageTitle(turn.result, local) } });
 		}
 	}

@@ -8,7 +8,9 @@ import { DisconnectedError, type Notification } from "../core/client";
 import type { Suggestion } from "../core/mentions";
 import { inputState, Outbox } from "../core/outbox";
 import type { ChatSendParams, StoredMessage } from "../core/protocol";
-import { ErrorCode } from "../core/protocol";
+import { ErrorCode, PROVIDER_NAMES, PROVIDER_PROFILES, type ProviderName } from "../core/protocol";
+import { modelHeader, pickerModels, type PickerModel } from "../core/model-picker";
+import { ModelPicker, type PickScope } from "./model-picker";
 import { RpcError } from "../core/rpc";
 import { applyNotification, failTurn, finishSummary, finishTurn, markReview, newTurn, text, type ToolChip, type Turn } from "../core/stream";
 import type { Assistant } from "./assistant";
@@ -61,6 +63,15 @@ export class AssistantView extends ItemView {
 	/** A message answered "no model yet" (-32011): answered once a model is picked. */
 	private waitingForModel: { ask: Ask; view: TurnView } | null = null;
 	private examples: Example[] = [];
+	private modelButton!: HTMLButtonElement;
+	private picker!: ModelPicker;
+	private thinkButton!: HTMLButtonElement;
+	/** This conversation's model (the switcher's choice), else the server's default. */
+	private modelChoice: PickerModel | null = null;
+	/** The next message goes to the deep model (*Think harder*). */
+	private thinkHarder = false;
+	/** The server's chat model and provider (health), for the header. */
+	private serverModel: { model: string | null; provider: string | null } = { model: null, provider: null };
 
 	constructor(
 		leaf: WorkspaceLeaf,
@@ -86,9 +97,12 @@ export class AssistantView extends ItemView {
 		root.empty();
 		root.addClass("aib-view");
 		const header = root.createDiv({ cls: "aib-header" });
+		this.modelButton = header.createEl("button", { cls: "aib-model-button", attr: { "aria-label": "Choose the model" } });
+		this.registerDomEvent(this.modelButton, "click", () => void this.toggleModelPicker());
 		this.iconButton(header, "plus", "New conversation", () => this.newConversation());
 		this.iconButton(header, "history", "Conversations", () => this.list.toggle());
 		this.iconButton(header, "save", "Save conversation as note", () => void this.exportConversation());
+		this.picker = this.addChild(new ModelPicker(root, (model, scope) => void this.pickModel(model, scope)));
 		this.bannerEl = root.createDiv({ cls: "aib-banner" });
 		this.registerDomEvent(this.bannerEl, "click", (event) => this.onBannerClick(event));
 		this.list = this.addChild(
@@ -156,6 +170,8 @@ export class AssistantView extends ItemView {
 			this.renderChips();
 			void this.plugin.saveSettings();
 		});
+		this.thinkButton = bar.createEl("button", { text: "Think harder", cls: "aib-think-harder", attr: { "aria-pressed": "false" } });
+		this.registerDomEvent(this.thinkButton, "click", () => this.setThinkHarder(!this.thinkHarder));
 		this.reasonEl = bar.createDiv({ cls: "aib-input-reason" });
 		this.sendButton = bar.createEl("button", { text: "Send", cls: "mod-cta aib-send" });
 		this.stopButton = bar.createEl("button", { text: "Stop", cls: "aib-stop is-hidden" });
@@ -184,6 +200,7 @@ export class AssistantView extends ItemView {
 		this.bannerEl.empty();
 		const carded = this.showCard();
 		if (state.status === "connected") {
+			if (!this.everConnected || this.serverModel.model === null) void this.loadServerModel();
 			this.everConnected = true;
 			if (state.chat && this.waitingForModel && !this.running) this.answerWaiting();
 			if (this.outbox.size > 0 && !this.running) void this.flushOutbox();
@@ -273,9 +290,80 @@ export class AssistantView extends ItemView {
 		return this.card !== null;
 	}
 
-	/** *Choose another model*: the model switcher (the setup card while no model list is known). */
+	/** *Choose another model*: the model switcher. */
 	chooseModel(): void {
-		this.openSetup();
+		if (!this.picker.isOpen) void this.toggleModelPicker();
+	}
+
+	/** The server's chat model and provider (health: a client key may ask it too). */
+	private async loadServerModel(): Promise<void> {
+		try {
+			const health = await this.plugin.client.call("health", {});
+			this.serverModel = { model: health.model, provider: health.provider };
+		} catch {
+			return;
+		}
+		this.showModel();
+	}
+
+	private providerLabel(name: string | null): string | null {
+		if (name === null) return null;
+		return (PROVIDER_NAMES as readonly string[]).includes(name) ? PROVIDER_PROFILES[name as ProviderName].label : name;
+	}
+
+	/** The header's model: this conversation's choice, else `answered` (the last answer's), else
+	 * the server's default. */
+	private showModel(answered: string | null = null): void {
+		if (!this.modelButton) return;
+		const local = this.modelChoice?.local ?? this.plugin.localModel();
+		const model = this.modelChoice?.label ?? answered ?? this.serverModel.model;
+		this.modelButton.empty();
+		setIcon(this.modelButton.createSpan({ cls: "aib-model-icon" }), "cpu");
+		this.modelButton.createSpan({ cls: "aib-model-label", text: modelHeader(model, this.providerLabel(this.serverModel.provider), local) });
+		setIcon(this.modelButton.createSpan({ cls: "aib-model-chevron" }), "chevron-down");
+		this.modelButton.setAttribute("aria-label", `Answering: ${model ?? "no model yet"}. Choose another model`);
+	}
+
+	private setThinkHarder(on: boolean): void {
+		this.thinkHarder = on;
+		this.thinkButton.toggleClass("is-active", on);
+		this.thinkButton.setAttribute("aria-pressed", String(on));
+		this.thinkButton.setAttribute("aria-label", on ? "The next message goes to the deep model" : "Send the next message to the deep model");
+	}
+
+	/** Open the switcher with the chat provider's models (or close it). */
+	private async toggleModelPicker(): Promise<void> {
+		if (this.picker.isOpen) {
+			this.picker.close();
+			return;
+		}
+		const current = this.modelChoice?.spec ?? this.serverModel.model;
+		this.picker.open([], current, "Loading the models…");
+		try {
+			const { models } = await this.plugin.client.call("models/list", {});
+			const provider = this.serverModel.provider ?? "";
+			const list = pickerModels(provider, this.providerLabel(provider) ?? "Models", models, this.plugin.localModel(), true);
+			this.picker.open(list, current);
+		} catch (error) {
+			this.picker.open([], current, (error as Error).message);
+		}
+	}
+
+	/** A model chosen: for this conversation, or saved as the server's chat model. */
+	private async pickModel(model: PickerModel, scope: PickScope): Promise<void> {
+		if (scope === "conversation") {
+			this.modelChoice = model;
+			this.showModel();
+			return;
+		}
+		try {
+			await this.plugin.client.call("settings/update", { models: { chat: model.spec } });
+			this.modelChoice = null;
+			await this.loadServerModel();
+			new Notice(`${model.label} answers new conversations now.`);
+		} catch (error) {
+			new Notice((error as Error).message);
+		}
 	}
 
 	/** Show the setup card (the related view's button: search by meaning is set up there). */
@@ -402,6 +490,13 @@ export class AssistantView extends ItemView {
 		if (ask.promptId) params.promptId = ask.promptId;
 		if (ask.context && ask.context.length > 0) params.context = ask.context;
 		if (ask.setup) params.setup = true;
+		// *Think harder* sends this one message to the deep model; else the switcher's choice.
+		if (this.thinkHarder) {
+			params.purpose = "deep";
+			this.setThinkHarder(false);
+		} else if (this.modelChoice && !ask.setup) {
+			params.model = this.modelChoice.spec;
+		}
 		const live = this.live;
 		try {
 			const result = await this.plugin.client.call("chat/send", params, {
@@ -415,6 +510,7 @@ export class AssistantView extends ItemView {
 			});
 			this.conversationId = result.conversationId;
 			live.turn = finishTurn(live.turn, result);
+			this.showModel(result.model || null);
 		} catch (error) {
 			const cancelled = error instanceof RpcError && error.code === ErrorCode.cancelled;
 			live.turn = failTurn(live.turn, error instanceof Error ? error : new Error(String(error)), cancelled);
@@ -592,6 +688,8 @@ export class AssistantView extends ItemView {
 
 	newConversation(): void {
 		this.stop();
+		this.modelChoice = null;
+		this.showModel();
 		this.waitingForModel = null;
 		this.conversationId = null;
 		this.setupConversation = false;

@@ -53,7 +53,8 @@ describe("turn assembly", () => {
 	it("usage shows tokens and cost, or that the cost is unknown", () => {
 		expect(usageLine(RESULT)).toBe("1,234 tokens read · 56 written · $0.0012");
 		expect(usageLine({ ...RESULT, costUsd: null })).toBe("1,234 tokens read · 56 written · price not known");
-		expect(usageLine({ ...RESULT, costUsd: null }, true)).toBe("1,234 tokens read · 56 written · free (runs on this computer)");
+		expect(usageLine({ ...RESULT, costUsd: null }, true)).toBe("1,234 tokens read · 56 written · free, runs on this computer");
+		expect(usageLine({ ...RESULT, model: "demo-small" })).toMatch(/^demo-small · 1,234 tokens read/);
 		expect(usageTitle(RESULT)).toMatch(/list price/);
 		expect(usageTitle({ ...RESULT, costUsd: null }, true)).toMatch(/runs on this computer/);
 	});
