@@ -802,6 +802,10 @@ export interface NoteUndoParams {
 	 * Vault-relative .md path.
 	 */
 	path: string;
+	/**
+	 * The conversation whose turn made the write: its next turn tells the model the change was undone.
+	 */
+	conversationId?: string | null;
 }
 export interface NoteUndoResult {
 	path: string;

@@ -134,6 +134,9 @@ async def start_turn(app: BridgeApp, request: TurnRequest) -> Turn:
     turn = _plain_turn_input(app, request)
     if turn is None:
         turn = await asyncio.to_thread(_turn_input, app, request)
+    undone = app.conversations.take_undone(conversation_id)
+    if undone:  # the model hears of its writes the user undid, before this message
+        turn = turn._replace(context=f"{undone}\n{turn.context}" if turn.context else undone)
     # What the settings (or the switcher's choice) say now, this turn only.
     route = app.route(turn.purpose, request.client, request.model)
     app.prepare_turn(service, setup=request.setup, has_note=turn.note is not None)
