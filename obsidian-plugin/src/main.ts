@@ -356,10 +356,10 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	}
 
 	/** A tool call of a turn finished: Undo is offered for an approved write that was made. */
-	toolFinished(callId: string, isError: boolean): void {
+	toolFinished(callId: string, isError: boolean, view: AssistantView): void {
 		const paths = this.approvedWrites.get(callId);
 		this.approvedWrites.delete(callId);
-		if (paths && !isError) for (const path of paths) this.offerUndo(path);
+		if (paths && !isError) for (const path of paths) this.offerUndo(path, callId, view);
 	}
 
 	private markReview(callId: string | null, review: "waiting" | "denied" | null): void {
@@ -367,16 +367,30 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		for (const view of this.views()) view.markReview(callId, review);
 	}
 
-	private offerUndo(path: string): void {
+	/** A notice with Undo for a write the assistant made: once used, its button says Undone
+	 * and is off, the conversation shows the change as undone, and the model hears of it in the
+	 * conversation's next turn. */
+	private offerUndo(path: string, callId: string, view: AssistantView): void {
 		if (!path) return;
 		const fragment = createFragment((f) => {
 			f.createSpan({ text: `The assistant changed ${path}. ` });
-			const undo = f.createEl("button", { text: "Undo" });
+			const undo = f.createEl("button", { text: "Undo", cls: "aib-undo" });
 			this.registerDomEvent(undo, "click", () => {
+				undo.disabled = true;
+				undo.setText("Undoing…");
+				const conversationId = view.currentConversation();
 				this.client
-					.call("note/undo", { path })
-					.then(() => new Notice(`Undid the change to ${path}.`))
-					.catch((error: Error) => new Notice(error.message));
+					.call("note/undo", conversationId ? { path, conversationId } : { path })
+					.then(() => {
+						undo.setText("Undone");
+						view.markUndone(callId);
+						new Notice(`Undid the change to ${path}.`);
+					})
+					.catch((error: Error) => {
+						undo.disabled = false;
+						undo.setText("Undo");
+						new Notice(error.message);
+					});
 			});
 		});
 		new Notice(fragment, 10_000);

@@ -8,6 +8,7 @@ import type { SuggestionSource } from "../core/mentions";
 import type { PromptModel } from "../core/protocol";
 import type { ServerChoice } from "../core/remote";
 import type { PluginSettings } from "../core/settings";
+import type { AssistantView } from "./view";
 
 /** A custom prompt with the `/command` that runs it from the input. */
 export interface Prompt extends PromptModel {
@@ -53,5 +54,5 @@ export interface Assistant extends Plugin {
 	 * prompts are asked for again, so a note added meanwhile is offered next. */
 	promptsHint(): string;
 	/** A tool call of a chat turn finished (chat/toolResult): Undo is offered for a write made. */
-	toolFinished(callId: string, isError: boolean): void;
+	toolFinished(callId: string, isError: boolean, view: AssistantView): void;
 }

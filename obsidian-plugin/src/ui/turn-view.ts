@@ -4,7 +4,7 @@
 import { Component, MarkdownRenderer, type App } from "obsidian";
 import type { ToolChip, Turn } from "../core/stream";
 import { ErrorCode } from "../core/protocol";
-import { chipState, usageLine, usageTitle } from "../core/stream";
+import { chipState, markReview, splitSources, usageLine, usageTitle } from "../core/stream";
 import { RpcError } from "../core/rpc";
 import { toolSentence } from "../core/words";
 import { ACTION_LABELS, errorHelp, type ErrorAction } from "../core/error-help";
@@ -96,7 +96,7 @@ export class TurnView extends Component {
 			chip.addClass(`aib-tool-${state.kind}`);
 			// A sentence ("Searched your notes for 'kafka'"); the raw call behind *Details*.
 			const summary = chip.createEl("summary");
-			summary.createSpan({ cls: "aib-tool-sentence", text: toolSentence(tool.name, tool.arguments, state.kind !== "done") });
+			summary.createSpan({ cls: "aib-tool-sentence", text: toolSentence(tool.name, tool.arguments, state.kind !== "done" && tool.review !== "undone") });
 			if (state.kind !== "done") summary.createSpan({ cls: "aib-tool-state", text: ` · ${state.label}` });
 			summary.createSpan({ cls: "aib-tool-details", text: "Details" });
 			chip.createDiv({ cls: "aib-tool-name", text: tool.name });
@@ -105,8 +105,21 @@ export class TurnView extends Component {
 		}
 	}
 
+	/** The write of tool call `callId` was undone: its chip and the answer say so. False when
+	 * this message has no such call. */
+	markUndone(callId: string): boolean {
+		if (!this.turn || !this.turn.tools.some((tool) => tool.id === callId)) return false;
+		this.update(markReview(this.turn, callId, "undone"));
+		return true;
+	}
+
 	private renderFooter(turn: Turn): void {
 		this.footerEl.empty();
+		// What the answer says was done is no longer so: the writes undone since.
+		for (const tool of turn.tools.filter((t) => t.review === "undone")) {
+			const path = typeof tool.arguments.path === "string" ? tool.arguments.path : "the note";
+			this.footerEl.createDiv({ cls: "aib-note aib-undone", text: `You undid this change: ${path} is back as it was.` });
+		}
 		if (turn.cancelled) {
 			this.footerEl.createDiv({ cls: "aib-note", text: "Stopped." });
 		}
@@ -120,23 +133,29 @@ export class TurnView extends Component {
 		}
 		// What of the message did not go (an image to a model that cannot see it), in the server's words.
 		for (const warning of turn.result?.warnings ?? []) this.footerEl.createDiv({ cls: "aib-note aib-warning", text: warning });
-		const sources = turn.sources;
-		if (sources.length > 0) {
-			const list = this.footerEl.createDiv({ cls: "aib-sources" });
-			list.createSpan({ text: "Sources: " });
-			for (const path of sources) {
-				const link = list.createEl("a", { text: path.replace(/\.md$/, ""), cls: "internal-link", href: "#" });
-				link.dataset.href = path;
-				this.registerDomEvent(link, "click", (event) => {
-					event.preventDefault();
-					this.actions.openNote(path);
-				});
-			}
-		}
+		// The context (what went with the message and reached the model) apart from the sources
+		// (what the model searched or read this turn).
+		const { context, read } = splitSources(turn.sources, turn.sent);
+		this.noteLinks("aib-context-notes", "Context: ", context);
+		this.noteLinks("aib-sources", "Sources: ", read);
 		if (turn.result) {
 			// A phone (a client key) cannot read the server's settings: the answer's provider says.
 			const local = this.actions.localModel() || turn.result.provider === "ollama";
 			this.footerEl.createDiv({ cls: "aib-usage", text: usageLine(turn.result, local), attr: { title: usageTitle(turn.result, local) } });
+		}
+	}
+
+	private noteLinks(cls: string, label: string, paths: string[]): void {
+		if (paths.length === 0) return;
+		const list = this.footerEl.createDiv({ cls });
+		list.createSpan({ text: label });
+		for (const path of paths) {
+			const link = list.createEl("a", { text: path.replace(/\.md$/, ""), cls: "internal-link", href: "#" });
+			link.dataset.href = path;
+			this.registerDomEvent(link, "click", (event) => {
+				event.preventDefault();
+				this.actions.openNote(path);
+			});
 		}
 	}
 

@@ -481,7 +481,8 @@ export class AssistantView extends ItemView {
 		this.lastAsk = ask;
 		this.messagesEl.querySelectorAll(".aib-user.is-waiting").forEach((el) => el.removeClass("is-waiting"));
 		const view = this.message("assistant");
-		this.live = { view, turn: newTurn() };
+		const sent = (ask.context ?? []).flatMap((item) => ("note" in item ? [item.note] : []));
+		this.live = { view, turn: { ...newTurn(), sent } };
 		view.update(this.live.turn);
 		const controller = new AbortController();
 		this.setRunning(controller);
@@ -502,7 +503,7 @@ export class AssistantView extends ItemView {
 			const result = await this.plugin.client.call("chat/send", params, {
 				signal: controller.signal,
 				onNotification: (n: Notification) => {
-					if (n.method === "chat/toolResult") this.plugin.toolFinished(text(n.params.id), n.params.isError === true);
+					if (n.method === "chat/toolResult") this.plugin.toolFinished(text(n.params.id), n.params.isError === true, this);
 					live.turn = applyNotification(live.turn, n);
 					view.update(live.turn);
 					this.scrollToEnd();
@@ -538,6 +539,16 @@ export class AssistantView extends ItemView {
 		this.messages = this.messages.filter((message) => message !== waiting.view);
 		this.removeChild(waiting.view);
 		void this.send(waiting.ask);
+	}
+
+	/** The conversation shown (null before its first answer). */
+	currentConversation(): string | null {
+		return this.conversationId;
+	}
+
+	/** A write of this conversation was undone: the message that made it says so. */
+	markUndone(callId: string): void {
+		for (const message of this.messages) if (message.markUndone(callId)) return;
 	}
 
 	/** A write of the running turn is being reviewed, or was not approved. */

@@ -117,8 +117,15 @@ class Turn:
 
     @property
     def sources(self) -> list[str]:
-        """The notes the turn drew on: those given as context, then those the model read."""
-        return turn_sources(self.input.given, self.service.last_exchange)
+        """The notes the turn drew on: those given as context, then those the model read; an
+        image or PDF that did not reach the model (the warnings say why) is not among them."""
+        media = self.input.media
+        sent = {block.name for block in self.media}
+        unsent = {block.name for block in media.blocks} - sent if media else set()
+        if media:
+            unsent.update(media.left_out)
+        given = [path for path in self.input.given if path not in unsent]
+        return turn_sources(given, self.service.last_exchange)
 
 
 async def start_turn(app: BridgeApp, request: TurnRequest) -> Turn:

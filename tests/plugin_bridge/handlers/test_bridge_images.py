@@ -137,3 +137,4 @@ async def test_a_text_only_model_gets_the_rest_and_a_notice(
     ]
     message = fake_http.requests[-1].json()["messages"][-1]
     assert "images" not in message and "What is in this?" in message["content"]
+    assert "Images/photo.jpg" not in result["sources"]  # it never reached the model
