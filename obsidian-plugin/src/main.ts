@@ -26,7 +26,7 @@ import {
 	type ServerChoice,
 } from "./core/remote";
 import { legacyManualServer, loadSettings, type PluginSettings } from "./core/settings";
-import { statusText, statusTitle } from "./core/status";
+import { count, statusText, statusTitle } from "./core/status";
 import type { Assistant, Prompt } from "./ui/assistant";
 import { ConfirmModal } from "./ui/confirm-modal";
 import { SettingsConfirmModal } from "./ui/settings-confirm-modal";
@@ -303,6 +303,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		const phaseChanged = progress.phase !== this.embedding?.phase;
 		this.embedding = progress;
 		this.statusEl.setText(statusText(this.client.connection, progress));
+		for (const view of this.views()) view.showIndexing();
 		if (!phaseChanged) return;
 		if (progress.phase === "error" && progress.error) new Notice(progress.error);
 		if (progress.phase === "confirm") this.askToEmbed(progress);
@@ -315,7 +316,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			: `about $${progress.estimatedUsd.toFixed(2)}`;
 		const tokens = (progress.estimatedTokens ?? 0).toLocaleString("en");
 		const fragment = createFragment((f) => {
-			f.createSpan({ text: `Embedding ${progress.total.toLocaleString("en")} chunks with ${progress.model} costs ${cost} (${tokens} tokens). ` });
+			f.createSpan({ text: `Search by meaning needs ${count(progress.total, "passage")} of your notes sent to ${progress.model}: ${cost} (${tokens} tokens). ` });
 			const go = f.createEl("button", { text: "Embed" });
 			this.registerDomEvent(go, "click", () => {
 				this.client
@@ -471,6 +472,10 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 
 	localModel(): boolean {
 		return this.serverFacts.local;
+	}
+
+	indexProgress(): IndexProgress | null {
+		return this.embedding;
 	}
 
 	/** Also asks the server for its prompts again, so a note added meanwhile is offered next. */

@@ -5,7 +5,7 @@ import type { BridgeClient } from "../core/client";
 import type { ServerProblem } from "../core/connector";
 import type { Installation, InstallPlan } from "../core/installer";
 import type { SuggestionSource } from "../core/mentions";
-import type { PromptModel } from "../core/protocol";
+import type { IndexProgress, PromptModel } from "../core/protocol";
 import type { ServerChoice } from "../core/remote";
 import type { PluginSettings } from "../core/settings";
 import type { AssistantView } from "./view";
@@ -50,6 +50,8 @@ export interface Assistant extends Plugin {
 	openSettings(): void;
 	/** Whether the server's chat model runs on this computer (Ollama, or a loopback base URL). */
 	localModel(): boolean;
+	/** The embedding job's last progress (search by meaning being prepared), or null. */
+	indexProgress(): IndexProgress | null;
 	/** Where custom prompts live and how to add one (shown for "/" when there are none); the
 	 * prompts are asked for again, so a note added meanwhile is offered next. */
 	promptsHint(): string;

@@ -7,6 +7,7 @@ import { chipsFor, examplePrompts, withItem, withoutKey, type ContextItem, type 
 import { DisconnectedError, type Notification } from "../core/client";
 import type { Suggestion } from "../core/mentions";
 import { inputState, Outbox } from "../core/outbox";
+import { indexingLine } from "../core/status";
 import type { ChatSendParams, StoredMessage } from "../core/protocol";
 import { ErrorCode, PROVIDER_NAMES, PROVIDER_PROFILES, type ProviderName } from "../core/protocol";
 import { modelHeader, pickerModels, type PickerModel } from "../core/model-picker";
@@ -64,6 +65,7 @@ export class AssistantView extends ItemView {
 	private waitingForModel: { ask: Ask; view: TurnView } | null = null;
 	private examples: Example[] = [];
 	private modelButton!: HTMLButtonElement;
+	private indexingEl!: HTMLElement;
 	private picker!: ModelPicker;
 	private thinkButton!: HTMLButtonElement;
 	/** This conversation's model (the switcher's choice), else the server's default. */
@@ -104,6 +106,7 @@ export class AssistantView extends ItemView {
 		this.iconButton(header, "save", "Save conversation as note", () => void this.exportConversation());
 		this.picker = this.addChild(new ModelPicker(root, (model, scope) => void this.pickModel(model, scope)));
 		this.bannerEl = root.createDiv({ cls: "aib-banner" });
+		this.indexingEl = root.createDiv({ cls: "aib-indexing aib-note" });
 		this.registerDomEvent(this.bannerEl, "click", (event) => this.onBannerClick(event));
 		this.list = this.addChild(
 			new ConversationList(root, this.plugin.client, {
@@ -198,6 +201,7 @@ export class AssistantView extends ItemView {
 		this.sendButton.disabled = !input.enabled;
 		this.reasonEl.setText("");
 		this.bannerEl.empty();
+		this.showIndexing();
 		const carded = this.showCard();
 		if (state.status === "connected") {
 			if (!this.everConnected || this.serverModel.model === null) void this.loadServerModel();
@@ -539,6 +543,12 @@ export class AssistantView extends ItemView {
 		this.messages = this.messages.filter((message) => message !== waiting.view);
 		this.removeChild(waiting.view);
 		void this.send(waiting.ask);
+	}
+
+	/** While search is partial, how far indexing is (the status bar says it too). */
+	showIndexing(): void {
+		if (!this.indexingEl) return;
+		this.indexingEl.setText(indexingLine(this.plugin.client.connection, this.plugin.indexProgress()) ?? "");
 	}
 
 	/** The conversation shown (null before its first answer). */
