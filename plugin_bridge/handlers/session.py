@@ -16,6 +16,7 @@ from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.search import embedder_status
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
+    CallerInfo,
     Capabilities,
     Empty,
     HealthResult,
@@ -62,6 +63,7 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
         protocol_version=PROTOCOL_VERSION,
         server=ServerInfo(name=DISTRIBUTION, version=__version__),
         capabilities=Capabilities(methods=sorted(ctx.methods), chat=app.providers.chat is not None),
+        caller=CallerInfo(name=caller.name, scope=caller.scope),
         vault=VaultInfo(
             name=app.vault.name,
             note_count=app.vault.index.note_count,

@@ -660,6 +660,10 @@ export interface InitializeResult {
 	server: ServerInfo;
 	capabilities: Capabilities;
 	vault: VaultInfo;
+	/**
+	 * Who this connection is (a phone's pairing says so).
+	 */
+	caller?: CallerInfo | null;
 }
 export interface ServerInfo {
 	name: string;
@@ -682,6 +686,16 @@ export interface VaultInfo {
 	 * null: lexical search only.
 	 */
 	embedder?: EmbedderStatus | null;
+}
+export interface CallerInfo {
+	/**
+	 * The client key's name; 'owner' with the info file's token.
+	 */
+	name: string;
+	/**
+	 * What it may do: read (search and read notes), chat (also converse), write (also write notes, each reviewed), owner (everything, settings too).
+	 */
+	scope: "read" | "chat" | "write" | "owner";
 }
 export interface ModelsListParams {
 	/**

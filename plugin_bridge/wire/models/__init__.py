@@ -80,6 +80,7 @@ from plugin_bridge.wire.models.search import (
 from plugin_bridge.wire.models.session import (
     HEALTH,
     SESSION_INITIALIZE,
+    CallerInfo,
     CancelRequestParams,
     Capabilities,
     ClientInfo,
@@ -213,6 +214,7 @@ __all__ = [
     "BaseUrls",
     "BaseUrlsUpdate",
     "BudgetWarning",
+    "CallerInfo",
     "CancelRequestParams",
     "Capabilities",
     "ChatClearParams",
