@@ -59,6 +59,10 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	private starting = false;
 	/** What the server's settings say: the prompts folder, and whether its model runs here. */
 	private serverFacts = { promptsFolder: "Assistant/Prompts", local: false, chat: false };
+	/** Another computer being tried while the server here keeps running (not saved yet). */
+	private trying: ServerChoice | null = null;
+	/** A pairing was made: the panel says "Connected to HOST as NAME" once it answers. */
+	private paired = false;
 	/** The install card's *Install*, once this desktop has a host. */
 	private installer: Installation | null = null;
 	/** Notes of approved writes by tool call id, until the call's result says it was made. */
@@ -156,7 +160,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 
 	/** How this device reaches the server: on a phone always another computer. */
 	serverChoice(): ServerChoice {
-		const choice = this.choices.load() ?? defaultChoice(Platform.isMobile);
+		const choice = this.trying ?? this.choices.load() ?? defaultChoice(Platform.isMobile);
 		return Platform.isMobile ? { ...choice, mode: "another-computer" } : choice;
 	}
 
@@ -165,13 +169,32 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		return this.serverChoice().mode === "another-computer";
 	}
 
-	/** Keep this device's choice and connect anew by it. */
+	/** Keep this device's choice and connect anew by it. Another computer chosen while this
+	 * desktop runs its server is tried first: the server here keeps running, and the choice is
+	 * saved, once the new address answers (onState). */
 	setServerChoice(choice: ServerChoice): void {
-		this.choices.save(choice);
-		// A server this plugin started here is not used any more.
-		if (choice.mode === "another-computer") this.connector?.stopServer();
+		if (choice.mode === "another-computer" && this.connector?.ownsServer) {
+			this.trying = choice;
+		} else {
+			this.trying = null;
+			this.choices.save(choice);
+		}
 		this.client.stop();
 		this.client.start();
+		for (const view of this.views()) view.showConnection();
+	}
+
+	pairWith(pairing: Pairing): void {
+		this.paired = true;
+		this.setServerChoice({ mode: "another-computer", ...pairing });
+	}
+
+	justPaired(): boolean {
+		return this.paired;
+	}
+
+	pairingSeen(): void {
+		this.paired = false;
 		for (const view of this.views()) view.showConnection();
 	}
 
@@ -182,7 +205,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			return;
 		}
 		new PairModal(this.app, pairing, () => {
-			this.setServerChoice({ mode: "another-computer", ...pairing });
+			this.pairWith(pairing);
 			new Notice(`Connecting to the server at ${pairing.address}.`);
 		}).open();
 	}
@@ -267,6 +290,12 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 
 	private onState(state: ConnectionState): void {
 		if (state.status !== "connecting") this.starting = false;
+		if (state.status === "connected" && this.trying !== null) {
+			// The other computer answers: the choice is kept, and the server here is not needed.
+			this.choices.save(this.trying);
+			this.trying = null;
+			this.connector?.stopServer();
+		}
 		const notInstalled = this.serverProblem()?.kind === "not-installed";
 		this.statusEl.setText(statusText(state, this.embedding, this.starting, notInstalled));
 		this.statusEl.setAttribute("aria-label", notInstalled ? "Install the assistant's server: the panel shows how." : statusTitle(state, this.starting));

@@ -6,7 +6,7 @@ import type { ServerProblem } from "../core/connector";
 import type { Installation, InstallPlan } from "../core/installer";
 import type { SuggestionSource } from "../core/mentions";
 import type { IndexProgress, PromptModel } from "../core/protocol";
-import type { ServerChoice } from "../core/remote";
+import type { Pairing, ServerChoice } from "../core/remote";
 import type { PluginSettings } from "../core/settings";
 import type { AssistantView } from "./view";
 
@@ -21,6 +21,11 @@ export interface Assistant extends Plugin {
 	saveSettings(): Promise<void>;
 	/** How this device reaches the server (kept per device, not in data.json). */
 	serverChoice(): ServerChoice;
+	/** Pair with the server a pairing text names (typed here by the user). */
+	pairWith(pairing: Pairing): void;
+	/** Whether a pairing just answered (the panel says so until seen). */
+	justPaired(): boolean;
+	pairingSeen(): void;
 	/** Keep this device's choice and connect anew by it. */
 	setServerChoice(choice: ServerChoice): void;
 	/** Whether the server is on another computer: no setup card, no server settings here. */

@@ -7,6 +7,8 @@ import { Component, Notice } from "obsidian";
 import type { Failure } from "../core/connector";
 import type { InstallCommands } from "../core/install";
 import { planLines } from "../core/installer";
+import type { CallerInfo } from "../core/protocol";
+import { connectedWords, PAIR_COMMAND, PAIRING_PLACEHOLDER, parsePairing, scopeWords } from "../core/remote";
 import type { Assistant } from "./assistant";
 
 /** A card in the panel: its element is removed when it is unloaded. */
@@ -174,5 +176,52 @@ export class ConfirmCommandCard extends Card {
 		};
 		this.button(buttons, "Don't run it", () => answer(false));
 		this.button(buttons, "Run it", () => answer(true), true);
+	}
+}
+
+/** Nothing set on a device that talks to another computer's server (a phone): pair it, by the
+ * QR code the computer shows or its pairing text pasted here, with the one command to run there. */
+export class PairCard extends Card {
+	constructor(parent: HTMLElement, plugin: Assistant) {
+		super(parent, "aib-pair-card");
+		this.el.createDiv({ cls: "aib-card-title", text: "Pair with your computer" });
+		this.el.createDiv({ text: "The assistant runs on your computer; this device talks to it. On the computer, run:" });
+		const row = this.el.createDiv({ cls: "aib-command-row" });
+		row.createEl("code", { text: PAIR_COMMAND.replace("NAME", "phone"), cls: "aib-command" });
+		this.button(row, "Copy", () => {
+			navigator.clipboard.writeText(PAIR_COMMAND.replace("NAME", "phone")).then(
+				() => new Notice("Command copied."),
+				() => new Notice("Could not copy: select the command and copy it."),
+			);
+		});
+		this.el.createDiv({ text: "Then scan the QR code it shows with this device's camera, or paste its pairing text here:" });
+		const input = this.el.createEl("input", { cls: "aib-pair-input", attr: { type: "text", placeholder: PAIRING_PLACEHOLDER, "aria-label": "Pairing text" } });
+		const message = this.el.createDiv({ cls: "aib-card-hint aib-pair-message" });
+		const buttons = this.el.createDiv({ cls: "aib-card-buttons" });
+		this.button(
+			buttons,
+			"Connect",
+			() => {
+				const pairing = parsePairing(input.value);
+				if (pairing === null) {
+					message.setText(`This is not a pairing text: it starts with ${PAIRING_PLACEHOLDER.slice(0, -1)} and names an address and a key.`);
+					return;
+				}
+				message.setText(`Connecting to ${pairing.address}…`);
+				plugin.pairWith(pairing);
+			},
+			true,
+		);
+	}
+}
+
+/** A pairing that answered: who this device is there, and what its key may do. */
+export class PairedCard extends Card {
+	constructor(parent: HTMLElement, plugin: Assistant, address: string, caller: CallerInfo) {
+		super(parent, "aib-paired-card");
+		this.el.createDiv({ cls: "aib-card-title", text: connectedWords(address, caller.name) });
+		this.el.createDiv({ text: `This device may ${scopeWords(caller.scope)}.` });
+		const buttons = this.el.createDiv({ cls: "aib-card-buttons" });
+		this.button(buttons, "Start", () => plugin.pairingSeen(), true);
 	}
 }

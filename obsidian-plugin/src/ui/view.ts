@@ -8,6 +8,7 @@ import { DisconnectedError, type Notification } from "../core/client";
 import type { Suggestion } from "../core/mentions";
 import { inputState, Outbox } from "../core/outbox";
 import { indexingLine } from "../core/status";
+import { groupedFingerprint, untrustedCertificate } from "../core/remote";
 import type { ChatSendParams, StoredMessage } from "../core/protocol";
 import { ErrorCode, PROVIDER_NAMES, PROVIDER_PROFILES, type ProviderName } from "../core/protocol";
 import { modelHeader, pickerModels, type PickerModel } from "../core/model-picker";
@@ -17,7 +18,7 @@ import { applyNotification, failTurn, finishSummary, finishTurn, markReview, new
 import type { Assistant } from "./assistant";
 import { ConversationList } from "./conversation-list";
 import { actionOf, appendLinked } from "./dom";
-import { ConfirmCommandCard, InstallCard, StartFailedCard, type Card } from "./server-cards";
+import { ConfirmCommandCard, InstallCard, PairCard, PairedCard, StartFailedCard, type Card } from "./server-cards";
 import { SetupCard } from "./setup-card";
 import { acceptDrops, renderChipIcon } from "./drop";
 import { Suggestions } from "./suggest";
@@ -222,7 +223,17 @@ export class AssistantView extends ItemView {
 			});
 			// Another computer's server may never answer (an untrusted certificate, a revoked
 			// key): the last failure says why, while the plugin keeps trying.
-			if (remote && state.status === "disconnected") appendLinked(banner.createDiv({ cls: "aib-note aib-reason" }), state.reason);
+			if (remote && state.status === "disconnected") {
+				appendLinked(banner.createDiv({ cls: "aib-note aib-reason" }), state.reason);
+				// An untrusted certificate: its fingerprint (wrapped, to compare with the one the
+				// computer printed) and what to do.
+				const fingerprint = this.plugin.serverChoice().fingerprint;
+				if (untrustedCertificate(state.reason) && fingerprint) {
+					const help = banner.createDiv({ cls: "aib-certificate" });
+					help.createDiv({ text: "Check that this fingerprint is the one the computer printed when it paired this device, then install its certificate on this device (the guide above says how):" });
+					help.createEl("code", { cls: "aib-fingerprint", text: groupedFingerprint(fingerprint) });
+				}
+			}
 			if (this.outbox.size > 0) banner.createDiv({ cls: "aib-note", text: "Your message goes out as soon as it is ready." });
 			return;
 		}
@@ -264,8 +275,11 @@ export class AssistantView extends ItemView {
 		// A server on another computer is set up there: no setup card here.
 		const remote = this.plugin.remote();
 		if (state.status === "connected" && !state.chat && !remote) this.setupOpen = true;
+		const choice = this.plugin.serverChoice();
 		let key: string | null = null;
-		if (state.status === "connected") key = this.setupOpen && !remote ? "setup" : null;
+		if (remote && (!choice.address || !choice.key)) key = "pair";
+		else if (state.status === "connected" && remote && this.plugin.justPaired() && this.plugin.client.caller) key = "paired";
+		else if (state.status === "connected") key = this.setupOpen && !remote ? "setup" : null;
 		else if (problem?.kind === "not-installed") key = "install";
 		else if (problem?.kind === "confirm-command") key = `confirm:${problem.command}`;
 		else if (problem?.kind === "start-failed") key = `failed:${problem.command}`;
@@ -278,6 +292,10 @@ export class AssistantView extends ItemView {
 				this.card = { key, card: this.addChild(new StartFailedCard(this.cardsEl, this.plugin, problem.command, problem.failure)) };
 			} else if (key?.startsWith("confirm:") && problem?.kind === "confirm-command") {
 				this.card = { key, card: this.addChild(new ConfirmCommandCard(this.cardsEl, this.plugin, problem.command)) };
+			} else if (key === "pair") {
+				this.card = { key, card: this.addChild(new PairCard(this.cardsEl, this.plugin)) };
+			} else if (key === "paired" && this.plugin.client.caller) {
+				this.card = { key, card: this.addChild(new PairedCard(this.cardsEl, this.plugin, choice.address, this.plugin.client.caller)) };
 			} else if (key === "setup") {
 				const card = new SetupCard(this.cardsEl, this.plugin, {
 					introduce: () => void this.introduce(false),

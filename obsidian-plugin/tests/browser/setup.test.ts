@@ -326,6 +326,18 @@ describe.skipIf(!haveChromium)("from nothing installed to the first answer", () 
 		expect(readFileSync(join(vault, "Assistant.md"), "utf8")).toContain("## What this vault is for\n\nIt is for kites and planning.");
 	});
 
+	it("Another computer is tried while the server here keeps running, and is saved only once it answers", { timeout: 90_000 }, async () => {
+		const nowhere = `https://127.0.0.1:${await closedPort()}`;
+		await page.evaluate((address) => (window as any).plugin.setServerChoice({ mode: "another-computer", address, key: `oab_${"k".repeat(43)}`, fingerprint: "" }), nowhere);
+		await page.locator(".aib-reason", { hasText: "Nothing answers at" }).waitFor({ timeout: SLOW });
+		// The address does not answer: the server here still runs, and nothing was saved.
+		expect(pageHost.running()).toBe(1);
+		expect(await page.evaluate(() => JSON.stringify(window.localStorage))).not.toContain(nowhere.slice("https://".length));
+		await page.evaluate(() => (window as any).plugin.setServerChoice({ mode: "this-computer", address: "", key: "", fingerprint: "" }));
+		await page.waitForFunction(() => (window as any).plugin.client.connection.status === "connected", null, { timeout: SLOW });
+		expect(pageHost.started).toHaveLength(3);
+	});
+
 	it("when Obsidian quits, the server the plugin started stops", { timeout: 90_000 }, async () => {
 		expect(pageHost.running()).toBe(1);
 		await page.evaluate(() => window.dispatchEvent(new Event("beforeunload")));
