@@ -32,7 +32,6 @@ export const PAIR_ACTION = "ai-bridge-pair";
 
 /** Commands and placeholders the settings name (code, not UI text). */
 export const PAIR_COMMAND = "obsidian-ai-bridge clients add NAME --pair";
-export const KEY_COMMAND = "obsidian-ai-bridge clients add NAME --scope write";
 export const SETUP_COMMAND = "obsidian-ai-bridge setup";
 export const PAIRING_PLACEHOLDER = `obsidian://${PAIR_ACTION}?…`;
 export const ADDRESS_PLACEHOLDER = "https://HOST:PORT";

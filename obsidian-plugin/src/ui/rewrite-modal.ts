@@ -5,6 +5,7 @@
 import { Component, Modal, type App, type Editor, type EditorPosition } from "obsidian";
 import type { BridgeClient } from "../core/client";
 import { diffRows } from "../core/diff";
+import { diffLine } from "./confirm-modal";
 import { ErrorCode, type RewriteResult } from "../core/protocol";
 import { RpcError } from "../core/rpc";
 import { text, usageLine } from "../core/stream";
@@ -140,10 +141,7 @@ export class RewriteModal extends Modal {
 			return;
 		}
 		const rows = this.answer ? diffRows(this.original, this.answer) : diffRows(this.original, this.original);
-		for (const row of rows) {
-			const kind = row.kind === "+" ? "aib-add" : row.kind === "-" ? "aib-del" : "aib-ctx";
-			pre.createDiv({ cls: kind, text: `${row.kind}${row.text}` });
-		}
+		for (const row of rows) diffLine(pre, row.kind, row.text);
 	}
 
 	/** Replace the selection (insert at the cursor) in one editor transaction: one undo step. */

@@ -18,8 +18,8 @@ import {
 import {
 	ADDRESS_PLACEHOLDER,
 	addressError,
+	groupedFingerprint,
 	isEncrypted,
-	KEY_COMMAND,
 	KEY_PLACEHOLDER,
 	PAIR_COMMAND,
 	PAIRING_PLACEHOLDER,
@@ -114,7 +114,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 			},
 			{
 				name: "Server command",
-				desc: `Empty: the installed obsidian-ai-bridge is found by itself. {vault} is this vault's folder. Example: ${this.plugin.exampleCommand()}`,
+				desc: `Leave empty: the plugin finds the installed server by itself. To start it another way, type its command ({vault} stands for this vault's folder), e.g. ${this.plugin.exampleCommand()}`,
 				render: (s) =>
 					void s.addText((text) =>
 						text.setValue(settings.serverCommand).onChange(async (value) => {
@@ -205,7 +205,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 					problem ??
 					(choice.address && !isEncrypted(choice.address)
 						? "Not encrypted: use http:// only through a tunnel that encrypts (Tailscale, WireGuard)."
-						: "The server's remote listener (serve --remote), e.g. https://192.168.1.20:8443. Kept on this device only."),
+						: "Where the other computer's server listens, e.g. https://192.168.1.20:8443 (pairing fills it in). Kept on this device only."),
 				render: (s) =>
 					void s.addText((text) => {
 						text.setPlaceholder(ADDRESS_PLACEHOLDER).setValue(choice.address);
@@ -214,7 +214,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 			},
 			{
 				name: "Client key",
-				desc: `Made for this device on the server's computer: ${KEY_COMMAND}. Kept on this device only.`,
+				desc: "The key the other computer made for this device (pairing fills it in). Kept on this device only.",
 				render: (s) =>
 					void s.addText((text) => {
 						text.inputEl.type = "password";
@@ -226,7 +226,7 @@ export class AssistantSettingTab extends PluginSettingTab {
 		if (choice.fingerprint) {
 			rows.push({
 				name: "Certificate fingerprint",
-				desc: `SHA-256 ${choice.fingerprint}: the same as the server printed at its start.`,
+				desc: `${groupedFingerprint(choice.fingerprint)}: the same as the other computer printed when it paired this device.`,
 				render: () => undefined,
 			});
 		}
