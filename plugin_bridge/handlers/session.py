@@ -40,9 +40,13 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
     connection."""
     caller = ctx.app.clients.authenticate(params.token, ctx.app.token, ctx.caller)
     if caller is None:
+        revoked = ctx.app.clients.revoked(params.token)
         raise RpcError(
             WireCode.UNAUTHORIZED,
-            "Wrong client key: this address takes client keys only; make one with 'clients add'."
+            f"The client key '{revoked}' was revoked: ask the vault's owner for a new one."
+            if revoked is not None
+            else "Wrong client key: this address takes client keys only; make one with 'clients "
+            "add'."
             if isinstance(ctx.caller, RemotePeer)
             else "Wrong token: read the current one from the server info file, or use a client "
             "key from 'clients add'.",

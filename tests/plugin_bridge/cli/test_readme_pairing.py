@@ -122,7 +122,9 @@ async def test_the_readme_pairing_steps_work_as_written(tmp_path: Path) -> None:
         assert hashlib.sha256(der).hexdigest() == fingerprint
         assert status == 200 and json.loads(body)["status"] == "ok"
         wrong = await asyncio.to_thread(_get_health, port, address.netloc, "oab_" + "x" * 43)
-        assert wrong[0] == 401
+        assert wrong[0] == 401 and json.loads(wrong[1])["error"] == "auth_failed"
+        assert "missing or wrong client key" in json.loads(wrong[1])["message"]
+        assert b"info file" not in wrong[1]
     finally:
         if serve.returncode is None:
             serve.send_signal(signal.SIGTERM)
