@@ -9,7 +9,7 @@ from llm_service.catalog import is_chat_model
 from llm_service.discovery import ModelCache, known_models
 from llm_service.pricing import RECOMMENDED_MODELS
 from plugin_bridge import DISTRIBUTION, __version__
-from plugin_bridge.app.clients import RemotePeer
+from plugin_bridge.app.clients import RemotePeer, method_scope
 from plugin_bridge.app.settings.config import PLUGIN_CLIENT, SettingsError
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.handlers.context import AppRouter, Context
@@ -65,7 +65,10 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
         server=ServerInfo(name=DISTRIBUTION, version=__version__),
-        capabilities=Capabilities(methods=sorted(ctx.methods), chat=app.providers.chat is not None),
+        capabilities=Capabilities(
+            methods=sorted(m for m in ctx.methods if caller.allows(method_scope(m))),
+            chat=app.providers.chat is not None,
+        ),
         vault=VaultInfo(
             name=app.vault.name,
             note_count=app.vault.index.note_count,

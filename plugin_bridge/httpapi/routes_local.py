@@ -46,7 +46,8 @@ async def tools(request: Request) -> Response:
     if tool_format is None:
         error = BadRequest(f"Unknown format '{asked}': use one of {', '.join(FORMATS)}.")
         return error_response(request.url.path, error)
-    tools = Tools(state.tools(caller_of(request))).listed(tool_format, runnable_only=True)
+    caller = caller_of(request)
+    tools = Tools(state.tools(caller)).listed(tool_format, runnable_only=True, caller=caller)
     return json_response({"format": tool_format, "tools": tools})
 
 

@@ -129,14 +129,20 @@ def offered(specs: list[ToolSpec], allow_writes: bool) -> list[ToolSpec]:
 
 
 def refusal(name: str, allow_writes: bool, writes_off: str = STDIO_WRITES_OFF) -> Outcome | None:
-    """The error for a call MCP never runs (a write while writes are off, ``writes_off`` saying
-    which switch allows them; not a vault tool)."""
+    """The error for a write MCP does not run while writes are off (``writes_off`` says which
+    switch allows them)."""
     if name in WRITE_TOOL_NAMES and not allow_writes:
         return Outcome(write_refusal(name, writes_off), is_error=True)
-    if name not in MCP_TOOL_NAMES:
-        known = ", ".join(sorted(MCP_TOOL_NAMES - (set() if allow_writes else WRITE_TOOL_NAMES)))
-        return Outcome(f"Unknown tool {name!r}. Available: {known}.", is_error=True)
     return None
+
+
+async def unknown_tool(name: str, tools: VaultTools, caller: Caller | None) -> Outcome | None:
+    """The error for a call naming no vault tool: it names the tools ``caller`` may use (those
+    ``tools/list`` gives it), never the others."""
+    if name in MCP_TOOL_NAMES:
+        return None
+    known = ", ".join(sorted(spec.name for spec in await tools.list_tools(caller))) or "none"
+    return Outcome(f"Unknown tool {name!r}. Available: {known}.", is_error=True)
 
 
 class LocalTools:
@@ -193,6 +199,9 @@ class LocalTools:
     async def call_tool(
         self, name: str, arguments: dict[str, Any], caller: Caller | None = None
     ) -> Outcome:
+        unknown = await unknown_tool(name, self, caller)
+        if unknown is not None:
+            return unknown
         # a write key's write while the plugin is open: its review decides, not the setting
         registry = self._reviewed(caller) if name in WRITE_TOOL_NAMES else None
         if registry is None:
@@ -291,7 +300,7 @@ class ForwardedTools:
     async def call_tool(
         self, name: str, arguments: dict[str, Any], caller: Caller | None = None
     ) -> Outcome:
-        refused = refusal(name, self.allow_writes)
+        refused = await unknown_tool(name, self, caller) or refusal(name, self.allow_writes)
         if refused is not None:
             return refused
         calls = ToolsExecuteParams(calls=[ToolCallParams(name=name, arguments=arguments)])
