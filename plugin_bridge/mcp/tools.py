@@ -70,6 +70,9 @@ if TYPE_CHECKING:
     from plugin_bridge.wire.client import BridgeClient
 
 
+WHOLE_POLL_SECONDS: Final = 0.1
+"""How often the first indexing is checked for its end (while it runs)."""
+
 MCP_TOOL_NAMES: Final = frozenset({*VAULT_TOOL_NAMES, RELATED_TOOL})
 """Every vault tool MCP may offer (never the model's MCP-sourced ``NAME__tool`` ones)."""
 
@@ -116,6 +119,11 @@ class VaultTools(Protocol):
 
     async def prompts(self) -> list[Prompt]:
         """The custom prompts, read now."""
+        ...
+
+    def on_list_changed(self, changed: Callable[[], None]) -> None:
+        """Call ``changed`` (from any thread) whenever :meth:`notes_page`'s list may have
+        changed."""
         ...
 
 
@@ -177,6 +185,7 @@ class LocalTools:
             writer=writer,
         )
         self._ids = itertools.count(1)
+        self._whole: asyncio.Task[None] | None = None
 
     @property
     def allow_writes(self) -> bool:
@@ -234,6 +243,18 @@ class LocalTools:
     async def prompts(self) -> list[Prompt]:
         vault, folder = self.vault, self.prompts_folder()
         return await vault.notes.execute(lambda _: list_prompts(vault, folder))
+
+    def on_list_changed(self, changed: Callable[[], None]) -> None:
+        """``changed`` after each index write that changed notes, and once the first indexing
+        is done (the list then comes from the index, with titles)."""
+        self.vault.index.add_listener(changed)
+        if not self.vault.listed_whole:
+            self._whole = asyncio.create_task(self._when_whole(changed), name="mcp list whole")
+
+    async def _when_whole(self, changed: Callable[[], None]) -> None:
+        while not self.vault.listed_whole:  # noqa: ASYNC110 - the indexer thread's state
+            await asyncio.sleep(WHOLE_POLL_SECONDS)
+        changed()
 
 
 class ForwardedTools:
@@ -351,6 +372,9 @@ class ForwardedTools:
             found.append(prompt_from_note(path, content))
         return found
 
+    def on_list_changed(self, changed: Callable[[], None]) -> None:
+        """Not told: the server forwarded to keeps the list (its ``vault/list``)."""
+
 
 class HandoverTools:
     """The tools of :class:`ForwardedTools` until :meth:`use` hands them to another
@@ -361,11 +385,13 @@ class HandoverTools:
         self.allow_writes = first.allow_writes
         self.root = first.root
         self.wait = wait
+        self._first = first
         self.serving = False
         """True while this process serves the vault in place of the server it forwarded to."""
         self._target = first
         self._ready = asyncio.Event()
         self._ready.set()
+        self._changed: Callable[[], None] | None = None
 
     def hand_over(self) -> None:
         """Calls from now on wait for :meth:`use`."""
@@ -374,6 +400,9 @@ class HandoverTools:
     def use(self, target: VaultTools) -> None:
         self._target = target
         self._ready.set()
+        if self._changed is not None and target is not self._first:
+            target.on_list_changed(self._changed)
+            self._changed()  # another server's list: read it again
 
     async def _current(self) -> VaultTools:
         try:
@@ -410,3 +439,7 @@ class HandoverTools:
 
     async def prompts(self) -> list[Prompt]:
         return await (await self._current()).prompts()
+
+    def on_list_changed(self, changed: Callable[[], None]) -> None:
+        self._changed = changed
+        self._target.on_list_changed(changed)
