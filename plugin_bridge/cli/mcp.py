@@ -37,15 +37,17 @@ from plugin_bridge.cli.lock import (
 )
 from plugin_bridge.cli.serve import ServeOptions, lock_problem, serve_here
 from plugin_bridge.cli.serve import run as serve
+from plugin_bridge.mcp.forwarded import ForwardedTools, HandoverTools
 from plugin_bridge.mcp.server import build_server, serve_stdio
-from plugin_bridge.mcp.tools import ForwardedTools, HandoverTools, LocalTools
+from plugin_bridge.mcp.tools import LocalTools
 from plugin_bridge.vault.semantic.vectors import single_threaded_blas
 from plugin_bridge.wire.client import BridgeClient
 from plugin_bridge.wire.infofile import InfoFileError, InfoRecord, read_info_file
 
 if TYPE_CHECKING:
     from plugin_bridge.app.state import BridgeApp
-    from plugin_bridge.mcp.tools import ForwardedTools, HandoverTools, LocalTools
+    from plugin_bridge.mcp.forwarded import ForwardedTools, HandoverTools
+    from plugin_bridge.mcp.tools import LocalTools
     from plugin_bridge.wire.client import BridgeClient
 
 START_WAIT: Final = 30.0
