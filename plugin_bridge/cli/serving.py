@@ -133,6 +133,7 @@ async def serve(
             warming.cancel()
             following.cancel()
             logger.info("shutting down")
+            mcp_app.close_streams()
             await http_server.close()
             if remote_server is not None:
                 await remote_server.close()

@@ -56,6 +56,7 @@ class McpHttpApp:
         self._sse: tuple[Server[Any], SseServerTransport] | None = None
         """The HTTP+SSE transport's server (stateful: it follows notes with
         ``resources/subscribe`` and tells list changes) and transport, once started."""
+        self._closing = asyncio.Event()
         self.sse = Endpoint(self._open_sse)
         """The ASGI app of ``GET /sse``."""
         self.messages = Endpoint(self._message)
@@ -80,7 +81,15 @@ class McpHttpApp:
         server, transport = self._sse
         owned(scope)
         async with transport.connect_sse(scope, receive, send) as (read, write):
-            await server.run(read, write, initialization_options(server))
+            run = asyncio.ensure_future(server.run(read, write, initialization_options(server)))
+            closing = asyncio.ensure_future(self._closing.wait())
+            try:
+                await asyncio.wait({run, closing}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (run, closing):
+                    task.cancel()
+                await asyncio.gather(run, closing, return_exceptions=True)
+                await write.aclose()  # ends the event stream: the client hears the end
 
     async def _message(self, scope: Scope, receive: Receive, send: Send) -> None:
         """``POST /messages?session_id=…``: a message of the connection ``GET /sse`` opened,
@@ -132,6 +141,11 @@ class McpHttpApp:
         if self.allow_writes is not None:
             return self.allow_writes
         return self.app.config.http_allow_writes
+
+    def close_streams(self) -> None:
+        """End every ``GET /sse`` connection now (the server stops: the listeners wait for
+        responses in flight, and these would never end by themselves)."""
+        self._closing.set()
 
     @contextlib.asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:

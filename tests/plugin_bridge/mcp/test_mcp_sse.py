@@ -11,6 +11,7 @@ import socket
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import httpx
 import mcp_types as types
@@ -140,3 +141,23 @@ async def test_subscribe_works_over_sse_and_is_not_offered_on_stateless_mcp(
     async with http_client(f"{served.info['httpUrl']}/mcp", key, mode="legacy") as stateless:
         resources = stateless.client.server_capabilities.resources
         assert resources is not None and not resources.subscribe
+
+
+async def test_stopping_the_server_ends_an_open_sse_stream(tmp_path: Path) -> None:
+    """A held ``GET /sse`` stream ends when the server stops (it does not keep the server
+    waiting for its graceful-shutdown timeout)."""
+    with (tmp_path / "stderr.txt").open("w") as stderr:
+        served = await start_serve(
+            tmp_path, "--info-file", str(tmp_path / "server.json"), stderr=stderr
+        )
+        token = str(served.info["token"])
+        async with httpx.AsyncClient(timeout=START_WAIT) as http:
+            headers = {"Authorization": f"Bearer {token}"}
+            async with http.stream("GET", f"{served.info['httpUrl']}/sse", headers=headers) as r:
+                lines = r.aiter_lines()
+                assert await anext(lines) == "event: endpoint"
+                served.process.terminate()
+                rest = [line async for line in lines]  # the stream ends
+        assert await served.process.wait() == 0
+    assert all(not line.startswith("event: message") for line in rest)
+    assert "graceful shutdown exceeded" not in (tmp_path / "stderr.txt").read_text()
