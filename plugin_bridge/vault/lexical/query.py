@@ -2,7 +2,8 @@
 
 Obsidian's operators (``operators.py`` parses them): words rank (any may match; notes with
 more of them rank first, see ``search.py``), ``+word`` (required), ``prefix*``, ``"a phrase"``
-(exact: in this order, not stemmed). Everything else filters: ``-word`` and ``-"phrase"``
+(exact: in this order, not stemmed; it also filters, so that vectors, which rank by meaning,
+keep to the notes that hold it). Everything else filters: ``-word`` and ``-"phrase"``
 exclude, ``a OR b`` (and parentheses: ``x (a OR b)``) keeps the notes the expression holds,
 ``file:``, ``path:``, ``tag:`` (also its nested tags ``name/…``), ``content:``, ``[property]``
 and ``[property:value]``; the words inside an OR, a group or ``content:`` rank too. Filters
@@ -165,7 +166,10 @@ def parse_query(text: str) -> Query:
                 path = item.text.replace("\\", "/").removeprefix("./").lstrip("/")
                 paths += [path] if path else []
             else:
-                _add(leaf_terms(item), terms, cjk)
+                term, runs = leaf_terms(item)
+                _add((term, runs), terms, cjk)
+                if item.phrase and (term or runs):  # in every mode, as Obsidian reads it
+                    where.append(item)
             continue
         where.append(item)
         for leaf in _ranked_leaves(item):  # the words of an OR, a group, content: rank too

@@ -228,8 +228,7 @@ async def test_read_note_reads_the_part_under_a_heading(
     """heading (a search result's heading path, or its last part) reads that part alone, with
     its subheadings; the hash stays the file's, for writes."""
     (vault.root / "Setup.md").write_text(
-        "Intro.\n# Setup\nAll systems.\n## Linux\napt install x\n### Arch\npacman\n"
-        "## Mac\nbrew\n",
+        "Intro.\n# Setup\nAll systems.\n## Linux\napt install x\n### Arch\npacman\n## Mac\nbrew\n",
         encoding="utf-8",
     )
     linux = await ok(registry, "read_note", path="Setup.md", heading="Setup > Linux")

@@ -71,11 +71,11 @@ def test_stop_words_are_dropped_unless_alone() -> None:
 
 def test_fts5_operators_and_punctuation_are_text() -> None:
     """FTS5's AND, NOT, NEAR and stray stars never become FTS5 syntax (here "a", "and" and
-    "not" are English stop words as well); Obsidian's OR, - and parentheses filter, and the
-    words they hold rank."""
+    "not" are English stop words as well); Obsidian's OR, -, parentheses and phrases filter,
+    and the words they hold rank."""
     query = parse_query('a AND (b OR -c) NOT NEAR(d) * ** "x""y" col:z')
     assert [t.text for t in query.terms] == ["b", "near", "d", "x", "y", "col z"]
-    assert len(query.where) == 1
+    assert len(query.where) == 3  # (b OR -c), "x", "y"
     assert [t.text for t in parse_query("AND NOT or").terms] == ["and", "not", "or"]
 
 
@@ -122,7 +122,7 @@ def test_query_size_is_bounded() -> None:
 
 
 SYNTAX = [*"\"()*-^:'%_\\ ", "AND", "OR", "NOT", "NEAR", "tag:", "path:", "kafka", "東京", "の"]
-SYNTAX += ["🙂", "\x00", "é"]
+SYNTAX += ["🙂", "\x00", "é", "[", "]", "[tags:infra]", "file:", "content:", "#", "null"]
 
 
 @pytest.fixture(scope="module")
