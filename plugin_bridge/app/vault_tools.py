@@ -380,7 +380,8 @@ _SPECS: Final = (
         "excerpt. Read a note in full with read_note.\n"
         'Words rank (most first; word forms and typos too); "exact phrase", prefix*, +required.\n'
         "Obsidian's operators narrow: -word, a OR b, (groups), file:name, path:Folder, tag:#x, "
-        "content:word, [property], [property:value]; filters alone list the notes they match.",
+        "content:word, [property], [property:value], line:(a b), section:(a b); filters alone "
+        "list the notes they match.",
     ),
     _Spec(
         ReadNoteArgs,

@@ -1185,7 +1185,7 @@ export interface RelatedNote {
 }
 export interface SearchParams {
 	/**
-	 * Words rank, "a phrase" is exact, prefix*; Obsidian's operators filter: -word, a OR b, (groups), file:, path:, tag:, content:, [property], [property:value].
+	 * Words rank, "a phrase" is exact, prefix*; Obsidian's operators filter: -word, a OR b, (groups), file:, path:, tag:, content:, [property], [property:value], line:(…), section:(…).
 	 */
 	query: string;
 	limit?: number;

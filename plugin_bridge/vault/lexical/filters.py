@@ -1,10 +1,12 @@
 """The SQL of a query's filters: ``AND …`` clauses on the joined ``notes n`` row.
 
 A query's ``tag:`` and ``path:`` filters, its folder, and the filtering part of Obsidian's
-operators (``Query.where``: ``-word``, ``a OR b``, ``file:``, ``content:``, ``[property:value]``;
-see ``operators.py``), each a test of ``n.id`` or ``n.path``. A word is found as the ranking
-finds it (itself or its stems; a CJK run in the side table); ``file:`` and ``path:`` look for
-their text in the file name or path, without case for ASCII letters.
+operators (``Query.where``: ``-word``, ``a OR b``, ``file:``, ``content:``, ``[property:value]``,
+``line:(…)``, ``section:(…)``; see ``operators.py``), each a test of ``n.id`` or ``n.path``. A
+word is found as the ranking finds it (itself or its stems; a CJK run in the side table);
+``file:`` and ``path:`` look for their text in the file name or path, without case for ASCII
+letters; ``line:`` and ``section:`` read the lines of the notes holding their words
+(``scoped.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Final
 from plugin_bridge.vault.lexical import operators as ops
 from plugin_bridge.vault.lexical.cjk import match_term
 from plugin_bridge.vault.lexical.query import Query, leaf_terms, tag_of
+from plugin_bridge.vault.lexical.scoped import spec
 from plugin_bridge.vault.paths import name_key as folded
 
 _FILE_NAME: Final = "substr(n.path, length(rtrim(n.path, replace(n.path, '/', ''))) + 1)"
@@ -47,6 +50,11 @@ def _sql(node: ops.Node, params: dict[str, object]) -> str:
         parts = [part for part in (_sql(child, params) for child in node.nodes) if part]
         joiner = " AND " if isinstance(node, ops.All) else " OR "
         return "(" + joiner.join(parts) + ")" if parts else ""
+    if isinstance(node, ops.Scoped):
+        test = f"scoped_match(body, {_param(params, spec(node))})"
+        if words := _words(node.node):  # the notes with its words: only their lines are read
+            test = f"notes_fts MATCH {_param(params, words)} AND {test}"
+        return f"n.id IN (SELECT rowid FROM notes_fts WHERE {test})"
     if isinstance(node, ops.Property):
         key = _param(params, node.key)
         test = "value IS NULL" if node.null else ""
@@ -76,6 +84,22 @@ def _text(leaf: ops.Text, params: dict[str, object]) -> str:
             f"n.id IN (SELECT rowid FROM notes_cjk WHERE notes_cjk MATCH {_param(params, found)})"
         )
     return "(" + " AND ".join(tests) + ")" if tests else ""
+
+
+def _words(node: ops.Node) -> str:
+    """An FTS5 expression every note matching ``node`` matches ("" when there is none)."""
+    if isinstance(node, ops.Text):
+        term = leaf_terms(ops.Text(node.text, node.phrase))[0]
+        return term.expression() if term is not None else ""
+    if isinstance(node, (ops.All, ops.AnyOf)):
+        parts = [_words(child) for child in node.nodes]
+        if isinstance(node, ops.All):
+            kept = [f"({part})" for part in parts if part]
+            return " AND ".join(kept)
+        return " OR ".join(f"({part})" for part in parts) if all(parts) and parts else ""
+    if isinstance(node, ops.Scoped):
+        return _words(node.node)
+    return ""  # excluded words and properties say nothing of the words a note holds
 
 
 def _tag(tag: str, params: dict[str, object], name: str) -> str:

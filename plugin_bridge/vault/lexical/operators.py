@@ -4,7 +4,8 @@ Read as Obsidian reads it: words and ``"phrases"`` side by side must all match, 
 them binds looser (``a b OR c`` is ``(a b) OR c``), parentheses group, ``-`` before any of these
 excludes it, ``file:``, ``path:``, ``tag:`` and ``content:`` apply to the word, phrase or group
 after them, ``[property]`` and ``[property:value]`` (``[status:a OR b]``, ``[status:null]``)
-test front matter. ``line:``, ``section:``, ``block:``, the ``task`` operators and the case
+test front matter, ``line:(…)`` and ``section:(…)`` ask their expression of one line or one
+section (the text between two headings). ``block:``, the ``task`` operators and the case
 operators are recognised and reported as :attr:`Tree.unsupported`. An unclosed quote,
 parenthesis or bracket, or a stray ``)``, raises :class:`Unparsable`: ``query.py`` then reads
 the text as plain words. Which parts rank and which filter is ``query.py``'s; the SQL of the
@@ -24,8 +25,10 @@ FIELDS: Final[dict[str, Field]] = {
     "tag": "tag",
     "content": "content",
 }
+Scope = Literal["line", "section"]
+SCOPES: Final[dict[str, Scope]] = {"line": "line", "section": "section"}
 UNSUPPORTED: Final = frozenset(
-    {"line", "section", "block", "task", "task-todo", "task-done", "match-case", "ignore-case"}
+    {"block", "task", "task-todo", "task-done", "match-case", "ignore-case"}
 )
 """Obsidian's operators the index cannot answer: the search says so in a sentence."""
 MAX_DEPTH: Final = 16
@@ -65,6 +68,14 @@ class Not:
 
 
 @dataclass(frozen=True)
+class Scoped:
+    """``line:(…)``, ``section:(…)``: one line (or section) of the note matches ``node``."""
+
+    scope: Scope
+    node: Node
+
+
+@dataclass(frozen=True)
 class All:
     nodes: tuple[Node, ...]
 
@@ -74,7 +85,7 @@ class AnyOf:
     nodes: tuple[Node, ...]
 
 
-Node: TypeAlias = Text | Property | Not | All | AnyOf
+Node: TypeAlias = Text | Property | Not | All | AnyOf | Scoped
 Token: TypeAlias = tuple[str, str]
 """(kind, value): kind is one of ( ) OR - + phrase word field prop."""
 
@@ -139,7 +150,8 @@ def _scan(text: str) -> list[Token]:
             assert match is not None  # char is none of the characters it stops at
             word, i = match.group(), match.end()
             key, colon, rest = word.partition(":")
-            if colon and (key.lower() in FIELDS or key.lower() in UNSUPPORTED):
+            known = key.lower() in FIELDS or key.lower() in SCOPES or key.lower() in UNSUPPORTED
+            if colon and known:
                 if rest:
                     tokens += [("field", key.lower()), ("word", rest)]
                 elif i < end and text[i] in '("':
@@ -231,6 +243,8 @@ class _Parser:
             if self._peek() in ("", ")", "OR"):
                 return None
             inner = self._atom(depth, FIELDS.get(value, field))
+            if value in SCOPES and inner is not None:
+                return Scoped(SCOPES[value], inner)
             if value in UNSUPPORTED:
                 self.unsupported = self.unsupported or value
                 return None
@@ -245,10 +259,11 @@ def unsupported(operator: str) -> str:
     elif operator.startswith("task"):
         why = "the index does not keep tasks apart"
     else:
-        why = "the index does not keep lines, blocks or sections apart"
+        why = "the index does not keep blocks apart"
     return (
         f"The search operator {operator}: is not supported ({why}): search its words without "
-        "it, or narrow with file:, path:, tag:, content: or [property:value]."
+        "it, or narrow with line:(…), section:(…), file:, path:, tag:, content: or "
+        "[property:value]."
     )
 
 

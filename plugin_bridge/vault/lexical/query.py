@@ -5,8 +5,9 @@ more of them rank first, see ``search.py``), ``+word`` (required), ``prefix*``, 
 (exact: in this order, not stemmed; it also filters, so that vectors, which rank by meaning,
 keep to the notes that hold it). Everything else filters: ``-word`` and ``-"phrase"``
 exclude, ``a OR b`` (and parentheses: ``x (a OR b)``) keeps the notes the expression holds,
-``file:``, ``path:``, ``tag:`` (also its nested tags ``name/…``), ``content:``, ``[property]``
-and ``[property:value]``; the words inside an OR, a group or ``content:`` rank too. Filters
+``file:``, ``path:``, ``tag:`` (also its nested tags ``name/…``), ``content:``, ``[property]``,
+``[property:value]``, ``line:(…)`` and ``section:(…)``; the words inside an OR, a group,
+``content:``, ``line:`` or ``section:`` rank too. Filters
 narrow, words rank; a query of only filters lists the matching notes. A query that does not
 parse (an unclosed quote, parenthesis or bracket) is searched as plain words. Stop words are
 dropped from the ranking unless the query has nothing else; each word also matches its
@@ -217,6 +218,8 @@ def _ranked_leaves(node: ops.Node) -> list[ops.Text]:
         return [node] if node.field in ("", "content") else []
     if isinstance(node, (ops.All, ops.AnyOf)):
         return [leaf for child in node.nodes for leaf in _ranked_leaves(child)]
+    if isinstance(node, ops.Scoped):
+        return _ranked_leaves(node.node)
     return []  # a property, or excluded
 
 

@@ -25,7 +25,8 @@ class SearchParams(Params):
     query: str = Field(
         max_length=1000,
         description='Words rank, "a phrase" is exact, prefix*; Obsidian\'s operators filter: '
-        "-word, a OR b, (groups), file:, path:, tag:, content:, [property], [property:value].",
+        "-word, a OR b, (groups), file:, path:, tag:, content:, [property], [property:value], "
+        "line:(…), section:(…).",
     )
     limit: int = Field(10, ge=1, le=50)
     mode: SearchMode | None = Field(

@@ -37,8 +37,10 @@ async def test_operators_over_the_websocket_in_every_mode(tmp_path: Path) -> Non
                 result = await wire.result("vault/search", {"query": query, "mode": mode})
                 found = {hit["path"] for hit in result["results"]}
                 assert OBSIDIAN[query] <= found <= allowed(query, mode), (mode, query)
-        error = await wire.error("vault/search", {"query": "apple line:(mix flour)"})
-        assert error["code"] == INVALID_PARAMS and "line: is not supported" in error["message"]
+        error = await wire.error("vault/search", {"query": "apple block:(mix flour)"})
+        assert error["code"] == INVALID_PARAMS and "block: is not supported" in error["message"]
+        lines = await wire.result("vault/search", {"query": "line:(apple banana)"})
+        assert [hit["path"] for hit in lines["results"]] == ["Fruits/alpha.md"]
 
 
 async def test_hits_name_their_heading_and_note_read_reads_just_it(tmp_path: Path) -> None:
@@ -69,10 +71,10 @@ async def test_operators_in_the_search_cli(tmp_path: Path, query: str, expected:
 
 async def test_the_cli_says_which_operator_it_cannot_answer(tmp_path: Path) -> None:
     root = write_notes(tmp_path / "vault", FRUIT_NOTES)
-    args = ("search", "section:(a b)", "--vault", str(root), "--data-dir", str(tmp_path / "d"))
+    args = ("search", "task-todo:call", "--vault", str(root), "--data-dir", str(tmp_path / "d"))
     code, out, err = await run_cli(tmp_path, *args)
     assert (code, out) == (2, "")
-    assert "section: is not supported" in err
+    assert "task-todo: is not supported" in err
 
 
 async def test_operators_and_headings_over_mcp(tmp_path: Path) -> None:

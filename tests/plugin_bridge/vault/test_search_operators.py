@@ -91,6 +91,22 @@ async def test_words_with_operators_rank_and_groups_nest(vault: Vault) -> None:
     assert all(hit.snippet.count("**") >= 2 for hit in ranked.hits)
 
 
+async def test_line_and_section_ask_one_line_or_one_section(vault: Vault) -> None:
+    """line:(…) needs its words on one line, section:(…) between two headings; words are
+    parts of the line, without case, as in Obsidian; - and OR work inside."""
+    assert await paths(vault, "line:(apple banana)") == {"Fruits/alpha.md"}
+    assert await paths(vault, "line:(CHERRY apple)") == {"Fruits/beta.md", "Notes/gamma.md"}
+    assert await paths(vault, "line:(apple -pie)") == {"Fruits/alpha.md", "Notes/gamma.md"}
+    assert await paths(vault, "section:(cherry pie)") == {"Fruits/beta.md"}
+    assert await paths(vault, "section:(general pie)") == set()  # Setup's text, Linux's pie
+    assert await paths(vault, "section:(linux pie) OR line:durian") == {
+        "Fruits/beta.md",
+        "Notes/delta.md",
+    }
+    semantic = await paths(vault, "apple line:(apple banana)", "semantic")
+    assert semantic == {"Fruits/alpha.md"}
+
+
 async def test_properties(vault: Vault) -> None:
     """[name] is any note with the property, [name:value] compares without case, values may be
     alternatives, numbers are text, and null is an empty value."""
@@ -119,7 +135,11 @@ async def test_an_unclosed_quote_or_parenthesis_searches_plain_words(
 
 @pytest.mark.parametrize(
     ("query", "operator"),
-    [("line:(mix flour)", "line:"), ("apple section:(a b)", "section:"), ("task:call", "task:")],
+    [
+        ("block:(mix flour)", "block:"),
+        ("apple match-case:A", "match-case:"),
+        ("task:call", "task:"),
+    ],
 )
 async def test_operators_the_index_cannot_answer_say_so(
     vault: Vault, query: str, operator: str

@@ -12,6 +12,7 @@ from plugin_bridge.vault.lexical.operators import (
     AnyOf,
     Not,
     Property,
+    Scoped,
     Text,
     Tree,
     Unparsable,
@@ -56,8 +57,14 @@ def test_properties() -> None:
     )
 
 
+def test_line_and_section_scope_their_expression() -> None:
+    assert parse("line:(mix flour) section:x") == Tree(
+        (Scoped("line", All((Text("mix"), Text("flour")))), Scoped("section", Text("x")))
+    )
+
+
 def test_unsupported_operators_are_named() -> None:
-    assert parse("apple line:(mix flour) section:(a)") == Tree((Text("apple"),), "line")
+    assert parse("apple block:(mix flour) task:(a)") == Tree((Text("apple"),), "block")
 
 
 @pytest.mark.parametrize("text", ['"open', "(open", "[open", "open)", "(" * 40 + "deep"])
@@ -81,7 +88,7 @@ def test_plain_words_rank_and_operators_filter() -> None:
 
 
 OPERATORS = ['"', "(", ")", "[", "]", ":", "-", "+", "*", "#", "\\", " ", "OR", "file:"]
-OPERATORS += ["path:", "tag:", "content:", "line:", "section:", "[a:b]", "null", "kafka", "東京"]
+OPERATORS += ["path:", "tag:", "content:", "line:", "section:", "block:", "[a:b]", "null", "東京"]
 
 
 @settings(max_examples=500, deadline=None)

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plugin_bridge.vault.files import VaultFiles
+from plugin_bridge.vault.lexical import scoped
 from plugin_bridge.vault.lexical import search as search_sql
 from plugin_bridge.vault.lexical.indexer import Indexer
 from plugin_bridge.vault.lexical.query import MAX_TERMS, Query, parse_query
@@ -123,6 +124,7 @@ def test_query_size_is_bounded() -> None:
 
 SYNTAX = [*"\"()*-^:'%_\\ ", "AND", "OR", "NOT", "NEAR", "tag:", "path:", "kafka", "東京", "の"]
 SYNTAX += ["🙂", "\x00", "é", "[", "]", "[tags:infra]", "file:", "content:", "#", "null"]
+SYNTAX += ["line:", "section:", "line:(log", "section:(events"]
 
 
 @pytest.fixture(scope="module")
@@ -142,6 +144,7 @@ def conn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.Connectio
     indexer.apply(indexer.changes()[0])
     writer.close()
     reader = connect(str(db), readonly=True)
+    scoped.register(reader)  # as IndexReader does
     yield reader
     reader.close()
 
