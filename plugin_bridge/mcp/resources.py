@@ -54,6 +54,8 @@ POLL_SECONDS: Final = 0.25
 """How often a followed note is checked."""
 LIST_CHANGED_SECONDS: Final = 1.0
 """The least time between two ``notifications/resources/list_changed``."""
+NOTIFY_SECONDS: Final = 10.0
+"""How long a connection may take to accept one; one that does not is not told again."""
 Stamp = tuple[int, int, int] | None
 """A note's (modification time in ns, size, file id); None when it does not exist."""
 
@@ -204,15 +206,18 @@ class ListChanges:
         else:
             self._again = True  # told at the end of the pause
 
+    async def _tell_one(self, connection: object, session: ServerSession) -> None:
+        try:
+            async with asyncio.timeout(NOTIFY_SECONDS):
+                await session.send_resource_list_changed()
+        except Exception:  # the client went away, or reads nothing: not told again
+            logger.debug("a resources/list reader is gone", exc_info=True)
+            self._sessions.pop(connection, None)
+
     async def _tell(self) -> None:
         while True:
             await self.bus.publish(ResourcesListChanged())
-            for connection, session in list(self._sessions.items()):
-                try:
-                    await session.send_resource_list_changed()
-                except Exception:  # the client went away
-                    logger.debug("a resources/list reader is gone", exc_info=True)
-                    self._sessions.pop(connection, None)
+            await asyncio.gather(*(self._tell_one(*item) for item in self._sessions.items()))
             await asyncio.sleep(LIST_CHANGED_SECONDS)
             if not self._again:
                 return
