@@ -71,12 +71,12 @@ class McpHttpApp:
     async def _open_sse(self, scope: Scope, receive: Receive, send: Send) -> None:
         """``GET /sse``: one MCP connection of the HTTP+SSE transport, for as long as the
         client holds the stream (its ``endpoint`` event says where to ``POST`` messages)."""
-        from plugin_bridge.mcp.server import initialization_options, owned
-
         if scope["method"] != "GET":
             await _not_allowed(send, "GET")
             return
-        await asyncio.shield(self._started())
+        await asyncio.shield(self._started())  # the SDK imported, off the event loop
+        from plugin_bridge.mcp.server import initialization_options, owned
+
         assert self._sse is not None
         server, transport = self._sse
         owned(scope)
@@ -94,9 +94,9 @@ class McpHttpApp:
     async def _message(self, scope: Scope, receive: Receive, send: Send) -> None:
         """``POST /messages?session_id=…``: a message of the connection ``GET /sse`` opened,
         taken only with the credential that opened it."""
+        await asyncio.shield(self._started())
         from plugin_bridge.mcp.server import owned
 
-        await asyncio.shield(self._started())
         assert self._sse is not None
         owned(scope)
         await self._sse[1].handle_post_message(scope, receive, send)
