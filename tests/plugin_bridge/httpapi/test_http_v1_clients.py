@@ -279,21 +279,25 @@ async def test_tool_choice_none_without_tools_sends_none(
 async def test_an_unknown_model_is_404_with_no_chat_request(
     served: Served, client: openai.AsyncOpenAI
 ) -> None:
-    for model in ("claude-nonexistent-9", "openai/gpt-nonexistent", "no-such-model"):
+    for model in ("claude-nonexistent-9", "openai/gpt-nonexistent", "anthropic/no-such-model"):
         with pytest.raises(openai.NotFoundError) as caught:
             await client.chat.completions.create(model=model, messages=QUESTION)  # type: ignore[arg-type]
         assert caught.value.code == "model_not_found"
         assert model in caught.value.message
     assert not served.chats(served.anthropic) and not served.chats(served.openai)
     lists = [r for r in [*served.anthropic.requests, *served.openai.requests]]
-    assert len(lists) == 2  # each provider's list fetched once, then kept
+    # each provider's list read once for the first id it lacks, and Anthropic's once more for
+    # the third (the list kept from an earlier request is read again before a refusal)
+    assert len(lists) == 3
 
 
 async def test_chat_refuses_an_unknown_model_too(
     served: Served, client: openai.AsyncOpenAI
 ) -> None:
     async with served.http() as http:
-        response = await http.post("/chat", json={"model": "no-such-model", "messages": QUESTION})
+        response = await http.post(
+            "/chat", json={"model": "claude-no-such-model", "messages": QUESTION}
+        )
     assert response.status_code == 404
     assert response.json()["error"] == "model_not_found"
     assert not served.chats(served.anthropic)
