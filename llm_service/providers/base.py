@@ -217,7 +217,7 @@ class Provider(Retrying):
 
     def next_backoff(self) -> float:
         """The wait before one more attempt after the last one (without its jitter)."""
-        return min(self.backoff_base * 2 ** (self.max_attempts - 1), MAX_BACKOFF_SECONDS)
+        return min(self.backoff_base * 2.0 ** (self.max_attempts - 1), MAX_BACKOFF_SECONDS)
 
     # -- what subclasses implement -------------------------------------------------------
 
