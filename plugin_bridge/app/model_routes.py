@@ -29,7 +29,7 @@ import asyncio
 import logging
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError
@@ -50,6 +50,8 @@ logger = logging.getLogger(__name__)
 
 LIST_SECONDS: Final = 600.0
 """How long a provider's model list is kept."""
+MAX_SENT_UNLISTED: Final = 256
+"""The most unlisted ids kept per list as sent without a refusal (see ``_Listed``)."""
 VENDOR_PREFIXES: Final[tuple[tuple[re.Pattern[str], ProviderName], ...]] = tuple(
     (re.compile(profile.own_models), name)
     for name, profile in PROFILES.items()
@@ -72,6 +74,9 @@ class _Listed:
     """When it was read (``time.monotonic()``)."""
     ids: frozenset[str] | None
     """None: the server lists no models (every id is accepted)."""
+    sent_unlisted: set[str] = field(default_factory=set)
+    """Ids that name no provider, found missing from this list even read again, and sent as
+    they are: not read again for (a gateway's id would cost a list call per request)."""
 
 
 class ModelRoutes:
@@ -196,12 +201,18 @@ class ModelRoutes:
         still missing is refused when it names its provider (``named``), else sent as it is."""
         listed = await self._listed(route.name, route.provider)
         found = route.model if listed is None else listed_id(route.model, listed)
+        kept = self._lists.get(route.name)
+        if found is None and not named and kept is not None and route.model in kept.sent_unlisted:
+            return route
         if found is None:
             listed = await self._listed(route.name, route.provider, read_after=asked)
             found = route.model if listed is None else listed_id(route.model, listed)
         if found is not None:
             return Route(route.name, route.provider, found)
         if not named:
+            kept = self._lists.get(route.name)
+            if kept is not None and len(kept.sent_unlisted) < MAX_SENT_UNLISTED:
+                kept.sent_unlisted.add(route.model)
             return route
         label = PROFILES[route.name].label if route.name else "the configured provider"
         close = close_ids(route.model, listed or ())

@@ -275,9 +275,16 @@ async def test_an_id_naming_its_provider_is_refused_with_no_chat(
 
 
 async def test_an_id_naming_no_provider_is_sent_once_as_it_is(hosted: Apis) -> None:
-    hosted.servers["anthropic"].enqueue(anthropic_fake.text_reply("Gateway hi.", stream=False))
-    assert await by_openai_sdk(hosted, "router/some-model") == "Gateway hi."
-    assert [r.json()["model"] for r in hosted.chats("anthropic")] == ["router/some-model"]
+    """Sent unchanged, the list read again for it once (not at every request)."""
+    async with hosted.http() as http:
+        await http.get("/v1/models")  # every list read and kept
+    for _ in range(2):
+        hosted.servers["anthropic"].enqueue(anthropic_fake.text_reply("Gateway hi.", stream=False))
+        assert await by_openai_sdk(hosted, "router/some-model") == "Gateway hi."
+    sent = [r.json()["model"] for r in hosted.chats("anthropic")]
+    assert sent == ["router/some-model"] * 2
+    lists = [r for r in hosted.servers["anthropic"].requests if r.method == "GET"]
+    assert len(lists) == 2  # the kept one, then once again for this id
 
 
 async def refused_by_the_provider(apis: Apis, server: str, model: str, refusal: Reply) -> None:
