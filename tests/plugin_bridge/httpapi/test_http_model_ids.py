@@ -235,6 +235,19 @@ async def test_a_model_listed_after_the_list_was_kept_is_answered(hosted: Apis) 
     assert len(lists) == 2  # the kept one, then once again for this id
 
 
+async def test_an_id_the_chat_provider_lists_whole_stays_whole(hosted: Apis) -> None:
+    """LM Studio lists ``openai/gpt-oss-20b``: it is the chat provider's id, not OpenAI's
+    ``gpt-oss-20b``."""
+    hosted.listed["anthropic"].append("openai/gpt-oss-20b")
+    try:
+        hosted.servers["anthropic"].enqueue(anthropic_fake.text_reply("Whole.", stream=False))
+        assert await by_openai_sdk(hosted, "openai/gpt-oss-20b") == "Whole."
+    finally:
+        hosted.listed["anthropic"].remove("openai/gpt-oss-20b")
+    assert [r.json()["model"] for r in hosted.chats("anthropic")] == ["openai/gpt-oss-20b"]
+    assert not hosted.chats("openai")
+
+
 # -- ids no provider serves --------------------------------------------------------------------
 
 
