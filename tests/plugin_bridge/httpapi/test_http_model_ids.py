@@ -30,7 +30,11 @@ from tests.fakes.http import FakeHTTPServer, Recorded, Reply
 from tests.helpers.bridge import Bridge, running_bridge
 from tests.plugin_bridge.httpapi.conftest import lists
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [
+    pytest.mark.asyncio(loop_scope="module"),
+    # the anthropic SDK warns of the real end-of-life dates of the dated ids used here
+    pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning"),
+]
 
 QUESTION: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Hello?"}]
 ANTHROPIC_CHAT = "claude-haiku-4-5-20251001"
