@@ -103,7 +103,9 @@ class ModelRoutes:
         asked = time.monotonic()
         chat = self.app.route("chat")
         parsed = parse_model_spec(spec)
-        whole = None if parsed.provider is None else await self._chat_lists(spec, chat)
+        whole = None
+        if parsed.provider is not None:
+            whole = await self._chat_lists(spec, chat, fetch=parsed.provider == chat.name)
         if whole is not None:
             route, named = whole, False
         elif parsed.provider is not None:
@@ -171,9 +173,15 @@ class ModelRoutes:
         purposes = [p for p in PURPOSES if p == "chat" or app.providers.configured(p)]
         return {r.model for r in (app.route(p) for p in purposes) if r.name == name}
 
-    async def _chat_lists(self, spec: str, chat: Route) -> Route | None:
+    async def _chat_lists(self, spec: str, chat: Route, *, fetch: bool) -> Route | None:
         """The chat provider's route for ``spec`` whole, when its list holds it whole (LM
-        Studio's ``openai/gpt-oss-20b``, not OpenAI's ``gpt-oss-20b``)."""
+        Studio's ``openai/gpt-oss-20b``, not OpenAI's ``gpt-oss-20b``; a gateway's
+        ``anthropic/…``). ``fetch``: the list may be read for it (the id names the chat
+        provider, whose list the request reads anyway); else only a kept list is looked at, so
+        that a chat provider that is down costs another provider's requests nothing."""
+        kept = self._lists.get(chat.name)
+        if not fetch and (kept is None or kept.read + LIST_SECONDS <= time.monotonic()):
+            return None
         try:
             listed = await self._listed(chat.name, chat.provider)
         except LLMError:

@@ -240,16 +240,26 @@ async def test_a_model_listed_after_the_list_was_kept_is_answered(hosted: Apis) 
 
 
 async def test_an_id_the_chat_provider_lists_whole_stays_whole(hosted: Apis) -> None:
-    """LM Studio lists ``openai/gpt-oss-20b``: it is the chat provider's id, not OpenAI's
-    ``gpt-oss-20b``."""
+    """LM Studio lists ``openai/gpt-oss-20b``, a gateway ``anthropic/…``: the chat provider's
+    ids, not OpenAI's ``gpt-oss-20b`` (its list is looked at once kept: read for another
+    provider's id, it would cost that provider's requests a call when the chat provider is
+    down)."""
     hosted.listed["anthropic"].append("openai/gpt-oss-20b")
     try:
+        async with hosted.http() as http:
+            await http.get("/v1/models")  # the chat provider's list kept
         hosted.servers["anthropic"].enqueue(anthropic_fake.text_reply("Whole.", stream=False))
         assert await by_openai_sdk(hosted, "openai/gpt-oss-20b") == "Whole."
     finally:
         hosted.listed["anthropic"].remove("openai/gpt-oss-20b")
     assert [r.json()["model"] for r in hosted.chats("anthropic")] == ["openai/gpt-oss-20b"]
     assert not hosted.chats("openai")
+
+
+async def test_an_id_for_another_provider_costs_the_chat_provider_nothing(hosted: Apis) -> None:
+    hosted.servers["openai"].enqueue(openai_fake.text_reply("From OpenAI.", stream=False))
+    assert await by_openai_sdk(hosted, "openai/gpt-4o") == "From OpenAI."
+    assert not hosted.servers["anthropic"].requests
 
 
 # -- ids no provider serves --------------------------------------------------------------------
