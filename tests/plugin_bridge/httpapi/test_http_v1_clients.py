@@ -347,6 +347,17 @@ async def test_a_provider_that_always_refuses_costs_at_most_three_calls(
     assert (headers["x-should-retry"], headers["retry-after"]) == ("false", "1")
 
 
+async def test_langchain_with_its_default_retries_costs_three_calls_too(
+    served: Served, client: openai.AsyncOpenAI
+) -> None:
+    provider = served.bridge.app.providers.provider("openai")
+    provider.backoff_base = 0.001
+    served.openai.enqueue(*[openai_fake.error_reply(429, "slow down") for _ in range(9)])
+    with pytest.raises(openai.RateLimitError):
+        await langchain(served, "openai/gpt-5.4-mini").ainvoke("Weather in Oslo?")
+    assert len(served.chats(served.openai)) == 3
+
+
 async def test_the_llm_proxy_says_the_same_after_a_rate_limit(
     served: Served, client: openai.AsyncOpenAI
 ) -> None:
