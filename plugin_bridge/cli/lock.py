@@ -7,12 +7,18 @@ it ends, so a lock left by a killed server is simply taken over. While held, the
 the server (pid, URL, data folder, info file), so a second ``serve`` can name it and ``mcp``
 finds the info file of the running server whatever ``--data-dir`` or ``--info-file`` it was
 given.
+
+The lock file is opened without following a symlink (``O_NOFOLLOW``; on Windows, where there is
+none, the path is checked before and the opened file compared after) and must be a regular
+file: a symlink, FIFO or device planted at the path is refused with
+:class:`UnsafeLockFile`, and its target is never written.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NamedTuple
@@ -53,6 +59,54 @@ class ServerRunning(Exception):
         )
 
 
+class UnsafeLockFile(OSError):
+    """Something other than a regular file (a symlink, FIFO, device, folder) is at the lock
+    path."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"The vault's lock path {path} is not a regular file (a symlink, FIFO or folder is "
+            "there): remove it, then start again."
+        )
+
+
+_OPEN_FLAGS: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+"""No symlink followed, and a FIFO never blocks the open (it is refused right after)."""
+
+
+def open_lock_file(path: Path, flags: int) -> int:
+    """``path`` opened with ``flags`` if it is (or becomes) a regular file, never through a
+    symlink; :class:`UnsafeLockFile` otherwise (other OSErrors as they come)."""
+    try:
+        before = os.lstat(path)
+    except FileNotFoundError:
+        before = None
+    if before is not None and not stat.S_ISREG(before.st_mode):
+        raise UnsafeLockFile(path)
+    try:
+        fd = os.open(path, flags | _OPEN_FLAGS | getattr(os, "O_BINARY", 0), 0o600)
+    except OSError as exc:
+        if _not_regular(path):  # ELOOP from O_NOFOLLOW: planted between the check and the open
+            raise UnsafeLockFile(path) from exc
+        raise
+    opened = os.fstat(fd)
+    swapped = before is not None and (opened.st_dev, opened.st_ino) != (
+        before.st_dev,
+        before.st_ino,
+    )
+    if not stat.S_ISREG(opened.st_mode) or swapped or _not_regular(path):
+        os.close(fd)
+        raise UnsafeLockFile(path)
+    return fd
+
+
+def _not_regular(path: Path) -> bool:
+    try:
+        return not stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 class ServerLock:
     """The held lock; :meth:`release` (or process exit) frees it."""
 
@@ -90,7 +144,7 @@ def acquire(vault: Path) -> ServerLock:
     the state folder cannot hold it)."""
     path = lock_path(vault)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = open_lock_file(path, os.O_RDWR | os.O_CREAT)
     if not _try_lock(fd):
         record = _record(fd)
         os.close(fd)
@@ -104,7 +158,7 @@ def holder(vault: Path) -> LockRecord | None:
     live process. A record left by a killed server whose pid was reused may be taken for a live
     one: its info file's token and the connection decide."""
     try:
-        fd = os.open(lock_path(vault), os.O_RDONLY)
+        fd = open_lock_file(lock_path(vault), os.O_RDONLY)
     except OSError:
         return None
     try:

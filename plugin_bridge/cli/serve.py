@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from plugin_bridge import PROTOCOL_VERSION
 from plugin_bridge.cli.commandline import fail
-from plugin_bridge.cli.lock import ServerLock, ServerRunning, acquire
+from plugin_bridge.cli.lock import ServerLock, ServerRunning, UnsafeLockFile, acquire
 from plugin_bridge.cli.ports import PortTaken, bind_ports
 from plugin_bridge.vault.datadir import data_dir_for, default_info_file
 from plugin_bridge.vault.semantic.vectors import single_threaded_blas
@@ -198,6 +198,8 @@ def data_dir_problem(exc: OSError) -> str:
 
 
 def lock_problem(exc: OSError) -> str:
+    if isinstance(exc, UnsafeLockFile):
+        return str(exc)
     return (
         f"Cannot take the vault's lock in the state folder ({exc}): make it writable, or set "
         "XDG_STATE_HOME to a writable folder."
