@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from plugin_bridge.app.clients import ClientKeyError, ClientKeys
-from plugin_bridge.vault.datadir import data_dir_for
+from plugin_bridge.vault.datadir import INFO_FILE_NAME, data_dir_for
 
 if TYPE_CHECKING:
     from plugin_bridge.app.clients import ClientKeys
@@ -44,7 +44,7 @@ def run(
             keys.revoke(name)
             out.write(f"Revoked the key of '{name}': it no longer works.\n")
             return 0
-        made = keys.add(name, scope, key)  # type: ignore[arg-type]
+        made = keys.add(name, scope, key, owner_token=_owner_token(vault, folder))  # type: ignore[arg-type]
     except ClientKeyError as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -91,6 +91,21 @@ def _remote(vault: Path, data_dir: Path, *, required: bool) -> tuple[str, str] |
     from plugin_bridge.cli.remote import remote_address  # cryptography: only when needed
 
     return remote_address(settings, data_dir)
+
+
+def _owner_token(vault: Path, data_dir: Path) -> str:
+    """The running (or last) server's token, from its info file; "" when there is none."""
+    from plugin_bridge.cli.lock import holder
+    from plugin_bridge.wire.infofile import InfoFileError, read_info_file
+
+    running = holder(vault.expanduser())
+    paths = [Path(running.info_file)] if running and running.info_file else []
+    for path in [*paths, data_dir / INFO_FILE_NAME]:
+        try:
+            return read_info_file(path).token
+        except InfoFileError:
+            continue
+    return ""
 
 
 def _list(keys: ClientKeys, out: TextIO) -> int:

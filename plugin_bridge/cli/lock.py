@@ -8,23 +8,21 @@ the server (pid, URL, data folder, info file), so a second ``serve`` can name it
 finds the info file of the running server whatever ``--data-dir`` or ``--info-file`` it was
 given.
 
-The lock file is opened without following a symlink (``O_NOFOLLOW``; on Windows, where there is
-none, the path is checked before and the opened file compared after) and must be a regular
-file: a symlink, FIFO or device planted at the path is refused with
-:class:`UnsafeLockFile`, and its target is never written.
+The lock file is opened as :mod:`plugin_bridge.vault.locking` opens lock files: never through a
+symlink, and only a regular file (anything else is refused in one sentence).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from llm_service import lazy
 from plugin_bridge.vault.datadir import APP_NAME, vault_key
+from plugin_bridge.vault.locking import open_lock_file, try_lock, unlock
 
 if TYPE_CHECKING:
     import platformdirs
@@ -59,54 +57,6 @@ class ServerRunning(Exception):
         )
 
 
-class UnsafeLockFile(OSError):
-    """Something other than a regular file (a symlink, FIFO, device, folder) is at the lock
-    path."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            f"The vault's lock path {path} is not a regular file (a symlink, FIFO or folder is "
-            "there): remove it, then start again."
-        )
-
-
-_OPEN_FLAGS: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-"""No symlink followed, and a FIFO never blocks the open (it is refused right after)."""
-
-
-def open_lock_file(path: Path, flags: int) -> int:
-    """``path`` opened with ``flags`` if it is (or becomes) a regular file, never through a
-    symlink; :class:`UnsafeLockFile` otherwise (other OSErrors as they come)."""
-    try:
-        before = os.lstat(path)
-    except FileNotFoundError:
-        before = None
-    if before is not None and not stat.S_ISREG(before.st_mode):
-        raise UnsafeLockFile(path)
-    try:
-        fd = os.open(path, flags | _OPEN_FLAGS | getattr(os, "O_BINARY", 0), 0o600)
-    except OSError as exc:
-        if _not_regular(path):  # ELOOP from O_NOFOLLOW: planted between the check and the open
-            raise UnsafeLockFile(path) from exc
-        raise
-    opened = os.fstat(fd)
-    swapped = before is not None and (opened.st_dev, opened.st_ino) != (
-        before.st_dev,
-        before.st_ino,
-    )
-    if not stat.S_ISREG(opened.st_mode) or swapped or _not_regular(path):
-        os.close(fd)
-        raise UnsafeLockFile(path)
-    return fd
-
-
-def _not_regular(path: Path) -> bool:
-    try:
-        return not stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
 class ServerLock:
     """The held lock; :meth:`release` (or process exit) frees it."""
 
@@ -129,7 +79,7 @@ class ServerLock:
         if self._fd < 0:
             return
         os.ftruncate(self._fd, 0)
-        _unlock(self._fd)
+        unlock(self._fd)
         os.close(self._fd)
         self._fd = -1
 
@@ -145,7 +95,7 @@ def acquire(vault: Path) -> ServerLock:
     path = lock_path(vault)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = open_lock_file(path, os.O_RDWR | os.O_CREAT)
-    if not _try_lock(fd):
+    if not try_lock(fd):
         record = _record(fd)
         os.close(fd)
         raise ServerRunning(record)
@@ -199,31 +149,3 @@ def _record(fd: int) -> LockRecord:
         data_dir if isinstance(data_dir, str) else None,
         info_file if isinstance(info_file, str) else None,
     )
-
-
-if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-    import msvcrt
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-
-    def _unlock(fd: int) -> None:
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-    def _unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)

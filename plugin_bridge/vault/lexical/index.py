@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from llm_service.door import Door
+from plugin_bridge.vault.datadir import private_folder
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.files import VaultFiles
 from plugin_bridge.vault.lexical.indexer import Indexer, ScanStats
@@ -422,7 +423,7 @@ class SearchIndex:
         Raises VaultError(forbidden_path) when the index cannot live at ``db_path`` at all (a
         folder there, a read-only or missing data folder)."""
         try:
-            self.db_path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(self.db_path.parent)
             if self.db_path.is_dir():
                 raise IsADirectoryError(f"{self.db_path} is a folder")
             return self._open_and_migrate()

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from plugin_bridge.vault.datadir import private_folder
 from plugin_bridge.vault.paths import TEMP_PREFIX
 
 NEW_FILE_MODE = 0o666
@@ -34,7 +35,10 @@ def write_atomic(
     file over ``path`` and fsyncs the folder. ``mode`` (permission bits) is set exactly; None
     gives a new file's default mode.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    else:  # the server's own file: its folders are private too
+        private_folder(path.parent)
     temp = path.with_name(f"{TEMP_PREFIX}{secrets.token_hex(8)}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     fd = os.open(temp, flags, NEW_FILE_MODE)
