@@ -19,7 +19,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from plugin_bridge import DISTRIBUTION, __version__
-from plugin_bridge.app.clients import CALLER, Caller, refusal
+from plugin_bridge.app.clients import CALLER, OWNER, Caller, refusal
 from plugin_bridge.app.vault_tools import WRITE_TOOL_NAMES
 from plugin_bridge.mcp.prompts import mcp_prompt, prompt_messages
 from plugin_bridge.mcp.resources import NoteFollower, mime_type, note_path, resource
@@ -37,7 +37,9 @@ DESTRUCTIVE: Final = frozenset({"edit_note"})
 def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
     """An MCP server offering ``tools`` (list and call), the notes as resources (listed, read,
     followed) and the custom prompts, for the vault named ``vault_name``."""
-    follower = NoteFollower(tools.root)
+    follower = NoteFollower(
+        tools.root, changes=getattr(tools, "changes", None), client_of=client_name
+    )
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -130,6 +132,13 @@ NOTE_TEMPLATE: Final = types.ResourceTemplate(
     description="A note of the vault, whole, by its path: note://Projects/Kafka%20pipeline.md",
     mime_type="text/markdown",
 )
+
+
+def client_name(ctx: ServerRequestContext[Any]) -> str:
+    """The client a request counts against: its key's name, or the owner (stdio, the info
+    file's token)."""
+    caller = caller_of(ctx)
+    return caller.label if caller is not None else OWNER
 
 
 def caller_of(ctx: ServerRequestContext[Any]) -> Caller | None:

@@ -92,6 +92,7 @@ class SearchIndex:
         self._stop = asyncio.Event()
         self._closed = False
         self._listeners: list[Callable[[], None]] = []
+        self._change_listeners: list[Callable[[list[str]], None]] = []
         self._vocabulary = Vocabulary()
         self._case_sensitive: bool | None = None
         """Whether the vault's file system tells names apart by case (probed when needed)."""
@@ -227,6 +228,19 @@ class SearchIndex:
         if callback in self._listeners:
             self._listeners.remove(callback)
 
+    def add_change_listener(self, callback: Callable[[list[str]], None]) -> None:
+        """Call ``callback`` (from the worker thread) with the paths of the notes each write
+        added, updated or removed."""
+        self._change_listeners.append(callback)
+
+    def remove_change_listener(self, callback: Callable[[list[str]], None]) -> None:
+        if callback in self._change_listeners:
+            self._change_listeners.remove(callback)
+
+    def _changed(self, paths: list[str]) -> None:
+        for callback in list(self._change_listeners):
+            callback(paths)
+
     def _written(self) -> None:
         self._vocabulary.changed()
         for callback in list(self._listeners):
@@ -360,6 +374,7 @@ class SearchIndex:
         indexer = self._indexer = Indexer(writer, self.files)
         indexer.count()
         indexer.on_written = self._written
+        indexer.on_changed = self._changed
         self._worker = IndexWorker(indexer, self._vault_gone, self._damaged)
         self._worker.start()
 
