@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any, Final
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from plugin_bridge.app.remote import KEYED
+from plugin_bridge.httpapi.accept import Door, door_class, tls_context
 from plugin_bridge.httpapi.limits import DRAIN_KEY, DROP_KEY, HttpLimits
 from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import http_url
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from starlette.types import ASGIApp
+
+    from plugin_bridge.app.remote import Connections
 
 HTTP_DRAIN_TIMEOUT: Final = 5
 """Seconds responses still streaming at shutdown get to finish before they are cancelled."""
@@ -64,8 +68,14 @@ class _Limits(HttpToolsProtocol):
     """uvicorn's httptools protocol with the bounds of the module docstring."""
 
     shared: _Shared
+    door: Door | None = None
+    """The remote listener's count of this connection since accept (None elsewhere)."""
+    _made = False
+    _early = b""
+    """Bytes TLS decrypted before ``connection_made`` (the door starts TLS, then hands over)."""
 
     def connection_made(self, transport: Any) -> None:
+        self._made = True
         no_delay(transport.get_extra_info("socket"))
         super().connection_made(transport)
         self._dropped = False
@@ -78,8 +88,15 @@ class _Limits(HttpToolsProtocol):
             self._drop("too many open connections")
             return
         self._arm("idle")
+        if self._early:
+            early, self._early = self._early, b""
+            self.data_received(early)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.door is not None:
+            self.door.ended()
+        if not self._made:  # its TLS handshake failed: it never was an HTTP connection
+            return
         self.shared.open -= 1
         self.shared.pipelined -= self._queued
         self._queued = 0
@@ -87,6 +104,9 @@ class _Limits(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if not self._made:
+            self._early += data  # one TLS read, at most: connection_made comes next
+            return
         if not self._dropped:
             super().data_received(data)
 
@@ -95,17 +115,23 @@ class _Limits(HttpToolsProtocol):
             return
         self._in_message = True
         self._head = 0
+        if self.door is not None:
+            self.door.head_received()
         self._arm("slow head")
         super().on_message_begin()
         scope: dict[str, object] = self.scope  # type: ignore[assignment]
         scope[DROP_KEY] = self._drop  # the memory budget's way to drop this connection
         scope[DRAIN_KEY] = self.flow.drain  # a response's bytes count until the client took them
+        if self.door is not None:
+            scope[KEYED] = self.door.authenticated
 
     def handle_websocket_upgrade(self) -> None:
         """The remote listener's ``/ws``: the WebSocket protocol (with its own frame and ping
         limits) owns the connection from here."""
         self._disarm()
         self.shared.open -= 1
+        if self.door is not None:
+            self.door.ended()  # the gate's WebSocket slots count it from here
         super().handle_websocket_upgrade()
 
     def on_url(self, url: bytes) -> None:
@@ -200,9 +226,15 @@ class HttpServer:
         limits: HttpLimits,
         tls: tuple[Path, Path] | None = None,
         websocket: bool = False,
+        connections: Connections | None = None,
     ) -> None:
         class Protocol(_Limits):
             shared = _Shared(limits)
+
+        http: type[asyncio.Protocol] = Protocol
+        if connections is not None:  # the remote listener: counted from accept, TLS here
+            context = None if tls is None else tls_context(str(tls[0]), str(tls[1]))
+            http = door_class(Protocol, connections, context)
 
         class Server(uvicorn.Server):
             @contextlib.contextmanager
@@ -217,12 +249,12 @@ class HttpServer:
             access_log=False,
             server_header=False,
             date_header=False,
-            http=Protocol,
+            http=http,
             timeout_graceful_shutdown=drain_timeout,
             timeout_keep_alive=max(1, int(limits.timeout)),
             backlog=128,  # connections accepted per turn of the loop, at most
-            ssl_certfile=None if tls is None else tls[0],
-            ssl_keyfile=None if tls is None else tls[1],
+            ssl_certfile=None if tls is None or connections is not None else tls[0],
+            ssl_keyfile=None if tls is None or connections is not None else tls[1],
             **_websocket_options(websocket),
         )
         host, self.port = sock.getsockname()[:2]
@@ -250,10 +282,23 @@ class HttpServer:
         await self._task
 
 
+class _DenialsLoggedOnce(logging.Filter):
+    """uvicorn's sans-io WebSocket logs an ERROR for every handshake the app refused with an
+    HTTP answer ("returned without completing handshake"): each refusal is already counted
+    by a :class:`~plugin_bridge.wire.refusals.RefusalLog`, at most a line a second."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "ASGI callable returned without completing handshake."
+
+
+_DENIALS = _DenialsLoggedOnce()
+
+
 def _websocket_options(websocket: bool) -> dict[str, Any]:
     """uvicorn's WebSocket settings: the bridge's frame and ping limits, or no WebSockets."""
     if not websocket:
         return {}
+    logging.getLogger("uvicorn.error").addFilter(_DENIALS)  # the same filter: added once
     return {
         "ws": "websockets-sansio",
         "ws_max_size": MAX_FRAME_BYTES,
@@ -271,9 +316,13 @@ async def start_http(
     limits: HttpLimits | None = None,
     tls: tuple[Path, Path] | None = None,
     websocket: bool = False,
+    connections: Connections | None = None,
 ) -> HttpServer:
     """Serve ``app`` on the listening ``sock``; returns once it accepts requests. ``tls``:
-    the certificate and key files (HTTPS); ``websocket``: the app has WebSocket routes."""
-    server = HttpServer(app, sock, drain_timeout, limits or HttpLimits(), tls, websocket)
+    the certificate and key files (HTTPS); ``websocket``: the app has WebSocket routes;
+    ``connections``: the remote listener's count from accept (:mod:`.accept`)."""
+    server = HttpServer(
+        app, sock, drain_timeout, limits or HttpLimits(), tls, websocket, connections
+    )
     await server.start()
     return server
