@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import resource
@@ -30,10 +31,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.pop(0)  # bench/ holds an mcp.py: the SDK's `mcp` must win
+sys.path.insert(0, str(ROOT))
+FLOOD = ROOT / "tests" / "helpers" / "remote_flood.py"
 NOTES = 200
 SECONDS = 15.0
 
@@ -154,34 +159,42 @@ async def owner_health(bridge: Bridge) -> float | None:
     return time.perf_counter() - started if answer.startswith(b"HTTP/1.1 200") else None
 
 
+@contextlib.asynccontextmanager
+async def flood(bridge: Bridge, mode: str, count: int) -> AsyncIterator[None]:
+    """tests/helpers/remote_flood.py from 127.0.0.2, in its own process."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(FLOOD),
+        "127.0.0.1",
+        str(bridge.port),
+        "127.0.0.2",
+        mode,
+        str(count),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stdin is not None
+    await process.stdout.readline()
+    try:
+        yield
+    finally:
+        process.stdin.close()
+        process.kill()
+        await process.wait()
+
+
 async def silent(bridge: Bridge) -> dict[str, Any]:
-    stop = asyncio.Event()
+    async with flood(bridge, "silent", 400):
+        return await _silent_round(bridge)
 
-    async def hold() -> None:
-        while not stop.is_set():
-            try:
-                reader, writer = await asyncio.open_connection(
-                    "127.0.0.1", bridge.port, local_addr=("127.0.0.2", 0)
-                )
-            except OSError:
-                await asyncio.sleep(0.1)
-                continue
-            await reader.read()  # returns when the server closes it
-            writer.close()
-            await asyncio.sleep(0.1)
 
-    holders = [asyncio.create_task(hold()) for _ in range(400)]
-    await asyncio.sleep(2)
+async def _silent_round(bridge: Bridge) -> dict[str, Any]:
     plugin, owner = [], []
     started = time.perf_counter()
     while time.perf_counter() - started < SECONDS:
         plugin.append(await plugin_read(bridge))
         owner.append(await owner_health(bridge))
         await asyncio.sleep(1)
-    stop.set()
-    for task in holders:
-        task.cancel()
-    await asyncio.gather(*holders, return_exceptions=True)
     return {
         "pluginReads": f"{sum(t is not None for t in plugin)}/{len(plugin)}",
         "pluginWorstS": max((t for t in plugin if t is not None), default=None),
@@ -193,16 +206,7 @@ async def silent(bridge: Bridge) -> dict[str, Any]:
 async def keyless(bridge: Bridge) -> dict[str, Any]:
     from websockets.asyncio.client import connect
 
-    stop = asyncio.Event()
     url = f"wss://127.0.0.1:{bridge.port}/ws"
-
-    async def worker() -> None:
-        while not stop.is_set():
-            try:
-                async with connect(url, ssl=tls(), local_addr=("127.0.0.2", 0)) as ws:
-                    await ws.wait_closed()
-            except Exception:
-                await asyncio.sleep(0.02)
 
     async def owner() -> bool:
         params = {
@@ -227,17 +231,13 @@ async def keyless(bridge: Bridge) -> dict[str, Any]:
             return False
 
     before = bridge.log_lines()
-    workers = [asyncio.create_task(worker()) for _ in range(80)]
-    await asyncio.sleep(1)
     tries = []
-    started = time.perf_counter()
-    while time.perf_counter() - started < SECONDS:
-        tries.append(await owner())
-        await asyncio.sleep(0.5)
-    stop.set()
-    for task in workers:
-        task.cancel()
-    await asyncio.gather(*workers, return_exceptions=True)
+    async with flood(bridge, "keyless", 80):
+        await asyncio.sleep(1)
+        started = time.perf_counter()
+        while time.perf_counter() - started < SECONDS:
+            tries.append(await owner())
+            await asyncio.sleep(0.5)
     return {
         "ownerOpened": f"{sum(tries)}/{len(tries)}",
         "logLines": bridge.log_lines() - before,
@@ -246,7 +246,6 @@ async def keyless(bridge: Bridge) -> dict[str, Any]:
 
 
 async def subscriptions(bridge: Bridge) -> dict[str, Any]:
-    sys.path.insert(0, str(ROOT))
     from tests.helpers.mcp import http_client
 
     uris = [f"note://Bulk/N{n % NOTES}-{n}.md" for n in range(100_000)]

@@ -372,7 +372,9 @@ class ClientKeys(BlockingStore):
             return
         merged = {**self._read_used(), **self._used}
         try:
-            write_atomic(self.used_path, json.dumps(merged).encode(), mode=PRIVATE_FILE)
+            write_atomic(
+                self.used_path, json.dumps(merged).encode(), mode=PRIVATE_FILE, private=True
+            )
         except OSError as exc:
             logger.warning("cannot save when client keys were last used (%s)", exc)
 
@@ -433,6 +435,6 @@ class ClientKeys(BlockingStore):
 
     def _save(self, records: dict[str, dict[str, object]]) -> None:
         data = json.dumps({"clients": list(records.values())}, indent=1).encode()
-        write_atomic(self.path, data, mode=PRIVATE_FILE)
+        write_atomic(self.path, data, mode=PRIVATE_FILE, private=True)
         self._seen = None
         self._load()

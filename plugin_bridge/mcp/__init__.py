@@ -92,8 +92,10 @@ class McpHttpApp:
         manager = self._manager
         if manager is None or not manager.done():
             return False
-        return manager.cancelled() or manager.exception() is not None or bool(
-            self._task is not None and self._task.done()
+        return (
+            manager.cancelled()
+            or manager.exception() is not None
+            or bool(self._task is not None and self._task.done())
         )
 
     def _writes_allowed(self) -> bool:

@@ -1,7 +1,8 @@
 """An attacker on "another device" (run inside the network namespace, no test imports):
 
 - ``silent N``: opens N TCP connections to the remote listener that never start TLS, prints
-  ``{"open": N}`` and holds them until stdin closes;
+  ``{"open": N}`` and holds them until stdin closes, opening a new one for each the server
+  closes;
 - ``keyless N``: N workers open WebSocket upgrades without a key, again and again until stdin
   closes, then print ``{"refused": R, "opened": O}`` (O: upgrades the server accepted).
 
@@ -11,6 +12,7 @@ Usage: ``python remote_flood.py HOST PORT SOURCE MODE N``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import ssl
 import sys
@@ -20,14 +22,34 @@ from websockets.exceptions import InvalidStatus
 
 
 async def silent(host: str, port: int, source: str, count: int) -> None:
-    held = []
-    for _ in range(count):
-        try:
-            held.append(await asyncio.open_connection(host, port, local_addr=(source, 0)))
-        except OSError:
-            continue
-    print(json.dumps({"open": len(held)}), flush=True)
+    opened = 0
+    all_open = asyncio.Event()
+
+    async def hold() -> None:
+        nonlocal opened
+        first = True
+        while True:
+            try:
+                reader, writer = await asyncio.open_connection(host, port, local_addr=(source, 0))
+            except OSError:
+                await asyncio.sleep(0.1)
+                continue
+            opened += first
+            first = False
+            if opened == count:
+                all_open.set()
+            await reader.read()  # until the server closes it
+            writer.close()
+            await asyncio.sleep(0.1)
+
+    holders = [asyncio.create_task(hold()) for _ in range(count)]
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(30):
+            await all_open.wait()
+    print(json.dumps({"open": opened}), flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    for task in holders:
+        task.cancel()
 
 
 async def keyless(host: str, port: int, source: str, count: int) -> None:

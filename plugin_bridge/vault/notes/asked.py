@@ -49,7 +49,8 @@ class AskedWrites:
             "absent": old is None,
         }
         file = self.folder / f"{time.time_ns():020d}{SUFFIX}"
-        write_atomic(file, json.dumps(head).encode() + b"\n" + (old or b""), mode=PRIVATE_FILE)
+        data = json.dumps(head).encode() + b"\n" + (old or b"")
+        write_atomic(file, data, mode=PRIVATE_FILE, private=True)
         return file
 
     def end(self, file: Path) -> None:

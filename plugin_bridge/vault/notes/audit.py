@@ -68,7 +68,7 @@ class SnapshotStore:
             sequence = max(sequence, int(existing[-1].name.split("-", 1)[0]) + 1)
         suffix = _ABSENT_SUFFIX if before is None else _CONTENT_SUFFIX
         file = folder / f"{sequence:020d}-{written_hash}{suffix}{_PENDING_SUFFIX}"
-        write_atomic(file, before or b"", mode=PRIVATE_FILE)
+        write_atomic(file, before or b"", mode=PRIVATE_FILE, private=True)
         return Snapshot(file, before, written_hash)
 
     def commit(self, snapshot: Snapshot) -> None:
