@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import collections
+import logging
 import math
 import os
 import time
@@ -30,7 +31,10 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
+from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import HeaderSource
+
+logger = logging.getLogger(__name__)
 
 MOBILE_ORIGINS: Final = ("capacitor://localhost", "http://localhost")
 """The origins of Obsidian's mobile apps: Capacitor's WebView on iOS (``capacitor://``) and
@@ -213,6 +217,9 @@ class RemoteGate:
     allowed_origins: frozenset[str]
     failures: AuthFailures = field(default_factory=AuthFailures)
     connections: Connections = field(default_factory=Connections)
+    refusals: RefusalLog = field(default_factory=lambda: RefusalLog(logger, "Remote"))
+    """The listener's one refusal log (its door, guard and WebSocket route): a flood of
+    refusals of every kind is one line a second, with the count."""
     sockets: int = 0
     """WebSocket connections open now (:meth:`admit`, :meth:`leave`)."""
 

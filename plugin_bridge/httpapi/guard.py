@@ -108,7 +108,7 @@ class Guard:
         self.port = port
         self.allowed_origins = frozenset(allowed_origins)
         self.max_body = max_body
-        self.refusals = RefusalLog(logger)
+        self.refusals = RefusalLog(logger) if remote is None else remote.refusals
         """Refused requests, logged at most once a second with their count."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

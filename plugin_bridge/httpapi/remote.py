@@ -24,7 +24,6 @@ from plugin_bridge.app.remote import MAX_SOCKETS, SOCKET_PROTOCOL, connection_ca
 from plugin_bridge.httpapi.app import Lifespan, build_http_app
 from plugin_bridge.httpapi.limits import HttpLimits
 from plugin_bridge.httpapi.server import HttpServer, start_http
-from plugin_bridge.wire.refusals import RefusalLog
 
 if TYPE_CHECKING:
     import socket
@@ -97,7 +96,7 @@ def websocket_route(server: BridgeServer[Any], gate: RemoteGate) -> WebSocketRou
     """``/ws``: the guard has checked the handshake and its key (a browser's offered as
     a subprotocol: ``oab`` is selected); ``initialize`` brings the key again."""
 
-    refusals = RefusalLog(logger, "Remote")
+    refusals = gate.refusals
 
     async def endpoint(websocket: WebSocket) -> None:
         if not gate.admit():
@@ -141,5 +140,11 @@ async def start_remote(
         remote=gate,
     )
     return await start_http(
-        app, sock, limits=limits, tls=tls, websocket=True, connections=gate.connections
+        app,
+        sock,
+        limits=limits,
+        tls=tls,
+        websocket=True,
+        connections=gate.connections,
+        refusals=gate.refusals,
     )

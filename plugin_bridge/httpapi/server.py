@@ -317,7 +317,7 @@ class Door(asyncio.Protocol):
 
 
 def door_class(
-    inner: type[_Limits], connections: Connections, tls: ssl.SSLContext | None
+    inner: type[_Limits], connections: Connections, tls: ssl.SSLContext | None, log: RefusalLog
 ) -> type[Door]:
     """The :class:`Door` of one listener."""
 
@@ -327,7 +327,7 @@ def door_class(
     ListenerDoor.inner = inner
     ListenerDoor.connections = connections
     ListenerDoor.tls = tls
-    ListenerDoor.log = RefusalLog(logger, "Remote")
+    ListenerDoor.log = log
     return ListenerDoor
 
 
@@ -352,6 +352,7 @@ class HttpServer:
         tls: tuple[Path, Path] | None = None,
         websocket: bool = False,
         connections: Connections | None = None,
+        refusals: RefusalLog | None = None,
     ) -> None:
         class Protocol(_Limits):
             shared = _Shared(limits)
@@ -359,7 +360,7 @@ class HttpServer:
         http: type[asyncio.Protocol] = Protocol
         if connections is not None:  # the remote listener: counted from accept, TLS here
             context = None if tls is None else tls_context(str(tls[0]), str(tls[1]))
-            http = door_class(Protocol, connections, context)
+            http = door_class(Protocol, connections, context, refusals or RefusalLog(logger))
 
         class Server(uvicorn.Server):
             @contextlib.contextmanager
@@ -442,12 +443,14 @@ async def start_http(
     tls: tuple[Path, Path] | None = None,
     websocket: bool = False,
     connections: Connections | None = None,
+    refusals: RefusalLog | None = None,
 ) -> HttpServer:
     """Serve ``app`` on the listening ``sock``; returns once it accepts requests. ``tls``:
     the certificate and key files (HTTPS); ``websocket``: the app has WebSocket routes;
-    ``connections``: the remote listener's count from accept (:mod:`.accept`)."""
+    ``connections``: the remote listener's count from accept (:class:`Door`), whose
+    refusals go to ``refusals``."""
     server = HttpServer(
-        app, sock, drain_timeout, limits or HttpLimits(), tls, websocket, connections
+        app, sock, drain_timeout, limits or HttpLimits(), tls, websocket, connections, refusals
     )
     await server.start()
     return server

@@ -198,8 +198,7 @@ async def keyless_flood(listener: Listener, workers: int, refusals: int, seconds
         assert report["end"]["opened"] == 0 and report["end"]["refused"] >= refusals, report
     assert not [line for line in lines if "ERROR" in line or "Traceback" in line]
     refusals_logged = [line for line in lines if "refused" in line or "closed a" in line]
-    # a line a second at most from each of the two refusal logs (handshakes, connections)
-    assert len(refusals_logged) <= 2 * (took + 1), refusals_logged
+    assert len(refusals_logged) <= took + 2, refusals_logged  # one line a second, with a count
 
 
 async def test_silent_connections_leave_the_plugin_and_the_owner_working(
