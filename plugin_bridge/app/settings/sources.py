@@ -26,7 +26,7 @@ from plugin_bridge.app.settings.keys import (
     origin,
 )
 
-Source = Literal["flag", "env", "file"]
+SettingSource = Literal["flag", "env", "file"]
 SETUP: Final = "run `obsidian-ai-bridge setup` or open the setup card"
 """The fix of a setting that the settings file holds."""
 SDK_URL_VARIABLES: Final = {
@@ -56,7 +56,7 @@ def env_variable(field: str, value: object) -> str | None:
     return None
 
 
-def source_of(settings: Any, field: str, file: Mapping[str, Any]) -> Source | None:
+def source_of(settings: Any, field: str, file: Mapping[str, Any]) -> SettingSource | None:
     """Where the value of ``field`` in effect came from (``file``: the settings file's values);
     None when it has none."""
     value = getattr(settings, field)
