@@ -97,9 +97,9 @@ class _Limits(HttpToolsProtocol):
         self._head = 0
         self._arm("slow head")
         super().on_message_begin()
-        scope: dict[str, object] = self.scope  # type: ignore[assignment]
-        scope[DROP_KEY] = self._drop  # the memory budget's way to drop this connection
-        scope[DRAIN_KEY] = self.flow.drain  # a response's bytes count until the client took them
+        state = self.scope.setdefault("state", {})  # ASGI's per-request state (typed, open)
+        state[DROP_KEY] = self._drop  # the memory budget's way to drop this connection
+        state[DRAIN_KEY] = self.flow.drain  # a response's bytes count until the client took them
 
     def handle_websocket_upgrade(self) -> None:
         """The remote listener's ``/ws``: the WebSocket protocol (with its own frame and ping
