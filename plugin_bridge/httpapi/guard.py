@@ -135,7 +135,7 @@ class Guard:
         scope[CALLER] = checked
         if isinstance(checked, Caller):
             current_caller.set(checked)  # this request's task: the logs name its key
-            keyed = scope.get(KEYED)
+            keyed = scope.get("state", {}).get(KEYED)  # set by the remote listener's door
             if keyed is not None:
                 keyed()  # the remote connection no longer counts as keyless
         if refusal is not None:

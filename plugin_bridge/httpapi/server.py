@@ -19,7 +19,7 @@ queue grew by every read: 866 MB in 3 s). :class:`_Limits` adds, per :class:`~.l
 
 Each drop is logged through one :class:`~.limits.RefusalLog` (at most a line a second).
 
-The remote listener's door (:class:`Door`): what uvicorn creates for each connection it
+The remote listener's door (:class:`AcceptDoor`): what uvicorn creates for each connection it
 accepts there, before TLS and before a key, so that
 :class:`~plugin_bridge.app.remote.Connections` counts it from accept (the rules are the app's;
 this only applies them). A connection over a limit is closed at once. Otherwise TLS is started
@@ -77,7 +77,7 @@ class _Limits(HttpToolsProtocol):
     """uvicorn's httptools protocol with the bounds of the module docstring."""
 
     shared: _Shared
-    door: Door | None = None
+    door: AcceptDoor | None = None
     """The remote listener's count of this connection since accept (None elsewhere)."""
     _made = False
     _early = b""
@@ -128,11 +128,11 @@ class _Limits(HttpToolsProtocol):
             self.door.head_received()
         self._arm("slow head")
         super().on_message_begin()
-        scope: dict[str, object] = self.scope  # type: ignore[assignment]
-        scope[DROP_KEY] = self._drop  # the memory budget's way to drop this connection
-        scope[DRAIN_KEY] = self.flow.drain  # a response's bytes count until the client took them
+        state = self.scope.setdefault("state", {})  # ASGI's per-request state (typed, open)
+        state[DROP_KEY] = self._drop  # the memory budget's way to drop this connection
+        state[DRAIN_KEY] = self.flow.drain  # a response's bytes count until the client took them
         if self.door is not None:
-            scope[KEYED] = self.door.authenticated
+            state[KEYED] = self.door.authenticated
 
     def handle_websocket_upgrade(self) -> None:
         """The remote listener's ``/ws``: the WebSocket protocol (with its own frame and ping
@@ -224,7 +224,7 @@ class _Limits(HttpToolsProtocol):
         self.transport.abort()
 
 
-class Door(asyncio.Protocol):
+class AcceptDoor(asyncio.Protocol):
     """One accepted connection until the HTTP protocol (``inner``) has it."""
 
     inner: ClassVar[type[_Limits]]
@@ -318,10 +318,10 @@ class Door(asyncio.Protocol):
 
 def door_class(
     inner: type[_Limits], connections: Connections, tls: ssl.SSLContext | None, log: RefusalLog
-) -> type[Door]:
-    """The :class:`Door` of one listener."""
+) -> type[AcceptDoor]:
+    """The :class:`AcceptDoor` of one listener."""
 
-    class ListenerDoor(Door):
+    class ListenerDoor(AcceptDoor):
         pass
 
     ListenerDoor.inner = inner
@@ -447,7 +447,7 @@ async def start_http(
 ) -> HttpServer:
     """Serve ``app`` on the listening ``sock``; returns once it accepts requests. ``tls``:
     the certificate and key files (HTTPS); ``websocket``: the app has WebSocket routes;
-    ``connections``: the remote listener's count from accept (:class:`Door`), whose
+    ``connections``: the remote listener's count from accept (:class:`AcceptDoor`), whose
     refusals go to ``refusals``."""
     server = HttpServer(
         app, sock, drain_timeout, limits or HttpLimits(), tls, websocket, connections, refusals

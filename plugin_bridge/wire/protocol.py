@@ -132,7 +132,7 @@ class CloseRequest:
     reason: str
 
 
-Event: TypeAlias = Request | InboundNotification | Response | ErrorReply
+InboundMessage: TypeAlias = Request | InboundNotification | Response | ErrorReply
 
 
 class Protocol:
@@ -162,7 +162,7 @@ class Protocol:
             None, WireCode.INVALID_REQUEST, "Binary frames are not supported: send JSON as text."
         )
 
-    def receive_text(self, text: str) -> Event | None:
+    def receive_text(self, text: str) -> InboundMessage | None:
         """Parse one text frame into at most one event."""
         if self.state is State.CLOSED:
             return None
@@ -188,7 +188,7 @@ class Protocol:
             return self._refuse(reply_id, WireCode.INVALID_PARAMS, refused)
         return self._receive_object(message)
 
-    def _receive_object(self, message: dict[str, Any]) -> Event | None:
+    def _receive_object(self, message: dict[str, Any]) -> InboundMessage | None:
         raw_id = message.get("id")
         reply_id = raw_id if _is_valid_id(raw_id) else None
         if message.get("jsonrpc") != "2.0":
@@ -216,7 +216,9 @@ class Protocol:
             )
         return self._receive_request(reply_id, method, params)
 
-    def _receive_request(self, request_id: RequestId, method: str, params: RawParams) -> Event:
+    def _receive_request(
+        self, request_id: RequestId, method: str, params: RawParams
+    ) -> InboundMessage:
         if request_id in self._in_flight:
             return self._refuse(
                 request_id,
