@@ -1,0 +1,161 @@
+"""PDF text extraction in one helper process, one PDF at a time, within time and memory.
+
+PDFium (``pypdfium2``) is not thread-safe: two threads in it at once crash the process. And a
+PDF is a file someone else may have made: a 1 MB PDF whose content stream inflates to 1 GiB
+took 18 s and 2.9 GB in the server itself. So every PDF the server reads (``note/read``, a
+turn's context, the index) is read by one helper process, started on first use and kept:
+
+* a lock lets one PDF at a time in (the helper is the only PDFium of the server);
+* the helper may use at most :data:`MEMORY_BYTES` of address space (POSIX; PDFium aborts past
+  it) and each page at most :data:`PAGE_SECONDS`;
+* a helper over either is stopped (its memory returns to the system) and the PDF is read as far
+  as it went, with a sentence saying where it stopped; the next PDF starts a new helper.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Final
+
+from plugin_bridge.vault import pdf
+
+logger = logging.getLogger(__name__)
+
+PAGE_SECONDS: Final = 5.0
+"""The time one page may take to read (the whole PDF's first answer too)."""
+MEMORY_BYTES: Final = 512 * 1024 * 1024
+"""The helper's address-space limit (Linux and macOS)."""
+RECYCLE_BYTES: Final = 256 * 1024 * 1024
+"""A helper whose peak memory passed this is stopped after its PDF, so the memory returns."""
+
+
+@dataclass(frozen=True)
+class PdfPages:
+    """A PDF's pages; ``stopped`` is a sentence when only the first of them could be read
+    (the others are empty), else None."""
+
+    pages: list[str]
+    stopped: str | None = None
+
+
+class _Helper:
+    def __init__(self, memory: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.conn, child = context.Pipe()
+        self.process = context.Process(
+            target=_serve, args=(child, memory), name="pdf-reader", daemon=True
+        )
+        self.process.start()
+        child.close()
+
+    def receive(self, seconds: float) -> tuple[object, ...] | None:
+        """The helper's next message, or None when it took over ``seconds`` or died."""
+        try:
+            if not self.conn.poll(seconds):
+                return None
+            message = self.conn.recv()
+        except (EOFError, OSError):
+            return None
+        assert isinstance(message, tuple)
+        return message
+
+    def stop(self) -> None:
+        self.conn.close()
+        self.process.kill()
+        self.process.join()
+
+
+_lock = threading.Lock()
+_helper: _Helper | None = None
+
+
+def extract_pages(
+    rel: str, raw: bytes, *, page_seconds: float = PAGE_SECONDS, memory: int = MEMORY_BYTES
+) -> PdfPages:
+    """The text of each page of the PDF ``raw`` (blocking: call it off the event loop);
+    :class:`~plugin_bridge.vault.pdf.PdfUnreadable` when it is encrypted, damaged, or not
+    one page of it could be read within the limits."""
+    global _helper
+    with _lock:
+        if _helper is None:
+            _helper = _Helper(memory)
+        helper = _helper
+        try:
+            helper.conn.send_bytes(raw)
+        except OSError:
+            message: tuple[object, ...] | None = None
+        else:
+            message = helper.receive(page_seconds + 10.0)  # the helper's start, the first page
+        pages: list[str] = []
+        count = 0
+        while message is not None and message[0] in ("count", "page"):
+            if message[0] == "count":
+                count = int(str(message[1]))
+            else:
+                pages.append(str(message[1]))
+            message = helper.receive(page_seconds)
+        if message is not None and message[0] == "error":
+            raise pdf.unreadable(rel, str(message[1]))
+        if message is None or int(str(message[1])) > RECYCLE_BYTES:
+            helper.stop()
+            _helper = None
+        if message is not None:
+            return PdfPages(pages)
+    return _cut(rel, pages, count, page_seconds, memory)
+
+
+def _cut(rel: str, pages: list[str], count: int, seconds: float, memory: int) -> PdfPages:
+    limits = f"{seconds:g} s or {memory // (1024 * 1024)} MB"
+    logger.warning(
+        "Stopped reading %s at page %d of %d (over %s).", rel, len(pages) + 1, count, limits
+    )
+    if not pages:
+        raise pdf.PdfUnreadable(
+            rel,
+            "too_costly",
+            f"'{rel}' could not be read: its first page needs more than {limits} "
+            "(it may be damaged or made to exhaust the reader).",
+        )
+    sentence = (
+        f"[Only pages 1-{len(pages)} of the {count} of '{rel}' could be read: page "
+        f"{len(pages) + 1} needs more than {limits}.]"
+    )
+    return PdfPages(pages + [""] * (count - len(pages)), sentence)
+
+
+def _serve(conn: Connection, memory: int) -> None:
+    """The helper: read each PDF sent, answering ("count", n), ("page", text)... then
+    ("done", peak bytes), or ("error", reason)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the server, which stops us
+    if sys.platform != "win32":  # Windows: the time limit still holds
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    while True:
+        try:
+            raw = conn.recv_bytes()
+        except EOFError:
+            return
+        try:
+            for kind, value in pdf.pdfium_pages(raw):
+                conn.send((kind, value))
+        except pdf.PdfiumFailure as exc:
+            conn.send(("error", exc.reason))
+            continue
+        conn.send(("done", _peak_bytes()))
+
+
+def _peak_bytes() -> int:
+    """The helper's peak resident memory (0 where unknown)."""
+    if sys.platform == "win32":
+        return 0
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024

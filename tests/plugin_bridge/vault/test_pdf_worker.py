@@ -1,0 +1,62 @@
+"""PDFs are read by one helper process, one at a time, within time and memory: threads that
+read at once all get their text (PDFium in two threads at once crashes a process), and a PDF
+whose content inflates past the limits is read as far as it goes, with a sentence saying so."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from plugin_bridge.vault.pdf import PdfUnreadable
+from plugin_bridge.vault.pdf_worker import extract_pages
+from tests.helpers.pdfs import inflating_pdf, make_pdf
+
+
+def test_six_threads_reading_pdfs_at_once_all_get_their_text() -> None:
+    pages = [[f"Thread {n} page one.", f"Thread {n} page two."] for n in range(6)]
+    pdfs = [inflating_pdf(0, pages_before=texts) for texts in pages]  # fast to build
+    results: dict[int, list[list[str]]] = {n: [] for n in range(6)}
+
+    def read(n: int) -> None:
+        for _ in range(5):
+            results[n].append(extract_pages(f"{n}.pdf", pdfs[n]).pages)
+
+    threads = [threading.Thread(target=read, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    for n in range(6):
+        assert len(results[n]) == 5
+        for read in results[n]:
+            assert [page.strip() for page in read] == [*pages[n], "Past the bomb"]
+
+
+def test_a_page_over_the_time_limit_stops_the_read_there_with_a_sentence() -> None:
+    raw = inflating_pdf(128 << 20, pages_before=["The first page is fine."])
+    read = extract_pages("Bomb.pdf", raw, page_seconds=0.2)
+    assert [page.strip() for page in read.pages] == ["The first page is fine.", ""]
+    assert read.stopped is not None
+    assert "Only pages 1-1 of the 2 of 'Bomb.pdf' could be read" in read.stopped
+    after = extract_pages("Fine.pdf", inflating_pdf(0, pages_before=["Read by a new helper."]))
+    assert after.stopped is None and after.pages[0].strip() == "Read by a new helper."
+
+
+def test_a_pdf_over_the_memory_limit_is_unreadable_and_the_next_one_is_read() -> None:
+    raw = inflating_pdf(384 << 20)
+    with pytest.raises(PdfUnreadable) as caught:
+        extract_pages("Bomb.pdf", raw, memory=256 << 20, page_seconds=30)
+    assert caught.value.reason == "too_costly"
+    assert "'Bomb.pdf' could not be read" in str(caught.value)
+    after = extract_pages("Fine.pdf", inflating_pdf(0, pages_before=["Still reading PDFs."]))
+    assert after.pages[0].strip() == "Still reading PDFs."
+
+
+def test_encrypted_and_damaged_pdfs_keep_their_reasons() -> None:
+    with pytest.raises(PdfUnreadable) as locked:
+        extract_pages("Locked.pdf", make_pdf(["secret"], password="pw"))
+    assert locked.value.reason == "encrypted"
+    with pytest.raises(PdfUnreadable) as broken:
+        extract_pages("Broken.pdf", b"%PDF-1.7\nnot a PDF\n")
+    assert broken.value.reason == "damaged"
