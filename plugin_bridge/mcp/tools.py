@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from llm_service.messages import ToolSpec
 from llm_service.tools import ToolRegistry
 from plugin_bridge.app.tools import Tools
-from plugin_bridge.app.turn.prompts import Prompt, list_prompts, prompt_from_note
+from plugin_bridge.app.turn.prompts import BadPrompt, Prompt, list_prompts, prompt_from_note
 from plugin_bridge.app.vault_tools import (
     RELATED_TOOL,
     STDIO_WRITES_OFF,
@@ -339,7 +339,10 @@ class ForwardedTools:
                 path, content = await self.read_text(item.id)
             except ValueError:
                 continue  # removed since it was listed
-            found.append(prompt_from_note(path, content))
+            try:
+                found.append(prompt_from_note(path, content))
+            except BadPrompt:
+                continue  # broken since it was listed (the server logs it)
         return found
 
 

@@ -27,7 +27,7 @@ from plugin_bridge.vault import pdf
 
 logger = logging.getLogger(__name__)
 
-PAGE_SECONDS: Final = 5.0
+PAGE_SECONDS = 5.0
 """The time one page may take to read (the whole PDF's first answer too)."""
 MEMORY_BYTES: Final = 512 * 1024 * 1024
 """The helper's address-space limit (Linux and macOS)."""
@@ -76,12 +76,15 @@ _helper: _Helper | None = None
 
 
 def extract_pages(
-    rel: str, raw: bytes, *, page_seconds: float = PAGE_SECONDS, memory: int = MEMORY_BYTES
+    rel: str, raw: bytes, *, page_seconds: float | None = None, memory: int | None = None
 ) -> PdfPages:
     """The text of each page of the PDF ``raw`` (blocking: call it off the event loop);
     :class:`~plugin_bridge.vault.pdf.PdfUnreadable` when it is encrypted, damaged, or not
-    one page of it could be read within the limits."""
+    one page of it could be read within the limits (default :data:`PAGE_SECONDS` and
+    :data:`MEMORY_BYTES`; a helper already running keeps the memory limit it started with)."""
     global _helper
+    page_seconds = PAGE_SECONDS if page_seconds is None else page_seconds
+    memory = MEMORY_BYTES if memory is None else memory
     with _lock:
         if _helper is None:
             _helper = _Helper(memory)
