@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 
-def alias_bomb() -> str:
-    """A 350-byte YAML "billion laughs": nine levels of nine aliases, 9^9 strings once built
-    (the issue's was 406 bytes)."""
+
+def alias_bomb(depth: int = 9) -> str:
+    """A YAML "billion laughs" of ``depth`` levels of nine aliases: 9^depth strings once built
+    (350 bytes at 9; the issue's was 406 bytes)."""
+    names = "abcdefghi"[:depth]
     levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+    for prev, name in itertools.pairwise(names):
         levels.append(f"{name}: &{name} [{','.join([f'*{prev}'] * 9)}]")
-    return "\n".join(levels) + "\nname: *i"
+    return "\n".join(levels) + f"\nname: *{names[-1]}"
 
 
 def hostile_prompts() -> dict[str, str]:
