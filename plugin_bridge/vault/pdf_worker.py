@@ -7,7 +7,7 @@ turn's context, the index) is read by one helper process, started on first use a
 
 * a lock lets one PDF at a time in (the helper is the only PDFium of the server);
 * the helper may use at most :data:`MEMORY_BYTES` of address space (POSIX; PDFium aborts past
-  it) and each page at most :data:`PAGE_SECONDS`;
+  it), each page at most :data:`PAGE_SECONDS` and each PDF :data:`PDF_SECONDS`;
 * a helper over either is stopped (its memory returns to the system) and the PDF is read as far
   as it went, with a sentence saying where it stopped; the next PDF starts a new helper.
 """
@@ -19,6 +19,7 @@ import multiprocessing
 import signal
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Final
@@ -28,7 +29,9 @@ from plugin_bridge.vault import pdf
 logger = logging.getLogger(__name__)
 
 PAGE_SECONDS = 5.0
-"""The time one page may take to read (the whole PDF's first answer too)."""
+"""The time one page may take to read."""
+PDF_SECONDS: Final = 60.0
+"""The time one PDF may take to read, all its pages."""
 MEMORY_BYTES: Final = 512 * 1024 * 1024
 """The helper's address-space limit (Linux and macOS)."""
 RECYCLE_BYTES: Final = 256 * 1024 * 1024
@@ -80,56 +83,62 @@ def extract_pages(
 ) -> PdfPages:
     """The text of each page of the PDF ``raw`` (blocking: call it off the event loop);
     :class:`~plugin_bridge.vault.pdf.PdfUnreadable` when it is encrypted, damaged, or not
-    one page of it could be read within the limits (default :data:`PAGE_SECONDS` and
-    :data:`MEMORY_BYTES`; a helper already running keeps the memory limit it started with)."""
+    one page of it could be read within the limits (default :data:`PAGE_SECONDS` a page,
+    :data:`PDF_SECONDS` in all and :data:`MEMORY_BYTES`; a helper already running keeps the
+    memory limit it started with)."""
     global _helper
     page_seconds = PAGE_SECONDS if page_seconds is None else page_seconds
     memory = MEMORY_BYTES if memory is None else memory
     with _lock:
-        if _helper is None:
+        if _helper is None or not _helper.process.is_alive():  # not started, or killed
             _helper = _Helper(memory)
         helper = _helper
-        try:
-            helper.conn.send_bytes(raw)
-        except OSError:
-            message: tuple[object, ...] | None = None
-        else:
-            message = helper.receive(page_seconds + 10.0)  # the helper's start, the first page
-        pages: list[str] = []
-        count = 0
-        while message is not None and message[0] in ("count", "page"):
-            if message[0] == "count":
-                count = int(str(message[1]))
-            else:
-                pages.append(str(message[1]))
-            message = helper.receive(page_seconds)
-        if message is not None and message[0] == "error":
-            raise pdf.unreadable(rel, str(message[1]))
-        if message is None or int(str(message[1])) > RECYCLE_BYTES:
-            helper.stop()
+        pages, count, last = _read(helper, raw, page_seconds)
+        if last is not None and last[0] == "error":
+            raise pdf.unreadable(rel, str(last[1]))
+        if last is None or int(str(last[1])) > RECYCLE_BYTES:
+            helper.stop()  # over a limit, or its memory is worth returning
             _helper = None
-        if message is not None:
+        if last is not None:
             return PdfPages(pages)
-    return _cut(rel, pages, count, page_seconds, memory)
-
-
-def _cut(rel: str, pages: list[str], count: int, seconds: float, memory: int) -> PdfPages:
-    limits = f"{seconds:g} s or {memory // (1024 * 1024)} MB"
-    logger.warning(
-        "Stopped reading %s at page %d of %d (over %s).", rel, len(pages) + 1, count, limits
-    )
+    limits = f"{page_seconds:g} s a page, {PDF_SECONDS:g} s a PDF, {memory // (1 << 20)} MB"
+    logger.warning("Stopped reading %s at page %d of %d (%s).", rel, len(pages) + 1, count, limits)
     if not pages:
         raise pdf.PdfUnreadable(
             rel,
             "too_costly",
-            f"'{rel}' could not be read: its first page needs more than {limits} "
-            "(it may be damaged or made to exhaust the reader).",
+            f"'{rel}' could not be read within the PDF reader's limits ({limits}): it may be "
+            "damaged, or made to exhaust the reader.",
         )
     sentence = (
         f"[Only pages 1-{len(pages)} of the {count} of '{rel}' could be read: page "
-        f"{len(pages) + 1} needs more than {limits}.]"
+        f"{len(pages) + 1} is past the PDF reader's limits ({limits}).]"
     )
     return PdfPages(pages + [""] * (count - len(pages)), sentence)
+
+
+def _read(
+    helper: _Helper, raw: bytes, page_seconds: float
+) -> tuple[list[str], int, tuple[object, ...] | None]:
+    """The pages the helper read of ``raw``, their count, and its last message: ("done",
+    peak bytes), ("error", reason), or None when it went past a limit or died."""
+    deadline = time.monotonic() + PDF_SECONDS
+    try:
+        helper.conn.send_bytes(raw)
+    except OSError:
+        return [], 0, None
+    pages: list[str] = []
+    count = 0
+    wait = page_seconds + 10.0  # the first answer: the helper's start, then opening the PDF
+    while message := helper.receive(max(0.0, min(wait, deadline - time.monotonic()))):
+        if message[0] == "count":
+            count = int(str(message[1]))
+        elif message[0] == "page":
+            pages.append(str(message[1]))
+        else:
+            return pages, count, message
+        wait = page_seconds
+    return pages, count, None
 
 
 def _serve(conn: Connection, memory: int) -> None:
