@@ -32,6 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from plugin_bridge.app.turn.prompts import BadPrompt, prompt_from_note
+from plugin_bridge.vault.pdf_worker import extract_pages
 from tests.helpers.images import huge_png
 from tests.helpers.notes import alias_bomb
 from tests.helpers.pdfs import inflating_pdf
@@ -42,7 +44,8 @@ RUNS = 5
 
 
 def _in_child(fn: Callable[[Any], Any], arg: Any) -> dict[str, Any]:
-    """``fn(arg)`` in a spawned child: its result, exit code, wall time and peak RSS."""
+    """``fn(arg)`` in a spawned child: its result, exit code, the time of the call (the
+    child's life when it died) and peak RSS."""
     context = mp.get_context("spawn")
     parent, child = context.Pipe()
     process = context.Process(target=_child_main, args=(fn, arg, child))
@@ -61,18 +64,20 @@ def _in_child(fn: Callable[[Any], Any], arg: Any) -> dict[str, Any]:
     peak = result["peak_mb"] if isinstance(result, dict) else None
     return {
         "exit_code": process.exitcode,
-        "seconds": round(took, 2),
+        "seconds": round(took, 2) if result is None else result["seconds"],
         "peak_mb": peak,
         "result": None if result is None else result["value"],
     }
 
 
 def _child_main(fn: Callable[[Any], Any], arg: Any, conn: Any) -> None:
+    started = time.monotonic()
     try:
         value = fn(arg)
     except BaseException as exc:  # the figure is the failure
         value = f"{type(exc).__name__}: {str(exc)[:120]}"
-    conn.send({"value": value, "peak_mb": _peak_mb()})
+    took = round(time.monotonic() - started, 2)
+    conn.send({"value": value, "peak_mb": _peak_mb(), "seconds": took})
 
 
 def _peak_mb() -> dict[str, float]:
@@ -103,8 +108,6 @@ def _old_pages(raw: bytes) -> list[str]:
 
 
 def _new_pages(raw: bytes) -> list[str]:
-    from plugin_bridge.vault.pdf_worker import extract_pages
-
     return extract_pages("bench.pdf", raw).pages
 
 
@@ -155,7 +158,7 @@ DEEP = "---\nname: " + "[" * 5000 + "]" * 5000 + "\n---\nA deep prompt.\n"
 def _old_prompt(text: str) -> str:
     """Main's prompts: CSafeLoader, then the name as text (within 6 GB of address space, to
     spare the machine)."""
-    import yaml
+    import yaml  # imported in every child already (by the prompts module)
 
     resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
     raw = text.split("---\n")[1]
@@ -164,8 +167,6 @@ def _old_prompt(text: str) -> str:
 
 
 def _new_prompt(text: str) -> str:
-    from plugin_bridge.app.turn.prompts import BadPrompt, prompt_from_note
-
     try:
         return prompt_from_note("Assistant/Prompts/x.md", text).name
     except BadPrompt as exc:

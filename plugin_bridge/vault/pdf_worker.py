@@ -5,7 +5,8 @@ PDF is a file someone else may have made: a 1 MB PDF whose content stream inflat
 took 18 s and 2.9 GB in the server itself. So every PDF the server reads (``note/read``, a
 turn's context, the index) is read by one helper process, started on first use and kept:
 
-* a lock lets one PDF at a time in (the helper is the only PDFium of the server);
+* a lock lets one PDF at a time in, in the order they came (the helper is the only PDFium of
+  the server);
 * the helper may use at most :data:`MEMORY_BYTES` of address space (POSIX; PDFium aborts past
   it), each page at most :data:`PAGE_SECONDS` and each PDF :data:`PDF_SECONDS`;
 * a helper over either is stopped (its memory returns to the system) and the PDF is read as far
@@ -20,6 +21,7 @@ import signal
 import sys
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Final
@@ -74,7 +76,31 @@ class _Helper:
         self.process.join()
 
 
-_lock = threading.Lock()
+class _InTurn:
+    """A lock that lets waiting threads in in the order they came: with a plain lock a thread
+    reading PDFs one after another (the indexer) takes it again before a waiting
+    ``note/read`` wakes, for as long as it has PDFs."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._queue: deque[threading.Event] = deque()
+
+    def __enter__(self) -> None:
+        turn = threading.Event()
+        with self._guard:
+            self._queue.append(turn)
+            if len(self._queue) == 1:
+                turn.set()
+        turn.wait()
+
+    def __exit__(self, *exc: object) -> None:
+        with self._guard:
+            self._queue.popleft()
+            if self._queue:
+                self._queue[0].set()
+
+
+_lock = _InTurn()
 _helper: _Helper | None = None
 
 

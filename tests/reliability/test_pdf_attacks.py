@@ -96,6 +96,7 @@ async def test_an_inflating_pdf_is_read_as_far_as_it_goes_and_counted_when_nothi
 async def test_soak_a_minute_of_six_threads_and_two_clients_reading_pdfs(tmp_path: Path) -> None:
     async with running_bridge(tmp_path, vault_root=_pdf_vault(tmp_path)) as bridge:
         threads, clients = await _read_pdfs_at_once(bridge, 60)
+        print(f"a minute of PDF reads: {threads} by six threads, {clients} by two clients")
         assert threads >= 60 and clients >= 20
         assert (await (await bridge.wire()).result("health"))["status"] == "ok"
 
@@ -131,17 +132,21 @@ async def test_soak_a_1_gib_bomb_is_read_in_10_s_with_the_server_under_800_mb(
                 await asyncio.sleep(0.02)
 
         sampler = asyncio.create_task(sample())
+        took = []
         started = time.monotonic()
         await wire.error("note/read", {"path": "Papers/bomb.pdf"})
+        took.append(time.monotonic() - started)
+        started = time.monotonic()
         partial = await wire.result("note/read", {"path": "Papers/partial.pdf"})
-        took = time.monotonic() - started
+        took.append(time.monotonic() - started)
         sampling = False
         await sampler
     finally:
         served.process.kill()
         await served.process.wait()
+    print(f"bomb reads {took[0]:.1f} s and {took[1]:.1f} s, peak {peak:.0f} MB")
     assert "could be read" in partial["content"]
-    assert took < 20, f"two bomb reads took {took:.1f} s"
+    assert max(took) < 10, f"a bomb's note/read took {max(took):.1f} s"
     assert peak < 800, f"server and helpers peaked at {peak:.0f} MB"
 
 

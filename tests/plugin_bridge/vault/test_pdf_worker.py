@@ -5,11 +5,12 @@ whose content inflates past the limits is read as far as it goes, with a sentenc
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
 from plugin_bridge.vault.pdf import PdfUnreadable
-from plugin_bridge.vault.pdf_worker import extract_pages
+from plugin_bridge.vault.pdf_worker import _InTurn, extract_pages
 from tests.helpers.pdfs import inflating_pdf, make_pdf
 
 
@@ -60,3 +61,30 @@ def test_encrypted_and_damaged_pdfs_keep_their_reasons() -> None:
     with pytest.raises(PdfUnreadable) as broken:
         extract_pages("Broken.pdf", b"%PDF-1.7\nnot a PDF\n")
     assert broken.value.reason == "damaged"
+
+
+def test_threads_waiting_for_the_reader_get_it_in_the_order_they_came() -> None:
+    """A thread that reads PDF after PDF (the indexer) cannot starve a waiting note/read."""
+    turns = _InTurn()
+    order: list[str] = []
+    queued = threading.Semaphore(0)
+
+    def wait_turn(name: str) -> None:
+        queued.release()
+        with turns:
+            order.append(name)
+
+    with turns:
+        waiters = []
+        for name in ("first", "second"):
+            waiter = threading.Thread(target=wait_turn, args=(name,))
+            waiter.start()
+            queued.acquire()
+            while len(turns._queue) < len(waiters) + 2:  # it is in the line
+                time.sleep(0.001)
+            waiters.append(waiter)
+    with turns:  # the holder again, straight after: behind both
+        order.append("holder again")
+    for waiter in waiters:
+        waiter.join(timeout=10)
+    assert order == ["first", "second", "holder again"]
