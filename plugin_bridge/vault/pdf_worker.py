@@ -7,7 +7,7 @@ turn's context, the index) is read by one helper process, started on first use a
 
 * a lock lets one PDF at a time in, in the order they came (the helper is the only PDFium of
   the server);
-* the helper may use at most :data:`MEMORY_BYTES` of address space (POSIX; PDFium aborts past
+* the helper may use at most :data:`MEMORY_BYTES` of address space (Linux; PDFium aborts past
   it), each page at most :data:`PAGE_SECONDS` and each PDF :data:`PDF_SECONDS`;
 * a helper over either is stopped (its memory returns to the system) and the PDF is read as far
   as it went, with a sentence saying where it stopped; the next PDF starts a new helper.
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import signal
 import sys
 import threading
@@ -35,9 +36,10 @@ PAGE_SECONDS = 5.0
 PDF_SECONDS: Final = 60.0
 """The time one PDF may take to read, all its pages."""
 MEMORY_BYTES: Final = 512 * 1024 * 1024
-"""The helper's address-space limit (Linux and macOS)."""
+"""The helper's address-space limit (where the system limits address space: Linux; the time
+limits hold everywhere)."""
 RECYCLE_BYTES: Final = 256 * 1024 * 1024
-"""A helper whose peak memory passed this is stopped after its PDF, so the memory returns."""
+"""A helper still holding this much after its PDF is stopped, so the memory returns."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,7 @@ def _read(
     helper: _Helper, raw: bytes, page_seconds: float
 ) -> tuple[list[str], int, tuple[object, ...] | None]:
     """The pages the helper read of ``raw``, their count, and its last message: ("done",
-    peak bytes), ("error", reason), or None when it went past a limit or died."""
+    resident bytes), ("error", reason), or None when it went past a limit or died."""
     deadline = time.monotonic() + PDF_SECONDS
     try:
         helper.conn.send_bytes(raw)
@@ -169,12 +171,15 @@ def _read(
 
 def _serve(conn: Connection, memory: int) -> None:
     """The helper: read each PDF sent, answering ("count", n), ("page", text)... then
-    ("done", peak bytes), or ("error", reason)."""
+    ("done", resident bytes), or ("error", reason)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the server, which stops us
-    if sys.platform != "win32":  # Windows: the time limit still holds
+    if sys.platform != "win32":  # Windows: the time limits still hold
         import resource
 
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        except (ValueError, OSError):  # a system that does not limit address space
+            logger.info("The PDF reader's memory limit is not supported here.")
     while True:
         try:
             raw = conn.recv_bytes()
@@ -186,14 +191,14 @@ def _serve(conn: Connection, memory: int) -> None:
         except pdf.PdfiumFailure as exc:
             conn.send(("error", exc.reason))
             continue
-        conn.send(("done", _peak_bytes()))
+        conn.send(("done", _resident_bytes()))
 
 
-def _peak_bytes() -> int:
-    """The helper's peak resident memory (0 where unknown)."""
-    if sys.platform == "win32":
+def _resident_bytes() -> int:
+    """The helper's resident memory now (Linux; 0 elsewhere). Not its peak: a child's peak
+    starts from its parent's at the fork, so a large server would recycle every helper."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
         return 0
-    import resource
-
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024

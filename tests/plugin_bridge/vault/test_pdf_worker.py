@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from plugin_bridge.vault import pdf_worker
 from plugin_bridge.vault.pdf import PdfUnreadable
 from plugin_bridge.vault.pdf_worker import _InTurn, extract_pages
 from tests.helpers.pdfs import inflating_pdf, make_pdf
@@ -88,3 +89,19 @@ def test_threads_waiting_for_the_reader_get_it_in_the_order_they_came() -> None:
     for waiter in waiters:
         waiter.join(timeout=10)
     assert order == ["first", "second", "holder again"]
+
+
+def test_one_helper_reads_pdf_after_pdf_even_in_a_large_server() -> None:
+    """The helper is kept between PDFs (it starts in about 0.3 s); only one still holding
+    much memory after its PDF is replaced. A child's peak memory starts at its parent's, so
+    the helper is judged by what it holds now."""
+    if pdf_worker._helper is not None:  # a helper started now, from a large process
+        pdf_worker._helper.stop()
+        pdf_worker._helper = None
+    ballast = b"\x01" * (300 << 20)
+    raw = inflating_pdf(0, pages_before=["Kept."])
+    extract_pages("a.pdf", raw)
+    del ballast
+    helper = pdf_worker._helper
+    extract_pages("b.pdf", raw)
+    assert helper is not None and pdf_worker._helper is helper
