@@ -110,13 +110,14 @@ async def _chunks(
         "model": model,
     }
 
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    def chunk(
+        delta: dict[str, Any], finish: str | None = None, extra: dict[str, Any] | None = None
+    ) -> bytes:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-        return sse({**head, "choices": [choice]})
+        return sse({**head, "choices": [choice], **(extra or {})})
 
-    first = {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None}
-    extra = {"warnings": warnings} if warnings else {}
-    yield sse({**head, "choices": [first | {"finish_reason": None}], **extra})
+    noted = {"warnings": warnings} if warnings else None  # images left out, on the first chunk
+    yield chunk({"role": "assistant", "content": ""}, extra=noted)
     try:
         async for event in events:
             if isinstance(event, TextDelta):

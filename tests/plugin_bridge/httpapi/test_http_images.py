@@ -146,6 +146,12 @@ async def test_a_900_megapixel_png_is_left_out_with_a_warning_and_the_turn_answe
     parts = served.chats(served.openai)[0].json()["messages"][-1]["content"]
     assert parts[1] == {"type": "text", "text": f"[{LEFT_OUT}]"}
     assert parts[2] == {"type": "image_url", "image_url": {"url": DATA_URL}}
+    served.openai.enqueue(openai_fake.text_reply("One blue box."))
+    stream = await client.chat.completions.create(
+        model="openai/gpt-5.4-mini", messages=messages, stream=True
+    )
+    chunks = [chunk async for chunk in stream]
+    assert (chunks[0].model_extra or {})["warnings"] == [LEFT_OUT]
     served.anthropic.enqueue(anthropic_fake.text_reply("Nothing to see.", stream=False))
     async with served.http() as http:
         answered = await http.post("/chat", json={"messages": _question(BOMB_URL)})
