@@ -60,8 +60,8 @@ async def chat(request: Request) -> Response:
             "usage": {key: usage[key] for key in ("prompt_tokens", "completion_tokens")},
             "model": reply.model,
             "finish_reason": finish_reason(reply.stop_reason),
-            "warnings": warnings,
         }
+        | ({"warnings": warnings} if warnings else {})  # images left out
     )
 
 
