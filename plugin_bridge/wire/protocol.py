@@ -67,7 +67,9 @@ CLOSE_MEANINGS: Final[dict[CloseCode, str]] = {
         "The client closes: the server stopped answering pings, or the computer resumed "
         "from sleep (it reconnects)."
     ),
-    CloseCode.UNAUTHORIZED: "Wrong token in initialize (the server closes after -32001).",
+    CloseCode.UNAUTHORIZED: (
+        "Wrong token in initialize, or the key was revoked since (the server closes after -32001)."
+    ),
     CloseCode.SERVER_UNPROVEN: "The client closes: the server's proof of the token was wrong.",
     CloseCode.INIT_TIMEOUT: "No initialize in time, or within 32 frames.",
     CloseCode.NOT_READING: (
@@ -284,12 +286,12 @@ class Protocol:
     def error(self, request_id: RequestId, error: WireError) -> bytes:
         """The error reply to request ``request_id``."""
         self._finish(request_id)
-        if request_id == self._init_id:
+        if error.code == WireCode.UNAUTHORIZED:  # a wrong token, or a key revoked since
+            self._init_id = None if request_id == self._init_id else self._init_id
+            self.close(CloseRequest(CloseCode.UNAUTHORIZED, "unauthorized"))
+        elif request_id == self._init_id:
             self._init_id = None
-            if error.code == WireCode.UNAUTHORIZED:
-                self.close(CloseRequest(CloseCode.UNAUTHORIZED, "unauthorized"))
-            else:
-                self.state = State.AWAITING_INIT
+            self.state = State.AWAITING_INIT
         return _encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})
 
     def notification(self, method: str, params: dict[str, Any]) -> bytes:

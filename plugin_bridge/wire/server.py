@@ -218,6 +218,9 @@ class BridgeServer(Generic[S]):
         async def send(data: bytes) -> None:
             try:
                 await ws.send(data, text=True)
+                close = connection.protocol.close_request
+                if close is not None:  # -32001 sent: a key revoked since, or a wrong token
+                    await ws.close(close.code, close.reason)
             except ConnectionClosed:
                 logger.debug("dropped a message for a closed connection")
 

@@ -106,6 +106,9 @@ class Indexer:
         self.on_written: Callable[[], None] | None = None
         """Called (in the worker thread) after a transaction that changed notes or chunks, and
         when a scan has finished."""
+        self.on_changed: Callable[[list[str]], None] | None = None
+        """Called (in the worker thread) with the paths a transaction added, updated or
+        removed: the index's change feed."""
         self.totals = (0, 0)
         """(notes, unreadable PDFs) as of the last transaction (or :meth:`count`): read
         without a query."""
@@ -219,6 +222,10 @@ class Indexer:
         self.count()
         if self.on_written is not None and any(o in _CHANGED for o in outcomes):
             self.on_written()
+        if self.on_changed is not None:
+            changed = [i.rel for i, o in zip(items, outcomes, strict=True) if o in _CHANGED]
+            if changed:
+                self.on_changed(changed)
         return outcomes
 
     def _write_one(self, item: Prepared) -> Outcome:
