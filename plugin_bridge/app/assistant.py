@@ -73,7 +73,7 @@ VAULT_MODEL: Final = "vault"
 Event = TextDelta | ToolCallDelta | ResponseComplete
 SCHEMA_TRIES: Final = 2
 """Answers asked for before a strict schema's refusal is the caller's error."""
-Args = TypeVar("Args", bound=ToolArgs)
+ToolArgsT = TypeVar("ToolArgsT", bound=ToolArgs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,10 +139,10 @@ class Assistant:
         self,
         purpose: str,
         messages: Sequence[Message],
-        args: type[Args],
+        args: type[ToolArgsT],
         description: str,
         options: AskOptions,
-    ) -> tuple[Args | None, LLMResponse]:
+    ) -> tuple[ToolArgsT | None, LLMResponse]:
         """A value of ``args`` from the model, and its reply: a forced call of the tool
         ``args.TOOL`` (``description``) where the route's provider and model can force one;
         else (Ollama, a model whose tools go in text) an answer in JSON that matches the
@@ -329,7 +329,8 @@ class Assistant:
     async def _vault(
         self, purpose: str, messages: Sequence[Message], options: AskOptions, stream: bool
     ) -> AsyncGenerator[Event, None]:
-        """The ``vault`` model: one turn of a fresh LLMService over the client's history."""
+        """The ``vault`` model: one turn of a fresh LLMService over the client's history; its
+        answer names ``vault`` as its model (the provider's model is the assistant's own)."""
         if (
             options.tools
             or options.response_format is not None
@@ -345,11 +346,14 @@ class Assistant:
         service.load_history(list(messages[:-1]))
         media = messages[-1].media  # the question's images, in the provider's own form
         if not stream:
-            yield ResponseComplete(await service.process_message(question, media=media))
+            reply = await service.process_message(question, media=media)
+            yield ResponseComplete(replace(reply, model=VAULT_MODEL))
             return
         async with aclosing(service.stream_message(question, media=media)) as events:
             async for event in events:
-                if isinstance(event, TextDelta | ResponseComplete):
+                if isinstance(event, ResponseComplete):
+                    yield ResponseComplete(replace(event.response, model=VAULT_MODEL))
+                elif isinstance(event, TextDelta):
                     yield event  # tool calls run here: the client sees the answer only
 
     def service(self, tools: ToolRegistry, options: AskOptions | None = None) -> LLMService:
@@ -393,7 +397,7 @@ def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
     return f"{error.message} at '/{where}'" if where else error.message
 
 
-def typed_value(reply: LLMResponse, args: type[Args]) -> Args | None:
+def typed_value(reply: LLMResponse, args: type[ToolArgsT]) -> ToolArgsT | None:
     """The value of ``args`` in ``reply``: its tool call's arguments, else its text as JSON;
     None when neither matches the schema."""
     for call in reply.tool_calls:

@@ -20,6 +20,30 @@ INFO_FILE_NAME: Final = "server.json"
 """The server info file's name in the data folder (see :mod:`plugin_bridge.wire.infofile`)."""
 
 
+PRIVATE_FILE: Final = 0o600
+"""The mode of every file the server or the CLI writes in its own folders."""
+
+
+def private_folder(path: Path) -> Path:
+    """``path``, created with its missing parents at mode 0700, whoever comes first (``clients
+    add`` before the first ``serve``, or the server); a ``path`` this user owns that others can
+    read already (made by an older version) is closed to them too."""
+    missing: list[Path] = []
+    folder = path
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    for created in reversed(missing):
+        try:
+            created.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+    stat = path.stat()
+    if stat.st_mode & 0o077 and getattr(os, "geteuid", lambda: -1)() == stat.st_uid:
+        path.chmod(0o700)
+    return path
+
+
 def vault_key(root: Path) -> str:
     """A stable folder name for a vault: its name (sanitised) and 12 hex of sha256(abs path)."""
     resolved = str(root.resolve())
@@ -27,9 +51,14 @@ def vault_key(root: Path) -> str:
     return f"{slug[:40]}-{hashlib.sha256(resolved.encode()).hexdigest()[:12]}"
 
 
+def vaults_dir() -> Path:
+    """``<user state dir>/obsidian-ai-bridge/vaults``: every vault's default data folder."""
+    return Path(platformdirs.user_state_dir(APP_NAME)) / "vaults"
+
+
 def default_data_dir(root: Path) -> Path:
     """``<user state dir>/obsidian-ai-bridge/vaults/<vault key>``, outside the vault."""
-    return Path(platformdirs.user_state_dir(APP_NAME)) / "vaults" / vault_key(root)
+    return vaults_dir() / vault_key(root)
 
 
 def default_info_file(vault_root: Path) -> Path:

@@ -166,7 +166,7 @@ export interface Methods {
 		result: NoteWriteResult;
 	};
 	/**
-	 * A note's text and the sha256 of its bytes; a PDF's text by page (``pages``).
+	 * A note's text (or the part under ``heading``) and the sha256 of its bytes; a PDF's text
 	 */
 	"note/read": {
 		params: NoteReadParams;
@@ -215,7 +215,7 @@ export interface Methods {
 		result: ToolsExecuteResult;
 	};
 	/**
-	 * The vault tools, in the given provider's tool format.
+	 * The vault tools the caller may run, in the given provider's tool format.
 	 */
 	"tools/list": {
 		params: ToolsListParams;
@@ -671,7 +671,7 @@ export interface ServerInfo {
 }
 export interface Capabilities {
 	/**
-	 * Every method this server answers.
+	 * The methods this caller may call: every one for the info file's token, those of its scope for a client key.
 	 */
 	methods: string[];
 	/**
@@ -791,6 +791,10 @@ export interface NoteReadParams {
 	 * A PDF's pages to read, 1-based and inclusive: "3-5", "4" or "7-" (to the end); default all.
 	 */
 	pages?: string | null;
+	/**
+	 * Read only the part under this heading (a heading path from vault/search, e.g. 'Setup > Linux', or its last heading): its heading line, text and subheadings. Error -32602 naming some of the note's headings when it has none such.
+	 */
+	heading?: string | null;
 }
 export interface NoteReadResult {
 	path: string;
@@ -810,6 +814,10 @@ export interface NoteReadResult {
 	 * A PDF's number of pages; null for notes.
 	 */
 	pageCount?: number | null;
+	/**
+	 * With heading: the note's heading path that was read.
+	 */
+	heading?: string | null;
 }
 export interface NoteUndoParams {
 	/**
@@ -1207,7 +1215,7 @@ export interface RelatedNote {
 }
 export interface SearchParams {
 	/**
-	 * Words, "a phrase", prefix*, tag:x and path:folder filters.
+	 * Words rank, "a phrase" is exact, prefix*; Obsidian's operators filter: -word, a OR b, (groups), file:, path:, tag:, content:, [property], [property:value], line:(…), section:(…).
 	 */
 	query: string;
 	limit?: number;
@@ -1255,6 +1263,10 @@ export interface SearchHitModel {
 	 * A PDF's page (1-based) the snippet is from: open it as [[file.pdf#page=N]]; null for notes.
 	 */
 	page?: number | null;
+	/**
+	 * The heading path the snippet is under, e.g. 'Setup > Linux' (note/read takes it as heading to read just that part); null above the first heading and for PDFs.
+	 */
+	heading?: string | null;
 }
 export interface ClientNotifications {
 	"$/cancelRequest": {
@@ -1512,7 +1524,7 @@ export interface ToolArguments {
 }
 export interface SearchNotesArgs {
 	/**
-	 * Words or a plain question: notes with every word rank first, other word forms and typos match too; +word for a word that must appear; "an exact phrase" in double quotes; prefix* for words starting so; tag:name for notes with that tag; path:Folder for notes under that folder. Combine them, e.g. 'kafka retention tag:project path:Work'.
+	 * Words or a question, with Obsidian's search operators, e.g. 'kafka retention tag:#work -draft'.
 	 */
 	query: string;
 	/**
@@ -1533,6 +1545,10 @@ export interface ReadNoteArgs {
 	 * A PDF's pages, 1-based and inclusive: "3-5", "4" or "7-"; default all.
 	 */
 	pages?: string | null;
+	/**
+	 * Read only the part under this heading: a search result's heading path ('Setup > Linux') or the heading's own text.
+	 */
+	heading?: string | null;
 }
 export interface ListNotesArgs {
 	/**

@@ -49,7 +49,7 @@ from pydantic_settings import (
 from llm_service.embedders import Model2VecEmbedder, make_embedder
 from llm_service.embedders.spec import parse_spec
 from llm_service.errors import LLMError
-from llm_service.factory import KEYED, PROFILES, ProviderName, parse_model_spec, provider_name
+from llm_service.profiles import KEYED, PROFILES, ProviderName, parse_model_spec, provider_name
 from plugin_bridge.app.remote import parse_listen
 from plugin_bridge.app.settings.keys import HOST_FIELDS, KEY_FIELDS, check_url, key_for
 from plugin_bridge.app.settings.sources import launch_bindings, named_provider, no_key
@@ -295,9 +295,10 @@ def load_settings(**flags: object) -> BridgeSettings:
     beside them (:func:`.sources.launch_bindings`), or :class:`SettingsError` naming the bad key
     and where it came from (the settings file, the environment or a flag)."""
     try:
-        settings = BridgeSettings(**flags)  # type: ignore[arg-type]
+        values: dict[str, Any] = dict(flags)  # field values of any type: pydantic checks them
+        settings = BridgeSettings(**values)
         bindings = launch_bindings(settings, flags)
-        return BridgeSettings(**{**flags, **bindings}) if bindings else settings
+        return BridgeSettings(**{**values, **bindings}) if bindings else settings
     except ValidationError as exc:
         error = exc.errors()[0]
         key = ".".join(str(part) for part in error["loc"]) or "settings"
