@@ -6,7 +6,7 @@ import type { ToolChip, Turn } from "../core/stream";
 import { ErrorCode } from "../core/protocol";
 import { chipState, markReview, splitSources, usageLine, usageTitle } from "../core/stream";
 import { RpcError } from "../core/rpc";
-import { toolSentence } from "../core/words";
+import { toolResultView, toolSentence, type ToolResultView } from "../core/words";
 import { ACTION_LABELS, errorHelp, type ErrorAction } from "../core/error-help";
 
 const RENDER_MS = 80;
@@ -99,6 +99,7 @@ export class TurnView extends Component {
 			summary.createSpan({ cls: "aib-tool-sentence", text: toolSentence(tool.name, tool.arguments, state.kind !== "done" && tool.review !== "undone") });
 			if (state.kind !== "done") summary.createSpan({ cls: "aib-tool-state", text: ` · ${state.label}` });
 			summary.createSpan({ cls: "aib-tool-details", text: "Details" });
+			this.renderResult(chip, toolResultView(tool.name, tool.result));
 			chip.createDiv({ cls: "aib-tool-name", text: tool.name });
 			chip.createEl("pre", { cls: "aib-tool-args", text: JSON.stringify(tool.arguments, null, 2) });
 			if (tool.result !== null) chip.createEl("pre", { cls: "aib-tool-result", text: tool.result });
@@ -111,6 +112,23 @@ export class TurnView extends Component {
 		if (!this.turn || !this.turn.tools.some((tool) => tool.id === callId)) return false;
 		this.update(markReview(this.turn, callId, "undone"));
 		return true;
+	}
+
+	/** A tool's result in plain words, above its raw call and result. */
+	private renderResult(chip: HTMLElement, view: ToolResultView): void {
+		if (view === null) return;
+		const el = chip.createDiv({ cls: "aib-tool-friendly" });
+		if (view.kind === "read") {
+			el.setText(`Read ${view.path.replace(/\.md$/, "")} (${view.size})`);
+			return;
+		}
+		if (view.notes.length === 0) el.setText("No note matched.");
+		for (const note of view.notes) {
+			const row = el.createDiv({ cls: "aib-tool-hit" });
+			const link = row.createEl("a", { text: note.path.replace(/\.md$/, ""), cls: "internal-link", href: "#" });
+			link.dataset.href = note.path;
+			if (note.snippet) row.createDiv({ cls: "aib-tool-snippet", text: note.snippet });
+		}
 	}
 
 	private renderFooter(turn: Turn): void {
