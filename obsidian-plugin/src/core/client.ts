@@ -378,14 +378,14 @@ export class BridgeClient {
 		socket: SocketLike,
 		id: string | number,
 		method: string,
-		params: Record<string, unknown>,
+		params: unknown,
 	): Promise<void> {
 		const handlers = this.options.onServerRequest ?? {};
 		let frame: string;
 		try {
 			if (!handles(handlers, method)) throw new Error(`This client does not handle ${method}.`);
 			// The server's params are trusted to match the method, as its notifications' are.
-			frame = this.codec.reply(id, await respond(handlers, method, params as unknown as ServerRequestParams<typeof method>));
+			frame = this.codec.reply(id, await respond(handlers, method, params as ServerRequestParams<typeof method>));
 		} catch (error) {
 			// An RpcError keeps its code (note/apply's -32022 conflict); anything else is -32603.
 			frame = this.codec.replyError(id, error instanceof RpcError ? error.code : -32603, messageOf(error));
