@@ -126,6 +126,7 @@ class ChatCore:
         self._strangers: dict[int, float] = {}
         self._pending: dict[str, _Pending] = {}
         self._chats: dict[str, asyncio.Lock] = {}
+        self._settling: set[asyncio.Task[None]] = set()
 
     def allowed(self, user: int) -> bool:
         return user in self._allowed
@@ -335,7 +336,12 @@ class ChatCore:
                 return approved
             finally:
                 del self._pending[token]
-                await self._settle(chat, message, f"{review.title}\n{outcome}")
+                # its own task: a cancelled wait (the timeout) must not cancel the edit
+                settle = asyncio.create_task(
+                    self._settle(chat, message, f"{review.title}\n{outcome}")
+                )
+                self._settling.add(settle)
+                settle.add_done_callback(self._settling.discard)
 
         return show
 

@@ -104,7 +104,16 @@ class ChatApps:
         hide_in_logs(token)
         if self._store is None:
             self._store = ChatAppStore(self.data_dir)
-        core = ChatCore(state.name, settings, self.assistant, self.vault, self.writer, self._store)
+        core = ChatCore(
+            state.name,
+            settings,
+            self.assistant,
+            self.vault,
+            self.writer,
+            self._store,
+            confirm_timeout=self.confirm_timeout,
+            edit_interval=self.edit_interval,
+        )
         self.cores[state.name] = core
         connect, diagnose = _adapter(state.name, settings.api_url)
         delay = FIRST_BACKOFF

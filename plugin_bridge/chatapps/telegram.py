@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import warnings
 from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
@@ -49,7 +50,9 @@ def make_bot(token: str, api_url: str) -> telegram.Bot:
 
 
 def retry_seconds(error: telegram.error.RetryAfter) -> float:
-    value = error.retry_after
+    with warnings.catch_warnings():  # an int now, a timedelta in PTB's next major version
+        warnings.simplefilter("ignore")
+        value = error.retry_after
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
