@@ -157,4 +157,9 @@ def _adapter(name: str, api_url: str) -> tuple[Connect, Diagnose]:
             return telegram.TelegramBot(core, token, api_url, state)
 
         return connect, telegram.diagnose
-    raise NotImplementedError(f"no adapter for {name}")
+    from plugin_bridge.chatapps import discord
+
+    def connect_discord(core: ChatCore, token: str, state: BotState) -> Adapter:
+        return discord.DiscordBot(core, token, api_url, state)
+
+    return connect_discord, discord.diagnose
