@@ -236,7 +236,8 @@ class FakeDiscord:
         payload = {"op": 0, "t": event, "s": next(self._seq), "d": data}
         self.dispatched.append(payload)
         for socket in list(self._sockets):
-            await self._send(socket, payload)
+            if not socket.closed:
+                await self._send(socket, payload)
 
     async def _send(self, socket: web.WebSocketResponse, payload: dict[str, Any]) -> None:
         text = json.dumps(payload)
