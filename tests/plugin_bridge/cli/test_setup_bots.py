@@ -1,0 +1,85 @@
+"""``setup`` for the chat-app bots, as a user runs it: the token checked against the Bot API /
+Discord stand-in, the Telegram user id read from the /start the user sends, the table saved."""
+
+from __future__ import annotations
+
+import asyncio
+import tomllib
+from pathlib import Path
+
+from tests.fakes.discord import TOKEN as DISCORD_TOKEN
+from tests.fakes.discord import FakeDiscord
+from tests.fakes.telegram import TOKEN as TELEGRAM_TOKEN
+from tests.fakes.telegram import FakeTelegram
+from tests.helpers.bots import USER
+from tests.helpers.bridge import wait_for
+from tests.helpers.serve import run_cli
+
+
+async def test_telegram_setup_reads_the_user_from_start_and_saves_the_table(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "config.toml"
+    env = {"AI_BRIDGE_CONFIG": str(config)}
+    async with FakeTelegram() as api:
+        args = ("setup", "--telegram-token", TELEGRAM_TOKEN, "--telegram-api-url", api.url)
+        running = asyncio.create_task(run_cli(tmp_path, *args, env=env))
+        await wait_for(lambda: "getUpdates" in api.calls, 30)
+        api.send(USER, "/start")
+        code, out, err = await running
+    assert code == 0, err
+    assert "send /start to @vault_test_bot" in out
+    saved = tomllib.loads(config.read_text())["telegram"]
+    assert saved == {"bot_token": TELEGRAM_TOKEN, "allowed_users": [USER], "api_url": api.url}
+    assert config.stat().st_mode & 0o777 == 0o600
+    assert api.confirmed >= 1, "the /start is confirmed: serve's bot does not answer it"
+
+
+async def test_a_refused_token_is_one_sentence_and_nothing_is_saved(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    async with FakeTelegram() as api, FakeDiscord() as discord:
+        code, _, err = await run_cli(
+            tmp_path,
+            "setup",
+            "--telegram-token",
+            "999:wrong-token-entirely",
+            "--telegram-api-url",
+            api.url,
+            env={"AI_BRIDGE_CONFIG": str(config)},
+        )
+        assert code == 2
+        assert err.strip().startswith("Telegram refused that token")
+        code, _, err = await run_cli(
+            tmp_path,
+            "setup",
+            "--discord-token",
+            "wrong",
+            "--discord-user",
+            "5",
+            "--discord-api-url",
+            discord.url,
+            env={"AI_BRIDGE_CONFIG": str(config)},
+        )
+        assert code == 2
+        assert err.strip().startswith("Discord refused that token")
+    assert not config.exists()
+
+
+async def test_discord_setup_checks_the_token_and_saves_the_user(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    async with FakeDiscord() as discord:
+        code, out, err = await run_cli(
+            tmp_path,
+            "setup",
+            "--discord-token",
+            DISCORD_TOKEN,
+            "--discord-user",
+            str(USER),
+            "--discord-api-url",
+            discord.url,
+            env={"AI_BRIDGE_CONFIG": str(config)},
+        )
+    assert code == 0, err
+    assert "will answer user" in out
+    saved = tomllib.loads(config.read_text())["discord"]
+    assert saved["bot_token"] == DISCORD_TOKEN and saved["allowed_users"] == [USER]
