@@ -121,6 +121,10 @@ def _save(table: str, token: str, user: int, api_url: str | None, default: str) 
     write_settings_file({table: values})
 
 
+def _yes(ask: Ask, question: str) -> bool:
+    return ask(question).strip().lower().startswith("y")
+
+
 def offer_bots(
     ask: Ask | None,
     ask_secret: Ask | None,
@@ -134,11 +138,10 @@ def offer_bots(
     error: type[SetupError],
 ) -> None:
     """Set up the bots the flags name, and (in a terminal) offer the others."""
-    if telegram_token is None and ask is not None and ask_secret is not None:
-        if ask("Chat with your vault from Telegram? [y/N]: ").strip().lower().startswith("y"):
+    if ask is not None and ask_secret is not None:
+        if telegram_token is None and _yes(ask, "Chat with your vault from Telegram? [y/N]: "):
             telegram_token = ask_secret("Telegram bot token (from @BotFather): ").strip()
-    if discord_token is None and ask is not None and ask_secret is not None:
-        if ask("Chat with your vault from Discord? [y/N]: ").strip().lower().startswith("y"):
+        if discord_token is None and _yes(ask, "Chat with your vault from Discord? [y/N]: "):
             discord_token = ask_secret("Discord bot token (Developer Portal → Bot): ").strip()
     try:
         if telegram_token:
