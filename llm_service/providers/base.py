@@ -19,10 +19,10 @@ from llm_service.catalog import ModelInfo, described
 from llm_service.catalog import sees_images as catalog_sees_images
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent
-from llm_service.factory import PROFILES
 from llm_service.messages import LLMResponse, Message, ToolSpec
 from llm_service.options import TOOL_MODES, ForcedTool, ResponseFormat, ToolChoice
 from llm_service.pricing import load_prices
+from llm_service.profiles import PROFILES
 from llm_service.warmup import import_early, warmed
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError
-from llm_service.factory import PROFILES, PROVIDER_NAMES, ProviderName, parse_model_spec
+from llm_service.profiles import PROFILES, PROVIDER_NAMES, ProviderName, parse_model_spec
 from plugin_bridge.app.settings.config import BridgeSettings, SettingsError, default_model
 from plugin_bridge.app.settings.keys import KEY_FIELDS
 from plugin_bridge.app.settings.providers import PURPOSES, Route

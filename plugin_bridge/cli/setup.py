@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from llm_service import LLMError, lazy
 from llm_service.catalog import is_chat_model
-from llm_service.factory import PROFILES, PROVIDER_NAMES, ProviderProfile, provider_name
+from llm_service.profiles import PROFILES, PROVIDER_NAMES, ProviderProfile, provider_name
 from llm_service.runtimes import detect_runtimes
 from plugin_bridge.app.settings.config import (
     BridgeSettings,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from llm_service import Provider
     from llm_service.catalog import ModelInfo
-    from llm_service.factory import ProviderName
+    from llm_service.profiles import ProviderName
     from plugin_bridge.app.settings.config import BridgeSettings
 else:
     rich_console = lazy.module("rich.console")

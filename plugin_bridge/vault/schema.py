@@ -147,6 +147,18 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         DROP INDEX chunks_by_note;
         """,
     ),
+    (
+        # Front matter for ``[property]`` and ``[property:value]`` search (lexical/filters.py):
+        # one row per property and value, both case-folded (lexical/parse.py). Every note is
+        # read again.
+        "009_properties",
+        """
+        CREATE TABLE properties (note INTEGER NOT NULL, key TEXT NOT NULL, value TEXT);
+        CREATE INDEX properties_by_key ON properties(key, value);
+        CREATE INDEX properties_by_note ON properties(note);
+        UPDATE notes SET mtime = -1, hash = '';
+        """,
+    ),
 )
 
 
