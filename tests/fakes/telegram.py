@@ -173,6 +173,7 @@ class FakeTelegram:
         chat_type: str = "private",
         photo: bytes | None = None,
         document: tuple[str, str, bytes] | None = None,
+        voice: bytes | None = None,
         caption: str | None = None,
     ) -> int:
         """A user's message (a photo, or a document (name, mime type, bytes)); its update id."""
@@ -207,6 +208,15 @@ class FakeTelegram:
                 "file_name": name,
                 "mime_type": mime,
                 "file_size": len(data),
+            }
+        if voice is not None:
+            file_id = self._add_file("voice/file_1.oga", voice)
+            message["voice"] = {
+                "file_id": file_id,
+                "file_unique_id": f"u{file_id}",
+                "duration": 2,
+                "mime_type": "audio/ogg",
+                "file_size": len(voice),
             }
         return self._push({"message": message})
 

@@ -292,3 +292,45 @@ async def test_a_10000_character_answer_arrives_whole_within_the_limit(
         assert all(len(m.text) <= 4096 for m in messages)
         delivered = " ".join(plain_of(m.text) for m in messages)
         assert delivered.split() == answer.split()
+
+
+async def test_in_a_group_the_bot_answers_only_when_mentioned(
+    tmp_path: Path, fake_http: FakeHTTPServer, telegram_api: FakeTelegram
+) -> None:
+    group = -1001
+    fake_http.enqueue(ollama.text_reply("Hello group."))
+    async with running_bots(tmp_path, fake_http, telegram=settings(telegram_api)):
+        telegram_api.send(USER, "chatter among friends", chat_id=group, chat_type="group")
+        telegram_api.send(STRANGER, "@vault_test_bot hi", chat_id=group, chat_type="group")
+        telegram_api.send(USER, "@vault_test_bot say hello", chat_id=group, chat_type="group")
+        await wait_for(lambda: any("Hello group" in m.text for m in telegram_api.chat(group)))
+        assert len(fake_http.requests) == 1
+        assert fake_http.requests[0].json()["messages"][-1]["content"] == "say hello"
+        assert len(telegram_api.chat(group)) == 1, "the stranger got no reply in the group"
+
+
+async def test_a_voice_note_is_saved_not_transcribed_and_an_empty_message_is_answered(
+    tmp_path: Path, fake_http: FakeHTTPServer, telegram_api: FakeTelegram
+) -> None:
+    async with running_bots(tmp_path, fake_http, telegram=settings(telegram_api)) as bots:
+        telegram_api.send(USER, voice=b"OggS fake voice")
+        [saved] = await answered(telegram_api, USER)
+        assert "not transcribed" in plain_of(saved.text)
+        assert [p.read_bytes() for p in (bots.vault / "Attachments").iterdir()] == [
+            b"OggS fake voice"
+        ]
+        telegram_api.send(USER, "   ")
+        await answered(telegram_api, USER, 2)
+        assert "Send a question" in plain_of(telegram_api.chat(USER)[1].text)
+        assert fake_http.requests == []
+
+
+async def test_a_provider_error_is_the_sentence_the_panel_shows(
+    tmp_path: Path, fake_http: FakeHTTPServer, telegram_api: FakeTelegram
+) -> None:
+    fake_http.enqueue(ollama.error_reply(404, "model 'llama3.1:8b' not found, try pulling it"))
+    async with running_bots(tmp_path, fake_http, telegram=settings(telegram_api)):
+        telegram_api.send(USER, "Hello?")
+        await wait_for(lambda: any(m.parse_modes[-1] for m in telegram_api.chat(USER)))
+        [message] = telegram_api.chat(USER)
+        assert "not found" in plain_of(message.text)
