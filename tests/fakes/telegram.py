@@ -266,11 +266,11 @@ class FakeTelegram:
         return params
 
     async def _method(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        self.calls.append(method)
         if request.match_info["token"] != self.token:
             return _error(401, "Unauthorized")
-        method = request.match_info["method"]
         params = await self._params(request)
-        self.calls.append(method)
         waits = self.rate_limit.get(method)
         if waits:
             seconds = waits.pop(0)
