@@ -32,6 +32,11 @@ else:
     telegram = lazy.module("telegram")
 
 logger = logging.getLogger(__name__)
+warnings.filterwarnings(
+    "ignore", message=r".*`retry_after` will be of type `datetime\.timedelta`", module="telegram"
+)
+"""PTB reads RetryAfter.retry_after itself (its message) and warns that the type will change;
+retry_seconds takes both types."""
 
 NAME: Final = "telegram"
 POLL_SECONDS: Final = 25
@@ -50,9 +55,7 @@ def make_bot(token: str, api_url: str) -> telegram.Bot:
 
 
 def retry_seconds(error: telegram.error.RetryAfter) -> float:
-    with warnings.catch_warnings():  # an int now, a timedelta in PTB's next major version
-        warnings.simplefilter("ignore")
-        value = error.retry_after
+    value = error.retry_after  # an int now, a timedelta in PTB's next major version
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 

@@ -334,3 +334,26 @@ async def test_a_provider_error_is_the_sentence_the_panel_shows(
         await wait_for(lambda: any(m.parse_modes[-1] for m in telegram_api.chat(USER)))
         [message] = telegram_api.chat(USER)
         assert "not found" in plain_of(message.text)
+
+
+async def test_a_model_that_cannot_see_gets_the_question_and_the_user_one_sentence(
+    tmp_path: Path, fake_http: FakeHTTPServer, telegram_api: FakeTelegram
+) -> None:
+    image = io.BytesIO()
+    Image.new("RGB", (8, 8), "blue").save(image, "JPEG")
+    chats = [ollama.text_reply("I cannot see it, but here is my answer.")]
+
+    def route(request: Recorded) -> Reply:
+        if request.path == "/api/show":
+            return Reply.json({"capabilities": ["completion", "tools"]})
+        return chats.pop(0)
+
+    fake_http.route = route
+    async with running_bots(tmp_path, fake_http, telegram=settings(telegram_api)):
+        telegram_api.send(USER, photo=image.getvalue(), caption="What colour?")
+        await wait_for(lambda: any(m.parse_modes[-1] for m in telegram_api.chat(USER)))
+        [message] = telegram_api.chat(USER)
+        assert "my answer" in plain_of(message.text)
+        assert "cannot see images" in plain_of(message.text)
+        chat = next(r for r in fake_http.requests if r.path == "/api/chat").json()
+        assert not chat["messages"][-1].get("images")
