@@ -15,7 +15,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
 from llm_service import LLMError, ResponseComplete, TextDelta
@@ -40,6 +40,8 @@ logger = logging.getLogger(__name__)
 STRANGER_REPLY: Final = "This assistant is private."
 STRANGER_EVERY: Final = 3600.0
 """At most one reply to a user not in allowed_users per this many seconds."""
+MAX_STRANGERS: Final = 10_000
+"""Strangers remembered before those answered over an hour ago are forgotten."""
 SEARCH_HITS: Final = 5
 HELP: Final = (
     "Ask anything about your notes, or send a photo or a PDF with a question.\n"
@@ -88,16 +90,6 @@ class _Pending:
     title: str
 
 
-@dataclass
-class Timings:
-    """From an allowed user's message to the first and the last edit of its answer (seconds),
-    the latest answer's; for the closing figures."""
-
-    first_edit: float | None = None
-    last_edit: float | None = None
-    samples: list[tuple[float, float]] = field(default_factory=list)
-
-
 class ChatCore:
     """One bot's behaviour (see the module docstring)."""
 
@@ -121,7 +113,6 @@ class ChatCore:
         self.store = store
         self.confirm_timeout = confirm_timeout
         self.edit_interval = edit_interval
-        self.timings = Timings()
         self._allowed = frozenset(settings.allowed_users)
         self._strangers: dict[int, float] = {}
         self._pending: dict[str, _Pending] = {}
@@ -244,6 +235,8 @@ class ChatCore:
     async def _stranger(self, message: Incoming) -> None:
         logger.info("%s: user %d is not in allowed_users: not answered", self.name, message.user)
         now = time.monotonic()
+        if len(self._strangers) > MAX_STRANGERS:  # a flood of strangers: forget the old ones
+            self._strangers = {u: t for u, t in self._strangers.items() if now - t < STRANGER_EVERY}
         last = self._strangers.get(message.user)
         if (last is None or now - last >= STRANGER_EVERY) and message.private:
             self._strangers[message.user] = now
@@ -258,7 +251,6 @@ class ChatCore:
         text: str,
         context: list[NoteContext] | None = None,
     ) -> None:
-        started = time.monotonic()
         stream = Stream(chat, self.edit_interval)
         try:
             answer = await self._turn(chat, user, text, context or [], stream)
@@ -268,10 +260,6 @@ class ChatCore:
             stream.cancel()
             raise
         await stream.finish(answer)
-        if stream.edits:
-            first, last = stream.edits[0] - started, stream.edits[-1] - started
-            self.timings.first_edit, self.timings.last_edit = first, last
-            self.timings.samples.append((first, last))
 
     async def _turn(
         self,

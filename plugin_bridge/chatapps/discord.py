@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
     import hikari
 
-    from plugin_bridge.app.bot_state import BotState
 else:
     hikari = lazy.module("hikari")
 
@@ -97,9 +96,8 @@ def diagnose(exc: BaseException) -> str:
 class DiscordBot:
     """One gateway session handing events to ``core`` (see the module docstring)."""
 
-    def __init__(self, core: ChatCore, token: str, api_url: str, state: BotState) -> None:
+    def __init__(self, core: ChatCore, token: str, api_url: str) -> None:
         self.core = core
-        self.state = state
         intents = (
             hikari.Intents.DM_MESSAGES
             | hikari.Intents.GUILD_MESSAGES

@@ -48,7 +48,7 @@ class Refused(Exception):
     """The app refused the bot for good (a bad token): not retried; ``str()`` is the sentence."""
 
 
-Connect = Callable[[ChatCore, str, BotState], Adapter]
+Connect = Callable[[ChatCore, str], Adapter]
 Diagnose = Callable[[BaseException], str]
 """The sentence for a failure (network down, …); raises :class:`Refused` when it is final."""
 
@@ -76,7 +76,6 @@ class ChatApps:
         self.confirm_timeout = confirm_timeout
         self.edit_interval = edit_interval
         self.states = [BotState(name) for name, bot in self._configured.items() if bot]
-        self.cores: dict[str, ChatCore] = {}
         self._store: ChatAppStore | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -114,11 +113,10 @@ class ChatApps:
             confirm_timeout=self.confirm_timeout,
             edit_interval=self.edit_interval,
         )
-        self.cores[state.name] = core
         connect, diagnose = _adapter(state.name, settings.api_url)
         delay = FIRST_BACKOFF
         while True:
-            adapter = connect(core, token, state)
+            adapter = connect(core, token)
             try:
                 await adapter.start()
                 state.running()
@@ -153,13 +151,13 @@ def _adapter(name: str, api_url: str) -> tuple[Connect, Diagnose]:
     if name == "telegram":
         from plugin_bridge.chatapps import telegram
 
-        def connect(core: ChatCore, token: str, state: BotState) -> Adapter:
-            return telegram.TelegramBot(core, token, api_url, state)
+        def connect(core: ChatCore, token: str) -> Adapter:
+            return telegram.TelegramBot(core, token, api_url)
 
         return connect, telegram.diagnose
     from plugin_bridge.chatapps import discord
 
-    def connect_discord(core: ChatCore, token: str, state: BotState) -> Adapter:
-        return discord.DiscordBot(core, token, api_url, state)
+    def connect_discord(core: ChatCore, token: str) -> Adapter:
+        return discord.DiscordBot(core, token, api_url)
 
     return connect_discord, discord.diagnose

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from typing import TYPE_CHECKING, Final, Protocol
 
 if TYPE_CHECKING:
@@ -94,8 +93,6 @@ class Stream:
         self.interval = interval
         self.text = ""
         self.message: str | None = None
-        self.edits: list[float] = []
-        """When each send or edit of this answer completed (monotonic seconds)."""
         self._changed = asyncio.Event()
         self._done = False
         self._task: asyncio.Task[None] | None = None
@@ -125,7 +122,6 @@ class Stream:
                     self.message = await self.chat.send(preview, formatted=False)
                 else:
                     await self.chat.edit(self.message, preview, formatted=False)
-                self.edits.append(time.monotonic())
             except RateLimited as limited:
                 await asyncio.sleep(limited.seconds)
                 self._changed.set()
@@ -150,7 +146,6 @@ class Stream:
                 return message
 
             await formatted_or_plain(put, formatted, plain)
-            self.edits.append(time.monotonic())
 
     def cancel(self) -> None:
         self._typing.cancel()

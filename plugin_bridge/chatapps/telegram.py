@@ -27,16 +27,10 @@ if TYPE_CHECKING:
     import telegram.error
     import telegram.request
 
-    from plugin_bridge.app.bot_state import BotState
 else:
     telegram = lazy.module("telegram")
 
 logger = logging.getLogger(__name__)
-warnings.filterwarnings(
-    "ignore", message=r".*`retry_after` will be of type `datetime\.timedelta`", module="telegram"
-)
-"""PTB reads RetryAfter.retry_after itself (its message) and warns that the type will change;
-retry_seconds takes both types."""
 
 NAME: Final = "telegram"
 POLL_SECONDS: Final = 25
@@ -55,7 +49,9 @@ def make_bot(token: str, api_url: str) -> telegram.Bot:
 
 
 def retry_seconds(error: telegram.error.RetryAfter) -> float:
-    value = error.retry_after  # an int now, a timedelta in PTB's next major version
+    with warnings.catch_warnings():  # an int now, a timedelta in PTB's next major version
+        warnings.simplefilter("ignore")
+        value = error.retry_after
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
@@ -150,10 +146,9 @@ def diagnose(exc: BaseException) -> str:
 class TelegramBot:
     """Polls one bot's updates and hands them to ``core`` (see the module docstring)."""
 
-    def __init__(self, core: ChatCore, token: str, api_url: str, state: BotState) -> None:
+    def __init__(self, core: ChatCore, token: str, api_url: str) -> None:
         self.core = core
         self.bot = make_bot(token, api_url)
-        self.state = state
         self.username = ""
         self._tasks: set[asyncio.Task[None]] = set()
 
