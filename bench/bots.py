@@ -31,7 +31,7 @@ from tests.fakes.discord import FakeDiscord  # noqa: E402
 from tests.fakes.http import FakeHTTPServer  # noqa: E402
 from tests.fakes.telegram import FakeTelegram  # noqa: E402
 from tests.helpers.bridge import copy_example_vault, wait_for  # noqa: E402
-from tests.reliability.test_bots_serve import USER, start, write_config  # noqa: E402
+from tests.reliability.test_bots_serve import USER, health_bots, start, write_config  # noqa: E402
 
 ANSWER = ("The plan has three steps; see [[Projects/Plan]] for the details. " * 10)[:600]
 
@@ -46,7 +46,12 @@ async def main(questions: int) -> dict[str, Any]:
             write_config(tmp / "config.toml", telegram, discord)
             served = await start(tmp, vault, model, tmp / "serve.log")
             try:
-                await asyncio.sleep(3)
+                running = {"telegram": "running", "discord": "running"}
+                for _ in range(600):  # both bots polling, within a minute
+                    if await health_bots(served) == running:
+                        break
+                    await asyncio.sleep(0.1)
+                await asyncio.sleep(1)  # the first long poll is under way
                 for app in ("telegram", "discord"):
                     first, last = [], []
                     for n in range(questions):
