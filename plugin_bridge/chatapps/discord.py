@@ -82,6 +82,11 @@ def _translated() -> Iterator[None]:
 
 def diagnose(exc: BaseException) -> str:
     """The sentence for a failed connection; Refused for a token Discord refuses."""
+    if isinstance(exc, hikari.GatewayServerClosedConnectionError) and exc.code == 4014:
+        raise Refused(
+            "Discord refused the bot's intents: turn on Message Content Intent on the "
+            "Developer Portal's Bot page."
+        )
     if isinstance(exc, hikari.UnauthorizedError):
         raise Refused(
             "The bot token was refused (GET /users/@me): paste the token of the Developer "
@@ -98,26 +103,39 @@ class DiscordBot:
 
     def __init__(self, core: ChatCore, token: str, api_url: str) -> None:
         self.core = core
+        self.token = token
+        self.api_url = api_url
+        self.bot = self._session()
+        self.tried = False
+        self.me = 0
+
+    def _session(self) -> hikari.GatewayBot:
         intents = (
             hikari.Intents.DM_MESSAGES
             | hikari.Intents.GUILD_MESSAGES
             | hikari.Intents.MESSAGE_CONTENT
         )
-        self.bot = hikari.GatewayBot(
-            token,
+        bot = hikari.GatewayBot(
+            self.token,
             intents=intents,
-            rest_url=api_url,
+            rest_url=self.api_url,
             logs=None,
             banner=None,
             suppress_optimization_warning=True,
             auto_chunk_members=False,
         )
-        self.bot.subscribe(hikari.MessageCreateEvent, self._on_message)
-        self.bot.subscribe(hikari.InteractionCreateEvent, self._on_interaction)
-        self.me = 0
+        bot.subscribe(hikari.MessageCreateEvent, self._on_message)
+        bot.subscribe(hikari.InteractionCreateEvent, self._on_interaction)
+        return bot
 
     async def start(self) -> None:
-        """Check the token (GET /users/@me), connect to the gateway, register the commands."""
+        """Connect to the gateway (GET /gateway/bot checks the token), register the commands;
+        after a failure, a new gateway session (answers under way keep the old REST client
+        while it lasts)."""
+        if self.tried:
+            await self._close(self.bot)
+            self.bot = self._session()
+        self.tried = True
         await self.bot.start(check_for_updates=False)
         me = await self.bot.rest.fetch_my_user()
         self.me = int(me.id)
@@ -199,11 +217,13 @@ class DiscordBot:
             logger.exception("discord: interaction %s failed", interaction.id)
 
     async def aclose(self) -> None:
+        await self._close(self.bot)
+
+    @staticmethod
+    async def _close(bot: hikari.GatewayBot) -> None:
         with contextlib.suppress(Exception):
-            if self.bot.is_alive:
-                await self.bot.close()
-        with contextlib.suppress(Exception):
-            await self.bot.rest.close()
+            if bot.is_alive:
+                await bot.close()
 
 
 def _attachment(message: hikari.Message) -> Attachment | None:

@@ -31,7 +31,8 @@ MAX_BACKOFF: Final = 60.0
 
 
 class Adapter(Protocol):
-    """One connection of a bot to its app, made anew after each failure."""
+    """A bot's connection to its app: started again after each failure (the answers under
+    way go on), closed when the bot stops."""
 
     async def start(self) -> None:
         """Check the token and register the commands."""
@@ -115,27 +116,28 @@ class ChatApps:
         )
         connect, diagnose = _adapter(state.name, settings.api_url)
         delay = FIRST_BACKOFF
-        while True:
-            adapter = connect(core, token)
-            try:
-                await adapter.start()
-                state.running()
-                await adapter.poll()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
+        adapter = connect(core, token)  # one for the bot's life: answers under way go on
+        try:
+            while True:
                 try:
-                    sentence = diagnose(exc)
-                except Refused as refused:
-                    state.failed(str(refused))
-                    return
-                if state.state == "running":
-                    delay = FIRST_BACKOFF
-                state.failed(f"{sentence}; retrying in {delay:.0f} s.")
-            finally:
-                await adapter.aclose()
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, MAX_BACKOFF)
+                    await adapter.start()
+                    state.running()
+                    await adapter.poll()
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    try:
+                        sentence = diagnose(exc)
+                    except Refused as refused:
+                        state.failed(str(refused))
+                        return
+                    if state.state == "running":
+                        delay = FIRST_BACKOFF
+                    state.failed(f"{sentence}; retrying in {delay:.0f} s.")
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, MAX_BACKOFF)
+        finally:
+            await adapter.aclose()
 
     async def aclose(self) -> None:
         for task in self._tasks:

@@ -153,7 +153,8 @@ class TelegramBot:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
-        """Check the token (getMe), register the commands; InvalidToken or a network error."""
+        """Check the token (getMe, once), register the commands; InvalidToken or a network
+        error."""
         await self.bot.initialize()
         self.username = self.bot.username
         commands = [telegram.BotCommand(name, text) for name, text in COMMANDS]

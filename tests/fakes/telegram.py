@@ -138,6 +138,8 @@ class FakeTelegram:
         """method -> retry_after of the next calls to answer 429."""
         self.limited: list[tuple[str, float]] = []
         self.refused_formatting = 0
+        self.failing_polls = 0
+        """The next getUpdates calls that answer 502 (a Bot API having a bad moment)."""
         self.refuse_markdown = False
         """When set, every MarkdownV2 text is refused (as a Bot API that cannot parse it)."""
         self.redeliver = False
@@ -304,6 +306,9 @@ class FakeTelegram:
         return True
 
     async def _getUpdates(self, params: dict[str, Any]) -> Any:
+        if self.failing_polls:
+            self.failing_polls -= 1
+            return _error(502, "Bad Gateway")
         offset = int(params.get("offset") or 0)
         if offset > 0:
             self.confirmed = max(self.confirmed, offset - 1)

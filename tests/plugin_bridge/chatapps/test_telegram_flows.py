@@ -357,3 +357,22 @@ async def test_a_model_that_cannot_see_gets_the_question_and_the_user_one_senten
         assert "cannot see images" in plain_of(message.text)
         chat = next(r for r in fake_http.requests if r.path == "/api/chat").json()
         assert not chat["messages"][-1].get("images")
+
+
+async def test_an_answer_under_way_survives_a_failed_poll(
+    tmp_path: Path, fake_http: FakeHTTPServer, telegram_api: FakeTelegram
+) -> None:
+    fake_http.enqueue(kites_call())
+    fake_http.enqueue(ollama.text_reply("Written after all."))
+    async with running_bots(tmp_path, fake_http, telegram=settings(telegram_api)) as bots:
+        telegram_api.send(USER, "Make a note about kites")
+        review = await review_message(telegram_api)
+        telegram_api.failing_polls = 1
+        telegram_api.send(STRANGER, "hello")  # ends the long poll under way; the next fails
+        state = bots.bots.states[0]
+        await wait_for(lambda: state.state == "failed")
+        assert "Telegram cannot be reached" in (state.error or "")
+        await wait_for(lambda: state.state == "running")
+        telegram_api.press(USER, review, "Approve")
+        await wait_for(lambda: any("Written after" in m.text for m in telegram_api.chat(USER)))
+        assert (bots.vault / "Ideas" / "Kites.md").exists()
