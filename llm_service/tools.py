@@ -21,7 +21,7 @@ import inspect
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
@@ -187,14 +187,18 @@ class ToolRegistry:
         tool = None if name in self._hidden else self._tools.get(name)
         return None if tool is None else tool.permission
 
-    def validate_tool_call(self, call: ToolCall) -> str | None:
-        """None if ``call`` names a registered tool with valid arguments, else why it is not."""
+    def validate_tool_call(
+        self, call: ToolCall, available: Sequence[str] | None = None
+    ) -> str | None:
+        """None if ``call`` names a registered tool with valid arguments, else why it is not;
+        an unknown tool's sentence names ``available`` (default: every tool offered)."""
         tool = None if call.name in self._hidden else self._tools.get(call.name)
         if tool is None and call.name in self._gone:
             return self._gone[call.name]
         if tool is None:
-            available = ", ".join(self.get_registered_tools()) or "none"
-            return f"Unknown tool {call.name!r}. Available: {available}."
+            offered = self.get_registered_tools() if available is None else available
+            names = ", ".join(offered) or "none"
+            return f"Unknown tool {call.name!r}. Available: {names}."
         if call.parse_error is not None:
             return (
                 f"Invalid arguments for {call.name!r}: {_cut(call.parse_error)}; "

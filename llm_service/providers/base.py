@@ -204,6 +204,21 @@ class Provider(Retrying):
             raise ValueError(f"{cls.name} takes no API key: leave api_key out.")
         return cls(model=model, **options)
 
+    async def _with_retries(self, attempt: Callable[[], Awaitable[CallT]]) -> CallT:
+        """The retry policy of :class:`Retrying`; a retryable failure given up on carries the
+        wait the next attempt would have had as its ``retry_after`` when the server said none,
+        so that whoever retries it (a client of the bridge) waits no less than this would."""
+        try:
+            return await super()._with_retries(attempt)
+        except LLMError as exc:
+            if exc.retryable and exc.retry_after is None:
+                exc.retry_after = self.next_backoff()
+            raise
+
+    def next_backoff(self) -> float:
+        """The wait before one more attempt after the last one (without its jitter)."""
+        return min(self.backoff_base * 2.0 ** (self.max_attempts - 1), MAX_BACKOFF_SECONDS)
+
     # -- what subclasses implement -------------------------------------------------------
 
     @staticmethod

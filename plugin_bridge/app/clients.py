@@ -9,7 +9,9 @@ client gets its own key (``clients add NAME``), which holds one scope:
 
 Everything else (settings, client keys, downloads, direct note writes, the audit log) is the
 owner's. Only a SHA-256 of each key is kept, in ``clients.json`` in the vault's data folder
-(mode 0600, replaced atomically and fsynced before a command answers). A running server
+(mode 0600, replaced atomically and fsynced before a command answers), with the hashes and
+names of revoked keys (``revoked``, the newest :data:`REVOKED_KEPT`), so a revoked key is told
+so by name. A running server
 looks at the file's identity on every authentication, so a key revoked by the CLI stops
 working at its next request. When each key was last used is kept apart (``clients-used.json``,
 written by the server at most once a minute), so the CLI and the server never write the same
@@ -52,6 +54,8 @@ MIN_IMPORTED_KEY: Final = 16
 KEYS_FILE: Final = "clients.json"
 USED_FILE: Final = "clients-used.json"
 USED_FLUSH_SECONDS: Final = 60.0
+REVOKED_KEPT: Final = 1000
+"""Revoked keys remembered (hash and name), newest first."""
 NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 ANONYMOUS: Final = "anonymous"
@@ -218,12 +222,14 @@ def check_undo(caller: Caller, path: str, entries: Iterable[Mapping[str, object]
         )
 
 
-CHAT_ROUTES: Final = frozenset({"/v1/chat/completions", "/chat", "/chat/stream"})
+CHAT_ROUTES: Final = frozenset({"/v1/models", "/v1/chat/completions", "/chat", "/chat/stream"})
+"""The model's routes: all of ``/v1`` (its model list offers only ids a ``chat`` key can send),
+``/chat`` and ``/chat/stream``."""
 
 
 def http_scope(path: str) -> str:
-    """The least scope for an HTTP route: model calls need ``chat``, the rest ``read`` (the
-    write tools behind ``/mcp`` and ``/api/local-llm/*`` are checked per call)."""
+    """The least scope for an HTTP route: the model's routes need ``chat``, the rest ``read``
+    (the write tools behind ``/mcp`` and ``/api/local-llm/*`` are checked per call)."""
     return "chat" if path.rstrip("/") in CHAT_ROUTES else "read"
 
 
@@ -269,6 +275,8 @@ class ClientKeys(BlockingStore):
         self._seen: tuple[int, int, int] | None = None
         self._by_hash: dict[str, tuple[str, Scope]] = {}
         self._records: dict[str, dict[str, object]] = {}
+        self._revoked: list[dict[str, object]] = []
+        self._revoked_by_hash: dict[str, str] = {}
         self._used: dict[str, float] = self._read_used()
         self._used_flushed = time.monotonic()
 
@@ -286,6 +294,7 @@ class ClientKeys(BlockingStore):
         if identity == self._seen and (identity is not None or not self._records):
             return
         records: dict[str, dict[str, object]] = {}
+        revoked: list[dict[str, object]] = []
         if identity is not None:
             try:
                 raw = json.loads(self.path.read_text(encoding="utf-8"))
@@ -294,9 +303,16 @@ class ClientKeys(BlockingStore):
                     for item in raw.get("clients", [])
                     if isinstance(item, dict) and item.get("scope") in SCOPES
                 }
+                revoked = [
+                    dict(item)
+                    for item in raw.get("revoked", [])
+                    if isinstance(item, dict) and {"name", "hash"} <= item.keys()
+                ]
             except (OSError, ValueError, KeyError, AttributeError) as exc:
                 logger.error("the client keys file %s cannot be read (%s)", self.path, exc)
         self._records = records
+        self._revoked = revoked
+        self._revoked_by_hash = {str(item["hash"]): str(item["name"]) for item in revoked}
         self._by_hash = {
             str(item["hash"]): (name, item["scope"])  # type: ignore[misc]
             for name, item in records.items()
@@ -314,6 +330,11 @@ class ClientKeys(BlockingStore):
         if time.monotonic() - self._used_flushed > USED_FLUSH_SECONDS:
             self.flush_used()
         return Caller(name, scope)
+
+    def revoked(self, token: str) -> str | None:
+        """The name of the revoked key ``token`` is, or None (a live or unknown key)."""
+        self._load()
+        return self._revoked_by_hash.get(_digest(token))
 
     def authenticate(self, token: str, owner_token: str, peer: object = None) -> Caller | None:
         """The owner for the info file's token, a client for its key, else None; on the
@@ -399,6 +420,7 @@ class ClientKeys(BlockingStore):
         if _digest(key) in self._by_hash:
             raise ClientKeyError("That key belongs to another client already: use another.")
         record = {"name": name, "scope": scope, "hash": _digest(key), "created": time.time()}
+        self._revoked = [item for item in self._revoked if item["hash"] != record["hash"]]
         self._save({**self._records, name: record})
         return key
 
@@ -408,11 +430,14 @@ class ClientKeys(BlockingStore):
         self._load()
         if name not in self._records:
             raise ClientKeyError(f"No client is named '{name[:80]}': see 'clients list'.")
+        gone = {"name": name, "hash": self._records[name]["hash"], "revoked": time.time()}
+        self._revoked = [gone, *self._revoked][:REVOKED_KEPT]
         self._save({k: v for k, v in self._records.items() if k != name})
         self._used.pop(name, None)
 
     def _save(self, records: dict[str, dict[str, object]]) -> None:
-        data = json.dumps({"clients": list(records.values())}, indent=1).encode()
+        content = {"clients": list(records.values()), "revoked": self._revoked}
+        data = json.dumps(content, indent=1).encode()
         write_atomic(self.path, data, mode=0o600)
         self._seen = None
         self._load()

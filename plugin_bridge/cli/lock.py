@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from llm_service import lazy
-from plugin_bridge.vault.datadir import APP_NAME, vault_key
+from plugin_bridge.vault.datadir import APP_NAME, default_info_file, vault_key
 
 if TYPE_CHECKING:
     import platformdirs
@@ -114,6 +114,15 @@ def holder(vault: Path) -> LockRecord | None:
     if record.pid is None or not process_alive(record.pid):
         return None
     return record
+
+
+def running_info_file(vault: Path, given: Path | None = None) -> Path:
+    """The info file of the server holding the vault's lock (whatever data folder or info file
+    it was started with), else ``given``, else the vault's default."""
+    record = holder(vault)
+    if record is not None and record.info_file is not None:
+        return Path(record.info_file)
+    return given or default_info_file(vault)
 
 
 def process_alive(pid: int) -> bool:

@@ -176,7 +176,10 @@ async def _start(
     http = http_url(host, http_sock.getsockname()[1])
     try:
         lock.announce(url, options.data_dir or data_dir_for(vault_root), info_path)
-        write_info_file(info_path, InfoRecord(url, token, os.getpid(), PROTOCOL_VERSION, http))
+        record = InfoRecord(url, token, os.getpid(), PROTOCOL_VERSION, http)
+        if remote is not None:  # for 'clients add --pair' (see cli/clients.py)
+            record = record._replace(remote_url=remote.url, remote_fingerprint=remote.fingerprint)
+        write_info_file(info_path, record)
         print(f"Listening on {url}", file=sys.stderr, flush=True)
         print(f"Info file: {info_path}", file=sys.stderr, flush=True)
         print(f"HTTP API on {http}", file=sys.stderr, flush=True)

@@ -67,7 +67,6 @@ def build_http_app(
 
     routes: list[BaseRoute] = [
         Route("/health", health, methods=["GET"]),
-        Route("/api/local-llm/health", health, methods=["GET"]),  # the local-LLM bridge's path
         *routes_proxy.PROXY_ROUTES,
         *routes_openai.OPENAI_ROUTES,
         *routes_local.LOCAL_ROUTES,
@@ -88,5 +87,6 @@ def build_http_app(
         allowed_origins=allowed_origins,
         max_body=max_body,
         identify=bridge.clients.identify,
+        revoked=bridge.clients.revoked,
         remote=remote,
     )

@@ -2,7 +2,8 @@
 
 1. Origin and Host, by the WebSocket's own rules
    (:func:`plugin_bridge.wire.security.check_handshake`): 403;
-2. ``Authorization: Bearer <token>``, the info file's token or a client key: 401; a route
+2. ``Authorization: Bearer <token>``, the info file's token or a client key: 401 (one sentence
+   for every 401, :func:`auth_failed`, naming a revoked key's name); a route
    outside the key's scope: 403 ``forbidden_scope`` (the caller is left in the scope under
    :data:`CALLER` for the routes);
 3. the body's size, at most :data:`MAX_BODY_BYTES` (by Content-Length, and counted while it is
@@ -97,6 +98,7 @@ class Guard:
         allowed_origins: Collection[str],
         max_body: int = MAX_BODY_BYTES,
         identify: Callable[[str], Caller | None] = lambda key: None,
+        revoked: Callable[[str], str | None] = lambda key: None,
         remote: RemoteGate | None = None,
     ) -> None:
         self.app = app
@@ -104,6 +106,8 @@ class Guard:
         """The remote listener's rules (None: the loopback listener's)."""
         self.identify = identify
         """The caller a client key names (None: not a key)."""
+        self.revoked = revoked
+        """The name of a revoked client key (None: not one)."""
         self.expected = f"Bearer {token}".encode()
         self.port = port
         self.allowed_origins = frozenset(allowed_origins)
@@ -188,25 +192,19 @@ class Guard:
                 return 403, "forbidden", reason.strip()
         given = headers.get_all("authorization")
         bearer = _bearer(given[0].encode("latin-1")) if len(given) == 1 else b""
+        key = bearer.removeprefix(b"Bearer ").decode("latin-1")
         caller = (
             OWNER_CALLER
             if self.remote is None and hmac.compare_digest(bearer, self.expected)
-            else self.identify(bearer.removeprefix(b"Bearer ").decode("latin-1"))
+            else self.identify(key)
             if bearer.startswith(b"Bearer ")
             else None
         )
         if caller is None:
             if self.remote is not None:
                 self.remote.failures.failed(address)
-            return (
-                401,
-                "auth_failed",
-                "Missing or wrong bearer token: send 'Authorization: Bearer TOKEN' with the "
-                "token from the server info file."
-                if self.remote is None
-                else "Missing or wrong client key: send 'Authorization: Bearer KEY' with a key "
-                "from 'clients add' (the info file's token is not taken here).",
-            )
+            name = self.revoked(key) if bearer.startswith(b"Bearer ") else None
+            return 401, "auth_failed", auth_failed(name)
         lengths = headers.get_all("content-length")
         if lengths and (not lengths[0].isdigit() or int(lengths[0]) > self.max_body):
             return 413, *self._too_large()
@@ -217,6 +215,20 @@ class Guard:
             "too_large",
             f"The request body is larger than {self.max_body // (1024 * 1024)} MiB: send less.",
         )
+
+
+def auth_failed(revoked: str | None = None) -> str:
+    """The sentence of every HTTP 401, loopback and remote (never naming the info file, whose
+    token is not for clients); ``revoked``: the name of the revoked key that was sent."""
+    if revoked is not None:
+        return (
+            f"Authentication failed: missing or wrong client key (the key '{revoked}' was "
+            "revoked): ask the vault's owner for a new one ('clients add')."
+        )
+    return (
+        "Authentication failed: missing or wrong client key: send 'Authorization: Bearer KEY' "
+        "with a key from 'clients add'."
+    )
 
 
 def _scope_refusal(caller: Caller, path: str) -> tuple[int, str, str] | None:

@@ -13,6 +13,11 @@ notes a client follows.
 A followed note is checked every :data:`POLL_SECONDS` (its size, modification time and file
 id: an atomic write is a new file), by the process that serves MCP, whether it owns the vault
 or forwards to its server: a handful of ``stat`` calls, only while someone follows a note.
+
+- The list changing (:class:`ListChanges`): ``notifications/resources/list_changed``, at most
+  once every :data:`LIST_CHANGED_SECONDS`, when the first indexing is done (the list gains
+  titles) and when the index's notes change; on ``subscriptions/listen`` streams that asked for
+  it, and on every handshake-era connection that can carry notifications and listed resources.
 """
 
 from __future__ import annotations
@@ -25,7 +30,12 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, unquote
 
 import mcp_types as types
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ResourcesListChanged,
+    ResourceUpdated,
+)
 from mcp.shared.exceptions import MCPError
 
 from plugin_bridge.vault.door import FILES
@@ -42,6 +52,10 @@ logger = logging.getLogger(__name__)
 NOTE_SCHEME: Final = "note://"
 POLL_SECONDS: Final = 0.25
 """How often a followed note is checked."""
+LIST_CHANGED_SECONDS: Final = 1.0
+"""The least time between two ``notifications/resources/list_changed``."""
+NOTIFY_SECONDS: Final = 10.0
+"""How long a connection may take to accept one; one that does not is not told again."""
 Stamp = tuple[int, int, int] | None
 """A note's (modification time in ns, size, file id); None when it does not exist."""
 
@@ -163,6 +177,51 @@ class NoteFollower:
         except (OSError, VaultError, MCPError):
             return None
         return info.st_mtime_ns, info.st_size, info.st_ino
+
+
+class ListChanges:
+    """Who is told that ``resources/list`` changed, and the telling (see the module
+    docstring). :meth:`changed` may be called from any thread."""
+
+    def __init__(self, bus: InMemorySubscriptionBus) -> None:
+        self.bus = bus
+        self._sessions: dict[object, ServerSession] = {}
+        self._loop = asyncio.get_running_loop()
+        self._task: asyncio.Task[None] | None = None
+        self._again = False
+
+    def listed(self, session: ServerSession) -> None:
+        """A handshake-era connection listed the resources: tell it of changes."""
+        connection = _connection(session)
+        if getattr(connection, "has_standalone_channel", True):
+            self._sessions[connection] = session
+
+    def changed(self) -> None:
+        """The list changed: tell everyone once the current pause is over."""
+        self._loop.call_soon_threadsafe(self._soon)
+
+    def _soon(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = self._loop.create_task(self._tell(), name="mcp list changed")
+        else:
+            self._again = True  # told at the end of the pause
+
+    async def _tell_one(self, connection: object, session: ServerSession) -> None:
+        try:
+            async with asyncio.timeout(NOTIFY_SECONDS):
+                await session.send_resource_list_changed()
+        except Exception:  # the client went away, or reads nothing: not told again
+            logger.debug("a resources/list reader is gone", exc_info=True)
+            self._sessions.pop(connection, None)
+
+    async def _tell(self) -> None:
+        while True:
+            await self.bus.publish(ResourcesListChanged())
+            await asyncio.gather(*(self._tell_one(*item) for item in self._sessions.items()))
+            await asyncio.sleep(LIST_CHANGED_SECONDS)
+            if not self._again:
+                return
+            self._again = False
 
 
 class _FollowingListen:

@@ -150,13 +150,18 @@ class SearchIndex:
     async def wait_until_idle(self, timeout: float = 30.0) -> None:  # noqa: ASYNC109 - pinned API
         """Return once the first scan is done and no change is queued; TimeoutError otherwise."""
         deadline = time.monotonic() + timeout
-        while not (self._worker and self._worker.scanned.is_set() and self.pending == 0):
+        while not self.idle:
             if time.monotonic() > deadline:
                 raise TimeoutError(
                     f"The vault index is still busy after {timeout:g} s "
                     f"({self.pending} files pending)."
                 )
             await asyncio.sleep(0.01)
+
+    @property
+    def idle(self) -> bool:
+        """The first scan is done and no change is queued."""
+        return bool(self._worker and self._worker.scanned.is_set() and self.pending == 0)
 
     # -- reading ----------------------------------------------------------------------------
 

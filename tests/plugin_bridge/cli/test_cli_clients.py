@@ -8,6 +8,7 @@ import pytest
 
 from plugin_bridge.app.clients import ClientKeyError, ClientKeys
 from plugin_bridge.cli import main
+from plugin_bridge.cli.lock import acquire
 
 
 def test_cli_add_list_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -29,3 +30,20 @@ def test_cli_add_list_import(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert store.identify("a-long-enough-token") is not None
     with pytest.raises(ClientKeyError):
         store.revoke("nobody")
+
+
+def test_without_data_dir_the_running_servers_keys_are_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server started with --data-dir X: `clients add` without one adds the key to X (the
+    vault's lock records it), so the running server takes it."""
+    vault = tmp_path / "v"
+    vault.mkdir()
+    lock = acquire(vault)
+    try:
+        lock.announce("ws://127.0.0.1:1", tmp_path / "elsewhere", tmp_path / "server.json")
+        assert main(["clients", "add", "bot", "--scope", "read", "--vault", str(vault)]) == 0
+    finally:
+        lock.release()
+    key = capsys.readouterr().out.strip()
+    assert ClientKeys(tmp_path / "elsewhere").identify(key) is not None

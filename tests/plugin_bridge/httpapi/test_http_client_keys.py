@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 import pytest_asyncio
@@ -70,6 +71,21 @@ async def test_read_key_reads_and_is_refused_chat(served: Served) -> None:
     assert not served.chats(served.anthropic)
 
 
+@pytest.mark.parametrize(("scope", "status"), [("read", 403), ("chat", 200)])
+async def test_the_model_list_needs_chat_like_the_rest_of_v1(
+    served: Served, scope: str, status: int
+) -> None:
+    key = add(served, f"lister-{scope}", scope)
+    async with served.http(key) as http:
+        response = await http.get("/v1/models")
+    assert response.status_code == status
+    if status == 403:
+        assert response.json()["error"]["code"] == "forbidden_scope"
+        assert "scope chat" in response.json()["error"]["message"]
+    else:
+        assert response.json()["data"][0]["id"] == "vault"
+
+
 async def test_chat_key_chats_over_openai_and_websocket(served: Served) -> None:
     key = add(served, "chatter", "chat")
     served.anthropic.enqueue(anthropic_fake.text_reply("Hi.", stream=False))
@@ -96,8 +112,23 @@ async def test_chat_key_chats_over_openai_and_websocket(served: Served) -> None:
 
 
 async def test_unknown_key_is_refused(served: Served) -> None:
+    """Every HTTP 401 says the same sentence, in the route's own error shape, and never sends
+    a client to the info file (its token is not for clients)."""
     async with served.http("oab_" + "x" * 43) as http:
-        assert (await http.get("/health")).status_code == 401
+        refused = await http.get("/health")
+        openai_refused = await http.get("/v1/models")
+        mcp_refused = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    async with httpx.AsyncClient(base_url=served.bridge.http_url) as http:
+        missing = await http.get("/api/local-llm/tools")
+    for answer in (refused, missing):
+        assert answer.status_code == 401
+        assert answer.json()["error"] == "auth_failed"
+        assert "missing or wrong client key" in answer.json()["message"]
+        assert "info file" not in answer.text
+    assert openai_refused.status_code == 401 and mcp_refused.status_code == 401
+    assert "missing or wrong client key" in openai_refused.json()["error"]["message"]
+    assert "missing or wrong client key" in mcp_refused.json()["error"]["message"]
+    assert "info file" not in openai_refused.text + mcp_refused.text
     wire = await served.bridge.wire(initialize=False)
     try:
         error = await wire.error("initialize", init_params("oab_" + "x" * 43))
@@ -128,12 +159,21 @@ async def test_revoke_takes_effect_on_a_running_server_within_a_second(served: S
                 == 0
             )
             started = time.monotonic()
-            assert (await http.get("/health")).status_code == 401
+            refused = await http.get("/health")
+            assert refused.status_code == 401 and refused.json()["error"] == "auth_failed"
+            assert f"'{name}' was revoked" in refused.json()["message"]
+            assert key not in refused.text and "info file" not in refused.text
             error = await wire.error("health")
             assert error["code"] == -32001 and "revoked" in error["message"]
             assert time.monotonic() - started < 1.0
     finally:
         await wire.ws.close()
+    again = await served.bridge.wire(initialize=False)
+    try:
+        error = await again.error("initialize", init_params(key))
+        assert error["code"] == -32001 and f"'{name}' was revoked" in error["message"]
+    finally:
+        await again.ws.close()
 
 
 async def test_keys_file_holds_hashes_only_with_mode_0600(served: Served) -> None:

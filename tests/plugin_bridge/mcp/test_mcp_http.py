@@ -64,7 +64,10 @@ async def test_a_wrong_or_missing_token_is_401(served: Served, token: str | None
     assert response.headers["www-authenticate"].startswith("Bearer")
     body = response.json()
     assert body["jsonrpc"] == "2.0" and body["id"] is None
-    assert body["error"]["code"] == -32001 and "bearer token" in body["error"]["message"]
+    assert body["error"]["code"] == -32001
+    assert "missing or wrong client key" in body["error"]["message"]
+    assert body["error"]["data"] == {"error": "auth_failed"}
+    assert "info file" not in body["error"]["message"]
     with pytest.raises(ExceptionGroup):  # the SDK's client cannot start a session
         async with client_with(served, token or ""):
             pass
