@@ -120,6 +120,12 @@ async def test_a_write_waits_for_approve_or_deny(
         result = fake_http.requests[1].json()["messages"][-1]
         assert result["role"] == "tool"
         assert ("not approve" in result["content"]) is (button == "Deny")
+        if written:  # the audit line names the chat app's user; so do the usage rows
+            audit = (bots.app.vault.data_dir / "audit.jsonl").read_text(encoding="utf-8")
+            assert f"(telegram:{USER})" in audit.splitlines()[-1]
+        usage = bots.app.usage_log
+        assert await usage.execute(lambda log: log.by_model(0, f"telegram:{USER}"))
+        assert not await usage.execute(lambda log: log.by_model(0, "owner"))
 
 
 async def test_no_answer_in_time_is_deny(
