@@ -7,13 +7,17 @@ import asyncio
 import tomllib
 from pathlib import Path
 
+from plugin_bridge.app.settings.config import config_file
+from tests.fakes import openai as fake
 from tests.fakes.discord import TOKEN as DISCORD_TOKEN
 from tests.fakes.discord import FakeDiscord
+from tests.fakes.http import FakeHTTPServer
 from tests.fakes.telegram import TOKEN as TELEGRAM_TOKEN
 from tests.fakes.telegram import FakeTelegram
 from tests.helpers.bots import USER
-from tests.helpers.bridge import wait_for
+from tests.helpers.bridge import WAIT, wait_for
 from tests.helpers.serve import run_cli
+from tests.plugin_bridge.cli.test_cli_chat_pty import cli_in_terminal
 
 
 async def test_telegram_setup_reads_the_user_from_start_and_saves_the_table(
@@ -83,3 +87,33 @@ async def test_discord_setup_checks_the_token_and_saves_the_user(tmp_path: Path)
     assert "will answer user" in out
     saved = tomllib.loads(config.read_text())["discord"]
     assert saved["bot_token"] == DISCORD_TOKEN and saved["allowed_users"] == [USER]
+
+
+async def test_setup_in_a_terminal_offers_the_telegram_bot(
+    tmp_path: Path, fake_http: FakeHTTPServer
+) -> None:
+    """In a real terminal: after the provider, yes to Telegram, the token typed unseen, the
+    /start sent to the bot; the table is saved beside the provider."""
+    fake_http.enqueue(fake.models_reply("qwen3-8b"))
+    async with FakeTelegram() as api:
+        args = ("setup", "--base-url", fake_http.url + "/v1", "--telegram-api-url", api.url)
+        async with cli_in_terminal(*args) as (process, terminal):
+            await terminal.expect("Provider (anthropic, openai, ollama)")
+            terminal.type("openai\r")
+            await terminal.expect("Model [")
+            terminal.type("\r")
+            await terminal.expect("Chat with your vault from Telegram? [y/N]")
+            terminal.type("y\r")
+            await terminal.expect("Telegram bot token")
+            terminal.type(f"{TELEGRAM_TOKEN}\r")
+            await terminal.expect("Chat with your vault from Discord? [y/N]")
+            terminal.type("\r")
+            await terminal.expect("send /start to @vault_test_bot")
+            api.send(USER, "/start")
+            async with asyncio.timeout(WAIT):
+                await process.wait()
+        assert process.returncode == 0, terminal.screen
+        assert TELEGRAM_TOKEN not in terminal.screen, "typed unseen"
+    saved = tomllib.loads(config_file().read_text())
+    assert saved["model"] == "qwen3-8b"
+    assert saved["telegram"]["allowed_users"] == [USER]
