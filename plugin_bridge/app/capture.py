@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
@@ -31,19 +30,13 @@ MAX_FILE_BYTES: Final = 20 * 1024 * 1024
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9._ -]+")
 
 
-@dataclass(frozen=True, slots=True)
-class Captured:
-    path: str
-    created: bool
-
-
-async def capture(vault: Vault, writer: Writer, note: str, text: str, origin: str) -> Captured:
-    """Append ``- HH:MM text`` (the date too when the note is new today) to ``note``, creating
-    it when missing; VaultError when the path is refused."""
+async def capture(vault: Vault, writer: Writer, note: str, text: str, origin: str) -> str:
+    """Append ``- YYYY-MM-DD HH:MM text`` to ``note``, creating it when missing; the note's
+    path. VaultError when the path is refused."""
     line = f"- {datetime.now().astimezone():%Y-%m-%d %H:%M} {' '.join(text.split())}"
     plan = await vault.run(_plan_capture, vault, note, line)
     result = await writer(plan, origin)
-    return Captured(result.path, result.previous_hash is None)
+    return result.path
 
 
 def _plan_capture(vault: Vault, note: str, line: str) -> PlannedWrite:

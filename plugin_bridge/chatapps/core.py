@@ -83,11 +83,10 @@ class Incoming:
 
 @dataclass
 class _Pending:
+    """A write shown for Approve / Deny: who may answer, and the answer."""
+
     user: int
     answer: asyncio.Future[bool]
-    chat: ChatSurface
-    message: str
-    title: str
 
 
 class ChatCore:
@@ -181,13 +180,13 @@ class ChatCore:
             await self._say(chat, "This bot may only search (scope read).")
             return
         try:
-            done = await capture(
+            path = await capture(
                 self.vault, self.writer, self.settings.capture_note, text, user.label
             )
         except VaultError as exc:
             await self._say(chat, exc.message)
             return
-        await self._say(chat, f"Added to {done.path.removesuffix('.md')}.")
+        await self._say(chat, f"Added to {path.removesuffix('.md')}.")
 
     async def _search(self, chat: ChatSurface, query: str) -> None:
         if not query.strip():
@@ -316,7 +315,7 @@ class ChatCore:
             formatted = chat.pieces(text)[0][0]
             message = await chat.ask(formatted, token)
             answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-            self._pending[token] = _Pending(int(user.name), answer, chat, message, review.title)
+            self._pending[token] = _Pending(int(user.name), answer)
             outcome = "Denied: nothing was written (no answer in 5 minutes)."
             try:
                 approved = await answer
