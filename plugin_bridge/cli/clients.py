@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from plugin_bridge.app.clients import ClientKeyError, ClientKeys
 from plugin_bridge.cli.lock import holder, process_alive, running_info_file
-from plugin_bridge.vault.datadir import data_dir_for
+from plugin_bridge.vault.datadir import INFO_FILE_NAME, data_dir_for
 from plugin_bridge.wire.infofile import InfoFileError, read_info_file
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def run(
             keys.revoke(name)
             out.write(f"Revoked the key of '{name}': it no longer works.\n")
             return 0
-        made = keys.add(name, scope, key)  # type: ignore[arg-type]
+        made = keys.add(name, scope, key, owner_token=_owner_token(vault, folder))  # type: ignore[arg-type]
     except ClientKeyError as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -128,6 +128,18 @@ def _running_remote(vault: Path) -> tuple[str, str, str] | None:
 
     source = f"the running server's, pid {info.pid}, serve --remote {info.remote_url}"
     return reachable(info.remote_url), info.remote_fingerprint, source
+
+
+def _owner_token(vault: Path, data_dir: Path) -> str:
+    """The running (or last) server's token, from its info file; "" when there is none."""
+    running = holder(vault.expanduser())
+    paths = [Path(running.info_file)] if running and running.info_file else []
+    for path in [*paths, data_dir / INFO_FILE_NAME]:
+        try:
+            return read_info_file(path).token
+        except InfoFileError:
+            continue
+    return ""
 
 
 def _list(keys: ClientKeys, out: TextIO) -> int:

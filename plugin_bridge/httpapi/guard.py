@@ -30,7 +30,7 @@ from plugin_bridge.app.clients import (
     current_caller,
     http_scope,
 )
-from plugin_bridge.app.remote import RemoteGate
+from plugin_bridge.app.remote import KEYED, RemoteGate, handshake_key
 from plugin_bridge.wire.errors import WireCode
 from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import check_handshake
@@ -112,12 +112,12 @@ class Guard:
         self.port = port
         self.allowed_origins = frozenset(allowed_origins)
         self.max_body = max_body
-        self.refusals = RefusalLog(logger)
+        self.refusals = RefusalLog(logger) if remote is None else remote.refusals
         """Refused requests, logged at most once a second with their count."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket" and self.remote is not None:
-            denied = self._remote_refusal(scope)
+            denied = self._remote_refusal(scope) or self._keyless_upgrade(scope)
             if denied is not None:
                 await _respond(send, *denied, kind="websocket.http")
                 return
@@ -135,6 +135,9 @@ class Guard:
         scope[CALLER] = checked
         if isinstance(checked, Caller):
             current_caller.set(checked)  # this request's task: the logs name its key
+            keyed = scope.get("state", {}).get(KEYED)  # set by the remote listener's door
+            if keyed is not None:
+                keyed()  # the remote connection no longer counts as keyless
         if refusal is not None:
             status, code, message = refusal
             self.refusals.refused(f"refused a request to {path[:100]}: {message}")
@@ -184,6 +187,24 @@ class Guard:
             return None
         self.refusals.refused(f"refused a request to {path[:100]}: {reason}")
         return 403, error_body(path, 403, "forbidden", reason), None
+
+    def _keyless_upgrade(self, scope: Scope) -> tuple[int, bytes, int | None] | None:
+        """401 for a remote WebSocket upgrade without a valid client key (before it takes a
+        slot); a wrong key counts against its address."""
+        headers = _ScopeHeaders(scope["headers"])
+        key = handshake_key(
+            headers.get_all("authorization"), headers.get_all("sec-websocket-protocol")
+        )
+        if key is not None and self.identify(key) is not None:
+            return None
+        assert self.remote is not None
+        self.remote.failures.failed(_address(scope))
+        message = (
+            "A client key is required to open the WebSocket here: send 'Authorization: Bearer "
+            "KEY' (or offer the subprotocols 'oab' and 'oab.key.' + base64url(KEY))."
+        )
+        self.refusals.refused(f"refused a WebSocket upgrade: {message}")
+        return 401, error_body(scope["path"], 401, "auth_failed", message), None
 
     def _refusal(self, headers: _ScopeHeaders, address: str) -> tuple[int, str, str] | Caller:
         if self.remote is None:

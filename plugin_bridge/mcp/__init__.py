@@ -47,7 +47,9 @@ def streamable_http_app(app: BridgeApp, *, allow_writes: bool | None = None) -> 
 
 class McpHttpApp:
     """MCP over streamable HTTP (stateless, JSON responses) through the SDK's session manager,
-    built and started by the first request and stopped when :meth:`lifespan` ends."""
+    built and started by the first request and stopped when :meth:`lifespan` ends. A start
+    that failed (the SDK's import, its task group: a transient lack of file handles) answers
+    its waiting requests with the error, and the next request starts it again."""
 
     def __init__(self, app: BridgeApp, *, allow_writes: bool | None) -> None:
         self.app = app
@@ -102,6 +104,8 @@ class McpHttpApp:
         await self._sse[1].handle_post_message(scope, receive, send)
 
     def _started(self) -> asyncio.Future[StreamableHTTPSessionManager]:
+        if self._failed() and not self._stop.is_set():
+            self._manager = None  # a start that failed (out of file handles...) is tried again
         if self._manager is None:
             self._manager = asyncio.get_running_loop().create_future()
             self._task = asyncio.create_task(self._run(self._manager), name="mcp http")
@@ -136,6 +140,17 @@ class McpHttpApp:
             if not isinstance(exc, Exception):
                 raise
             logging.getLogger(__name__).error("MCP over HTTP stopped", exc_info=exc)
+
+    def _failed(self) -> bool:
+        """The session manager failed to start, or stopped on an error."""
+        manager = self._manager
+        if manager is None or not manager.done():
+            return False
+        return (
+            manager.cancelled()
+            or manager.exception() is not None
+            or bool(self._task is not None and self._task.done())
+        )
 
     def _writes_allowed(self) -> bool:
         if self.allow_writes is not None:

@@ -21,7 +21,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from plugin_bridge import DISTRIBUTION, __version__
-from plugin_bridge.app.clients import CALLER, Caller, refusal
+from plugin_bridge.app.clients import CALLER, OWNER, Caller, refusal
 from plugin_bridge.app.vault_tools import WRITE_TOOL_NAMES
 from plugin_bridge.mcp.prompts import mcp_prompt, prompt_messages
 from plugin_bridge.mcp.resources import (
@@ -49,7 +49,9 @@ def build_server(tools: VaultTools, vault_name: str, *, stateless: bool = False)
     followed) and the custom prompts, for the vault named ``vault_name``. ``stateless`` (``/mcp``):
     its connections cannot carry notifications, so handshake-era clients are offered no
     ``resources/subscribe`` (they follow notes with ``subscriptions/listen``)."""
-    follower = NoteFollower(tools.root)
+    follower = NoteFollower(
+        tools.root, changes=getattr(tools, "changes", None), client_of=client_name
+    )
     changes = ListChanges(follower.listen.bus)
     tools.on_list_changed(changes.changed)
 
@@ -154,6 +156,13 @@ def owned(scope: Scope) -> None:
     if isinstance(caller, Caller):
         token = AccessToken(token="", client_id=caller.label, scopes=[caller.scope])
         scope["user"] = AuthenticatedUser(token)
+
+
+def client_name(ctx: ServerRequestContext[Any]) -> str:
+    """The client a request counts against: its key's name, or the owner (stdio, the info
+    file's token)."""
+    caller = caller_of(ctx)
+    return caller.label if caller is not None else OWNER
 
 
 def caller_of(ctx: ServerRequestContext[Any]) -> Caller | None:

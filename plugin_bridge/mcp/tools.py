@@ -149,6 +149,8 @@ class LocalTools:
     ) -> None:
         self.vault = vault
         self.root = vault.root
+        self.changes = vault.index
+        """The index's change feed: followed notes are told of changes from it."""
         self.prompts_folder = prompts_folder
         self._allow_writes = allow_writes
         self.writes_off = writes_off

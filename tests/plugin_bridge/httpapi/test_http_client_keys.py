@@ -176,6 +176,31 @@ async def test_revoke_takes_effect_on_a_running_server_within_a_second(served: S
         await again.ws.close()
 
 
+async def test_revoke_then_add_again_closes_the_old_keys_connection(served: Served) -> None:
+    """A connection is tied to its key's hash: the same name and scope added again after a
+    revoke is a new key, so the old one's open WebSocket is refused and closed (4401), while
+    the new key connects."""
+    name = f"reused-{time.monotonic_ns()}"
+    old = keys_of(served).add(name, "read")
+    wire = await served.bridge.wire(token=old)
+    try:
+        assert await wire.result("health")
+        keys_of(served).revoke(name)
+        new = keys_of(served).add(name, "read")
+        error = await wire.error("health")
+        assert error["code"] == -32001 and "revoked" in error["message"]
+        async with asyncio.timeout(5):
+            await wire.ws.wait_closed()
+        assert wire.ws.close_code == 4401
+        fresh = await served.bridge.wire(token=new)
+        try:
+            assert await fresh.result("health")
+        finally:
+            await fresh.ws.close()
+    finally:
+        await wire.ws.close()
+
+
 async def test_keys_file_holds_hashes_only_with_mode_0600(served: Served) -> None:
     key = add(served, "secret", "read")
     store = keys_of(served)

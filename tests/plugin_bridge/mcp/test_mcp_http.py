@@ -5,17 +5,22 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 import pytest
 import pytest_asyncio
 
+import plugin_bridge.mcp as mcp_module
 from plugin_bridge.app.clients import ClientKeys
 from plugin_bridge.app.settings.config import PLUGIN_CLIENT
+from plugin_bridge.mcp import McpHttpApp
 from plugin_bridge.wire.client import BridgeClient
 from tests.helpers.mcp import HeldClient, http_client, json_of, text_of
 from tests.helpers.serve import START_WAIT, Served, start_serve
+
+if TYPE_CHECKING:
+    from plugin_bridge.app.state import BridgeApp
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -116,3 +121,28 @@ async def test_a_write_keys_writes_go_through_the_plugins_review(served: Served)
     assert denied.is_error and not (root / "Denied.md").exists()
     assert not made.is_error and (root / "Kites.md").read_text(encoding="utf-8") == "# Kites\n"
     assert refused.is_error and "scope write" in text_of(refused)
+
+
+async def test_a_failed_start_of_mcp_is_tried_again_by_the_next_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Out of file handles while /mcp starts: that request fails, and the next one starts it
+    afresh instead of getting the cached failure until a restart."""
+    failures = iter([OSError(24, "Too many open files"), RuntimeError("second start")])
+
+    async def failing_import(name: str) -> None:
+        raise next(failures)
+
+    monkeypatch.setattr(mcp_module, "import_early", failing_import)
+    mcp_app = McpHttpApp(cast("BridgeApp", object()), allow_writes=False)
+
+    async def nothing() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    async def ignore(message: Any) -> None:
+        return None
+
+    with pytest.raises(OSError, match="Too many open files"):
+        await mcp_app({"type": "http"}, nothing, ignore)
+    with pytest.raises(RuntimeError, match="second start"):
+        await mcp_app({"type": "http"}, nothing, ignore)

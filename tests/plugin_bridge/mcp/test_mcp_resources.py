@@ -7,6 +7,7 @@ folder's notes as prompts with their arguments."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import warnings
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ import pytest
 import pytest_asyncio
 from mcp.shared.exceptions import MCPError
 
+from plugin_bridge.app.subscriptions import MAX_STREAMS_PER_CLIENT, MAX_URIS_PER_STREAM
 from plugin_bridge.wire.client import BridgeClient
 from tests.helpers.bridge import copy_example_vault
 from tests.helpers.mcp import HeldClient, http_client, mcp_command
@@ -232,3 +234,31 @@ async def test_a_handshake_era_subscription_sees_an_edit_made_on_disk(setup: Set
             assert await updated.get() == uri
     finally:
         await legacy.close()
+
+
+async def test_a_listen_stream_over_the_cap_is_refused_with_its_sentence(setup: Setup) -> None:
+    """1,001 note URIs on one stream: refused before anything is followed; the client can
+    follow a note right after."""
+    uris = [f"note://Bulk/Note%20{n:04}.md" for n in range(MAX_URIS_PER_STREAM + 1)]
+    with pytest.raises(MCPError, match=f"One stream follows at most {MAX_URIS_PER_STREAM} notes"):
+        async with setup.client.client.listen(resource_subscriptions=uris) as subscription:
+            await anext(aiter(subscription))
+    async with setup.client.client.listen(resource_subscriptions=uris[:1]) as subscription:
+        events = aiter(subscription)
+        (setup.vault / "Bulk" / "Note 0000.md").write_text("edited again\n", encoding="utf-8")
+        async with asyncio.timeout(START_WAIT):
+            assert getattr(await anext(events), "uri", None) == uris[0]
+
+
+async def test_a_client_holds_at_most_four_listen_streams(setup: Setup) -> None:
+    async with contextlib.AsyncExitStack() as streams:
+        for n in range(MAX_STREAMS_PER_CLIENT):
+            uri = f"note://Bulk/Note%20{n:04}.md"
+            await streams.enter_async_context(
+                setup.client.client.listen(resource_subscriptions=[uri])
+            )
+        with pytest.raises(MCPError, match="follows notes on 4 streams already"):
+            async with setup.client.client.listen(
+                resource_subscriptions=["note://Welcome.md"]
+            ) as subscription:
+                await anext(aiter(subscription))
