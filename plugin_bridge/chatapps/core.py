@@ -60,7 +60,7 @@ FileKind = Literal["image", "pdf", "voice", "sticker", "file"]
 
 
 @dataclass(frozen=True, slots=True)
-class Attachment:
+class SentFile:
     """A file sent to the bot; ``fetch`` downloads it."""
 
     name: str
@@ -78,7 +78,7 @@ class Incoming:
     text: str
     private: bool = True
     mentioned: bool = False
-    attachment: Attachment | None = None
+    attachment: SentFile | None = None
 
 
 @dataclass

@@ -13,7 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Final
 
 from llm_service import lazy
-from plugin_bridge.chatapps.core import COMMANDS, Attachment, ChatCore, FileKind, Incoming
+from plugin_bridge.chatapps.core import COMMANDS, ChatCore, FileKind, Incoming, SentFile
 from plugin_bridge.chatapps.runner import Refused
 from plugin_bridge.chatapps.store import ChatAppStore
 from plugin_bridge.chatapps.stream import RateLimited
@@ -226,7 +226,7 @@ class DiscordBot:
                 await bot.close()
 
 
-def _attachment(message: hikari.Message) -> Attachment | None:
+def _attachment(message: hikari.Message) -> SentFile | None:
     if not message.attachments:
         return None
     file = message.attachments[0]
@@ -243,4 +243,4 @@ def _attachment(message: hikari.Message) -> Attachment | None:
     async def fetch() -> bytes:
         return await file.read()
 
-    return Attachment(name, file.size, kind, fetch)
+    return SentFile(name, file.size, kind, fetch)

@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
 from llm_service import lazy
-from plugin_bridge.chatapps.core import COMMANDS, Attachment, ChatCore, FileKind, Incoming
+from plugin_bridge.chatapps.core import COMMANDS, ChatCore, FileKind, Incoming, SentFile
 from plugin_bridge.chatapps.runner import Refused
 from plugin_bridge.chatapps.store import ChatAppStore
 from plugin_bridge.chatapps.stream import RateLimited, Unformattable
@@ -217,7 +217,7 @@ class TelegramBot:
             attachment=self._attachment(message),
         )
 
-    def _attachment(self, message: telegram.Message) -> Attachment | None:
+    def _attachment(self, message: telegram.Message) -> SentFile | None:
         kind: FileKind
         if message.photo:
             photo = message.photo[-1]
@@ -259,7 +259,7 @@ class TelegramBot:
             file = await self.bot.get_file(file_id)
             return bytes(await file.download_as_bytearray())
 
-        return Attachment(name, size, kind, fetch)
+        return SentFile(name, size, kind, fetch)
 
     async def aclose(self) -> None:
         for task in list(self._tasks):

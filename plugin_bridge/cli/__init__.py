@@ -235,14 +235,7 @@ def _run_command(args: argparse.Namespace) -> int:
         from plugin_bridge.cli.setup import BotFlags
         from plugin_bridge.cli.setup import run as run_setup
 
-        bots = BotFlags(
-            args.telegram_token,
-            args.telegram_user,
-            args.telegram_api_url,
-            args.discord_token,
-            args.discord_user,
-            args.discord_api_url,
-        )
+        bots = BotFlags(*(getattr(args, name) for name in BotFlags._fields))
         return run_setup(args.provider, args.api_key, args.base_url, args.model, bots=bots)
     if args.command == "config":
         from plugin_bridge.cli.config import run as run_config

@@ -80,7 +80,7 @@ async def _start_sender(bot: telegram.Bot, wait: float) -> int:
     raise BotSetupError("No /start came in 5 minutes: run setup again and send it.")
 
 
-async def setup_discord(token: str, user: int | None, api_url: str | None, ask: Ask) -> str:
+async def setup_discord(token: str, user: int | None, api_url: str | None, ask: AskFn) -> str:
     """Check ``token`` with GET /users/@me, ask for the user's id (unless given), save
     ``[discord]``; the sentence to print."""
     url = (api_url or DISCORD_URL).rstrip("/")
@@ -107,7 +107,7 @@ async def setup_discord(token: str, user: int | None, api_url: str | None, ask: 
     return f"Discord bot {name} will answer user {user} (in direct messages)."
 
 
-Ask = Callable[[str], str]
+AskFn = Callable[[str], str]
 
 
 def _save(table: str, token: str, user: int, api_url: str | None, default: str) -> None:
@@ -121,13 +121,13 @@ def _save(table: str, token: str, user: int, api_url: str | None, default: str) 
     write_settings_file({table: values})
 
 
-def _yes(ask: Ask, question: str) -> bool:
+def _yes(ask: AskFn, question: str) -> bool:
     return ask(question).strip().lower().startswith("y")
 
 
 def offer_bots(
-    ask: Ask | None,
-    ask_secret: Ask | None,
+    ask: AskFn | None,
+    ask_secret: AskFn | None,
     telegram_token: str | None,
     telegram_user: int | None,
     telegram_url: str | None,
