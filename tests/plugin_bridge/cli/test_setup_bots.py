@@ -4,6 +4,7 @@ Discord stand-in, the Telegram user id read from the /start the user sends, the 
 from __future__ import annotations
 
 import asyncio
+import termios
 import tomllib
 from pathlib import Path
 
@@ -105,7 +106,8 @@ async def test_setup_in_a_terminal_offers_the_telegram_bot(
             await terminal.expect("Chat with your vault from Telegram? [y/N]")
             terminal.type("y\r")
             await terminal.expect("Telegram bot token")
-            terminal.type(f"{TELEGRAM_TOKEN}\r")
+            await wait_for(lambda: not termios.tcgetattr(terminal.master)[3] & termios.ECHO)
+            terminal.type(f"{TELEGRAM_TOKEN}\r")  # once the prompt reads unseen
             await terminal.expect("Chat with your vault from Discord? [y/N]")
             terminal.type("\r")
             await terminal.expect("send /start to @vault_test_bot")
