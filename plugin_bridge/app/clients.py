@@ -53,6 +53,21 @@ logger = logging.getLogger(__name__)
 
 Scope = Literal["read", "chat", "write"]
 SCOPES: Final[tuple[Scope, ...]] = get_args(Scope)
+
+
+def as_scope(value: object) -> Scope:
+    """``value`` as a scope; a :class:`ClientKeyError` naming the scopes when it is none."""
+    for scope in SCOPES:
+        if scope == value:
+            return scope
+    raise ClientKeyError(f"{str(value)[:40]!r} is not a scope: use one of {', '.join(SCOPES)}.")
+
+
+def _seconds(value: object) -> float:
+    """A time kept in the keys file (seconds since the epoch); 0 when missing or not a number."""
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
 OWNER: Final = "owner"
 """The caller that authenticated with the info file's token."""
 KEY_PREFIX: Final = "oab_"
@@ -325,8 +340,7 @@ class ClientKeys(BlockingStore):
         self._revoked = revoked
         self._revoked_by_hash = {str(item["hash"]): str(item["name"]) for item in revoked}
         self._by_hash = {
-            str(item["hash"]): (name, item["scope"])  # type: ignore[misc]
-            for name, item in records.items()
+            str(item["hash"]): (name, as_scope(item["scope"])) for name, item in records.items()
         }
         self._seen = identity
 
@@ -383,10 +397,7 @@ class ClientKeys(BlockingStore):
         used = {**self._read_used(), **self._used}
         return [
             ClientRecord(
-                name,
-                item["scope"],  # type: ignore[arg-type]
-                float(item.get("created", 0)),  # type: ignore[arg-type]
-                used.get(name),
+                name, as_scope(item["scope"]), _seconds(item.get("created")), used.get(name)
             )
             for name, item in sorted(self._records.items())
         ]

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from plugin_bridge.app.clients import ClientKeyError, ClientKeys
+from plugin_bridge.app.clients import ClientKeyError, ClientKeys, as_scope
 from plugin_bridge.cli.lock import holder, process_alive, running_info_file
 from plugin_bridge.vault.datadir import INFO_FILE_NAME, data_dir_for
 from plugin_bridge.wire.infofile import InfoFileError, read_info_file
@@ -54,7 +54,7 @@ def run(
             keys.revoke(name)
             out.write(f"Revoked the key of '{name}': it no longer works.\n")
             return 0
-        made = keys.add(name, scope, key, owner_token=_owner_token(vault, folder))  # type: ignore[arg-type]
+        made = keys.add(name, as_scope(scope), key, owner_token=_owner_token(vault, folder))
     except ClientKeyError as exc:
         print(exc, file=sys.stderr)
         return 2

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from llm_service.messages import ToolSpec
-from plugin_bridge.app.turn.prompts import Prompt, prompt_from_note
+from plugin_bridge.app.turn.prompts import BadPrompt, Prompt, prompt_from_note
 from plugin_bridge.app.vault_tools import WRITE_TOOL_NAMES
 from plugin_bridge.mcp.tools import MCP_PAGE, Outcome, VaultTools, offered, refusal, unknown_tool
 from plugin_bridge.vault.lexical.listing import ListedNote, NotesPage
@@ -184,7 +184,10 @@ class ForwardedTools:
                 path, content = await self.read_text(item.id)
             except ValueError:
                 continue  # removed since it was listed
-            found.append(prompt_from_note(path, content))
+            try:
+                found.append(prompt_from_note(path, content))
+            except BadPrompt:
+                continue  # broken since it was listed (the server logs it)
         return found
 
     def on_list_changed(self, changed: Callable[[], None]) -> None:

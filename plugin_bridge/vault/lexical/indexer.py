@@ -25,7 +25,8 @@ from plugin_bridge.vault.files import VaultFiles, is_indexed_name, read_text
 from plugin_bridge.vault.lexical.cjk import bigrams
 from plugin_bridge.vault.lexical.parse import ParsedNote, link_key, parse_note, properties
 from plugin_bridge.vault.lexical.words import note_language, note_stems, tokens
-from plugin_bridge.vault.pdf import PAGE_BREAK, PdfUnreadable, extract_pages, is_pdf_name
+from plugin_bridge.vault.pdf import PAGE_BREAK, PdfUnreadable, is_pdf_name
+from plugin_bridge.vault.pdf_worker import extract_pages
 
 logger = logging.getLogger(__name__)
 
@@ -178,7 +179,7 @@ class Indexer:
             raw, info = loaded
             signature = (info.st_mtime, info.st_size)
             if pdf:
-                return _pdf_note(rel, signature, raw, extract_pages(rel, raw))
+                return _pdf_note(rel, signature, raw, extract_pages(rel, raw).pages)
             text = read_text(rel, raw)[0]
         except OSError:
             return Gone(rel)

@@ -2,7 +2,7 @@
 command serving the vault) and over /mcp (a `serve` process): resources paged through a
 2,000-note vault, read, and followed (an edit made on disk is told, by `subscriptions/listen`
 on a 2026-07-28 connection and by `resources/subscribe` on a handshake-era one); the prompts
-folder's notes as prompts with their arguments."""
+folder's notes as prompts with their arguments (hostile prompt notes left out)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from plugin_bridge.app.subscriptions import MAX_STREAMS_PER_CLIENT, MAX_URIS_PER
 from plugin_bridge.wire.client import BridgeClient
 from tests.helpers.bridge import copy_example_vault
 from tests.helpers.mcp import HeldClient, http_client, mcp_command
+from tests.helpers.notes import hostile_prompts
 from tests.helpers.serve import START_WAIT, Served, cli_env, start_serve
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -61,6 +62,8 @@ def bulk_vault(tmp: Path) -> Path:
     prompts.mkdir(parents=True)
     (prompts / "Summary.md").write_text(SUMMARIZE, encoding="utf-8")
     (prompts / "Explain note.md").write_text(EXPLAIN, encoding="utf-8")
+    for name, text in hostile_prompts().items():  # left out of the list, the others kept
+        (prompts / name).write_text(text, encoding="utf-8")
     return vault
 
 
