@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final
 
 from llm_service import lazy
 from plugin_bridge.chatapps.core import COMMANDS, ChatCore, FileKind, Incoming, SentFile
-from plugin_bridge.chatapps.runner import Refused
+from plugin_bridge.chatapps.runner import BotRefused
 from plugin_bridge.chatapps.store import ChatAppStore
 from plugin_bridge.chatapps.stream import RateLimited
 from plugin_bridge.chatapps.text import DISCORD_LIMIT, split_text
@@ -81,14 +81,14 @@ def _translated() -> Iterator[None]:
 
 
 def diagnose(exc: BaseException) -> str:
-    """The sentence for a failed connection; Refused for a token Discord refuses."""
+    """The sentence for a failed connection; BotRefused for a token Discord refuses."""
     if isinstance(exc, hikari.GatewayServerClosedConnectionError) and exc.code == 4014:
-        raise Refused(
+        raise BotRefused(
             "Discord refused the bot's intents: turn on Message Content Intent on the "
             "Developer Portal's Bot page."
         )
     if isinstance(exc, hikari.UnauthorizedError):
-        raise Refused(
+        raise BotRefused(
             "The bot token was refused (GET /users/@me): paste the token of the Developer "
             "Portal's Bot page into bot_token in [discord]."
         )

@@ -45,13 +45,13 @@ class Adapter(Protocol):
     async def aclose(self) -> None: ...
 
 
-class Refused(Exception):
+class BotRefused(Exception):
     """The app refused the bot for good (a bad token): not retried; ``str()`` is the sentence."""
 
 
 Connect = Callable[[ChatCore, str], Adapter]
 Diagnose = Callable[[BaseException], str]
-"""The sentence for a failure (network down, …); raises :class:`Refused` when it is final."""
+"""The sentence for a failure (network down, …); raises :class:`BotRefused` when it is final."""
 
 
 class ChatApps:
@@ -128,7 +128,7 @@ class ChatApps:
                 except Exception as exc:
                     try:
                         sentence = diagnose(exc)
-                    except Refused as refused:
+                    except BotRefused as refused:
                         state.failed(str(refused))
                         return
                     if state.state == "running":

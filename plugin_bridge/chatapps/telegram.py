@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 from llm_service import lazy
 from plugin_bridge.chatapps.core import COMMANDS, ChatCore, FileKind, Incoming, SentFile
-from plugin_bridge.chatapps.runner import Refused
+from plugin_bridge.chatapps.runner import BotRefused
 from plugin_bridge.chatapps.store import ChatAppStore
 from plugin_bridge.chatapps.stream import RateLimited, Unformattable
 from plugin_bridge.chatapps.text import TELEGRAM_LIMIT, telegram_pieces
@@ -131,9 +131,9 @@ def _translated() -> Iterator[None]:
 
 
 def diagnose(exc: BaseException) -> str:
-    """The sentence for a failed connection; Refused for a token Telegram refuses."""
+    """The sentence for a failed connection; BotRefused for a token Telegram refuses."""
     if isinstance(exc, telegram.error.InvalidToken):
-        raise Refused(
+        raise BotRefused(
             "The bot token was refused (getMe): paste the token BotFather gave into "
             "bot_token in [telegram]."
         )
