@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Final
 
 from llm_service import lazy
 from plugin_bridge.chatapps.core import COMMANDS, ChatCore, FileKind, Incoming, SentFile
-from plugin_bridge.chatapps.runner import BotRefused
 from plugin_bridge.chatapps.store import ChatAppStore
-from plugin_bridge.chatapps.stream import RateLimited
+from plugin_bridge.chatapps.stream import BotRefused, RateLimited
 from plugin_bridge.chatapps.text import DISCORD_LIMIT, split_text
 
 if TYPE_CHECKING:

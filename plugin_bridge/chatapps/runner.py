@@ -14,7 +14,7 @@ from plugin_bridge.app.turn.confirm import CHAT_APP_CONFIRM_TIMEOUT
 from plugin_bridge.chatapps.core import ChatCore
 from plugin_bridge.chatapps.redact import hide_in_logs
 from plugin_bridge.chatapps.store import ChatAppStore
-from plugin_bridge.chatapps.stream import EDIT_INTERVAL
+from plugin_bridge.chatapps.stream import EDIT_INTERVAL, BotRefused
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -43,10 +43,6 @@ class Adapter(Protocol):
         ...
 
     async def aclose(self) -> None: ...
-
-
-class BotRefused(Exception):
-    """The app refused the bot for good (a bad token): not retried; ``str()`` is the sentence."""
 
 
 Connect = Callable[[ChatCore, str], Adapter]

@@ -22,6 +22,10 @@ MAX_WAITS: Final = 20
 """Rate-limit waits one delivery sits out before it gives up (logged)."""
 
 
+class BotRefused(Exception):
+    """The app refused the bot for good (a bad token): not retried; ``str()`` is the sentence."""
+
+
 class RateLimited(Exception):
     """The app answered 429: wait ``seconds`` before the next request."""
 

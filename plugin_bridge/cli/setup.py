@@ -36,7 +36,7 @@ from plugin_bridge.app.settings.providers import build_provider
 from plugin_bridge.cli.commandline import command_line
 from plugin_bridge.cli.models import MODEL_COLUMNS, model_row
 from plugin_bridge.cli.running import running_servers
-from plugin_bridge.cli.setup_bots import offer_bots
+from plugin_bridge.cli.setup_bots import BotSetupError, offer_bots
 from plugin_bridge.wire.errors import field_problems
 
 if TYPE_CHECKING:
@@ -90,9 +90,9 @@ def run(
             code = asyncio.run(_setup(provider, api_key, base_url, model, ask, ask_secret))
             if code:
                 return code
-        offer_bots(ask, ask_secret, *bots, error=SetupError)
+        offer_bots(ask, ask_secret, *bots)
         return 0
-    except SetupError as exc:
+    except (SetupError, BotSetupError) as exc:
         print(exc, file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     import httpx
     import telegram
 
-    from plugin_bridge.cli.setup import SetupError
 else:
     httpx = lazy.module("httpx")
     telegram = lazy.module("telegram")
@@ -134,25 +133,21 @@ def offer_bots(
     discord_token: str | None,
     discord_user: int | None,
     discord_url: str | None,
-    *,
-    error: type[SetupError],
 ) -> None:
-    """Set up the bots the flags name, and (in a terminal) offer the others."""
+    """Set up the bots the flags name, and (in a terminal) offer the others; a bot that
+    cannot be set up raises :class:`BotSetupError` with the sentence to show."""
     if ask is not None and ask_secret is not None:
         if telegram_token is None and _yes(ask, "Chat with your vault from Telegram? [y/N]: "):
             telegram_token = ask_secret("Telegram bot token (from @BotFather): ").strip()
         if discord_token is None and _yes(ask, "Chat with your vault from Discord? [y/N]: "):
             discord_token = ask_secret("Discord bot token (Developer Portal → Bot): ").strip()
-    try:
-        if telegram_token:
-            print(asyncio.run(setup_telegram(telegram_token, telegram_user, telegram_url)))
-        if discord_token:
-            if discord_user is None and ask is None:
-                raise BotSetupError("Pass --discord-user with your Discord user id.")
-            answer = ask or (lambda question: "")
-            done = setup_discord(discord_token, discord_user, discord_url, answer)
-            print(asyncio.run(done))
-    except BotSetupError as exc:
-        raise error(str(exc)) from None
+    if telegram_token:
+        print(asyncio.run(setup_telegram(telegram_token, telegram_user, telegram_url)))
+    if discord_token:
+        if discord_user is None and ask is None:
+            raise BotSetupError("Pass --discord-user with your Discord user id.")
+        answer = ask or (lambda question: "")
+        done = setup_discord(discord_token, discord_user, discord_url, answer)
+        print(asyncio.run(done))
     if telegram_token or discord_token:
         print("Restart serve to start the bot.", file=sys.stderr)
