@@ -17,13 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.stats import percentile
+
 ROOT = Path(__file__).resolve().parent.parent
 ANSWER = "Kafka is an event log; see [[Projects/Kafka pipeline]] for how we use it at work."
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def measure(turns: int) -> dict[str, float]:

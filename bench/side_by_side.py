@@ -25,10 +25,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench import fakeapi
+from bench.stats import percentile
 
-import fakeapi  # noqa: E402 - beside this file
+ROOT = Path(__file__).resolve().parent.parent
 
 ANSWER = "Kafka is an event log; see [[Projects/Kafka pipeline]] for how we use it at work."
 QUESTION = "What is Kafka?"
@@ -36,11 +36,6 @@ MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-5.4-mini"}
 KEY = {"anthropic": "sk-ant-bench", "openai": "sk-bench"}
 SETTLE_SECONDS = 0.005
 Call = Callable[[], Awaitable[None]]
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 class FirstText(Exception):

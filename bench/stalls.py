@@ -31,10 +31,10 @@ from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench import fakeapi
+from bench.stats import percentile
 
-import fakeapi  # noqa: E402 - beside this file
+ROOT = Path(__file__).resolve().parent.parent
 
 CHATS = 50
 CHUNKS = 200
@@ -51,11 +51,6 @@ STEPS = {
     "warm": "+ the provider SDK imported in a thread at start-up",
     "gc": "+ gc.freeze() after start-up, gen-0 threshold 50,000",
 }
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
 def rss_mb() -> float:
@@ -694,7 +689,7 @@ async def _health_under_search(url: str, token: str, seconds: float) -> dict[str
 def search_main(args: argparse.Namespace) -> None:
     """health on a fresh connection while 20 clients search a generated vault: this checkout
     and, with ``--before REV_OR_DIR``, another one, their rounds interleaved."""
-    import vaultgen  # beside this file
+    from bench import vaultgen
 
     with tempfile.TemporaryDirectory() as tmp:
         before = None if args.before is None else checkout(args.before, Path(tmp) / "before")

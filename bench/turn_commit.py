@@ -19,14 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.stats import percentile
+
 ROOT = Path(__file__).resolve().parent.parent
 ANSWER = "Kafka is an event log; see [[Projects/Kafka pipeline]] for how we use it at work."
 MODES = ("durable", "late")
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def measure(turns: int) -> dict[str, Any]:
