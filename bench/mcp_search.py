@@ -6,8 +6,8 @@ listener serves ``/mcp``. The same search_notes calls (bench/search.py's queries
 go through each, and, as the baseline measured in the same run, through the bridge protocol's
 ``tools/execute`` on the WebSocket. Prints p50/p95/p99 per path and writes bench/results/mcp.json.
 
-    .venv/bin/python bench/mcp.py --notes 10000     # `make bench`
-    .venv/bin/python bench/mcp.py --notes 1000      # quick
+    .venv/bin/python -m bench.mcp_search --notes 10000     # `make bench`
+    .venv/bin/python -m bench.mcp_search --notes 1000      # quick
 """
 
 from __future__ import annotations
