@@ -810,7 +810,8 @@ def main() -> None:
         "--before",
         metavar="DIR_OR_REV",
         help="--health, --search: also run the bridge of this checkout folder or git revision "
-        "(e.g. main), interleaved with this one: an A/B in one run",
+        "(e.g. main), interleaved with this one: an A/B in one run; its modules must match "
+        "this tree's (bench/bridge.py builds its server: no fallbacks for older layouts)",
     )
     parser.add_argument(
         "--profile",
