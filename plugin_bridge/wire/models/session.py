@@ -161,3 +161,4 @@ class ServerProof(Notification):
 
 SESSION_INITIALIZE: Final = ClientRequest(INITIALIZE, InitializeParams, InitializeResult)
 HEALTH: Final = ClientRequest("health", Empty, HealthResult)
+MODELS_LIST: Final = ClientRequest("models/list", ModelsListParams, ModelsListResult)
