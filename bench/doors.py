@@ -36,8 +36,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.pop(0)  # bench/ holds an mcp.py: the SDK's `mcp` must win
-sys.path.insert(0, str(ROOT))
 FLOOD = ROOT / "tests" / "helpers" / "remote_flood.py"
 NOTES = 200
 SECONDS = 15.0
