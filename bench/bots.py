@@ -17,21 +17,17 @@ import json
 import os
 import signal
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.fakes import ollama  # noqa: E402
-from tests.fakes.discord import FakeDiscord  # noqa: E402
-from tests.fakes.http import FakeHTTPServer  # noqa: E402
-from tests.fakes.telegram import FakeTelegram  # noqa: E402
-from tests.helpers.bridge import copy_example_vault, wait_for  # noqa: E402
-from tests.reliability.test_bots_serve import USER, health_bots, start, write_config  # noqa: E402
+from tests.fakes import ollama
+from tests.fakes.discord import FakeDiscord
+from tests.fakes.http import FakeHTTPServer
+from tests.fakes.telegram import FakeTelegram
+from tests.helpers.bridge import copy_example_vault, wait_for
+from tests.reliability.test_bots_serve import USER, health_bots, start, write_config
 
 ANSWER = ("The plan has three steps; see [[Projects/Plan]] for the details. " * 10)[:600]
 
@@ -89,6 +85,6 @@ if __name__ == "__main__":
     parser.add_argument("--questions", type=int, default=10)
     figures = asyncio.run(main(parser.parse_args().questions))
     print(json.dumps(figures, indent=2))
-    out = ROOT / "bench" / "results" / "bots.json"
+    out = Path(__file__).resolve().parent / "results" / "bots.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(figures, indent=2) + "\n")

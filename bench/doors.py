@@ -26,7 +26,6 @@ import os
 import resource
 import socket
 import ssl
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,8 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+
+from bench.stats import percentile
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOOD = ROOT / "tests" / "helpers" / "remote_flood.py"
@@ -284,7 +285,7 @@ async def subscriptions(bridge: Bridge) -> dict[str, Any]:
     await asyncio.gather(*streams, return_exceptions=True)
     return {
         "reads": len(times),
-        "p95Ms": round(statistics.quantiles(times, n=20)[-1] * 1000, 1),
+        "p95Ms": round(percentile(times, 0.95) * 1000, 1),
         "maxMs": round(max(times) * 1000, 1),
         **outcome,
     }
