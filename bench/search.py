@@ -36,11 +36,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from vaultgen import generate_vault
-
+from bench.stats import percentile
+from bench.vaultgen import generate_vault
 from plugin_bridge.vault.lexical.index import SearchIndex
 
 RESULTS = Path(__file__).resolve().parent / "results" / "search.json"
@@ -172,20 +169,14 @@ async def live_latencies(root: Path, db: Path, rel_paths: list[str], edits: int)
     return samples
 
 
-def percentile(samples: list[float], pct: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1)))]
-
-
 async def hybrid_latencies(
     root: Path, data: Path, model: Path, rounds: int
 ) -> tuple[list[float], int, float, dict[str, Any]]:
     """Embed the vault with ``model`` (and wait for the approximate index past its threshold),
     then time hybrid searches (query vectors cached): the samples in ms, the chunks embedded,
     the seconds until then, and the vector search's recall@10 against exact search."""
-    from semantic import QUERIES as QUESTIONS
-    from semantic import CountingModel2Vec
-
+    from bench.semantic import QUERIES as QUESTIONS
+    from bench.semantic import CountingModel2Vec
     from plugin_bridge.vault.vault import Vault
 
     vault = Vault(root, data, watch=False)
@@ -238,9 +229,9 @@ async def run(notes: int, rounds: int, edits: int, hybrid: bool = False) -> Figu
         by_query = search_latencies(index, rounds)
         await index.close()
         samples = [ms for runs in by_query.values() for ms in runs]
-        figures.search_p50_ms = percentile(samples, 50)
-        figures.search_p95_ms = percentile(samples, 95)
-        figures.search_p99_ms = percentile(samples, 99)
+        figures.search_p50_ms = percentile(samples, 0.5)
+        figures.search_p95_ms = percentile(samples, 0.95)
+        figures.search_p99_ms = percentile(samples, 0.99)
         figures.query_p50_ms = {q: round(statistics.median(ms), 2) for q, ms in by_query.items()}
         live = await live_latencies(vault.root, db, vault.paths, edits)
         figures.live_median_ms = statistics.median(live)
@@ -248,15 +239,15 @@ async def run(notes: int, rounds: int, edits: int, hybrid: bool = False) -> Figu
         figures.db_mb = sum(f.stat().st_size for f in db.parent.glob("index.sqlite3*")) / 1e6
         figures.peak_rss_mb = peak_rss_mb()
         if hybrid:
-            from semantic import build_model, make_unique
+            from bench.semantic import build_model, make_unique
 
             make_unique(vault.paths, vault.root)  # every copy its own chunks, as a real vault
             model = build_model(vault.root, work / "model")
             samples, figures.chunks, figures.embed_s, figures.ann = await hybrid_latencies(
                 vault.root, db.parent, model, max(1, rounds // 4)
             )
-            figures.hybrid_p50_ms = percentile(samples, 50)
-            figures.hybrid_p95_ms = percentile(samples, 95)
+            figures.hybrid_p50_ms = percentile(samples, 0.5)
+            figures.hybrid_p95_ms = percentile(samples, 0.95)
             figures.hybrid_db_mb = (
                 sum(f.stat().st_size for f in db.parent.glob("index.sqlite3*")) / 1e6
             )

@@ -123,6 +123,7 @@ def _summary(row: ConversationRow) -> ConversationSummary:
         created_at=_iso(row.created_at),
         updated_at=_iso(row.updated_at),
         model=row.model,
+        origin=row.client,
     )
 
 

@@ -112,6 +112,7 @@ def health_of(app: BridgeApp) -> HealthResult:
             McpServerStatus.model_validate(status, from_attributes=True)
             for status in app.mcp_status()
         ],
+        bots={bot.name: bot.shown for bot in app.bots},
     )
 
 

@@ -31,6 +31,11 @@ class ConversationSummary(WireModel):
     created_at: str = Field(description="ISO 8601, UTC.")
     updated_at: str = Field(description="ISO 8601, UTC: when its last turn completed.")
     model: str | None
+    origin: str = Field(
+        "owner",
+        description="Where it came from: owner (the panel, the CLI), key:NAME (a client key), "
+        "telegram:USER_ID or discord:USER_ID (a chat-app bot's user).",
+    )
 
 
 class ConversationsListResult(WireModel):
