@@ -288,7 +288,7 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		await page.locator(".aib-server-settings .setting-item").first().waitFor({ timeout: WAIT });
 		expect(await page.locator(".setting-item-heading .setting-item").count()).toBe(0);
 		const headings = await page.locator(".setting-item-heading .setting-item-name").allTextContents();
-		expect(headings).toEqual(["Server", "Writes", "Model and keys", "Tool servers"]);
+		expect(headings).toEqual(["Server", "Writes", "Model and keys", "Tool servers", "Chat apps"]);
 		const setting = (name: string) =>
 			page.locator(".aib-server-settings .setting-item").filter({ has: page.locator(".setting-item-name", { hasText: new RegExp(`^${name}$`) }) });
 		expect(await setting("Provider").locator("select").count()).toBe(1);
