@@ -27,6 +27,7 @@ def benches(notes: int) -> dict[str, list[str]]:
     """Each benchmark's name and arguments (run with this Python, from the repository root)."""
     return {
         "search": ["bench/search.py", "--notes", str(notes)],
+        "search as a user meets it": ["bench/search.py", "--serve", "--notes", str(notes)],
         "search sizes": [
             "bench/search.py",
             "--sizes",
