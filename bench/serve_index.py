@@ -200,6 +200,10 @@ def measure(notes: int, rounds: int) -> dict[str, Any]:
         for language in LANGUAGES:  # the non-English help vaults only
             (shared / language).symlink_to(SHARED / language)
         vault = generate_vault(work / "vault", notes, shared)
+        if vault.source != "obsidian-help":
+            raise SystemExit(
+                f"The help vaults are not at {SHARED}: set BENCH_HELP_VAULTS to their folder."
+            )
         raw_s, raw_notes = raw_fill(vault.root, work / "raw.sqlite3")
         raw_ms = raw_search_ms(work / "raw.sqlite3", rounds)
         indexed_s, ms = serve_run(vault.root, work / "data", notes, rounds)
