@@ -440,6 +440,9 @@ def main() -> None:
         help="index and search as a user meets them: serve's start to health pending 0, and "
         "vault/search over its WebSocket, against a raw FTS5 fill (bench/serve_index.py)",
     )
+    parser.add_argument(
+        "--before", type=Path, help="with --serve: also time this checkout's serve (a worktree)"
+    )
     args = parser.parse_args()
     if args.sizes:
         sizes = [int(n) for n in args.sizes.split(",")]
@@ -450,7 +453,7 @@ def main() -> None:
         from serve_index import measure
         from serve_index import report as serve_report
 
-        found = measure(args.notes, args.rounds)
+        found = measure(args.notes, args.rounds, args.before)
         print(serve_report(found))
         out = args.out or RESULTS.with_name("search_serve.json")
         out.parent.mkdir(parents=True, exist_ok=True)
