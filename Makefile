@@ -10,6 +10,10 @@ VAULT ?= examples/vault
 ARGS ?=
 BENCH_NOTES ?= 10000
 
+# uv.lock's versions of the runtime dependencies, written to the file named after it, as
+# constraints for uv's tool installer (the lock stays as it is: --frozen).
+PINS = $(UV) export --frozen --no-hashes --no-emit-project --no-default-groups --quiet -o
+
 PLUGIN := obsidian-plugin
 PLUGIN_STAMP := $(PLUGIN)/node_modules/.installed
 PLUGIN_ID := ai-bridge-assistant
@@ -24,11 +28,14 @@ $(STAMP): uv.lock pyproject.toml
 		|| $(PYTHON) -m pip install --quiet uv
 	$(UV) sync --locked --python $(PYTHON)
 	@# uv's cache then holds what `uv tool install <the release's wheel>` resolves and installs
-	@# (sync reads the lock, so it fetches no index pages): the browser test runs the install
-	@# card's command offline (UV_OFFLINE=1). A throwaway tool folder; the user's tools stay.
-	@tmp="$$(mktemp -d)"; UV_TOOL_DIR="$$tmp/tools" UV_TOOL_BIN_DIR="$$tmp/bin" \
-		$(UV) tool install --quiet --python $(PYTHON) . >/dev/null 2>&1; rc=$$?; rm -rf "$$tmp"; \
-		test $$rc -eq 0 || echo "uv tool install into a temporary folder failed: the install test will not run offline"
+	@# (sync reads the lock, so it fetches no index pages), and what `make install` does: the
+	@# browser test runs the install card's command offline (UV_OFFLINE=1), and the install test
+	@# `make install`. A throwaway tool folder; the user's tools stay.
+	@tmp="$$(mktemp -d)"; export UV_TOOL_DIR="$$tmp/tools" UV_TOOL_BIN_DIR="$$tmp/bin"; \
+		{ $(UV) tool install --quiet --python $(PYTHON) . && $(PINS) "$$tmp/pins.txt" \
+		&& $(UV) tool install --quiet --force --python $(PYTHON) --constraints "$$tmp/pins.txt" .; \
+		} >/dev/null 2>&1; rc=$$?; rm -rf "$$tmp"; \
+		test $$rc -eq 0 || echo "uv tool install into a temporary folder failed: the install tests will not run offline"
 	@touch $@
 
 serve: $(STAMP)
@@ -37,12 +44,15 @@ serve: $(STAMP)
 test: lint typecheck pytest plugin-test
 
 # The command for the user, from this checkout, with uv's tool installer (UV_TOOL_DIR and
-# UV_TOOL_BIN_DIR choose where); it ends saying where the command is and whether that folder is
-# on PATH.
+# UV_TOOL_BIN_DIR choose where), its dependencies at uv.lock's versions (the ones the tests ran
+# with: the tool installer does not read the lock, so the lock's pins go in as constraints);
+# it ends saying where the command is and whether that folder is on PATH.
 install:
 	@command -v uv >/dev/null 2>&1 || $(PYTHON) -m uv --version >/dev/null 2>&1 \
 		|| $(PYTHON) -m pip install --quiet uv
-	$(UV) tool install --force --python $(PYTHON) .
+	@pins="$$(mktemp)"; $(PINS) "$$pins" \
+		&& $(UV) tool install --force --python $(PYTHON) --constraints "$$pins" .; \
+		rc=$$?; rm -f "$$pins"; test $$rc -eq 0
 	@bin="$$($(UV) tool dir --bin)"; \
 	echo "Installed $$bin/obsidian-ai-bridge"; \
 	case ":$$PATH:" in \
@@ -102,6 +112,7 @@ plugin-install: plugin
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

@@ -11,13 +11,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from llm_service.errors import LLMError, UnknownProviderError
-from llm_service.factory import (
-    PROVIDER_NAMES,
-    ModelSpec,
-    ProviderName,
-    make_provider,
-    parse_model_spec,
-)
+from llm_service.factory import make_provider
+from llm_service.profiles import PROVIDER_NAMES, ModelSpec, ProviderName, parse_model_spec
 
 if TYPE_CHECKING:
     from llm_service.catalog import ModelInfo

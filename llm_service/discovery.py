@@ -26,7 +26,7 @@ from llm_service.errors import LLMError
 from llm_service.factory import make_provider
 
 if TYPE_CHECKING:
-    from llm_service.factory import ProviderName
+    from llm_service.profiles import ProviderName
     from llm_service.providers.base import Provider
 
 Source = Literal["api", "cache", "catalog"]

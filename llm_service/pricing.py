@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
 from llm_service import lazy
-from llm_service.factory import PROFILES
 from llm_service.messages import Usage
+from llm_service.profiles import PROFILES
 
 if TYPE_CHECKING:
     from genai_prices import data_snapshot

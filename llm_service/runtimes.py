@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import urlsplit
 
 from llm_service import lazy
-from llm_service.factory import PROFILES
+from llm_service.profiles import PROFILES
 from llm_service.warmup import warmed
 
 if TYPE_CHECKING:

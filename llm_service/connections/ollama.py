@@ -18,7 +18,7 @@ from llm_service.connections.errors import (
     transport_code,
 )
 from llm_service.errors import ErrorCode, LLMError, parse_retry_after
-from llm_service.factory import PROFILES
+from llm_service.profiles import PROFILES
 
 if TYPE_CHECKING:
     import httpx

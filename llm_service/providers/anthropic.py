@@ -28,7 +28,6 @@ from llm_service.connections.anthropic import AnthropicConnection
 from llm_service.connections.errors import UnreadableResponse
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
-from llm_service.factory import PROFILES
 from llm_service.images import (
     ANTHROPIC_IMAGES,
     ANTHROPIC_MAX_DOCUMENT_BYTES,
@@ -51,6 +50,7 @@ from llm_service.messages import (
     Usage,
 )
 from llm_service.options import ForcedTool, ResponseFormat, ToolChoice
+from llm_service.profiles import PROFILES
 from llm_service.providers.base import ChatRequest, Provider, ProviderOptions
 from llm_service.providers.common import anthropic_tool, parse_tool_arguments, sent_as_is
 

@@ -19,10 +19,10 @@ from llm_service.catalog import ModelInfo, described
 from llm_service.catalog import sees_images as catalog_sees_images
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent
-from llm_service.factory import PROFILES
 from llm_service.messages import LLMResponse, Message, ToolSpec
 from llm_service.options import TOOL_MODES, ForcedTool, ResponseFormat, ToolChoice
 from llm_service.pricing import load_prices
+from llm_service.profiles import PROFILES
 from llm_service.warmup import import_early, warmed
 
 if TYPE_CHECKING:
@@ -203,6 +203,21 @@ class Provider(Retrying):
         if api_key is not None:
             raise ValueError(f"{cls.name} takes no API key: leave api_key out.")
         return cls(model=model, **options)
+
+    async def _with_retries(self, attempt: Callable[[], Awaitable[CallT]]) -> CallT:
+        """The retry policy of :class:`Retrying`; a retryable failure given up on carries the
+        wait the next attempt would have had as its ``retry_after`` when the server said none,
+        so that whoever retries it (a client of the bridge) waits no less than this would."""
+        try:
+            return await super()._with_retries(attempt)
+        except LLMError as exc:
+            if exc.retryable and exc.retry_after is None:
+                exc.retry_after = self.next_backoff()
+            raise
+
+    def next_backoff(self) -> float:
+        """The wait before one more attempt after the last one (without its jitter)."""
+        return min(self.backoff_base * 2.0 ** (self.max_attempts - 1), MAX_BACKOFF_SECONDS)
 
     # -- what subclasses implement -------------------------------------------------------
 

@@ -32,7 +32,6 @@ from llm_service.connections.ollama import (
 )
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
-from llm_service.factory import PROFILES
 from llm_service.images import OLLAMA_IMAGES, base64_of, document_text, fit
 
 # Each provider translates the same message types, so the three import lists match (deliberate).
@@ -47,6 +46,7 @@ from llm_service.messages import (
     ToolResultBlock,
     Usage,
 )
+from llm_service.profiles import PROFILES
 from llm_service.providers.base import ChatRequest, ProviderOptions
 from llm_service.providers.common import count, function_tool, parse_tool_arguments
 from llm_service.providers.text_tools import TextToolFallback

@@ -26,7 +26,6 @@ from llm_service.connections.errors import UnreadableResponse, error_details
 from llm_service.connections.openai import OpenAIConnection
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
-from llm_service.factory import PROFILES
 from llm_service.images import OPENAI_IMAGES, data_url, document_text, fit
 
 # Each provider translates the same message types, so the three import lists match (deliberate).
@@ -42,6 +41,7 @@ from llm_service.messages import (
     Usage,
 )
 from llm_service.options import ForcedTool, ResponseFormat
+from llm_service.profiles import PROFILES
 from llm_service.providers.base import ChatRequest, ProviderOptions
 from llm_service.providers.common import (
     count,

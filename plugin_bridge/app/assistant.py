@@ -329,7 +329,8 @@ class Assistant:
     async def _vault(
         self, purpose: str, messages: Sequence[Message], options: AskOptions, stream: bool
     ) -> AsyncGenerator[Event, None]:
-        """The ``vault`` model: one turn of a fresh LLMService over the client's history."""
+        """The ``vault`` model: one turn of a fresh LLMService over the client's history; its
+        answer names ``vault`` as its model (the provider's model is the assistant's own)."""
         if (
             options.tools
             or options.response_format is not None
@@ -345,11 +346,14 @@ class Assistant:
         service.load_history(list(messages[:-1]))
         media = messages[-1].media  # the question's images, in the provider's own form
         if not stream:
-            yield ResponseComplete(await service.process_message(question, media=media))
+            reply = await service.process_message(question, media=media)
+            yield ResponseComplete(replace(reply, model=VAULT_MODEL))
             return
         async with aclosing(service.stream_message(question, media=media)) as events:
             async for event in events:
-                if isinstance(event, TextDelta | ResponseComplete):
+                if isinstance(event, ResponseComplete):
+                    yield ResponseComplete(replace(event.response, model=VAULT_MODEL))
+                elif isinstance(event, TextDelta):
                     yield event  # tool calls run here: the client sees the answer only
 
     def service(self, tools: ToolRegistry, options: AskOptions | None = None) -> LLMService:

@@ -205,12 +205,14 @@ def check_undo(caller: Caller, path: str, entries: Iterable[Mapping[str, object]
         )
 
 
-CHAT_ROUTES: Final = frozenset({"/v1/chat/completions", "/chat", "/chat/stream"})
+CHAT_ROUTES: Final = frozenset({"/v1/models", "/v1/chat/completions", "/chat", "/chat/stream"})
+"""The model's routes: all of ``/v1`` (its model list offers only ids a ``chat`` key can send),
+``/chat`` and ``/chat/stream``."""
 
 
 def http_scope(path: str) -> str:
-    """The least scope for an HTTP route: model calls need ``chat``, the rest ``read`` (the
-    write tools behind ``/mcp`` and ``/api/local-llm/*`` are checked per call)."""
+    """The least scope for an HTTP route: the model's routes need ``chat``, the rest ``read``
+    (the write tools behind ``/mcp`` and ``/api/local-llm/*`` are checked per call)."""
     return "chat" if path.rstrip("/") in CHAT_ROUTES else "read"
 
 

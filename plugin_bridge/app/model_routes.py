@@ -4,16 +4,23 @@ The rule (docs/http.md gives it to users):
 
 - ``provider/model`` (LiteLLM's convention) and ``provider:model`` (the settings') name a
   provider, as :func:`llm_service.parse_model_spec` reads them: split only when the part before
-  the first ``/`` or ``:`` is a provider name, so LM Studio's ``qwen/qwen3-4b`` stays whole. A
+  the first ``/`` or ``:`` is a provider name, so LM Studio's ``qwen/qwen3-4b`` stays whole (and
+  an id the chat provider lists whole, LM Studio's ``openai/gpt-oss-20b``, stays whole too). A
   known provider that is not configured is a 400 naming those that are.
 - The configured chat, fast and deep models go where the settings send them.
 - A bare id with an unambiguous vendor prefix (``gpt-``, ``o1`` … ``o9``, ``chatgpt-``: OpenAI;
   ``claude-``: Anthropic) goes to that vendor when it is configured, unless the chat provider's
   own model list holds the id (Ollama's ``gpt-oss:20b``). Any other bare id goes to the chat
   provider.
-- An id the chosen provider's model list lacks is :class:`ModelNotFound` (404), before any chat
-  request. Each provider's list is fetched once and kept for :data:`LIST_SECONDS`; a server
-  without a models endpoint accepts every id.
+- The model is then looked up in its provider's list as the provider reads ids
+  (:func:`~plugin_bridge.app.model_ids.listed_id`: ``llama3.2`` is ``llama3.2:latest``,
+  ``claude-sonnet-4-5`` its dated id) and sent as the list has it. Each list is fetched once and
+  kept for :data:`LIST_SECONDS`, and read again once before an id is given up on (a model
+  loaded since). A server without a models endpoint accepts every id.
+- Still missing: an id that names its provider (``provider/…``, or a bare vendor id on that
+  vendor) is :class:`ModelNotFound` (404) before any chat request, naming the provider and the
+  closest listed ids; any other id (a gateway's, LM Studio's) is sent once as it is, and the
+  provider's own 404 is the client's 404 ``model_not_found``.
 """
 
 from __future__ import annotations
@@ -22,11 +29,12 @@ import asyncio
 import logging
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError
-from llm_service.factory import PROFILES, PROVIDER_NAMES, ProviderName, parse_model_spec
+from llm_service.profiles import PROFILES, PROVIDER_NAMES, ProviderName, parse_model_spec
+from plugin_bridge.app.model_ids import close_ids, listed_id
 from plugin_bridge.app.settings.config import BridgeSettings, SettingsError, default_model
 from plugin_bridge.app.settings.keys import KEY_FIELDS
 from plugin_bridge.app.settings.providers import PURPOSES, Route
@@ -42,6 +50,8 @@ logger = logging.getLogger(__name__)
 
 LIST_SECONDS: Final = 600.0
 """How long a provider's model list is kept."""
+MAX_SENT_UNLISTED: Final = 256
+"""The most unlisted ids kept per list as sent without a refusal (see ``_Listed``)."""
 VENDOR_PREFIXES: Final[tuple[tuple[re.Pattern[str], ProviderName], ...]] = tuple(
     (re.compile(profile.own_models), name)
     for name, profile in PROFILES.items()
@@ -60,9 +70,13 @@ def vendor_of(model: str) -> ProviderName | None:
 
 @dataclass
 class _Listed:
-    expires: float
+    read: float
+    """When it was read (``time.monotonic()``)."""
     ids: frozenset[str] | None
     """None: the server lists no models (every id is accepted)."""
+    sent_unlisted: set[str] = field(default_factory=set)
+    """Ids that name no provider, found missing from this list even read again, and sent as
+    they are: not read again for (a gateway's id would cost a list call per request)."""
 
 
 class ModelRoutes:
@@ -80,23 +94,30 @@ class ModelRoutes:
         self._lists.clear()
 
     async def resolve(self, spec: str) -> Route:
-        """The provider and model of a client's id; ModelNotFound when its provider does not
-        list it, RpcError (400) when it names a provider that is not configured."""
+        """The provider and model of a client's id, the model as its provider lists it;
+        ModelNotFound when an id that names its provider is not listed, RpcError (400) when it
+        names a provider that is not configured."""
         configured = self._configured_route(spec)
         if configured is not None:
             return configured
+        asked = time.monotonic()
         chat = self.app.route("chat")
         parsed = parse_model_spec(spec)
-        if parsed.provider is not None and parsed.provider != chat.name:
-            name = parsed.provider
-            route = Route(name, self._other(name), parsed.model or default_model(name))
+        whole = None
+        if parsed.provider is not None:
+            whole = await self._chat_lists(spec, chat, fetch=parsed.provider == chat.name)
+        if whole is not None:
+            route, named = whole, False
         elif parsed.provider is not None:
-            route = Route(chat.name, chat.provider, parsed.model or chat.model)
+            name = parsed.provider
+            provider = chat.provider if name == chat.name else self._other(name)
+            route, named = Route(name, provider, parsed.model or default_model(name)), True
         else:
             route = await self._bare(spec, chat)
-        if route.model not in self._configured_models(route.name):
-            await self._check_listed(route, spec)
-        return route
+            named = vendor_of(spec) == route.name
+        if route.model in self._configured_models(route.name):
+            return route
+        return await self._as_listed(route, spec, named=named, asked=asked)
 
     def configured(self) -> list[ProviderName]:
         """The providers this server can route to, the chat provider first."""
@@ -152,6 +173,22 @@ class ModelRoutes:
         purposes = [p for p in PURPOSES if p == "chat" or app.providers.configured(p)]
         return {r.model for r in (app.route(p) for p in purposes) if r.name == name}
 
+    async def _chat_lists(self, spec: str, chat: Route, *, fetch: bool) -> Route | None:
+        """The chat provider's route for ``spec`` whole, when its list holds it whole (LM
+        Studio's ``openai/gpt-oss-20b``, not OpenAI's ``gpt-oss-20b``; a gateway's
+        ``anthropic/…``). ``fetch``: the list may be read for it (the id names the chat
+        provider, whose list the request reads anyway); else only a kept list is looked at, so
+        that a chat provider that is down costs another provider's requests nothing."""
+        kept = self._lists.get(chat.name)
+        if not fetch and (kept is None or kept.read + LIST_SECONDS <= time.monotonic()):
+            return None
+        try:
+            listed = await self._listed(chat.name, chat.provider)
+        except LLMError:
+            return None  # the provider named in the id may still answer
+        found = None if listed is None else listed_id(spec, listed)
+        return None if found is None else Route(chat.name, chat.provider, found)
+
     async def _bare(self, model: str, chat: Route) -> Route:
         vendor = vendor_of(model)
         if vendor is None or vendor == chat.name or vendor not in self.configured():
@@ -161,29 +198,54 @@ class ModelRoutes:
         except LLMError as exc:  # the chat provider is down: the vendor may still answer
             logger.warning("could not list the models of %s: %s", chat.name, exc)
             listed = None
-        if listed is not None and model in listed:
-            return Route(chat.name, chat.provider, model)
+        found = None if listed is None else listed_id(model, listed)
+        if found is not None:
+            return Route(chat.name, chat.provider, found)
         return Route(vendor, self._other(vendor), model)
 
-    async def _check_listed(self, route: Route, spec: str) -> None:
+    async def _as_listed(self, route: Route, spec: str, *, named: bool, asked: float) -> Route:
+        """``route`` with its model as its provider lists it, the list read again once when
+        it lacks the model (unless it was read for this request, ``asked`` or later); an id
+        still missing is refused when it names its provider (``named``), else sent as it is."""
         listed = await self._listed(route.name, route.provider)
-        if listed is not None and route.model not in listed:
-            where = route.name or "the configured provider"
-            raise ModelNotFound(
-                f"The model '{spec}' does not exist on {where}: GET /v1/models lists the "
-                "models this server can use."
-            )
+        found = route.model if listed is None else listed_id(route.model, listed)
+        kept = self._lists.get(route.name)
+        if found is None and not named and kept is not None and route.model in kept.sent_unlisted:
+            return route
+        if found is None:
+            listed = await self._listed(route.name, route.provider, read_after=asked)
+            found = route.model if listed is None else listed_id(route.model, listed)
+        if found is not None:
+            return Route(route.name, route.provider, found)
+        if not named:
+            kept = self._lists.get(route.name)
+            if kept is not None and len(kept.sent_unlisted) < MAX_SENT_UNLISTED:
+                kept.sent_unlisted.add(route.model)
+            return route
+        label = PROFILES[route.name].label if route.name else "the configured provider"
+        close = close_ids(route.model, listed or ())
+        closest = f" (the closest it lists: {', '.join(close)})" if close else ""
+        raise ModelNotFound(
+            f"The model '{spec}' does not exist on {label}{closest}: GET /v1/models lists the "
+            "models this server can use."
+        )
 
-    async def _listed(self, name: ProviderName | None, provider: Provider) -> frozenset[str] | None:
+    async def _listed(
+        self, name: ProviderName | None, provider: Provider, *, read_after: float | None = None
+    ) -> frozenset[str] | None:
         """The ids ``provider`` lists (None: it has no list), fetched at most once per
-        :data:`LIST_SECONDS`."""
+        :data:`LIST_SECONDS`, and again when the kept list was read before ``read_after``."""
         if self._setup is not self.app.providers:
             self._setup = self.app.providers
             self.clear()
         async with self._fetching.setdefault(name, asyncio.Lock()):
             cached = self._lists.get(name)
             now = time.monotonic()
-            if cached is not None and cached.expires > now:
+            if (
+                cached is not None
+                and cached.read + LIST_SECONDS > now
+                and (read_after is None or cached.read >= read_after)
+            ):
                 return cached.ids
             try:
                 ids: frozenset[str] | None = frozenset(await provider.list_model_ids())
@@ -191,7 +253,7 @@ class ModelRoutes:
                 if exc.code not in _NO_LIST:
                     raise
                 ids = None
-            self._lists[name] = _Listed(now + LIST_SECONDS, ids or None)
+            self._lists[name] = _Listed(now, ids or None)
             return ids or None
 
     def _other(self, name: ProviderName) -> Provider:

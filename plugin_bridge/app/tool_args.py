@@ -88,11 +88,8 @@ class SearchNotesArgs(ToolArgs):
     query: str = Field(
         min_length=1,
         max_length=500,
-        description="Words or a plain question: notes with every word rank first, other word "
-        'forms and typos match too; +word for a word that must appear; "an exact phrase" in '
-        "double quotes; prefix* for words starting so; tag:name for notes with that tag; "
-        "path:Folder for notes under that folder. Combine them, e.g. 'kafka retention "
-        "tag:project path:Work'.",
+        description="Words or a question, with Obsidian's search operators, e.g. "
+        "'kafka retention tag:#work -draft'.",
     )
     limit: int = _limit()
 
@@ -108,6 +105,12 @@ class ReadNoteArgs(ToolArgs):
         max_length=40,
         pattern=PAGES_PATTERN,
         description='A PDF\'s pages, 1-based and inclusive: "3-5", "4" or "7-"; default all.',
+    )
+    heading: str | None = Field(
+        None,
+        max_length=1000,
+        description="Read only the part under this heading: a search result's heading path "
+        "('Setup > Linux') or the heading's own text.",
     )
 
 

@@ -40,6 +40,7 @@ from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.notes.results import NoteContent
 from plugin_bridge.vault.notes.store import NoteStore, PlannedWrite, WriteResult
 from plugin_bridge.vault.pdf import is_pdf_name
+from plugin_bridge.vault.sections import PDF_HEADINGS, section
 from plugin_bridge.vault.vault import NoteHit, Vault
 
 EXCERPT_CHARS: Final = 800
@@ -250,11 +251,17 @@ class _VaultTools:
         return result
 
     def read_note(self, args: ReadNoteArgs) -> ToolOutput:
+        heading = None
         if is_pdf_name(args.path.strip()):
+            if args.heading is not None:
+                raise ValueError(PDF_HEADINGS)
             pdf = read_pdf(self.notes, args.path, args.pages)
             note = NoteContent(pdf.path, pdf.content, pdf.hash, False)
         else:
             note = self.notes.read(args.path)
+            if args.heading is not None:
+                heading, part = section(note.path, note.content, args.heading)
+                note = NoteContent(note.path, part, note.hash, note.lossy)
         text, offset = note.content, args.offset
         if offset > len(text):
             raise ValueError(
@@ -268,6 +275,8 @@ class _VaultTools:
                 f"{len(text) - end} more exist. Call read_note with offset={end} to read on.]"
             )
         result: dict[str, Any] = {"path": note.path, "hash": note.hash, "content": content}
+        if heading is not None:
+            result["heading"] = heading
         if note.lossy:
             result["lossy"] = "some bytes were not UTF-8 and show as U+FFFD; do not rewrite it"
         return result
@@ -316,10 +325,10 @@ def _hit(hit: NoteHit) -> dict[str, Any]:
     if hit.page is not None:  # cite it as the link, so the user lands on that page
         item["page"] = hit.page
         item["link"] = f"[[{hit.path}#page={hit.page}]]"
+    if hit.heading:  # read_note reads just that part with heading=
+        item["heading"] = hit.heading
     if hit.chunks:
-        best = hit.chunks[0]
-        item["section"] = best.heading
-        item["excerpt"] = best.text[:EXCERPT_CHARS]
+        item["excerpt"] = hit.chunks[0].text[:EXCERPT_CHARS]
     else:
         item["snippet"] = hit.snippet
     return item
@@ -365,15 +374,21 @@ _SPECS: Final = (
     _Spec(
         SearchNotesArgs,
         "Search the user's notes, best matches first: full-text (title matches rank highest), "
-        "and by meaning when semantic search is set up. Returns each match's path, title and "
-        "either a snippet with the matched words in **bold** or the best matching section as "
-        "an excerpt. Read a note in full with read_note.",
+        "and by meaning when semantic search is set up. Returns each match's path, title, the "
+        "heading it is under (read just that part with read_note's heading) or a PDF's page, "
+        "and a snippet with the matched words in **bold** or the best matching section as an "
+        "excerpt. Read a note in full with read_note.\n"
+        'Words rank (most first; word forms and typos too); "exact phrase", prefix*, +required.\n'
+        "Obsidian's operators narrow: -word, a OR b, (groups), file:name, path:Folder, tag:#x, "
+        "content:word, [property], [property:value], line:(a b), section:(a b); filters alone "
+        "list the notes they match.",
     ),
     _Spec(
         ReadNoteArgs,
         "Read one note: returns its path, hash and content (Markdown; .canvas and .base files "
         "as their JSON/YAML text; a PDF as its text, each page after a '--- page N of M ---' "
-        "line, and `pages` reads part of it, e.g. '3-5'). Long notes come in parts of "
+        "line, and `pages` reads part of it, e.g. '3-5'; `heading` reads one part of a note, "
+        "e.g. 'Setup > Linux'). Long notes come in parts of "
         f"{READ_LIMIT_CHARS} characters "
         "ending with a marker that says how much is left and which offset reads on.",
     ),

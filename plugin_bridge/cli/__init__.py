@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import plugin_bridge
-from llm_service.factory import PROVIDER_NAMES
+from llm_service.profiles import PROVIDER_NAMES
 from plugin_bridge.cli.serve import ServeOptions, run
 
 

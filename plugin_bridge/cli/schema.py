@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
 
-from llm_service.factory import PROFILES, PROVIDER_NAMES
+from llm_service.profiles import PROFILES, PROVIDER_NAMES
 from plugin_bridge.app.vault_tools import TOOL_ARGS, WRITE_TOOLS
 from plugin_bridge.handlers import build_router
 from plugin_bridge.wire.errors import ERROR_MEANINGS

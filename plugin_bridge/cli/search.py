@@ -26,6 +26,9 @@ async def search(
         await vault.index.wait_until_idle(INDEX_TIMEOUT)
         found = await vault.search(query, limit)
         notes = vault.index.note_count
+    except VaultError as exc:  # an operator search cannot answer (line:, section:…)
+        print(exc, file=sys.stderr)
+        return 2
     finally:
         await vault.close()
     print(f"{notes} notes indexed.", file=sys.stderr)
@@ -34,7 +37,8 @@ async def search(
         return 0
     for rank, hit in enumerate(found.hits, 1):
         snippet = " ".join(hit.snippet.split())
-        out.write(f"{rank}. {hit.path} — {hit.title} ({hit.score:.2f})\n   {snippet}\n")
+        where = f" › {hit.heading}" if hit.heading else f" p. {hit.page}" if hit.page else ""
+        out.write(f"{rank}. {hit.path} — {hit.title}{where} ({hit.score:.2f})\n   {snippet}\n")
     out.write(f"{len(found.hits)} results in {found.took_ms:.1f} ms\n")
     return 0
 

@@ -1,5 +1,6 @@
 """``setup``: choose a provider, give it a key or a local URL, check it with one cheap call, pick
-a model from what it serves, save the settings file (0600) and print the command to run next.
+a model from what it serves, save the settings file (0600) and print the command to run next
+(or, when servers are running, whether each has taken the change up: they follow the file).
 Asked in a terminal, it first says which local runtimes (Ollama, LM Studio) answer on this
 machine and offers them; an OpenAI-compatible server is asked for its URL.
 
@@ -21,7 +22,7 @@ from pydantic import ValidationError
 
 from llm_service import LLMError, lazy
 from llm_service.catalog import is_chat_model
-from llm_service.factory import PROFILES, PROVIDER_NAMES, ProviderProfile, provider_name
+from llm_service.profiles import PROFILES, PROVIDER_NAMES, ProviderProfile, provider_name
 from llm_service.runtimes import detect_runtimes
 from plugin_bridge.app.settings.config import (
     BridgeSettings,
@@ -34,6 +35,7 @@ from plugin_bridge.app.settings.keys import KEY_FIELDS, rebound
 from plugin_bridge.app.settings.providers import build_provider
 from plugin_bridge.cli.commandline import command_line
 from plugin_bridge.cli.models import MODEL_COLUMNS, model_row
+from plugin_bridge.cli.running import running_servers
 from plugin_bridge.wire.errors import field_problems
 
 if TYPE_CHECKING:
@@ -44,7 +46,7 @@ if TYPE_CHECKING:
 
     from llm_service import Provider
     from llm_service.catalog import ModelInfo
-    from llm_service.factory import ProviderName
+    from llm_service.profiles import ProviderName
     from plugin_bridge.app.settings.config import BridgeSettings
 else:
     rich_console = lazy.module("rich.console")
@@ -143,8 +145,20 @@ async def _setup(
     values["model"] = model
     path = write_settings_file(values)
     print(f"Saved to {path} (readable by you only).")
-
-    print(f"Next: {command_line('serve', '--vault', 'PATH/TO/YOUR/VAULT')}")
+    servers = await running_servers(provider, model)
+    for server in servers:
+        if server.took_up:
+            print(
+                f"The server of the vault '{server.vault}' is running and has taken the change "
+                f"up: it uses {provider} model {model} now, no restart needed."
+            )
+        else:
+            print(
+                f"The server of the vault '{server.vault}' is running but has not taken the "
+                "change up: its log says why; restart it to use the new settings."
+            )
+    if not servers:
+        print(f"Next: {command_line('serve', '--vault', 'PATH/TO/YOUR/VAULT')}")
     return 0
 
 

@@ -10,9 +10,11 @@ from collections.abc import Callable
 from plugin_bridge.app.clients import UNDO_LOOKBACK, audit_origin, check_undo
 from plugin_bridge.handlers.context import AppRouter, Context, caller_of
 from plugin_bridge.vault.attachments import read_pdf
+from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.lexical.listing import InvalidCursor
 from plugin_bridge.vault.notes.store import PlannedWrite
 from plugin_bridge.vault.pdf import is_pdf_name
+from plugin_bridge.vault.sections import PDF_HEADINGS, section
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
     AuditListParams,
@@ -42,10 +44,13 @@ async def list_notes(ctx: Context, params: VaultListParams) -> VaultListResult:
 
 
 async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
-    """A note's text and the sha256 of its bytes; a PDF's text by page (``pages``)."""
+    """A note's text (or the part under ``heading``) and the sha256 of its bytes; a PDF's text
+    by page (``pages``)."""
     vault = ctx.app.vault
     notes = vault.notes
     if is_pdf_name(params.path.strip()):
+        if params.heading is not None:
+            raise VaultError("no_such_heading", PDF_HEADINGS, path=params.path)
         pdf = await vault.run(read_pdf, notes, params.path, params.pages)
         await ctx.hold(len(pdf.content))  # the memory budget counts the reply from here
         return NoteReadResult(
@@ -59,7 +64,12 @@ async def read_note(ctx: Context, params: NoteReadParams) -> NoteReadResult:
     note = await vault.run(notes.read, params.path)
     if len(note.content) > size:  # it grew meanwhile
         await ctx.hold(len(note.content) - size)
-    return NoteReadResult(path=note.path, content=note.content, hash=note.hash, lossy=note.lossy)
+    heading, content = None, note.content
+    if params.heading is not None:
+        heading, content = section(note.path, content, params.heading)
+    return NoteReadResult(
+        path=note.path, content=content, hash=note.hash, lossy=note.lossy, heading=heading
+    )
 
 
 async def create_note(ctx: Context, params: NoteCreateParams) -> NoteWriteResult:

@@ -67,7 +67,6 @@ def build_http_app(
 
     routes: list[BaseRoute] = [
         Route("/health", health, methods=["GET"]),
-        Route("/api/local-llm/health", health, methods=["GET"]),  # the local-LLM bridge's path
         *routes_proxy.PROXY_ROUTES,
         *routes_openai.OPENAI_ROUTES,
         *routes_local.LOCAL_ROUTES,

@@ -65,14 +65,17 @@ def json_response(payload: object, status: int = 200) -> Response:
 
 
 def error_response(path: str, exc: BaseException) -> Response:
-    """``exc`` as the route's error: OpenAI's shape under /v1/, else ``{error, message}``; a
-    429 with ``Retry-After`` when the provider said, a 5xx with ``x-should-retry: false``."""
+    """``exc`` as the route's error: OpenAI's shape under /v1/, else ``{error, message}``. A
+    429 or 5xx comes after the bridge's own attempts: it carries ``Retry-After`` (the
+    provider's wait, else the bridge's next backoff) and ``x-should-retry: false``, so that one
+    client request costs at most the bridge's attempts whatever the client's retry settings
+    (the OpenAI SDK, and the clients built on it, obey the header)."""
     error = to_http_error(exc)
     body = error_body(path, error.status, error.code, error.message, error.data)
     headers = {}
     if error.retry_after is not None:
         headers["retry-after"] = str(max(1, round(error.retry_after)))
-    if error.status >= 500:  # the bridge has retried the provider already: the SDKs stop here
+    if error.status >= 500 or error.status == 429:
         headers["x-should-retry"] = "false"
     return Response(body, error.status, headers, media_type="application/json")
 

@@ -1,6 +1,8 @@
 """The local-model tool routes, for a client that runs its own model (LM Studio, Ollama…) and
 lets this server run the vault tools:
 
+- ``GET /api/local-llm/health``: ``GET /health``'s answer, its ``toolCount`` the number of
+  tools ``GET /api/local-llm/tools`` lists to the same caller;
 - ``GET /api/local-llm/tools?format=…``: the vault tools in any format ``tools/list`` accepts
   (``lmstudio``: strict tools); the write tools only while the setting ``http_allow_writes``
   lets them run;
@@ -24,6 +26,7 @@ from starlette.routing import Route
 
 from plugin_bridge.app.tools import DEFAULT_FORMAT, Call, Tools, ToolsDenied
 from plugin_bridge.app.vault_tools import HTTP_WRITES_OFF, WRITE_TOOL_NAMES
+from plugin_bridge.handlers.session import health_of
 from plugin_bridge.httpapi.bodies import ExecuteToolsBody
 from plugin_bridge.httpapi.openai_format import BadRequest, arguments_in, body_problem
 from plugin_bridge.httpapi.responses import (
@@ -39,6 +42,12 @@ from plugin_bridge.wire.models import ToolFormat, dump
 FORMATS: Final[tuple[ToolFormat, ...]] = get_args(ToolFormat)
 
 
+async def health(request: Request) -> Response:
+    result = health_of(chat_of(request).bridge)
+    count = len(_listed(request, DEFAULT_FORMAT))
+    return json_response(dump(result.model_copy(update={"tool_count": count})))
+
+
 async def tools(request: Request) -> Response:
     state = chat_of(request)
     asked = request.query_params.get("format") or state.bridge.providers.name or DEFAULT_FORMAT
@@ -46,8 +55,13 @@ async def tools(request: Request) -> Response:
     if tool_format is None:
         error = BadRequest(f"Unknown format '{asked}': use one of {', '.join(FORMATS)}.")
         return error_response(request.url.path, error)
-    tools = Tools(state.tools(caller_of(request))).listed(tool_format, runnable_only=True)
-    return json_response({"format": tool_format, "tools": tools})
+    return json_response({"format": tool_format, "tools": _listed(request, tool_format)})
+
+
+def _listed(request: Request, tool_format: ToolFormat) -> list[dict[str, Any]]:
+    """The tools the caller may run over HTTP, in ``tool_format``."""
+    tools = Tools(chat_of(request).tools(caller_of(request)))
+    return tools.listed(tool_format, runnable_only=True)
 
 
 async def execute_tools(request: Request) -> Response:
@@ -107,6 +121,7 @@ def _calls(raw: object) -> tuple[list[str], list[Call]]:
 
 
 LOCAL_ROUTES = [
+    Route("/api/local-llm/health", health, methods=["GET"]),  # the local-LLM bridge's path
     Route("/api/local-llm/tools", tools, methods=["GET"]),
     Route("/api/local-llm/execute-tools", execute_tools, methods=["POST"]),
 ]

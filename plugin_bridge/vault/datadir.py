@@ -27,9 +27,14 @@ def vault_key(root: Path) -> str:
     return f"{slug[:40]}-{hashlib.sha256(resolved.encode()).hexdigest()[:12]}"
 
 
+def vaults_dir() -> Path:
+    """``<user state dir>/obsidian-ai-bridge/vaults``: every vault's default data folder."""
+    return Path(platformdirs.user_state_dir(APP_NAME)) / "vaults"
+
+
 def default_data_dir(root: Path) -> Path:
     """``<user state dir>/obsidian-ai-bridge/vaults/<vault key>``, outside the vault."""
-    return Path(platformdirs.user_state_dir(APP_NAME)) / "vaults" / vault_key(root)
+    return vaults_dir() / vault_key(root)
 
 
 def default_info_file(vault_root: Path) -> Path:

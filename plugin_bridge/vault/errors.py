@@ -5,7 +5,9 @@ Exception tree::
     Exception
     └── VaultError        a note operation was refused; ``.code`` says why:
                           not_found, exists, conflict, forbidden_path, too_large, not_text,
-                          invalid_edit, write_failed (disk full, read-only: nothing changed),
+                          invalid_edit, invalid_query (an operator search cannot answer),
+                          no_such_heading (note/read's heading), write_failed (disk full,
+                          read-only: nothing changed),
                           no_file_handles (the process is at its limit of open files)
 
 The bridge maps each code to its JSON-RPC error; the tool loop shows the message to the model.
@@ -28,6 +30,8 @@ VaultErrorCode = Literal[
     "too_large",
     "not_text",
     "invalid_edit",
+    "invalid_query",
+    "no_such_heading",
     "write_failed",
     "no_file_handles",
 ]

@@ -148,12 +148,24 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
         """,
     ),
     (
+        # Front matter for ``[property]`` and ``[property:value]`` search (lexical/filters.py):
+        # one row per property and value, both case-folded (lexical/parse.py). Every note is
+        # read again.
+        "009_properties",
+        """
+        CREATE TABLE properties (note INTEGER NOT NULL, key TEXT NOT NULL, value TEXT);
+        CREATE INDEX properties_by_key ON properties(key, value);
+        CREATE INDEX properties_by_note ON properties(note);
+        UPDATE notes SET mtime = -1, hash = '';
+        """,
+    ),
+    (
         # FTS5 keeps a transaction's new rows in memory up to ``hashsize`` (1 MB by default)
         # and writes a segment each time it fills, which later merges read and write again: a
         # batch of 500 notes made a dozen segments. At 16 MB a batch is mostly one segment,
         # written at its commit (bench/search.py --serve: the writer's CPU 9.5 s → 6.5 s on
         # 10,000 notes). The memory is held only during a write transaction.
-        "009_fts_flush_size",
+        "010_fts_flush_size",
         """
         INSERT INTO notes_fts(notes_fts, rank) VALUES('hashsize', 16777216);
         INSERT INTO notes_cjk(notes_cjk, rank) VALUES('hashsize', 16777216);

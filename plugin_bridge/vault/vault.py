@@ -22,8 +22,10 @@ from llm_service.door import Args, Out
 from llm_service.errors import LLMError
 from plugin_bridge.vault.datadir import default_data_dir
 from plugin_bridge.vault.door import FILES
+from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.lexical.index import SearchIndex
 from plugin_bridge.vault.lexical.listing import DEFAULT_PAGE, NotesPage, notes_page
+from plugin_bridge.vault.lexical.operators import unsupported
 from plugin_bridge.vault.lexical.query import Query, parse_query
 from plugin_bridge.vault.lexical.reader import IndexReader
 from plugin_bridge.vault.notes.atomic import ORPHAN_AGE_SECONDS, remove_orphans
@@ -163,13 +165,16 @@ class Vault:
         folder: str | None = None,
         tag: str | None = None,
     ) -> NoteResults:
-        """The best ``limit`` notes for ``query`` (any string; see ``lexical/query.py``), inside
+        """The best ``limit`` notes for ``query`` (any string; see ``lexical/query.py``; an
+        operator the index cannot answer, such as ``line:``, is VaultError invalid_query), inside
         ``folder`` (VaultError forbidden_path when it is not one of the vault's) and with
         ``tag`` when given. ``mode`` defaults to hybrid when vectors are ready, else lexical
         (also when semantic or hybrid is asked for before vectors exist). Answers from what is
         indexed and embedded so far; ``pending`` says how many files are not indexed yet."""
         started = time.perf_counter()
         parsed = parse_query(query)
+        if parsed.unsupported:
+            raise VaultError("invalid_query", unsupported(parsed.unsupported))
         semantic = self.semantic
         usable = semantic is not None and semantic.ready and bool(parsed.match or parsed.cjk)
         chosen: Mode = (mode or "hybrid") if usable else "lexical"

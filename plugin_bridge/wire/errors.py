@@ -115,6 +115,8 @@ _VAULT_CODES: Final[dict[str, WireCode]] = {
     "too_large": WireCode.NOTE_UNREADABLE,
     "not_text": WireCode.NOTE_UNREADABLE,
     "invalid_edit": WireCode.INVALID_PARAMS,
+    "invalid_query": WireCode.INVALID_PARAMS,
+    "no_such_heading": WireCode.INVALID_PARAMS,
     "write_failed": WireCode.NOTE_WRITE_FAILED,
     "no_file_handles": WireCode.NOTE_WRITE_FAILED,
 }

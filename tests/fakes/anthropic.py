@@ -222,6 +222,21 @@ def error_reply(
     )
 
 
+def not_found_reply(model: str) -> Reply:
+    """The API's 404 for a model it does not serve (``not_found_error``, "model: X")."""
+    return error_reply(404, f"model: {model}")
+
+
+def models_reply(*ids: str) -> Reply:
+    """GET /v1/models: one page of model objects (the API lists dated ids only)."""
+    data = [
+        {"type": "model", "id": i, "display_name": i, "created_at": "2026-01-01T00:00:00Z"}
+        for i in ids
+    ]
+    first, last = (ids[0], ids[-1]) if ids else (None, None)
+    return Reply.json({"data": data, "has_more": False, "first_id": first, "last_id": last})
+
+
 def quota_reply() -> Reply:
     """Anthropic's answer when the account has no credit left."""
     return error_reply(

@@ -10,8 +10,8 @@ line instead. A call given a non-empty id is sent the way current servers send i
 
 Other test modules import these names: ``MODEL``, ``NDJSON``, ``make_provider``, ``line``,
 ``text_reply``, ``tool_reply``, ``error_reply``, ``quota_reply``, ``midstream_error_reply``,
-``early_error_reply``, ``malformed_reply``, ``hanging_reply``, ``SUPPORTS_TOOL_CHOICE`` and
-``forced_tool``.
+``early_error_reply``, ``malformed_reply``, ``hanging_reply``, ``not_found_reply``,
+``tags_reply``, ``SUPPORTS_TOOL_CHOICE`` and ``forced_tool``.
 """
 
 from __future__ import annotations
@@ -141,6 +141,17 @@ def error_reply(
     an OpenAI-style proxy in front of Ollama sends."""
     error: Any = {"type": error_type, "message": message} if error_type else message
     return Reply.json({"error": error}, status=status, headers=headers)
+
+
+def not_found_reply(model: str) -> Reply:
+    """Ollama's 404 for a model it has not pulled (server/routes.go)."""
+    return error_reply(404, f"model '{model}' not found")
+
+
+def tags_reply(*names: str) -> Reply:
+    """GET /api/tags: the models pulled, each by its tagged name (``llama3.2:latest``)."""
+    models = [{"name": name, "model": name, "size": 2019393189} for name in names]
+    return Reply.json({"models": models})
 
 
 def quota_reply() -> Reply:

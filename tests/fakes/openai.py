@@ -181,6 +181,11 @@ def error_reply(
     )
 
 
+def not_found_reply(model: str) -> Reply:
+    """The API's 404 for a model it does not serve (code ``model_not_found``)."""
+    return error_reply(404, f"The model `{model}` does not exist or you do not have access to it.")
+
+
 def quota_reply() -> Reply:
     """429 insufficient_quota: the account has no credit left."""
     return error_reply(

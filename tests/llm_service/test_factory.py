@@ -18,7 +18,8 @@ from llm_service import (
     make_provider,
     parse_model_spec,
 )
-from llm_service.factory import PROFILES, provider_class
+from llm_service.factory import provider_class
+from llm_service.profiles import PROFILES
 
 
 @pytest.mark.parametrize(

@@ -68,6 +68,27 @@ async def test_retry_after_beyond_a_minute_fails_at_once() -> None:
     assert len(provider.requests) == 1
 
 
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_failure_given_up_on_says_the_next_backoff(stream: bool) -> None:
+    """After the last attempt a retryable error without a server's wait carries the wait the
+    next attempt would have had; a server's own wait is kept; a permanent error gets none."""
+    provider = _provider(*[_err("rate_limit") for _ in range(3)])
+    with pytest.raises(LLMError) as caught:
+        if stream:
+            await anext(provider.stream(HELLO, model="m"))
+        else:
+            await provider.chat(HELLO, model="m")
+    assert caught.value.retry_after == provider.next_backoff() == pytest.approx(0.004)
+    said = _provider(*[_err("overloaded", retry_after=0.01) for _ in range(3)])
+    with pytest.raises(LLMError) as caught:
+        await said.chat(HELLO, model="m")
+    assert caught.value.retry_after == 0.01
+    refused = _provider(_err("invalid_request"))
+    with pytest.raises(LLMError) as caught:
+        await refused.chat(HELLO, model="m")
+    assert caught.value.retry_after is None
+
+
 def test_backoff_grows_exponentially_and_is_capped() -> None:
     """Waits double per attempt (plus at most one base of jitter) and never exceed 30 s."""
     from tenacity import RetryCallState

@@ -166,7 +166,7 @@ export interface Methods {
 		result: NoteWriteResult;
 	};
 	/**
-	 * A note's text and the sha256 of its bytes; a PDF's text by page (``pages``).
+	 * A note's text (or the part under ``heading``) and the sha256 of its bytes; a PDF's text
 	 */
 	"note/read": {
 		params: NoteReadParams;
@@ -765,6 +765,10 @@ export interface NoteReadParams {
 	 * A PDF's pages to read, 1-based and inclusive: "3-5", "4" or "7-" (to the end); default all.
 	 */
 	pages?: string | null;
+	/**
+	 * Read only the part under this heading (a heading path from vault/search, e.g. 'Setup > Linux', or its last heading): its heading line, text and subheadings. Error -32602 naming some of the note's headings when it has none such.
+	 */
+	heading?: string | null;
 }
 export interface NoteReadResult {
 	path: string;
@@ -784,6 +788,10 @@ export interface NoteReadResult {
 	 * A PDF's number of pages; null for notes.
 	 */
 	pageCount?: number | null;
+	/**
+	 * With heading: the note's heading path that was read.
+	 */
+	heading?: string | null;
 }
 export interface NoteUndoParams {
 	/**
@@ -1177,7 +1185,7 @@ export interface RelatedNote {
 }
 export interface SearchParams {
 	/**
-	 * Words, "a phrase", prefix*, tag:x and path:folder filters.
+	 * Words rank, "a phrase" is exact, prefix*; Obsidian's operators filter: -word, a OR b, (groups), file:, path:, tag:, content:, [property], [property:value], line:(…), section:(…).
 	 */
 	query: string;
 	limit?: number;
@@ -1225,6 +1233,10 @@ export interface SearchHitModel {
 	 * A PDF's page (1-based) the snippet is from: open it as [[file.pdf#page=N]]; null for notes.
 	 */
 	page?: number | null;
+	/**
+	 * The heading path the snippet is under, e.g. 'Setup > Linux' (note/read takes it as heading to read just that part); null above the first heading and for PDFs.
+	 */
+	heading?: string | null;
 }
 export interface ClientNotifications {
 	"$/cancelRequest": {
@@ -1482,7 +1494,7 @@ export interface ToolArguments {
 }
 export interface SearchNotesArgs {
 	/**
-	 * Words or a plain question: notes with every word rank first, other word forms and typos match too; +word for a word that must appear; "an exact phrase" in double quotes; prefix* for words starting so; tag:name for notes with that tag; path:Folder for notes under that folder. Combine them, e.g. 'kafka retention tag:project path:Work'.
+	 * Words or a question, with Obsidian's search operators, e.g. 'kafka retention tag:#work -draft'.
 	 */
 	query: string;
 	/**
@@ -1503,6 +1515,10 @@ export interface ReadNoteArgs {
 	 * A PDF's pages, 1-based and inclusive: "3-5", "4" or "7-"; default all.
 	 */
 	pages?: string | null;
+	/**
+	 * Read only the part under this heading: a search result's heading path ('Setup > Linux') or the heading's own text.
+	 */
+	heading?: string | null;
 }
 export interface ListNotesArgs {
 	/**

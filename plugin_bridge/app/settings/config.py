@@ -49,7 +49,7 @@ from pydantic_settings import (
 from llm_service.embedders import Model2VecEmbedder, make_embedder
 from llm_service.embedders.spec import parse_spec
 from llm_service.errors import LLMError
-from llm_service.factory import KEYED, PROFILES, ProviderName, parse_model_spec, provider_name
+from llm_service.profiles import KEYED, PROFILES, ProviderName, parse_model_spec, provider_name
 from plugin_bridge.app.remote import parse_listen
 from plugin_bridge.app.settings.keys import HOST_FIELDS, KEY_FIELDS, check_url, key_for
 from plugin_bridge.app.settings.sources import launch_bindings, named_provider, no_key

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from llm_service.factory import KEYED
+from llm_service.profiles import KEYED
 
 DEFAULT_ORIGINS: Final[dict[str, str]] = {
     profile.name: profile.default_origin for profile in KEYED if profile.default_origin

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
 from llm_service import LLMError, OpenAIProvider, make_provider
-from llm_service.factory import PROFILES, ProviderName, parse_model_spec
+from llm_service.profiles import PROFILES, ProviderName, parse_model_spec
 from plugin_bridge.app.settings.config import (
     NO_PROVIDER,
     PROBE_SECONDS,

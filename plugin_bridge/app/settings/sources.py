@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
-from llm_service.factory import PROFILES, PROVIDER_NAMES, ProviderName, parse_model_spec
+from llm_service.profiles import PROFILES, PROVIDER_NAMES, ProviderName, parse_model_spec
 from plugin_bridge.app.settings.keys import (
     DEFAULT_ORIGINS,
     HOST_FIELDS,

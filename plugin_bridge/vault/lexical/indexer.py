@@ -23,7 +23,7 @@ from plugin_bridge.vault.chunks import Chunk, chunk_hash, chunk_note
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.files import VaultFiles, is_indexed_name, read_text
 from plugin_bridge.vault.lexical.cjk import bigrams
-from plugin_bridge.vault.lexical.parse import ParsedNote, link_key, parse_note
+from plugin_bridge.vault.lexical.parse import ParsedNote, link_key, parse_note, properties
 from plugin_bridge.vault.lexical.words import note_language, note_stems, tokens
 from plugin_bridge.vault.pdf import PAGE_BREAK, PdfUnreadable, extract_pages, is_pdf_name
 
@@ -86,6 +86,8 @@ class Note:
     tags: frozenset[str]
     links: frozenset[str]
     chunks: tuple[Chunk, ...] = ()
+    properties: tuple[tuple[str, str | None], ...] = ()
+    """Front matter as (name, value) rows (``parse.properties``)."""
 
 
 Prepared = Gone | Skipped | Note
@@ -269,6 +271,9 @@ class Indexer:
         conn.executemany("INSERT INTO tags VALUES (?, ?)", [(note_id, t) for t in note.tags])
         conn.executemany("INSERT INTO links VALUES (?, ?)", [(note_id, t) for t in note.links])
         conn.executemany(
+            "INSERT INTO properties VALUES (?, ?, ?)", [(note_id, *p) for p in note.properties]
+        )
+        conn.executemany(
             "INSERT INTO chunks (note, seq, heading, text, hash) VALUES (?, ?, ?, ?, ?)",
             [(note_id, c.seq, c.heading, c.text, c.hash) for c in note.chunks],
         )
@@ -308,6 +313,7 @@ def _drop_content(conn: sqlite3.Connection, note_id: int) -> None:
         "DELETE FROM tags WHERE note = ?",
         "DELETE FROM links WHERE src = ?",
         "DELETE FROM chunks WHERE note = ?",
+        "DELETE FROM properties WHERE note = ?",
     ):
         conn.execute(sql, (note_id,))
 
@@ -337,6 +343,7 @@ def _note(
         tags=frozenset(tag.casefold() for tag in note.tags),
         links=frozenset(map(link_key, note.links)),
         chunks=chunks,
+        properties=tuple(properties(note.frontmatter)),
     )
 
 

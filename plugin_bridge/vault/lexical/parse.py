@@ -6,6 +6,7 @@ file (never its content). Tags, headings and links inside code are not tags, hea
 
 from __future__ import annotations
 
+import datetime
 import logging
 import re
 import unicodedata
@@ -43,6 +44,10 @@ _TAG_STOP: Final = (
 _TAG: Final = re.compile(f"#([^{_TAG_STOP}]+)")
 _LIST_SPLIT: Final = re.compile(r"[,\s]+")
 _ALIAS_SPLIT: Final = re.compile(r"\s*[,\n]\s*")
+MAX_PROPERTIES: Final = 100
+"""(property, value) rows kept per note for ``[property:value]`` search; values are cut to
+:data:`MAX_VALUE_CHARS`."""
+MAX_VALUE_CHARS: Final = 200
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,36 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
         frontmatter=frontmatter,
         frontmatter_error=error,
     )
+
+
+def body_start(text: str) -> int:
+    """Where the text after the front matter starts in ``text`` (0 without front matter)."""
+    match = _FRONT_MATTER.match(text)
+    return match.end() if match else 0
+
+
+def properties(frontmatter: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """(name, value) of each front matter property, names and values case-folded: one row per
+    item of a list, ``None`` for an empty value; nested maps count as present, without a
+    value. At most :data:`MAX_PROPERTIES` rows."""
+    rows: list[tuple[str, str | None]] = []
+    for name, value in frontmatter.items():
+        key = name.strip().casefold()
+        items = value if isinstance(value, list) else [value]
+        texts = [_property_text(item) for item in items]
+        rows += [(key, text) for text in dict.fromkeys(t for t in texts if t)] or [(key, None)]
+    return rows[:MAX_PROPERTIES]
+
+
+def _property_text(value: Any) -> str:
+    """A property value as search compares it ("" for none, a map or a list)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (str, int, float)):
+        return str(value).strip().casefold()[:MAX_VALUE_CHARS]
+    if isinstance(value, datetime.date):  # YAML dates (and times)
+        return value.isoformat()[:MAX_VALUE_CHARS]
+    return ""
 
 
 def link_key(target: str) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
+from plugin_bridge.vault.lexical import scoped
 from plugin_bridge.vault.lexical import search as search_sql
 from plugin_bridge.vault.lexical.parse import link_forms
 from plugin_bridge.vault.lexical.query import Query
@@ -59,6 +60,7 @@ class IndexReader:
     def __init__(self, conn: sqlite3.Connection, vocabulary: Vocabulary | None = None) -> None:
         self.conn = conn
         self._vocabulary = vocabulary
+        scoped.register(conn)  # line:(…) and section:(…) filters
 
     def search(self, query: Query, limit: int, *, snippets: bool = True) -> list[SearchHit]:
         """The best ``limit`` notes for ``query``; ``snippets=False`` leaves them "" (a ranking

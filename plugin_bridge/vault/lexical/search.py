@@ -29,9 +29,9 @@ from dataclasses import dataclass, field, replace
 from typing import Final, Literal, TypeAlias
 
 from plugin_bridge.vault.lexical.cjk import bigram_list, highlight, match_term, snippet_around
+from plugin_bridge.vault.lexical.filters import filter_clauses
 from plugin_bridge.vault.lexical.query import Query
 from plugin_bridge.vault.lexical.typos import Vocabulary
-from plugin_bridge.vault.paths import name_key as folded
 
 Row: TypeAlias = tuple[str, str, float, str]
 """path, title, score (higher is better), snippet."""
@@ -202,7 +202,7 @@ def _best(
 def _ranked(conn: sqlite3.Connection, query: Query, ask: Ask, limit: int) -> list[Ranked]:
     """(id, path, title, score) of the best notes for ``ask`` that pass the query's filters."""
     table = ask.table
-    notes_where, filters = _filters(query)
+    notes_where, filters = filter_clauses(query)
     where = notes_where
     if query.cjk and table == "notes_fts":
         where += f" AND +{table}.rowid IN (SELECT rowid FROM notes_cjk WHERE notes_cjk MATCH :cjk)"
@@ -292,7 +292,7 @@ def _title_bonus(count: int, each: float) -> str:
 
 def _listing(conn: sqlite3.Connection, query: Query, limit: int) -> list[Row]:
     """Filters only: the matching notes by path, each with the start of its text."""
-    where, params = _filters(query)
+    where, params = filter_clauses(query)
     rows = conn.execute(
         f"SELECT n.id, n.path, n.title FROM notes n WHERE 1 {where} ORDER BY n.path LIMIT :limit",
         {"limit": limit, **params},
@@ -301,33 +301,9 @@ def _listing(conn: sqlite3.Connection, query: Query, limit: int) -> list[Row]:
     return [(path, title, 0.0, _opening(bodies.get(note_id, ""))) for note_id, path, title in rows]
 
 
-def _filters(query: Query) -> tuple[str, dict[str, object]]:
-    """``AND …`` clauses on the joined ``notes n`` row for the query's tag, path and folder
-    filters ("" when it has none)."""
-    clauses: list[str] = []
-    params: dict[str, object] = {}
-    for i, tag in enumerate(query.tags):
-        # "0" sorts right after "/": the range holds the nested tags ``tag/…``
-        clauses.append(
-            f"n.id IN (SELECT note FROM tags "
-            f"WHERE tag = :tag{i} OR (tag > :tag{i} || '/' AND tag < :tag{i} || '0'))"
-        )
-        params[f"tag{i}"] = tag
-    for i, fragment in enumerate(query.paths):
-        clauses.append(f"n.path LIKE :path{i} ESCAPE '\\'")
-        params[f"path{i}"] = "%" + _escape_like(fragment) + "%"
-    path = "folded(n.path)" if query.fold_folders else "n.path"
-    for i, folder in enumerate(query.folders):
-        # the paths starting with "folder/": "0" sorts right after "/"
-        clauses.append(f"{path} >= :folder{i} AND {path} < :after{i}")
-        key = folded(folder) if query.fold_folders else folder
-        params[f"folder{i}"], params[f"after{i}"] = key + "/", key + "0"
-    return "".join(f" AND {clause}" for clause in clauses), params
-
-
 def filtered_chunk_hashes(conn: sqlite3.Connection, query: Query) -> set[str]:
     """Hashes of the chunks of the notes that pass the query's filters (not its words)."""
-    where, params = _filters(query)  # notes first: their chunks' hashes come from an index
+    where, params = filter_clauses(query)  # notes first: their chunks' hashes come from an index
     sql = f"SELECT c.hash FROM notes n CROSS JOIN chunks c ON c.note = n.id WHERE 1 {where}"
     return {row[0] for row in conn.execute(sql, params)}
 
@@ -372,7 +348,3 @@ def _opening(body: str) -> str:
 
 def _marked(snippet: str) -> str:
     return " ".join(snippet.split()).replace(_OPEN, "**").replace(_CLOSE, "**")
-
-
-def _escape_like(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

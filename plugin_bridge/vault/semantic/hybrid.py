@@ -29,6 +29,7 @@ from plugin_bridge.vault.lexical.index import clamp
 from plugin_bridge.vault.lexical.parse import link_forms
 from plugin_bridge.vault.lexical.reader import is_damage
 from plugin_bridge.vault.pdf import is_pdf_name, page_of_snippet, page_of_words, split_body
+from plugin_bridge.vault.sections import heading_at
 from plugin_bridge.vault.semantic.scripts import same_script_first
 
 if TYPE_CHECKING:
@@ -68,6 +69,9 @@ class NoteHit:
     """The note's best chunks, best first (semantic and hybrid results)."""
     page: int | None = None
     """A PDF's page (1-based) the snippet is from; None for notes."""
+    heading: str | None = None
+    """The heading path (``Setup > Linux``) of the part the snippet is from; None above the
+    first heading and for PDFs."""
 
 
 @dataclass(frozen=True)
@@ -194,7 +198,7 @@ def _search(
     if any(is_pdf_name(hit.path) for hit in hits):
         terms = [term.text for term in query.terms] + list(query.cjk)
         hits = _on_pages(reader, hits, terms, rerank=mode == "lexical")
-    return hits
+    return with_headings(reader, hits)
 
 
 def _combine(
@@ -250,6 +254,22 @@ def _on_pages(
         placed.append(replace(hit, page=page + 1, snippet=snippet, score=score))
     if rerank:
         placed.sort(key=lambda hit: -hit.score)  # stable: ties keep the index's order
+    return placed
+
+
+def with_headings(reader: IndexReader, hits: list[NoteHit]) -> list[NoteHit]:
+    """Notes' hits with the heading path they were found under: the best chunk's (vectors),
+    else the one above the snippet's match in the note."""
+    words = [hit.path for hit in hits if not hit.chunks and not is_pdf_name(hit.path)]
+    bodies = reader.bodies(words) if words else {}
+    placed = []
+    for hit in hits:
+        if is_pdf_name(hit.path):
+            placed.append(hit)
+        elif hit.chunks:
+            placed.append(replace(hit, heading=hit.chunks[0].heading or None))
+        else:
+            placed.append(replace(hit, heading=heading_at(bodies.get(hit.path, ""), hit.snippet)))
     return placed
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llm_service.factory import ProviderName
+from llm_service.profiles import ProviderName
 from plugin_bridge.wire.models.base import (
     ClientNotification,
     ClientRequest,

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from llm_service.factory import ProviderName
+from llm_service.profiles import ProviderName
 
 ToolFormat = Literal[ProviderName, "lmstudio", "vllm"]
 """Tool formats: each provider's, and LM Studio's and vLLM's (they speak OpenAI's)."""

@@ -24,7 +24,9 @@ def _lexical() -> list[MatchSide]:
 class SearchParams(Params):
     query: str = Field(
         max_length=1000,
-        description='Words, "a phrase", prefix*, tag:x and path:folder filters.',
+        description='Words rank, "a phrase" is exact, prefix*; Obsidian\'s operators filter: '
+        "-word, a OR b, (groups), file:, path:, tag:, content:, [property], [property:value], "
+        "line:(…), section:(…).",
     )
     limit: int = Field(10, ge=1, le=50)
     mode: SearchMode | None = Field(
@@ -52,6 +54,11 @@ class SearchHitModel(WireModel):
         ge=1,
         description="A PDF's page (1-based) the snippet is from: open it as [[file.pdf#page=N]]; "
         "null for notes.",
+    )
+    heading: str | None = Field(
+        None,
+        description="The heading path the snippet is under, e.g. 'Setup > Linux' (note/read "
+        "takes it as heading to read just that part); null above the first heading and for PDFs.",
     )
 
 

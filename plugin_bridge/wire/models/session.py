@@ -9,7 +9,7 @@ from typing import ClassVar, Final, Literal
 
 from pydantic import Field
 
-from llm_service.factory import ProviderName
+from llm_service.profiles import ProviderName
 from plugin_bridge.wire.models.base import (
     ClientNotification,
     ClientRequest,

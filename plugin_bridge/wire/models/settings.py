@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeAlias, Typ
 from pydantic import BaseModel, Field, StringConstraints, create_model
 from pydantic.fields import FieldInfo
 
-from llm_service.factory import KEYED, PROVIDER_NAMES, ProviderName
+from llm_service.profiles import KEYED, PROVIDER_NAMES, ProviderName
 from plugin_bridge.wire.models.base import Params, ServerRequest, WireModel
 
 ModelT = TypeVar("ModelT", bound=BaseModel)

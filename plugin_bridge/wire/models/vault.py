@@ -43,6 +43,13 @@ class NoteReadParams(Params):
         description='A PDF\'s pages to read, 1-based and inclusive: "3-5", "4" or "7-" (to the '
         "end); default all.",
     )
+    heading: str | None = Field(
+        None,
+        max_length=1000,
+        description="Read only the part under this heading (a heading path from vault/search, "
+        "e.g. 'Setup > Linux', or its last heading): its heading line, text and subheadings. "
+        "Error -32602 naming some of the note's headings when it has none such.",
+    )
 
 
 class NoteReadResult(WireModel):
@@ -59,6 +66,9 @@ class NoteReadResult(WireModel):
         ),
     )
     page_count: int | None = Field(None, description="A PDF's number of pages; null for notes.")
+    heading: str | None = Field(
+        None, description="With heading: the note's heading path that was read."
+    )
 
 
 HashField = Field(

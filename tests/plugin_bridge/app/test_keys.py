@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_service.factory import KEYED, PROVIDER_NAMES
+from llm_service.profiles import KEYED, PROVIDER_NAMES
 from plugin_bridge.app.settings.config import BridgeSettings, read_config
 from plugin_bridge.app.settings.keys import may_send, origin, rebound
 from plugin_bridge.wire.models import BaseUrls, BaseUrlsUpdate, KeysModel, SettingsUpdateParams

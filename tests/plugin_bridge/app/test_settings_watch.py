@@ -20,14 +20,16 @@ from tests.helpers.bridge import WAIT, running_bridge, wait_for
 from tests.helpers.serve import START_WAIT, run_cli, serve
 
 
-async def _setup(tmp_path: Path, fake_http: FakeHTTPServer, model: str) -> None:
-    """``obsidian-ai-bridge setup`` for the fake server, as a user runs it beside the server."""
+async def _setup(tmp_path: Path, fake_http: FakeHTTPServer, model: str) -> str:
+    """``obsidian-ai-bridge setup`` for the fake server, as a user runs it beside the server;
+    what it printed."""
     fake_http.enqueue(fake.models_reply("first-model", "second-model"))
     url = fake_http.url + "/v1"
-    code, _out, err = await run_cli(
+    code, out, err = await run_cli(
         tmp_path, "setup", "--provider", "openai", "--base-url", url, "--model", model
     )
     assert code == 0, err
+    return out
 
 
 async def test_setup_beside_a_running_app_changes_its_model_and_a_bad_file_is_refused(
@@ -94,14 +96,14 @@ async def test_a_file_that_names_a_provider_that_cannot_work_is_refused(
 
 
 async def test_a_running_serve_process_picks_up_setup_without_a_restart(
-    tmp_path: Path, fake_http: FakeHTTPServer
+    tmp_path: Path, fake_http: FakeHTTPServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`serve --model first-model`, then `setup --model second-model` in another terminal:
-    settings/get of the same server says second-model."""
+    settings/get of the same server says second-model, and setup says the server took the
+    change up instead of telling the user to start one."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the subprocesses' too
     url = fake_http.url + "/v1"
-    info_file = str(tmp_path / "server.json")
     args = ("--provider", "openai", "--base-url", url, "--model", "first-model")
-    args += ("--info-file", info_file)
     async with serve(tmp_path, *args) as served:
         assert served.process.stderr is not None
         async with asyncio.timeout(START_WAIT):
@@ -111,7 +113,12 @@ async def test_a_running_serve_process_picks_up_setup_without_a_restart(
         client = await BridgeClient.connect(str(info["url"]), str(info["token"]))
         try:
             assert (await client.request("settings/get"))["models"]["chat"] == "first-model"
-            await _setup(tmp_path, fake_http, "second-model")
+            said = await _setup(tmp_path, fake_http, "second-model")
+            assert "Next: " not in said
+            assert (
+                "The server of the vault 'vault' is running and has taken the change up: it "
+                "uses openai model second-model now, no restart needed."
+            ) in said
             async with asyncio.timeout(WAIT):
                 while True:  # until the server says so (or the timeout)
                     settings = await client.request("settings/get")

@@ -122,11 +122,15 @@ def test_limits_are_bounded_with_a_default_of_ten(registry: ToolRegistry) -> Non
 
 
 def test_descriptions_teach_the_path_format_and_search_syntax(registry: ToolRegistry) -> None:
-    """The model learns relative paths with extensions and every search operator."""
+    """The model learns relative paths with extensions and every search operator, in two lines
+    of search_notes' description; read_note's heading reads the part a result is under."""
     specs = {spec.name: spec for spec in registry.tool_specs()}
-    query = specs["search_notes"].input_schema["properties"]["query"]["description"]
-    for operator in ['"', "prefix*", "tag:", "path:"]:
-        assert operator in query
+    search = specs["search_notes"].description
+    operators = ['"', "prefix*", "-word", " OR ", "file:", "path:", "tag:", "content:", "[property"]
+    lines = [line for line in search.splitlines() if any(op in line for op in operators)]
+    assert len(lines) == 2 and all(op in "\n".join(lines) for op in operators)
+    assert "heading" in search
+    assert "heading" in specs["read_note"].input_schema["properties"]
     for name in ("read_note", "create_note", "append_to_note", "get_backlinks"):
         path = specs[name].input_schema["properties"]["path"]["description"]
         assert "relative to the vault root" in path and ".md" in path
@@ -180,14 +184,16 @@ async def test_arguments_outside_the_schema_are_refused(
 
 
 async def test_search_results_are_compact(registry: ToolRegistry) -> None:
-    """Each hit is path, title and snippet only, best first, in compact JSON."""
+    """Each hit is path, title, the heading it is under and snippet only, best first, in
+    compact JSON."""
     result = await call(registry, "search_notes", query="kafka", limit=2)
     assert isinstance(result.content, str)
     decoded = json.loads(result.content)
     assert result.content == json.dumps(decoded, ensure_ascii=False, separators=(",", ":"))
     hits = decoded["results"]
     assert [hit["path"] for hit in hits] == ["Kafka.md", "Reading/Books.md"]
-    assert all(set(hit) == {"path", "title", "snippet"} for hit in hits)
+    assert all(set(hit) == {"path", "title", "heading", "snippet"} for hit in hits)
+    assert [hit["heading"] for hit in hits] == ["Kafka", "Books"]
     assert hits[0]["title"] == "Kafka" and "**" in hits[1]["snippet"]
 
 
@@ -214,6 +220,31 @@ async def test_read_note_returns_path_hash_and_content(
         "hash": sha256((vault.root / "Reading" / "Books.md").read_bytes()),
         "content": NOTES["Reading/Books.md"],
     }
+
+
+async def test_read_note_reads_the_part_under_a_heading(
+    registry: ToolRegistry, vault: Vault
+) -> None:
+    """heading (a search result's heading path, or its last part) reads that part alone, with
+    its subheadings; the hash stays the file's, for writes."""
+    (vault.root / "Setup.md").write_text(
+        "Intro.\n# Setup\nAll systems.\n## Linux\napt install x\n### Arch\npacman\n## Mac\nbrew\n",
+        encoding="utf-8",
+    )
+    linux = await ok(registry, "read_note", path="Setup.md", heading="Setup > Linux")
+    assert linux["content"] == "## Linux\napt install x\n### Arch\npacman"
+    assert linux["heading"] == "Setup > Linux"
+    assert linux["hash"] == sha256((vault.root / "Setup.md").read_bytes())
+    assert (await ok(registry, "read_note", path="Setup.md", heading="mac"))["content"] == (
+        "## Mac\nbrew"
+    )
+
+
+async def test_read_note_names_the_headings_when_one_is_missing(registry: ToolRegistry) -> None:
+    """An unknown heading is an error the model can act on: it lists the note's headings."""
+    result = await call(registry, "read_note", path="Kafka.md", heading="Setup")
+    assert result.is_error
+    assert "no heading 'Setup'" in result.content and "'Kafka'" in result.content
 
 
 async def test_read_note_truncates_huge_notes_with_a_marker(registry: ToolRegistry) -> None:

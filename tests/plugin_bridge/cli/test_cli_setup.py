@@ -205,3 +205,29 @@ async def test_help_says_what_the_command_is(tmp_path: Path) -> None:
     assert code == 0
     assert "Your Obsidian vault's AI assistant: server, terminal chat and tools" in out
     assert "JSON-RPC" not in out
+
+
+async def test_setup_asks_each_running_server_whether_it_took_the_change_up(
+    tmp_path: Path,
+) -> None:
+    """Each server whose info file is at the default place is asked for its health: one that
+    uses the saved provider and model took the change up, one that still does not after the
+    wait has not; an info file whose server is gone is passed over."""
+    from llm_service import ScriptedProvider
+    from plugin_bridge.cli.running import RunningServer, running_servers
+    from plugin_bridge.vault.datadir import vaults_dir
+    from plugin_bridge.wire.infofile import InfoRecord, write_info_file
+    from tests.helpers.bridge import running_bridge
+
+    async with running_bridge(
+        tmp_path, provider=ScriptedProvider(), provider_name="openai", model="m1"
+    ) as bridge:
+        live = InfoRecord(bridge.url, bridge.app.token, 1, 1)
+        gone = InfoRecord("ws://127.0.0.1:9/", "t" * 43, 2, 1)
+        for name, record in (("live", live), ("gone", gone)):
+            (vaults_dir() / name).mkdir(parents=True)
+            write_info_file(vaults_dir() / name / "server.json", record)
+        assert await running_servers("openai", "m1") == [RunningServer("vault", took_up=True)]
+        assert await running_servers("openai", "m2", wait=0.2) == [
+            RunningServer("vault", took_up=False)
+        ]

@@ -40,6 +40,7 @@ async def test_a_phrase_on_page_two_is_found_with_its_page(tmp_path: Path) -> No
         found = await wire.result("vault/search", {"query": '"seventeen herons"'})
         [hit] = found["results"]
         assert hit["path"] == "Papers/english.pdf" and hit["page"] == 2
+        assert hit["heading"] is None  # a PDF's place is its page
         assert "**seventeen herons**" in hit["snippet"] and "coastal" not in hit["snippet"]
         german = (await wire.result("vault/search", {"query": "Bäckerei sonntags"}))["results"]
         assert [(h["path"], h["page"]) for h in german] == [("Papers/deutsch.pdf", 2)]
@@ -77,6 +78,8 @@ async def test_note_read_of_a_pdf_by_pages(tmp_path: Path) -> None:
         assert bad["code"] == -32602
         locked = await wire.error("note/read", {"path": "Papers/locked.pdf"})
         assert "encrypted" in locked["message"]
+        headed = await wire.error("note/read", {"path": "Papers/english.pdf", "heading": "Intro"})
+        assert headed["code"] == -32602 and "read it by pages" in headed["message"]
         call = {"name": "read_note", "arguments": {"path": "Papers/english.pdf", "pages": "1-1"}}
         [tool] = (await wire.result("tools/execute", {"calls": [call]}))["results"]
         assert not tool["isError"]

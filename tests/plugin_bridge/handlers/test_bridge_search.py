@@ -162,7 +162,7 @@ async def test_search_notes_tool_gives_best_chunks_as_excerpts(tmp_path: Path) -
         )
         content = json.loads(result["results"][0]["content"])
         first = content["results"][0]
-        assert "excerpt" in first and "section" in first and len(first["excerpt"]) <= 800
+        assert "excerpt" in first and "heading" in first and len(first["excerpt"]) <= 800
 
 
 async def test_search_summarize_gives_the_model_chunks_not_whole_notes(tmp_path: Path) -> None:

@@ -63,22 +63,14 @@ async def serve_http(tmp: Path, **settings: object) -> AsyncIterator[Served]:
             http=True,
         ) as bridge:
             served = Served(bridge, anthropic, openai)
-            anthropic.route = _lists(anthropic, lambda: anthropic_models(served.anthropic_models))
-            openai.route = _lists(openai, lambda: openai_fake.models_reply(*served.openai_models))
+            anthropic.route = lists(
+                anthropic, lambda: anthropic_fake.models_reply(*served.anthropic_models)
+            )
+            openai.route = lists(openai, lambda: openai_fake.models_reply(*served.openai_models))
             yield served
 
 
-def anthropic_models(ids: list[str]) -> Reply:
-    """GET /v1/models of the Anthropic API: one page."""
-    data = [
-        {"type": "model", "id": i, "display_name": i, "created_at": "2026-01-01T00:00:00Z"}
-        for i in ids
-    ]
-    first, last = (ids[0], ids[-1]) if ids else (None, None)
-    return Reply.json({"data": data, "has_more": False, "first_id": first, "last_id": last})
-
-
-def _lists(server: FakeHTTPServer, models: Callable[[], Reply]) -> Callable[[Recorded], Reply]:
+def lists(server: FakeHTTPServer, models: Callable[[], Reply]) -> Callable[[Recorded], Reply]:
     """A route: the model list for ``GET …/models``, else the next queued reply."""
 
     def route(request: Recorded) -> Reply:

@@ -70,6 +70,21 @@ async def test_read_key_reads_and_is_refused_chat(served: Served) -> None:
     assert not served.chats(served.anthropic)
 
 
+@pytest.mark.parametrize(("scope", "status"), [("read", 403), ("chat", 200)])
+async def test_the_model_list_needs_chat_like_the_rest_of_v1(
+    served: Served, scope: str, status: int
+) -> None:
+    key = add(served, f"lister-{scope}", scope)
+    async with served.http(key) as http:
+        response = await http.get("/v1/models")
+    assert response.status_code == status
+    if status == 403:
+        assert response.json()["error"]["code"] == "forbidden_scope"
+        assert "scope chat" in response.json()["error"]["message"]
+    else:
+        assert response.json()["data"][0]["id"] == "vault"
+
+
 async def test_chat_key_chats_over_openai_and_websocket(served: Served) -> None:
     key = add(served, "chatter", "chat")
     served.anthropic.enqueue(anthropic_fake.text_reply("Hi.", stream=False))

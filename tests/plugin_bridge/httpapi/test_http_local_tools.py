@@ -67,3 +67,18 @@ async def test_writes_are_listed_only_when_they_would_run(served: Served) -> Non
     assert (body["index"], [r["tool_call_id"] for r in body["results"]]) == (2, ["r1"])
     assert "--allow-writes" not in body["message"]
     assert not (served.bridge.vault.root / "New.md").exists()
+
+
+@pytest.mark.parametrize("writes", [False, True], ids=["writes-off", "writes-on"])
+async def test_the_local_health_counts_the_tools_listed(served: Served, writes: bool) -> None:
+    app = served.bridge.app
+    settings = app.config
+    app.settings = settings.model_copy(update={"http_allow_writes": writes})
+    try:
+        async with served.http() as http:
+            listed = (await http.get("/api/local-llm/tools")).json()["tools"]
+            health = (await http.get("/api/local-llm/health")).json()
+    finally:
+        app.settings = settings
+    assert health["toolCount"] == len(listed) == (len(VAULT_TOOL_NAMES) if writes else len(READS))
+    assert health["status"] == "ok"

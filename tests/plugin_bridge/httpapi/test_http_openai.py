@@ -190,8 +190,10 @@ async def test_the_vault_model_runs_vault_tools_here(
     stream = await client.chat.completions.create(
         model="vault", messages=[{"role": "user", "content": "How do I bake bread?"}], stream=True
     )
-    text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+    chunks = [chunk async for chunk in stream]
+    text = "".join([c.choices[0].delta.content or "" for c in chunks if c.choices])
     assert text == "See [[Areas/Cooking/Sourdough]]."
+    assert {chunk.model for chunk in chunks} == {"vault"}
     first, second = (r.json() for r in served.chats(served.anthropic))
     assert first["model"] == CHAT_MODEL
     assert "Obsidian vault" in json.dumps(first["system"])
@@ -213,9 +215,20 @@ async def test_the_vault_model_refuses_writes_over_http(
         model="vault", messages=[{"role": "user", "content": "Write a note."}]
     )
     assert completion.choices[0].message.content == "I could not write it."
+    assert completion.model == "vault"
     result = served.chats(served.anthropic)[1].json()["messages"][-1]["content"][0]
     assert result["is_error"] is True
     assert not (served.bridge.vault.root / "Pwned.md").exists()
+
+
+@pytest.mark.parametrize("path", ["/chat", "/v1/chat/completions"])
+async def test_the_vault_models_answer_names_vault(served: Served, path: str) -> None:
+    served.anthropic.enqueue(anthropic_fake.text_reply("Bread needs time.", stream=False))
+    async with served.http() as http:
+        response = await http.post(path, json={"model": "vault", "messages": QUESTION})
+    assert response.status_code == 200, response.text
+    assert response.json()["model"] == "vault"
+    assert served.chats(served.anthropic)[0].json()["model"] == CHAT_MODEL
 
 
 @pytest.mark.parametrize(

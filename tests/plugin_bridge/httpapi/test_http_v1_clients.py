@@ -279,21 +279,25 @@ async def test_tool_choice_none_without_tools_sends_none(
 async def test_an_unknown_model_is_404_with_no_chat_request(
     served: Served, client: openai.AsyncOpenAI
 ) -> None:
-    for model in ("claude-nonexistent-9", "openai/gpt-nonexistent", "no-such-model"):
+    for model in ("claude-nonexistent-9", "openai/gpt-nonexistent", "anthropic/no-such-model"):
         with pytest.raises(openai.NotFoundError) as caught:
             await client.chat.completions.create(model=model, messages=QUESTION)  # type: ignore[arg-type]
         assert caught.value.code == "model_not_found"
         assert model in caught.value.message
     assert not served.chats(served.anthropic) and not served.chats(served.openai)
     lists = [r for r in [*served.anthropic.requests, *served.openai.requests]]
-    assert len(lists) == 2  # each provider's list fetched once, then kept
+    # each provider's list read once for the first id it lacks, and Anthropic's once more for
+    # the third (the list kept from an earlier request is read again before a refusal)
+    assert len(lists) == 3
 
 
 async def test_chat_refuses_an_unknown_model_too(
     served: Served, client: openai.AsyncOpenAI
 ) -> None:
     async with served.http() as http:
-        response = await http.post("/chat", json={"model": "no-such-model", "messages": QUESTION})
+        response = await http.post(
+            "/chat", json={"model": "claude-no-such-model", "messages": QUESTION}
+        )
     assert response.status_code == 404
     assert response.json()["error"] == "model_not_found"
     assert not served.chats(served.anthropic)
@@ -310,6 +314,63 @@ async def test_a_provider_500_costs_at_most_three_calls(
         await client.chat.completions.create(model="openai/gpt-5.4-mini", messages=QUESTION)  # type: ignore[arg-type]
     assert caught.value.status_code == 502
     assert caught.value.response.headers["x-should-retry"] == "false"
+    assert len(served.chats(served.openai)) == 3
+
+
+@pytest.mark.parametrize(
+    ("status", "answered", "error"),
+    [
+        (429, 429, openai.RateLimitError),
+        (500, 502, openai.InternalServerError),
+        (503, 502, openai.InternalServerError),
+        (529, 502, openai.InternalServerError),
+    ],
+)
+async def test_a_provider_that_always_refuses_costs_at_most_three_calls(
+    served: Served,
+    client: openai.AsyncOpenAI,
+    status: int,
+    answered: int,
+    error: type[openai.APIStatusError],
+) -> None:
+    """The bridge's 3 attempts are all one client request costs, whatever the SDK's retries:
+    the answer says not to retry (x-should-retry) and when to try again (the bridge's next
+    backoff, as this provider said no wait)."""
+    provider = served.bridge.app.providers.provider("openai")
+    provider.backoff_base = 0.001  # the bridge's own retries, without their waits
+    served.openai.enqueue(*[openai_fake.error_reply(status, "slow down") for _ in range(9)])
+    with pytest.raises(error) as caught:
+        await client.chat.completions.create(model="openai/gpt-5.4-mini", messages=QUESTION)  # type: ignore[arg-type]
+    assert len(served.chats(served.openai)) == 3
+    headers = caught.value.response.headers
+    assert caught.value.status_code == answered
+    assert (headers["x-should-retry"], headers["retry-after"]) == ("false", "1")
+
+
+async def test_langchain_with_its_default_retries_costs_three_calls_too(
+    served: Served, client: openai.AsyncOpenAI
+) -> None:
+    provider = served.bridge.app.providers.provider("openai")
+    provider.backoff_base = 0.001
+    served.openai.enqueue(*[openai_fake.error_reply(429, "slow down") for _ in range(9)])
+    with pytest.raises(openai.RateLimitError):
+        await langchain(served, "openai/gpt-5.4-mini").ainvoke("Weather in Oslo?")
+    assert len(served.chats(served.openai)) == 3
+
+
+async def test_the_llm_proxy_says_the_same_after_a_rate_limit(
+    served: Served, client: openai.AsyncOpenAI
+) -> None:
+    provider = served.bridge.app.providers.provider("openai")
+    provider.backoff_base = 0.001
+    served.openai.enqueue(*[openai_fake.error_reply(429, "slow down") for _ in range(3)])
+    async with served.http() as http:
+        response = await http.post(
+            "/chat", json={"model": "openai/gpt-5.4-mini", "messages": QUESTION}
+        )
+    assert (response.status_code, response.json()["error"]) == (429, "rate_limit")
+    assert response.headers["x-should-retry"] == "false"
+    assert response.headers["retry-after"] == "1"
     assert len(served.chats(served.openai)) == 3
 
 
@@ -334,8 +395,8 @@ async def test_a_rate_limit_keeps_its_retry_after(
     async with served.http() as http:
         response = await http.post("/v1/chat/completions", json={"messages": QUESTION})
     assert response.status_code == 429
-    assert response.headers["retry-after"] == "7"
-    assert "x-should-retry" not in response.headers
+    assert response.headers["retry-after"] == "7"  # the provider's own
+    assert response.headers["x-should-retry"] == "false"
 
 
 # -- streaming, routing ------------------------------------------------------------------------

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from llm_service import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec, Usage
-from llm_service.factory import parse_model_spec
 from llm_service.options import ForcedTool, ResponseFormat
+from llm_service.profiles import parse_model_spec
 from plugin_bridge.httpapi.openai_format import (
     BadRequest,
     chat_input,

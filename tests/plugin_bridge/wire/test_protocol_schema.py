@@ -166,7 +166,7 @@ def test_the_schema_holds_the_tool_arguments_notifications_and_error_codes() -> 
 def test_the_schema_carries_the_provider_profiles_and_close_codes() -> None:
     """Each provider's profile (the plugin's labels and key lists) and every close code the
     server and the plugin send (the plugin's CloseCode), as the code defines them."""
-    from llm_service.factory import PROFILES, PROVIDER_NAMES
+    from llm_service.profiles import PROFILES, PROVIDER_NAMES
     from plugin_bridge.wire.protocol import CLOSE_MEANINGS, CloseCode
 
     schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))

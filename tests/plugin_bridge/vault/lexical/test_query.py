@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plugin_bridge.vault.files import VaultFiles
+from plugin_bridge.vault.lexical import scoped
 from plugin_bridge.vault.lexical import search as search_sql
 from plugin_bridge.vault.lexical.indexer import Indexer
 from plugin_bridge.vault.lexical.query import MAX_TERMS, Query, parse_query
@@ -48,13 +49,13 @@ def test_plus_makes_a_word_required() -> None:
 
 
 def test_prefix_and_phrases() -> None:
-    """``word*`` is a prefix query; ``"a b"`` a phrase, even when the closing quote is missing;
-    neither is stemmed."""
+    """``word*`` is a prefix query; ``"a b"`` a phrase; neither is stemmed. A quote left open
+    makes the query plain words."""
     query = parse_query('kaf* "event log"')
     assert texts(query) == [("kaf", "prefix"), ("event log", "phrase")]
     assert query.terms[0].expression() == '{title aliases headings tags body}: "kaf"*'
     assert query.terms[1].expression() == '{title aliases headings tags body}: "event log"'
-    assert texts(parse_query('"chapter on')) == [("chapter on", "phrase")]
+    assert texts(parse_query('"chapter on')) == [("chapter", "word")]  # "on": a stop word
 
 
 def test_stop_words_are_dropped_unless_alone() -> None:
@@ -69,12 +70,14 @@ def test_stop_words_are_dropped_unless_alone() -> None:
     ]
 
 
-def test_operators_and_punctuation_are_text() -> None:
-    """AND, OR, NOT, NEAR, -, parentheses and stray stars never become FTS5 syntax (here
-    "a", "and", "or" and "not" are English stop words as well)."""
+def test_fts5_operators_and_punctuation_are_text() -> None:
+    """FTS5's AND, NOT, NEAR and stray stars never become FTS5 syntax (here "a", "and" and
+    "not" are English stop words as well); Obsidian's OR, -, parentheses and phrases filter,
+    and the words they hold rank."""
     query = parse_query('a AND (b OR -c) NOT NEAR(d) * ** "x""y" col:z')
-    assert [t.text for t in query.terms] == ["b", "c", "near d", "x", "y", "col z"]
-    assert [t.text for t in parse_query("AND OR NOT").terms] == ["and", "or", "not"]
+    assert [t.text for t in query.terms] == ["b", "near", "d", "x", "y", "col z"]
+    assert len(query.where) == 3  # (b OR -c), "x", "y"
+    assert [t.text for t in parse_query("AND NOT or").terms] == ["and", "not", "or"]
 
 
 def test_tag_and_path_filters() -> None:
@@ -120,7 +123,8 @@ def test_query_size_is_bounded() -> None:
 
 
 SYNTAX = [*"\"()*-^:'%_\\ ", "AND", "OR", "NOT", "NEAR", "tag:", "path:", "kafka", "東京", "の"]
-SYNTAX += ["🙂", "\x00", "é"]
+SYNTAX += ["🙂", "\x00", "é", "[", "]", "[tags:infra]", "file:", "content:", "#", "null"]
+SYNTAX += ["line:", "section:", "line:(log", "section:(events"]
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +144,7 @@ def conn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.Connectio
     indexer.apply(indexer.changes()[0])
     writer.close()
     reader = connect(str(db), readonly=True)
+    scoped.register(reader)  # as IndexReader does
     yield reader
     reader.close()
 
