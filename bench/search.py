@@ -274,7 +274,8 @@ async def run(notes: int, rounds: int, edits: int, hybrid: bool = False) -> Figu
         figures.live_max_ms = max(live)
         figures.db_mb = sum(f.stat().st_size for f in db.parent.glob("index.sqlite3*")) / 1e6
         figures.peak_rss_mb = peak_rss_mb()
-        if hybrid:
+        if hybrid:  # the words' figures first: embedding a large vault takes long
+            print(report(figures), flush=True)
             from semantic import build_model, make_unique
 
             make_unique(vault.paths, vault.root)  # every copy its own chunks, as a real vault
