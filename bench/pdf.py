@@ -72,9 +72,9 @@ Extractor = Callable[[bytes], list[str]]
 
 
 def pdfium(raw: bytes) -> list[str]:
-    from plugin_bridge.vault.pdf import extract_pages
+    from plugin_bridge.vault.pdf_worker import extract_pages
 
-    return extract_pages("bench.pdf", raw)
+    return extract_pages("bench.pdf", raw).pages
 
 
 def pypdf_text(raw: bytes) -> list[str]:

@@ -58,8 +58,10 @@ def document_text(block: DocumentBlock) -> str:
 
 @functools.lru_cache(maxsize=32)
 def fit(block: ImageBlock, limits: ImageLimits) -> ImageBlock:
-    """``block`` within ``limits`` (unchanged when it already is, or when it cannot be read:
-    the provider then says what is wrong with it)."""
+    """``block`` within ``limits`` (unchanged when it already is, or when it cannot be read,
+    or is a decompression bomb: the provider then says what is wrong with it). Blocking; an
+    application scales images off its event loop first (the bridge's
+    ``plugin_bridge.app.turn.images``), so that here they already fit."""
     try:
         with Image.open(io.BytesIO(block.data)) as image:
             width, height = image.size
@@ -72,7 +74,7 @@ def fit(block: ImageBlock, limits: ImageLimits) -> ImageBlock:
             data = _encoded(image, fmt)
             if len(data) > limits.max_bytes or fmt == "GIF":
                 fmt, data = "JPEG", _encoded(image, "JPEG")
-    except (PIL.UnidentifiedImageError, OSError, ValueError):
+    except (PIL.UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError):
         return block
     media_type = "image/jpeg" if fmt == "JPEG" else block.media_type
     return replace(block, media_type=media_type, data=data)

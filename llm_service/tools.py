@@ -21,7 +21,7 @@ import inspect
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
@@ -173,14 +173,17 @@ class ToolRegistry:
         tool = self._tools.get(name)
         return None if tool is None else tool.permission
 
-    def validate_tool_call(self, call: ToolCall) -> str | None:
-        """None if ``call`` names a registered tool with valid arguments, else why it is not."""
+    def validate_tool_call(
+        self, call: ToolCall, available: Sequence[str] | None = None
+    ) -> str | None:
+        """None if ``call`` names a registered tool with valid arguments, else why it is not;
+        an unknown tool's sentence names ``available`` (default: every registered tool)."""
         tool = self._tools.get(call.name)
         if tool is None and call.name in self._gone:
             return self._gone[call.name]
         if tool is None:
-            available = ", ".join(self._tools) or "none"
-            return f"Unknown tool {call.name!r}. Available: {available}."
+            names = ", ".join(self._tools if available is None else available) or "none"
+            return f"Unknown tool {call.name!r}. Available: {names}."
         if call.parse_error is not None:
             return (
                 f"Invalid arguments for {call.name!r}: {_cut(call.parse_error)}; "

@@ -55,7 +55,7 @@ SPARE_DISK_BYTES: Final = 256 << 20
 _running: set[Path] = set()
 """The downloads under way (at most one)."""
 
-Progress = Callable[[int, int], Awaitable[None]]
+ProgressCallback = Callable[[int, int], Awaitable[None]]
 
 
 def hub_endpoint() -> str:
@@ -69,7 +69,7 @@ async def download_model(
     *,
     revision: str = "main",
     endpoint: str | None = None,
-    on_progress: Progress | None = None,
+    on_progress: ProgressCallback | None = None,
     max_bytes: int = MAX_DOWNLOAD_BYTES,
 ) -> Path:
     """Download model2vec model ``repo`` into ``folder`` (replacing what is there once the new
@@ -95,7 +95,7 @@ async def _download(
     folder: Path,
     revision: str,
     endpoint: str | None,
-    on_progress: Progress | None,
+    on_progress: ProgressCallback | None,
     max_bytes: int,
 ) -> Path:
     await warmed()  # httpx may be being imported by a server's warm-up thread

@@ -9,7 +9,7 @@ from typing import Any, TypeAlias
 
 from llm_service.errors import LLMError
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
-from llm_service.messages import LLMResponse, ToolCall, Usage
+from llm_service.messages import LLMResponse, StopReason, ToolCall, Usage
 from llm_service.providers.base import ChatRequest, Provider
 from llm_service.providers.common import anthropic_tool
 
@@ -43,12 +43,12 @@ class ScriptedProvider(Provider):
         self._script.extend(items)
 
     def enqueue_text(
-        self, text: str, *, stop_reason: str = "end_turn", usage: Usage | None = None
+        self, text: str, *, stop_reason: StopReason = "end_turn", usage: Usage | None = None
     ) -> None:
         self.enqueue(
             LLMResponse(
                 text=text,
-                stop_reason=stop_reason,  # type: ignore[arg-type]
+                stop_reason=stop_reason,
                 usage=usage or Usage(10, max(1, len(text.split()))),
                 model="scripted",
             )

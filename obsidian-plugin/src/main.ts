@@ -78,7 +78,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			now: () => Date.now(),
 		};
 		this.client = new BridgeClient({
-			socket: (url) => new WebSocket(url),
+			socket: (url, protocols) => new WebSocket(url, protocols),
 			endpoint: () => this.endpoint(),
 			client: { name: this.manifest.id, version: this.manifest.version },
 			timers: this.timers,

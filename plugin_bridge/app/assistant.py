@@ -73,7 +73,7 @@ VAULT_MODEL: Final = "vault"
 Event = TextDelta | ToolCallDelta | ResponseComplete
 SCHEMA_TRIES: Final = 2
 """Answers asked for before a strict schema's refusal is the caller's error."""
-Args = TypeVar("Args", bound=ToolArgs)
+ToolArgsT = TypeVar("ToolArgsT", bound=ToolArgs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,10 +139,10 @@ class Assistant:
         self,
         purpose: str,
         messages: Sequence[Message],
-        args: type[Args],
+        args: type[ToolArgsT],
         description: str,
         options: AskOptions,
-    ) -> tuple[Args | None, LLMResponse]:
+    ) -> tuple[ToolArgsT | None, LLMResponse]:
         """A value of ``args`` from the model, and its reply: a forced call of the tool
         ``args.TOOL`` (``description``) where the route's provider and model can force one;
         else (Ollama, a model whose tools go in text) an answer in JSON that matches the
@@ -397,7 +397,7 @@ def schema_problem(text: str, schema: dict[str, Any]) -> str | None:
     return f"{error.message} at '/{where}'" if where else error.message
 
 
-def typed_value(reply: LLMResponse, args: type[Args]) -> Args | None:
+def typed_value(reply: LLMResponse, args: type[ToolArgsT]) -> ToolArgsT | None:
     """The value of ``args`` in ``reply``: its tool call's arguments, else its text as JSON;
     None when neither matches the schema."""
     for call in reply.tool_calls:

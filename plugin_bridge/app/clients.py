@@ -9,15 +9,21 @@ client gets its own key (``clients add NAME``), which holds one scope:
 
 Everything else (settings, client keys, downloads, direct note writes, the audit log) is the
 owner's. Only a SHA-256 of each key is kept, in ``clients.json`` in the vault's data folder
-(mode 0600, replaced atomically and fsynced before a command answers). A running server
-looks at the file's identity on every authentication, so a key revoked by the CLI stops
-working at its next request. When each key was last used is kept apart (``clients-used.json``,
-written by the server at most once a minute), so the CLI and the server never write the same
-file for it.
+(mode 0600, replaced atomically and fsynced before a command answers), read, changed and
+written under a lock (``clients.json.lock``), so commands run at once all land, with the hashes
+and names of revoked keys (``revoked``, the newest :data:`REVOKED_KEPT`), so a revoked key is
+told so by name. A running server looks at the file's identity on every authentication, so a
+key revoked by the CLI stops working at its next request; an open connection holds its key's
+hash, not only its name, so a name revoked and added again does not bring the old key back, and
+the connection is closed at its next call. Names are ASCII letters, digits, ``.``, ``_`` and
+``-``; a key equal to the info file's token (the owner's) is refused. When each key was last
+used is kept apart (``clients-used.json``, written by the server at most once a minute), so the
+CLI and the server never write the same file for it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -27,17 +33,19 @@ import re
 import secrets
 import time
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
 from llm_service.door import BlockingStore
 from plugin_bridge.app.vault_tools import WRITE_TOOLS
+from plugin_bridge.vault.datadir import PRIVATE_FILE, private_folder
+from plugin_bridge.vault.locking import held
 from plugin_bridge.vault.notes.atomic import write_atomic
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
 
     from llm_service.tools import ToolRegistry
 
@@ -45,14 +53,33 @@ logger = logging.getLogger(__name__)
 
 Scope = Literal["read", "chat", "write"]
 SCOPES: Final[tuple[Scope, ...]] = get_args(Scope)
+
+
+def as_scope(value: object) -> Scope:
+    """``value`` as a scope; a :class:`ClientKeyError` naming the scopes when it is none."""
+    for scope in SCOPES:
+        if scope == value:
+            return scope
+    raise ClientKeyError(f"{str(value)[:40]!r} is not a scope: use one of {', '.join(SCOPES)}.")
+
+
+def _seconds(value: object) -> float:
+    """A time kept in the keys file (seconds since the epoch); 0 when missing or not a number."""
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
 OWNER: Final = "owner"
 """The caller that authenticated with the info file's token."""
 KEY_PREFIX: Final = "oab_"
 MIN_IMPORTED_KEY: Final = 16
 KEYS_FILE: Final = "clients.json"
+KEYS_LOCK: Final = "clients.json.lock"
 USED_FILE: Final = "clients-used.json"
 USED_FLUSH_SECONDS: Final = 60.0
-NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+REVOKED_KEPT: Final = 1000
+"""Revoked keys remembered (hash and name), newest first."""
+NAME_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", re.ASCII)
+"""A client name, matched whole (``fullmatch``: no trailing newline slips through)."""
 
 ANONYMOUS: Final = "anonymous"
 """The scope of a remote connection before its ``initialize``: nothing."""
@@ -95,6 +122,9 @@ class Caller:
 
     name: str
     scope: str
+    key_hash: str = field(default="", kw_only=True)
+    """The SHA-256 of the key it authenticated with ("" for the owner): a connection stays
+    tied to that key, not to a name that may be given a new one."""
 
     @property
     def is_owner(self) -> bool:
@@ -258,6 +288,8 @@ class ClientKeys(BlockingStore):
         self._seen: tuple[int, int, int] | None = None
         self._by_hash: dict[str, tuple[str, Scope]] = {}
         self._records: dict[str, dict[str, object]] = {}
+        self._revoked: list[dict[str, object]] = []
+        self._revoked_by_hash: dict[str, str] = {}
         self._used: dict[str, float] = self._read_used()
         self._used_flushed = time.monotonic()
 
@@ -275,6 +307,7 @@ class ClientKeys(BlockingStore):
         if identity == self._seen and (identity is not None or not self._records):
             return
         records: dict[str, dict[str, object]] = {}
+        revoked: list[dict[str, object]] = []
         if identity is not None:
             try:
                 raw = json.loads(self.path.read_text(encoding="utf-8"))
@@ -283,12 +316,18 @@ class ClientKeys(BlockingStore):
                     for item in raw.get("clients", [])
                     if isinstance(item, dict) and item.get("scope") in SCOPES
                 }
+                revoked = [
+                    dict(item)
+                    for item in raw.get("revoked", [])
+                    if isinstance(item, dict) and {"name", "hash"} <= item.keys()
+                ]
             except (OSError, ValueError, KeyError, AttributeError) as exc:
                 logger.error("the client keys file %s cannot be read (%s)", self.path, exc)
         self._records = records
+        self._revoked = revoked
+        self._revoked_by_hash = {str(item["hash"]): str(item["name"]) for item in revoked}
         self._by_hash = {
-            str(item["hash"]): (name, item["scope"])  # type: ignore[misc]
-            for name, item in records.items()
+            str(item["hash"]): (name, as_scope(item["scope"])) for name, item in records.items()
         }
         self._seen = identity
 
@@ -302,7 +341,12 @@ class ClientKeys(BlockingStore):
         self._used[name] = time.time()
         if time.monotonic() - self._used_flushed > USED_FLUSH_SECONDS:
             self.flush_used()
-        return Caller(name, scope)
+        return Caller(name, scope, key_hash=_digest(token))
+
+    def revoked(self, token: str) -> str | None:
+        """The name of the revoked key ``token`` is, or None (a live or unknown key)."""
+        self._load()
+        return self._revoked_by_hash.get(_digest(token))
 
     def authenticate(self, token: str, owner_token: str, peer: object = None) -> Caller | None:
         """The owner for the info file's token, a client for its key, else None; on the
@@ -323,7 +367,11 @@ class ClientKeys(BlockingStore):
         if not caller.is_owner:
             self._load()
             record = self._records.get(caller.name)
-            if record is None or record.get("scope") != caller.scope:
+            if (
+                record is None
+                or record.get("scope") != caller.scope
+                or record.get("hash") != caller.key_hash
+            ):
                 raise RpcError(
                     WireCode.UNAUTHORIZED,
                     f"The client key '{caller.name}' was revoked: ask the vault's owner for a "
@@ -336,10 +384,7 @@ class ClientKeys(BlockingStore):
         used = {**self._read_used(), **self._used}
         return [
             ClientRecord(
-                name,
-                item["scope"],  # type: ignore[arg-type]
-                float(item.get("created", 0)),  # type: ignore[arg-type]
-                used.get(name),
+                name, as_scope(item["scope"]), _seconds(item.get("created")), used.get(name)
             )
             for name, item in sorted(self._records.items())
         ]
@@ -358,18 +403,23 @@ class ClientKeys(BlockingStore):
             return
         merged = {**self._read_used(), **self._used}
         try:
-            write_atomic(self.used_path, json.dumps(merged).encode(), mode=0o600)
+            write_atomic(
+                self.used_path, json.dumps(merged).encode(), mode=PRIVATE_FILE, private=True
+            )
         except OSError as exc:
             logger.warning("cannot save when client keys were last used (%s)", exc)
 
     # -- changing --------------------------------------------------------------------------
 
-    def add(self, name: str, scope: Scope = "chat", key: str | None = None) -> str:
-        """Store a new key named ``name`` (``key`` imports an existing token); the key, which
-        is not kept anywhere: the caller shows it once."""
-        if not NAME_PATTERN.match(name):
+    def add(
+        self, name: str, scope: Scope = "chat", key: str | None = None, *, owner_token: str = ""
+    ) -> str:
+        """Store a new key named ``name`` (``key`` imports an existing token, never
+        ``owner_token``, the info file's); the key, which is not kept anywhere: the caller
+        shows it once."""
+        if not NAME_PATTERN.fullmatch(name):
             raise ClientKeyError(
-                f"'{name[:80]}' is not a client name: use 1 to 64 letters, digits, '.', '_' "
+                f"{name[:80]!r} is not a client name: use 1 to 64 letters, digits, '.', '_' "
                 "or '-', starting with a letter or digit."
             )
         if scope not in SCOPES:
@@ -378,30 +428,48 @@ class ClientKeys(BlockingStore):
             raise ClientKeyError(
                 f"An imported key must have at least {MIN_IMPORTED_KEY} printable characters."
             )
-        self._seen = None
-        self._load()
-        if name in self._records:
+        if key is not None and owner_token and hmac.compare_digest(key, owner_token):
             raise ClientKeyError(
-                f"A client named '{name}' exists already: revoke it first or choose another name."
+                "That key is the server's own token (its info file's): a client needs a key of "
+                "its own, so leave out --key to get a new one."
             )
         key = key if key is not None else new_key()
-        if _digest(key) in self._by_hash:
-            raise ClientKeyError("That key belongs to another client already: use another.")
-        record = {"name": name, "scope": scope, "hash": _digest(key), "created": time.time()}
-        self._save({**self._records, name: record})
+        with self._changing():
+            if name in self._records:
+                raise ClientKeyError(
+                    f"A client named '{name}' exists already: revoke it first or choose "
+                    "another name."
+                )
+            if _digest(key) in self._by_hash:
+                raise ClientKeyError("That key belongs to another client already: use another.")
+            record = {"name": name, "scope": scope, "hash": _digest(key), "created": time.time()}
+            self._revoked = [item for item in self._revoked if item["hash"] != record["hash"]]
+            self._save({**self._records, name: record})
         return key
 
     def revoke(self, name: str) -> None:
         """Remove ``name``'s key; it stops working at its next request."""
-        self._seen = None
-        self._load()
-        if name not in self._records:
-            raise ClientKeyError(f"No client is named '{name[:80]}': see 'clients list'.")
-        self._save({k: v for k, v in self._records.items() if k != name})
+        with self._changing():
+            if name not in self._records:
+                raise ClientKeyError(f"No client is named '{name[:80]}': see 'clients list'.")
+            gone = {"name": name, "hash": self._records[name]["hash"], "revoked": time.time()}
+            self._revoked = [gone, *self._revoked][:REVOKED_KEPT]
+            self._save({k: v for k, v in self._records.items() if k != name})
         self._used.pop(name, None)
 
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[None]:
+        """Hold the keys file's lock, with the file read afresh: a read, change and write
+        that no other process interleaves."""
+        private_folder(self.path.parent)
+        with held(self.path.with_name(KEYS_LOCK)):
+            self._seen = None
+            self._load()
+            yield
+
     def _save(self, records: dict[str, dict[str, object]]) -> None:
-        data = json.dumps({"clients": list(records.values())}, indent=1).encode()
-        write_atomic(self.path, data, mode=0o600)
+        content = {"clients": list(records.values()), "revoked": self._revoked}
+        data = json.dumps(content, indent=1).encode()
+        write_atomic(self.path, data, mode=PRIVATE_FILE, private=True)
         self._seen = None
         self._load()

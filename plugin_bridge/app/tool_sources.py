@@ -54,7 +54,7 @@ CHECK_SECONDS: Final = 5.0
 START_SECONDS: Final = 30.0
 """How long a server may take to start and list its tools."""
 
-State = Literal["starting", "running", "failed"]
+SourceState = Literal["starting", "running", "failed"]
 
 
 def server_of(tool_name: str) -> str | None:
@@ -66,7 +66,7 @@ def server_of(tool_name: str) -> str | None:
 @dataclass(frozen=True, slots=True)
 class SourceStatus:
     name: str
-    state: State
+    state: SourceState
     tools: int
     error: str | None
 
@@ -115,7 +115,7 @@ class _Supervisor:
         self.config = config
         self.registry = registry
         self.backoff = backoff
-        self.state: State = "starting"
+        self.state: SourceState = "starting"
         self.error: str | None = None
         self._tools: list[str] = []
         self._client: Client | None = None

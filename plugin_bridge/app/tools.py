@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from llm_service import ToolCall
 from llm_service.factory import provider_class as of_provider
 from llm_service.providers.common import strict_function_tool
-from plugin_bridge.app.clients import OWNER_CALLER, Caller, check_tools
+from plugin_bridge.app.clients import OWNER_CALLER, Caller, check_tools, tool_scope
 from plugin_bridge.wire.errors import ToolDeniedError
 from plugin_bridge.wire.models import InvalidCall, ToolExecution, ToolsExecuteResult, dump
 from plugin_bridge.wire.models.base import ToolFormat
@@ -48,15 +48,28 @@ class Tools:
         self.registry = registry
 
     def listed(
-        self, tool_format: ToolFormat, *, runnable_only: bool = False
+        self,
+        tool_format: ToolFormat,
+        *,
+        runnable_only: bool = False,
+        caller: Caller = OWNER_CALLER,
     ) -> list[dict[str, Any]]:
-        """The tools in ``tool_format`` (``runnable_only``: without those whose permission is
-        ``deny``)."""
-        registry = self.registry
-        specs = registry.tool_specs()
-        if runnable_only:
-            specs = [spec for spec in specs if registry.permission(spec.name) != "deny"]
+        """The tools ``caller`` may run, in ``tool_format`` (``runnable_only``: without those
+        whose permission is ``deny``)."""
+        usable = set(self.usable(caller, runnable_only=runnable_only))
+        specs = [spec for spec in self.registry.tool_specs() if spec.name in usable]
         return formatted_tools(tool_format, specs)
+
+    def usable(self, caller: Caller, *, runnable_only: bool = True) -> list[str]:
+        """The names of the tools ``caller``'s scope lets it run (``runnable_only``: and whose
+        permission is not ``deny``), in registration order."""
+        registry = self.registry
+        return [
+            name
+            for name in registry.get_registered_tools()
+            if caller.allows(tool_scope(name, registry))
+            and not (runnable_only and registry.permission(name) == "deny")
+        ]
 
     async def run(
         self,
@@ -71,13 +84,16 @@ class Tools:
         approved (permission ``deny``, or ``ask`` answered no: its id, ``{id_prefix}-{index}``,
         lands in ``denied``) stops the run with :class:`ToolsDenied` (-32030)."""
         check_tools(caller, (name for name, _ in calls), self.registry)
-        runnable, invalid = self._checked(calls, id_prefix)
+        runnable, invalid = self._checked(calls, id_prefix, self.usable(caller))
         results = await self._run(runnable, denied)
         return ToolsExecuteResult(results=results, invalid_calls=invalid)
 
-    def _checked(self, calls: Sequence[Call], id_prefix: str) -> tuple[Runnable, list[InvalidCall]]:
-        """The calls that may run and the invalid ones. Nulls for optional arguments count as
-        not given (the registry's one rule, :func:`llm_service.tools.without_null_optionals`)."""
+    def _checked(
+        self, calls: Sequence[Call], id_prefix: str, usable: Sequence[str]
+    ) -> tuple[Runnable, list[InvalidCall]]:
+        """The calls that may run and the invalid ones (an unknown tool's names the ``usable``
+        ones). Nulls for optional arguments count as not given (the registry's one rule,
+        :func:`llm_service.tools.without_null_optionals`)."""
         invalid: list[InvalidCall] = []
         runnable: Runnable = []
         for index, (name, arguments) in enumerate(calls):
@@ -85,7 +101,7 @@ class Tools:
                 invalid.append(InvalidCall(index=index, name=name, reason=arguments))
                 continue
             call = ToolCall(f"{id_prefix}-{index}", name, arguments)
-            reason = self.registry.validate_tool_call(call)
+            reason = self.registry.validate_tool_call(call, usable)
             if reason is None:
                 runnable.append((index, call))
             else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TypeAlias
 
 import plugin_bridge
 from llm_service.profiles import PROVIDER_NAMES
@@ -43,7 +44,21 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # The plugin runs `uvx obsidian-ai-bridge --version` before it trusts uvx to start the server.
     parser.add_argument("--version", action=_Version)
+    _serving_commands(commands)
+    _vault_commands(commands)
+    _settings_commands(commands)
+    _spending_commands(commands)
+    _clients_command(commands)
+    commands.add_parser("schema", help="print the protocol's JSON Schema")
+    return parser
 
+
+_Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+"""What ``add_subparsers`` returns (argparse names it only privately)."""
+
+
+def _serving_commands(commands: _Commands) -> None:
+    """``serve``, and ``mcp`` (which serves too when no server runs)."""
     serve = commands.add_parser("serve", help="run the bridge server for a vault")
     server_arguments(serve)
     mcp = commands.add_parser(
@@ -57,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="offer create_note, edit_note and append_to_note (default: read-only)",
     )
 
+
+def _vault_commands(commands: _Commands) -> None:
+    """``search`` and ``chat``: a vault's notes from the terminal."""
     search = commands.add_parser("search", help="index the vault and print search results")
     search.add_argument("query", help='words, "a phrase", prefix*, tag:x, path:folder')
     search.add_argument("--vault", type=Path, required=True)
@@ -73,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
         "context note (Assistant.md) after you review it",
     )
 
+
+def _settings_commands(commands: _Commands) -> None:
+    """``setup`` and ``config``: the settings file."""
     setup = commands.add_parser("setup", help="choose a provider and model, check them, save")
     setup.add_argument("--provider", choices=PROVIDER_NAMES)
     setup.add_argument("--api-key", help="the provider's key (asked for without echo if absent)")
@@ -86,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="path: where the file is; show: every setting in effect, keys masked",
     )
 
+
+def _spending_commands(commands: _Commands) -> None:
+    """``usage`` and ``models``: what the model costs."""
     usage = commands.add_parser("usage", help="what the model cost today and this month")
     usage.add_argument("--vault", type=Path, required=True)
     usage.add_argument("--data-dir", type=Path)
@@ -99,6 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--provider", choices=PROVIDER_NAMES)
     models.add_argument("--base-url", help="provider endpoint, e.g. http://127.0.0.1:1234/v1")
 
+
+def _clients_command(commands: _Commands) -> None:
+    """``clients add|list|revoke``: the keys of MCP clients, scripts and bots."""
     clients = commands.add_parser("clients", help="the client keys of MCP clients, scripts, bots")
     actions = clients.add_subparsers(dest="action", required=True, metavar="ACTION")
     add = actions.add_parser("add", help="make a key (printed once) or import one with --key")
@@ -116,9 +143,6 @@ def build_parser() -> argparse.ArgumentParser:
     for action in (add, listing, revoke):
         action.add_argument("--vault", type=Path, required=True, help="the vault folder")
         action.add_argument("--data-dir", type=Path, help="the data folder, as serve takes it")
-
-    commands.add_parser("schema", help="print the protocol's JSON Schema")
-    return parser
 
 
 def server_arguments(serve: argparse.ArgumentParser) -> None:
@@ -182,6 +206,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(problem, file=sys.stderr)
         return 2
+    return _run_command(args)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """Runs the parsed command (each imports what it needs only when it runs)."""
     if args.command == "serve":
         return run(serve_options(args))
     if args.command == "mcp":

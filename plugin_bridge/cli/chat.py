@@ -40,7 +40,7 @@ from plugin_bridge.wire.models import (
     dump,
 )
 
-Ask = Callable[[str], Awaitable[str | None]]
+ReadLine = Callable[[str], Awaitable[str | None]]
 """Prompt and read one line; None at end of input."""
 
 PROMPT: Final = "you> "
@@ -86,7 +86,7 @@ async def _first(work: Awaitable[Any], interrupts: Interrupts) -> tuple[bool, An
 class ChatView:
     """Renders notifications and asks for confirmations."""
 
-    def __init__(self, out: TextIO, ask: Ask) -> None:
+    def __init__(self, out: TextIO, ask: ReadLine) -> None:
         self.out = out
         self.ask = ask
 
@@ -243,7 +243,7 @@ async def read_line(prompt: str) -> str | None:
 async def chat(
     info_path: Path,
     out: TextIO,
-    ask: Ask,
+    ask: ReadLine,
     interrupts: Interrupts | None = None,
     *,
     vault: Path | None = None,

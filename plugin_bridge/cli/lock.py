@@ -7,6 +7,9 @@ it ends, so a lock left by a killed server is simply taken over. While held, the
 the server (pid, URL, data folder, info file), so a second ``serve`` can name it and ``mcp``
 finds the info file of the running server whatever ``--data-dir`` or ``--info-file`` it was
 given.
+
+The lock file is opened as :mod:`plugin_bridge.vault.locking` opens lock files: never through a
+symlink, and only a regular file (anything else is refused in one sentence).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from llm_service import lazy
-from plugin_bridge.vault.datadir import APP_NAME, vault_key
+from plugin_bridge.vault.datadir import APP_NAME, default_info_file, vault_key
+from plugin_bridge.vault.locking import open_lock_file, try_lock, unlock
 
 if TYPE_CHECKING:
     import platformdirs
@@ -75,7 +79,7 @@ class ServerLock:
         if self._fd < 0:
             return
         os.ftruncate(self._fd, 0)
-        _unlock(self._fd)
+        unlock(self._fd)
         os.close(self._fd)
         self._fd = -1
 
@@ -90,8 +94,8 @@ def acquire(vault: Path) -> ServerLock:
     the state folder cannot hold it)."""
     path = lock_path(vault)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    if not _try_lock(fd):
+    fd = open_lock_file(path, os.O_RDWR | os.O_CREAT)
+    if not try_lock(fd):
         record = _record(fd)
         os.close(fd)
         raise ServerRunning(record)
@@ -104,7 +108,7 @@ def holder(vault: Path) -> LockRecord | None:
     live process. A record left by a killed server whose pid was reused may be taken for a live
     one: its info file's token and the connection decide."""
     try:
-        fd = os.open(lock_path(vault), os.O_RDONLY)
+        fd = open_lock_file(lock_path(vault), os.O_RDONLY)
     except OSError:
         return None
     try:
@@ -114,6 +118,15 @@ def holder(vault: Path) -> LockRecord | None:
     if record.pid is None or not process_alive(record.pid):
         return None
     return record
+
+
+def running_info_file(vault: Path, given: Path | None = None) -> Path:
+    """The info file of the server holding the vault's lock (whatever data folder or info file
+    it was started with), else ``given``, else the vault's default."""
+    record = holder(vault)
+    if record is not None and record.info_file is not None:
+        return Path(record.info_file)
+    return given or default_info_file(vault)
 
 
 def process_alive(pid: int) -> bool:
@@ -145,31 +158,3 @@ def _record(fd: int) -> LockRecord:
         data_dir if isinstance(data_dir, str) else None,
         info_file if isinstance(info_file, str) else None,
     )
-
-
-if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-    import msvcrt
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-
-    def _unlock(fd: int) -> None:
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-    def _unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)

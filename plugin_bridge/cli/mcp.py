@@ -27,19 +27,27 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from plugin_bridge.cli.lock import ServerLock, ServerRunning, acquire, holder, process_alive
+from plugin_bridge.cli.lock import (
+    ServerLock,
+    ServerRunning,
+    acquire,
+    holder,
+    process_alive,
+    running_info_file,
+)
 from plugin_bridge.cli.serve import ServeOptions, lock_problem, serve_here
 from plugin_bridge.cli.serve import run as serve
+from plugin_bridge.mcp.forwarded import ForwardedTools, HandoverTools
 from plugin_bridge.mcp.server import build_server, serve_stdio
-from plugin_bridge.mcp.tools import ForwardedTools, HandoverTools, LocalTools
-from plugin_bridge.vault.datadir import default_info_file
+from plugin_bridge.mcp.tools import LocalTools
 from plugin_bridge.vault.semantic.vectors import single_threaded_blas
 from plugin_bridge.wire.client import BridgeClient
 from plugin_bridge.wire.infofile import InfoFileError, InfoRecord, read_info_file
 
 if TYPE_CHECKING:
     from plugin_bridge.app.state import BridgeApp
-    from plugin_bridge.mcp.tools import ForwardedTools, HandoverTools, LocalTools
+    from plugin_bridge.mcp.forwarded import ForwardedTools, HandoverTools
+    from plugin_bridge.mcp.tools import LocalTools
     from plugin_bridge.wire.client import BridgeClient
 
 START_WAIT: Final = 30.0
@@ -68,15 +76,6 @@ def run(options: ServeOptions, *, allow_writes: bool) -> int:
         except OSError as exc:
             return _fail(2, lock_problem(exc))
         return serve(options, lock=lock, companion=_stdio_companion(allow_writes))
-
-
-def running_info_file(vault: Path, given: Path | None) -> Path:
-    """The info file of the server holding the vault's lock (whatever data folder or info file
-    it was started with), else ``given``, else the vault's default."""
-    record = holder(vault)
-    if record is not None and record.info_file is not None:
-        return Path(record.info_file)
-    return given or default_info_file(vault)
 
 
 def _live(info_path: Path) -> InfoRecord | None:

@@ -12,7 +12,7 @@ import ipaddress
 import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TextIO
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from plugin_bridge.app.certificate import (
     Certificate,
@@ -37,6 +37,8 @@ class RemoteListener(NamedTuple):
     url: str
     lines: list[str]
     """What ``serve`` prints at start: the address, the fingerprint and pin, or the warning."""
+    fingerprint: str = ""
+    """The certificate's SHA-256 (hex); empty over plain HTTP."""
 
 
 def open_remote(settings: BridgeSettings, data_dir: Path) -> RemoteListener | str:
@@ -82,25 +84,19 @@ def open_remote(settings: BridgeSettings, data_dir: Path) -> RemoteListener | st
     ]
     if certificate.made:
         lines.append("A new certificate was made: clients that pinned another must pin this one.")
-    return RemoteListener(sock, gate, (certificate.cert_file, certificate.key_file), url, lines)
+    tls = (certificate.cert_file, certificate.key_file)
+    return RemoteListener(sock, gate, tls, url, lines, certificate.fingerprint)
 
 
 def remote_address(settings: BridgeSettings, data_dir: Path) -> tuple[str, str] | str:
-    """The remote listener's address as other machines reach it (``https://HOST:PORT``) and
-    its certificate's fingerprint (empty over plain HTTP), or why there is none (a sentence).
-    A self-signed certificate not made yet is made now, so ``serve`` serves the same one."""
-    if settings.remote_listen is None:
-        return (
-            'No remote listener is configured: set remote_listen = "HOST:PORT" in the '
-            "settings file (see 'config'), then pair again."
-        )
+    """The address of the remote listener ``settings`` configure as other machines reach it
+    (``https://HOST:PORT``) and its certificate's fingerprint (empty over plain HTTP), or why
+    there is none (a sentence). A self-signed certificate not made yet is made now, so
+    ``serve`` serves the same one."""
+    assert settings.remote_listen is not None
     listen_host, port = parse_listen(settings.remote_listen)
-    host = listen_host
-    if ipaddress.ip_address(host).is_unspecified if _is_address(host) else False:
-        names = machine_names(host)
-        host = next((name for name in names if _is_address(name)), socket.gethostname())
     if settings.remote_insecure_http and settings.tls_cert is None:
-        return http_url(host, port), ""
+        return reachable(http_url(listen_host, port)), ""
     try:
         if settings.tls_cert is not None and settings.tls_key is not None:
             certificate = load(settings.tls_cert.expanduser(), settings.tls_key.expanduser())
@@ -108,7 +104,21 @@ def remote_address(settings: BridgeSettings, data_dir: Path) -> tuple[str, str] 
             certificate = self_signed(data_dir, listen_host)
     except (CertificateError, OSError) as exc:
         return str(exc)
-    return "https" + http_url(host, port).removeprefix("http"), certificate.fingerprint
+    return reachable("https" + http_url(listen_host, port).removeprefix("http")), (
+        certificate.fingerprint
+    )
+
+
+def reachable(url: str) -> str:
+    """``url`` (a listener's ``http(s)://HOST:PORT``) with an unspecified host (``0.0.0.0``,
+    ``::``) replaced by an address of this machine other devices can use."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if not (_is_address(host) and ipaddress.ip_address(host).is_unspecified):
+        return url
+    names = machine_names(host)
+    address = next((name for name in names if _is_address(name)), socket.gethostname())
+    return f"{parts.scheme}://{http_url(address, parts.port or 443).removeprefix('http://')}"
 
 
 def _is_address(name: str) -> bool:

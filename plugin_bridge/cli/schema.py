@@ -10,7 +10,7 @@ into ``$defs``, with the ``providers`` (and each one's profile: ``providerProfil
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel
@@ -55,7 +55,39 @@ def build_schema() -> dict[str, Any]:
     def ref(model: type[BaseModel], mode: JsonSchemaMode) -> Any:
         return refs[(model, mode)]
 
-    groups = {
+    groups = _groups(methods, ref)
+    defs = dict(definitions.get("$defs", {}))
+    for title, members in groups.items():
+        defs[title] = {"title": title, **_closed(members)}
+    root = {title[0].lower() + title[1:]: {"$ref": f"#/$defs/{title}"} for title in groups}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "obsidian-ai-bridge protocol",
+        "description": DESCRIPTION,
+        "protocolVersion": PROTOCOL_VERSION,
+        "providers": list(PROVIDER_NAMES),
+        "providerProfiles": _provider_profiles(),
+        "writeTools": list(WRITE_TOOLS),
+        "limits": {"maxFrameBytes": MAX_FRAME_BYTES, "maxRequestsInFlight": MAX_IN_FLIGHT},
+        "errors": [
+            {"code": int(code), "name": code.name, "meaning": meaning}
+            for code, meaning in ERROR_MEANINGS.items()
+        ],
+        "closeCodes": [
+            {"code": int(code), "name": code.name, "meaning": meaning}
+            for code, meaning in CLOSE_MEANINGS.items()
+        ],
+        **_closed(root),
+        "$defs": defs,
+    }
+
+
+def _groups(
+    methods: Mapping[str, Method[Any]], ref: Callable[[type[BaseModel], JsonSchemaMode], Any]
+) -> dict[str, dict[str, Any]]:
+    """The root's groups (methods, notifications both ways, server requests, tool arguments),
+    each member pointing (``ref``) at its models' definitions."""
+    return {
         "Methods": {
             name: _entry(
                 methods[name].summary,
@@ -82,43 +114,24 @@ def build_schema() -> dict[str, Any]:
         },
         "ToolArguments": {model.TOOL: ref(model, "validation") for model in TOOL_ARGS},
     }
-    defs = dict(definitions.get("$defs", {}))
-    for title, members in groups.items():
-        defs[title] = {"title": title, **_closed(members)}
-    root = {title[0].lower() + title[1:]: {"$ref": f"#/$defs/{title}"} for title in groups}
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "obsidian-ai-bridge protocol",
-        "description": DESCRIPTION,
-        "protocolVersion": PROTOCOL_VERSION,
-        "providers": list(PROVIDER_NAMES),
-        "providerProfiles": [
-            {
-                "name": profile.name,
-                "label": profile.label,
-                "keyVariable": profile.key_variable,
-                "baseUrlVariable": profile.base_url_variable,
-                "defaultOrigin": profile.default_origin,
-                "needsKey": profile.needs_key,
-                "local": profile.local,
-                "defaultBaseUrl": profile.default_base_url,
-                "recommendedModels": list(profile.recommended_models),
-            }
-            for profile in PROFILES.values()
-        ],
-        "writeTools": list(WRITE_TOOLS),
-        "limits": {"maxFrameBytes": MAX_FRAME_BYTES, "maxRequestsInFlight": MAX_IN_FLIGHT},
-        "errors": [
-            {"code": int(code), "name": code.name, "meaning": meaning}
-            for code, meaning in ERROR_MEANINGS.items()
-        ],
-        "closeCodes": [
-            {"code": int(code), "name": code.name, "meaning": meaning}
-            for code, meaning in CLOSE_MEANINGS.items()
-        ],
-        **_closed(root),
-        "$defs": defs,
-    }
+
+
+def _provider_profiles() -> list[dict[str, Any]]:
+    """Each provider's profile, as the plugin's settings tab reads it."""
+    return [
+        {
+            "name": profile.name,
+            "label": profile.label,
+            "keyVariable": profile.key_variable,
+            "baseUrlVariable": profile.base_url_variable,
+            "defaultOrigin": profile.default_origin,
+            "needsKey": profile.needs_key,
+            "local": profile.local,
+            "defaultBaseUrl": profile.default_base_url,
+            "recommendedModels": list(profile.recommended_models),
+        }
+        for profile in PROFILES.values()
+    ]
 
 
 def _wanted(methods: Iterable[Method[Any]]) -> list[tuple[type[BaseModel], JsonSchemaMode]]:

@@ -31,7 +31,8 @@ from plugin_bridge import PROTOCOL_VERSION
 from plugin_bridge.cli.commandline import fail
 from plugin_bridge.cli.lock import ServerLock, ServerRunning, acquire
 from plugin_bridge.cli.ports import PortTaken, bind_ports
-from plugin_bridge.vault.datadir import data_dir_for, default_info_file
+from plugin_bridge.vault.datadir import data_dir_for, default_info_file, private_folder
+from plugin_bridge.vault.locking import UnsafeLockFile
 from plugin_bridge.vault.semantic.vectors import single_threaded_blas
 from plugin_bridge.wire.infofile import (
     InfoRecord,
@@ -103,7 +104,7 @@ def run(
     except OSError as exc:
         return fail(2, lock_problem(exc))
     try:
-        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_folder(data_dir)
     except OSError as exc:
         lock.release()
         return fail(2, data_dir_problem(exc))
@@ -176,7 +177,10 @@ async def _start(
     http = http_url(host, http_sock.getsockname()[1])
     try:
         lock.announce(url, options.data_dir or data_dir_for(vault_root), info_path)
-        write_info_file(info_path, InfoRecord(url, token, os.getpid(), PROTOCOL_VERSION, http))
+        record = InfoRecord(url, token, os.getpid(), PROTOCOL_VERSION, http)
+        if remote is not None:  # for 'clients add --pair' (see cli/clients.py)
+            record = record._replace(remote_url=remote.url, remote_fingerprint=remote.fingerprint)
+        write_info_file(info_path, record)
         print(f"Listening on {url}", file=sys.stderr, flush=True)
         print(f"Info file: {info_path}", file=sys.stderr, flush=True)
         print(f"HTTP API on {http}", file=sys.stderr, flush=True)
@@ -198,6 +202,8 @@ def data_dir_problem(exc: OSError) -> str:
 
 
 def lock_problem(exc: OSError) -> str:
+    if isinstance(exc, UnsafeLockFile):
+        return str(exc)
     return (
         f"Cannot take the vault's lock in the state folder ({exc}): make it writable, or set "
         "XDG_STATE_HOME to a writable folder."

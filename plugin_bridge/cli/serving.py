@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from llm_service.embedders import Embedder
 from llm_service.warmup import import_early
@@ -31,7 +31,7 @@ from plugin_bridge.httpapi.app import build_http_app
 from plugin_bridge.httpapi.limits import HttpLimits
 from plugin_bridge.httpapi.remote import start_remote
 from plugin_bridge.httpapi.server import start_http
-from plugin_bridge.mcp import streamable_http_app
+from plugin_bridge.mcp import MESSAGES_PATH, SSE_PATH, McpHttpApp, streamable_http_app
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.vault import Vault
 from plugin_bridge.wire.server import start_server
@@ -96,12 +96,13 @@ async def serve(
             app.broadcast = server.broadcast
             await app.use_mcp_servers(settings.mcp)
             mcp_app = streamable_http_app(app)  # writes while http_allow_writes is on
+            mcp_routes = mcp_mounts(mcp_app)
             http_limits = HttpLimits(timeout=settings.http_timeout)
             http_app = build_http_app(
                 app,
                 port=http_sock.getsockname()[1],
                 allowed_origins=settings.allowed_origins,
-                mounts=[Route("/mcp", mcp_app)],
+                mounts=mcp_routes,
                 lifespans=[mcp_app.lifespan],
                 budget=server.budget,
                 limits=http_limits,
@@ -115,7 +116,7 @@ async def serve(
                     server,
                     remote.sock,
                     remote.gate,
-                    mounts=[Route("/mcp", mcp_app)],
+                    mounts=mcp_routes,
                     limits=http_limits,
                     tls=remote.tls,
                 )
@@ -132,6 +133,7 @@ async def serve(
             warming.cancel()
             following.cancel()
             logger.info("shutting down")
+            mcp_app.close_streams()
             await http_server.close()
             if remote_server is not None:
                 await remote_server.close()
@@ -139,6 +141,16 @@ async def serve(
         await app.aclose()
         await vault.close()
     return 0
+
+
+def mcp_mounts(mcp_app: McpHttpApp) -> list[BaseRoute]:
+    """MCP's routes on an HTTP listener: ``/mcp`` (streamable HTTP) and the HTTP+SSE
+    transport's ``/sse`` and ``/messages``."""
+    return [
+        Route("/mcp", mcp_app),
+        Route(SSE_PATH, mcp_app.sse),
+        Route(MESSAGES_PATH, mcp_app.messages),
+    ]
 
 
 async def _until_stopped(stop: asyncio.Event, companion: Awaitable[None] | None) -> None:

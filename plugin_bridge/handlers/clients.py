@@ -29,7 +29,7 @@ async def add_client(ctx: Context, params: ClientsAddParams) -> ClientsAddResult
     """A new key (or ``key`` imported), saved durably before the answer; shown once."""
     try:
         key = await ctx.app.clients.execute(
-            lambda keys: keys.add(params.name, params.scope, params.key)
+            lambda keys: keys.add(params.name, params.scope, params.key, owner_token=ctx.app.token)
         )
     except ClientKeyError as exc:
         raise RpcError(WireCode.INVALID_PARAMS, str(exc)) from exc

@@ -9,7 +9,7 @@ from llm_service.catalog import is_chat_model
 from llm_service.discovery import ModelCache, known_models
 from llm_service.pricing import RECOMMENDED_MODELS
 from plugin_bridge import DISTRIBUTION, __version__
-from plugin_bridge.app.clients import RemotePeer
+from plugin_bridge.app.clients import RemotePeer, method_scope
 from plugin_bridge.app.settings.config import PLUGIN_CLIENT, SettingsError
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.handlers.context import AppRouter, Context
@@ -40,9 +40,13 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
     connection."""
     caller = ctx.app.clients.authenticate(params.token, ctx.app.token, ctx.caller)
     if caller is None:
+        revoked = ctx.app.clients.revoked(params.token)
         raise RpcError(
             WireCode.UNAUTHORIZED,
-            "Wrong client key: this address takes client keys only; make one with 'clients add'."
+            f"The client key '{revoked}' was revoked: ask the vault's owner for a new one."
+            if revoked is not None
+            else "Wrong client key: this address takes client keys only; make one with 'clients "
+            "add'."
             if isinstance(ctx.caller, RemotePeer)
             else "Wrong token: read the current one from the server info file, or use a client "
             "key from 'clients add'.",
@@ -61,7 +65,10 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
         server=ServerInfo(name=DISTRIBUTION, version=__version__),
-        capabilities=Capabilities(methods=sorted(ctx.methods), chat=app.providers.chat is not None),
+        capabilities=Capabilities(
+            methods=sorted(m for m in ctx.methods if caller.allows(method_scope(m))),
+            chat=app.providers.chat is not None,
+        ),
         vault=VaultInfo(
             name=app.vault.name,
             note_count=app.vault.index.note_count,

@@ -16,10 +16,10 @@ from plugin_bridge.wire.models import (
 
 
 async def list_tools(ctx: Context, params: ToolsListParams) -> ToolsListResult:
-    """The vault tools, in the given provider's tool format."""
+    """The vault tools the caller may run, in the given provider's tool format."""
     app = ctx.app
     tool_format = params.format or app.providers.name or DEFAULT_FORMAT
-    return ToolsListResult(tools=Tools(app.tools).listed(tool_format))
+    return ToolsListResult(tools=Tools(app.tools).listed(tool_format, caller=caller_of(ctx)))
 
 
 async def execute(ctx: Context, params: ToolsExecuteParams) -> ToolsExecuteResult:

@@ -87,5 +87,6 @@ def build_http_app(
         allowed_origins=allowed_origins,
         max_body=max_body,
         identify=bridge.clients.identify,
+        revoked=bridge.clients.revoked,
         remote=remote,
     )

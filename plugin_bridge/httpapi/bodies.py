@@ -13,7 +13,7 @@ also come in the two shapes the LLM proxy's clients send:
   [{id, type: "function", function: {name, arguments: "<json>"}}]}``, a user's
   ``tool_result`` as above.
 
-A new kind of content part is one more model in :data:`ContentBlock`.
+A new kind of content part is one more model in :data:`ContentPart`.
 """
 
 from __future__ import annotations
@@ -105,11 +105,11 @@ class ImagePart(_Body):
     source: dict[str, Any]
 
 
-ContentBlock = Annotated[
+ContentPart = Annotated[
     TextPart | ImageUrlPart | ImagePart | ToolUseBlock | ToolResultPart,
     Field(discriminator="type"),
 ]
-Content = str | list[ContentBlock]
+Content = str | list[ContentPart]
 
 
 class SystemMessage(_Body):

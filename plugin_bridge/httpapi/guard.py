@@ -2,7 +2,8 @@
 
 1. Origin and Host, by the WebSocket's own rules
    (:func:`plugin_bridge.wire.security.check_handshake`): 403;
-2. ``Authorization: Bearer <token>``, the info file's token or a client key: 401; a route
+2. ``Authorization: Bearer <token>``, the info file's token or a client key: 401 (one sentence
+   for every 401, :func:`auth_failed`, naming a revoked key's name); a route
    outside the key's scope: 403 ``forbidden_scope`` (the caller is left in the scope under
    :data:`CALLER` for the routes);
 3. the body's size, at most :data:`MAX_BODY_BYTES` (by Content-Length, and counted while it is
@@ -29,7 +30,7 @@ from plugin_bridge.app.clients import (
     current_caller,
     http_scope,
 )
-from plugin_bridge.app.remote import RemoteGate
+from plugin_bridge.app.remote import KEYED, RemoteGate, handshake_key
 from plugin_bridge.wire.errors import WireCode
 from plugin_bridge.wire.refusals import RefusalLog
 from plugin_bridge.wire.security import check_handshake
@@ -97,6 +98,7 @@ class Guard:
         allowed_origins: Collection[str],
         max_body: int = MAX_BODY_BYTES,
         identify: Callable[[str], Caller | None] = lambda key: None,
+        revoked: Callable[[str], str | None] = lambda key: None,
         remote: RemoteGate | None = None,
     ) -> None:
         self.app = app
@@ -104,16 +106,18 @@ class Guard:
         """The remote listener's rules (None: the loopback listener's)."""
         self.identify = identify
         """The caller a client key names (None: not a key)."""
+        self.revoked = revoked
+        """The name of a revoked client key (None: not one)."""
         self.expected = f"Bearer {token}".encode()
         self.port = port
         self.allowed_origins = frozenset(allowed_origins)
         self.max_body = max_body
-        self.refusals = RefusalLog(logger)
+        self.refusals = RefusalLog(logger) if remote is None else remote.refusals
         """Refused requests, logged at most once a second with their count."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket" and self.remote is not None:
-            denied = self._remote_refusal(scope)
+            denied = self._remote_refusal(scope) or self._keyless_upgrade(scope)
             if denied is not None:
                 await _respond(send, *denied, kind="websocket.http")
                 return
@@ -131,6 +135,9 @@ class Guard:
         scope[CALLER] = checked
         if isinstance(checked, Caller):
             current_caller.set(checked)  # this request's task: the logs name its key
+            keyed = scope.get("state", {}).get(KEYED)  # set by the remote listener's door
+            if keyed is not None:
+                keyed()  # the remote connection no longer counts as keyless
         if refusal is not None:
             status, code, message = refusal
             self.refusals.refused(f"refused a request to {path[:100]}: {message}")
@@ -181,6 +188,24 @@ class Guard:
         self.refusals.refused(f"refused a request to {path[:100]}: {reason}")
         return 403, error_body(path, 403, "forbidden", reason), None
 
+    def _keyless_upgrade(self, scope: Scope) -> tuple[int, bytes, int | None] | None:
+        """401 for a remote WebSocket upgrade without a valid client key (before it takes a
+        slot); a wrong key counts against its address."""
+        headers = _ScopeHeaders(scope["headers"])
+        key = handshake_key(
+            headers.get_all("authorization"), headers.get_all("sec-websocket-protocol")
+        )
+        if key is not None and self.identify(key) is not None:
+            return None
+        assert self.remote is not None
+        self.remote.failures.failed(_address(scope))
+        message = (
+            "A client key is required to open the WebSocket here: send 'Authorization: Bearer "
+            "KEY' (or offer the subprotocols 'oab' and 'oab.key.' + base64url(KEY))."
+        )
+        self.refusals.refused(f"refused a WebSocket upgrade: {message}")
+        return 401, error_body(scope["path"], 401, "auth_failed", message), None
+
     def _refusal(self, headers: _ScopeHeaders, address: str) -> tuple[int, str, str] | Caller:
         if self.remote is None:
             reason = check_handshake(headers, self.port, self.allowed_origins)
@@ -188,25 +213,19 @@ class Guard:
                 return 403, "forbidden", reason.strip()
         given = headers.get_all("authorization")
         bearer = _bearer(given[0].encode("latin-1")) if len(given) == 1 else b""
+        key = bearer.removeprefix(b"Bearer ").decode("latin-1")
         caller = (
             OWNER_CALLER
             if self.remote is None and hmac.compare_digest(bearer, self.expected)
-            else self.identify(bearer.removeprefix(b"Bearer ").decode("latin-1"))
+            else self.identify(key)
             if bearer.startswith(b"Bearer ")
             else None
         )
         if caller is None:
             if self.remote is not None:
                 self.remote.failures.failed(address)
-            return (
-                401,
-                "auth_failed",
-                "Missing or wrong bearer token: send 'Authorization: Bearer TOKEN' with the "
-                "token from the server info file."
-                if self.remote is None
-                else "Missing or wrong client key: send 'Authorization: Bearer KEY' with a key "
-                "from 'clients add' (the info file's token is not taken here).",
-            )
+            name = self.revoked(key) if bearer.startswith(b"Bearer ") else None
+            return 401, "auth_failed", auth_failed(name)
         lengths = headers.get_all("content-length")
         if lengths and (not lengths[0].isdigit() or int(lengths[0]) > self.max_body):
             return 413, *self._too_large()
@@ -217,6 +236,20 @@ class Guard:
             "too_large",
             f"The request body is larger than {self.max_body // (1024 * 1024)} MiB: send less.",
         )
+
+
+def auth_failed(revoked: str | None = None) -> str:
+    """The sentence of every HTTP 401, loopback and remote (never naming the info file, whose
+    token is not for clients); ``revoked``: the name of the revoked key that was sent."""
+    if revoked is not None:
+        return (
+            f"Authentication failed: missing or wrong client key (the key '{revoked}' was "
+            "revoked): ask the vault's owner for a new one ('clients add')."
+        )
+    return (
+        "Authentication failed: missing or wrong client key: send 'Authorization: Bearer KEY' "
+        "with a key from 'clients add'."
+    )
 
 
 def _scope_refusal(caller: Caller, path: str) -> tuple[int, str, str] | None:

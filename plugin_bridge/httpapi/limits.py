@@ -117,10 +117,12 @@ OVER_BUDGET: Final = (
     "The server is holding too much data for its clients, most of it yours: try again in a moment."
 )
 DROP_KEY: Final = "plugin_bridge.drop"
-"""The scope key of the listener's ``drop(why)``: closes the request's connection at once."""
+"""The key, in the request scope's ``state``, of the listener's ``drop(why)``: closes the
+request's connection at once."""
 DRAIN_KEY: Final = "plugin_bridge.drained"
-"""The scope key of the listener's ``drained()``: returns once the connection's unsent bytes
-are down to its low-water mark (the client took the rest), or the connection is gone."""
+"""The key, in the request scope's ``state``, of the listener's ``drained()``: returns once the
+connection's unsent bytes are down to its low-water mark (the client took the rest), or the
+connection is gone."""
 
 
 class Limited:
@@ -156,7 +158,8 @@ class Limited:
         except Busy as exc:
             await self._refuse(scope, receive, send, 429, str(exc))
             return
-        watched = self._watched(send, scope.get(DROP_KEY), scope.get(DRAIN_KEY))
+        state = scope.get("state", {})
+        watched = self._watched(send, state.get(DROP_KEY), state.get(DRAIN_KEY))
         try:
             if self.budget is None:
                 await self.app(scope, receive, watched)
@@ -191,7 +194,7 @@ class Limited:
         self, scope: Scope, receive: Receive, send: Send, budget: MemoryBudget
     ) -> None:
         holder = object()
-        drop = scope.get(DROP_KEY)
+        drop = scope.get("state", {}).get(DROP_KEY)
         budget.join(
             holder, lambda: drop("it holds the most over the memory budget") if drop else None
         )

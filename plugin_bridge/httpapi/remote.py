@@ -10,6 +10,7 @@ own loop (:meth:`plugin_bridge.wire.server.BridgeServer.serve_socket`) as a
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 from websockets.exceptions import ConnectionClosed
 
 from plugin_bridge.app.clients import remote_peer
+from plugin_bridge.app.remote import MAX_SOCKETS, SOCKET_PROTOCOL, connection_cap, open_files
 from plugin_bridge.httpapi.app import Lifespan, build_http_app
 from plugin_bridge.httpapi.limits import HttpLimits
 from plugin_bridge.httpapi.server import HttpServer, start_http
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
     from plugin_bridge.app.remote import RemoteGate
     from plugin_bridge.app.state import BridgeApp
     from plugin_bridge.wire.server import BridgeServer
+
+logger = logging.getLogger(__name__)
 
 WS_PATH = "/ws"
 
@@ -89,14 +93,19 @@ class AsgiSocket:
 
 
 def websocket_route(server: BridgeServer[Any], gate: RemoteGate) -> WebSocketRoute:
-    """``/ws``: the guard has checked the handshake; the key comes in ``initialize``."""
+    """``/ws``: the guard has checked the handshake and its key (a browser's offered as
+    a subprotocol: ``oab`` is selected); ``initialize`` brings the key again."""
+
+    refusals = gate.refusals
 
     async def endpoint(websocket: WebSocket) -> None:
         if not gate.admit():
+            refusals.refused(f"refused a WebSocket: {MAX_SOCKETS} open on this listener")
             await websocket.close(1013, "too many connections")  # before accept: HTTP 403
             return
         try:
-            await websocket.accept()
+            offered = websocket.scope.get("subprotocols") or []
+            await websocket.accept(SOCKET_PROTOCOL if SOCKET_PROTOCOL in offered else None)
             address = websocket.client.host if websocket.client is not None else ""
             peer = remote_peer(address, gate.failures.failed)
             await server.serve_socket(AsgiSocket(websocket), peer)
@@ -119,6 +128,7 @@ async def start_remote(
 ) -> HttpServer:
     """Serve the HTTP routes and ``/ws`` on the listening ``sock`` with ``gate``'s rules."""
     limits = limits or HttpLimits()
+    gate.connections.cap = connection_cap(*open_files())
     app = build_http_app(
         bridge,
         port=gate.port,
@@ -129,4 +139,12 @@ async def start_remote(
         limits=limits,
         remote=gate,
     )
-    return await start_http(app, sock, limits=limits, tls=tls, websocket=True)
+    return await start_http(
+        app,
+        sock,
+        limits=limits,
+        tls=tls,
+        websocket=True,
+        connections=gate.connections,
+        refusals=gate.refusals,
+    )

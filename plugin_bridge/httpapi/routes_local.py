@@ -60,8 +60,9 @@ async def tools(request: Request) -> Response:
 
 def _listed(request: Request, tool_format: ToolFormat) -> list[dict[str, Any]]:
     """The tools the caller may run over HTTP, in ``tool_format``."""
-    tools = Tools(chat_of(request).tools(caller_of(request)))
-    return tools.listed(tool_format, runnable_only=True)
+    caller = caller_of(request)
+    tools = Tools(chat_of(request).tools(caller))
+    return tools.listed(tool_format, runnable_only=True, caller=caller)
 
 
 async def execute_tools(request: Request) -> Response:

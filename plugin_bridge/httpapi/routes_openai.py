@@ -19,6 +19,7 @@ from starlette.routing import Route
 from llm_service import LLMResponse, ResponseComplete, TextDelta, ToolCallDelta
 from plugin_bridge import DISTRIBUTION
 from plugin_bridge.app.assistant import Event
+from plugin_bridge.app.turn.images import images_within_limits
 from plugin_bridge.httpapi.chat import PURPOSE
 from plugin_bridge.httpapi.guard import OPENAI_TYPES
 from plugin_bridge.httpapi.openai_format import (
@@ -63,19 +64,22 @@ async def chat_completions(request: Request) -> Response:
     try:
         body = chat_input(await json_body(request), caller=caller_of(request))
         assistant = chat_of(request).bridge.assistant
+        messages, warnings = await images_within_limits(body.messages)
         if not body.stream:
-            reply = await assistant.ask(PURPOSE, body.messages, body.options)
-            return json_response(_completion(body, reply))
-        events = await started(assistant.ask_events(PURPOSE, body.messages, body.options))
+            reply = await assistant.ask(PURPOSE, messages, body.options)
+            return json_response(_completion(body, reply, warnings))
+        events = await started(assistant.ask_events(PURPOSE, messages, body.options))
         model = body.options.model or chat_of(request).bridge.providers.model or ""
     except Exception as exc:
         return error_response(path, exc)
     return StreamingResponse(
-        _chunks(body, model, events), media_type="text/event-stream", headers=SSE_HEADERS
+        _chunks(body, model, events, warnings),
+        media_type="text/event-stream",
+        headers=SSE_HEADERS,
     )
 
 
-def _completion(body: ChatInput, reply: LLMResponse) -> dict[str, Any]:
+def _completion(body: ChatInput, reply: LLMResponse, warnings: list[str]) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
     if reply.tool_calls:
         message["tool_calls"] = tool_calls_out(reply.tool_calls)
@@ -93,11 +97,11 @@ def _completion(body: ChatInput, reply: LLMResponse) -> dict[str, Any]:
             }
         ],
         "usage": usage_out(reply.usage),
-    }
+    } | ({"warnings": warnings} if warnings else {})
 
 
 async def _chunks(
-    body: ChatInput, model: str, events: AsyncGenerator[Event, None]
+    body: ChatInput, model: str, events: AsyncGenerator[Event, None], warnings: list[str]
 ) -> AsyncIterator[bytes]:
     head = {
         "id": _completion_id(),
@@ -106,11 +110,14 @@ async def _chunks(
         "model": model,
     }
 
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    def chunk(
+        delta: dict[str, Any], finish: str | None = None, extra: dict[str, Any] | None = None
+    ) -> bytes:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-        return sse({**head, "choices": [choice]})
+        return sse({**head, "choices": [choice], **(extra or {})})
 
-    yield chunk({"role": "assistant", "content": ""})
+    noted = {"warnings": warnings} if warnings else None  # images left out, on the first chunk
+    yield chunk({"role": "assistant", "content": ""}, extra=noted)
     try:
         async for event in events:
             if isinstance(event, TextDelta):

@@ -22,6 +22,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from llm_service import ResponseComplete, TextDelta
+from plugin_bridge.app.turn.images import images_within_limits
 from plugin_bridge.httpapi.chat import PURPOSE
 from plugin_bridge.httpapi.openai_format import (
     ChatInput,
@@ -47,7 +48,8 @@ async def chat(request: Request) -> Response:
     try:
         body = chat_input(await json_body(request), caller=caller_of(request))
         assistant = chat_of(request).bridge.assistant
-        reply = await assistant.ask(PURPOSE, body.messages, body.options)
+        messages, warnings = await images_within_limits(body.messages)
+        reply = await assistant.ask(PURPOSE, messages, body.options)
     except Exception as exc:
         return error_response(request.url.path, exc)
     usage = usage_out(reply.usage)
@@ -59,6 +61,7 @@ async def chat(request: Request) -> Response:
             "model": reply.model,
             "finish_reason": finish_reason(reply.stop_reason),
         }
+        | ({"warnings": warnings} if warnings else {})  # images left out
     )
 
 
@@ -75,7 +78,10 @@ async def chat_streamed(request: Request) -> Response:
 async def _events(request: Request, body: ChatInput) -> AsyncIterator[bytes]:
     try:
         assistant = chat_of(request).bridge.assistant
-        async with aclosing(assistant.ask_events(PURPOSE, body.messages, body.options)) as events:
+        messages, warnings = await images_within_limits(body.messages)
+        for warning in warnings:
+            yield sse({"warning": warning})
+        async with aclosing(assistant.ask_events(PURPOSE, messages, body.options)) as events:
             async for event in events:
                 if isinstance(event, TextDelta):
                     yield sse({"content": event.text})

@@ -14,19 +14,29 @@ import json
 from typing import TYPE_CHECKING, Any, Final
 
 import mcp_types as types
-from mcp.server.lowlevel.server import Server
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from plugin_bridge import DISTRIBUTION, __version__
-from plugin_bridge.app.clients import CALLER, Caller, refusal
+from plugin_bridge.app.clients import CALLER, OWNER, Caller, refusal
 from plugin_bridge.app.vault_tools import WRITE_TOOL_NAMES
 from plugin_bridge.mcp.prompts import mcp_prompt, prompt_messages
-from plugin_bridge.mcp.resources import NoteFollower, mime_type, note_path, resource
+from plugin_bridge.mcp.resources import (
+    ListChanges,
+    NoteFollower,
+    mime_type,
+    note_path,
+    resource,
+)
 from plugin_bridge.mcp.tools import Outcome, VaultTools
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
+    from mcp.server.models import InitializationOptions
+    from starlette.types import Scope
 
     from llm_service.messages import ToolSpec
 
@@ -34,10 +44,16 @@ DESTRUCTIVE: Final = frozenset({"edit_note"})
 """Writes that change text already in a note (undoable with note/undo, but not additive)."""
 
 
-def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
+def build_server(tools: VaultTools, vault_name: str, *, stateless: bool = False) -> Server[Any]:
     """An MCP server offering ``tools`` (list and call), the notes as resources (listed, read,
-    followed) and the custom prompts, for the vault named ``vault_name``."""
-    follower = NoteFollower(tools.root)
+    followed) and the custom prompts, for the vault named ``vault_name``. ``stateless`` (``/mcp``):
+    its connections cannot carry notifications, so handshake-era clients are offered no
+    ``resources/subscribe`` (they follow notes with ``subscriptions/listen``)."""
+    follower = NoteFollower(
+        tools.root, changes=getattr(tools, "changes", None), client_of=client_name
+    )
+    changes = ListChanges(follower.listen.bus)
+    tools.on_list_changed(changes.changed)
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -68,6 +84,7 @@ def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
             page = await tools.notes_page(params.cursor if params is not None else None)
         except ValueError as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
+        changes.listed(ctx.session)
         return types.ListResourcesResult(
             resources=[resource(note) for note in page.notes], next_cursor=page.next_cursor
         )
@@ -116,8 +133,8 @@ def build_server(tools: VaultTools, vault_name: str) -> Server[Any]:
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
-        on_subscribe_resource=follower.subscribe,
-        on_unsubscribe_resource=follower.unsubscribe,
+        on_subscribe_resource=None if stateless else follower.subscribe,
+        on_unsubscribe_resource=None if stateless else follower.unsubscribe,
         on_subscriptions_listen=follower.listen,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
@@ -130,6 +147,22 @@ NOTE_TEMPLATE: Final = types.ResourceTemplate(
     description="A note of the vault, whole, by its path: note://Projects/Kafka%20pipeline.md",
     mime_type="text/markdown",
 )
+
+
+def owned(scope: Scope) -> None:
+    """Mark an HTTP request with its caller as the SDK's SSE transport reads a credential's
+    owner, so a connection's messages are taken only with the key (or token) that opened it."""
+    caller = scope.get(CALLER)
+    if isinstance(caller, Caller):
+        token = AccessToken(token="", client_id=caller.label, scopes=[caller.scope])
+        scope["user"] = AuthenticatedUser(token)
+
+
+def client_name(ctx: ServerRequestContext[Any]) -> str:
+    """The client a request counts against: its key's name, or the owner (stdio, the info
+    file's token)."""
+    caller = caller_of(ctx)
+    return caller.label if caller is not None else OWNER
 
 
 def caller_of(ctx: ServerRequestContext[Any]) -> Caller | None:
@@ -174,4 +207,10 @@ async def serve_stdio(server: Server[Any]) -> None:
     """Serve one MCP client on this process's stdin and stdout until stdin closes. While it
     runs, file descriptor 1 points at stderr, so nothing else can write into the channel."""
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        await server.run(read_stream, write_stream, initialization_options(server))
+
+
+def initialization_options(server: Server[Any]) -> InitializationOptions:
+    """What a connection that can carry notifications declares: the resource list changes
+    (``notifications/resources/list_changed``) besides ``subscribe``."""
+    return server.create_initialization_options(NotificationOptions(resources_changed=True))

@@ -5,12 +5,10 @@ schemas, path rules, hash checks, audit log and undo. Reads are always offered; 
 with ``--allow-writes``; related_notes while the vault has an embedder. Two places run them:
 
 - :class:`LocalTools`: this process serves the vault (its own registry over the app's vault);
-- :class:`ForwardedTools`: another server owns the vault, and every call goes to it over the
-  WebSocket (``tools/list``, ``tools/execute``), so there is one index and one writer.
-
-:class:`HandoverTools` is the one the ``mcp`` command serves while it forwards: when the server
-it forwards to stops, the command becomes the vault's server and hands every later call to
-that server's :class:`LocalTools` (calls made meanwhile wait for it).
+- :class:`~plugin_bridge.mcp.forwarded.ForwardedTools`: another server owns the vault, and
+  every call goes to it over the WebSocket (``tools/list``, ``tools/execute``), so there is
+  one index and one writer (:mod:`plugin_bridge.mcp.forwarded`, with the hand-over to this
+  process when that server stops).
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -26,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from llm_service.messages import ToolSpec
 from llm_service.tools import ToolRegistry
 from plugin_bridge.app.tools import Tools
-from plugin_bridge.app.turn.prompts import Prompt, list_prompts, prompt_from_note
+from plugin_bridge.app.turn.prompts import Prompt, list_prompts
 from plugin_bridge.app.vault_tools import (
     RELATED_TOOL,
     STDIO_WRITES_OFF,
@@ -38,26 +36,7 @@ from plugin_bridge.app.vault_tools import (
     write_refusal,
 )
 from plugin_bridge.vault.errors import VaultError
-from plugin_bridge.vault.lexical.listing import ListedNote, NotesPage
-from plugin_bridge.wire.client import RpcCallError
-from plugin_bridge.wire.models import (
-    NOTE_READ,
-    PROMPTS_LIST,
-    TOOL_CONFIRM,
-    TOOLS_EXECUTE,
-    TOOLS_LIST,
-    VAULT_LIST,
-    ClientRequest,
-    Empty,
-    NoteReadParams,
-    ToolCallParams,
-    ToolConfirmResult,
-    ToolsExecuteParams,
-    ToolsListParams,
-    VaultListParams,
-    dump,
-)
-from plugin_bridge.wire.models.base import ParamsT, ResultT
+from plugin_bridge.vault.lexical.listing import NotesPage
 
 MCP_PAGE: Final = 200
 """Notes per resources/list page: each page is answered well within 100 ms on a busy machine
@@ -67,8 +46,10 @@ if TYPE_CHECKING:
     from llm_service.tools import ToolRegistry
     from plugin_bridge.app.clients import Caller
     from plugin_bridge.vault.vault import Vault
-    from plugin_bridge.wire.client import BridgeClient
 
+
+WHOLE_POLL_SECONDS: Final = 0.1
+"""How often the first indexing is checked for its end (while it runs)."""
 
 MCP_TOOL_NAMES: Final = frozenset({*VAULT_TOOL_NAMES, RELATED_TOOL})
 """Every vault tool MCP may offer (never the model's MCP-sourced ``NAME__tool`` ones)."""
@@ -118,6 +99,11 @@ class VaultTools(Protocol):
         """The custom prompts, read now."""
         ...
 
+    def on_list_changed(self, changed: Callable[[], None]) -> None:
+        """Call ``changed`` (from any thread) whenever :meth:`notes_page`'s list may have
+        changed."""
+        ...
+
 
 def offered(specs: list[ToolSpec], allow_writes: bool) -> list[ToolSpec]:
     """The vault tools of ``specs`` that MCP offers: reads, and the writes when allowed."""
@@ -129,14 +115,20 @@ def offered(specs: list[ToolSpec], allow_writes: bool) -> list[ToolSpec]:
 
 
 def refusal(name: str, allow_writes: bool, writes_off: str = STDIO_WRITES_OFF) -> Outcome | None:
-    """The error for a call MCP never runs (a write while writes are off, ``writes_off`` saying
-    which switch allows them; not a vault tool)."""
+    """The error for a write MCP does not run while writes are off (``writes_off`` says which
+    switch allows them)."""
     if name in WRITE_TOOL_NAMES and not allow_writes:
         return Outcome(write_refusal(name, writes_off), is_error=True)
-    if name not in MCP_TOOL_NAMES:
-        known = ", ".join(sorted(MCP_TOOL_NAMES - (set() if allow_writes else WRITE_TOOL_NAMES)))
-        return Outcome(f"Unknown tool {name!r}. Available: {known}.", is_error=True)
     return None
+
+
+async def unknown_tool(name: str, tools: VaultTools, caller: Caller | None) -> Outcome | None:
+    """The error for a call naming no vault tool: it names the tools ``caller`` may use (those
+    ``tools/list`` gives it), never the others."""
+    if name in MCP_TOOL_NAMES:
+        return None
+    known = ", ".join(sorted(spec.name for spec in await tools.list_tools(caller))) or "none"
+    return Outcome(f"Unknown tool {name!r}. Available: {known}.", is_error=True)
 
 
 class LocalTools:
@@ -157,6 +149,8 @@ class LocalTools:
     ) -> None:
         self.vault = vault
         self.root = vault.root
+        self.changes = vault.index
+        """The index's change feed: followed notes are told of changes from it."""
         self.prompts_folder = prompts_folder
         self._allow_writes = allow_writes
         self.writes_off = writes_off
@@ -171,6 +165,7 @@ class LocalTools:
             writer=writer,
         )
         self._ids = itertools.count(1)
+        self._whole: asyncio.Task[None] | None = None
 
     @property
     def allow_writes(self) -> bool:
@@ -193,6 +188,9 @@ class LocalTools:
     async def call_tool(
         self, name: str, arguments: dict[str, Any], caller: Caller | None = None
     ) -> Outcome:
+        unknown = await unknown_tool(name, self, caller)
+        if unknown is not None:
+            return unknown
         # a write key's write while the plugin is open: its review decides, not the setting
         registry = self._reviewed(caller) if name in WRITE_TOOL_NAMES else None
         if registry is None:
@@ -226,178 +224,14 @@ class LocalTools:
         vault, folder = self.vault, self.prompts_folder()
         return await vault.notes.execute(lambda _: list_prompts(vault, folder))
 
+    def on_list_changed(self, changed: Callable[[], None]) -> None:
+        """``changed`` after each index write that changed notes, and once the first indexing
+        is done (the list then comes from the index, with titles)."""
+        self.vault.index.add_listener(changed)
+        if not self.vault.listed_whole:
+            self._whole = asyncio.create_task(self._when_whole(changed), name="mcp list whole")
 
-class ForwardedTools:
-    """The vault tools of the server that owns the vault, over its WebSocket. That server asks
-    before each write (``tool/confirm``); this client answers yes only with --allow-writes."""
-
-    def __init__(
-        self,
-        connect: Callable[[ForwardedTools], Awaitable[BridgeClient]],
-        *,
-        allow_writes: bool,
-        root: Path,
-    ) -> None:
-        self._connect = connect
-        self.allow_writes = allow_writes
-        self.root = root
-        self._client: BridgeClient | None = None
-
-    async def start(self) -> None:
-        """Connect now (ConnectionError when the server does not answer)."""
-        self._client = await self._connect(self)
-
-    async def _call(
-        self, request: ClientRequest[ParamsT, ResultT], params: ParamsT, *, retry: bool
-    ) -> ResultT:
-        """``request`` on the server, connecting (again) when needed; a read is retried once on
-        a new connection when the old one broke."""
-        for attempt in (1, 2):
-            if self._client is None:
-                self._client = await self._connect(self)
-            try:
-                return await self._client.call(request, params)
-            except ConnectionError:
-                self._client = None
-                if not retry or attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-
-    async def wait_lost(self) -> None:
-        """Return once the server's connection is gone (at once when none can be made)."""
-        try:
-            if self._client is None:
-                self._client = await self._connect(self)
-        except ConnectionError:
-            return
-        await self._client.ws.wait_closed()
-
-    async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """The server's requests to this client: ``tool/confirm`` only."""
-        return dump(ToolConfirmResult(approved=self.allow_writes and method == TOOL_CONFIRM.method))
-
-    async def list_tools(self, caller: Caller | None = None) -> list[ToolSpec]:
-        listed = await self._call(TOOLS_LIST, ToolsListParams(format="anthropic"), retry=True)
-        specs = [
-            ToolSpec(tool["name"], tool.get("description", ""), tool["input_schema"])
-            for tool in listed.tools
-        ]
-        return offered(specs, self.allow_writes)
-
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any], caller: Caller | None = None
-    ) -> Outcome:
-        refused = refusal(name, self.allow_writes)
-        if refused is not None:
-            return refused
-        calls = ToolsExecuteParams(calls=[ToolCallParams(name=name, arguments=arguments)])
-        try:
-            done = await self._call(TOOLS_EXECUTE, calls, retry=name not in WRITE_TOOL_NAMES)
-        except RpcCallError as exc:
-            return Outcome(exc.message, is_error=True)
-        except ConnectionError as exc:
-            then = (
-                "read the note to see whether the write happened, then try again"
-                if name in WRITE_TOOL_NAMES
-                else "try again, and restart the MCP client if it persists"
-            )
-            return Outcome(
-                f"Lost the bridge server for this vault during {name} ({exc}): {then}.",
-                is_error=True,
-            )
-        for invalid in done.invalid_calls:
-            return Outcome(invalid.reason, is_error=True)
-        result = done.results[0]
-        return Outcome(result.content, result.is_error)
-
-    async def read_text(self, path: str) -> tuple[str, str]:
-        try:
-            note = await self._call(NOTE_READ, NoteReadParams(path=path), retry=True)
-        except (RpcCallError, ConnectionError) as exc:
-            raise ValueError(getattr(exc, "message", str(exc))) from exc
-        return note.path, note.content
-
-    async def notes_page(self, cursor: str | None) -> NotesPage:
-        try:
-            params = VaultListParams(cursor=cursor, limit=MCP_PAGE)
-            page = await self._call(VAULT_LIST, params, retry=True)
-        except (RpcCallError, ConnectionError) as exc:
-            raise ValueError(getattr(exc, "message", str(exc))) from exc
-        notes = [ListedNote(n.path, n.title, n.size) for n in page.notes]
-        return NotesPage(notes, page.next_cursor)
-
-    async def prompts(self) -> list[Prompt]:
-        """The server's prompts/list, each prompt's note read for its instruction."""
-        listed = await self._call(PROMPTS_LIST, Empty(), retry=True)
-        found = []
-        for item in listed.prompts:
-            try:
-                path, content = await self.read_text(item.id)
-            except ValueError:
-                continue  # removed since it was listed
-            found.append(prompt_from_note(path, content))
-        return found
-
-
-class HandoverTools:
-    """The tools of :class:`ForwardedTools` until :meth:`use` hands them to another
-    :class:`VaultTools` (this process's, once it serves the vault); between
-    :meth:`hand_over` and :meth:`use`, calls wait up to ``wait`` seconds."""
-
-    def __init__(self, first: VaultTools, *, wait: float = 30.0) -> None:
-        self.allow_writes = first.allow_writes
-        self.root = first.root
-        self.wait = wait
-        self.serving = False
-        """True while this process serves the vault in place of the server it forwarded to."""
-        self._target = first
-        self._ready = asyncio.Event()
-        self._ready.set()
-
-    def hand_over(self) -> None:
-        """Calls from now on wait for :meth:`use`."""
-        self._ready.clear()
-
-    def use(self, target: VaultTools) -> None:
-        self._target = target
-        self._ready.set()
-
-    async def _current(self) -> VaultTools:
-        try:
-            async with asyncio.timeout(self.wait):
-                await self._ready.wait()
-        except TimeoutError:
-            raise ConnectionError("the vault's new server did not start in time") from None
-        return self._target
-
-    async def _reading(self) -> VaultTools:
-        """:meth:`_current`, its failure as the ValueError the readers raise."""
-        try:
-            return await self._current()
-        except ConnectionError as exc:
-            raise ValueError(f"Lost the bridge server for this vault ({exc}).") from exc
-
-    async def list_tools(self, caller: Caller | None = None) -> list[ToolSpec]:
-        return await (await self._current()).list_tools(caller)
-
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any], caller: Caller | None = None
-    ) -> Outcome:
-        try:
-            target = await self._current()
-        except ConnectionError as exc:
-            return Outcome(f"Lost the bridge server for this vault ({exc}): try again.", True)
-        return await target.call_tool(name, arguments, caller)
-
-    async def read_text(self, path: str) -> tuple[str, str]:
-        return await (await self._reading()).read_text(path)
-
-    async def notes_page(self, cursor: str | None) -> NotesPage:
-        return await (await self._reading()).notes_page(cursor)
-
-    async def prompts(self) -> list[Prompt]:
-        return await (await self._current()).prompts()
+    async def _when_whole(self, changed: Callable[[], None]) -> None:
+        while not self.vault.listed_whole:  # noqa: ASYNC110 - the indexer thread's state
+            await asyncio.sleep(WHOLE_POLL_SECONDS)
+        changed()

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Final
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.files import megabytes, out_of_scope
 from plugin_bridge.vault.paths import resolve_note, to_posix
-from plugin_bridge.vault.pdf import extract_pages, is_pdf_name, page_range, too_large, with_markers
+from plugin_bridge.vault.pdf import is_pdf_name, page_range, too_large, with_markers
+from plugin_bridge.vault.pdf_worker import extract_pages
 
 if TYPE_CHECKING:
     from plugin_bridge.vault.notes.store import NoteStore
@@ -85,15 +86,19 @@ def read_attachment(notes: NoteStore, path: str) -> Attachment:
 
 
 def read_pdf(notes: NoteStore, path: str, pages: str | None = None) -> PdfText:
-    """A PDF's text with page markers, all pages or ``pages`` ("3-5"); VaultError otherwise
-    (not_text with one sentence for an encrypted or damaged PDF)."""
+    """A PDF's text with page markers, all pages or ``pages`` ("3-5"), and a last sentence
+    when the reader's limits stopped it early; VaultError otherwise (not_text with one
+    sentence for an encrypted or damaged PDF, or one not a page of which could be read)."""
     rel, full = resolve(notes, path)
     if not is_pdf_name(rel):
         raise VaultError("not_text", f"'{rel}' is an image, which has no text to read.", path=rel)
     data = _read(rel, full, notes.files.pdf_max_bytes)
-    texts = extract_pages(rel, data)
-    chosen = page_range(pages, len(texts), rel)
-    return PdfText(rel, with_markers(texts, chosen), hashlib.sha256(data).hexdigest(), len(texts))
+    read = extract_pages(rel, data)
+    chosen = page_range(pages, len(read.pages), rel)
+    content = with_markers(read.pages, chosen)
+    if read.stopped is not None:
+        content = f"{content}\n\n{read.stopped}"
+    return PdfText(rel, content, hashlib.sha256(data).hexdigest(), len(read.pages))
 
 
 def _read(rel: str, full: Path, limit: int) -> bytes:

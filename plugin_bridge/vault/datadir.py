@@ -20,6 +20,30 @@ INFO_FILE_NAME: Final = "server.json"
 """The server info file's name in the data folder (see :mod:`plugin_bridge.wire.infofile`)."""
 
 
+PRIVATE_FILE: Final = 0o600
+"""The mode of every file the server or the CLI writes in its own folders."""
+
+
+def private_folder(path: Path) -> Path:
+    """``path``, created with its missing parents at mode 0700, whoever comes first (``clients
+    add`` before the first ``serve``, or the server); a ``path`` this user owns that others can
+    read already (made by an older version) is closed to them too."""
+    missing: list[Path] = []
+    folder = path
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    for created in reversed(missing):
+        try:
+            created.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+    stat = path.stat()
+    if stat.st_mode & 0o077 and getattr(os, "geteuid", lambda: -1)() == stat.st_uid:
+        path.chmod(0o700)
+    return path
+
+
 def vault_key(root: Path) -> str:
     """A stable folder name for a vault: its name (sanitised) and 12 hex of sha256(abs path)."""
     resolved = str(root.resolve())

@@ -146,6 +146,22 @@ def resolve_note(
     data dir when it sits inside the vault). ``suffixes``: the kinds of file allowed instead
     of notes (attachments). Missing files are fine: existence is the caller's.
     """
+    pure = _inside_by_name(rel_path, write=write)
+    allowed = suffixes or (WRITABLE_SUFFIXES if write else READABLE_SUFFIXES)
+    if pure.suffix.lower() not in allowed:
+        kinds = ", ".join(sorted(allowed))
+        verb = "written" if write else "read"
+        raise VaultError(
+            "forbidden_path", f"Only {kinds} notes can be {verb}: '{rel_path}'.", path=rel_path
+        )
+    candidate = root.joinpath(*pure.parts)
+    _inside_by_link(root, rel_path, candidate, excluded)
+    return candidate
+
+
+def _inside_by_name(rel_path: str, *, write: bool) -> PurePosixPath:
+    """``rel_path`` as a relative, visible path outside the system folders (its text alone
+    says so), or ``VaultError(forbidden_path)``."""
     if not rel_path or not rel_path.strip():
         raise VaultError("forbidden_path", "Give a note path relative to the vault root.")
     if "\x00" in rel_path:
@@ -184,14 +200,12 @@ def resolve_note(
             "files or folders: use a visible path.",
             path=rel_path,
         )
-    allowed = suffixes or (WRITABLE_SUFFIXES if write else READABLE_SUFFIXES)
-    if pure.suffix.lower() not in allowed:
-        kinds = ", ".join(sorted(allowed))
-        verb = "written" if write else "read"
-        raise VaultError(
-            "forbidden_path", f"Only {kinds} notes can be {verb}: '{rel_path}'.", path=rel_path
-        )
-    candidate = root.joinpath(*pure.parts)
+    return pure
+
+
+def _inside_by_link(root: Path, rel_path: str, candidate: Path, excluded: frozenset[Path]) -> None:
+    """``VaultError(forbidden_path)`` when ``candidate`` (``rel_path`` inside ``root``) leads,
+    through a link, out of the vault, into a hidden folder or into an ``excluded`` one."""
     real = Path(os.path.realpath(candidate))
     if not real.is_relative_to(root):
         raise VaultError(
@@ -207,7 +221,6 @@ def resolve_note(
         raise VaultError(
             "forbidden_path", f"'{rel_path}' is inside the assistant's data folder.", path=rel_path
         )
-    return candidate
 
 
 def name_key(name: str) -> str:

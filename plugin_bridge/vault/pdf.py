@@ -3,8 +3,9 @@
 Text comes from PDFium (``pypdfium2``: wheels for macOS, Windows and Linux). Measured against
 pypdf on the same PDFs (bench/pdf.py, docs/search.md) it was about 5 times faster, with the
 same text on one- and two-column, German and Chinese pages. A PDF that cannot be read
-(encrypted, damaged, over :data:`MAX_PDF_BYTES`) is a :class:`PdfUnreadable` with a
-``reason`` code.
+(encrypted, damaged, over :data:`MAX_PDF_BYTES`, or over the reader's time and memory limits)
+is a :class:`PdfUnreadable` with a ``reason`` code. PDFium runs in a helper process, one PDF at
+a time (:mod:`plugin_bridge.vault.pdf_worker`).
 
 Pages are joined with :data:`PAGE_BREAK` in the index's body, so a snippet never spans two
 pages; the index keeps one chunk per page (``seq`` = page - 1).
@@ -13,7 +14,7 @@ pages; the index keeps one chunk per page (``seq`` = page - 1).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Final
 
 from llm_service import lazy
@@ -35,38 +36,51 @@ def is_pdf_name(rel: str) -> bool:
 
 
 class PdfUnreadable(VaultError):
-    """A PDF whose text cannot be read; ``reason``: encrypted, damaged or too_large."""
+    """A PDF whose text cannot be read; ``reason``: encrypted, damaged, too_large or
+    too_costly (not one page within the reader's limits)."""
 
     def __init__(self, rel: str, reason: str, message: str) -> None:
         super().__init__("not_text", message, path=rel)
         self.reason = reason
 
 
-def extract_pages(rel: str, raw: bytes) -> list[str]:
-    """The text of each page of the PDF ``raw`` (blocking: call it off the event loop)."""
+class PdfiumFailure(Exception):
+    """PDFium could not open a PDF; ``reason``: encrypted or damaged."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def pdfium_pages(raw: bytes) -> Iterator[tuple[str, int | str]]:
+    """("count", pages) then ("page", text) for each page of the PDF ``raw``; PdfiumFailure
+    when PDFium cannot open it. PDFium is not thread-safe: only the PDF helper process
+    (:mod:`plugin_bridge.vault.pdf_worker`) calls this, one PDF at a time."""
     try:
         document = pdfium.PdfDocument(raw)
     except pdfium.PdfiumError as exc:
-        if "password" in str(exc).lower():
-            raise PdfUnreadable(
-                rel,
-                "encrypted",
-                f"'{rel}' is encrypted: open it and save a copy without a "
-                "password to have it read.",
-            ) from None
-        raise PdfUnreadable(
-            rel, "damaged", f"'{rel}' is not a readable PDF (it may be damaged)."
-        ) from None
+        encrypted = "password" in str(exc).lower()
+        raise PdfiumFailure("encrypted" if encrypted else "damaged") from None
     try:
-        pages = []
+        yield "count", len(document)
         for page in document:
             textpage = page.get_textpage()
-            pages.append(_clean(textpage.get_text_bounded()))
+            yield "page", _clean(textpage.get_text_bounded())
             textpage.close()
             page.close()
-        return pages
     finally:
         document.close()
+
+
+def unreadable(rel: str, reason: str) -> PdfUnreadable:
+    """The error for a PDF PDFium could not open (``reason``: encrypted or damaged)."""
+    if reason == "encrypted":
+        return PdfUnreadable(
+            rel,
+            "encrypted",
+            f"'{rel}' is encrypted: open it and save a copy without a password to have it read.",
+        )
+    return PdfUnreadable(rel, "damaged", f"'{rel}' is not a readable PDF (it may be damaged).")
 
 
 def _clean(text: str) -> str:

@@ -6,6 +6,7 @@ transaction, and is recorded by name in ``migrations``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
+from plugin_bridge.vault.datadir import PRIVATE_FILE
 from plugin_bridge.vault.paths import name_key
 
 logger = logging.getLogger(__name__)
@@ -177,6 +179,9 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
 def connect(path: str, *, readonly: bool = False) -> sqlite3.Connection:
     """A WAL-mode connection usable from any thread (callers serialise it) that waits for a
     busy writer instead of failing; ``readonly`` refuses writes."""
+    if not readonly and path != ":memory:":
+        with contextlib.suppress(OSError):  # 0600 before SQLite makes it (its -wal, -shm follow)
+            os.close(os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE))
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
     conn.create_function("folded", 1, name_key, deterministic=True)  # case-blind folders
     conn.execute("PRAGMA busy_timeout=5000")

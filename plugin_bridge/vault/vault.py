@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from llm_service.door import Args, Out
 from llm_service.errors import LLMError
@@ -24,7 +24,14 @@ from plugin_bridge.vault.datadir import default_data_dir
 from plugin_bridge.vault.door import FILES
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.lexical.index import SearchIndex
-from plugin_bridge.vault.lexical.listing import DEFAULT_PAGE, NotesPage, notes_page
+from plugin_bridge.vault.lexical.listing import (
+    DEFAULT_PAGE,
+    ListedNote,
+    NotesPage,
+    files_listing,
+    listing_page,
+    notes_page,
+)
 from plugin_bridge.vault.lexical.operators import unsupported
 from plugin_bridge.vault.lexical.query import Query, parse_query
 from plugin_bridge.vault.lexical.reader import IndexReader
@@ -50,6 +57,8 @@ if TYPE_CHECKING:
 __all__ = ["Mode", "NoteHit", "NoteResults", "Related", "RelatedNotes", "Vault"]
 
 INDEX_FILE = "index.sqlite3"
+LISTING_SECONDS: Final = 2.0
+"""How long the file system's list of notes is reused while the first indexing runs."""
 logger = logging.getLogger(__name__)
 
 
@@ -101,6 +110,10 @@ class Vault:
         self._indexing = False
         self.semantic: SemanticIndex | None = None
         """Vectors for semantic and hybrid search; None without an embedder (lexical only)."""
+        self._listing: tuple[float, list[ListedNote]] | None = None
+        """The file system's notes while the first indexing runs, and when they were read."""
+        self._whole = False
+        """The index lists every note (its first indexing is done)."""
         self.set_scope(exclude)
 
     def use_embedder(self, embedder: Embedder, **options: Any) -> SemanticIndex:
@@ -227,8 +240,23 @@ class Vault:
         return RelatedNotes(rel, related_notes(reader, semantic, rel, limit), ready=True)
 
     async def notes_page(self, cursor: str | None, limit: int = DEFAULT_PAGE) -> NotesPage:
-        """The indexed notes a page at a time (see ``lexical/listing.py``)."""
+        """The notes a page at a time (see ``lexical/listing.py``): the index's, with titles;
+        until the first indexing is done, the file system's (read again at most every
+        :data:`LISTING_SECONDS`), so a client that lists at once sees every note."""
+        if not self.listed_whole:
+            listed = self._listing
+            if listed is None or time.monotonic() - listed[0] > LISTING_SECONDS:
+                listed = time.monotonic(), await self.run(files_listing, self.index.files)
+                self._listing = listed
+            return listing_page(listed[1], cursor, limit)
         return await self.index.execute(lambda reader: notes_page(reader, cursor, limit))
+
+    @property
+    def listed_whole(self) -> bool:
+        """Whether the index lists every note (its first indexing is done); stays true."""
+        if not self._whole and self.index.idle:
+            self._whole, self._listing = True, None
+        return self._whole
 
     async def close(self) -> None:
         """Stop the watcher and the indexer; the note store stays usable."""

@@ -8,6 +8,9 @@ listens, removed when it stops::
      "httpUrl": "http://127.0.0.1:PORT2"}
 
 ``httpUrl`` is the HTTP API's address (docs/http.md), with the same token as a bearer token.
+With ``serve --remote``, also ``remoteUrl`` (the remote listener as it listens,
+``https://0.0.0.0:8443``) and ``remoteFingerprint`` (its certificate's SHA-256 in hex, empty
+over plain HTTP): what ``clients add --pair`` pairs with.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ class InfoRecord(NamedTuple):
     pid: int
     protocol_version: int
     http_url: str | None = None
+    remote_url: str | None = None
+    remote_fingerprint: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -45,6 +50,9 @@ class InfoRecord(NamedTuple):
         }
         if self.http_url is not None:
             data["httpUrl"] = self.http_url
+        if self.remote_url is not None:
+            data["remoteUrl"] = self.remote_url
+            data["remoteFingerprint"] = self.remote_fingerprint
         return data
 
 
@@ -75,6 +83,8 @@ def read_info_file(path: Path) -> InfoRecord:
             pid=int(raw["pid"]),
             protocol_version=int(raw["protocolVersion"]),
             http_url=None if raw.get("httpUrl") is None else str(raw["httpUrl"]),
+            remote_url=None if raw.get("remoteUrl") is None else str(raw["remoteUrl"]),
+            remote_fingerprint=str(raw.get("remoteFingerprint") or ""),
         )
     except FileNotFoundError:
         raise InfoFileError(

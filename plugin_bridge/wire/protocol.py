@@ -67,7 +67,9 @@ CLOSE_MEANINGS: Final[dict[CloseCode, str]] = {
         "The client closes: the server stopped answering pings, or the computer resumed "
         "from sleep (it reconnects)."
     ),
-    CloseCode.UNAUTHORIZED: "Wrong token in initialize (the server closes after -32001).",
+    CloseCode.UNAUTHORIZED: (
+        "Wrong token in initialize, or the key was revoked since (the server closes after -32001)."
+    ),
     CloseCode.SERVER_UNPROVEN: "The client closes: the server's proof of the token was wrong.",
     CloseCode.INIT_TIMEOUT: "No initialize in time, or within 32 frames.",
     CloseCode.NOT_READING: (
@@ -130,7 +132,7 @@ class CloseRequest:
     reason: str
 
 
-Event: TypeAlias = Request | InboundNotification | Response | ErrorReply
+InboundMessage: TypeAlias = Request | InboundNotification | Response | ErrorReply
 
 
 class Protocol:
@@ -160,7 +162,7 @@ class Protocol:
             None, WireCode.INVALID_REQUEST, "Binary frames are not supported: send JSON as text."
         )
 
-    def receive_text(self, text: str) -> Event | None:
+    def receive_text(self, text: str) -> InboundMessage | None:
         """Parse one text frame into at most one event."""
         if self.state is State.CLOSED:
             return None
@@ -186,7 +188,7 @@ class Protocol:
             return self._refuse(reply_id, WireCode.INVALID_PARAMS, refused)
         return self._receive_object(message)
 
-    def _receive_object(self, message: dict[str, Any]) -> Event | None:
+    def _receive_object(self, message: dict[str, Any]) -> InboundMessage | None:
         raw_id = message.get("id")
         reply_id = raw_id if _is_valid_id(raw_id) else None
         if message.get("jsonrpc") != "2.0":
@@ -214,7 +216,9 @@ class Protocol:
             )
         return self._receive_request(reply_id, method, params)
 
-    def _receive_request(self, request_id: RequestId, method: str, params: RawParams) -> Event:
+    def _receive_request(
+        self, request_id: RequestId, method: str, params: RawParams
+    ) -> InboundMessage:
         if request_id in self._in_flight:
             return self._refuse(
                 request_id,
@@ -284,12 +288,12 @@ class Protocol:
     def error(self, request_id: RequestId, error: WireError) -> bytes:
         """The error reply to request ``request_id``."""
         self._finish(request_id)
-        if request_id == self._init_id:
+        if error.code == WireCode.UNAUTHORIZED:  # a wrong token, or a key revoked since
+            self._init_id = None if request_id == self._init_id else self._init_id
+            self.close(CloseRequest(CloseCode.UNAUTHORIZED, "unauthorized"))
+        elif request_id == self._init_id:
             self._init_id = None
-            if error.code == WireCode.UNAUTHORIZED:
-                self.close(CloseRequest(CloseCode.UNAUTHORIZED, "unauthorized"))
-            else:
-                self.state = State.AWAITING_INIT
+            self.state = State.AWAITING_INIT
         return _encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})
 
     def notification(self, method: str, params: dict[str, Any]) -> bytes:

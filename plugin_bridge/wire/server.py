@@ -218,6 +218,9 @@ class BridgeServer(Generic[S]):
         async def send(data: bytes) -> None:
             try:
                 await ws.send(data, text=True)
+                close = connection.protocol.close_request
+                if close is not None:  # -32001 sent: a key revoked since, or a wrong token
+                    await ws.close(close.code, close.reason)
             except ConnectionClosed:
                 logger.debug("dropped a message for a closed connection")
 
@@ -235,9 +238,7 @@ class BridgeServer(Generic[S]):
         self.connections.add(connection)
         self._sockets[connection] = ws
         watchdog = asyncio.create_task(self._watch_drain(ws, connection))
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.init_timeout
-        frames = 0
+        deadline = asyncio.get_running_loop().time() + self.init_timeout
         try:
             nonce = nonce_of(ws.request.path) if ws.request is not None else None
             if nonce is not None and self.token is not None and caller is None:
@@ -245,29 +246,7 @@ class BridgeServer(Generic[S]):
                 await ws.send(
                     connection.protocol.notification(ServerProof.METHOD, proof), text=True
                 )
-            while True:
-                if connection.outgoing > OUTGOING_LIMIT:
-                    await connection.drained()  # backpressure: read nothing meanwhile
-                if connection.ready:
-                    frame = await ws.recv()
-                else:
-                    # Frames already queued come back without waiting: check the deadline too.
-                    if frames >= self.init_frames or loop.time() >= deadline:
-                        await _close_stuck(ws, CloseCode.INIT_TIMEOUT, "initialize timeout")
-                        return
-                    try:
-                        async with asyncio.timeout_at(deadline):
-                            frame = await ws.recv()
-                    except TimeoutError:
-                        await _close_stuck(ws, CloseCode.INIT_TIMEOUT, "initialize timeout")
-                        return
-                    frames += 1
-                await connection.handle_frame(frame)
-                close = connection.protocol.close_request
-                if close is not None:
-                    await ws.close(close.code, close.reason)
-                    return
-                await asyncio.sleep(0)  # one frame per turn: the others' frames and tasks run
+            await self._read_frames(ws, connection, deadline)
         except ConnectionClosed:
             pass
         finally:
@@ -276,6 +255,38 @@ class BridgeServer(Generic[S]):
             self.connections.discard(connection)
             self._sockets.pop(connection, None)
             self.budget.forget(connection)
+
+    async def _read_frames(
+        self, ws: FrameSocket, connection: Connection[S], deadline: float
+    ) -> None:
+        """Hand ``connection`` each frame, one per turn of the loop, until the protocol asks
+        to close; a client that has not initialized by ``deadline`` (loop time) or within
+        ``init_frames`` frames is closed."""
+        loop = asyncio.get_running_loop()
+        frames = 0
+        while True:
+            if connection.outgoing > OUTGOING_LIMIT:
+                await connection.drained()  # backpressure: read nothing meanwhile
+            if connection.ready:
+                frame = await ws.recv()
+            else:
+                # Frames already queued come back without waiting: check the deadline too.
+                if frames >= self.init_frames or loop.time() >= deadline:
+                    await _close_stuck(ws, CloseCode.INIT_TIMEOUT, "initialize timeout")
+                    return
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        frame = await ws.recv()
+                except TimeoutError:
+                    await _close_stuck(ws, CloseCode.INIT_TIMEOUT, "initialize timeout")
+                    return
+                frames += 1
+            await connection.handle_frame(frame)
+            close = connection.protocol.close_request
+            if close is not None:
+                await ws.close(close.code, close.reason)
+                return
+            await asyncio.sleep(0)  # one frame per turn: the others' frames and tasks run
 
 
 async def _close_stuck(

@@ -4,8 +4,9 @@ would. The test drives it one JSON line at a time on stdin and reads one JSON li
 
 - ``{"op": "http", "method", "path", "key", "body"?, "source"?, "headers"?}`` →
   ``{"status", "headers", "body", "fingerprint"}`` (``source``: the address to send from);
-- ``{"op": "open", "name", "key", "client"?, "source"?}`` → the ``initialize`` reply, or
-  ``{"closed": code}``;
+- ``{"op": "open", "name", "key", "client"?, "source"?, "keyless"?}`` → the ``initialize``
+  reply, ``{"closed": code}``, or ``{"refused": status}`` when the handshake is refused (the
+  key goes in the handshake's ``Authorization`` too, unless ``keyless``);
 - ``{"op": "call", "name", "method", "params", "confirm"?}`` → the reply to that request (the
   notifications before it are skipped; a ``tool/confirm`` asked meanwhile is answered
   ``{"approved": confirm}``), or ``{"closed": code}``;
@@ -25,7 +26,7 @@ import sys
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 
 class PinMismatch(Exception):
@@ -79,7 +80,17 @@ class Client:
 
     async def open(self, step: dict[str, Any]) -> dict[str, Any]:
         source: dict[str, Any] = {"local_addr": (step["source"], 0)} if step.get("source") else {}
-        ws = await connect(f"wss://{self.host}:{self.port}/ws", ssl=pinned_context(), **source)
+        headers = {} if step.get("keyless") else {"Authorization": f"Bearer {step['key']}"}
+        try:
+            ws = await connect(
+                f"wss://{self.host}:{self.port}/ws",
+                ssl=pinned_context(),
+                additional_headers=headers,
+                open_timeout=10,
+                **source,
+            )
+        except InvalidStatus as exc:
+            return {"refused": exc.response.status_code}
         ssl_object = ws.transport.get_extra_info("ssl_object")
         check_pin(ssl_object.getpeercert(binary_form=True), self.pin)
         self.sockets[step["name"]] = ws

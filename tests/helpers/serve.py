@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,9 +71,11 @@ async def start_serve(
     vault: Path | None = None,
     stderr: int | IO[Any] | None = asyncio.subprocess.PIPE,
     env: dict[str, str] | None = None,
+    preexec: Callable[[], None] | None = None,
 ) -> Served:
     """Start `serve` on ``vault`` (default: a copy of examples/vault), with ``env`` added to its
-    environment; return once its info file exists. The caller ends the process."""
+    environment (``preexec`` runs in the child before serve, e.g. to lower a limit); return
+    once its info file exists. The caller ends the process."""
     if vault is None:
         vault = copy_example_vault(tmp_path)
     info_file = default_data_dir(vault) / "server.json"
@@ -93,6 +95,7 @@ async def start_serve(
         cwd=REPO_ROOT,
         env=cli_env(tmp_path) | (env or {}),
         stderr=stderr,
+        preexec_fn=preexec,
     )
     try:
         async with asyncio.timeout(START_WAIT):

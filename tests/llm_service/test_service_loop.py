@@ -21,6 +21,7 @@ from llm_service import (
     Usage,
 )
 from llm_service.history import NO_TEXT_REPLY, history_problems
+from llm_service.messages import StopReason
 from llm_service.providers.base import ChatRequest
 from llm_service.tools import ToolRegistry
 
@@ -121,7 +122,7 @@ async def test_several_rounds_sum_usage_and_join_text() -> None:
 
 
 @pytest.mark.parametrize("stop", ["max_tokens", "stop_sequence", "refusal"])
-async def test_other_stop_reasons_end_the_turn_as_given(stop: str) -> None:
+async def test_other_stop_reasons_end_the_turn_as_given(stop: StopReason) -> None:
     """max_tokens, stop_sequence and refusal end the turn with that stop_reason."""
     provider = ScriptedProvider()
     provider.enqueue_text("Cut off", stop_reason=stop)

@@ -223,7 +223,10 @@ async def test_refused_requests_are_logged_once_a_second_with_a_count(
             took = time.monotonic() - started
             await asyncio.sleep(1.2)  # the count of the last second comes within the second
     lines = [r.getMessage() for r in caplog.records if r.name.startswith("plugin_bridge.httpapi")]
-    assert "HTTP: refused a request to /health: Missing or wrong bearer token" in lines[0]
+    assert (
+        "HTTP: refused a request to /health: Authentication failed: missing or wrong client key"
+        in lines[0]
+    )
     assert 2 <= len(lines) <= took + 2, lines
     counts = [1 if line.startswith("HTTP: refused") else int(line.split()[1]) for line in lines]
     assert sum(counts) == 300, lines

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
+import stat
 from pathlib import Path
 
 import pytest
@@ -111,3 +113,29 @@ async def test_an_unusable_index_path_is_one_sentence_and_exit_2(
     last = err.strip().splitlines()[-1]
     assert "index.sqlite3" in last and "--data-dir" in last
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("planted", ["symlink", "fifo"])
+async def test_a_planted_lock_path_is_refused_in_one_sentence(tmp_path: Path, planted: str) -> None:
+    """A symlink at the lock path is not followed (its target keeps its bytes, then and after),
+    and a FIFO there is refused too: serve exits 2 with one sentence, no traceback."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    path = lock_path(vault)
+    path.parent.mkdir(parents=True)
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    if planted == "symlink":
+        path.symlink_to(target)
+    else:
+        os.mkfifo(path)
+    code, _out, err = await run_cli(
+        tmp_path, "serve", "--vault", str(vault), "--data-dir", str(tmp_path / "data")
+    )
+    assert code == 2
+    assert err.strip().splitlines() == [
+        f"The vault's lock path {path} is not a regular file (a symlink, FIFO or folder is "
+        "there): remove it, then start again."
+    ]
+    assert target.read_text() == "keep me"
+    assert path.is_symlink() if planted == "symlink" else stat.S_ISFIFO(path.lstat().st_mode)

@@ -3,6 +3,7 @@
 // It knows nothing of Obsidian: the socket, the timers and server discovery are passed in.
 // Before the token is sent, the server proves it knows it (core/proof.ts).
 import { Backoff } from "./backoff";
+import { keyProtocols } from "./key-protocol";
 import { newNonce, PROOF_METHOD, PROOF_TIMEOUT_MS, proofMatches, withNonce } from "./proof";
 import {
 	CloseCode,
@@ -58,7 +59,8 @@ export interface Timers {
 }
 
 export interface ClientOptions {
-	socket: (url: string) => SocketLike;
+	/** `protocols`: the key as a subprotocol, for a server on another computer (key-protocol.ts). */
+	socket: (url: string, protocols?: string[]) => SocketLike;
 	/** Where the server is now (re-read before every attempt: a restart changes url and token). */
 	endpoint: () => Promise<Endpoint>;
 	client: { name: string; version: string };
@@ -214,7 +216,9 @@ export class BridgeClient {
 		let proofTimer: number | null = null;
 		let socket: SocketLike;
 		try {
-			socket = this.options.socket(proven ? endpoint.url : withNonce(endpoint.url, nonce));
+			socket = endpoint.remote
+				? this.options.socket(endpoint.url, keyProtocols(endpoint.token))
+				: this.options.socket(withNonce(endpoint.url, nonce));
 		} catch (error) {
 			this.retryLater(`Cannot open ${endpoint.url}: ${messageOf(error)}`);
 			return;

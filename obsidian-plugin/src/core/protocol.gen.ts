@@ -215,7 +215,7 @@ export interface Methods {
 		result: ToolsExecuteResult;
 	};
 	/**
-	 * The vault tools, in the given provider's tool format.
+	 * The vault tools the caller may run, in the given provider's tool format.
 	 */
 	"tools/list": {
 		params: ToolsListParams;
@@ -655,7 +655,7 @@ export interface ServerInfo {
 }
 export interface Capabilities {
 	/**
-	 * Every method this server answers.
+	 * The methods this caller may call: every one for the info file's token, those of its scope for a client key.
 	 */
 	methods: string[];
 	/**

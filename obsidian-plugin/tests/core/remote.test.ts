@@ -103,8 +103,8 @@ describe("a connection with a client key", () => {
 		const sockets: FakeSocket[] = [];
 		const states: string[] = [];
 		const client = new BridgeClient({
-			socket: (url) => {
-				const socket = new FakeSocket(url);
+			socket: (url, protocols) => {
+				const socket = new FakeSocket(url, protocols);
 				sockets.push(socket);
 				return socket;
 			},
@@ -122,6 +122,10 @@ describe("a connection with a client key", () => {
 		await settle();
 		const socket = sockets[0]!;
 		expect(socket.url).toBe("wss://h:8443/ws");
+		// The key in the handshake too (a browser sets no Authorization): base64url, beside "oab".
+		const [selected, offered] = socket.protocols ?? [];
+		expect(selected).toBe("oab");
+		expect(Buffer.from(offered!.replace("oab.key.", ""), "base64url").toString()).toBe(KEY);
 		socket.open();
 		await vi.waitFor(() => expect(socket.last("initialize").params.token).toBe(KEY));
 		client.stop();

@@ -11,7 +11,10 @@ export class FakeSocket implements SocketLike {
 	onclose: ((event: CloseEvent) => void) | null = null;
 	onerror: ((event: Event) => void) | null = null;
 
-	constructor(readonly url: string) {}
+	constructor(
+		readonly url: string,
+		readonly protocols?: string[],
+	) {}
 
 	send(data: string): void {
 		this.sent.push(JSON.parse(data) as Record<string, unknown>);

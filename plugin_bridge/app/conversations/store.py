@@ -24,6 +24,7 @@ from llm_service.messages import (
     message_from_dict,
     message_to_dict,
 )
+from plugin_bridge.vault.datadir import private_folder
 from plugin_bridge.vault.schema import open_store
 
 CONVERSATIONS_FILE: Final = "conversations.sqlite3"
@@ -108,7 +109,7 @@ class ConversationStore(BlockingStore):
     block; async code reaches it through ``execute`` (:class:`~llm_service.door.BlockingStore`)."""
 
     def __init__(self, data_dir: Path) -> None:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        private_folder(data_dir)
         self._conn = open_store(
             data_dir / CONVERSATIONS_FILE,
             CONVERSATION_MIGRATIONS,

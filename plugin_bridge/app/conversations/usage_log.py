@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from llm_service.door import BlockingStore
+from plugin_bridge.vault.datadir import private_folder
 from plugin_bridge.vault.schema import open_store
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ class UsageLog(BlockingStore):
     """The provider calls of one vault, in ``<data dir>/usage.sqlite3``."""
 
     def __init__(self, data_dir: Path) -> None:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        private_folder(data_dir)
         self._conn = open_store(
             data_dir / USAGE_FILE, USAGE_MIGRATIONS, afresh="budgets start from zero"
         )

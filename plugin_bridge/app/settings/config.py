@@ -295,9 +295,10 @@ def load_settings(**flags: object) -> BridgeSettings:
     beside them (:func:`.sources.launch_bindings`), or :class:`SettingsError` naming the bad key
     and where it came from (the settings file, the environment or a flag)."""
     try:
-        settings = BridgeSettings(**flags)  # type: ignore[arg-type]
+        values: dict[str, Any] = dict(flags)  # field values of any type: pydantic checks them
+        settings = BridgeSettings(**values)
         bindings = launch_bindings(settings, flags)
-        return BridgeSettings(**{**flags, **bindings}) if bindings else settings
+        return BridgeSettings(**{**values, **bindings}) if bindings else settings
     except ValidationError as exc:
         error = exc.errors()[0]
         key = ".".join(str(part) for part in error["loc"]) or "settings"

@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
-from llm_service.profiles import PROFILES, PROVIDER_NAMES, ProviderName, parse_model_spec
+from llm_service.profiles import KEYED, PROFILES, PROVIDER_NAMES, ProviderName, parse_model_spec
 from plugin_bridge.app.settings.keys import (
     DEFAULT_ORIGINS,
     HOST_FIELDS,
@@ -26,7 +26,7 @@ from plugin_bridge.app.settings.keys import (
     origin,
 )
 
-Source = Literal["flag", "env", "file"]
+SettingSource = Literal["flag", "env", "file"]
 SETUP: Final = "run `obsidian-ai-bridge setup` or open the setup card"
 """The fix of a setting that the settings file holds."""
 SDK_URL_VARIABLES: Final = {
@@ -56,7 +56,7 @@ def env_variable(field: str, value: object) -> str | None:
     return None
 
 
-def source_of(settings: Any, field: str, file: Mapping[str, Any]) -> Source | None:
+def source_of(settings: Any, field: str, file: Mapping[str, Any]) -> SettingSource | None:
     """Where the value of ``field`` in effect came from (``file``: the settings file's values);
     None when it has none."""
     value = getattr(settings, field)
@@ -158,15 +158,16 @@ def launch_bindings(settings: Any, flags: Mapping[str, object]) -> dict[str, Any
 def named_provider(settings: Any) -> ProviderName | None:
     """The chat provider the settings name, keys aside: ``provider``, else the chat model's
     ``PROVIDER:``, else the first keyed provider with a key."""
-    if settings.provider is not None:
-        return settings.provider  # type: ignore[no-any-return]
+    provider: ProviderName | None = settings.provider
+    if provider is not None:
+        return provider
     spec = parse_model_spec(settings.model) if settings.model else None
     if spec is not None and spec.provider is not None:
         return spec.provider
-    for name, field in KEY_FIELDS.items():
-        secret = getattr(settings, field)
+    for profile in KEYED:
+        secret = getattr(settings, KEY_FIELDS[profile.name])
         if secret is not None and secret.get_secret_value().strip():
-            return name  # type: ignore[return-value]
+            return profile.name
     return None
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
 
 from llm_service.messages import DocumentBlock, ImageBlock, MediaBlock
+from plugin_bridge.app.turn.images import blocks_within_limits
 from plugin_bridge.vault.attachments import (
     is_attachment_name,
     is_image_name,
@@ -123,7 +124,7 @@ async def sendable_media(
 ) -> tuple[list[MediaBlock], list[str]]:
     """What of ``media`` goes to ``model``, and a one-sentence notice for each thing left out:
     images to a model that cannot see them (its documents still go, as text where it takes no
-    documents), images past the limit."""
+    documents), images too large for any model, images past the count."""
     if media is None:
         return [], []
     blocks, warnings = list(media.blocks), []
@@ -135,6 +136,8 @@ async def sendable_media(
             f"{'was' if len(images) == 1 else 'were'} not sent: choose a model that accepts "
             "images to ask about them."
         )
+    blocks, too_large = await blocks_within_limits(blocks)  # off the loop, bombs left out
+    warnings += too_large
     if media.left_out:
         warnings.append(
             f"Only {MAX_IMAGES} images go with one message, so {_names(media.left_out)} "

@@ -9,10 +9,13 @@ edit applies to the next message without a restart.
   ``Assistant/Prompts``): the body is the instruction; front matter may set ``name``,
   ``description``, ``insert`` (``selection``, ``note`` or ``none``: what the plugin should send
   along as context) and ``purpose`` (``chat``, ``fast`` or ``deep``: the model that runs it).
+  A prompt note whose front matter cannot be read (not YAML, or hostile: an alias bomb, deep
+  nesting) is left out of the list with one log line.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Final, Literal
@@ -23,6 +26,8 @@ from plugin_bridge.vault.lexical.parse import parse_note
 
 if TYPE_CHECKING:
     from plugin_bridge.vault.vault import Vault
+
+logger = logging.getLogger(__name__)
 
 CONTEXT_NOTE_CHARS: Final = 8_000
 """The context note's share of every request (about 2,000 tokens)."""
@@ -111,6 +116,8 @@ def list_prompts(vault: Vault, folder: str) -> list[Prompt]:
             continue
         try:
             prompts.append(read_prompt(vault, info.path, folder))
+        except BadPrompt as exc:
+            logger.warning("Prompt note %s is skipped: %s.", info.path, exc.reason)
         except VaultError:
             continue
     return sorted(prompts, key=lambda prompt: prompt.name.casefold())
@@ -128,11 +135,27 @@ def read_prompt(vault: Vault, prompt_id: str, folder: str) -> Prompt:
     return prompt_from_note(note.path, note.content)
 
 
+class BadPrompt(VaultError):
+    """A prompt note whose front matter cannot be read; ``reason`` says why (never quoting it)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(
+            "not_text",
+            f"The prompt note '{path}' has front matter that cannot be read ({reason}): "
+            "fix it in Obsidian.",
+            path=path,
+        )
+        self.reason = reason
+
+
 def prompt_from_note(path: str, content: str) -> Prompt:
     """The prompt the note at ``path`` with text ``content`` defines: its front matter's name
     (else the file name without ``.md``), description, insert and purpose, its body the
-    instruction."""
-    parsed = parse_note(path, content)
+    instruction; :class:`BadPrompt` when its front matter cannot be read (not YAML, or over the
+    loader's limits)."""
+    parsed = parse_note(path, content, warn=False)
+    if parsed.frontmatter_error is not None:
+        raise BadPrompt(path, parsed.frontmatter_error)
     meta = parsed.frontmatter
     insert = meta.get("insert", "none")
     purpose = meta.get("purpose")

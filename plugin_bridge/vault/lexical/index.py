@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from llm_service.door import Door
+from plugin_bridge.vault.datadir import private_folder
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.files import VaultFiles
 from plugin_bridge.vault.lexical.indexer import Indexer, ScanStats
@@ -91,6 +92,7 @@ class SearchIndex:
         self._stop = asyncio.Event()
         self._closed = False
         self._listeners: list[Callable[[], None]] = []
+        self._change_listeners: list[Callable[[list[str]], None]] = []
         self._vocabulary = Vocabulary()
         self._case_sensitive: bool | None = None
         """Whether the vault's file system tells names apart by case (probed when needed)."""
@@ -150,13 +152,18 @@ class SearchIndex:
     async def wait_until_idle(self, timeout: float = 30.0) -> None:  # noqa: ASYNC109 - pinned API
         """Return once the first scan is done and no change is queued; TimeoutError otherwise."""
         deadline = time.monotonic() + timeout
-        while not (self._worker and self._worker.scanned.is_set() and self.pending == 0):
+        while not self.idle:
             if time.monotonic() > deadline:
                 raise TimeoutError(
                     f"The vault index is still busy after {timeout:g} s "
                     f"({self.pending} files pending)."
                 )
             await asyncio.sleep(0.01)
+
+    @property
+    def idle(self) -> bool:
+        """The first scan is done and no change is queued."""
+        return bool(self._worker and self._worker.scanned.is_set() and self.pending == 0)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -225,6 +232,19 @@ class SearchIndex:
     def remove_listener(self, callback: Callable[[], None]) -> None:
         if callback in self._listeners:
             self._listeners.remove(callback)
+
+    def add_change_listener(self, callback: Callable[[list[str]], None]) -> None:
+        """Call ``callback`` (from the worker thread) with the paths of the notes each write
+        added, updated or removed."""
+        self._change_listeners.append(callback)
+
+    def remove_change_listener(self, callback: Callable[[list[str]], None]) -> None:
+        if callback in self._change_listeners:
+            self._change_listeners.remove(callback)
+
+    def _changed(self, paths: list[str]) -> None:
+        for callback in list(self._change_listeners):
+            callback(paths)
 
     def _written(self) -> None:
         self._vocabulary.changed()
@@ -359,6 +379,7 @@ class SearchIndex:
         indexer = self._indexer = Indexer(writer, self.files)
         indexer.count()
         indexer.on_written = self._written
+        indexer.on_changed = self._changed
         self._worker = IndexWorker(indexer, self._vault_gone, self._damaged)
         self._worker.start()
 
@@ -422,7 +443,7 @@ class SearchIndex:
         Raises VaultError(forbidden_path) when the index cannot live at ``db_path`` at all (a
         folder there, a read-only or missing data folder)."""
         try:
-            self.db_path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(self.db_path.parent)
             if self.db_path.is_dir():
                 raise IsADirectoryError(f"{self.db_path} is a folder")
             return self._open_and_migrate()

@@ -25,11 +25,12 @@ from plugin_bridge.vault.files import VaultFiles, is_indexed_name, read_text
 from plugin_bridge.vault.lexical.cjk import bigrams
 from plugin_bridge.vault.lexical.parse import ParsedNote, link_key, parse_note, properties
 from plugin_bridge.vault.lexical.words import note_language, note_stems, tokens
-from plugin_bridge.vault.pdf import PAGE_BREAK, PdfUnreadable, extract_pages, is_pdf_name
+from plugin_bridge.vault.pdf import PAGE_BREAK, PdfUnreadable, is_pdf_name
+from plugin_bridge.vault.pdf_worker import extract_pages
 
 logger = logging.getLogger(__name__)
 
-Outcome = Literal["added", "updated", "removed", "unchanged", "skipped", "absent"]
+IndexOutcome = Literal["added", "updated", "removed", "unchanged", "skipped", "absent"]
 MERGE_PAGES: Final = 2000
 """Pages one merge step may write (FTS5's ``merge`` command; negative: merge every level)."""
 Signature = tuple[float, int]
@@ -47,7 +48,7 @@ class ScanStats:
     unchanged: int = 0
     skipped: int = 0
 
-    def plus(self, outcomes: Iterable[Outcome]) -> ScanStats:
+    def plus(self, outcomes: Iterable[IndexOutcome]) -> ScanStats:
         counts = dict(vars(self))
         for outcome in outcomes:
             if outcome in counts:
@@ -91,7 +92,7 @@ class Note:
 
 
 Prepared = Gone | Skipped | Note
-_CHANGED: frozenset[Outcome] = frozenset({"added", "updated", "removed"})
+_CHANGED: frozenset[IndexOutcome] = frozenset({"added", "updated", "removed"})
 
 
 class Indexer:
@@ -105,6 +106,9 @@ class Indexer:
         self.on_written: Callable[[], None] | None = None
         """Called (in the worker thread) after a transaction that changed notes or chunks, and
         when a scan has finished."""
+        self.on_changed: Callable[[list[str]], None] | None = None
+        """Called (in the worker thread) with the paths a transaction added, updated or
+        removed: the index's change feed."""
         self.totals = (0, 0)
         """(notes, unreadable PDFs) as of the last transaction (or :meth:`count`): read
         without a query."""
@@ -175,7 +179,7 @@ class Indexer:
             raw, info = loaded
             signature = (info.st_mtime, info.st_size)
             if pdf:
-                return _pdf_note(rel, signature, raw, extract_pages(rel, raw))
+                return _pdf_note(rel, signature, raw, extract_pages(rel, raw).pages)
             text = read_text(rel, raw)[0]
         except OSError:
             return Gone(rel)
@@ -202,11 +206,11 @@ class Indexer:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def apply(self, paths: Iterable[str]) -> list[Outcome]:
+    def apply(self, paths: Iterable[str]) -> list[IndexOutcome]:
         """Read, parse and (re)index or drop each path, in one transaction."""
         return self.write([self.prepare(rel) for rel in dict.fromkeys(paths)])
 
-    def write(self, items: Sequence[Prepared]) -> list[Outcome]:
+    def write(self, items: Sequence[Prepared]) -> list[IndexOutcome]:
         """Store prepared notes, skips and removals, in one transaction."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
@@ -218,9 +222,13 @@ class Indexer:
         self.count()
         if self.on_written is not None and any(o in _CHANGED for o in outcomes):
             self.on_written()
+        if self.on_changed is not None:
+            changed = [i.rel for i, o in zip(items, outcomes, strict=True) if o in _CHANGED]
+            if changed:
+                self.on_changed(changed)
         return outcomes
 
-    def _write_one(self, item: Prepared) -> Outcome:
+    def _write_one(self, item: Prepared) -> IndexOutcome:
         if isinstance(item, Gone):
             return self._remove(item.rel)
         if isinstance(item, Skipped):
@@ -235,7 +243,7 @@ class Indexer:
             return "skipped"
         return self._write_note(item)
 
-    def _write_note(self, note: Note) -> Outcome:
+    def _write_note(self, note: Note) -> IndexOutcome:
         conn = self.conn
         row = conn.execute("SELECT id, hash FROM notes WHERE path = ?", (note.rel,)).fetchone()
         conn.execute("DELETE FROM skipped WHERE path = ?", (note.rel,))
@@ -286,7 +294,7 @@ class Indexer:
         self.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('merge', -{MERGE_PAGES})")
         return self.conn.total_changes - before > 1
 
-    def _remove(self, rel: str) -> Outcome:
+    def _remove(self, rel: str) -> IndexOutcome:
         gone = self.conn.execute("DELETE FROM skipped WHERE path = ?", (rel,)).rowcount
         row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (rel,)).fetchone()
         if row is None:

@@ -25,8 +25,8 @@ FIELDS: Final[dict[str, Field]] = {
     "tag": "tag",
     "content": "content",
 }
-Scope = Literal["line", "section"]
-SCOPES: Final[dict[str, Scope]] = {"line": "line", "section": "section"}
+OperatorScope = Literal["line", "section"]
+SCOPES: Final[dict[str, OperatorScope]] = {"line": "line", "section": "section"}
 UNSUPPORTED: Final = frozenset(
     {"block", "task", "task-todo", "task-done", "match-case", "ignore-case"}
 )
@@ -71,7 +71,7 @@ class Not:
 class Scoped:
     """``line:(…)``, ``section:(…)``: one line (or section) of the note matches ``node``."""
 
-    scope: Scope
+    scope: OperatorScope
     node: Node
 
 

@@ -1,7 +1,9 @@
 """What the index needs from a note: front matter, title, aliases, tags, headings and wikilinks.
 
 Malformed front matter never stops indexing: the body is still indexed and a warning names the
-file (never its content). Tags, headings and links inside code are not tags, headings or links.
+file (never its content); hostile front matter (alias bombs, deep nesting, huge values) is
+refused by the one bounded loader, :mod:`plugin_bridge.vault.lexical.front_yaml`. Tags,
+headings and links inside code are not tags, headings or links.
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ from llm_service import lazy
 
 if TYPE_CHECKING:
     import yaml
+
+    from plugin_bridge.vault.lexical import front_yaml
 else:
     yaml = lazy.module("yaml")
+    front_yaml = lazy.module("plugin_bridge.vault.lexical.front_yaml")
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +47,9 @@ _TAG_STOP: Final = (
     "\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"  # full-width punctuation
 )
 _TAG: Final = re.compile(f"#([^{_TAG_STOP}]+)")
+REFUSED: Final = "refused by the front matter limits"
+"""How a :attr:`ParsedNote.frontmatter_error` starts when the YAML was over the loader's
+limits (see :mod:`plugin_bridge.vault.lexical.front_yaml`)."""
 _LIST_SPLIT: Final = re.compile(r"[,\s]+")
 _ALIAS_SPLIT: Final = re.compile(r"\s*[,\n]\s*")
 MAX_PROPERTIES: Final = 100
@@ -64,8 +72,10 @@ class ParsedNote:
     frontmatter_error: str | None = None
 
 
-def parse_note(rel_path: str, text: str) -> ParsedNote:
-    """Parse the ``text`` of the note at ``rel_path`` (used for the title fallback and logs).
+def parse_note(rel_path: str, text: str, *, warn: bool = True) -> ParsedNote:
+    """Parse the ``text`` of the note at ``rel_path`` (used for the title fallback and logs);
+    front matter that cannot be read is logged (unless not ``warn``: the caller does) and
+    named in ``frontmatter_error``.
 
     Line endings become ``\\n`` and text is NFC-normalised, so "é" typed on any system matches.
     """
@@ -77,9 +87,11 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
     if match:
         body = text[match.end() :]
         frontmatter, error = _load_yaml(match.group(1))
-        if error:
+        if error and warn:
             logger.warning(
-                "Front matter of %s is not valid YAML; its text is indexed without it.", rel_path
+                "Front matter of %s is %s; its text is used without it.",
+                rel_path,
+                error if error.startswith(REFUSED) else "not valid YAML",
             )
     prose = _strip_code("\n" + body)
     return ParsedNote(
@@ -146,9 +158,10 @@ def _normalise(text: str) -> str:
 
 def _load_yaml(raw: str) -> tuple[dict[str, Any], str | None]:
     """The front matter as a mapping, or ``({}, reason)``; the reason never quotes the text."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~20x faster
     try:
-        value = yaml.load(raw, Loader=loader)
+        value = front_yaml.load(raw)
+    except front_yaml.Refused as exc:
+        return {}, f"{REFUSED}: {exc.reason}"
     except yaml.MarkedYAMLError as exc:
         line = f" at line {exc.problem_mark.line + 2}" if exc.problem_mark else ""
         return {}, f"invalid YAML{line}: {exc.problem or 'syntax error'}"

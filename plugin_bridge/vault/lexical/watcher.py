@@ -17,7 +17,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Literal
 
 from llm_service import lazy
 from plugin_bridge.vault.door import FILES
@@ -97,26 +97,38 @@ async def watch_vault(
                     if paths:
                         callbacks.changed(paths)
         except (OSError, RuntimeError) as exc:
-            if announced or await FILES.run(_identity, root) is None:
-                logger.debug("The vault watch stopped (%s); restarting it.", exc)
-            elif not polling:
-                logger.warning(
-                    "Cannot watch the vault folder %s (%s); checking it for changes by polling.",
-                    root,
-                    exc,
-                )
+            then = await _after_failure(root, exc, announced=announced, polling=polling)
+            if then == "poll":
                 polling = True
                 continue
-            else:
-                logger.warning(
-                    "Live updates of the vault folder %s are off (%s); restart to see changes.",
-                    root,
-                    exc,
-                )
+            if then == "give up":
                 callbacks.ready()
                 return
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), WATCH_RETRY_SECONDS)
+
+
+async def _after_failure(
+    root: Path, exc: Exception, *, announced: bool, polling: bool
+) -> Literal["retry", "poll", "give up"]:
+    """What follows a failed watch (logged): a watch that ran, or a vault folder that went, is
+    retried; a watch the OS refused becomes polling; failed polling turns live updates off."""
+    if announced or await FILES.run(_identity, root) is None:
+        logger.debug("The vault watch stopped (%s); restarting it.", exc)
+        return "retry"
+    if not polling:
+        logger.warning(
+            "Cannot watch the vault folder %s (%s); checking it for changes by polling.",
+            root,
+            exc,
+        )
+        return "poll"
+    logger.warning(
+        "Live updates of the vault folder %s are off (%s); restart to see changes.",
+        root,
+        exc,
+    )
+    return "give up"
 
 
 async def _wait_for_folder(root: Path, stop: asyncio.Event) -> bool:

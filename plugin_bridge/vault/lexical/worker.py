@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from plugin_bridge.vault.lexical.ahead import MIN_BACKLOG, AheadReader
-from plugin_bridge.vault.lexical.indexer import Indexer, Outcome, ScanStats
+from plugin_bridge.vault.lexical.indexer import Indexer, IndexOutcome, ScanStats
 
 logger = logging.getLogger(__name__)
 
@@ -232,7 +232,7 @@ class IndexWorker:
             batch, prepared = self._ahead.next()
         else:
             batch = [self._backlog.popleft() for _ in range(min(BATCH, len(self._backlog)))]
-        outcomes: list[Outcome] = []
+        outcomes: list[IndexOutcome] = []
         try:
             if self._indexer.root.is_dir():
                 if prepared is None:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
+from plugin_bridge.vault.datadir import PRIVATE_FILE
 from plugin_bridge.vault.notes.atomic import remove_durably, write_atomic
 from plugin_bridge.vault.notes.audit import AuditAction, AuditLog, SnapshotStore
 
@@ -48,7 +49,8 @@ class AskedWrites:
             "absent": old is None,
         }
         file = self.folder / f"{time.time_ns():020d}{SUFFIX}"
-        write_atomic(file, json.dumps(head).encode() + b"\n" + (old or b""))
+        data = json.dumps(head).encode() + b"\n" + (old or b"")
+        write_atomic(file, data, mode=PRIVATE_FILE, private=True)
         return file
 
     def end(self, file: Path) -> None:

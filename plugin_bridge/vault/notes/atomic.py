@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from plugin_bridge.vault.datadir import private_folder
 from plugin_bridge.vault.paths import TEMP_PREFIX
 
 NEW_FILE_MODE = 0o666
@@ -26,15 +27,20 @@ def write_atomic(
     *,
     mode: int | None = None,
     before_replace: Callable[[], None] | None = None,
+    private: bool = False,
 ) -> None:
     """Replace ``path`` with ``data`` (creating missing folders) so that a crash leaves either.
 
     Writes a temp file beside ``path``, fsyncs it, calls ``before_replace`` (which may raise to
     call the write off: the temp file is removed and ``path`` left as it is), renames the temp
     file over ``path`` and fsyncs the folder. ``mode`` (permission bits) is set exactly; None
-    gives a new file's default mode.
+    gives a new file's default mode. ``private``: the server's own file (never a note), whose
+    missing folders are made 0700.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if private:
+        private_folder(path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f"{TEMP_PREFIX}{secrets.token_hex(8)}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     fd = os.open(temp, flags, NEW_FILE_MODE)

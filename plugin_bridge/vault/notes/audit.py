@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import threading
 import time
 from collections import deque
@@ -22,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from plugin_bridge.vault.datadir import PRIVATE_FILE, private_folder
 from plugin_bridge.vault.notes.atomic import remove_durably, write_atomic
 
 SNAPSHOTS_KEPT: Final = 20
@@ -66,7 +68,7 @@ class SnapshotStore:
             sequence = max(sequence, int(existing[-1].name.split("-", 1)[0]) + 1)
         suffix = _ABSENT_SUFFIX if before is None else _CONTENT_SUFFIX
         file = folder / f"{sequence:020d}-{written_hash}{suffix}{_PENDING_SUFFIX}"
-        write_atomic(file, before or b"")
+        write_atomic(file, before or b"", mode=PRIVATE_FILE, private=True)
         return Snapshot(file, before, written_hash)
 
     def commit(self, snapshot: Snapshot) -> None:
@@ -133,8 +135,9 @@ class AuditLog:
         }
         line = json.dumps(entry, ensure_ascii=False) + "\n"
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as log:
+            private_folder(self.path.parent)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
+            with os.fdopen(fd, "a", encoding="utf-8") as log:
                 log.write(line)
 
     def entries(self, limit: int) -> list[dict[str, Any]]:

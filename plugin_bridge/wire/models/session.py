@@ -42,7 +42,10 @@ class ServerInfo(WireModel):
 
 
 class Capabilities(WireModel):
-    methods: list[str] = Field(description="Every method this server answers.")
+    methods: list[str] = Field(
+        description="The methods this caller may call: every one for the info file's token, "
+        "those of its scope for a client key."
+    )
     chat: bool = Field(description="A model provider is configured (chat and commands work).")
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from llm_service import LLMResponse, ScriptedProvider
 from llm_service.providers.base import ChatRequest
-from plugin_bridge.cli.chat import Ask, Interrupts, chat
+from plugin_bridge.cli.chat import Interrupts, ReadLine, chat
 from plugin_bridge.wire.infofile import InfoRecord, write_info_file
 from tests.helpers.bridge import WAIT, running_bridge
 
 
-def scripted_input(lines: list[str]) -> tuple[list[str], Ask]:
+def scripted_input(lines: list[str]) -> tuple[list[str], ReadLine]:
     """An ``ask`` that answers with ``lines`` in order (then end of input), recording prompts."""
     prompts: list[str] = []
     answers: Iterator[str] = iter(lines)

@@ -16,6 +16,7 @@ from llm_service.providers.base import Provider
 from tests.fakes import anthropic, ollama, openai
 from tests.fakes.http import FakeHTTPServer, Reply
 from tests.helpers.bridge import Bridge, running_bridge
+from tests.helpers.images import huge_png
 from tests.helpers.pdfs import make_pdf
 
 
@@ -137,3 +138,22 @@ async def test_a_text_only_model_gets_the_rest_and_a_notice(
     ]
     message = fake_http.requests[-1].json()["messages"][-1]
     assert "images" not in message and "What is in this?" in message["content"]
+
+
+async def test_a_900_megapixel_png_in_the_context_is_left_out_and_the_turn_answered(
+    tmp_path: Path, fake_http: FakeHTTPServer
+) -> None:
+    root = _vault(tmp_path)
+    (root / "Images" / "bomb.png").write_bytes(huge_png(30_000, 30_000))
+    fake_http.enqueue(anthropic.text_reply("A red photo."))
+    provider = anthropic.make_provider(fake_http)
+    async with running_bridge(
+        tmp_path, vault_root=root, provider=provider, provider_name="anthropic", model="claude-x"
+    ) as bridge:
+        result = await _send(bridge, [{"note": "Images/bomb.png"}, {"note": "Images/photo.jpg"}])
+    assert result["text"] == "A red photo."
+    assert result["warnings"] == [
+        "'Images/bomb.png' was left out: it is larger than the 64 megapixels models accept; "
+        "scale it down to send it."
+    ]
+    assert [b["type"] for b in _user_content(fake_http)].count("image") == 1

@@ -4,11 +4,15 @@ the next message; a prompt may name the model purpose it runs on."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from llm_service import ScriptedProvider
 from plugin_bridge.app.settings.config import BridgeSettings
 from tests.helpers.bridge import running_bridge, wait_for
+from tests.helpers.notes import hostile_prompts
 
 TRANSLATE = """---
 name: Translate to French
@@ -128,3 +132,31 @@ async def test_a_prompts_purpose_chooses_the_model_unless_the_client_names_one(
         await wire.result("chat/send", {"promptId": plain, "text": "x", **conversation})
     assert listed["Tidy"]["purpose"] == "fast" and listed["Plain"]["purpose"] is None
     assert [r.model for r in provider.requests] == ["fast-m", "fast-m", "deep-m", "chat-m"]
+
+
+async def test_hostile_prompt_notes_are_skipped_with_one_line_each_and_the_others_listed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A prompt note with 5,000-deep front matter or a YAML alias bomb is left out of
+    prompts/list with one log line; the normal prompts are still listed, and running the bad
+    one by id says what to fix."""
+    async with running_bridge(tmp_path, provider=ScriptedProvider()) as bridge:
+        folder = bridge.vault.root / "Assistant" / "Prompts"
+        folder.mkdir(parents=True)
+        (folder / "Translate.md").write_text(TRANSLATE, encoding="utf-8")
+        for name, text in hostile_prompts().items():
+            (folder / name).write_text(text, encoding="utf-8")
+        wire = await bridge.wire()
+        with caplog.at_level(logging.WARNING):
+            listed = (await wire.result("prompts/list"))["prompts"]
+        assert [p["name"] for p in listed] == ["Translate to French"]
+        skipped = sorted(r.getMessage() for r in caplog.records if "skipped" in r.getMessage())
+        assert skipped == [
+            "Prompt note Assistant/Prompts/Bomb.md is skipped: refused by the front matter "
+            "limits: an alias repeats a list or map (an alias bomb).",
+            "Prompt note Assistant/Prompts/Deep.md is skipped: refused by the front matter "
+            "limits: lists and maps are nested more than 16 deep.",
+        ]
+        assert len([r for r in caplog.records if r.levelno >= logging.WARNING]) == 2
+        bad = await wire.error("chat/send", {"text": "x", "promptId": "Assistant/Prompts/Bomb.md"})
+        assert "front matter that cannot be read" in bad["message"]

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 import pytest_asyncio
@@ -111,8 +112,23 @@ async def test_chat_key_chats_over_openai_and_websocket(served: Served) -> None:
 
 
 async def test_unknown_key_is_refused(served: Served) -> None:
+    """Every HTTP 401 says the same sentence, in the route's own error shape, and never sends
+    a client to the info file (its token is not for clients)."""
     async with served.http("oab_" + "x" * 43) as http:
-        assert (await http.get("/health")).status_code == 401
+        refused = await http.get("/health")
+        openai_refused = await http.get("/v1/models")
+        mcp_refused = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    async with httpx.AsyncClient(base_url=served.bridge.http_url) as http:
+        missing = await http.get("/api/local-llm/tools")
+    for answer in (refused, missing):
+        assert answer.status_code == 401
+        assert answer.json()["error"] == "auth_failed"
+        assert "missing or wrong client key" in answer.json()["message"]
+        assert "info file" not in answer.text
+    assert openai_refused.status_code == 401 and mcp_refused.status_code == 401
+    assert "missing or wrong client key" in openai_refused.json()["error"]["message"]
+    assert "missing or wrong client key" in mcp_refused.json()["error"]["message"]
+    assert "info file" not in openai_refused.text + mcp_refused.text
     wire = await served.bridge.wire(initialize=False)
     try:
         error = await wire.error("initialize", init_params("oab_" + "x" * 43))
@@ -143,10 +159,44 @@ async def test_revoke_takes_effect_on_a_running_server_within_a_second(served: S
                 == 0
             )
             started = time.monotonic()
-            assert (await http.get("/health")).status_code == 401
+            refused = await http.get("/health")
+            assert refused.status_code == 401 and refused.json()["error"] == "auth_failed"
+            assert f"'{name}' was revoked" in refused.json()["message"]
+            assert key not in refused.text and "info file" not in refused.text
             error = await wire.error("health")
             assert error["code"] == -32001 and "revoked" in error["message"]
             assert time.monotonic() - started < 1.0
+    finally:
+        await wire.ws.close()
+    again = await served.bridge.wire(initialize=False)
+    try:
+        error = await again.error("initialize", init_params(key))
+        assert error["code"] == -32001 and f"'{name}' was revoked" in error["message"]
+    finally:
+        await again.ws.close()
+
+
+async def test_revoke_then_add_again_closes_the_old_keys_connection(served: Served) -> None:
+    """A connection is tied to its key's hash: the same name and scope added again after a
+    revoke is a new key, so the old one's open WebSocket is refused and closed (4401), while
+    the new key connects."""
+    name = f"reused-{time.monotonic_ns()}"
+    old = keys_of(served).add(name, "read")
+    wire = await served.bridge.wire(token=old)
+    try:
+        assert await wire.result("health")
+        keys_of(served).revoke(name)
+        new = keys_of(served).add(name, "read")
+        error = await wire.error("health")
+        assert error["code"] == -32001 and "revoked" in error["message"]
+        async with asyncio.timeout(5):
+            await wire.ws.wait_closed()
+        assert wire.ws.close_code == 4401
+        fresh = await served.bridge.wire(token=new)
+        try:
+            assert await fresh.result("health")
+        finally:
+            await fresh.ws.close()
     finally:
         await wire.ws.close()
 

@@ -11,10 +11,12 @@ from collections.abc import AsyncIterator
 import openai
 import pytest
 import pytest_asyncio
+from openai.types.chat import ChatCompletionMessageParam
 from PIL import Image
 
 from tests.fakes import anthropic as anthropic_fake
 from tests.fakes import openai as openai_fake
+from tests.helpers.images import huge_png
 from tests.plugin_bridge.httpapi.conftest import Served, serve_http
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -113,3 +115,45 @@ async def test_chat_takes_anthropic_style_image_blocks(served: Served) -> None:
     assert [b["type"] for b in blocks] == ["text", "image"]
     assert refused.status_code == 400 and "image/tiff" in refused.text
     assert len(served.chats(served.anthropic)) == 1
+
+
+BOMB_URL = "data:image/png;base64," + base64.b64encode(huge_png(30_000, 30_000)).decode()
+LEFT_OUT = (
+    "Image 1 of the request was left out: it is larger than the 64 megapixels models accept; "
+    "scale it down to send it."
+)
+
+
+async def test_a_900_megapixel_png_is_left_out_with_a_warning_and_the_turn_answered(
+    served: Served, client: openai.AsyncOpenAI
+) -> None:
+    served.openai.enqueue(openai_fake.text_reply("One blue box.", stream=False))
+    messages: list[ChatCompletionMessageParam] = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What is this?"},
+                {"type": "image_url", "image_url": {"url": BOMB_URL}},
+                {"type": "image_url", "image_url": {"url": DATA_URL}},
+            ],
+        }
+    ]
+    completion = await client.chat.completions.create(
+        model="openai/gpt-5.4-mini", messages=messages
+    )
+    assert completion.choices[0].message.content == "One blue box."
+    assert (completion.model_extra or {})["warnings"] == [LEFT_OUT]
+    parts = served.chats(served.openai)[0].json()["messages"][-1]["content"]
+    assert parts[1] == {"type": "text", "text": f"[{LEFT_OUT}]"}
+    assert parts[2] == {"type": "image_url", "image_url": {"url": DATA_URL}}
+    served.openai.enqueue(openai_fake.text_reply("One blue box."))
+    stream = await client.chat.completions.create(
+        model="openai/gpt-5.4-mini", messages=messages, stream=True
+    )
+    chunks = [chunk async for chunk in stream]
+    assert (chunks[0].model_extra or {})["warnings"] == [LEFT_OUT]
+    served.anthropic.enqueue(anthropic_fake.text_reply("Nothing to see.", stream=False))
+    async with served.http() as http:
+        answered = await http.post("/chat", json={"messages": _question(BOMB_URL)})
+    assert answered.status_code == 200, answered.text
+    assert answered.json()["warnings"] == [LEFT_OUT]

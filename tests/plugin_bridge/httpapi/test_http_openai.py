@@ -287,4 +287,5 @@ async def test_a_wrong_token_is_an_authentication_error(served: Served) -> None:
     with pytest.raises(openai.AuthenticationError) as caught:
         await sdk.chat.completions.create(model=CHAT_MODEL, messages=QUESTION)  # type: ignore[arg-type]
     await sdk.close()
-    assert "bearer token" in caught.value.message
+    assert "missing or wrong client key" in caught.value.message
+    assert "info file" not in caught.value.message

@@ -5,17 +5,22 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 import pytest
 import pytest_asyncio
 
+import plugin_bridge.mcp as mcp_module
 from plugin_bridge.app.clients import ClientKeys
 from plugin_bridge.app.settings.config import PLUGIN_CLIENT
+from plugin_bridge.mcp import McpHttpApp
 from plugin_bridge.wire.client import BridgeClient
 from tests.helpers.mcp import HeldClient, http_client, json_of, text_of
 from tests.helpers.serve import START_WAIT, Served, start_serve
+
+if TYPE_CHECKING:
+    from plugin_bridge.app.state import BridgeApp
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -64,7 +69,10 @@ async def test_a_wrong_or_missing_token_is_401(served: Served, token: str | None
     assert response.headers["www-authenticate"].startswith("Bearer")
     body = response.json()
     assert body["jsonrpc"] == "2.0" and body["id"] is None
-    assert body["error"]["code"] == -32001 and "bearer token" in body["error"]["message"]
+    assert body["error"]["code"] == -32001
+    assert "missing or wrong client key" in body["error"]["message"]
+    assert body["error"]["data"] == {"error": "auth_failed"}
+    assert "info file" not in body["error"]["message"]
     with pytest.raises(ExceptionGroup):  # the SDK's client cannot start a session
         async with client_with(served, token or ""):
             pass
@@ -113,3 +121,28 @@ async def test_a_write_keys_writes_go_through_the_plugins_review(served: Served)
     assert denied.is_error and not (root / "Denied.md").exists()
     assert not made.is_error and (root / "Kites.md").read_text(encoding="utf-8") == "# Kites\n"
     assert refused.is_error and "scope write" in text_of(refused)
+
+
+async def test_a_failed_start_of_mcp_is_tried_again_by_the_next_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Out of file handles while /mcp starts: that request fails, and the next one starts it
+    afresh instead of getting the cached failure until a restart."""
+    failures = iter([OSError(24, "Too many open files"), RuntimeError("second start")])
+
+    async def failing_import(name: str) -> None:
+        raise next(failures)
+
+    monkeypatch.setattr(mcp_module, "import_early", failing_import)
+    mcp_app = McpHttpApp(cast("BridgeApp", object()), allow_writes=False)
+
+    async def nothing() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    async def ignore(message: Any) -> None:
+        return None
+
+    with pytest.raises(OSError, match="Too many open files"):
+        await mcp_app({"type": "http"}, nothing, ignore)
+    with pytest.raises(RuntimeError, match="second start"):
+        await mcp_app({"type": "http"}, nothing, ignore)

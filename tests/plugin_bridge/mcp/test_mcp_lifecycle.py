@@ -14,7 +14,7 @@ import pytest
 from plugin_bridge.cli.lock import acquire
 from tests.conftest import REPO_ROOT
 from tests.helpers.bridge import copy_example_vault
-from tests.helpers.mcp import HeldClient, json_of, mcp_command, text_of
+from tests.helpers.mcp import HeldClient, json_of, mcp_command
 from tests.helpers.serve import START_WAIT, cli_env, run_cli, start_serve
 
 
@@ -73,13 +73,7 @@ async def test_forwarding_it_takes_over_when_the_server_stops(tmp_path: Path) ->
         assert json_of(await client.call("read_note", read))["path"] == "Welcome.md"
         served.process.terminate()
         await served.process.wait()
-        async with asyncio.timeout(START_WAIT):
-            while True:  # the call in flight when the server went is the only one lost
-                result = await client.call("read_note", read)
-                if not result.is_error:
-                    break
-                assert "Lost the bridge server for this vault" in text_of(result)
-                await asyncio.sleep(0.1)
+        result = await client.call("read_note", read)  # waits for the takeover, not lost
         assert json_of(result)["path"] == "Welcome.md"
         taken = json.loads((tmp_path / "server.json").read_text())
         assert taken["pid"] != served.process.pid

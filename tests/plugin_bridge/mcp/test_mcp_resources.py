@@ -2,11 +2,12 @@
 command serving the vault) and over /mcp (a `serve` process): resources paged through a
 2,000-note vault, read, and followed (an edit made on disk is told, by `subscriptions/listen`
 on a 2026-07-28 connection and by `resources/subscribe` on a handshake-era one); the prompts
-folder's notes as prompts with their arguments."""
+folder's notes as prompts with their arguments (hostile prompt notes left out)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import warnings
 from collections.abc import AsyncIterator
@@ -19,9 +20,11 @@ import pytest
 import pytest_asyncio
 from mcp.shared.exceptions import MCPError
 
+from plugin_bridge.app.subscriptions import MAX_STREAMS_PER_CLIENT, MAX_URIS_PER_STREAM
 from plugin_bridge.wire.client import BridgeClient
 from tests.helpers.bridge import copy_example_vault
 from tests.helpers.mcp import HeldClient, http_client, mcp_command
+from tests.helpers.notes import hostile_prompts
 from tests.helpers.serve import START_WAIT, Served, cli_env, start_serve
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -59,6 +62,8 @@ def bulk_vault(tmp: Path) -> Path:
     prompts.mkdir(parents=True)
     (prompts / "Summary.md").write_text(SUMMARIZE, encoding="utf-8")
     (prompts / "Explain note.md").write_text(EXPLAIN, encoding="utf-8")
+    for name, text in hostile_prompts().items():  # left out of the list, the others kept
+        (prompts / name).write_text(text, encoding="utf-8")
     return vault
 
 
@@ -111,7 +116,8 @@ async def all_resources(client: HeldClient) -> tuple[list[types.Resource], int]:
                 cursor = page.next_cursor
                 if cursor is None:
                     break
-            if sum(r.name.startswith("Bulk/") for r in listed) == BULK:
+            bulk = [r for r in listed if r.name.startswith("Bulk/")]
+            if len(bulk) == BULK and all(r.title for r in bulk):  # titles: the index's
                 return listed, pages
             await asyncio.sleep(0.2)
 
@@ -196,14 +202,13 @@ async def test_list_prompts_and_get_prompt(setup: Setup) -> None:
 
 async def test_a_handshake_era_subscription_sees_an_edit_made_on_disk(setup: Setup) -> None:
     """resources/subscribe, then notifications/resources/updated on the connection (stdio;
-    /mcp is stateless, so there a handshake-era client is told to use subscriptions/listen)."""
+    /mcp is stateless, so there a handshake-era client is not offered ``subscribe``)."""
     if setup.transport != "stdio":
         assert setup.served is not None
         info = setup.served.info
         async with http_client(f"{info['httpUrl']}/mcp", str(info["token"]), mode="legacy") as c:
-            with warnings.catch_warnings(), pytest.raises(MCPError, match="subscriptions/listen"):
-                warnings.simplefilter("ignore")
-                await c.client.subscribe_resource("note://Welcome.md")
+            resources = c.client.server_capabilities.resources
+            assert resources is not None and not resources.subscribe
         return
     uri = "note://Bulk/Note%200200.md"
     updated: asyncio.Queue[str] = asyncio.Queue()
@@ -232,3 +237,31 @@ async def test_a_handshake_era_subscription_sees_an_edit_made_on_disk(setup: Set
             assert await updated.get() == uri
     finally:
         await legacy.close()
+
+
+async def test_a_listen_stream_over_the_cap_is_refused_with_its_sentence(setup: Setup) -> None:
+    """1,001 note URIs on one stream: refused before anything is followed; the client can
+    follow a note right after."""
+    uris = [f"note://Bulk/Note%20{n:04}.md" for n in range(MAX_URIS_PER_STREAM + 1)]
+    with pytest.raises(MCPError, match=f"One stream follows at most {MAX_URIS_PER_STREAM} notes"):
+        async with setup.client.client.listen(resource_subscriptions=uris) as subscription:
+            await anext(aiter(subscription))
+    async with setup.client.client.listen(resource_subscriptions=uris[:1]) as subscription:
+        events = aiter(subscription)
+        (setup.vault / "Bulk" / "Note 0000.md").write_text("edited again\n", encoding="utf-8")
+        async with asyncio.timeout(START_WAIT):
+            assert getattr(await anext(events), "uri", None) == uris[0]
+
+
+async def test_a_client_holds_at_most_four_listen_streams(setup: Setup) -> None:
+    async with contextlib.AsyncExitStack() as streams:
+        for n in range(MAX_STREAMS_PER_CLIENT):
+            uri = f"note://Bulk/Note%20{n:04}.md"
+            await streams.enter_async_context(
+                setup.client.client.listen(resource_subscriptions=[uri])
+            )
+        with pytest.raises(MCPError, match="follows notes on 4 streams already"):
+            async with setup.client.client.listen(
+                resource_subscriptions=["note://Welcome.md"]
+            ) as subscription:
+                await anext(aiter(subscription))

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from plugin_bridge.vault.files import MAX_NOTE_BYTES
 from plugin_bridge.vault.lexical import worker as worker_module
 from plugin_bridge.vault.lexical.index import SearchIndex
-from plugin_bridge.vault.lexical.indexer import Indexer, Outcome, Prepared
+from plugin_bridge.vault.lexical.indexer import Indexer, IndexOutcome, Prepared
 from plugin_bridge.vault.lexical.worker import BATCH
 from plugin_bridge.vault.schema import MIGRATIONS, connect, migrate
 
@@ -256,7 +256,7 @@ async def test_search_answers_while_the_first_index_runs(
     resume = threading.Event()
     real_write = Indexer.write
 
-    def paused_write(self: Indexer, items: Sequence[Prepared]) -> list[Outcome]:
+    def paused_write(self: Indexer, items: Sequence[Prepared]) -> list[IndexOutcome]:
         if first_batch_written.is_set():
             resume.wait(10)
         outcomes = real_write(self, items)

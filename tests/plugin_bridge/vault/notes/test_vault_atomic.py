@@ -8,6 +8,7 @@ import os
 import random
 import select
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -213,3 +214,18 @@ def test_remove_durably_deletes_and_tolerates_a_missing_file(tmp_path: Path) -> 
     remove_durably(target)
     remove_durably(target)
     assert not target.exists()
+
+
+def test_a_note_keeps_its_folders_modes_and_a_private_file_gets_private_folders(
+    tmp_path: Path,
+) -> None:
+    """A note written with its own mode leaves the vault's folders as they are; the server's
+    own file (``private``) makes its missing folders 0700."""
+    folder = tmp_path / "vault" / "Projects"
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)
+    write_atomic(folder / "Plan.md", b"# Plan\n", mode=0o644)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+    write_atomic(tmp_path / "data" / "snapshots" / "x", b"old", mode=0o600, private=True)
+    for made in (tmp_path / "data", tmp_path / "data" / "snapshots"):
+        assert stat.S_IMODE(made.stat().st_mode) == 0o700
