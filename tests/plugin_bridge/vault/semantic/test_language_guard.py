@@ -50,11 +50,19 @@ def test_the_script_of_a_text_is_that_of_most_of_its_letters(text: str, script: 
 
 
 def test_notes_in_the_query_script_come_first_in_the_vectors_order() -> None:
-    """Order within each group is kept; a note whose words matched stays where it was; a query
-    without letters changes nothing."""
+    """Order within each group is kept; a note whose words matched stays where it was; a note
+    a fifth or more in the query's script counts as in it; a query without letters changes
+    nothing."""
     notes = {"zh.md": 1, "en1.md": 2, "ru.md": 3, "en2.md": 4}
-    texts = ["中文笔记的内容", "an English note", "русская заметка", "another note"]
+    texts = [
+        "这是一篇中文笔记，讲的是怎样在几台设备之间同步笔记，也提到 Sync",
+        "an English note",
+        "русская заметка",
+        "another note",
+    ]
     assert list(same_script_first("bread", notes, texts)) == ["en1.md", "en2.md", "zh.md", "ru.md"]
+    glossary = ["面包（miànbāo）— bread；跑步（pǎobù）— running", *texts[1:]]
+    assert next(iter(same_script_first("学习中文的方法", notes, glossary))) == "zh.md"
     kept = same_script_first("bread", notes, texts, frozenset({"zh.md"}))
     assert list(kept) == ["zh.md", "en1.md", "en2.md", "ru.md"]
     assert list(same_script_first("2024", notes, texts)) == list(notes)
