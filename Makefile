@@ -137,7 +137,7 @@ soak: $(STAMP)
 bench: $(STAMP)
 	$(UV) sync --locked --group bench --python $(PYTHON)
 	$(VENV)/bin/python -m compileall -q -j 0 $(VENV)/lib llm_service plugin_bridge > /dev/null
-	$(VENV)/bin/python bench/report.py --notes $(BENCH_NOTES)
+	$(VENV)/bin/python -m bench.report --notes $(BENCH_NOTES)
 
 schema: $(STAMP)
 	$(VENV)/bin/python -m plugin_bridge schema > docs/protocol.schema.json

@@ -17,24 +17,18 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.stats import percentile
+
 ROOT = Path(__file__).resolve().parent.parent
 ANSWER = "Kafka is an event log; see [[Projects/Kafka pipeline]] for how we use it at work."
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 async def measure(turns: int) -> dict[str, float]:
+    from bench.bridge import serving
     from llm_service import LLMService, ScriptedProvider
     from plugin_bridge.app.settings.providers import ProviderSetup, Route
-    from plugin_bridge.app.state import BridgeApp
-    from plugin_bridge.app.turn.confirm import ask_client
-    from plugin_bridge.handlers import build_router
     from plugin_bridge.vault.vault import Vault
     from plugin_bridge.wire.client import BridgeClient
-    from plugin_bridge.wire.server import start_server
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "vault"
@@ -42,13 +36,9 @@ async def measure(turns: int) -> dict[str, float]:
         async with Vault(root, Path(tmp) / "data") as vault:
             await vault.index.wait_until_idle(30)
             provider = ScriptedProvider()
-            app = BridgeApp(
-                vault,
-                confirm=ask_client(vault),
-                providers=ProviderSetup(Route(None, provider, "m")),
-            )
             direct = LLMService(provider, model="m")
-            async with await start_server(build_router(), app) as server:
+            async with serving(vault, ProviderSetup(Route(None, provider, "m"))) as served:
+                app, server = served.app, served.server
                 client = await BridgeClient.connect(server.url, app.token)
                 bridge_ms: list[float] = []
                 direct_ms: list[float] = []

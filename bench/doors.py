@@ -26,7 +26,6 @@ import os
 import resource
 import socket
 import ssl
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,9 +34,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from bench.stats import percentile
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.pop(0)  # bench/ holds an mcp.py: the SDK's `mcp` must win
-sys.path.insert(0, str(ROOT))
 FLOOD = ROOT / "tests" / "helpers" / "remote_flood.py"
 NOTES = 200
 SECONDS = 15.0
@@ -286,7 +285,7 @@ async def subscriptions(bridge: Bridge) -> dict[str, Any]:
     await asyncio.gather(*streams, return_exceptions=True)
     return {
         "reads": len(times),
-        "p95Ms": round(statistics.quantiles(times, n=20)[-1] * 1000, 1),
+        "p95Ms": round(percentile(times, 0.95) * 1000, 1),
         "maxMs": round(max(times) * 1000, 1),
         **outcome,
     }

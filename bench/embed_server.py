@@ -20,17 +20,16 @@ import hashlib
 import json
 import os
 import sqlite3
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Final
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
-from minilm import MiniLM, check, model_dir
+
+from bench.minilm import MiniLM, check, model_dir
 
 MODEL: Final = "all-MiniLM-L6-v2"
 DEFAULT_CACHE: Final = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / (

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing as mp
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _serve(port_out: Any, text: str, pace: float) -> None:
-    sys.path.insert(0, str(ROOT))
     from tests.fakes import anthropic, openai
 
     answers = {

@@ -15,8 +15,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import fakeapi
-from stalls import SHORT_ANSWER, _connect, bridge_process, percentile
+from bench import fakeapi
+from bench.stalls import SHORT_ANSWER, _connect, bridge_process
+from bench.stats import percentile
 
 # -- hostile local processes (--flood): frames before initialize, clients that do not read --
 

@@ -30,8 +30,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from plugin_bridge.app.turn.prompts import BadPrompt, prompt_from_note
 from plugin_bridge.vault.pdf_worker import extract_pages
 from tests.helpers.images import huge_png

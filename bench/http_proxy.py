@@ -36,10 +36,10 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench import fakeapi
+from bench.stats import percentile
 
-import fakeapi  # noqa: E402 - beside this file
+ROOT = Path(__file__).resolve().parent.parent
 
 ANSWER = "Kafka is an event log; see [[Projects/Kafka pipeline]] for how we use it at work."
 QUESTION = "What is Kafka?"
@@ -51,11 +51,6 @@ WARMUP = 5
 START_WAIT = 120.0
 Call = Callable[[], Awaitable[float | None]]
 """A timed call; it may return its own time in ms (a turn timed to its first notification)."""
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def free_port() -> int:

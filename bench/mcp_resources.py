@@ -26,18 +26,12 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-# This file is in bench/, beside mcp.py: with bench/ first on the path, `import mcp` would find
-# that, not the SDK. Import the SDK with bench/ off the path, then put bench/ back.
-BENCH = sys.path.pop(0)
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import httpx2  # noqa: E402
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
-sys.path.insert(0, BENCH)
-from search import percentile  # noqa: E402
-
-from plugin_bridge.wire.client import BridgeClient  # noqa: E402
+from bench.stats import percentile
+from plugin_bridge.wire.client import BridgeClient
 
 RESULTS = Path(__file__).resolve().parent / "results" / "mcp_resources.json"
 TARGET_MS = 100.0
@@ -146,10 +140,10 @@ async def run(notes: int, rounds: int) -> dict[str, Any]:
     figures = {
         name: {
             "pages": len(ms),
-            "p50": round(percentile(ms, 50), 2),
-            "p95": round(percentile(ms, 95), 2),
+            "p50": round(percentile(ms, 0.5), 2),
+            "p95": round(percentile(ms, 0.95), 2),
             "max": round(max(ms), 2),
-            "baseline_p50": round(percentile(pings[name], 50), 2),
+            "baseline_p50": round(percentile(pings[name], 0.5), 2),
         }
         for name, ms in pages.items()
     }

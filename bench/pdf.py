@@ -28,18 +28,13 @@ import difflib
 import io
 import json
 import random
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from semantic import CountingModel2Vec, build_model
-from vaultgen import generate_vault
-
+from bench.semantic import CountingModel2Vec, build_model
+from bench.vaultgen import generate_vault
 from plugin_bridge.vault.vault import Vault
 from tests.helpers.pdfs import cjk_font, make_pdf
 

@@ -30,11 +30,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench import fakeapi
+from bench.http_proxy import KEY, MODELS, START_WAIT, free_port
+from bench.stats import percentile
 
-import fakeapi  # noqa: E402 - beside this file
-from http_proxy import KEY, MODELS, START_WAIT, free_port, percentile  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 WARMUP = 5
 BODY = {"messages": [{"role": "user", "content": "What is Kafka?"}]}

@@ -24,33 +24,35 @@ END: Final = "<!-- make bench: end -->"
 
 
 def benches(notes: int) -> dict[str, list[str]]:
-    """Each benchmark's name and arguments (run with this Python, from the repository root)."""
+    """Each benchmark's name and arguments (run as ``python -m bench.NAME`` with this Python,
+    from the repository root)."""
     return {
-        "search": ["bench/search.py", "--notes", str(notes)],
-        "search as a user meets it": ["bench/search.py", "--serve", "--notes", str(notes)],
+        "search": ["-m", "bench.search", "--notes", str(notes)],
+        "search as a user meets it": ["-m", "bench.search", "--serve", "--notes", str(notes)],
         "search sizes": [
-            "bench/search.py",
+            "-m",
+            "bench.search",
             "--sizes",
             "1000,10000,30000,100000",
             "--edits",
             "5",
         ],
-        "import time": ["bench/import_time.py"],
-        "start-up": ["bench/startup.py"],
-        "setup checks": ["bench/setup_checks.py"],
-        "bridge latency": ["bench/bridge_latency.py"],
-        "stalls (burst)": ["bench/stalls.py"],
-        "stalls (paced)": ["bench/stalls.py", "--pace", "0.01"],
-        "stalls (health, per turn)": ["bench/stalls.py", "--health"],
-        "stalls (health while 20 clients search)": ["bench/stalls.py", "--search"],
-        "hostile clients": ["bench/hostile.py"],
-        "TLS on the remote listener": ["bench/remote_tls.py"],
-        "side by side": ["bench/side_by_side.py"],
-        "retrieval": ["bench/retrieval.py"],
-        "retrieval, all-MiniLM-L6-v2": ["bench/retrieval.py", "--minilm"],
-        "mcp": ["bench/mcp.py", "--notes", str(notes)],
-        "semantic": ["bench/semantic.py", "--notes", str(notes), "--scaling"],
-        "semantic 30k": ["bench/semantic.py", "--notes", "30000"],
+        "import time": ["-m", "bench.import_time"],
+        "start-up": ["-m", "bench.startup"],
+        "setup checks": ["-m", "bench.setup_checks"],
+        "bridge latency": ["-m", "bench.bridge_latency"],
+        "stalls (burst)": ["-m", "bench.stalls"],
+        "stalls (paced)": ["-m", "bench.stalls", "--pace", "0.01"],
+        "stalls (health, per turn)": ["-m", "bench.stalls", "--health"],
+        "stalls (health while 20 clients search)": ["-m", "bench.stalls", "--search"],
+        "hostile clients": ["-m", "bench.hostile"],
+        "TLS on the remote listener": ["-m", "bench.remote_tls"],
+        "side by side": ["-m", "bench.side_by_side"],
+        "retrieval": ["-m", "bench.retrieval"],
+        "retrieval, all-MiniLM-L6-v2": ["-m", "bench.retrieval", "--minilm"],
+        "mcp": ["-m", "bench.mcp_search", "--notes", str(notes)],
+        "semantic": ["-m", "bench.semantic", "--notes", str(notes), "--scaling"],
+        "semantic 30k": ["-m", "bench.semantic", "--notes", "30000"],
     }
 
 

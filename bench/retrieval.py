@@ -44,17 +44,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 # as serve does (plugin_bridge.vault.semantic.vectors.single_threaded_blas), before numpy loads
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
-from retrieval_heldout import HELDOUT
-from retrieval_questions import KINDS, QUESTIONS, REALISTIC, check_questions, check_realistic
-
+from bench.retrieval_heldout import HELDOUT
+from bench.retrieval_questions import KINDS, QUESTIONS, REALISTIC, check_questions, check_realistic
 from llm_service.embedders import FakeEmbedder, make_embedder
 from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD
 from plugin_bridge.vault.vault import Mode, Vault

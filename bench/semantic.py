@@ -21,7 +21,6 @@ import os
 import re
 import resource
 import statistics
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -30,16 +29,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 # as serve does (plugin_bridge.vault.semantic.vectors.single_threaded_blas), before numpy loads
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
-from vaultgen import generate_vault
-
+from bench.stats import percentile
+from bench.vaultgen import generate_vault
 from llm_service.embedders import Model2VecEmbedder
 from llm_service.embedders.base import Batch
 from llm_service.embedders.tiny_model import write_tiny_model
@@ -151,11 +147,6 @@ async def open_vault(root: Path, data: Path, model: Path | None) -> tuple[Vault,
         await vault.semantic.wait_until_idle(3600)
     texts = embedder.texts if embedder else 0
     return vault, time.perf_counter() - started, texts, indexed
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def time_searches(vault: Vault, rounds: int) -> tuple[list[float], list[float]]:

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vaultgen import SHARED, generate_vault
+from bench.vaultgen import SHARED, generate_vault
 
 ROOT = Path(__file__).resolve().parent.parent
 LANGUAGES = ("de", "ja", "ru", "zh")

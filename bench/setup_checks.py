@@ -40,7 +40,6 @@ async def refused(url: str) -> None:
 
 async def probe_times() -> tuple[float, list[float], list[float]]:
     """The first probe (it imports httpx), then PROBES more, and as many refused connects."""
-    sys.path.insert(0, str(ROOT))
     from llm_service.runtimes import detect_runtimes
 
     roots = {"ollama": closed_url(), "lmstudio": closed_url()}

@@ -25,10 +25,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench import fakeapi
+from bench.stats import percentile
 
-import fakeapi  # noqa: E402 - beside this file
+ROOT = Path(__file__).resolve().parent.parent
 
 ANSWER = "Kafka is an event log; see [[Projects/Kafka pipeline]] for how we use it at work."
 QUESTION = "What is Kafka?"
@@ -36,11 +36,6 @@ MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-5.4-mini"}
 KEY = {"anthropic": "sk-ant-bench", "openai": "sk-bench"}
 SETTLE_SECONDS = 0.005
 Call = Callable[[], Awaitable[None]]
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 class FirstText(Exception):
@@ -162,14 +157,11 @@ async def bridge_calls(api: str, base: str, stack: Any) -> dict[str, tuple[Call,
     """chat/send through a bridge served in this process (the whole turn; the turn until its
     first chat/delta), and the same LLMService the bridge would make for a conversation (its
     system prompt, the six vault tools) called directly."""
+    from bench.bridge import serving
     from llm_service import AnthropicProvider, OpenAIProvider
     from plugin_bridge.app.settings.providers import ProviderSetup, Route
-    from plugin_bridge.app.state import BridgeApp
-    from plugin_bridge.app.turn.confirm import ask_client
-    from plugin_bridge.handlers import build_router
     from plugin_bridge.vault.vault import Vault
     from plugin_bridge.wire.client import BridgeClient
-    from plugin_bridge.wire.server import start_server
 
     tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
     shutil.copytree(ROOT / "examples" / "vault", tmp / "vault")
@@ -179,12 +171,10 @@ async def bridge_calls(api: str, base: str, stack: Any) -> dict[str, tuple[Call,
         provider: Any = AnthropicProvider(api_key=KEY[api], base_url=base)
     else:
         provider = OpenAIProvider(api_key=KEY[api], base_url=f"{base}/v1")
-    app = BridgeApp(
-        vault,
-        confirm=ask_client(vault),
-        providers=ProviderSetup(Route(api, provider, MODELS[api])),
+    served = await stack.enter_async_context(
+        serving(vault, ProviderSetup(Route(api, provider, MODELS[api])))
     )
-    server = await stack.enter_async_context(await start_server(build_router(), app))
+    app, server = served.app, served.server
     first = asyncio.Event()
 
     def on_notification(method: str, params: dict[str, Any]) -> None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import importlib.machinery
+import importlib.util
 import json
 import multiprocessing as mp
 import os
@@ -31,10 +33,10 @@ from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench import fakeapi
+from bench.stats import percentile
 
-import fakeapi  # noqa: E402 - beside this file
+ROOT = Path(__file__).resolve().parent.parent
 
 CHATS = 50
 CHUNKS = 200
@@ -51,11 +53,6 @@ STEPS = {
     "warm": "+ the provider SDK imported in a thread at start-up",
     "gc": "+ gc.freeze() after start-up, gen-0 threshold 50,000",
 }
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
 def rss_mb() -> float:
@@ -81,30 +78,33 @@ def bridge_process(
     vault: str | None = None,
 ) -> None:
     if code is not None:  # another checkout's code (--before): an A/B in one run
-        sys.path.insert(0, code)
+        use_checkout(code)
     if switch := os.environ.get("BENCH_SWITCH_INTERVAL"):  # the GIL's, for both sides alike
         sys.setswitchinterval(float(switch))
     asyncio.run(_bridge(pipe, api, step, profile, vault))
 
 
+def use_checkout(code: str) -> None:
+    """Import llm_service and plugin_bridge from the folder ``code`` (another checkout, for
+    ``--before``) in this process, before anything imports them: their submodules follow."""
+    for name in ("llm_service", "plugin_bridge"):
+        spec = importlib.machinery.PathFinder.find_spec(name, [code])
+        if spec is None or spec.loader is None:
+            raise SystemExit(f"{code} holds no {name} package: name a checkout's folder.")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+
+
 async def _bridge(
     pipe: Any, api: str, step: str, profile: str | None = None, vault_root: str | None = None
 ) -> None:
+    from bench.bridge import serving
     from llm_service import OpenAIProvider
     from plugin_bridge.app.settings.providers import ProviderSetup, Route
-    from plugin_bridge.app.state import BridgeApp
-    from plugin_bridge.app.turn.confirm import ask_client
-    from plugin_bridge.handlers import build_router
+    from plugin_bridge.cli.serving import tune_gc
     from plugin_bridge.handlers import relay as relay_module
-    from plugin_bridge.httpapi.app import build_http_app
-    from plugin_bridge.httpapi.server import start_http
-    from plugin_bridge.wire.security import bind_socket
-    from plugin_bridge.wire.server import start_server
-
-    try:
-        from plugin_bridge.vault.vault import Vault
-    except ImportError:  # a checkout from before Vault moved (--before)
-        from plugin_bridge.vault.notes.vault import Vault  # type: ignore[import-not-found,no-redef]
+    from plugin_bridge.vault.vault import Vault
 
     steps = list(STEPS)[: list(STEPS).index(step) + 1]
     relay_module.COALESCE = "coalesce" in steps
@@ -121,24 +121,13 @@ async def _bridge(
         async with Vault(root, Path(tmp) / "data") as vault:
             await vault.index.wait_until_idle(600)
             provider = OpenAIProvider(api_key="sk-bench", base_url=f"{api}/v1", max_attempts=1)
-            app = BridgeApp(
-                vault,
-                confirm=ask_client(vault),
-                providers=ProviderSetup(Route("openai", provider, "m")),
-            )
-            async with await start_server(build_router(), app) as server:
-                sock = bind_socket("127.0.0.1", 0)  # the HTTP listener shares the loop, as in serve
-                shared = {"budget": server.budget} if hasattr(server, "budget") else {}
-                asgi = build_http_app(app, port=sock.getsockname()[1], allowed_origins=(), **shared)
-                http = await start_http(asgi, sock)
+            setup = ProviderSetup(Route("openai", provider, "m"))
+            async with serving(vault, setup, http=True) as served:  # HTTP on the loop, as in serve
+                app, server, http = served.app, served.server, served.http
+                assert http is not None
                 if "warm" in steps:
                     await provider.warm_up()
                 if "gc" in steps:
-                    try:
-                        from plugin_bridge.cli.serving import tune_gc
-                    except ImportError:  # a checkout from before serve was split (--before)
-                        from plugin_bridge.cli.serve import tune_gc  # type: ignore[attr-defined,no-redef]
-
                     tune_gc()
                 lags: list[float] = []
                 turns: list[float] = []
@@ -171,7 +160,6 @@ async def _bridge(
                         "cpu": cpu,
                     }
                 )
-                await provider.aclose()
 
 
 def _profiler(path: str | None) -> Any:
@@ -694,7 +682,7 @@ async def _health_under_search(url: str, token: str, seconds: float) -> dict[str
 def search_main(args: argparse.Namespace) -> None:
     """health on a fresh connection while 20 clients search a generated vault: this checkout
     and, with ``--before REV_OR_DIR``, another one, their rounds interleaved."""
-    import vaultgen  # beside this file
+    from bench import vaultgen
 
     with tempfile.TemporaryDirectory() as tmp:
         before = None if args.before is None else checkout(args.before, Path(tmp) / "before")
@@ -822,7 +810,8 @@ def main() -> None:
         "--before",
         metavar="DIR_OR_REV",
         help="--health, --search: also run the bridge of this checkout folder or git revision "
-        "(e.g. main), interleaved with this one: an A/B in one run",
+        "(e.g. main), interleaved with this one: an A/B in one run; its modules must match "
+        "this tree's (bench/bridge.py builds its server: no fallbacks for older layouts)",
     )
     parser.add_argument(
         "--profile",

@@ -19,26 +19,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.stats import percentile
+
 ROOT = Path(__file__).resolve().parent.parent
 ANSWER = "Kafka is an event log; see [[Projects/Kafka pipeline]] for how we use it at work."
 MODES = ("durable", "late")
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 async def measure(turns: int) -> dict[str, Any]:
+    from bench.bridge import serving
     from llm_service import ScriptedProvider
     from plugin_bridge.app.conversations import live
     from plugin_bridge.app.settings.providers import ProviderSetup, Route
-    from plugin_bridge.app.state import BridgeApp
-    from plugin_bridge.app.turn.confirm import ask_client
-    from plugin_bridge.handlers import build_router
     from plugin_bridge.vault.vault import Vault
     from plugin_bridge.wire.client import BridgeClient
-    from plugin_bridge.wire.server import start_server
 
     whole: dict[str, list[float]] = {mode: [] for mode in MODES}
     first: dict[str, list[float]] = {mode: [] for mode in MODES}
@@ -48,12 +42,8 @@ async def measure(turns: int) -> dict[str, Any]:
         async with Vault(root, Path(tmp) / "data") as vault:
             await vault.index.wait_until_idle(30)
             provider = ScriptedProvider()
-            app = BridgeApp(
-                vault,
-                confirm=ask_client(vault),
-                providers=ProviderSetup(Route(None, provider, "m")),
-            )
-            async with await start_server(build_router(), app) as server:
+            async with serving(vault, ProviderSetup(Route(None, provider, "m"))) as served:
+                app, server = served.app, served.server
                 delta_at: list[float] = []
 
                 def on_notification(method: str, _params: dict[str, Any]) -> None:

@@ -21,7 +21,7 @@ import inspect
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
@@ -92,6 +92,20 @@ class ToolRegistry:
         self._tools: dict[str, _Tool] = {}
         self._gone: dict[str, str] = {}
         """Why a tool that was unregistered with a reason cannot run (until registered again)."""
+        self._hidden: frozenset[str] = frozenset()
+        """Tools of the registry this one views that it neither offers nor runs (:meth:`view`)."""
+
+    def view(self, confirm: ConfirmCallback | None, *, hidden: Iterable[str] = ()) -> ToolRegistry:
+        """A registry over the same tools (those registered later too) that asks ``confirm``
+        instead, and neither offers nor runs the tools named in ``hidden`` (a chat app's
+        conversation: its own approval buttons, no write tools for a user who may not write)."""
+        view = ToolRegistry(confirm=confirm)
+        view._tools, view._gone = self._tools, self._gone
+        view._hidden = self._hidden | frozenset(hidden)
+        return view
+
+    def _offered(self) -> list[_Tool]:
+        return [tool for name, tool in self._tools.items() if name not in self._hidden]
 
     @overload
     def register_tool(self, tool: object, /, **options: Unpack[ToolOptions]) -> None: ...
@@ -162,27 +176,28 @@ class ToolRegistry:
 
     def get_registered_tools(self) -> list[str]:
         """The tools' names, in registration order."""
-        return list(self._tools)
+        return [tool.spec.name for tool in self._offered()]
 
     def tool_specs(self) -> list[ToolSpec]:
         """The tools' specs (name, description, input schema), in registration order."""
-        return [tool.spec for tool in self._tools.values()]
+        return [tool.spec for tool in self._offered()]
 
     def permission(self, name: str) -> Permission | None:
         """The permission of tool ``name``, or None when no such tool is registered."""
-        tool = self._tools.get(name)
+        tool = None if name in self._hidden else self._tools.get(name)
         return None if tool is None else tool.permission
 
     def validate_tool_call(
         self, call: ToolCall, available: Sequence[str] | None = None
     ) -> str | None:
         """None if ``call`` names a registered tool with valid arguments, else why it is not;
-        an unknown tool's sentence names ``available`` (default: every registered tool)."""
-        tool = self._tools.get(call.name)
+        an unknown tool's sentence names ``available`` (default: every tool offered)."""
+        tool = None if call.name in self._hidden else self._tools.get(call.name)
         if tool is None and call.name in self._gone:
             return self._gone[call.name]
         if tool is None:
-            names = ", ".join(self._tools if available is None else available) or "none"
+            offered = self.get_registered_tools() if available is None else available
+            names = ", ".join(offered) or "none"
             return f"Unknown tool {call.name!r}. Available: {names}."
         if call.parse_error is not None:
             return (

@@ -4,13 +4,13 @@
 // Obsidian's editor, and the settings tab.
 import { FileSystemAdapter, getAllTags, MarkdownView, Notice, Platform, Plugin, requestUrl, TFile, TFolder, type WorkspaceLeaf } from "obsidian";
 import { ATTACHMENT_EXTENSIONS } from "./core/chips";
-import { BridgeClient, NoServerError, type ConnectionState, type Endpoint, type Notification, type ServerRequest, type Timers } from "./core/client";
+import { BridgeClient, NoServerError, type ConnectionState, type Endpoint, type Notification, type ServerRequestHandlers, type Timers } from "./core/client";
 import { Connector, type ServerProblem } from "./core/connector";
 import type { Review } from "./core/diff";
 import { diagnoseHandshake, type Host } from "./core/host";
 import { suggestedCommand } from "./core/launcher";
 import type { SuggestionSource } from "./core/mentions";
-import type { IndexProgress, ToolConfirmParams } from "./core/protocol";
+import type { IndexProgress, ToolConfirmParams, ToolConfirmResult } from "./core/protocol";
 import {
 	defaultChoice,
 	diagnoseRemote,
@@ -85,7 +85,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			diagnose: (endpoint) => this.diagnose(endpoint),
 			onState: (state) => this.onState(state),
 			onNotification: (notification) => this.onNotification(notification),
-			onServerRequest: (request) => this.onServerRequest(request),
+			onServerRequest: this.serverRequestHandlers(),
 			onImpostor: (endpoint) => this.connector?.refused(endpoint.url),
 		});
 
@@ -296,23 +296,32 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		new Notice(fragment, 0);
 	}
 
-	private async onServerRequest(request: ServerRequest): Promise<object> {
-		// A server on another computer makes its writes itself and asks its own computer's plugin
-		// about its settings: only reviews come here.
-		if (this.remote() && request.method !== "tool/confirm") {
-			throw new Error(`This device is a client of a server on another computer: it does not answer ${request.method}.`);
+	/** The server's requests this plugin answers, each with its method's result. */
+	private serverRequestHandlers(): ServerRequestHandlers {
+		return {
+			"tool/confirm": (params) => this.review(params),
+			"note/apply": async (params) => {
+				this.answersLocally("note/apply");
+				return applyInObsidian(this.app, params);
+			},
+			"settings/confirm": async (params) => {
+				this.answersLocally("settings/confirm");
+				return new Promise((resolve) => new SettingsConfirmModal(this.app, params, resolve).open());
+			},
+		};
+	}
+
+	/** A server on another computer makes its writes itself and asks its own computer's plugin
+	 * about its settings: only reviews come here from it. */
+	private answersLocally(method: string): void {
+		if (this.remote()) {
+			throw new Error(`This device is a client of a server on another computer: it does not answer ${method}.`);
 		}
-		if (request.method === "note/apply") return applyInObsidian(this.app, request.params);
-		if (request.method === "settings/confirm") {
-			const params = request.params;
-			return new Promise((resolve) => new SettingsConfirmModal(this.app, params, resolve).open());
-		}
-		return this.review(request.params);
 	}
 
 	/** A write the model wants to make, reviewed change by change (or a new note, allowed by the
 	 * settings without asking); the chat shows the call as waiting for the review meanwhile. */
-	private async review(request: ToolConfirmParams): Promise<object> {
+	private async review(request: ToolConfirmParams): Promise<ToolConfirmResult> {
 		const changes = request.changes ?? [];
 		const creates = changes.length > 0 && changes.every((change) => change.before === null);
 		if (this.settings.confirmPolicy === "allow-create" && creates) return { approved: true };

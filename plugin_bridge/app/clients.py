@@ -153,6 +153,19 @@ class RemotePeer(Caller):
     failed: Callable[[str], None]
 
 
+@dataclass(frozen=True, slots=True)
+class AppUser(Caller):
+    """A chat app's user talking to one of the bots (``[telegram]``, ``[discord]``): the
+    user's id as ``name``, the bot's scope; usage, audit and conversations name it
+    ``telegram:123456789``."""
+
+    app: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.app}:{self.name}"
+
+
 def remote_peer(address: str, failed: Callable[[str], None]) -> RemotePeer:
     return RemotePeer(address, ANONYMOUS, failed)
 

@@ -18,6 +18,7 @@ from llm_service import LLMService, Usage
 from llm_service.pricing import cost_usd
 from llm_service.tools import ToolRegistry
 from plugin_bridge.app.assistant import Assistant
+from plugin_bridge.app.bot_state import BotState
 from plugin_bridge.app.clients import OWNER_CALLER, Caller, ClientKeys
 from plugin_bridge.app.conversations.live import MAX_CONVERSATIONS, Conversations
 from plugin_bridge.app.conversations.store import ConversationStore
@@ -36,7 +37,7 @@ from plugin_bridge.app.settings.providers import ProviderSetup, Route
 from plugin_bridge.app.tool_sources import McpSources, SourceStatus
 from plugin_bridge.app.turn.prompts import ContextNoteCache, system_prompt
 from plugin_bridge.app.turn.setup import register_setup_tool, setup_prompt, showing_the_note
-from plugin_bridge.app.vault_tools import offer_related, register_vault_tools
+from plugin_bridge.app.vault_tools import WRITE_TOOL_NAMES, offer_related, register_vault_tools
 from plugin_bridge.app.write_through import DEFAULT_APPLY_TIMEOUT, WriteThrough
 from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -96,6 +97,8 @@ class BridgeApp:
         self._setup_tools: ToolRegistry | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._applying = asyncio.Lock()
+        self.bots: list[BotState] = []
+        """The chat-app bots' states, for health (serve sets them when it starts the bots)."""
         self.broadcast: Callable[[Notification], None] = _nobody
         """Sends a notification to every client; the server sets it once it listens."""
         if vault.semantic is not None:
@@ -223,6 +226,12 @@ class BridgeApp:
             service.tools = self.tools
             prompt = system_prompt(self.vault.name)
         service.set_system_prompt(prompt)
+
+    def tools_asking(self, confirm: ConfirmCallback, caller: Caller) -> ToolRegistry:
+        """Every chat's tools with writes approved by ``confirm`` (a chat app's buttons); a
+        caller without scope ``write`` is not offered the write tools at all."""
+        hidden = () if caller.allows("write") else WRITE_TOOL_NAMES
+        return self.tools.view(confirm, hidden=hidden)
 
     @property
     def config(self) -> BridgeSettings:

@@ -99,6 +99,12 @@ def _settings_commands(commands: _Commands) -> None:
     setup.add_argument("--api-key", help="the provider's key (asked for without echo if absent)")
     setup.add_argument("--base-url", help="a local or compatible server instead of a key")
     setup.add_argument("--model", help="the chat model (chosen from the provider's list if absent)")
+    setup.add_argument("--telegram-token", help="set up the Telegram bot with this token")
+    setup.add_argument("--telegram-user", type=int, help="your Telegram user id (else: /start)")
+    setup.add_argument("--telegram-api-url", help="a local Bot API server")
+    setup.add_argument("--discord-token", help="set up the Discord bot with this token")
+    setup.add_argument("--discord-user", type=int, help="your Discord user id")
+    setup.add_argument("--discord-api-url", help="Discord's REST base")
 
     config = commands.add_parser("config", help="the settings file and the effective settings")
     config.add_argument(
@@ -226,9 +232,11 @@ def _run_command(args: argparse.Namespace) -> int:
 
         return run_chat(args.vault, args.info_file, setup=args.setup)
     if args.command == "setup":
+        from plugin_bridge.cli.setup import BotFlags
         from plugin_bridge.cli.setup import run as run_setup
 
-        return run_setup(args.provider, args.api_key, args.base_url, args.model)
+        bots = BotFlags(*(getattr(args, name) for name in BotFlags._fields))
+        return run_setup(args.provider, args.api_key, args.base_url, args.model, bots=bots)
     if args.command == "config":
         from plugin_bridge.cli.config import run as run_config
 

@@ -91,8 +91,8 @@ def _groups(
         "Methods": {
             name: _entry(
                 methods[name].summary,
-                params=ref(methods[name].params, "validation"),
-                result=ref(methods[name].result, "serialization"),
+                params=ref(methods[name].request.params, "validation"),
+                result=ref(methods[name].request.result, "serialization"),
             )
             for name in sorted(methods)
         },
@@ -139,7 +139,7 @@ def _wanted(methods: Iterable[Method[Any]]) -> list[tuple[type[BaseModel], JsonS
     results serialized), once."""
     wanted: list[tuple[type[BaseModel], JsonSchemaMode]] = []
     for method in methods:
-        wanted += [(method.params, "validation"), (method.result, "serialization")]
+        wanted += [(method.request.params, "validation"), (method.request.result, "serialization")]
     wanted += [(model, "validation") for model in CLIENT_NOTIFICATIONS]
     wanted += [(model, "serialization") for model in SERVER_NOTIFICATIONS]
     for request in SERVER_REQUESTS:

@@ -24,6 +24,7 @@ from plugin_bridge.app.settings.config import BridgeSettings
 from plugin_bridge.app.settings.providers import ProviderSetup
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.app.turn.confirm import ask_client
+from plugin_bridge.chatapps.runner import ChatApps
 from plugin_bridge.cli.commandline import command_line, fail
 from plugin_bridge.cli.progress import show_progress
 from plugin_bridge.handlers import build_router
@@ -129,10 +130,21 @@ async def serve(
             tune_gc()
             warming = asyncio.create_task(_warm_up(app.providers))
             following = asyncio.create_task(SettingsFileWatch(app).run(), name="settings file")
+            bots = ChatApps(
+                settings.telegram,
+                settings.discord,
+                app.assistant,
+                vault,
+                app.writes.write,
+                vault.data_dir,
+            )
+            app.bots = bots.states
+            await bots.start()
             await _until_stopped(stop, None if companion is None else companion(app))
             warming.cancel()
             following.cancel()
             logger.info("shutting down")
+            await bots.aclose()
             mcp_app.close_streams()
             await http_server.close()
             if remote_server is not None:

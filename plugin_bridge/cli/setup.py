@@ -16,7 +16,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import ValidationError
 
@@ -36,6 +36,7 @@ from plugin_bridge.app.settings.providers import build_provider
 from plugin_bridge.cli.commandline import command_line
 from plugin_bridge.cli.models import MODEL_COLUMNS, model_row
 from plugin_bridge.cli.running import running_servers
+from plugin_bridge.cli.setup_bots import BotSetupError, offer_bots
 from plugin_bridge.wire.errors import field_problems
 
 if TYPE_CHECKING:
@@ -59,21 +60,39 @@ class SetupError(Exception):
     """Setup cannot go on; ``str()`` says what to pass or fix."""
 
 
+class BotFlags(NamedTuple):
+    """``setup``'s flags for the chat-app bots (a token given: only that bot is set up)."""
+
+    telegram_token: str | None = None
+    telegram_user: int | None = None
+    telegram_api_url: str | None = None
+    discord_token: str | None = None
+    discord_user: int | None = None
+    discord_api_url: str | None = None
+
+
 def run(
     provider: str | None,
     api_key: str | None,
     base_url: str | None,
     model: str | None,
     *,
+    bots: BotFlags | None = None,
     ask: Callable[[str], str] | None = None,
     ask_secret: Callable[[str], str] | None = None,
 ) -> int:
     interactive = sys.stdin.isatty()
     if interactive and ask is None:
         ask, ask_secret = _rich_prompts()
+    bots = bots or BotFlags()
     try:
-        return asyncio.run(_setup(provider, api_key, base_url, model, ask, ask_secret))
-    except SetupError as exc:
+        if bots.telegram_token is None and bots.discord_token is None:  # bots only otherwise
+            code = asyncio.run(_setup(provider, api_key, base_url, model, ask, ask_secret))
+            if code:
+                return code
+        offer_bots(ask, ask_secret, *bots)
+        return 0
+    except (SetupError, BotSetupError) as exc:
         print(exc, file=sys.stderr)
         return 2
     except KeyboardInterrupt:

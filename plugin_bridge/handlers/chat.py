@@ -10,6 +10,8 @@ from plugin_bridge.handlers.context import AppRouter, Context, caller_of
 from plugin_bridge.handlers.conversations import check_own
 from plugin_bridge.handlers.relay import budget_warnings, relay
 from plugin_bridge.wire.models import (
+    CHAT_CLEAR,
+    CHAT_SEND,
     ChatClearParams,
     ChatSendParams,
     ChatSendResult,
@@ -53,5 +55,5 @@ async def clear(ctx: Context, params: ChatClearParams) -> EmptyResult:
 
 
 def register(router: AppRouter) -> None:
-    router.register("chat/send", ChatSendParams, send)
-    router.register("chat/clear", ChatClearParams, clear)
+    router.register(CHAT_SEND, send)
+    router.register(CHAT_CLEAR, clear)

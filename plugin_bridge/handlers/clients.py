@@ -7,6 +7,9 @@ from plugin_bridge.app.clients import ClientKeyError
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
+    CLIENTS_ADD,
+    CLIENTS_LIST,
+    CLIENTS_REVOKE,
     ClientKeyModel,
     ClientsAddParams,
     ClientsAddResult,
@@ -46,6 +49,6 @@ async def revoke_client(ctx: Context, params: ClientsRevokeParams) -> EmptyResul
 
 
 def register(router: AppRouter) -> None:
-    router.register("clients/list", Empty, list_clients)
-    router.register("clients/add", ClientsAddParams, add_client)
-    router.register("clients/revoke", ClientsRevokeParams, revoke_client)
+    router.register(CLIENTS_LIST, list_clients)
+    router.register(CLIENTS_ADD, add_client)
+    router.register(CLIENTS_REVOKE, revoke_client)

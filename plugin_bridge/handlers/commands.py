@@ -21,6 +21,9 @@ from plugin_bridge.vault.attachments import read_pdf
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.vault import NoteHit
 from plugin_bridge.wire.models import (
+    COMMAND_CREATE_NOTE,
+    COMMAND_REWRITE,
+    COMMAND_SEARCH_SUMMARIZE,
     CreateNoteParams,
     NoteWriteResult,
     RewriteParams,
@@ -232,6 +235,6 @@ def rewrite_prompt(params: RewriteParams) -> str:
 
 
 def register(router: AppRouter) -> None:
-    router.register("command/createNote", CreateNoteParams, create_note)
-    router.register("command/searchSummarize", SearchSummarizeParams, search_summarize)
-    router.register("command/rewrite", RewriteParams, rewrite)
+    router.register(COMMAND_CREATE_NOTE, create_note)
+    router.register(COMMAND_SEARCH_SUMMARIZE, search_summarize)
+    router.register(COMMAND_REWRITE, rewrite)

@@ -14,6 +14,11 @@ from plugin_bridge.handlers.context import AppRouter, Context, caller_of
 from plugin_bridge.vault.notes.store import WriteResult
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
+    CONVERSATIONS_DELETE,
+    CONVERSATIONS_EXPORT,
+    CONVERSATIONS_GET,
+    CONVERSATIONS_LIST,
+    CONVERSATIONS_RENAME,
     ConversationIdParams,
     ConversationResult,
     ConversationsExportParams,
@@ -118,6 +123,7 @@ def _summary(row: ConversationRow) -> ConversationSummary:
         created_at=_iso(row.created_at),
         updated_at=_iso(row.updated_at),
         model=row.model,
+        origin=row.client,
     )
 
 
@@ -126,8 +132,8 @@ def _iso(stamp: float) -> str:
 
 
 def register(router: AppRouter) -> None:
-    router.register("conversations/list", ConversationsListParams, list_conversations)
-    router.register("conversations/get", ConversationIdParams, get_conversation)
-    router.register("conversations/rename", ConversationsRenameParams, rename_conversation)
-    router.register("conversations/delete", ConversationIdParams, delete_conversation)
-    router.register("conversations/export", ConversationsExportParams, export_conversation)
+    router.register(CONVERSATIONS_LIST, list_conversations)
+    router.register(CONVERSATIONS_GET, get_conversation)
+    router.register(CONVERSATIONS_RENAME, rename_conversation)
+    router.register(CONVERSATIONS_DELETE, delete_conversation)
+    router.register(CONVERSATIONS_EXPORT, export_conversation)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from plugin_bridge.app.turn.prompts import list_prompts
 from plugin_bridge.handlers.context import AppRouter, Context
-from plugin_bridge.wire.models import Empty, PromptModel, PromptsListResult
+from plugin_bridge.wire.models import PROMPTS_LIST, Empty, PromptModel, PromptsListResult
 
 
 async def prompts(ctx: Context, params: Empty) -> PromptsListResult:
@@ -22,4 +22,4 @@ async def prompts(ctx: Context, params: Empty) -> PromptsListResult:
 
 
 def register(router: AppRouter) -> None:
-    router.register("prompts/list", Empty, prompts)
+    router.register(PROMPTS_LIST, prompts)

@@ -7,6 +7,9 @@ from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.vault.vault import Vault
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
+    INDEX_CONFIRM_EMBEDDING,
+    VAULT_RELATED,
+    VAULT_SEARCH,
     ConfirmEmbeddingResult,
     EmbedderStatus,
     Empty,
@@ -79,6 +82,6 @@ def embedder_status(vault: Vault) -> EmbedderStatus | None:
 
 
 def register(router: AppRouter) -> None:
-    router.register("vault/search", SearchParams, search)
-    router.register("vault/related", RelatedParams, related)
-    router.register("index/confirmEmbedding", Empty, confirm_embedding)
+    router.register(VAULT_SEARCH, search)
+    router.register(VAULT_RELATED, related)
+    router.register(INDEX_CONFIRM_EMBEDDING, confirm_embedding)

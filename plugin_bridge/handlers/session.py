@@ -16,6 +16,9 @@ from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.handlers.search import embedder_status
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
+    HEALTH,
+    MODELS_LIST,
+    SESSION_INITIALIZE,
     Capabilities,
     Empty,
     HealthResult,
@@ -107,6 +110,7 @@ def health_of(app: BridgeApp) -> HealthResult:
             McpServerStatus.model_validate(status, from_attributes=True)
             for status in app.mcp_status()
         ],
+        bots={bot.name: bot.shown for bot in app.bots},
     )
 
 
@@ -137,6 +141,6 @@ async def list_models(ctx: Context, params: ModelsListParams) -> ModelsListResul
 
 
 def register(router: AppRouter) -> None:
-    router.register("initialize", InitializeParams, initialize)
-    router.register("health", Empty, health)
-    router.register("models/list", ModelsListParams, list_models)
+    router.register(SESSION_INITIALIZE, initialize)
+    router.register(HEALTH, health)
+    router.register(MODELS_LIST, list_models)

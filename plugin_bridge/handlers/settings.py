@@ -16,6 +16,8 @@ from plugin_bridge.app.settings.keys import KEY_FIELDS
 from plugin_bridge.app.settings.providers import ProviderSetup
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.models import (
+    SETTINGS_GET,
+    SETTINGS_UPDATE,
     BaseUrls,
     Empty,
     KeysModel,
@@ -109,5 +111,5 @@ def _mcp_changed(
 
 
 def register(router: AppRouter) -> None:
-    router.register("settings/get", Empty, get_settings)
-    router.register("settings/update", SettingsUpdateParams, update)
+    router.register(SETTINGS_GET, get_settings)
+    router.register(SETTINGS_UPDATE, update)

@@ -8,6 +8,8 @@ from llm_service.runtimes import detect_runtimes as detect
 from plugin_bridge.app.live_settings import update_settings
 from plugin_bridge.handlers.context import AppRouter, Context
 from plugin_bridge.wire.models import (
+    EMBEDDER_DOWNLOAD,
+    RUNTIMES_DETECT,
     EmbedderDownloadParams,
     EmbedderDownloadProgress,
     EmbedderDownloadResult,
@@ -58,5 +60,5 @@ async def download_embedder(ctx: Context, params: EmbedderDownloadParams) -> Emb
 
 
 def register(router: AppRouter) -> None:
-    router.register("runtimes/detect", Empty, detect_runtimes)
-    router.register("embedder/download", EmbedderDownloadParams, download_embedder)
+    router.register(RUNTIMES_DETECT, detect_runtimes)
+    router.register(EMBEDDER_DOWNLOAD, download_embedder)

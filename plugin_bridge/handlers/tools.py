@@ -8,6 +8,8 @@ from typing import Any
 from plugin_bridge.app.tools import DEFAULT_FORMAT, Tools
 from plugin_bridge.handlers.context import AppRouter, Context, caller_of
 from plugin_bridge.wire.models import (
+    TOOLS_EXECUTE,
+    TOOLS_LIST,
     ToolsExecuteParams,
     ToolsExecuteResult,
     ToolsListParams,
@@ -33,5 +35,5 @@ async def execute(ctx: Context, params: ToolsExecuteParams) -> ToolsExecuteResul
 
 
 def register(router: AppRouter) -> None:
-    router.register("tools/list", ToolsListParams, list_tools)
-    router.register("tools/execute", ToolsExecuteParams, execute)
+    router.register(TOOLS_LIST, list_tools)
+    router.register(TOOLS_EXECUTE, execute)

@@ -5,7 +5,13 @@ from __future__ import annotations
 from plugin_bridge.app.conversations.usage import Period
 from plugin_bridge.app.conversations.usage_log import ModelUsage
 from plugin_bridge.handlers.context import AppRouter, Context, caller_of
-from plugin_bridge.wire.models import Empty, ModelUsageModel, PeriodUsage, UsageSummaryResult
+from plugin_bridge.wire.models import (
+    USAGE_SUMMARY,
+    Empty,
+    ModelUsageModel,
+    PeriodUsage,
+    UsageSummaryResult,
+)
 
 
 async def usage_summary(ctx: Context, params: Empty) -> UsageSummaryResult:
@@ -32,4 +38,4 @@ def _period(ctx: Context, period: Period, rows: list[ModelUsage]) -> PeriodUsage
 
 
 def register(router: AppRouter) -> None:
-    router.register("usage/summary", Empty, usage_summary)
+    router.register(USAGE_SUMMARY, usage_summary)

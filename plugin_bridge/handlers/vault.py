@@ -17,6 +17,13 @@ from plugin_bridge.vault.pdf import is_pdf_name
 from plugin_bridge.vault.sections import PDF_HEADINGS, section
 from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import (
+    AUDIT_LIST,
+    NOTE_APPEND,
+    NOTE_CREATE,
+    NOTE_EDIT,
+    NOTE_READ,
+    NOTE_UNDO,
+    VAULT_LIST,
     AuditListParams,
     AuditListResult,
     ListedNoteModel,
@@ -131,10 +138,10 @@ async def _user_write(ctx: Context, plan: Callable[[], PlannedWrite]) -> NoteWri
 
 
 def register(router: AppRouter) -> None:
-    router.register("vault/list", VaultListParams, list_notes)
-    router.register("note/read", NoteReadParams, read_note)
-    router.register("note/create", NoteCreateParams, create_note)
-    router.register("note/append", NoteAppendParams, append_note)
-    router.register("note/edit", NoteEditParams, edit_note)
-    router.register("note/undo", NoteUndoParams, undo_note)
-    router.register("audit/list", AuditListParams, list_audit)
+    router.register(VAULT_LIST, list_notes)
+    router.register(NOTE_READ, read_note)
+    router.register(NOTE_CREATE, create_note)
+    router.register(NOTE_APPEND, append_note)
+    router.register(NOTE_EDIT, edit_note)
+    router.register(NOTE_UNDO, undo_note)
+    router.register(AUDIT_LIST, list_audit)

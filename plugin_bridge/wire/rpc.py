@@ -1,9 +1,10 @@
-"""The method router: ``register("vault/search", SearchParams, handler)`` and dispatch.
+"""The method router: ``register(VAULT_SEARCH, handler)`` and dispatch.
 
-A handler is ``async def handler(ctx: RequestContext, params: P) -> R`` where ``P`` is the
-method's params model and ``R`` (read from the return annotation) its result model; both feed
-the generated JSON Schema. Dispatch validates params, runs the handler and dumps the result;
-exceptions propagate to the connection, which maps them with ``errors.to_wire_error``.
+Each method is registered by its request object (a ``ClientRequest`` from ``wire.models``,
+which names the method, its params model ``P`` and its result model ``R``; the schema reads the
+same objects), with ``async def handler(ctx: RequestContext, params: P) -> R``. Dispatch
+validates params, runs the handler and dumps the result; exceptions propagate to the
+connection, which maps them with ``errors.to_wire_error``.
 """
 
 from __future__ import annotations
@@ -11,16 +12,17 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, get_type_hints
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from plugin_bridge.wire.context import RequestContext, S
 from plugin_bridge.wire.errors import RpcError, WireCode
-from plugin_bridge.wire.models import Params, dump
+from plugin_bridge.wire.models import ClientRequest, Params, dump
 
 P = TypeVar("P", bound=Params)
-Handler = Callable[[RequestContext[S], P], Awaitable[BaseModel]]
+R = TypeVar("R", bound=BaseModel)
+Handler = Callable[[RequestContext[S], P], Awaitable[R]]
 Authorize = Callable[[RequestContext[S], str], None]
 """Raises when the request's caller may not call the method (the app's scope rules)."""
 
@@ -30,12 +32,10 @@ MAX_ECHOED_NAME = 80
 
 @dataclass(frozen=True, slots=True)
 class Method(Generic[S]):
-    """A registered method."""
+    """A registered method: its request object, its handler and the handler's summary."""
 
-    name: str
-    params: type[Params]
-    result: type[BaseModel]
-    handler: Handler[S, Any]
+    request: ClientRequest[Any, Any]
+    handler: Handler[S, Any, Any]
     summary: str
 
 
@@ -46,15 +46,13 @@ class Router(Generic[S]):
         self._methods: dict[str, Method[S]] = {}
         self._authorize = authorize
 
-    def register(self, name: str, params: type[P], handler: Handler[S, P]) -> None:
-        """Add ``name``; the result model is the handler's return annotation."""
-        if name in self._methods:
-            raise ValueError(f"method {name!r} is registered twice")
-        result = get_type_hints(handler).get("return")
-        if not (inspect.isclass(result) and issubclass(result, BaseModel)):
-            raise ValueError(f"handler of {name!r} must be annotated to return a pydantic model")
+    def register(self, request: ClientRequest[P, R], handler: Handler[S, P, R]) -> None:
+        """Serve ``request``'s method with ``handler`` (its docstring's first line is the
+        method's summary in the schema)."""
+        if request.method in self._methods:
+            raise ValueError(f"method {request.method!r} is registered twice")
         summary = (inspect.getdoc(handler) or "").split("\n", 1)[0]
-        self._methods[name] = Method(name, params, result, handler, summary)
+        self._methods[request.method] = Method(request, handler, summary)
 
     @property
     def methods(self) -> dict[str, Method[S]]:
@@ -77,5 +75,5 @@ class Router(Generic[S]):
             )
         if self._authorize is not None:
             self._authorize(ctx, method)
-        parsed = entry.params.model_validate(params or {}, by_alias=True, by_name=False)
+        parsed = entry.request.params.model_validate(params or {}, by_alias=True, by_name=False)
         return dump(await entry.handler(ctx, parsed))

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from plugin_bridge.handlers.context import Context
 from plugin_bridge.vault.notes.store import NoteContent
-from plugin_bridge.wire.models import EmptyResult
+from plugin_bridge.wire.models import ClientRequest, EmptyResult
 from tests.helpers.bridge import running_bridge, wait_for
 from tests.reliability.test_wire_flood import _code_if_closed, _greedy_client, _note
 
@@ -25,6 +25,9 @@ BUDGET = 4 * 1024 * 1024
 
 class BuildParams(BaseModel):
     size: int
+
+
+BUILD = ClientRequest("test/build", BuildParams, EmptyResult)
 
 
 async def test_a_reply_being_built_counts_until_it_is_sent(tmp_path: Path) -> None:
@@ -39,7 +42,7 @@ async def test_a_reply_being_built_counts_until_it_is_sent(tmp_path: Path) -> No
         return EmptyResult()
 
     async with running_bridge(tmp_path, server_options={"memory_budget": BUDGET}) as bridge:
-        bridge.server.router.register("test/build", BuildParams, build)
+        bridge.server.router.register(BUILD, build)
         wire = await bridge.wire()
         first = await wire.request("test/build", {"size": 3 * 1024 * 1024})
         await wait_for(lambda: bridge.server.budget.total >= 3 * 1024 * 1024)
@@ -67,7 +70,7 @@ async def test_a_busy_client_waits_for_room_and_is_served(tmp_path: Path) -> Non
         return EmptyResult()
 
     async with running_bridge(tmp_path, server_options={"memory_budget": BUDGET}) as bridge:
-        bridge.server.router.register("test/build", BuildParams, build)
+        bridge.server.router.register(BUILD, build)
         wire = await bridge.wire()
         first = await wire.request("test/build", {"size": 3 * 1024 * 1024})
         await wait_for(lambda: len(built) == 1)

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from plugin_bridge.wire.connection import Connection
-from plugin_bridge.wire.models import Empty, EmptyResult
+from plugin_bridge.wire.models import ClientRequest, Empty, EmptyResult
 from plugin_bridge.wire.protocol import MAX_IN_FLIGHT
 from plugin_bridge.wire.rpc import Router
 from tests.helpers.bridge import WAIT, running_bridge
 
 ROUNDS = 3 * MAX_IN_FLIGHT
+INIT = ClientRequest("initialize", Empty, EmptyResult)
+SLOW = ClientRequest("slow", Empty, EmptyResult)
 
 
 def _frame(message: dict[str, Any]) -> str:
@@ -35,8 +37,8 @@ async def _connection() -> tuple[Connection[None], list[dict[str, Any]]]:
         return EmptyResult()
 
     router: Router[None] = Router()
-    router.register("initialize", Empty, initialize)
-    router.register("slow", Empty, slow)
+    router.register(INIT, initialize)
+    router.register(SLOW, slow)
     connection = Connection(router, None, send)
     await connection.handle_frame(_frame({"id": 0, "method": "initialize"}))
     return connection, sent

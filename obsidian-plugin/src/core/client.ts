@@ -18,6 +18,7 @@ import {
 	type ResultOf,
 	type ServerRequestName,
 	type ServerRequestParams,
+	type ServerRequestResult,
 } from "./protocol";
 import { RpcCodec, RpcError, type IncomingEvent } from "./rpc";
 
@@ -49,8 +50,11 @@ export type ConnectionState =
 /** A server notification: its method names its params (the generated ServerNotifications). */
 export type Notification = { [M in NotificationName]: { method: M; params: NotificationParams<M> } }[NotificationName];
 
-/** A server request (tool/confirm, note/apply): its method names its params. */
-export type ServerRequest = { [R in ServerRequestName]: { method: R; params: ServerRequestParams<R> } }[ServerRequestName];
+/** How a client answers the server's requests (tool/confirm, note/apply): per method, a handler
+ * from its params to its result; a method without one is answered with an error. */
+export type ServerRequestHandlers = {
+	[R in ServerRequestName]?: (params: ServerRequestParams<R>) => Promise<ServerRequestResult<R>>;
+};
 
 export interface Timers {
 	setTimeout(callback: () => void, ms: number): number;
@@ -71,7 +75,7 @@ export interface ClientOptions {
 	/** Notifications that belong to no running request (budget/warning, index/progress). */
 	onNotification?: (notification: Notification) => void;
 	/** Server requests (tool/confirm): the result to send back; a throw answers an error. */
-	onServerRequest?: (request: ServerRequest) => Promise<object>;
+	onServerRequest?: ServerRequestHandlers;
 	/** The server at this endpoint did not prove it knows the token: not this vault's server. */
 	onImpostor?: (endpoint: Endpoint) => void;
 	backoff?: Backoff;
@@ -374,13 +378,14 @@ export class BridgeClient {
 		socket: SocketLike,
 		id: string | number,
 		method: string,
-		params: Record<string, unknown>,
+		params: unknown,
 	): Promise<void> {
-		const handler = this.options.onServerRequest;
+		const handlers = this.options.onServerRequest ?? {};
 		let frame: string;
 		try {
-			if (!handler) throw new Error(`This client does not handle ${method}.`);
-			frame = this.codec.reply(id, await handler({ method, params: params as unknown } as ServerRequest));
+			if (!handles(handlers, method)) throw new Error(`This client does not handle ${method}.`);
+			// The server's params are trusted to match the method, as its notifications' are.
+			frame = this.codec.reply(id, await respond(handlers, method, params as ServerRequestParams<typeof method>));
 		} catch (error) {
 			// An RpcError keeps its code (note/apply's -32022 conflict); anything else is -32603.
 			frame = this.codec.replyError(id, error instanceof RpcError ? error.code : -32603, messageOf(error));
@@ -462,4 +467,20 @@ export function closeReason(code: number, reason: string, remote = false): strin
 
 export function messageOf(error: unknown): string {
 	return error instanceof Error ? error.message : String(error);
+}
+
+/** Whether `handlers` answers `method` (its own key: "toString" from a server is no method). */
+function handles(handlers: ServerRequestHandlers, method: string): method is ServerRequestName {
+	return Object.prototype.hasOwnProperty.call(handlers, method);
+}
+
+/** `method`'s handler run on `params`: its result is the method's (ServerRequestResult). */
+async function respond<R extends ServerRequestName>(
+	handlers: ServerRequestHandlers,
+	method: R,
+	params: ServerRequestParams<R>,
+): Promise<ServerRequestResult<R>> {
+	const handler = handlers[method];
+	if (!handler) throw new Error(`This client does not handle ${method}.`);
+	return handler(params);
 }

@@ -475,6 +475,10 @@ export interface ConversationResult {
 	updatedAt: string;
 	model: string | null;
 	/**
+	 * Where it came from: owner (the panel, the CLI), key:NAME (a client key), telegram:USER_ID or discord:USER_ID (a chat-app bot's user).
+	 */
+	origin?: string;
+	/**
 	 * The whole transcript, oldest first.
 	 */
 	messages: StoredMessage[];
@@ -521,6 +525,10 @@ export interface ConversationSummary {
 	 */
 	updatedAt: string;
 	model: string | null;
+	/**
+	 * Where it came from: owner (the panel, the CLI), key:NAME (a client key), telegram:USER_ID or discord:USER_ID (a chat-app bot's user).
+	 */
+	origin?: string;
 }
 export interface ConversationsRenameParams {
 	id: string;
@@ -562,6 +570,12 @@ export interface HealthResult {
 	 * The MCP servers whose tools the model may call ([mcp.servers.NAME]).
 	 */
 	mcpServers: McpServerStatus[];
+	/**
+	 * Each configured chat-app bot ([telegram], [discord]): running, starting, or 'failed: ' and one sentence saying why.
+	 */
+	bots?: {
+		[k: string]: string;
+	};
 }
 export interface IndexStatus {
 	/**

@@ -24,10 +24,12 @@ function setup(options: { endpointFails?: () => boolean; diagnose?: string } = {
 		diagnose: options.diagnose ? async () => options.diagnose ?? null : undefined,
 		onState: (state) => states.push(state),
 		onNotification: (n) => global.push(n),
-		onServerRequest: async (request) => {
-			if (request.method === "note/apply" && request.params.path === "Open.md") throw new RpcError({ code: -32022, message: "Open.md has changes in Obsidian." });
-			if (request.method === "note/apply") throw new Error("the editor is gone");
-			return { approved: request.method === "tool/confirm" && request.params.tool === "ok" };
+		onServerRequest: {
+			"tool/confirm": async (params) => ({ approved: params.tool === "ok" }),
+			"note/apply": async (params) => {
+				if (params.path === "Open.md") throw new RpcError({ code: -32022, message: "Open.md has changes in Obsidian." });
+				throw new Error("the editor is gone");
+			},
 		},
 		backoff: new Backoff({ baseMs: 100, maxMs: 1000, random: () => 1 }),
 		heartbeatMs: 1000,
@@ -111,6 +113,16 @@ describe("BridgeClient", () => {
 		await settle();
 		expect(socket.sent.find((m) => m.id === "s2")).toEqual({ jsonrpc: "2.0", id: "s2", error: { code: -32022, message: "Open.md has changes in Obsidian." } });
 		expect(socket.sent.find((m) => m.id === "s3")).toEqual({ jsonrpc: "2.0", id: "s3", error: { code: -32603, message: "the editor is gone" } });
+	});
+
+	it("a server request without a handler (or named after an object's own property) is answered -32603", async () => {
+		const s = setup();
+		const socket = await connected(s);
+		socket.receive({ id: "s4", method: "settings/confirm", params: { server: "x" } });
+		socket.receive({ id: "s5", method: "toString", params: {} });
+		await settle();
+		expect(socket.sent.find((m) => m.id === "s4")).toEqual({ jsonrpc: "2.0", id: "s4", error: { code: -32603, message: "This client does not handle settings/confirm." } });
+		expect(socket.sent.find((m) => m.id === "s5")).toEqual({ jsonrpc: "2.0", id: "s5", error: { code: -32603, message: "This client does not handle toString." } });
 	});
 
 	it("fails running calls when the connection drops and reconnects with growing delays", async () => {

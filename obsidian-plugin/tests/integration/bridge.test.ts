@@ -6,7 +6,6 @@ import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DisconnectedError, type Notification, type SocketLike } from "../../src/core/client";
 import { reviewAnswer, reviewOf } from "../../src/core/diff";
-import type { ToolConfirmParams } from "../../src/core/protocol";
 import { diagnoseHandshake } from "../../src/core/host";
 import { RpcError } from "../../src/core/rpc";
 import { applyNotification, newTurn } from "../../src/core/stream";
@@ -57,14 +56,14 @@ describe("the client against the real server", () => {
 	it("a reviewed edit with one hunk dropped writes exactly the kept hunk", async () => {
 		const before = readFileSync(join(server.vault, "Plan.md"), "utf8");
 		const client = clientFor(server, {
-			onServerRequest: async (serverRequest) => {
-				expect(serverRequest.method).toBe("tool/confirm");
-				const request = serverRequest.params as ToolConfirmParams;
-				expect(request.title).toBe("Edit Plan.md: 2 changes");
-				const changes = reviewOf(request.changes ?? []);
-				expect(changes[0]?.before).toBe(before);
-				expect(changes[0]?.hunks).toHaveLength(2);
-				return reviewAnswer(changes, [[true, false]]);
+			onServerRequest: {
+				"tool/confirm": async (request) => {
+					expect(request.title).toBe("Edit Plan.md: 2 changes");
+					const changes = reviewOf(request.changes ?? []);
+					expect(changes[0]?.before).toBe(before);
+					expect(changes[0]?.hunks).toHaveLength(2);
+					return reviewAnswer(changes, [[true, false]]);
+				},
 			},
 		});
 		client.start();

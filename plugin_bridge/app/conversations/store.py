@@ -102,6 +102,8 @@ class ConversationRow:
     model: str | None
     created_at: float
     updated_at: float
+    client: str = "owner"
+    """Whose it is: ``owner``, ``key:NAME``, or a chat app's user (``telegram:ID``)."""
 
 
 class ConversationStore(BlockingStore):
@@ -161,7 +163,8 @@ class ConversationStore(BlockingStore):
     def get(self, conversation_id: str) -> ConversationRow | None:
         with self._lock:
             row = self._conn.execute(
-                "SELECT id, title, model, created_at, updated_at FROM conversations WHERE id = ?",
+                "SELECT id, title, model, created_at, updated_at, client FROM conversations "
+                "WHERE id = ?",
                 (conversation_id,),
             ).fetchone()
         return None if row is None else ConversationRow(*row)
@@ -191,7 +194,7 @@ class ConversationStore(BlockingStore):
         word of ``query`` (any case); and the cursor of the next page, if any."""
         after = _cursor(cursor)
         sql = (
-            "SELECT id, title, model, created_at, updated_at FROM conversations c "
+            "SELECT id, title, model, created_at, updated_at, client FROM conversations c "
             "WHERE title != '' AND (? IS NULL OR (updated_at, id) < (?, ?))"
         )
         args: list[object] = [after and after[0], after and after[0], after and after[1]]

@@ -20,6 +20,7 @@ import asyncio
 import os
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeAlias
@@ -124,6 +125,53 @@ class McpSettings(BaseModel):
     """Seconds before a failed server is started again; doubled after each failure (≤ 60 s)."""
 
 
+BotScope = Literal["read", "chat", "write"]
+
+
+def _token_from(variable: str) -> Callable[[], SecretStr | None]:
+    def token() -> SecretStr | None:
+        value = os.environ.get(variable)
+        return SecretStr(value) if value else None
+
+    return token
+
+
+class _ChatAppSettings(BaseModel):
+    """What both bots take (``[telegram]``, ``[discord]``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    allowed_users: tuple[int, ...] = ()
+    """The chat app's user ids that may talk to the bot; none: the bot does not start."""
+    scope: BotScope = "chat"
+    """As for client keys: read (search only), chat, write (writes after Approve)."""
+    capture_note: str = Field("Inbox.md", min_length=1, max_length=1000)
+    """The note ``/note TEXT`` appends a timestamped line to (created when missing)."""
+
+    @field_validator("api_url", check_fields=False)
+    @classmethod
+    def _api_url(cls, value: str) -> str:
+        return check_url(value).rstrip("/")
+
+
+class TelegramSettings(_ChatAppSettings):
+    """``[telegram]``: the Telegram bot."""
+
+    bot_token: SecretStr | None = Field(default_factory=_token_from("AI_BRIDGE_TELEGRAM_BOT_TOKEN"))
+    """From BotFather; or AI_BRIDGE_TELEGRAM_BOT_TOKEN."""
+    api_url: str = "https://api.telegram.org"
+    """The Bot API server (a local one, or a test stand-in)."""
+
+
+class DiscordSettings(_ChatAppSettings):
+    """``[discord]``: the Discord bot."""
+
+    bot_token: SecretStr | None = Field(default_factory=_token_from("AI_BRIDGE_DISCORD_BOT_TOKEN"))
+    """From the Developer Portal; or AI_BRIDGE_DISCORD_BOT_TOKEN."""
+    api_url: str = "https://discord.com/api/v10"
+    """The REST base; the gateway is the address GET /gateway/bot answers."""
+
+
 class _Settings(BaseSettings):
     """Everything ``serve`` needs to know but the keys (:data:`BridgeSettings` adds them)."""
 
@@ -202,6 +250,10 @@ class _Settings(BaseSettings):
     """PDFs larger than this (MB) are neither indexed nor read; applies at start."""
     mcp: McpSettings = Field(default_factory=McpSettings)
     """MCP servers as the model's tools (``[mcp.servers.NAME]``)."""
+    telegram: TelegramSettings | None = None
+    """The Telegram bot (``[telegram]``), started by serve when present."""
+    discord: DiscordSettings | None = None
+    """The Discord bot (``[discord]``), started by serve when present."""
 
     @field_validator("embedder")
     @classmethod
@@ -320,6 +372,10 @@ def shown(settings: BridgeSettings) -> dict[str, object]:
     for name in KEY_FIELDS.values():
         secret = getattr(settings, name)
         values[name] = None if secret is None else _mask(secret.get_secret_value())
+    for bot in (settings.telegram, settings.discord):
+        if bot is not None and bot.bot_token is not None:
+            name = "telegram" if isinstance(bot, TelegramSettings) else "discord"
+            values[name]["bot_token"] = _mask(bot.bot_token.get_secret_value())
     for server in values["mcp"]["servers"].values():
         for field in ("env", "headers"):
             server[field] = {key: _mask(value) for key, value in server[field].items()}

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import ValidationError
@@ -31,8 +33,6 @@ from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.models import TOOL_CONFIRM, FileChange, ToolConfirmParams, dump
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from llm_service import ToolCall
     from llm_service.tools import ConfirmCallback
     from plugin_bridge.vault.notes.store import PlannedWrite
@@ -43,6 +43,57 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_CONFIRM_TIMEOUT: Final = 120.0
+CHAT_APP_CONFIRM_TIMEOUT: Final = 300.0
+"""A chat app's Approve / Deny left unanswered this long is Deny."""
+REVIEW_LINES: Final = 30
+"""A chat app's review shows at most this many lines of the diff, then "…"."""
+
+
+@dataclass(frozen=True, slots=True)
+class WriteReview:
+    """What a chat app shows before a tool call runs: one sentence, and for a write the note
+    and a short diff."""
+
+    title: str
+    path: str | None
+    diff: str
+
+
+Show = Callable[["WriteReview"], Awaitable[bool]]
+"""Shows a review in a chat app and returns the user's answer (True: Approve)."""
+
+
+def ask_chat(
+    vault: Vault, show: Show, *, timeout: float = CHAT_APP_CONFIRM_TIMEOUT
+) -> ConfirmCallback:
+    """A confirm callback for a chat app's conversation: the write is planned (one the vault
+    refuses is refused without asking), shown with ``show``, and run only when the user
+    approves within ``timeout`` (no answer is Deny)."""
+
+    async def confirm(call: ToolCall) -> bool:
+        plan = await vault.run(_plan, vault, call)
+        if plan is not None:
+            remember_review(plan.path, plan.old_hash)
+        server = server_of(call.name)
+        review = WriteReview(
+            title=confirm_title(call, plan) if server is None else mcp_title(call.name, server),
+            path=None if plan is None else plan.path,
+            diff="" if plan is None else short_diff(plan.diff),
+        )
+        try:
+            async with asyncio.timeout(timeout):
+                return await show(review)
+        except TimeoutError:
+            logger.info("%s unanswered in %.0f s in a chat app: denied", call.name, timeout)
+            return False
+
+    return confirm
+
+
+def short_diff(diff: str, lines: int = REVIEW_LINES) -> str:
+    """At most ``lines`` lines of ``diff``, with "…" when there were more."""
+    kept = diff.splitlines()
+    return "\n".join(kept[:lines] + (["…"] if len(kept) > lines else []))
 
 
 def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> ConfirmCallback:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from llm_service import LLMService, Message
     from llm_service.events import ServiceEvent
     from llm_service.messages import MediaBlock
+    from llm_service.tools import ConfirmCallback
     from plugin_bridge.app.settings.providers import Purpose, Route
     from plugin_bridge.app.state import BridgeApp
 
@@ -58,6 +59,10 @@ class TurnRequest:
     """Who asks: a key reaches its own conversations only, and its usage is recorded under it."""
     client: str | None = None
     """The client program's name (what to configure when no provider is set)."""
+    confirm: ConfirmCallback | None = None
+    """Who approves this turn's writes when it is not the client of the running request (a
+    chat app's Approve / Deny buttons): the model is then offered the write tools only when
+    ``caller`` may write."""
 
 
 class TurnInput(NamedTuple):
@@ -134,6 +139,8 @@ async def start_turn(app: BridgeApp, request: TurnRequest) -> Turn:
         turn = await asyncio.to_thread(_turn_input, app, request)
     route = app.route(turn.purpose, request.client)  # what the settings say now, this turn only
     app.prepare_turn(service, setup=request.setup, has_note=turn.note is not None)
+    if request.confirm is not None:
+        service.tools = app.tools_asking(request.confirm, request.caller)
     service.on_usage = app.spending.recorder(conversation_id, "chat", request.caller)
     first_turn = not service.history
     service.set_conversation_context(turn.note)

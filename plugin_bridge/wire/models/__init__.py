@@ -23,6 +23,7 @@ from plugin_bridge.wire.models.base import (
     dump,
 )
 from plugin_bridge.wire.models.chat import (
+    CHAT_CLEAR,
     CHAT_SEND,
     ChatClearParams,
     ChatDelta,
@@ -36,6 +37,9 @@ from plugin_bridge.wire.models.chat import (
     UsageModel,
 )
 from plugin_bridge.wire.models.clients import (
+    CLIENTS_ADD,
+    CLIENTS_LIST,
+    CLIENTS_REVOKE,
     ClientKeyModel,
     ClientsAddParams,
     ClientsAddResult,
@@ -44,6 +48,9 @@ from plugin_bridge.wire.models.clients import (
     ClientsRevokeParams,
 )
 from plugin_bridge.wire.models.commands import (
+    COMMAND_CREATE_NOTE,
+    COMMAND_REWRITE,
+    COMMAND_SEARCH_SUMMARIZE,
     CreateNoteParams,
     RewriteParams,
     RewriteResult,
@@ -51,6 +58,11 @@ from plugin_bridge.wire.models.commands import (
     SearchSummarizeResult,
 )
 from plugin_bridge.wire.models.conversations import (
+    CONVERSATIONS_DELETE,
+    CONVERSATIONS_EXPORT,
+    CONVERSATIONS_GET,
+    CONVERSATIONS_LIST,
+    CONVERSATIONS_RENAME,
     ConversationIdParams,
     ConversationResult,
     ConversationsExportParams,
@@ -66,6 +78,9 @@ from plugin_bridge.wire.models.prompts import (
     PromptsListResult,
 )
 from plugin_bridge.wire.models.search import (
+    INDEX_CONFIRM_EMBEDDING,
+    VAULT_RELATED,
+    VAULT_SEARCH,
     ConfirmEmbeddingResult,
     IndexProgress,
     MatchSide,
@@ -79,6 +94,7 @@ from plugin_bridge.wire.models.search import (
 )
 from plugin_bridge.wire.models.session import (
     HEALTH,
+    MODELS_LIST,
     SESSION_INITIALIZE,
     CancelRequestParams,
     Capabilities,
@@ -98,6 +114,8 @@ from plugin_bridge.wire.models.session import (
 )
 from plugin_bridge.wire.models.settings import (
     SETTINGS_CONFIRM,
+    SETTINGS_GET,
+    SETTINGS_UPDATE,
     BaseUrls,
     BaseUrlsUpdate,
     KeysModel,
@@ -111,6 +129,8 @@ from plugin_bridge.wire.models.settings import (
     SettingsUpdateParams,
 )
 from plugin_bridge.wire.models.setup import (
+    EMBEDDER_DOWNLOAD,
+    RUNTIMES_DETECT,
     EmbedderDownloadParams,
     EmbedderDownloadProgress,
     EmbedderDownloadResult,
@@ -135,14 +155,20 @@ from plugin_bridge.wire.models.tools import (
     ToolsListResult,
 )
 from plugin_bridge.wire.models.usage import (
+    USAGE_SUMMARY,
     BudgetWarning,
     ModelUsageModel,
     PeriodUsage,
     UsageSummaryResult,
 )
 from plugin_bridge.wire.models.vault import (
+    AUDIT_LIST,
+    NOTE_APPEND,
     NOTE_APPLY,
+    NOTE_CREATE,
+    NOTE_EDIT,
     NOTE_READ,
+    NOTE_UNDO,
     VAULT_LIST,
     AuditEntry,
     AuditListParams,
@@ -182,31 +208,84 @@ SERVER_REQUESTS: tuple[ServerRequest[Any, Any], ...] = (TOOL_CONFIRM, NOTE_APPLY
 CLIENT_REQUESTS: tuple[ClientRequest[Any, Any], ...] = (
     SESSION_INITIALIZE,
     HEALTH,
-    CHAT_SEND,
-    TOOLS_LIST,
-    TOOLS_EXECUTE,
+    MODELS_LIST,
+    SETTINGS_GET,
+    SETTINGS_UPDATE,
+    RUNTIMES_DETECT,
+    EMBEDDER_DOWNLOAD,
+    VAULT_SEARCH,
+    VAULT_RELATED,
+    INDEX_CONFIRM_EMBEDDING,
     VAULT_LIST,
     NOTE_READ,
+    NOTE_CREATE,
+    NOTE_APPEND,
+    NOTE_EDIT,
+    NOTE_UNDO,
+    AUDIT_LIST,
+    CHAT_SEND,
+    CHAT_CLEAR,
+    CONVERSATIONS_LIST,
+    CONVERSATIONS_GET,
+    CONVERSATIONS_RENAME,
+    CONVERSATIONS_DELETE,
+    CONVERSATIONS_EXPORT,
     PROMPTS_LIST,
+    COMMAND_CREATE_NOTE,
+    COMMAND_SEARCH_SUMMARIZE,
+    COMMAND_REWRITE,
+    TOOLS_LIST,
+    TOOLS_EXECUTE,
+    USAGE_SUMMARY,
+    CLIENTS_LIST,
+    CLIENTS_ADD,
+    CLIENTS_REVOKE,
 )
-"""The methods Python clients call with typed results (``BridgeClient.call``)."""
+"""Every method the server answers (each request object names its method, params model and
+result model): the handlers register by these, the schema and ``BridgeClient.call`` read them."""
 
 __all__ = [
+    "AUDIT_LIST",
+    "CHAT_CLEAR",
     "CHAT_SEND",
+    "CLIENTS_ADD",
+    "CLIENTS_LIST",
+    "CLIENTS_REVOKE",
     "CLIENT_NOTIFICATIONS",
     "CLIENT_REQUESTS",
+    "COMMAND_CREATE_NOTE",
+    "COMMAND_REWRITE",
+    "COMMAND_SEARCH_SUMMARIZE",
+    "CONVERSATIONS_DELETE",
+    "CONVERSATIONS_EXPORT",
+    "CONVERSATIONS_GET",
+    "CONVERSATIONS_LIST",
+    "CONVERSATIONS_RENAME",
+    "EMBEDDER_DOWNLOAD",
     "HEALTH",
+    "INDEX_CONFIRM_EMBEDDING",
+    "MODELS_LIST",
+    "NOTE_APPEND",
     "NOTE_APPLY",
+    "NOTE_CREATE",
+    "NOTE_EDIT",
     "NOTE_READ",
+    "NOTE_UNDO",
     "PROMPTS_LIST",
+    "RUNTIMES_DETECT",
     "SERVER_NOTIFICATIONS",
     "SERVER_REQUESTS",
     "SESSION_INITIALIZE",
     "SETTINGS_CONFIRM",
+    "SETTINGS_GET",
+    "SETTINGS_UPDATE",
     "TOOLS_EXECUTE",
     "TOOLS_LIST",
     "TOOL_CONFIRM",
+    "USAGE_SUMMARY",
     "VAULT_LIST",
+    "VAULT_RELATED",
+    "VAULT_SEARCH",
     "AuditEntry",
     "AuditListParams",
     "AuditListResult",

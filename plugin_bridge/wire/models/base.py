@@ -85,9 +85,10 @@ class ServerRequest(RequestSpec[ParamsT, ResultT]):
 
 
 class ClientRequest(RequestSpec[ParamsT, ResultT]):
-    """A method the server answers, as a client calls it: ``BridgeClient.call(request,
-    params)`` returns the result model. The router registers the same models (a test checks
-    every descriptor against it)."""
+    """A method the server answers (the MCP SDK's ``types.py`` pattern): each is named once,
+    beside its models, and ``CLIENT_REQUESTS`` lists them all. The router registers each
+    handler by it, the schema reads its models, and ``BridgeClient.call(request, params)``
+    returns its result model."""
 
     __slots__ = ()
 

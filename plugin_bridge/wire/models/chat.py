@@ -9,7 +9,13 @@ from typing import Any, ClassVar, Final, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from plugin_bridge.wire.models.base import ClientRequest, Notification, Params, WireModel
+from plugin_bridge.wire.models.base import (
+    ClientRequest,
+    EmptyResult,
+    Notification,
+    Params,
+    WireModel,
+)
 from plugin_bridge.wire.protocol import RequestId
 
 
@@ -122,3 +128,4 @@ class ChatToolResult(Notification):
 
 
 CHAT_SEND: Final = ClientRequest("chat/send", ChatSendParams, ChatSendResult)
+CHAT_CLEAR: Final = ClientRequest("chat/clear", ChatClearParams, EmptyResult)

@@ -6,11 +6,11 @@ Only the info file's token may call these methods.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import Field
 
-from plugin_bridge.wire.models.base import Params, WireModel
+from plugin_bridge.wire.models.base import ClientRequest, Empty, EmptyResult, Params, WireModel
 
 ClientScope = Literal["read", "chat", "write"]
 
@@ -52,3 +52,8 @@ class ClientsAddResult(WireModel):
 
 class ClientsRevokeParams(Params):
     name: str = Field(min_length=1, max_length=64)
+
+
+CLIENTS_LIST: Final = ClientRequest("clients/list", Empty, ClientsListResult)
+CLIENTS_ADD: Final = ClientRequest("clients/add", ClientsAddParams, ClientsAddResult)
+CLIENTS_REVOKE: Final = ClientRequest("clients/revoke", ClientsRevokeParams, EmptyResult)

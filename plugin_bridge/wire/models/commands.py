@@ -5,10 +5,13 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
+from typing import Final
+
 from pydantic import Field
 
-from plugin_bridge.wire.models.base import Params, WireModel
+from plugin_bridge.wire.models.base import ClientRequest, Params, WireModel
 from plugin_bridge.wire.models.chat import UsageModel
+from plugin_bridge.wire.models.vault import NoteWriteResult
 
 
 class CreateNoteParams(Params):
@@ -46,3 +49,10 @@ class RewriteResult(WireModel):
     text: str = Field(description="The new text (the chat/delta notifications concatenated).")
     usage: UsageModel
     cost_usd: float | None = Field(description="Null when the model's price is unknown.")
+
+
+COMMAND_CREATE_NOTE: Final = ClientRequest("command/createNote", CreateNoteParams, NoteWriteResult)
+COMMAND_SEARCH_SUMMARIZE: Final = ClientRequest(
+    "command/searchSummarize", SearchSummarizeParams, SearchSummarizeResult
+)
+COMMAND_REWRITE: Final = ClientRequest("command/rewrite", RewriteParams, RewriteResult)

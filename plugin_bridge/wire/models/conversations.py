@@ -5,11 +5,12 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import Field
 
-from plugin_bridge.wire.models.base import Params, WireModel
+from plugin_bridge.wire.models.base import ClientRequest, EmptyResult, Params, WireModel
+from plugin_bridge.wire.models.vault import NoteWriteResult
 
 
 class ConversationsListParams(Params):
@@ -30,6 +31,11 @@ class ConversationSummary(WireModel):
     created_at: str = Field(description="ISO 8601, UTC.")
     updated_at: str = Field(description="ISO 8601, UTC: when its last turn completed.")
     model: str | None
+    origin: str = Field(
+        "owner",
+        description="Where it came from: owner (the panel, the CLI), key:NAME (a client key), "
+        "telegram:USER_ID or discord:USER_ID (a chat-app bot's user).",
+    )
 
 
 class ConversationsListResult(WireModel):
@@ -67,3 +73,20 @@ class ConversationsExportParams(Params):
         max_length=1000,
         description="Vault folder of the new note; the title names it (never overwriting).",
     )
+
+
+CONVERSATIONS_LIST: Final = ClientRequest(
+    "conversations/list", ConversationsListParams, ConversationsListResult
+)
+CONVERSATIONS_GET: Final = ClientRequest(
+    "conversations/get", ConversationIdParams, ConversationResult
+)
+CONVERSATIONS_RENAME: Final = ClientRequest(
+    "conversations/rename", ConversationsRenameParams, EmptyResult
+)
+CONVERSATIONS_DELETE: Final = ClientRequest(
+    "conversations/delete", ConversationIdParams, EmptyResult
+)
+CONVERSATIONS_EXPORT: Final = ClientRequest(
+    "conversations/export", ConversationsExportParams, NoteWriteResult
+)

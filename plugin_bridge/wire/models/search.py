@@ -5,11 +5,11 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import ClassVar, Final, Literal
 
 from pydantic import Field
 
-from plugin_bridge.wire.models.base import Notification, Params, WireModel
+from plugin_bridge.wire.models.base import ClientRequest, Empty, Notification, Params, WireModel
 
 SearchMode = Literal["lexical", "semantic", "hybrid"]
 
@@ -109,3 +109,10 @@ class IndexProgress(Notification):
 
 class ConfirmEmbeddingResult(WireModel):
     waiting: bool = Field(description="True when a paid embed was waiting and now runs.")
+
+
+VAULT_SEARCH: Final = ClientRequest("vault/search", SearchParams, SearchResult)
+VAULT_RELATED: Final = ClientRequest("vault/related", RelatedParams, RelatedResult)
+INDEX_CONFIRM_EMBEDDING: Final = ClientRequest(
+    "index/confirmEmbedding", Empty, ConfirmEmbeddingResult
+)

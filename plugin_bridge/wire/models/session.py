@@ -108,6 +108,11 @@ class HealthResult(WireModel):
     mcp_servers: list[McpServerStatus] = Field(
         description="The MCP servers whose tools the model may call ([mcp.servers.NAME])."
     )
+    bots: dict[str, str] = Field(
+        default_factory=dict,
+        description="Each configured chat-app bot ([telegram], [discord]): running, starting, "
+        "or 'failed: ' and one sentence saying why.",
+    )
 
 
 class ModelsListParams(Params):
@@ -161,3 +166,4 @@ class ServerProof(Notification):
 
 SESSION_INITIALIZE: Final = ClientRequest(INITIALIZE, InitializeParams, InitializeResult)
 HEALTH: Final = ClientRequest("health", Empty, HealthResult)
+MODELS_LIST: Final = ClientRequest("models/list", ModelsListParams, ModelsListResult)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, StringConstraints, create_model
 from pydantic.fields import FieldInfo
 
 from llm_service.profiles import KEYED, PROVIDER_NAMES, ProviderName
-from plugin_bridge.wire.models.base import Params, ServerRequest, WireModel
+from plugin_bridge.wire.models.base import ClientRequest, Empty, Params, ServerRequest, WireModel
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -201,3 +201,6 @@ SETTINGS_CONFIRM: Final = ServerRequest(
     "settings/confirm", SettingsConfirmParams, SettingsConfirmResult
 )
 """May this MCP server, new or changed by settings/update, run?"""
+
+SETTINGS_GET: Final = ClientRequest("settings/get", Empty, SettingsResult)
+SETTINGS_UPDATE: Final = ClientRequest("settings/update", SettingsUpdateParams, SettingsResult)

@@ -5,13 +5,13 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from pydantic import Field
 
 from llm_service.embedders.hub import DEFAULT_EMBEDDER_MODEL, REPO_PATTERN
 from llm_service.runtimes import RuntimeKind
-from plugin_bridge.wire.models.base import Notification, Params, WireModel
+from plugin_bridge.wire.models.base import ClientRequest, Empty, Notification, Params, WireModel
 from plugin_bridge.wire.protocol import RequestId
 
 
@@ -56,3 +56,9 @@ class EmbedderDownloadProgress(Notification):
     request_id: RequestId
     done: int = Field(description="Bytes downloaded so far.")
     total: int = Field(description="Bytes of the model's files (as the hub announced them).")
+
+
+RUNTIMES_DETECT: Final = ClientRequest("runtimes/detect", Empty, RuntimesDetectResult)
+EMBEDDER_DOWNLOAD: Final = ClientRequest(
+    "embedder/download", EmbedderDownloadParams, EmbedderDownloadResult
+)

@@ -5,11 +5,11 @@ Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, para
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import ClassVar, Final, Literal
 
 from pydantic import Field
 
-from plugin_bridge.wire.models.base import Notification, WireModel
+from plugin_bridge.wire.models.base import ClientRequest, Empty, Notification, WireModel
 
 
 class BudgetWarning(Notification):
@@ -49,3 +49,6 @@ class PeriodUsage(WireModel):
 class UsageSummaryResult(WireModel):
     today: PeriodUsage
     month: PeriodUsage
+
+
+USAGE_SUMMARY: Final = ClientRequest("usage/summary", Empty, UsageSummaryResult)

@@ -163,3 +163,8 @@ NOTE_APPLY: Final = ServerRequest("note/apply", NoteApplyParams, NoteApplyResult
 
 VAULT_LIST: Final = ClientRequest("vault/list", VaultListParams, VaultListResult)
 NOTE_READ: Final = ClientRequest("note/read", NoteReadParams, NoteReadResult)
+NOTE_CREATE: Final = ClientRequest("note/create", NoteCreateParams, NoteWriteResult)
+NOTE_APPEND: Final = ClientRequest("note/append", NoteAppendParams, NoteWriteResult)
+NOTE_EDIT: Final = ClientRequest("note/edit", NoteEditParams, NoteWriteResult)
+NOTE_UNDO: Final = ClientRequest("note/undo", NoteUndoParams, NoteUndoResult)
+AUDIT_LIST: Final = ClientRequest("audit/list", AuditListParams, AuditListResult)

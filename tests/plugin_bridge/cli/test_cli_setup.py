@@ -126,6 +126,10 @@ async def test_interactive_setup_in_a_terminal_shows_the_models_and_saves(
         terminal.type("openai\r")
         await terminal.expect("Model [")
         terminal.type("llama-3.1\r")
+        await terminal.expect("Chat with your vault from Telegram? [y/N]")
+        terminal.type("\r")
+        await terminal.expect("Chat with your vault from Discord? [y/N]")
+        terminal.type("n\r")
         async with asyncio.timeout(WAIT):
             await process.wait()
     assert process.returncode == 0, terminal.screen
@@ -193,6 +197,10 @@ async def test_an_empty_answer_asks_again(tmp_path: Path, fake_http: FakeHTTPSer
         await terminal.expect("Provider (anthropic, openai, ollama)")
         terminal.type("openai\r")
         await terminal.expect("Model [qwen3-8b]")
+        terminal.type("\r")
+        await terminal.expect("from Telegram")
+        terminal.type("\r")
+        await terminal.expect("from Discord")
         terminal.type("\r")
         async with asyncio.timeout(WAIT):
             await process.wait()

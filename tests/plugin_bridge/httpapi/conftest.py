@@ -2,7 +2,11 @@
 provider) and OpenAI (routed to by ``openai/…``), both the real SDKs against fake APIs.
 
 Each fake answers ``GET …/models`` with its ``Served`` list (``anthropic_models``,
-``openai_models``) and every other request with the next queued reply."""
+``openai_models``) and every other request with the next queued reply.
+
+``served`` is that bridge, one per test module (default settings); ``client`` the openai SDK
+on its /v1 without retries, the fakes' recorded requests cleared. A module that needs other
+settings calls ``serve_http`` itself (test_scope_said.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+import openai
+import pytest
+import pytest_asyncio
 from pydantic import SecretStr
 
 from plugin_bridge.app.settings.config import BridgeSettings
@@ -68,6 +75,23 @@ async def serve_http(tmp: Path, **settings: object) -> AsyncIterator[Served]:
             )
             openai.route = lists(openai, lambda: openai_fake.models_reply(*served.openai_models))
             yield served
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
+    async for served in serve_http(tmp_path_factory.mktemp("http")):
+        yield served
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def client(served: Served) -> AsyncIterator[openai.AsyncOpenAI]:
+    sdk = openai.AsyncOpenAI(
+        api_key=served.bridge.app.token, base_url=served.bridge.http_url + "/v1", max_retries=0
+    )
+    served.anthropic.requests.clear()
+    served.openai.requests.clear()
+    yield sdk
+    await sdk.close()
 
 
 def lists(server: FakeHTTPServer, models: Callable[[], Reply]) -> Callable[[Recorded], Reply]:

@@ -8,14 +8,12 @@ import os
 import stat
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import openai
 import pytest
-import pytest_asyncio
 
 from llm_service import Message, Usage
 from plugin_bridge.app import mcp_approval
@@ -24,19 +22,13 @@ from plugin_bridge.app.settings.config import PLUGIN_CLIENT
 from plugin_bridge.cli import main
 from tests.fakes import anthropic as anthropic_fake
 from tests.helpers.bridge import init_params, wait_for
-from tests.plugin_bridge.httpapi.conftest import Served, serve_http
+from tests.plugin_bridge.httpapi.conftest import Served
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 QUESTION = [{"role": "user", "content": "Hello?"}]
 FORBIDDEN = -32004
 PLUGIN = {"name": PLUGIN_CLIENT, "version": "0"}
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
-    async for served in serve_http(tmp_path_factory.mktemp("keys")):
-        yield served
 
 
 def keys_of(served: Served) -> ClientKeys:

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import AsyncIterator
 
 import openai
 import pytest
-import pytest_asyncio
 from openai.types.chat import ChatCompletionMessageParam
 from PIL import Image
 
 from tests.fakes import anthropic as anthropic_fake
 from tests.fakes import openai as openai_fake
 from tests.helpers.images import huge_png
-from tests.plugin_bridge.httpapi.conftest import Served, serve_http
+from tests.plugin_bridge.httpapi.conftest import Served
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -36,23 +34,6 @@ def _question(url: str) -> list[dict[str, object]]:
     parts = [{"type": "text", "text": "What is this?"}]
     parts.append({"type": "image_url", "image_url": {"url": url}})  # type: ignore[dict-item]
     return [{"role": "user", "content": parts}]
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
-    async for served in serve_http(tmp_path_factory.mktemp("images")):
-        yield served
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def client(served: Served) -> AsyncIterator[openai.AsyncOpenAI]:
-    sdk = openai.AsyncOpenAI(
-        api_key=served.bridge.app.token, base_url=served.bridge.http_url + "/v1", max_retries=0
-    )
-    served.anthropic.requests.clear()
-    served.openai.requests.clear()
-    yield sdk
-    await sdk.close()
 
 
 async def test_a_data_image_reaches_openai_as_an_image_url_part(

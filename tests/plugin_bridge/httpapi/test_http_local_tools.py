@@ -4,25 +4,16 @@ run (writes only with http_allow_writes); a refused write names that setting."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-import pytest_asyncio
 
 from plugin_bridge.app.vault_tools import VAULT_TOOL_NAMES, WRITE_TOOL_NAMES
-from tests.plugin_bridge.httpapi.conftest import Served, serve_http
+from tests.plugin_bridge.httpapi.conftest import Served
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 READS = set(VAULT_TOOL_NAMES) - WRITE_TOOL_NAMES
 
 CREATE = {"function": {"name": "create_note", "arguments": {"path": "New.md", "content": "x"}}}
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
-    async for served in serve_http(tmp_path_factory.mktemp("local")):
-        yield served
 
 
 async def test_results_and_invalid_calls_carry_the_calls_ids(served: Served) -> None:

@@ -5,16 +5,14 @@ errors in OpenAI's shape with their status codes."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import openai
 import pytest
-import pytest_asyncio
 
 from tests.fakes import anthropic as anthropic_fake
 from tests.fakes import openai as openai_fake
-from tests.plugin_bridge.httpapi.conftest import CHAT_MODEL, Served, serve_http
+from tests.plugin_bridge.httpapi.conftest import CHAT_MODEL, Served
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -31,23 +29,6 @@ WEATHER_TOOL = {
         },
     },
 }
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
-    async for served in serve_http(tmp_path_factory.mktemp("v1")):
-        yield served
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def client(served: Served) -> AsyncIterator[openai.AsyncOpenAI]:
-    sdk = openai.AsyncOpenAI(
-        api_key=served.bridge.app.token, base_url=served.bridge.http_url + "/v1", max_retries=0
-    )
-    served.anthropic.requests.clear()
-    served.openai.requests.clear()
-    yield sdk
-    await sdk.close()
 
 
 async def test_a_bare_model_goes_to_the_configured_provider(

@@ -4,11 +4,9 @@ routes: their exact shapes and error codes."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from llm_service import Usage
 from plugin_bridge.app.clients import OWNER_CALLER
@@ -17,17 +15,11 @@ from plugin_bridge.app.vault_tools import VAULT_TOOL_NAMES, WRITE_TOOL_NAMES
 from tests.fakes import anthropic as anthropic_fake
 from tests.fakes import openai as openai_fake
 from tests.plugin_bridge.handlers.test_bridge_methods import strict_mode
-from tests.plugin_bridge.httpapi.conftest import CHAT_MODEL, Served, serve_http
+from tests.plugin_bridge.httpapi.conftest import CHAT_MODEL, Served
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 QUESTION = [{"role": "user", "content": "Hello?"}]
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
-    async for served in serve_http(tmp_path_factory.mktemp("proxy")):
-        yield served
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from tests.fakes import anthropic as anthropic_fake
 from tests.fakes import openai as openai_fake
-from tests.plugin_bridge.httpapi.conftest import CHAT_MODEL, Served, serve_http
+from tests.plugin_bridge.httpapi.conftest import CHAT_MODEL, Served
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -57,15 +57,9 @@ STRICT = {
 }
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
-    async for served in serve_http(tmp_path_factory.mktemp("v1clients")):
-        yield served
-
-
 @pytest_asyncio.fixture(loop_scope="module")
 async def client(served: Served) -> AsyncIterator[openai.AsyncOpenAI]:
-    """The SDK as clients use it: its default max_retries (2)."""
+    """The SDK as clients use it: its default max_retries (2), where conftest's has none."""
     sdk = openai.AsyncOpenAI(
         api_key=served.bridge.app.token, base_url=served.bridge.http_url + "/v1"
     )

@@ -6,8 +6,8 @@ listener serves ``/mcp``. The same search_notes calls (bench/search.py's queries
 go through each, and, as the baseline measured in the same run, through the bridge protocol's
 ``tools/execute`` on the WebSocket. Prints p50/p95/p99 per path and writes bench/results/mcp.json.
 
-    .venv/bin/python bench/mcp.py --notes 10000     # `make bench`
-    .venv/bin/python bench/mcp.py --notes 1000      # quick
+    .venv/bin/python -m bench.mcp_search --notes 10000     # `make bench`
+    .venv/bin/python -m bench.mcp_search --notes 1000      # quick
 """
 
 from __future__ import annotations
@@ -24,19 +24,14 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-# This file is bench/mcp.py: with bench/ first on the path, `import mcp` would find it, not the
-# SDK. Import the SDK with bench/ off the path, then put bench/ back for its neighbours.
-BENCH = sys.path.pop(0)
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import httpx2  # noqa: E402
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
-sys.path.insert(0, BENCH)
-from search import QUERIES, percentile  # noqa: E402
-from vaultgen import generate_vault  # noqa: E402
-
-from plugin_bridge.wire.client import BridgeClient  # noqa: E402
+from bench.search import QUERIES
+from bench.stats import percentile
+from bench.vaultgen import generate_vault
+from plugin_bridge.wire.client import BridgeClient
 
 RESULTS = Path(__file__).resolve().parent / "results" / "mcp.json"
 TARGET_P95_MS = 20.0
@@ -109,7 +104,7 @@ async def run(notes: int, rounds: int) -> dict[str, Any]:
                         if round_:
                             samples[name].append((time.perf_counter() - started) * 1000)
     figures = {
-        name: {pct: round(percentile(ms, pct), 2) for pct in (50, 95, 99)}
+        name: {pct: round(percentile(ms, pct / 100), 2) for pct in (50, 95, 99)}
         for name, ms in samples.items()
     }
     baseline = figures["bridge tools/execute (WebSocket, baseline)"]
