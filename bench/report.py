@@ -28,6 +28,7 @@ def benches(notes: int) -> dict[str, list[str]]:
     from the repository root)."""
     return {
         "search": ["-m", "bench.search", "--notes", str(notes)],
+        "search as a user meets it": ["-m", "bench.search", "--serve", "--notes", str(notes)],
         "search sizes": [
             "-m",
             "bench.search",

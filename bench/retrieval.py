@@ -1,10 +1,12 @@
 """Retrieval quality on the shared help vaults: recall@1, @5, @10 and MRR of lexical, semantic
 and hybrid search, per question kind and language.
 
-Two question sets (bench/retrieval_questions.py): the 50 title-free questions on the English
-vault ("titlefree": none uses a title word of its target), and 82 realistic ones on the
-English, German, Russian and Chinese vaults (keyword queries, natural questions, paraphrases
-and typos). The embedder is the deterministic fake unless ``--embedder`` names another;
+Two question sets to tune on (bench/retrieval_questions.py): the 50 title-free questions on
+the English vault ("titlefree": none uses a title word of its target), and 82 realistic ones on
+the English, German, Russian and Chinese vaults (keyword queries, natural questions,
+paraphrases and typos); and ``--set heldout``, 37 questions on every help vault (Japanese too)
+that no ranking choice was tuned on (bench/retrieval_heldout.py). The embedder is the
+deterministic fake unless ``--embedder`` names another;
 ``--embedder-base-url`` points an ``openai:`` or ``ollama:`` embedder at any server (the key
 comes from OPENAI_API_KEY as usual; a local server needs none); ``--minilm`` starts
 bench/embed_server.py (all-MiniLM-L6-v2 on this CPU, the optional ``bench`` group) and
@@ -47,6 +49,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
+from bench.retrieval_heldout import HELDOUT
 from bench.retrieval_questions import KINDS, QUESTIONS, REALISTIC, check_questions, check_realistic
 from llm_service.embedders import FakeEmbedder, make_embedder
 from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD
@@ -76,6 +79,8 @@ def questions(which: str) -> list[Question]:
         chosen += [("en", "titlefree", text, expected) for text, expected in QUESTIONS]
     if which in ("realistic", "all"):
         chosen += REALISTIC
+    if which == "heldout":
+        chosen += HELDOUT
     return chosen
 
 
@@ -295,7 +300,13 @@ def main() -> int:
     parser.add_argument("--embedder", help="KIND:MODEL (default: the deterministic fake)")
     parser.add_argument("--embedder-base-url", help="the embedding server's address")
     parser.add_argument("--minilm", action="store_true", help="all-MiniLM-L6-v2, served here")
-    parser.add_argument("--set", choices=("titlefree", "realistic", "all"), default="all")
+    parser.add_argument(
+        "--set",
+        choices=("titlefree", "realistic", "all", "heldout"),
+        default="all",
+        help="all: the title-free and realistic sets (tuned on); heldout: questions never tuned "
+        "on (bench/retrieval_heldout.py)",
+    )
     parser.add_argument("--vaults", type=Path, default=VAULTS, help="the help vaults' folder")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument(
@@ -312,7 +323,7 @@ def main() -> int:
     if not (args.vaults / "en").is_dir():
         print(f"Skipped: the shared help vaults are not at {args.vaults}.")
         return 0
-    if args.set != "titlefree" and (missing := check_realistic(args.vaults)):
+    if args.set != "titlefree" and (missing := check_realistic(args.vaults, questions(args.set))):
         print("Expected notes missing from the vaults:\n" + "\n".join(missing))
         return 2
     try:

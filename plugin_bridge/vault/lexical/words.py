@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Final
@@ -85,9 +86,10 @@ def stop_words(language: str) -> frozenset[str]:
 
 def language_of(words: Sequence[str]) -> str | None:
     """The language whose stop words ``words`` use most (None when they use none)."""
-    sample = words[:DETECT_TOKENS]
+    sample = Counter(words[:DETECT_TOKENS])
     counts = {
-        language: sum(map(stop_words(language).__contains__, sample)) for language in LANGUAGES
+        language: sum(sample[word] for word in stop_words(language).intersection(sample))
+        for language in LANGUAGES
     }
     best = max(counts.values())
     return next(language for language in LANGUAGES if counts[language] == best) if best else None
@@ -102,7 +104,7 @@ def note_language(words: Sequence[str]) -> str:
 
 def note_stems(words: Iterable[str], language: str) -> str:
     """The distinct stems of ``words``, space-separated: what a note's stem columns hold."""
-    unique = {w for w in words if len(w) >= MIN_STEM_LENGTH and not w[0].isdigit()}
+    unique = {w for w in set(words) if len(w) >= MIN_STEM_LENGTH and not w[0].isdigit()}
     cyrillic = [w for w in unique if "\u0400" <= w[0] <= "\u04ff"]
     latin = list(unique.difference(cyrillic)) if cyrillic else list(unique)
     mark = _MARKS[language]

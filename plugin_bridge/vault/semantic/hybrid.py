@@ -30,6 +30,7 @@ from plugin_bridge.vault.lexical.parse import link_forms
 from plugin_bridge.vault.lexical.reader import is_damage
 from plugin_bridge.vault.pdf import is_pdf_name, page_of_snippet, page_of_words, split_body
 from plugin_bridge.vault.sections import heading_at
+from plugin_bridge.vault.semantic.scripts import same_script_first
 
 if TYPE_CHECKING:
     import numpy as np
@@ -187,6 +188,9 @@ def _search(
         allowed = reader.filtered_chunk_hashes(query) if query.filtered else None
         wanted = max(limit, CANDIDATES) * CHUNKS_PER_NOTE
         notes = roll_up(semantic.nearest_chunks(reader, vector, wanted, allowed))
+        texts = [f"{chunks[0].title}\n{chunks[0].text}" for chunks in notes.values()]
+        found = frozenset(hit.path for hit in lexical)
+        notes = same_script_first(query.text, notes, texts, found)
     hits = _combine(mode, lexical, notes, limit, len(query.terms))
     if fusing and (bare := [hit.path for hit in hits if not hit.chunks]):
         made = reader.snippets(query, bare)

@@ -295,6 +295,22 @@ async def test_migrations_run_once_and_are_recorded_by_name(tmp_path: Path) -> N
     assert [row[0] for row in rows] == [name for name, _ in MIGRATIONS]
 
 
+async def test_full_text_tables_flush_a_batch_at_once(tmp_path: Path) -> None:
+    """Both full-text tables keep up to 16 MB of a transaction's rows in memory (FTS5's default
+    is 1 MB), so a batch of notes is written as one segment, not a dozen to merge later."""
+    (tmp_path / "v").mkdir()
+    db = tmp_path / "i.sqlite3"
+    index = await started(tmp_path / "v", db)
+    await index.close()
+    conn = connect(str(db))
+    sizes = [
+        conn.execute(f"SELECT v FROM {table}_config WHERE k = 'hashsize'").fetchone()
+        for table in ("notes_fts", "notes_cjk")
+    ]
+    conn.close()
+    assert sizes == [(16 * 1024 * 1024,), (16 * 1024 * 1024,)]
+
+
 async def test_a_database_from_the_first_schema_is_upgraded(tmp_path: Path) -> None:
     """A database made by the first migration alone gets the rest and re-reads every note."""
     root, db = tmp_path / "vault", tmp_path / "i.sqlite3"
