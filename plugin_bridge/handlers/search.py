@@ -49,6 +49,9 @@ async def related(ctx: Context, params: RelatedParams) -> RelatedResult:
                 links_to=r.links_to,
                 linked_from=r.linked_from,
                 snippet=r.snippet,
+                heading=r.heading,
+                shared_links=list(r.shared_links),
+                shared_tags=list(r.shared_tags),
             )
             for r in found.notes
         ],

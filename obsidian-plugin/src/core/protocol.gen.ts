@@ -1226,6 +1226,18 @@ export interface RelatedNote {
 	 * The start of its closest chunk (at most 300 characters).
 	 */
 	snippet?: string;
+	/**
+	 * Its closest chunk's heading path ('A > B'; '': none).
+	 */
+	heading?: string;
+	/**
+	 * Link targets both notes hold (in lower case, as written: name or path).
+	 */
+	sharedLinks?: string[];
+	/**
+	 * Tags both notes carry (in lower case, without #).
+	 */
+	sharedTags?: string[];
 }
 export interface SearchParams {
 	/**

@@ -122,6 +122,12 @@ class IndexReader:
         links = self.conn.execute("SELECT target FROM links WHERE src = ?", (note_id,))
         return NoteChunks(note_id, [r[0] for r in chunks], {r[0] for r in links})
 
+    def marks(self, note_id: int) -> tuple[set[str], set[str]]:
+        """The tags and the link targets (both casefolded) of the note ``note_id``."""
+        tags = self.conn.execute("SELECT tag FROM tags WHERE note = ?", (note_id,))
+        links = self.conn.execute("SELECT target FROM links WHERE src = ?", (note_id,))
+        return {r[0] for r in tags}, {r[0] for r in links}
+
     def backlinks(self, rel: str) -> list[str]:
         """Notes whose wikilinks resolve to ``rel``: by file name or by (partial) path."""
         targets = sorted(link_forms(rel))

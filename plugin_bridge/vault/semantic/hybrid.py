@@ -94,6 +94,12 @@ class Related:
     """This one links to the note asked about."""
     snippet: str = ""
     """The start of its closest chunk."""
+    heading: str = ""
+    """The headings above its closest chunk ("A > B"; "": none)."""
+    shared_links: tuple[str, ...] = ()
+    """Link targets both notes hold (sorted)."""
+    shared_tags: tuple[str, ...] = ()
+    """Tags both notes carry (sorted)."""
 
 
 def rrf(
@@ -317,14 +323,22 @@ def related_notes(
         if c.note_id != found.note_id
     ]
     backlinks = set(reader.backlinks(rel))
-    return [
-        Related(
-            p,
-            hits[0].title,
-            round(hits[0].score, 6),
-            bool(link_forms(p) & found.links),
-            p in backlinks,
-            _chunk_snippet(hits[0]),
+    tags, links = reader.marks(found.note_id)
+    related: list[Related] = []
+    for p, hits in list(roll_up(chunks).items())[:limit]:
+        their_tags, their_links = reader.marks(hits[0].note_id)
+        own = link_forms(p) | link_forms(rel)  # a link to one another is not a shared one
+        related.append(
+            Related(
+                p,
+                hits[0].title,
+                round(hits[0].score, 6),
+                bool(link_forms(p) & found.links),
+                p in backlinks,
+                _chunk_snippet(hits[0]),
+                hits[0].heading,
+                tuple(sorted((links & their_links) - own, key=str.casefold)),
+                tuple(sorted(tags & their_tags)),
+            )
         )
-        for p, hits in list(roll_up(chunks).items())[:limit]
-    ]
+    return related

@@ -81,6 +81,14 @@ class RelatedNote(WireModel):
     links_to: bool = Field(description="The note asked about links to this one.")
     linked_from: bool = Field(description="This one links to the note asked about.")
     snippet: str = Field("", description="The start of its closest chunk (at most 300 characters).")
+    heading: str = Field("", description="Its closest chunk's heading path ('A > B'; '': none).")
+    shared_links: list[str] = Field(
+        default_factory=list,
+        description="Link targets both notes hold (in lower case, as written: name or path).",
+    )
+    shared_tags: list[str] = Field(
+        default_factory=list, description="Tags both notes carry (in lower case, without #)."
+    )
 
 
 class RelatedResult(WireModel):

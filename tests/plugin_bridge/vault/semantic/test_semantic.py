@@ -315,6 +315,27 @@ async def test_related_notes_exclude_the_note_and_say_how_they_link(vault: Harne
     assert semantic.index.read(lambda reader: related_notes(reader, semantic, "Nope.md")) == []
 
 
+async def test_related_notes_say_why_shared_links_tags_and_the_closest_heading(
+    vault: Harness,
+) -> None:
+    """Two notes that link to the same note and carry the same tag report both; the closest
+    passage's heading comes too, and a link to one another is not a shared link."""
+    write(
+        vault.root,
+        {
+            "Garden/Beds.md": "# Beds\n## Compost\nRoses and [[Tomatoes]] like compost. #Garden",
+            "Garden/Paths.md": "# Paths\nGravel by the [[Tomatoes]] and [[Beds]]. #garden #paths",
+        },
+    )
+    await vault.open(FakeEmbedder())
+    related = await vault.related("Garden/Paths.md", 5)
+    beds = next(r for r in related if r.path == "Garden/Beds.md")
+    assert beds.shared_links == ("tomatoes",) and beds.shared_tags == ("garden",)
+    assert beds.heading == "Beds > Compost"  # its heading path
+    roses = next(r for r in related if r.path == "Garden/Roses.md")
+    assert roses.shared_links == ("tomatoes",) and roses.shared_tags == ()
+
+
 class PaidEmbedder(FakeEmbedder):
     paid = True
 
