@@ -47,6 +47,21 @@ export function closeness(score: number): "close match" | "related" {
 	return score >= 0.6 ? "close match" : "related";
 }
 
+/** Why a related note is related, in words: the links and tags both notes share, else the
+ * heading of its closest passage (unless it only repeats the title). `linkName` turns a link target into the name shown. */
+export function relatedReason(
+	note: { title?: string; sharedLinks?: string[]; sharedTags?: string[]; heading?: string },
+	linkName: (target: string) => string = (target) => target.split("/").pop() ?? target,
+): string {
+	const few = (items: string[]): string => (items.length > 2 ? `${items.slice(0, 2).join(", ")} and ${items.length - 2} more` : items.join(" and "));
+	const reasons: string[] = [];
+	if (note.sharedLinks?.length) reasons.push(`both link to ${few(note.sharedLinks.map(linkName))}`);
+	if (note.sharedTags?.length) reasons.push(`both tagged ${few(note.sharedTags.map((tag) => `#${tag}`))}`);
+	if (reasons.length > 0) return reasons.join("; ");
+	const heading = note.heading?.split(" > ").pop()?.trim();
+	return heading && heading.toLowerCase() !== note.title?.toLowerCase() ? `similar passage: ${heading}` : "similar passage";
+}
+
 /** Whether a model can use the vault's tools, as the setup card and settings say it. */
 export function toolSupport(supportsTools: boolean | null | undefined): string {
 	return supportsTools ? "can use your notes" : "chat only";

@@ -1,12 +1,14 @@
 // The related-notes side view: follows the active note and lists its nearest notes
-// (vault/related): title, how close (the score in a tooltip), a snippet of the closest passage, whether they already link.
+// (vault/related): title, why it is related (shared links or tags, else its closest passage's
+// heading; the score in a tooltip), its first lines as plain text, whether they already link.
 // Click opens a note; dragging one into the editor inserts a [[wikilink]]. It refreshes
 // (debounced) when the active note changes or is saved. With no embedder it says what to do,
 // with a button to set one up.
 import { ItemView, setIcon, type TAbstractFile, type WorkspaceLeaf } from "obsidian";
 import type { RelatedNote } from "../core/protocol";
 import type { Assistant } from "./assistant";
-import { closeness } from "../core/words";
+import { previewText } from "../core/preview";
+import { closeness, relatedReason } from "../core/words";
 
 export const RELATED_VIEW_TYPE = "ai-bridge-related";
 const REFRESH_MS = 400;
@@ -105,7 +107,9 @@ export class RelatedView extends ItemView {
 				await this.notReady();
 				return;
 			}
-			this.render(related.results);
+			const previews = await Promise.all(related.results.map((note) => this.preview(note)));
+			if (generation !== this.generation) return;
+			this.render(related.results, previews);
 		} catch (error) {
 			if (generation === this.generation) this.showMessage((error as Error).message);
 		}
@@ -131,28 +135,47 @@ export class RelatedView extends ItemView {
 		this.listEl.createDiv({ cls: "aib-note aib-related-message", text: message });
 	}
 
-	private render(results: RelatedNote[]): void {
+	/** The note's first lines from the vault (the closest passage when it cannot be read). */
+	private async preview(note: RelatedNote): Promise<string> {
+		const file = this.app.vault.getFileByPath(note.path);
+		try {
+			if (file) return previewText(await this.app.vault.cachedRead(file), note.title);
+		} catch {
+			// unreadable now (being moved, a sync conflict): its closest passage instead
+		}
+		let snippet = note.snippet ?? "";
+		if (note.heading && snippet.startsWith(`${note.heading}: `)) snippet = snippet.slice(note.heading.length + 2);
+		// The server's snippet is on one line: its list items go back on lines of their own.
+		return previewText(snippet.replace(/ (?:[-*+]|\d+[.)]) (?=\S)/g, "\n"));
+	}
+
+	/** A shared link's target as the note it resolves to is named. */
+	private linkName(target: string): string {
+		return this.app.metadataCache.getFirstLinkpathDest(target, this.shown ?? "")?.basename ?? target.split("/").pop() ?? target;
+	}
+
+	private render(results: RelatedNote[], previews: string[]): void {
 		this.listEl.empty();
 		if (results.length === 0) {
 			this.showMessage("No related notes found.");
 			return;
 		}
-		for (const note of results) {
+		for (const [i, note] of results.entries()) {
 			const row = this.listEl.createDiv({ cls: "aib-related-item", attr: { draggable: "true", "data-path": note.path } });
 			const head = row.createDiv({ cls: "aib-related-head" });
 			head.createSpan({ cls: "aib-related-name", text: note.title });
-			head.createSpan({
-				cls: "aib-related-score",
-				text: closeness(note.score),
-				attr: { title: `Similarity ${note.score.toFixed(2)} (1 would be the same text)` },
-			});
 			const linked = note.linksTo || note.linkedFrom;
 			const link = head.createSpan({
 				cls: ["aib-related-link", linked ? "is-linked" : "is-unlinked"],
 				attr: { "aria-label": linked ? "Already linked" : "Not linked yet" },
 			});
 			setIcon(link, linked ? "link" : "unlink");
-			if (note.snippet) row.createDiv({ cls: "aib-related-snippet", text: note.snippet });
+			row.createDiv({
+				cls: "aib-related-reason",
+				text: relatedReason(note, (target) => this.linkName(target)),
+				attr: { title: `${closeness(note.score)}: similarity ${note.score.toFixed(2)} (1 would be the same text)` },
+			});
+			if (previews[i]) row.createDiv({ cls: "aib-related-snippet", text: previews[i] });
 			row.createDiv({ cls: "aib-related-path", text: note.path });
 		}
 	}

@@ -110,7 +110,7 @@ class BrowserPlugin extends AssistantPlugin {
 
 const app: Record<string, unknown> = {};
 const vault = new Vault(vaultPath);
-const metadataCache = new MetadataCache();
+const metadataCache = new MetadataCache(vault);
 const workspace = new Workspace(app, document.getElementById("sidebar")!, document.getElementById("sidebar-tabs")!);
 app.workspace = workspace;
 app.vault = vault;

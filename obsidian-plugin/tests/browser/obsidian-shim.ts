@@ -213,6 +213,9 @@ export class Vault extends Events {
 	async read(file: TFile): Promise<string> {
 		return this.notes.get(file.path)?.text ?? "";
 	}
+	async cachedRead(file: TFile): Promise<string> {
+		return this.read(file);
+	}
 	async process(file: TFile, fn: (data: string) => string): Promise<string> {
 		const note = this.notes.get(file.path);
 		if (!note) throw new Error(`no note ${file.path}`);
@@ -230,14 +233,20 @@ export class Vault extends Events {
 
 export class MetadataCache extends Events {
 	tags = new Map<string, string[]>();
+	constructor(private readonly vault?: Vault) {
+		super();
+	}
 	getFileCache(file: TFile): { tags?: { tag: string }[] } | null {
 		return { tags: (this.tags.get(file.path) ?? []).map((tag) => ({ tag })) };
 	}
 	fileToLinktext(file: TFile): string {
 		return file.path.replace(/\.md$/, "");
 	}
-	getFirstLinkpathDest(): TFile | null {
-		return null;
+	/** A link's note as Obsidian resolves it: by path or by name, in any case. */
+	getFirstLinkpathDest(linkpath: string): TFile | null {
+		const wanted = linkpath.toLowerCase().replace(/\.md$/, "");
+		const files = this.vault?.getMarkdownFiles() ?? [];
+		return files.find((f) => f.path.toLowerCase().replace(/\.md$/, "") === wanted) ?? files.find((f) => f.basename.toLowerCase() === wanted) ?? null;
 	}
 }
 

@@ -232,6 +232,16 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		const first = await view.locator(".aib-related-item").allTextContents();
 		expect(first.join(" ")).not.toContain("Areas/Cooking/Sourdough.md");
 		expect(await view.locator(".aib-related-snippet").count()).toBeGreaterThan(0);
+		// Each row says why it is related, and shows the note's first lines without Markdown.
+		const reasons = await view.locator(".aib-related-reason").allTextContents();
+		expect(reasons.length).toBe(first.length);
+		expect(reasons.every((reason) => /^(both link to|both tagged|similar passage)/.test(reason))).toBe(true);
+		const miso = view.locator(".aib-related-item[data-path='Areas/Cooking/Miso soup.md']");
+		expect(await miso.locator(".aib-related-reason").textContent()).toBe("both tagged #cooking");
+		expect(await miso.locator(".aib-related-snippet").textContent()).toMatch(/^Dashi first: soak 10 g kombu/);
+		const welcome = await view.locator(".aib-related-item[data-path='Welcome.md'] .aib-related-snippet").textContent();
+		expect(welcome).toContain("Projects/Kafka pipeline");
+		for (const text of await view.locator(".aib-related-snippet").allTextContents()) expect(text).not.toMatch(/\[\[|\*\*|^---|^#+ /m);
 		// Scrolled to the end, the last note sits above the status bar, never under it.
 		await page.evaluate(() => {
 			const scroller = document.querySelector(".aib-related-view")!;

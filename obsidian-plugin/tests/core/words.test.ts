@@ -1,6 +1,6 @@
 // Words a non-developer understands (issue 31): tool calls as sentences, closeness, tool support.
 import { describe, expect, it } from "vitest";
-import { closeness, isEmbeddingModel, sameEmbedder, toolResultView, toolSentence, toolSupport } from "../../src/core/words";
+import { closeness, isEmbeddingModel, relatedReason, sameEmbedder, toolResultView, toolSentence, toolSupport } from "../../src/core/words";
 
 describe("words", () => {
 	it("a tool call is a sentence, in the past once done", () => {
@@ -14,6 +14,17 @@ describe("words", () => {
 		expect(toolSentence("get_backlinks", { path: "A.md" }, false)).toBe("Looked for notes that link to A.md");
 		expect(toolSentence("weather__forecast", { city: "Oslo" }, false)).toBe("Used the tool weather__forecast");
 		expect(toolSentence("search_notes", { query: "x".repeat(100) }, false)).toMatch(/^Searched your notes for 'x{57}…'$/);
+	});
+
+	it("a related note says why: the links and tags both notes share, else its closest passage's heading", () => {
+		expect(relatedReason({ sharedLinks: ["projects/kafka pipeline"], sharedTags: ["cooking"], heading: "Soup > Stock" })).toBe(
+			"both link to kafka pipeline; both tagged #cooking",
+		);
+		expect(relatedReason({ sharedLinks: ["a", "b", "c", "d"] }, (t) => t.toUpperCase())).toBe("both link to A, B and 2 more");
+		expect(relatedReason({ sharedTags: ["x", "y"] })).toBe("both tagged #x and #y");
+		expect(relatedReason({ sharedLinks: [], sharedTags: [], heading: "Sourdough > Starter" })).toBe("similar passage: Starter");
+		expect(relatedReason({ heading: "" })).toBe("similar passage");
+		expect(relatedReason({ title: "Running log", heading: "Running log" })).toBe("similar passage");
 	});
 
 	it("closeness in words; tool support in words; embedding models told apart", () => {
