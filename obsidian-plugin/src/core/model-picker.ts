@@ -51,6 +51,9 @@ export function answerPrice(model: Pick<ModelInfoModel, "inputPricePerMtok" | "o
 	return `≈ $${usd < 0.1 ? usd.toFixed(4) : usd.toFixed(2)} per answer`;
 }
 
+/** Past this many models a list gets a filter field (the settings tab's, the setup card's). */
+export const LONG_LIST = 20;
+
 /** The models whose id, name or group hold every word typed (any case, any order). */
 export function filterModels<T extends { id: string; label: string; group?: string }>(models: T[], query: string): T[] {
 	const words = query.toLowerCase().split(/\s+/).filter(Boolean);

@@ -35,7 +35,7 @@ import {
   type ServerChoice,
 } from "../core/remote";
 import { isEmbeddingModel, sameEmbedder } from "../core/words";
-import { filterModels } from "../core/model-picker";
+import { filterModels, LONG_LIST } from "../core/model-picker";
 import type { Assistant } from "./assistant";
 import { describeBots } from "../core/chat-bots";
 import { showMcpServers } from "./mcp-servers";
@@ -59,8 +59,6 @@ interface Row {
   render: (setting: Setting) => void;
 }
 
-/** Past this many models a list gets a filter field. */
-const LONG_LIST = 20;
 
 export class AssistantSettingTab extends PluginSettingTab {
   /** DOM listeners of what display() drew, removed when the tab hides or redraws. */

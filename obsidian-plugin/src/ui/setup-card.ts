@@ -15,6 +15,7 @@ import {
 	type ResultOf,
 } from "../core/protocol";
 import { errorHelp, refusedKey } from "../core/error-help";
+import { filterModels, LONG_LIST } from "../core/model-picker";
 import { RpcError } from "../core/rpc";
 import { isEmbeddingModel, toolSupport } from "../core/words";
 import type { Assistant } from "./assistant";
@@ -190,12 +191,23 @@ export class SetupCard extends Card {
 			const { models } = await this.plugin.client.call("models/list", {});
 			message.setText(`The key works. Pick a model from ${url ? new URL(url).host : PROVIDER_PROFILES[provider].label}:`);
 			modelsEl.empty();
-			for (const model of models.filter((m) => !isEmbeddingModel(m))) {
-				const row = modelsEl.createDiv({ cls: "aib-setup-model" });
-				row.createSpan({ cls: "aib-setup-model-id", text: model.displayName ?? model.id });
-				if (model.supportsTools !== null) row.createSpan({ cls: "aib-setup-badge", text: toolSupport(model.supportsTools) });
-				this.button(row, "Use", () => void this.save({ models: { chat: model.id } }, row));
-			}
+			const listed = models.filter((m) => !isEmbeddingModel(m)).map((model) => ({ id: model.id, label: model.displayName ?? model.id, model }));
+			// A long list (an OpenRouter-sized one) gets the switcher's filter: type to narrow it.
+			const filter = listed.length > LONG_LIST ? modelsEl.createEl("input", { type: "search", cls: "aib-model-filter aib-setup-model-filter", attr: { placeholder: "Type to filter models", "aria-label": "Filter models" } }) : null;
+			const list = modelsEl.createDiv();
+			const draw = (query: string): void => {
+				list.empty();
+				const shown = filterModels(listed, query);
+				if (shown.length === 0) list.createDiv({ cls: "aib-card-hint", text: "No model matches: type fewer words." });
+				for (const { model, label } of shown) {
+					const row = list.createDiv({ cls: "aib-setup-model" });
+					row.createSpan({ cls: "aib-setup-model-id", text: label });
+					if (model.supportsTools !== null) row.createSpan({ cls: "aib-setup-badge", text: toolSupport(model.supportsTools) });
+					this.button(row, "Use", () => void this.save({ models: { chat: model.id } }, row));
+				}
+			};
+			if (filter) this.registerDomEvent(filter, "input", () => draw(filter.value));
+			draw("");
 		} catch (error) {
 			// In the setup card itself, a refused key is fixed right here.
 			message.setText(refusedKey(error as Error) ? "The provider refused this key: check it, then paste it again." : errorHelp(error as Error, false).message);

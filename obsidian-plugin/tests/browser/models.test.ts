@@ -3,7 +3,8 @@
 // the switcher filters the list by typing, groups it by provider with badges and a price per
 // answer; a model chosen for this conversation answers the next message (the usage line names
 // it); *Think harder* sends one message to the deep model; the settings tab's list has the same
-// filter. `make screenshot` saves docs/model-switcher.png.
+// filter, and so has the setup card's list after *Check key*. `make screenshot` saves
+// docs/model-switcher.png and docs/setup-model-filter.png.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -95,5 +96,35 @@ describe.skipIf(!haveChromium)("the model switcher", () => {
 		expect(await select.inputValue()).toBe(chosen);
 		const shots = process.env.SCREENSHOT_DIR;
 		if (shots) await page.screenshot({ path: join(shots, "settings-model-filter.png") });
+	});
+
+	it("the setup card's list of a provider's models filters by typing too", async () => {
+		await page.evaluate(() => document.getElementById("settings")!.classList.add("is-hidden"));
+		// As on a server with no provider yet (the card shows the hosted choice only then).
+		// The key check itself would reach the provider's real address (no network in tests): the
+		// server's answer to it is stood in for; the model list is the demo server's own.
+		await page.evaluate(() => {
+			const client = (window as any).plugin.client;
+			client.state = { ...client.state, chat: false };
+			const call = client.call.bind(client);
+			client.call = (method: string, params: unknown, options: unknown) => (method === "settings/update" ? Promise.resolve({}) : call(method, params, options));
+			(window as any).plugin.openSetup();
+		});
+		const card = page.locator(".aib-setup-card");
+		await card.locator(".aib-setup-provider").selectOption("openai");
+		await card.locator(".aib-setup-key-input").fill("sk-demo-key");
+		await card.locator("button", { hasText: "Check key" }).click();
+		const rows = card.locator(".aib-setup-models .aib-setup-model");
+		await rows.first().waitFor({ timeout: WAIT });
+		expect(await rows.count()).toBe(322);
+		await card.locator(".aib-setup-model-filter").fill("stark 31");
+		expect(await rows.locator(".aib-setup-model-id").allTextContents()).toEqual(["Stark model 317"]);
+		await card.locator(".aib-setup-model-filter").fill("model-31");
+		expect(await rows.count()).toBe(11);
+		await card.locator(".aib-setup-model-filter").scrollIntoViewIfNeeded();
+		const shots = process.env.SCREENSHOT_DIR;
+		if (shots) await page.screenshot({ path: join(shots, "setup-model-filter.png") });
+		await card.locator(".aib-setup-model-filter").fill("zzz");
+		expect(await card.locator(".aib-setup-models").textContent()).toContain("No model matches");
 	});
 });
