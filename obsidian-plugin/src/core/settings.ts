@@ -15,6 +15,33 @@ export interface PluginSettings {
 	confirmPolicy: ConfirmPolicy;
 	/** Send the active note (or the selection) with each message. */
 	sendContext: boolean;
+	/** The model chosen in the switcher for a conversation, by its id (the newest last, at most
+	 * REMEMBERED_MODELS): reopened, it answers with that model again. */
+	conversationModels: Record<string, ChosenModel>;
+}
+
+/** A switcher choice as kept: what chat/send's `model` takes and what the header shows. */
+export interface ChosenModel {
+	spec: string;
+	label: string;
+	local: boolean;
+}
+
+export const REMEMBERED_MODELS = 200;
+
+function isChosenModel(value: unknown): value is ChosenModel {
+	if (typeof value !== "object" || value === null) return false;
+	const v = value as Record<string, unknown>;
+	return typeof v.spec === "string" && v.spec !== "" && typeof v.label === "string" && typeof v.local === "boolean";
+}
+
+/** `models` with conversation `id`'s choice kept (the newest last; the oldest dropped past
+ * REMEMBERED_MODELS), or forgotten when `choice` is null. */
+export function rememberModel(models: Record<string, ChosenModel>, id: string, choice: ChosenModel | null): Record<string, ChosenModel> {
+	const { [id]: _previous, ...rest } = models;
+	const entries = Object.entries(rest);
+	if (choice) entries.push([id, { spec: choice.spec, label: choice.label, local: choice.local }]);
+	return Object.fromEntries(entries.slice(-REMEMBERED_MODELS));
 }
 
 export const DEFAULT_SETTINGS: PluginSettings = {
@@ -22,6 +49,7 @@ export const DEFAULT_SETTINGS: PluginSettings = {
 	serverCommand: "",
 	confirmPolicy: "review",
 	sendContext: true,
+	conversationModels: {},
 };
 
 /** Settings loaded from data.json: unknown keys dropped, wrong types replaced by defaults. */
@@ -34,6 +62,11 @@ export function loadSettings(saved: unknown): PluginSettings {
 		serverCommand: pick("serverCommand"),
 		confirmPolicy: pick("confirmPolicy") === "allow-create" ? "allow-create" : "review",
 		sendContext: pick("sendContext"),
+		conversationModels: Object.fromEntries(
+			Object.entries(typeof raw.conversationModels === "object" && raw.conversationModels !== null ? raw.conversationModels : {})
+				.filter((entry): entry is [string, ChosenModel] => isChosenModel(entry[1]))
+				.slice(-REMEMBERED_MODELS),
+		),
 	};
 	return settings;
 }

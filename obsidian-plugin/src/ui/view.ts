@@ -14,6 +14,7 @@ import { ErrorCode, PROVIDER_NAMES, PROVIDER_PROFILES, type ProviderName } from 
 import { modelHeader, pickerModels, type PickerModel } from "../core/model-picker";
 import { ModelPicker, type PickScope } from "./model-picker";
 import { RpcError } from "../core/rpc";
+import { rememberModel } from "../core/settings";
 import { applyNotification, failTurn, finishSummary, finishTurn, markReview, newTurn, text, type ToolChip, type Turn } from "../core/stream";
 import type { Assistant } from "./assistant";
 import { ConversationList } from "./conversation-list";
@@ -114,6 +115,10 @@ export class AssistantView extends ItemView {
 				open: (id) => void this.open(id),
 				deleted: (id) => {
 					if (this.conversationId === id) this.newConversation();
+					if (this.plugin.settings.conversationModels[id]) {
+						this.plugin.settings.conversationModels = rememberModel(this.plugin.settings.conversationModels, id, null);
+						void this.plugin.saveSettings();
+					}
 				},
 			}),
 		);
@@ -532,6 +537,7 @@ export class AssistantView extends ItemView {
 				},
 			});
 			this.conversationId = result.conversationId;
+			if (!ask.setup) this.keepModelChoice(result.conversationId);
 			live.turn = finishTurn(live.turn, result);
 			this.showModel(result.model || null);
 		} catch (error) {
@@ -738,6 +744,17 @@ export class AssistantView extends ItemView {
 		this.showEmptyState();
 	}
 
+	/** Remember (or forget) the switcher's choice for conversation `id`, so reopening it keeps it. */
+	private keepModelChoice(id: string): void {
+		const models = this.plugin.settings.conversationModels;
+		const kept = models[id];
+		const choice = this.modelChoice;
+		if (kept?.spec === choice?.spec && kept?.label === choice?.label) return;
+		if (!kept && !choice) return;
+		this.plugin.settings.conversationModels = rememberModel(models, id, choice);
+		void this.plugin.saveSettings();
+	}
+
 	/** A new message at the end of the conversation, unloaded with it. */
 	private message(role: "user" | "assistant"): TurnView {
 		const message = this.addChild(new TurnView(this.app, this.messagesEl, role, this.actions()));
@@ -752,6 +769,10 @@ export class AssistantView extends ItemView {
 			this.newConversation();
 			this.clearEmptyState();
 			this.conversationId = id;
+			const chosen = this.plugin.settings.conversationModels[id];
+			// The model chosen for it answers again (the switcher's other fields only list it).
+			this.modelChoice = chosen ? { ...chosen, id: chosen.spec, group: "", badges: [], price: null } : null;
+			this.showModel();
 			this.list.hide();
 			for (const message of conversation.messages) this.showStored(message);
 			this.scrollToEnd();

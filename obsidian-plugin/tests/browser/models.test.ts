@@ -2,7 +2,7 @@
 // 323 models (an OpenRouter-sized list): the header names the model answering and its provider;
 // the switcher filters the list by typing, groups it by provider with badges and a price per
 // answer; a model chosen for this conversation answers the next message (the usage line names
-// it); *Think harder* sends one message to the deep model; the settings tab's list has the same
+// it), and answers again when the stored conversation is reopened; *Think harder* sends one message to the deep model; the settings tab's list has the same
 // filter, and so has the setup card's list after *Check key*. `make screenshot` saves
 // docs/model-switcher.png and docs/setup-model-filter.png.
 import { readFileSync } from "node:fs";
@@ -71,6 +71,24 @@ describe.skipIf(!haveChromium)("the model switcher", () => {
 		await send(page, "hello again");
 		await page.locator(".aib-assistant .aib-usage").last().waitFor({ timeout: WAIT });
 		expect(await page.locator(".aib-assistant .aib-usage").last().textContent()).toMatch(/^demo-model · /);
+	});
+
+	it("a stored conversation reopened answers with the model chosen for it; the others with the default", async () => {
+		const reopen = async (title: string): Promise<void> => {
+			await page.click("button[aria-label='Conversations']");
+			await page.locator(".aib-list-title", { hasText: new RegExp(`^${title}$`) }).click();
+		};
+		await reopen("hello");
+		await page.locator(".aib-model-label", { hasText: "Demo small (fast) · OpenAI" }).waitFor({ timeout: WAIT });
+		await send(page, "and once more");
+		await page.getByText("You said: and once more").waitFor({ timeout: WAIT });
+		expect(await page.locator(".aib-assistant .aib-usage").last().textContent()).toMatch(/^demo-small · /);
+		if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: join(process.env.SCREENSHOT_DIR, "conversation-model-reopened.png") });
+		await reopen("hello again");
+		await page.locator(".aib-model-label", { hasText: "demo-model · OpenAI" }).waitFor({ timeout: WAIT });
+		// Kept in data.json: the choice outlives Obsidian.
+		const kept = await page.evaluate(() => Object.values((window as any).plugin.settings.conversationModels));
+		expect(kept).toEqual([{ spec: expect.stringContaining("demo-small"), label: "Demo small (fast)", local: false }]);
 	});
 
 	it("Think harder sends the next message to the deep model, once", async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { serverArgv, splitCommand, suggestedCommand } from "../../src/core/launcher";
 import { suggestionsFor } from "../../src/core/mentions";
-import { DEFAULT_SETTINGS, loadSettings } from "../../src/core/settings";
+import { DEFAULT_SETTINGS, loadSettings, REMEMBERED_MODELS, rememberModel } from "../../src/core/settings";
 
 describe("server command", () => {
 	it("splits words on spaces and keeps quoted groups and escapes", () => {
@@ -49,6 +49,23 @@ describe("input suggestions", () => {
 });
 
 describe("plugin settings", () => {
+	it("a conversation's model choice is kept by its id, the newest last, the oldest dropped past the limit", () => {
+		const small = { spec: "demo-small", label: "Demo small", local: false };
+		let models = rememberModel({}, "a", small);
+		models = rememberModel(models, "b", { spec: "ollama:llama3", label: "llama3", local: true });
+		models = rememberModel(models, "a", { ...small, label: "Small" });
+		expect(Object.keys(models)).toEqual(["b", "a"]);
+		expect(models.a!.label).toBe("Small");
+		expect(rememberModel(models, "b", null)).toEqual({ a: models.a });
+		for (let i = 0; i < REMEMBERED_MODELS + 5; i++) models = rememberModel(models, `c${i}`, small);
+		expect(Object.keys(models)).toHaveLength(REMEMBERED_MODELS);
+		expect(models.b).toBeUndefined();
+		// data.json's entries that are not a choice are dropped.
+		const loaded = loadSettings({ conversationModels: { x: small, y: { spec: 5 }, z: "gpt" } });
+		expect(loaded.conversationModels).toEqual({ x: small });
+		expect(loadSettings({ conversationModels: "nope" }).conversationModels).toEqual({});
+	});
+
 	it("loads saved values and replaces wrong types with defaults", () => {
 		expect(loadSettings(null)).toEqual(DEFAULT_SETTINGS);
 		const loaded = loadSettings({ discovery: "manual", url: 5, serverCommand: "x", apiKey: "sk-never", sendContext: false });
