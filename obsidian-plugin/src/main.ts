@@ -50,6 +50,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	private choices!: ChoiceStore;
 	private timers!: Timers;
 	private statusEl!: HTMLElement;
+	private settingTab: AssistantSettingTab | null = null;
 	private prompts: Prompt[] = [];
 	private embedding: IndexProgress | null = null;
 	private connected = false;
@@ -103,7 +104,8 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		this.registerDomEvent(this.statusEl, "click", () => void this.activateView());
 		this.addRibbonIcon("bot", "Open assistant", () => void this.activateView());
 		addCommands(this);
-		this.addSettingTab(new AssistantSettingTab(this.app, this));
+		this.settingTab = new AssistantSettingTab(this.app, this);
+		this.addSettingTab(this.settingTab);
 		// A scanned pairing QR code (`clients add NAME --pair`) opens obsidian://ai-bridge-pair?…
 		this.registerObsidianProtocolHandler(PAIR_ACTION, (params) => this.pair(pairingFromParams(params)));
 		this.register(() => {
@@ -301,6 +303,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		this.statusEl.setAttribute("aria-label", notInstalled ? "Install the assistant's server: the panel shows how." : statusTitle(state, this.starting));
 		this.statusEl.toggleClass("aib-status-off", state.status === "disconnected" && !notInstalled);
 		for (const view of this.views()) view.showConnection();
+		this.settingTab?.connectionChanged();
 		const connectedNow = state.status === "connected" && !this.connected;
 		this.connected = state.status === "connected";
 		if (connectedNow) void this.loadPrompts();

@@ -25,12 +25,14 @@ import {
 import {
   ADDRESS_PLACEHOLDER,
   addressError,
+  connectedWords,
   groupedFingerprint,
   isEncrypted,
   KEY_PLACEHOLDER,
   PAIR_COMMAND,
   PAIRING_PLACEHOLDER,
   parsePairing,
+  scopeWords,
   SETUP_COMMAND,
   type ServerChoice,
 } from "../core/remote";
@@ -63,6 +65,8 @@ interface Row {
 export class AssistantSettingTab extends PluginSettingTab {
   /** DOM listeners of what display() drew, removed when the tab hides or redraws. */
   private events = new Component();
+  /** *Another computer*'s Connection row, as drawn (it follows the connection). */
+  private connectionSetting: Setting | null = null;
 
   constructor(
     app: App,
@@ -79,8 +83,26 @@ export class AssistantSettingTab extends PluginSettingTab {
     this.events.unload();
   }
 
+  /** The connection changed: the Connection row says so (nothing else is redrawn). */
+  connectionChanged(): void {
+    if (this.connectionSetting?.settingEl.isConnected)
+      this.connectionSetting.setDesc(this.connectionWords());
+  }
+
+  /** "Connected to HOST as NAME" and what the key may do, once a paired device is connected. */
+  private connectionWords(): string {
+    const choice = this.plugin.serverChoice();
+    const caller = this.plugin.client.caller;
+    if (!choice.address || !choice.key)
+      return "Not paired yet: paste a pairing text above.";
+    if (this.plugin.client.connection.status !== "connected" || !caller)
+      return "Not connected yet: the panel says why.";
+    return `${connectedWords(choice.address, caller.name)}. This device may ${scopeWords(caller.scope)}.`;
+  }
+
   private draw(): void {
     const { containerEl } = this;
+    this.connectionSetting = null;
     this.events.unload();
     this.events = new Component();
     this.events.load();
@@ -214,6 +236,11 @@ export class AssistantSettingTab extends PluginSettingTab {
     };
     const problem = choice.address ? addressError(choice.address) : null;
     const rows: Row[] = [
+      {
+        name: "Connection",
+        desc: this.connectionWords(),
+        render: (s) => void (this.connectionSetting = s.setClass("aib-connection-setting")),
+      },
       {
         name: "Pairing text",
         desc: `Paste what ${PAIR_COMMAND} prints on the server's computer (or scan its QR code with this device): it fills the address and the key.`,

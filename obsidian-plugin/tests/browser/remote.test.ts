@@ -124,6 +124,7 @@ describe.skipIf(!haveChromium)("the plugin on a phone, against another computer'
 		// A phone has only Another computer: no choice, no server command, no server settings.
 		expect(await setting("Server").locator("select").count()).toBe(0);
 		expect(await setting("Server command").count()).toBe(0);
+		expect(await setting("Connection").locator(".setting-item-description").textContent()).toBe("Not paired yet: paste a pairing text above.");
 		await setting("Pairing text").locator("input").fill(pairingText());
 		await setting("Certificate fingerprint").waitFor({ timeout: WAIT });
 		expect(await setting("Address").locator("input").inputValue()).toBe(address);
@@ -137,6 +138,10 @@ describe.skipIf(!haveChromium)("the plugin on a phone, against another computer'
 		expect(stored.data).not.toContain(KEY);
 		expect(stored.local).toContain(KEY);
 		await connected(page);
+		// The settings tab says it too, as the panel's card does, without being opened again.
+		await setting("Connection")
+			.locator(".setting-item-description", { hasText: `Connected to ${new URL(address).host} as phone. This device may search and read` })
+			.waitFor({ timeout: WAIT });
 		await shot(page, "settings-remote.png");
 		await page.evaluate(() => document.getElementById("settings")!.classList.add("is-hidden"));
 
