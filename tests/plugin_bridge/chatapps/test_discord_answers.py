@@ -4,10 +4,7 @@ Discord stand-in, the fake Ollama model, a copy of examples/vault."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from llm_service import Usage
 from plugin_bridge.app.clients import OWNER_CALLER
@@ -19,12 +16,6 @@ from tests.helpers.bots import USER, running_bots
 from tests.helpers.bridge import wait_for
 from tests.plugin_bridge.chatapps.test_discord_flows import settings
 from tests.plugin_bridge.chatapps.test_telegram_answers import CONTEXT_OVER, CONTEXT_OVER_SHOWN
-
-
-@pytest.fixture
-async def discord_api() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as api:
-        yield api
 
 
 async def test_sources_are_note_names_with_their_obsidian_urls_as_inline_code(

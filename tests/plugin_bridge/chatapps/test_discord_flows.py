@@ -4,11 +4,9 @@ stand-in (tests/fakes/discord.py), the fake Ollama model, a copy of examples/vau
 from __future__ import annotations
 
 import io
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PIL import Image
 from pydantic import SecretStr
 
@@ -18,12 +16,6 @@ from tests.fakes.discord import TOKEN, FakeDiscord, PostedMessage
 from tests.fakes.http import FakeHTTPServer, Recorded, Reply
 from tests.helpers.bots import STRANGER, USER, running_bots
 from tests.helpers.bridge import wait_for
-
-
-@pytest.fixture
-async def discord_api() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as api:
-        yield api
 
 
 def settings(api: FakeDiscord, **extra: Any) -> DiscordSettings:

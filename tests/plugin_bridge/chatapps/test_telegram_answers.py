@@ -5,10 +5,7 @@ Bot API stand-in, the fake Ollama model, a copy of examples/vault)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from llm_service import Usage
 from plugin_bridge.app.clients import OWNER_CALLER
@@ -30,12 +27,6 @@ CONTEXT_OVER_SHOWN = (
     "name and the request."
 )
 """The provider error's sentence, as the panel shows it (the wire error's message)."""
-
-
-@pytest.fixture
-async def telegram_api() -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram() as api:
-        yield api
 
 
 def test_the_bot_api_refuses_a_link_to_an_obsidian_url() -> None:
