@@ -25,7 +25,8 @@ async def test_sources_are_note_names_with_their_obsidian_urls_as_inline_code(
     read = [("call_1", "read_note", {"path": "Projects/Garden redesign.md"})]
     fake_http.enqueue(ollama.tool_reply(read))
     fake_http.enqueue(ollama.text_reply("Plant the roses in May."))
-    async with running_bots(tmp_path, fake_http, discord=settings(discord_api)) as bots:
+    bot = settings(discord_api)
+    async with running_bots(tmp_path, fake_http, discord=bot, edit_interval=0.05) as bots:
         await discord_api.send(USER, "When do the roses go in?")
         await wait_for(lambda: any("Sources" in m.text for m in discord_api.channel(USER)))
         [message] = discord_api.channel(USER)

@@ -41,7 +41,8 @@ async def test_sources_are_note_names_with_their_obsidian_urls_to_copy(
     read = [("call_1", "read_note", {"path": "Projects/Garden redesign.md"})]
     fake_http.enqueue(ollama.tool_reply(read))
     fake_http.enqueue(ollama.text_reply("Plant the roses in May."))
-    async with running_bots(tmp_path, fake_http, telegram=settings(telegram_api)) as bots:
+    bot = settings(telegram_api)
+    async with running_bots(tmp_path, fake_http, telegram=bot, edit_interval=0.05) as bots:
         telegram_api.send(USER, "When do the roses go in?")
         await wait_for(lambda: any("Sources" in m.text for m in telegram_api.chat(USER)))
         [message] = telegram_api.chat(USER)
