@@ -78,8 +78,12 @@ def described(info: ModelInfo, provider: str | None = None) -> ModelInfo:
         supports_images=info.supports_images
         if info.supports_images is not None
         else sees_images(info.id),
-        input_price_per_mtok=price.input if price else None,
-        output_price_per_mtok=price.output if price else None,
+        input_price_per_mtok=info.input_price_per_mtok
+        if info.input_price_per_mtok is not None
+        else (price.input if price else None),
+        output_price_per_mtok=info.output_price_per_mtok
+        if info.output_price_per_mtok is not None
+        else (price.output if price else None),
     )
 
 

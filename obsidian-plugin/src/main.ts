@@ -8,6 +8,7 @@ import { BridgeClient, NoServerError, type ConnectionState, type Endpoint, type 
 import { Connector, type ServerProblem } from "./core/connector";
 import type { Review } from "./core/diff";
 import { diagnoseHandshake, type Host } from "./core/host";
+import { installPlan, Installation, type InstallPlan } from "./core/installer";
 import { suggestedCommand } from "./core/launcher";
 import type { SuggestionSource } from "./core/mentions";
 import type { IndexProgress, ToolConfirmParams, ToolConfirmResult } from "./core/protocol";
@@ -25,7 +26,7 @@ import {
 	type ServerChoice,
 } from "./core/remote";
 import { legacyManualServer, loadSettings, type PluginSettings } from "./core/settings";
-import { statusText, statusTitle } from "./core/status";
+import { count, statusText, statusTitle } from "./core/status";
 import type { Assistant, Prompt } from "./ui/assistant";
 import { ConfirmModal } from "./ui/confirm-modal";
 import { SettingsConfirmModal } from "./ui/settings-confirm-modal";
@@ -58,6 +59,12 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	private starting = false;
 	/** What the server's settings say: the prompts folder, and whether its model runs here. */
 	private serverFacts = { promptsFolder: "Assistant/Prompts", local: false, chat: false };
+	/** Another computer being tried while the server here keeps running (not saved yet). */
+	private trying: ServerChoice | null = null;
+	/** A pairing was made: the panel says "Connected to HOST as NAME" once it answers. */
+	private paired = false;
+	/** The install card's *Install*, once this desktop has a host. */
+	private installer: Installation | null = null;
 	/** Notes of approved writes by tool call id, until the call's result says it was made. */
 	private readonly approvedWrites = new Map<string, string[]>();
 
@@ -153,7 +160,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 
 	/** How this device reaches the server: on a phone always another computer. */
 	serverChoice(): ServerChoice {
-		const choice = this.choices.load() ?? defaultChoice(Platform.isMobile);
+		const choice = this.trying ?? this.choices.load() ?? defaultChoice(Platform.isMobile);
 		return Platform.isMobile ? { ...choice, mode: "another-computer" } : choice;
 	}
 
@@ -162,13 +169,32 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		return this.serverChoice().mode === "another-computer";
 	}
 
-	/** Keep this device's choice and connect anew by it. */
+	/** Keep this device's choice and connect anew by it. Another computer chosen while this
+	 * desktop runs its server is tried first: the server here keeps running, and the choice is
+	 * saved, once the new address answers (onState). */
 	setServerChoice(choice: ServerChoice): void {
-		this.choices.save(choice);
-		// A server this plugin started here is not used any more.
-		if (choice.mode === "another-computer") this.connector?.stopServer();
+		if (choice.mode === "another-computer" && this.connector?.ownsServer) {
+			this.trying = choice;
+		} else {
+			this.trying = null;
+			this.choices.save(choice);
+		}
 		this.client.stop();
 		this.client.start();
+		for (const view of this.views()) view.showConnection();
+	}
+
+	pairWith(pairing: Pairing): void {
+		this.paired = true;
+		this.setServerChoice({ mode: "another-computer", ...pairing });
+	}
+
+	justPaired(): boolean {
+		return this.paired;
+	}
+
+	pairingSeen(): void {
+		this.paired = false;
 		for (const view of this.views()) view.showConnection();
 	}
 
@@ -179,7 +205,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			return;
 		}
 		new PairModal(this.app, pairing, () => {
-			this.setServerChoice({ mode: "another-computer", ...pairing });
+			this.pairWith(pairing);
 			new Notice(`Connecting to the server at ${pairing.address}.`);
 		}).open();
 	}
@@ -219,6 +245,34 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		return this.remote() ? null : (this.connector?.problem ?? null);
 	}
 
+	installation(): Installation | null {
+		const vaultPath = this.vaultPath();
+		if (this.installer === null && this.host !== null && vaultPath !== null) {
+			this.installer = new Installation(this.host, this.host.join(vaultPath, this.pluginFolder()), vaultPath, this.timers);
+		}
+		return this.installer;
+	}
+
+	/** The plugin's folder, relative to the vault (where uv's archive is kept). */
+	private pluginFolder(): string {
+		return this.manifest.dir ?? `${this.app.vault.configDir}/plugins/${this.manifest.id}`;
+	}
+
+	async installPlan(): Promise<InstallPlan | null> {
+		const connector = await this.localConnector();
+		if (connector === null || this.host === null) return null;
+		return installPlan(this.host, (await connector.installCommands()).source);
+	}
+
+	install(): void {
+		void (async () => {
+			const plan = await this.installPlan();
+			const installation = this.installation();
+			if (plan === null || installation === null) return;
+			if (await installation.run(plan)) this.checkServer();
+		})();
+	}
+
 	checkServer(): void {
 		this.connector?.checkAgain();
 		this.client.reconnectNow();
@@ -236,6 +290,12 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 
 	private onState(state: ConnectionState): void {
 		if (state.status !== "connecting") this.starting = false;
+		if (state.status === "connected" && this.trying !== null) {
+			// The other computer answers: the choice is kept, and the server here is not needed.
+			this.choices.save(this.trying);
+			this.trying = null;
+			this.connector?.stopServer();
+		}
 		const notInstalled = this.serverProblem()?.kind === "not-installed";
 		this.statusEl.setText(statusText(state, this.embedding, this.starting, notInstalled));
 		this.statusEl.setAttribute("aria-label", notInstalled ? "Install the assistant's server: the panel shows how." : statusTitle(state, this.starting));
@@ -272,6 +332,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		const phaseChanged = progress.phase !== this.embedding?.phase;
 		this.embedding = progress;
 		this.statusEl.setText(statusText(this.client.connection, progress));
+		for (const view of this.views()) view.showIndexing();
 		if (!phaseChanged) return;
 		if (progress.phase === "error" && progress.error) new Notice(progress.error);
 		if (progress.phase === "confirm") this.askToEmbed(progress);
@@ -284,7 +345,7 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			: `about $${progress.estimatedUsd.toFixed(2)}`;
 		const tokens = (progress.estimatedTokens ?? 0).toLocaleString("en");
 		const fragment = createFragment((f) => {
-			f.createSpan({ text: `Embedding ${progress.total.toLocaleString("en")} chunks with ${progress.model} costs ${cost} (${tokens} tokens). ` });
+			f.createSpan({ text: `Search by meaning needs ${count(progress.total, "passage")} of your notes sent to ${progress.model}: ${cost} (${tokens} tokens). ` });
 			const go = f.createEl("button", { text: "Embed" });
 			this.registerDomEvent(go, "click", () => {
 				this.client
@@ -334,10 +395,10 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 	}
 
 	/** A tool call of a turn finished: Undo is offered for an approved write that was made. */
-	toolFinished(callId: string, isError: boolean): void {
+	toolFinished(callId: string, isError: boolean, view: AssistantView): void {
 		const paths = this.approvedWrites.get(callId);
 		this.approvedWrites.delete(callId);
-		if (paths && !isError) for (const path of paths) this.offerUndo(path);
+		if (paths && !isError) for (const path of paths) this.offerUndo(path, callId, view);
 	}
 
 	private markReview(callId: string | null, review: "waiting" | "denied" | null): void {
@@ -345,16 +406,30 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 		for (const view of this.views()) view.markReview(callId, review);
 	}
 
-	private offerUndo(path: string): void {
+	/** A notice with Undo for a write the assistant made: once used, its button says Undone
+	 * and is off, the conversation shows the change as undone, and the model hears of it in the
+	 * conversation's next turn. */
+	private offerUndo(path: string, callId: string, view: AssistantView): void {
 		if (!path) return;
 		const fragment = createFragment((f) => {
 			f.createSpan({ text: `The assistant changed ${path}. ` });
-			const undo = f.createEl("button", { text: "Undo" });
+			const undo = f.createEl("button", { text: "Undo", cls: "aib-undo" });
 			this.registerDomEvent(undo, "click", () => {
+				undo.disabled = true;
+				undo.setText("Undoing…");
+				const conversationId = view.currentConversation();
 				this.client
-					.call("note/undo", { path })
-					.then(() => new Notice(`Undid the change to ${path}.`))
-					.catch((error: Error) => new Notice(error.message));
+					.call("note/undo", conversationId ? { path, conversationId } : { path })
+					.then(() => {
+						undo.setText("Undone");
+						view.markUndone(callId);
+						new Notice(`Undid the change to ${path}.`);
+					})
+					.catch((error: Error) => {
+						undo.disabled = false;
+						undo.setText("Undo");
+						new Notice(error.message);
+					});
 			});
 		});
 		new Notice(fragment, 10_000);
@@ -388,6 +463,13 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 			return;
 		}
 		void this.activateView().then((view) => view?.openSetup());
+	}
+
+	openSettings(): void {
+		// Obsidian's settings window is not in its published API; every plugin reaches it so.
+		const setting = (this.app as unknown as { setting?: { open(): void; openTabById(id: string): void } }).setting;
+		setting?.open();
+		setting?.openTabById(this.manifest.id);
 	}
 
 	private async askInPanel(ask: Ask): Promise<void> {
@@ -428,6 +510,10 @@ export default class AssistantPlugin extends Plugin implements Assistant {
 
 	localModel(): boolean {
 		return this.serverFacts.local;
+	}
+
+	indexProgress(): IndexProgress | null {
+		return this.embedding;
 	}
 
 	/** Also asks the server for its prompts again, so a note added meanwhile is offered next. */

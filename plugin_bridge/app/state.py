@@ -238,13 +238,14 @@ class BridgeApp:
         """The settings in effect; the defaults when the app was built without any (tests)."""
         return self.settings if self.settings is not None else _DEFAULTS
 
-    def route(self, purpose: Purpose, client: str | None = None) -> Route:
+    def route(self, purpose: Purpose, client: str | None = None, model: str | None = None) -> Route:
         """The provider and model of a call of ``purpose`` ("chat", "fast" or "deep": the fast
-        or deep model when configured, else the chat model), or -32011 saying what to
-        configure: in the plugin's settings when ``client`` (the program's name) is the
-        plugin, else with the flags and environment variables (the CLI, other clients)."""
+        or deep model when configured, else the chat model; ``model``: this model spec
+        instead, a switcher's choice), or -32011 saying what to configure: in the plugin's
+        settings when ``client`` (the program's name) is the plugin, else with the flags and
+        environment variables (the CLI, other clients)."""
         try:
-            route = self.providers.route(purpose)
+            route = self.providers.route_spec(model) if model else self.providers.route(purpose)
         except SettingsError as exc:
             raise RpcError(WireCode.NO_PROVIDER, str(exc)) from exc
         if route is None:

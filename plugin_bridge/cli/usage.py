@@ -10,6 +10,11 @@ from plugin_bridge.app.conversations.usage import Budgets, Period, Spending
 from plugin_bridge.app.conversations.usage_log import OLD_USAGE_FILE, USAGE_FILE, UsageLog
 from plugin_bridge.vault.datadir import data_dir_for
 
+LOCAL_PROVIDERS = frozenset({"ollama"})
+"""Providers whose models run on this computer: nothing is paid per token."""
+LOCAL_COST = "free, runs on this computer"
+"""The one wording of a local model's cost (the plugin's chat, rewrite and phone say the same)."""
+
 
 def report(data_dir: Path, out: TextIO) -> int:
     if not any((data_dir / name).exists() for name in (USAGE_FILE, OLD_USAGE_FILE)):
@@ -22,12 +27,19 @@ def report(data_dir: Path, out: TextIO) -> int:
         for period, label in periods:
             rows = spending.by_model(period)
             priced = [row.cost_usd for row in rows if row.cost_usd is not None]
-            unpriced = sum(row.unpriced_calls for row in rows)
-            total = f"${sum(priced):.4f}" if priced or not rows else "price unknown"
+            unpriced = sum(
+                row.unpriced_calls for row in rows if row.provider not in LOCAL_PROVIDERS
+            )
+            local = all(row.provider in LOCAL_PROVIDERS for row in rows)
+            total = (
+                f"${sum(priced):.4f}"
+                if priced or not rows
+                else (LOCAL_COST if local else "price not known")
+            )
             note = f" (+{unpriced} calls of models without a known price)" if unpriced else ""
             out.write(f"{label}: {total}{note}\n")
             for row in rows:
-                cost = "price unknown" if row.cost_usd is None else f"${row.cost_usd:.4f}"
+                cost = _cost(row.cost_usd, row.provider)
                 model = f"{row.provider}:{row.model}" if row.provider else row.model
                 out.write(
                     f"  {model:<36} {row.calls:>5} calls {row.input_tokens:>9} in "
@@ -36,6 +48,12 @@ def report(data_dir: Path, out: TextIO) -> int:
     finally:
         log.close()
     return 0
+
+
+def _cost(cost_usd: float | None, provider: str) -> str:
+    if cost_usd is not None:
+        return f"${cost_usd:.4f}"
+    return LOCAL_COST if provider in LOCAL_PROVIDERS else "price not known"
 
 
 def run(vault: Path, data_dir: Path | None) -> int:

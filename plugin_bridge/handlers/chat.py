@@ -31,6 +31,7 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
         setup=params.setup,
         caller=caller_of(ctx),
         client=ctx.client,
+        model=params.model,
     )
     turn = await ctx.app.assistant.turn(request)
     async with budget_warnings(ctx):
@@ -43,6 +44,8 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
         cost_usd=reply.cost_usd,
         sources=turn.sources,
         warnings=turn.warnings,
+        model=turn.route.model,
+        provider=turn.route.name or "",
     )
 
 

@@ -19,6 +19,7 @@ from plugin_bridge.wire.models import (
     HEALTH,
     MODELS_LIST,
     SESSION_INITIALIZE,
+    CallerInfo,
     Capabilities,
     Empty,
     HealthResult,
@@ -72,6 +73,7 @@ async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult
             methods=sorted(m for m in ctx.methods if caller.allows(method_scope(m))),
             chat=app.providers.chat is not None,
         ),
+        caller=CallerInfo(name=caller.name, scope=caller.scope),
         vault=VaultInfo(
             name=app.vault.name,
             note_count=app.vault.index.note_count,

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from plugin_bridge.app.clients import UNDO_LOOKBACK, audit_origin, check_undo
 from plugin_bridge.handlers.context import AppRouter, Context, caller_of
+from plugin_bridge.handlers.conversations import check_own
 from plugin_bridge.vault.attachments import read_pdf
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.lexical.listing import InvalidCursor
@@ -119,6 +120,9 @@ async def undo_note(ctx: Context, params: NoteUndoParams) -> NoteUndoResult:
         entries = await vault.run(vault.notes.audit.entries, UNDO_LOOKBACK)
         check_undo(caller, params.path, entries)
     undone = await vault.run(vault.notes.undo, params.path, origin=audit_origin("user"))
+    if params.conversation_id is not None:
+        await check_own(ctx, params.conversation_id)
+        ctx.app.conversations.undone(params.conversation_id, undone.path)
     return NoteUndoResult(path=undone.path, hash=undone.hash, removed=not undone.hash)
 
 

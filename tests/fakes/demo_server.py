@@ -10,9 +10,14 @@ with a model that answers by keyword, so a test can drive each case from the cha
 - a rewrite (command/rewrite): the selection in capitals; text at the cursor: a fixed sentence;
 - "write": a ``create_note`` call for ``Ideas/Kites.md``;
 - "fail": an overloaded provider (a retryable error);
+- "refused key", "runtime stopped", "missing model": the provider refusing the key, a local
+  runtime that does not answer, a model that is not downloaded (the errors' ways out);
 - anything else: "You said: <text>" citing [[Welcome]].
 
-With ``--embedder`` the vault gets the fake embedder (semantic search and related notes, no
+With ``--many-models N`` the model lists N more (an OpenRouter-sized list, for the switcher's
+filter); ``--deep-model NAME`` sets the deep model. With ``--spent USD`` today's usage log
+starts with one chat call that cost USD (a budget set below it is then used up: -32012). With
+``--embedder`` the vault gets the fake embedder (semantic search and related notes, no
 network). With ``--remote HOST:PORT`` it also opens ``serve --remote``'s listener (the same
 code: TLS with the data folder's self-signed certificate, ``/ws``, client keys only), and
 writes ``remote.json`` beside the info file: ``{"url", "cert"}``. It
@@ -33,9 +38,11 @@ from typing import Any
 
 from llm_service import LLMError, LLMResponse, ToolCall, Usage
 from llm_service.catalog import ModelInfo
+from llm_service.errors import ErrorCode
 from llm_service.events import ResponseComplete, StreamEvent, TextDelta, ToolCallDelta
 from llm_service.providers.base import ChatRequest
 from llm_service.providers.scripted import ScriptedProvider
+from plugin_bridge.app.clients import OWNER_CALLER
 from plugin_bridge.app.settings.config import BridgeSettings
 from plugin_bridge.app.settings.providers import ProviderSetup, Route
 from plugin_bridge.app.state import BridgeApp
@@ -57,15 +64,31 @@ SLOW_WORDS = 400
 class DemoProvider(ScriptedProvider):
     """Answers by keyword of the last user message (see the module docstring)."""
 
-    def __init__(self, delay: float) -> None:
+    def __init__(self, delay: float, many_models: int = 0) -> None:
         super().__init__(model="demo-model")
         self.delay = delay
+        self.many_models = many_models
 
     async def _list_models_once(self) -> list[ModelInfo]:
+        vendors = ("acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "tyrell")
+        many = [
+            ModelInfo(
+                f"{vendors[n % len(vendors)]}/model-{n}",
+                f"{vendors[n % len(vendors)].title()} model {n}",
+                32_000,
+                4096,
+                n % 3 != 0,
+                supports_images=n % 4 == 0,
+                input_price_per_mtok=0.5 + n % 5,
+                output_price_per_mtok=1.5 + n % 7,
+            )
+            for n in range(self.many_models)
+        ]
         return [
             ModelInfo("demo-model", "Demo model", 128_000, 8192, True),
             ModelInfo("demo-small", "Demo small (fast)", 32_000, 4096, True),
             ModelInfo("demo-embed", "Demo embeddings"),
+            *many,
         ]
 
     async def _chat_once(self, request: ChatRequest) -> LLMResponse:
@@ -78,6 +101,9 @@ class DemoProvider(ScriptedProvider):
         text = last.text.split("\n\n<context>")[0]  # keywords are the user's, not a note's
         if "<selection>" in text or "at the cursor" in text:
             return _answer(_rewritten(text))
+        for keyword, (code, message) in _FAILURES.items():
+            if keyword in text:
+                raise LLMError(message, code=code, provider=self.name)
         if "fail" in text:
             raise LLMError(
                 "The model provider is overloaded (529); try again in a moment.",
@@ -116,6 +142,23 @@ class DemoProvider(ScriptedProvider):
         yield ResponseComplete(response)
 
 
+_FAILURES: dict[str, tuple[ErrorCode, str]] = {
+    "refused key": (
+        "auth_error",
+        "OpenAI refused the API key (401): the key was saved by setup or the settings tab: "
+        "run `obsidian-ai-bridge setup` or open the setup card to give a new one.",
+    ),
+    "runtime stopped": (
+        "network_error",
+        "Could not reach Ollama at http://127.0.0.1:11434 (connection refused); is it running?",
+    ),
+    "missing model": (
+        "invalid_request",
+        "Ollama: model 'llama3.2' not found; download it with `ollama pull llama3.2`.",
+    ),
+}
+
+
 def _rewritten(prompt: str) -> str:
     """The demo's rewrite: the selection in capitals, or a sentence to continue with."""
     start, end = prompt.find("<selection>\n"), prompt.find("\n</selection>")
@@ -141,6 +184,9 @@ async def serve(
     delay: float,
     embedder: bool,
     remote_listen: str | None = None,
+    spent: float | None = None,
+    many_models: int = 0,
+    deep_model: str | None = None,
 ) -> None:
     (vault_root / "Plan.md").write_text(PLAN, encoding="utf-8")
     vault = Vault(vault_root, info_file.parent / "data")
@@ -153,9 +199,15 @@ async def serve(
     app = BridgeApp(
         vault,
         confirm=ask_client(vault),
-        providers=ProviderSetup(Route("openai", DemoProvider(delay), "demo-model")),
+        providers=ProviderSetup(
+            Route("openai", DemoProvider(delay, many_models), "demo-model"),
+            settings=BridgeSettings.model_construct(deep_model=deep_model),
+        ),
         token=token,
     )
+    if spent is not None:
+        record = app.spending.recorder(None, "chat", OWNER_CALLER)
+        record("demo-model", Usage(1000, 100), spent, "openai")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -203,9 +255,22 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.02, help="seconds per word of 'slow'")
     parser.add_argument("--embedder", action="store_true", help="semantic search (fake embedder)")
     parser.add_argument("--remote", help="also serve --remote's listener on HOST:PORT")
+    parser.add_argument("--spent", type=float, help="USD already spent today (a priced call)")
+    parser.add_argument("--many-models", type=int, default=0, help="list N more models")
+    parser.add_argument("--deep-model", help="the deep model (chat/send purpose deep)")
     args = parser.parse_args()
     asyncio.run(
-        serve(args.vault, args.info_file, args.origin, args.delay, args.embedder, args.remote)
+        serve(
+            args.vault,
+            args.info_file,
+            args.origin,
+            args.delay,
+            args.embedder,
+            args.remote,
+            args.spent,
+            args.many_models,
+            args.deep_model,
+        )
     )
 
 

@@ -9,6 +9,7 @@ import {
 	CloseCode,
 	ErrorCode,
 	PROTOCOL_VERSION,
+	type CallerInfo,
 	type HealthResult,
 	type InitializeResult,
 	type MethodName,
@@ -112,6 +113,8 @@ interface Pending {
 const OPEN = 1;
 
 export class BridgeClient {
+	/** Who this connection is (initialize's caller: a client key's name and scope), once connected. */
+	caller: CallerInfo | null = null;
 	private codec = new RpcCodec();
 	private socket: SocketLike | null = null;
 	private pending = new Map<number, Pending>();
@@ -291,6 +294,7 @@ export class BridgeClient {
 				{},
 			);
 			this.backoff.reset();
+			this.caller = result.caller ?? null;
 			this.setState({
 				status: "connected",
 				vault: result.vault.name,

@@ -60,6 +60,11 @@ async function firstIn(host: Host, folders: string[], name: string): Promise<str
 	return null;
 }
 
+/** uv's own program (on PATH or in step 3's folders), or null. */
+export async function findUv(host: Host): Promise<string | null> {
+	return firstIn(host, [...pathFolders(host), ...userBinFolders(host)], "uv");
+}
+
 /** The command that starts this vault's server, or null when none is installed. `setting` is
  * the *Server command* setting when this machine may run it (else ""). */
 export async function findServerCommand(host: Host, vaultPath: string, setting: string): Promise<ServerCommand | null> {

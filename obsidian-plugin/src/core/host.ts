@@ -20,6 +20,8 @@ export interface ProcessInfo {
  * browser test's Node side); the path rules and names are plain values and functions. */
 export interface Host {
 	platform: string;
+	/** The processor, as Node's `process.arch` names it (x64, arm64…). */
+	arch: string;
 	env: Record<string, string | undefined>;
 	homedir(): string;
 	join(...parts: string[]): string;
@@ -32,6 +34,11 @@ export interface Host {
 	isExecutable(path: string): Promise<boolean>;
 	process(pid: number): Promise<ProcessInfo>;
 	spawn(command: string, args: string[], cwd: string): ChildProcessLike;
+	/** Save what `url` answers (following redirects) at `path`, its folders made as needed;
+	 * rejects with a one-sentence reason when it cannot. */
+	download(url: string, path: string): Promise<void>;
+	/** The SHA-256 of a file's bytes, in hex. */
+	fileSha256(path: string): Promise<string>;
 	/** The HTTP answer to a WebSocket handshake (status 101 when it would succeed; 0 with the
 	 * error's message when nothing answers). */
 	probe(url: string, origin: string): Promise<{ status: number; body: string }>;

@@ -38,13 +38,15 @@ export function wheelUrl(version: string, repository = REPOSITORY, host = RELEAS
 
 /** What the install card offers: the one command, and the second choice. */
 export interface InstallCommands {
+	/** What is installed: the release's wheel URL, or the registry name. */
+	source: string;
 	command: string;
 	alternative: string;
 }
 
 /** The commands that install from `source`: a wheel's URL, or the registry name. */
 export function installCommands(source: string): InstallCommands {
-	return { command: `uv tool install ${source}`, alternative: `pipx install ${source}` };
+	return { source, command: `uv tool install ${source}`, alternative: `pipx install ${source}` };
 }
 
 /** Where the install comes from: the release's wheel, or the name once PyPI has `version`.

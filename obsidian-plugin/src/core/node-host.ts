@@ -9,8 +9,9 @@ export interface NodeModules {
 	path: typeof import("path");
 	childProcess: typeof import("child_process");
 	http: typeof import("http");
+	https: typeof import("https");
 	/** Node's process, or a stand-in with another environment (tests). */
-	process: Pick<typeof import("process"), "platform" | "env" | "kill">;
+	process: Pick<typeof import("process"), "platform" | "arch" | "env" | "kill">;
 }
 
 /** What a child's output and an HTTP body arrive as (a Node Buffer). */
@@ -22,6 +23,7 @@ export function nodeHost(modules: NodeModules): Host {
 	const { fs, crypto, os, path, childProcess, http, process } = modules;
 	return {
 		platform: process.platform,
+		arch: process.arch,
 		env: process.env,
 		homedir: () => os.homedir(),
 		join: (...parts) => path.join(...parts),
@@ -78,6 +80,12 @@ export function nodeHost(modules: NodeModules): Host {
 				onOutput: (listener) => lines.push(listener),
 			};
 		},
+		download: (url, destination) => download(modules, url, destination),
+		fileSha256: async (p) => {
+			const hash = crypto.createHash("sha256");
+			for await (const chunk of fs.createReadStream(p)) hash.update(chunk as Uint8Array);
+			return hash.digest("hex");
+		},
 		probe: (url, origin) =>
 			new Promise((resolve) => {
 				const request = http.get(url.replace(/^ws/, "http"), {
@@ -103,6 +111,57 @@ export function nodeHost(modules: NodeModules): Host {
 				request.on("error", (error) => resolve({ status: 0, body: error.message }));
 			}),
 	};
+}
+
+/** The most a download may be (uv's archive is about 20 MB) and how long it may take. */
+const DOWNLOAD_LIMIT = 200 * 1024 * 1024;
+const DOWNLOAD_MS = 10 * 60_000;
+
+/** GET `url` into `destination` (through a temporary file, renamed once whole), following up
+ * to five redirects (GitHub's release downloads redirect to its file storage). */
+async function download(modules: NodeModules, url: string, destination: string, redirects = 5): Promise<void> {
+	const { fs, path, http, https } = modules;
+	await fs.promises.mkdir(path.dirname(destination), { recursive: true });
+	const partial = `${destination}.part`;
+	const next = await new Promise<string | null>((resolve, reject) => {
+		const get = url.startsWith("https:") ? https.get : http.get;
+		const request = get(url, { timeout: 30_000 }, (response) => {
+			const status = response.statusCode ?? 0;
+			const location = response.headers.location;
+			if (status >= 300 && status < 400 && location) {
+				response.resume();
+				resolve(new URL(location, url).toString());
+				return;
+			}
+			if (status !== 200) {
+				response.resume();
+				reject(new Error(`${new URL(url).host} answered HTTP ${status} for ${url}.`));
+				return;
+			}
+			let size = 0;
+			const began = Date.now();
+			const file = fs.createWriteStream(partial);
+			response.on("data", (chunk: Uint8Array) => {
+				size += chunk.length;
+				if (size > DOWNLOAD_LIMIT) request.destroy(new Error("the file is larger than expected"));
+				else if (Date.now() - began > DOWNLOAD_MS) request.destroy(new Error("the download took more than ten minutes"));
+			});
+			response.pipe(file);
+			file.on("finish", () => resolve(null));
+			response.on("error", (error) => {
+				file.destroy();
+				reject(error);
+			});
+		});
+		request.on("timeout", () => request.destroy(new Error("nothing came for 30 seconds")));
+		request.on("error", (error) => reject(new Error(`Could not download ${url}: ${error.message}.`)));
+	});
+	if (next === null) {
+		await fs.promises.rename(partial, destination);
+		return;
+	}
+	if (redirects <= 0) throw new Error(`Too many redirects downloading ${url}.`);
+	await download(modules, next, destination, redirects - 1);
 }
 
 /** The command line of a running pid: /proc on Linux, `ps` on macOS and other Unixes, the image

@@ -301,6 +301,10 @@ export interface ChatSendParams {
 	 * @maxItems 20
 	 */
 	context?: (NoteContext | FolderContext | TagContext)[];
+	/**
+	 * Run this turn on this model (a models/list id of the chat provider, or provider:model): the panel's model switcher; null: the purpose's model.
+	 */
+	model?: string | null;
 }
 export interface NoteContext {
 	/**
@@ -344,6 +348,14 @@ export interface ChatSendResult {
 	 * One sentence each: what of the message was not sent (images to a model that cannot see them, images past the limit of 8).
 	 */
 	warnings?: string[];
+	/**
+	 * The model that answered this turn.
+	 */
+	model?: string;
+	/**
+	 * Its provider's name (empty for a scripted one).
+	 */
+	provider?: string;
 }
 export interface UsageModel {
 	inputTokens: number;
@@ -662,6 +674,10 @@ export interface InitializeResult {
 	server: ServerInfo;
 	capabilities: Capabilities;
 	vault: VaultInfo;
+	/**
+	 * Who this connection is (a phone's pairing says so).
+	 */
+	caller?: CallerInfo | null;
 }
 export interface ServerInfo {
 	name: string;
@@ -684,6 +700,16 @@ export interface VaultInfo {
 	 * null: lexical search only.
 	 */
 	embedder?: EmbedderStatus | null;
+}
+export interface CallerInfo {
+	/**
+	 * The client key's name; 'owner' with the info file's token.
+	 */
+	name: string;
+	/**
+	 * What it may do: read (search and read notes), chat (also converse), write (also write notes, each reviewed), owner (everything, settings too).
+	 */
+	scope: "read" | "chat" | "write" | "owner";
 }
 export interface ModelsListParams {
 	/**
@@ -812,6 +838,10 @@ export interface NoteUndoParams {
 	 * Vault-relative .md path.
 	 */
 	path: string;
+	/**
+	 * The conversation whose turn made the write: its next turn tells the model the change was undone.
+	 */
+	conversationId?: string | null;
 }
 export interface NoteUndoResult {
 	path: string;

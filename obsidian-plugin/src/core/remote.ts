@@ -32,7 +32,6 @@ export const PAIR_ACTION = "ai-bridge-pair";
 
 /** Commands and placeholders the settings name (code, not UI text). */
 export const PAIR_COMMAND = "obsidian-ai-bridge clients add NAME --pair";
-export const KEY_COMMAND = "obsidian-ai-bridge clients add NAME --scope write";
 export const SETUP_COMMAND = "obsidian-ai-bridge setup";
 export const PAIRING_PLACEHOLDER = `obsidian://${PAIR_ACTION}?…`;
 export const ADDRESS_PLACEHOLDER = "https://HOST:PORT";
@@ -160,4 +159,39 @@ export async function diagnoseRemote(fetch: Fetch, address: string, key: string)
 	if (status === 429) return `The server at ${where} refuses this device for a minute after too many failed attempts.`;
 	if (status === 200) return `The connection to ${where} failed; it answers now, so retrying.`;
 	return `The server at ${where} answered HTTP ${status}${said ? `: ${said}` : ""}.`;
+}
+
+/** What a client key of `scope` may do, in the words a pairing shows. */
+export function scopeWords(scope: string): string {
+	switch (scope) {
+		case "read":
+			return "search and read your notes";
+		case "chat":
+			return "search and read your notes, and chat with the assistant";
+		case "write":
+			return "search and read your notes, chat with the assistant, and change notes (each change reviewed here first)";
+		default:
+			return "everything, the server's settings too";
+	}
+}
+
+/** "Connected to HOST as NAME", once a paired device's connection answered. */
+export function connectedWords(address: string, name: string): string {
+	let host = address;
+	try {
+		host = new URL(address).host;
+	} catch {
+		// An address the settings would refuse never connects.
+	}
+	return `Connected to ${host} as ${name}`;
+}
+
+/** Whether a connection failure is a certificate this device does not trust (diagnoseRemote's). */
+export function untrustedCertificate(reason: string): boolean {
+	return reason.startsWith("This device does not trust the certificate");
+}
+
+/** A SHA-256 fingerprint in groups of four, so that it wraps on a phone's screen. */
+export function groupedFingerprint(fingerprint: string): string {
+	return (fingerprint.toLowerCase().match(/.{1,4}/g) ?? []).join(" ");
 }

@@ -21,7 +21,7 @@ export function statusText(state: ConnectionState, embedding: IndexProgress | nu
 			}
 			if (embedding?.phase === "embedding" || embedding?.phase === "loading") {
 				const done = embedding.done.toLocaleString("en");
-				return `Assistant: embedding ${done}/${count(embedding.total, "chunk")}`;
+				return `Assistant: embedding ${done}/${count(embedding.total, "passage")}`;
 			}
 			if (embedding?.phase === "confirm") return "Assistant: embedding waits for your approval";
 			return "Assistant: connected";
@@ -39,4 +39,19 @@ export function statusTitle(state: ConnectionState, starting = false): string {
 		case "disconnected":
 			return state.reason;
 	}
+}
+
+/** The panel's line while search is partial (issue 39): the notes indexed so far, or the
+ * passages embedded for search by meaning; null when search is whole. */
+export function indexingLine(state: ConnectionState, embedding: IndexProgress | null): string | null {
+	if (state.status !== "connected") return null;
+	if (state.pending > 0) {
+		if (state.total === 0) return "Listing your notes; search uses what is indexed.";
+		return `Indexing ${state.done.toLocaleString("en")} of ${count(state.total, "note")}; search uses what is indexed.`;
+	}
+	if (embedding?.phase === "embedding" || embedding?.phase === "loading") {
+		const part = embedding.total > 0 ? ` (${Math.floor((100 * embedding.done) / embedding.total)} %)` : "";
+		return `Preparing search by meaning${part}; search by words works meanwhile.`;
+	}
+	return null;
 }

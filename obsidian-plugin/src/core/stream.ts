@@ -1,5 +1,6 @@
 // Assembling one assistant turn from the notifications of its request: text deltas in order,
 // tool calls with their results, then the final result or error.
+import { LOCAL_COST } from "./model-picker";
 import type { Notification } from "./client";
 import type { ChatSendResult } from "./protocol";
 import type { RpcError } from "./rpc";
@@ -10,12 +11,15 @@ export interface ToolChip {
 	arguments: Record<string, unknown>;
 	result: string | null;
 	isError: boolean;
-	/** The user's review of a write: the dialog is open, or the write was not approved. */
-	review: "waiting" | "denied" | null;
+	/** The user's review of a write: the dialog is open, the write was not approved, or it was
+	 * made and then undone. */
+	review: "waiting" | "denied" | "undone" | null;
 }
 
 export interface Turn {
 	text: string;
+	/** The notes and files sent with the message as context (its chips). */
+	sent: string[];
 	tools: ToolChip[];
 	done: boolean;
 	result: ChatSendResult | null;
@@ -26,7 +30,7 @@ export interface Turn {
 }
 
 export function newTurn(): Turn {
-	return { text: "", tools: [], done: false, result: null, sources: [], error: null, cancelled: false };
+	return { text: "", sent: [], tools: [], done: false, result: null, sources: [], error: null, cancelled: false };
 }
 
 /** The turn after one notification of its request. */
@@ -70,11 +74,20 @@ export function markReview(turn: Turn, id: string, review: ToolChip["review"]): 
 	return { ...turn, tools: turn.tools.map((tool) => (tool.id === id ? { ...tool, review } : tool)) };
 }
 
-/** What a tool chip says: running, waiting for your review, done, failed, or not applied. */
+/** What a tool chip says: running, waiting for your review, done, failed, not applied, or undone. */
 export function chipState(tool: ToolChip): { label: string; kind: "running" | "waiting" | "done" | "failed" | "skipped" } {
 	if (tool.review === "denied") return { label: "not applied", kind: "skipped" };
+	if (tool.review === "undone") return { label: "undone", kind: "skipped" };
 	if (tool.result === null) return tool.review === "waiting" ? { label: "waiting for your review", kind: "waiting" } : { label: "running", kind: "running" };
 	return tool.isError ? { label: "failed", kind: "failed" } : { label: "done", kind: "done" };
+}
+
+/** A turn's notes, the context apart from the sources: `context`, the notes and files sent with
+ * the message that reached the model (the server lists only those); `read`, the notes the model
+ * searched or read this turn. */
+export function splitSources(sources: string[], sent: string[]): { context: string[]; read: string[] } {
+	const given = new Set(sent);
+	return { context: sources.filter((path) => given.has(path)), read: sources.filter((path) => !given.has(path)) };
 }
 
 /** The turn once its request answered. The final text is the server's (deltas concatenate to it). */
@@ -91,16 +104,18 @@ export function failTurn(turn: Turn, error: Error, cancelled: boolean): Turn {
 	return { ...turn, error: cancelled ? null : error, cancelled, done: true };
 }
 
-/** "1,234 tokens read · 56 written · $0.0012" for a finished turn (or a rewrite); with no price,
- * "free (runs on this computer)" for a local model. */
-export function usageLine(result: Pick<ChatSendResult, "usage" | "costUsd">, local = false): string {
+/** "gpt-4o · 1,234 tokens read · 56 written · $0.0012" for a finished turn (or a rewrite): the
+ * model that answered when the server names it; with no price, LOCAL_COST for a local model. */
+export function usageLine(result: Pick<ChatSendResult, "usage" | "costUsd"> & { model?: string }, local = false): string {
 	const tokens = `${result.usage.inputTokens.toLocaleString("en")} tokens read · ${result.usage.outputTokens.toLocaleString("en")} written`;
-	return `${tokens} · ${costWords(result.costUsd, local)}`;
+	const line = `${tokens} · ${costWords(result.costUsd, local)}`;
+	return result.model ? `${result.model} · ${line}` : line;
 }
 
-function costWords(costUsd: number | null | undefined, local: boolean): string {
+/** The cost in the one wording used everywhere: dollars, LOCAL_COST, or "price not known". */
+export function costWords(costUsd: number | null | undefined, local: boolean): string {
 	if (costUsd !== null && costUsd !== undefined) return `$${costUsd.toFixed(4)}`;
-	return local ? "free (runs on this computer)" : "price not known";
+	return local ? LOCAL_COST : "price not known";
 }
 
 /** The usage line's tooltip: what the numbers and the cost mean. */

@@ -62,3 +62,31 @@ export function sameEmbedder(a: string, b: string): boolean {
 	const plain = (spec: string): string => spec.replace(/:latest$/, "");
 	return plain(a) === plain(b);
 }
+
+/** A tool's result in plain words (issue 39): a search's notes with their snippets (the
+ * matches' ** marks dropped), a read note's name and size; null for any other (its JSON stays
+ * behind Details). */
+export type ToolResultView = { kind: "notes"; notes: { path: string; snippet: string }[] } | { kind: "read"; path: string; size: string } | null;
+
+export function toolResultView(name: string, result: string | null): ToolResultView {
+	if (result === null) return null;
+	let parsed: unknown;
+	try {
+		parsed = JSON.parse(result);
+	} catch {
+		return null;
+	}
+	if (typeof parsed !== "object" || parsed === null) return null;
+	const fields = parsed as Record<string, unknown>;
+	if (name === "search_notes" && Array.isArray(fields.results)) {
+		const notes = fields.results
+			.filter((hit): hit is Record<string, unknown> => typeof hit === "object" && hit !== null && typeof (hit as Record<string, unknown>).path === "string")
+			.map((hit) => ({ path: String(hit.path), snippet: typeof hit.snippet === "string" ? hit.snippet.replace(/\*\*/g, "").replace(/\s+/g, " ").trim() : "" }));
+		return { kind: "notes", notes };
+	}
+	if (name === "read_note" && typeof fields.path === "string" && typeof fields.content === "string") {
+		const chars = fields.content.length;
+		return { kind: "read", path: fields.path, size: chars < 1000 ? `${chars} characters` : `${(chars / 1000).toFixed(1)}k characters` };
+	}
+	return null;
+}

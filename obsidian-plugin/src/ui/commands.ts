@@ -17,6 +17,7 @@ export const COMMAND_IDS = {
 	continueWriting: "continue-writing",
 	saveConversation: "save-conversation",
 	updateAboutMe: "update-about-me",
+	setUpModel: "set-up-model",
 	/** Prefix of the commands made from the server's custom prompts (`prompt-<slug>`). */
 	promptPrefix: "prompt-",
 } as const;
@@ -28,6 +29,10 @@ export interface CommandHost {
 	addCommand(command: Command): Command;
 	activateView(): Promise<AssistantView | null>;
 	activateRelated(): Promise<void>;
+	/** The panel's setup card, at any time. */
+	openSetup(): void;
+	/** Whether the server's model runs on this computer (its cost: free). */
+	localModel(): boolean;
 }
 
 export function addCommands(host: CommandHost): void {
@@ -84,14 +89,14 @@ export function addCommands(host: CommandHost): void {
 		name: "Rewrite selection…",
 		editorCheckCallback: (checking, editor) => {
 			if (!editor.somethingSelected()) return false;
-			if (!checking) new RewriteModal(app, host.client, editor, "rewrite").open();
+			if (!checking) new RewriteModal(app, host.client, editor, "rewrite", () => host.localModel()).open();
 			return true;
 		},
 	});
 	host.addCommand({
 		id: COMMAND_IDS.continueWriting,
 		name: "Continue writing",
-		editorCallback: (editor) => new RewriteModal(app, host.client, editor, "continue").open(),
+		editorCallback: (editor) => new RewriteModal(app, host.client, editor, "continue", () => host.localModel()).open(),
 	});
 	host.addCommand({
 		id: COMMAND_IDS.saveConversation,
@@ -103,6 +108,7 @@ export function addCommands(host: CommandHost): void {
 		name: "Update what the assistant knows about me",
 		callback: () => void host.activateView().then((view) => view?.introduce(true)),
 	});
+	host.addCommand({ id: COMMAND_IDS.setUpModel, name: "Set up a model", callback: () => host.openSetup() });
 }
 
 async function createNote(host: CommandHost, prompt: string): Promise<void> {

@@ -58,8 +58,8 @@ export class ConfirmModal extends Modal {
 			});
 		}
 		const pre = box.createEl("pre", { cls: "aib-diff" });
-		for (const line of hunk.removed) pre.createDiv({ cls: "aib-del", text: `-${line.replace(/\n$/, "")}` });
-		for (const line of hunk.added) pre.createDiv({ cls: "aib-add", text: `+${line.replace(/\n$/, "")}` });
+		for (const line of hunk.removed) diffLine(pre, "-", line.replace(/\n$/, ""));
+		for (const line of hunk.added) diffLine(pre, "+", line.replace(/\n$/, ""));
 	}
 
 	/** The 1-based number of hunk h of change c among all the hunks. */
@@ -82,4 +82,12 @@ export class ConfirmModal extends Modal {
 			this.resolve({ approved: false });
 		}
 	}
+}
+
+/** One line of a diff: its mark in a gutter of its own, so a changed list line reads "+ │ - item",
+ * never "+- item". */
+export function diffLine(parent: HTMLElement, kind: "+" | "-" | " ", text: string): void {
+	const row = parent.createDiv({ cls: kind === "+" ? "aib-add" : kind === "-" ? "aib-del" : "aib-ctx" });
+	row.createSpan({ cls: "aib-diff-mark", text: kind, attr: { "aria-hidden": "true" } });
+	row.createSpan({ cls: "aib-diff-text", text });
 }

@@ -8,7 +8,7 @@ import type { Assistant } from "./assistant";
 export function showMcpServers(el: HTMLElement, plugin: Assistant, servers: McpServerInfo[], redraw: () => void): void {
 	new Setting(el)
 		.setName("Tool servers")
-		.setDesc("Model context protocol servers whose tools the assistant may use, each call asked for like a write. Their environment variables and headers are set in the server's settings file.")
+		.setDesc("Programs that give the assistant more tools. It asks you before each use, as before a write. Their passwords and options live in the server's settings file.")
 		.setHeading();
 	const save = async (changes: SettingsUpdateParams["mcpServers"]): Promise<void> => {
 		try {

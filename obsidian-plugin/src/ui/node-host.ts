@@ -7,14 +7,15 @@ import { nodeHost } from "../core/node-host";
 
 export async function createNodeHost(): Promise<Host | null> {
 	if (!Platform.isDesktop) return null;
-	const [fs, crypto, os, path, childProcess, http, process] = await Promise.all([
+	const [fs, crypto, os, path, childProcess, http, https, process] = await Promise.all([
 		import("fs"),
 		import("crypto"),
 		import("os"),
 		import("path"),
 		import("child_process"),
 		import("http"),
+		import("https"),
 		import("process"),
 	]);
-	return nodeHost({ fs, crypto, os, path, childProcess, http, process });
+	return nodeHost({ fs, crypto, os, path, childProcess, http, https, process });
 }

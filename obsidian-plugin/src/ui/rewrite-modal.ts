@@ -5,6 +5,7 @@
 import { Component, Modal, type App, type Editor, type EditorPosition } from "obsidian";
 import type { BridgeClient } from "../core/client";
 import { diffRows } from "../core/diff";
+import { diffLine } from "./confirm-modal";
 import { ErrorCode, type RewriteResult } from "../core/protocol";
 import { RpcError } from "../core/rpc";
 import { text, usageLine } from "../core/stream";
@@ -34,6 +35,8 @@ export class RewriteModal extends Modal {
 		private readonly client: BridgeClient,
 		private readonly editor: Editor,
 		private readonly mode: RewriteMode,
+		/** Whether the model runs on this computer (the cost line says free). */
+		private readonly local: () => boolean = () => false,
 	) {
 		super(app);
 		this.from = editor.getCursor("from");
@@ -116,7 +119,7 @@ export class RewriteModal extends Modal {
 			if (this.running !== controller) return;
 			this.answer = result.text;
 			this.result = result;
-			this.statusEl.setText(usageLine(result));
+			this.statusEl.setText(usageLine(result, this.local()));
 			this.acceptButton.disabled = false;
 			this.renderPreview();
 		} catch (error) {
@@ -138,10 +141,7 @@ export class RewriteModal extends Modal {
 			return;
 		}
 		const rows = this.answer ? diffRows(this.original, this.answer) : diffRows(this.original, this.original);
-		for (const row of rows) {
-			const kind = row.kind === "+" ? "aib-add" : row.kind === "-" ? "aib-del" : "aib-ctx";
-			pre.createDiv({ cls: kind, text: `${row.kind}${row.text}` });
-		}
+		for (const row of rows) diffLine(pre, row.kind, row.text);
 	}
 
 	/** Replace the selection (insert at the cursor) in one editor transaction: one undo step. */

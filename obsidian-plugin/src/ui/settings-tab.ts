@@ -25,8 +25,8 @@ import {
 import {
   ADDRESS_PLACEHOLDER,
   addressError,
+  groupedFingerprint,
   isEncrypted,
-  KEY_COMMAND,
   KEY_PLACEHOLDER,
   PAIR_COMMAND,
   PAIRING_PLACEHOLDER,
@@ -35,6 +35,7 @@ import {
   type ServerChoice,
 } from "../core/remote";
 import { isEmbeddingModel, sameEmbedder } from "../core/words";
+import { filterModels } from "../core/model-picker";
 import type { Assistant } from "./assistant";
 import { describeBots } from "../core/chat-bots";
 import { showMcpServers } from "./mcp-servers";
@@ -57,6 +58,9 @@ interface Row {
   desc?: string;
   render: (setting: Setting) => void;
 }
+
+/** Past this many models a list gets a filter field. */
+const LONG_LIST = 20;
 
 export class AssistantSettingTab extends PluginSettingTab {
   /** DOM listeners of what display() drew, removed when the tab hides or redraws. */
@@ -126,7 +130,7 @@ export class AssistantSettingTab extends PluginSettingTab {
         },
         {
           name: "Server command",
-          desc: `Empty: the installed obsidian-ai-bridge is found by itself. {vault} is this vault's folder. Example: ${this.plugin.exampleCommand()}`,
+          desc: `Leave empty: the plugin finds the installed server by itself. To start it another way, type its command ({vault} stands for this vault's folder), e.g. ${this.plugin.exampleCommand()}`,
           render: (s) =>
             void s.addText((text) =>
               text.setValue(settings.serverCommand).onChange(async (value) => {
@@ -236,7 +240,7 @@ export class AssistantSettingTab extends PluginSettingTab {
           problem ??
           (choice.address && !isEncrypted(choice.address)
             ? "Not encrypted: use http:// only through a tunnel that encrypts (Tailscale, WireGuard)."
-            : "The server's remote listener (serve --remote), e.g. https://192.168.1.20:8443. Kept on this device only."),
+            : "Where the other computer's server listens, e.g. https://192.168.1.20:8443 (pairing fills it in). Kept on this device only."),
         render: (s) =>
           void s.addText((text) => {
             text.setPlaceholder(ADDRESS_PLACEHOLDER).setValue(choice.address);
@@ -247,7 +251,7 @@ export class AssistantSettingTab extends PluginSettingTab {
       },
       {
         name: "Client key",
-        desc: `Made for this device on the server's computer: ${KEY_COMMAND}. Kept on this device only.`,
+        desc: "The key the other computer made for this device (pairing fills it in). Kept on this device only.",
         render: (s) =>
           void s.addText((text) => {
             text.inputEl.type = "password";
@@ -261,7 +265,7 @@ export class AssistantSettingTab extends PluginSettingTab {
     if (choice.fingerprint) {
       rows.push({
         name: "Certificate fingerprint",
-        desc: `SHA-256 ${choice.fingerprint}: the same as the server printed at its start.`,
+        desc: `${groupedFingerprint(choice.fingerprint)}: the same as the other computer printed when it paired this device.`,
         render: () => undefined,
       });
     }
@@ -328,15 +332,29 @@ export class AssistantSettingTab extends PluginSettingTab {
       const setting = new Setting(el).setName(name).setDesc(desc);
       const value = current.models[purpose] ?? "";
       if (chatModels.length > 0) {
+        const listed = chatModels.map((model) => ({ id: model.id, label: model.displayName ?? model.id }));
+        let fill: (query: string) => void = () => undefined;
+        // A long list (an OpenRouter-sized one) gets the switcher's filter: type to narrow it.
+        if (listed.length > LONG_LIST) {
+          setting.addText((text) => {
+            text.setPlaceholder("Type to filter");
+            text.inputEl.addClass("aib-model-filter-setting");
+            this.events.registerDomEvent(text.inputEl, "input", () => fill(text.getValue()));
+          });
+        }
         setting.addDropdown((dropdown) => {
-          dropdown.addOption(
-            "",
-            purpose === "chat" ? "Provider default" : "Same as chat",
-          );
-          for (const model of chatModels)
-            dropdown.addOption(model.id, model.displayName ?? model.id);
-          if (value && !chatModels.some((m) => m.id === value))
-            dropdown.addOption(value, value);
+          fill = (query) => {
+            const chosen = dropdown.getValue() || value;
+            dropdown.selectEl.empty();
+            dropdown.addOption("", purpose === "chat" ? "Provider default" : "Same as chat");
+            const shown = filterModels(listed, query);
+            for (const model of shown) dropdown.addOption(model.id, model.label);
+            if (chosen && !shown.some((m) => m.id === chosen)) {
+              dropdown.addOption(chosen, listed.find((m) => m.id === chosen)?.label ?? chosen);
+            }
+            dropdown.setValue(chosen);
+          };
+          fill("");
           dropdown
             .setValue(value)
             .onChange(

@@ -14,6 +14,7 @@ import {
 	type ParamsOf,
 	type ResultOf,
 } from "../core/protocol";
+import { errorHelp, refusedKey } from "../core/error-help";
 import { RpcError } from "../core/rpc";
 import { isEmbeddingModel, toolSupport } from "../core/words";
 import type { Assistant } from "./assistant";
@@ -196,7 +197,8 @@ export class SetupCard extends Card {
 				this.button(row, "Use", () => void this.save({ models: { chat: model.id } }, row));
 			}
 		} catch (error) {
-			message.setText((error as Error).message);
+			// In the setup card itself, a refused key is fixed right here.
+			message.setText(refusedKey(error as Error) ? "The provider refused this key: check it, then paste it again." : errorHelp(error as Error, false).message);
 		}
 	}
 

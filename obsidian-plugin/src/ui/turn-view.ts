@@ -4,15 +4,20 @@
 import { Component, MarkdownRenderer, type App } from "obsidian";
 import type { ToolChip, Turn } from "../core/stream";
 import { ErrorCode } from "../core/protocol";
-import { chipState, usageLine, usageTitle } from "../core/stream";
+import { chipState, markReview, splitSources, usageLine, usageTitle } from "../core/stream";
 import { RpcError } from "../core/rpc";
-import { toolSentence } from "../core/words";
+import { toolResultView, toolSentence, type ToolResultView } from "../core/words";
+import { ACTION_LABELS, errorHelp, type ErrorAction } from "../core/error-help";
 
 const RENDER_MS = 80;
 
 export interface TurnActions {
 	openNote(path: string): void;
 	retry(): void;
+	/** An error's ways out: the setup card, the plugin's settings, the model switcher. */
+	openSetup(): void;
+	openSettings(): void;
+	chooseModel(): void;
 	/** Whether the model answering runs on this computer (no price: it is free). */
 	localModel(): boolean;
 }
@@ -91,17 +96,48 @@ export class TurnView extends Component {
 			chip.addClass(`aib-tool-${state.kind}`);
 			// A sentence ("Searched your notes for 'kafka'"); the raw call behind *Details*.
 			const summary = chip.createEl("summary");
-			summary.createSpan({ cls: "aib-tool-sentence", text: toolSentence(tool.name, tool.arguments, state.kind !== "done") });
+			summary.createSpan({ cls: "aib-tool-sentence", text: toolSentence(tool.name, tool.arguments, state.kind !== "done" && tool.review !== "undone") });
 			if (state.kind !== "done") summary.createSpan({ cls: "aib-tool-state", text: ` · ${state.label}` });
 			summary.createSpan({ cls: "aib-tool-details", text: "Details" });
+			this.renderResult(chip, toolResultView(tool.name, tool.result));
 			chip.createDiv({ cls: "aib-tool-name", text: tool.name });
 			chip.createEl("pre", { cls: "aib-tool-args", text: JSON.stringify(tool.arguments, null, 2) });
 			if (tool.result !== null) chip.createEl("pre", { cls: "aib-tool-result", text: tool.result });
 		}
 	}
 
+	/** The write of tool call `callId` was undone: its chip and the answer say so. False when
+	 * this message has no such call. */
+	markUndone(callId: string): boolean {
+		if (!this.turn || !this.turn.tools.some((tool) => tool.id === callId)) return false;
+		this.update(markReview(this.turn, callId, "undone"));
+		return true;
+	}
+
+	/** A tool's result in plain words, above its raw call and result. */
+	private renderResult(chip: HTMLElement, view: ToolResultView): void {
+		if (view === null) return;
+		const el = chip.createDiv({ cls: "aib-tool-friendly" });
+		if (view.kind === "read") {
+			el.setText(`Read ${view.path.replace(/\.md$/, "")} (${view.size})`);
+			return;
+		}
+		if (view.notes.length === 0) el.setText("No note matched.");
+		for (const note of view.notes) {
+			const row = el.createDiv({ cls: "aib-tool-hit" });
+			const link = row.createEl("a", { text: note.path.replace(/\.md$/, ""), cls: "internal-link", href: "#" });
+			link.dataset.href = note.path;
+			if (note.snippet) row.createDiv({ cls: "aib-tool-snippet", text: note.snippet });
+		}
+	}
+
 	private renderFooter(turn: Turn): void {
 		this.footerEl.empty();
+		// What the answer says was done is no longer so: the writes undone since.
+		for (const tool of turn.tools.filter((t) => t.review === "undone")) {
+			const path = typeof tool.arguments.path === "string" ? tool.arguments.path : "the note";
+			this.footerEl.createDiv({ cls: "aib-note aib-undone", text: `You undid this change: ${path} is back as it was.` });
+		}
 		if (turn.cancelled) {
 			this.footerEl.createDiv({ cls: "aib-note", text: "Stopped." });
 		}
@@ -111,29 +147,59 @@ export class TurnView extends Component {
 			note.createSpan({ text: "This message waits for a model: pick one in the setup card below and it is answered." });
 			this.retryButton(note);
 		} else if (turn.error) {
-			const banner = this.footerEl.createDiv({ cls: "aib-error" });
-			banner.createSpan({ text: turn.error.message });
-			if (turn.error instanceof RpcError && turn.error.retryable) this.retryButton(banner);
+			this.renderError(turn.error);
 		}
 		// What of the message did not go (an image to a model that cannot see it), in the server's words.
 		for (const warning of turn.result?.warnings ?? []) this.footerEl.createDiv({ cls: "aib-note aib-warning", text: warning });
-		const sources = turn.sources;
-		if (sources.length > 0) {
-			const list = this.footerEl.createDiv({ cls: "aib-sources" });
-			list.createSpan({ text: "Sources: " });
-			for (const path of sources) {
-				const link = list.createEl("a", { text: path.replace(/\.md$/, ""), cls: "internal-link", href: "#" });
-				link.dataset.href = path;
-				this.registerDomEvent(link, "click", (event) => {
-					event.preventDefault();
-					this.actions.openNote(path);
-				});
-			}
-		}
+		// The context (what went with the message and reached the model) apart from the sources
+		// (what the model searched or read this turn).
+		const { context, read } = splitSources(turn.sources, turn.sent);
+		this.noteLinks("aib-context-notes", "Context: ", context);
+		this.noteLinks("aib-sources", "Sources: ", read);
 		if (turn.result) {
-			const local = this.actions.localModel();
+			// A phone (a client key) cannot read the server's settings: the answer's provider says.
+			const local = this.actions.localModel() || turn.result.provider === "ollama";
 			this.footerEl.createDiv({ cls: "aib-usage", text: usageLine(turn.result, local), attr: { title: usageTitle(turn.result, local) } });
 		}
+	}
+
+	private noteLinks(cls: string, label: string, paths: string[]): void {
+		if (paths.length === 0) return;
+		const list = this.footerEl.createDiv({ cls });
+		list.createSpan({ text: label });
+		for (const path of paths) {
+			const link = list.createEl("a", { text: path.replace(/\.md$/, ""), cls: "internal-link", href: "#" });
+			link.dataset.href = path;
+			this.registerDomEvent(link, "click", (event) => {
+				event.preventDefault();
+				this.actions.openNote(path);
+			});
+		}
+	}
+
+	/** The error in one sentence, a button for each way out, and the server's words (with the
+	 * terminal command last) behind *Details*. */
+	private renderError(error: Error): void {
+		const help = errorHelp(error, this.actions.localModel());
+		const banner = this.footerEl.createDiv({ cls: "aib-error" });
+		banner.createDiv({ cls: "aib-error-text", text: help.message });
+		if (help.actions.length > 0) {
+			const buttons = banner.createDiv({ cls: "aib-error-buttons" });
+			const run: Record<ErrorAction, () => void> = {
+				"open-setup": () => this.actions.openSetup(),
+				settings: () => this.actions.openSettings(),
+				retry: () => this.actions.retry(),
+				"choose-model": () => this.actions.chooseModel(),
+			};
+			help.actions.forEach((action, index) => {
+				const button = buttons.createEl("button", { text: ACTION_LABELS[action], cls: [index === 0 ? "mod-cta" : "", action === "retry" ? "aib-retry" : ""].filter(Boolean), attr: { "data-error-action": action } });
+				this.registerDomEvent(button, "click", run[action]);
+			});
+		}
+		if (!help.details) return;
+		const more = banner.createEl("details", { cls: "aib-error-details" });
+		more.createEl("summary", { text: "Details" });
+		more.createEl("pre", { text: help.details });
 	}
 
 	private retryButton(parent: HTMLElement): void {

@@ -7,14 +7,18 @@ import { chipsFor, examplePrompts, withItem, withoutKey, type ContextItem, type 
 import { DisconnectedError, type Notification } from "../core/client";
 import type { Suggestion } from "../core/mentions";
 import { inputState, Outbox } from "../core/outbox";
+import { indexingLine } from "../core/status";
+import { groupedFingerprint, untrustedCertificate } from "../core/remote";
 import type { ChatSendParams, StoredMessage } from "../core/protocol";
-import { ErrorCode } from "../core/protocol";
+import { ErrorCode, PROVIDER_NAMES, PROVIDER_PROFILES, type ProviderName } from "../core/protocol";
+import { modelHeader, pickerModels, type PickerModel } from "../core/model-picker";
+import { ModelPicker, type PickScope } from "./model-picker";
 import { RpcError } from "../core/rpc";
 import { applyNotification, failTurn, finishSummary, finishTurn, markReview, newTurn, text, type ToolChip, type Turn } from "../core/stream";
 import type { Assistant } from "./assistant";
 import { ConversationList } from "./conversation-list";
 import { actionOf, appendLinked } from "./dom";
-import { ConfirmCommandCard, InstallCard, StartFailedCard, type Card } from "./server-cards";
+import { ConfirmCommandCard, InstallCard, PairCard, PairedCard, StartFailedCard, type Card } from "./server-cards";
 import { SetupCard } from "./setup-card";
 import { acceptDrops, renderChipIcon } from "./drop";
 import { Suggestions } from "./suggest";
@@ -61,6 +65,16 @@ export class AssistantView extends ItemView {
 	/** A message answered "no model yet" (-32011): answered once a model is picked. */
 	private waitingForModel: { ask: Ask; view: TurnView } | null = null;
 	private examples: Example[] = [];
+	private modelButton!: HTMLButtonElement;
+	private indexingEl!: HTMLElement;
+	private picker!: ModelPicker;
+	private thinkButton!: HTMLButtonElement;
+	/** This conversation's model (the switcher's choice), else the server's default. */
+	private modelChoice: PickerModel | null = null;
+	/** The next message goes to the deep model (*Think harder*). */
+	private thinkHarder = false;
+	/** The server's chat model and provider (health), for the header. */
+	private serverModel: { model: string | null; provider: string | null } = { model: null, provider: null };
 
 	constructor(
 		leaf: WorkspaceLeaf,
@@ -86,10 +100,14 @@ export class AssistantView extends ItemView {
 		root.empty();
 		root.addClass("aib-view");
 		const header = root.createDiv({ cls: "aib-header" });
+		this.modelButton = header.createEl("button", { cls: "aib-model-button", attr: { "aria-label": "Choose the model" } });
+		this.registerDomEvent(this.modelButton, "click", () => void this.toggleModelPicker());
 		this.iconButton(header, "plus", "New conversation", () => this.newConversation());
 		this.iconButton(header, "history", "Conversations", () => this.list.toggle());
 		this.iconButton(header, "save", "Save conversation as note", () => void this.exportConversation());
+		this.picker = this.addChild(new ModelPicker(root, (model, scope) => void this.pickModel(model, scope)));
 		this.bannerEl = root.createDiv({ cls: "aib-banner" });
+		this.indexingEl = root.createDiv({ cls: "aib-indexing aib-note" });
 		this.registerDomEvent(this.bannerEl, "click", (event) => this.onBannerClick(event));
 		this.list = this.addChild(
 			new ConversationList(root, this.plugin.client, {
@@ -156,6 +174,8 @@ export class AssistantView extends ItemView {
 			this.renderChips();
 			void this.plugin.saveSettings();
 		});
+		this.thinkButton = bar.createEl("button", { text: "Think harder", cls: "aib-think-harder", attr: { "aria-pressed": "false" } });
+		this.registerDomEvent(this.thinkButton, "click", () => this.setThinkHarder(!this.thinkHarder));
 		this.reasonEl = bar.createDiv({ cls: "aib-input-reason" });
 		this.sendButton = bar.createEl("button", { text: "Send", cls: "mod-cta aib-send" });
 		this.stopButton = bar.createEl("button", { text: "Stop", cls: "aib-stop is-hidden" });
@@ -182,8 +202,10 @@ export class AssistantView extends ItemView {
 		this.sendButton.disabled = !input.enabled;
 		this.reasonEl.setText("");
 		this.bannerEl.empty();
+		this.showIndexing();
 		const carded = this.showCard();
 		if (state.status === "connected") {
+			if (!this.everConnected || this.serverModel.model === null) void this.loadServerModel();
 			this.everConnected = true;
 			if (state.chat && this.waitingForModel && !this.running) this.answerWaiting();
 			if (this.outbox.size > 0 && !this.running) void this.flushOutbox();
@@ -201,7 +223,17 @@ export class AssistantView extends ItemView {
 			});
 			// Another computer's server may never answer (an untrusted certificate, a revoked
 			// key): the last failure says why, while the plugin keeps trying.
-			if (remote && state.status === "disconnected") appendLinked(banner.createDiv({ cls: "aib-note aib-reason" }), state.reason);
+			if (remote && state.status === "disconnected") {
+				appendLinked(banner.createDiv({ cls: "aib-note aib-reason" }), state.reason);
+				// An untrusted certificate: its fingerprint (wrapped, to compare with the one the
+				// computer printed) and what to do.
+				const fingerprint = this.plugin.serverChoice().fingerprint;
+				if (untrustedCertificate(state.reason) && fingerprint) {
+					const help = banner.createDiv({ cls: "aib-certificate" });
+					help.createDiv({ text: "Check that this fingerprint is the one the computer printed when it paired this device, then install its certificate on this device (the guide above says how):" });
+					help.createEl("code", { cls: "aib-fingerprint", text: groupedFingerprint(fingerprint) });
+				}
+			}
 			if (this.outbox.size > 0) banner.createDiv({ cls: "aib-note", text: "Your message goes out as soon as it is ready." });
 			return;
 		}
@@ -243,8 +275,11 @@ export class AssistantView extends ItemView {
 		// A server on another computer is set up there: no setup card here.
 		const remote = this.plugin.remote();
 		if (state.status === "connected" && !state.chat && !remote) this.setupOpen = true;
+		const choice = this.plugin.serverChoice();
 		let key: string | null = null;
-		if (state.status === "connected") key = this.setupOpen && !remote ? "setup" : null;
+		if (remote && (!choice.address || !choice.key)) key = "pair";
+		else if (state.status === "connected" && remote && this.plugin.justPaired() && this.plugin.client.caller) key = "paired";
+		else if (state.status === "connected") key = this.setupOpen && !remote ? "setup" : null;
 		else if (problem?.kind === "not-installed") key = "install";
 		else if (problem?.kind === "confirm-command") key = `confirm:${problem.command}`;
 		else if (problem?.kind === "start-failed") key = `failed:${problem.command}`;
@@ -257,6 +292,10 @@ export class AssistantView extends ItemView {
 				this.card = { key, card: this.addChild(new StartFailedCard(this.cardsEl, this.plugin, problem.command, problem.failure)) };
 			} else if (key?.startsWith("confirm:") && problem?.kind === "confirm-command") {
 				this.card = { key, card: this.addChild(new ConfirmCommandCard(this.cardsEl, this.plugin, problem.command)) };
+			} else if (key === "pair") {
+				this.card = { key, card: this.addChild(new PairCard(this.cardsEl, this.plugin)) };
+			} else if (key === "paired" && this.plugin.client.caller) {
+				this.card = { key, card: this.addChild(new PairedCard(this.cardsEl, this.plugin, choice.address, this.plugin.client.caller)) };
 			} else if (key === "setup") {
 				const card = new SetupCard(this.cardsEl, this.plugin, {
 					introduce: () => void this.introduce(false),
@@ -271,6 +310,82 @@ export class AssistantView extends ItemView {
 		this.card?.card.update();
 		this.contentEl.toggleClass("has-card", this.card !== null);
 		return this.card !== null;
+	}
+
+	/** *Choose another model*: the model switcher. */
+	chooseModel(): void {
+		if (!this.picker.isOpen) void this.toggleModelPicker();
+	}
+
+	/** The server's chat model and provider (health: a client key may ask it too). */
+	private async loadServerModel(): Promise<void> {
+		try {
+			const health = await this.plugin.client.call("health", {});
+			this.serverModel = { model: health.model, provider: health.provider };
+		} catch {
+			return;
+		}
+		this.showModel();
+	}
+
+	private providerLabel(name: string | null): string | null {
+		if (name === null) return null;
+		return (PROVIDER_NAMES as readonly string[]).includes(name) ? PROVIDER_PROFILES[name as ProviderName].label : name;
+	}
+
+	/** The header's model: this conversation's choice, else `answered` (the last answer's), else
+	 * the server's default. */
+	private showModel(answered: string | null = null): void {
+		if (!this.modelButton) return;
+		const local = this.modelChoice?.local ?? this.plugin.localModel();
+		const model = this.modelChoice?.label ?? answered ?? this.serverModel.model;
+		this.modelButton.empty();
+		setIcon(this.modelButton.createSpan({ cls: "aib-model-icon" }), "cpu");
+		this.modelButton.createSpan({ cls: "aib-model-label", text: modelHeader(model, this.providerLabel(this.serverModel.provider), local) });
+		setIcon(this.modelButton.createSpan({ cls: "aib-model-chevron" }), "chevron-down");
+		this.modelButton.setAttribute("aria-label", `Answering: ${model ?? "no model yet"}. Choose another model`);
+	}
+
+	private setThinkHarder(on: boolean): void {
+		this.thinkHarder = on;
+		this.thinkButton.toggleClass("is-active", on);
+		this.thinkButton.setAttribute("aria-pressed", String(on));
+		this.thinkButton.setAttribute("aria-label", on ? "The next message goes to the deep model" : "Send the next message to the deep model");
+	}
+
+	/** Open the switcher with the chat provider's models (or close it). */
+	private async toggleModelPicker(): Promise<void> {
+		if (this.picker.isOpen) {
+			this.picker.close();
+			return;
+		}
+		const current = this.modelChoice?.spec ?? this.serverModel.model;
+		this.picker.open([], current, "Loading the models…");
+		try {
+			const { models } = await this.plugin.client.call("models/list", {});
+			const provider = this.serverModel.provider ?? "";
+			const list = pickerModels(provider, this.providerLabel(provider) ?? "Models", models, this.plugin.localModel(), true);
+			this.picker.open(list, current);
+		} catch (error) {
+			this.picker.open([], current, (error as Error).message);
+		}
+	}
+
+	/** A model chosen: for this conversation, or saved as the server's chat model. */
+	private async pickModel(model: PickerModel, scope: PickScope): Promise<void> {
+		if (scope === "conversation") {
+			this.modelChoice = model;
+			this.showModel();
+			return;
+		}
+		try {
+			await this.plugin.client.call("settings/update", { models: { chat: model.spec } });
+			this.modelChoice = null;
+			await this.loadServerModel();
+			new Notice(`${model.label} answers new conversations now.`);
+		} catch (error) {
+			new Notice((error as Error).message);
+		}
 	}
 
 	/** Show the setup card (the related view's button: search by meaning is set up there). */
@@ -388,7 +503,8 @@ export class AssistantView extends ItemView {
 		this.lastAsk = ask;
 		this.messagesEl.querySelectorAll(".aib-user.is-waiting").forEach((el) => el.removeClass("is-waiting"));
 		const view = this.message("assistant");
-		this.live = { view, turn: newTurn() };
+		const sent = (ask.context ?? []).flatMap((item) => ("note" in item ? [item.note] : []));
+		this.live = { view, turn: { ...newTurn(), sent } };
 		view.update(this.live.turn);
 		const controller = new AbortController();
 		this.setRunning(controller);
@@ -397,12 +513,19 @@ export class AssistantView extends ItemView {
 		if (ask.promptId) params.promptId = ask.promptId;
 		if (ask.context && ask.context.length > 0) params.context = ask.context;
 		if (ask.setup) params.setup = true;
+		// *Think harder* sends this one message to the deep model; else the switcher's choice.
+		if (this.thinkHarder) {
+			params.purpose = "deep";
+			this.setThinkHarder(false);
+		} else if (this.modelChoice && !ask.setup) {
+			params.model = this.modelChoice.spec;
+		}
 		const live = this.live;
 		try {
 			const result = await this.plugin.client.call("chat/send", params, {
 				signal: controller.signal,
 				onNotification: (n: Notification) => {
-					if (n.method === "chat/toolResult") this.plugin.toolFinished(text(n.params.id), n.params.isError === true);
+					if (n.method === "chat/toolResult") this.plugin.toolFinished(text(n.params.id), n.params.isError === true, this);
 					live.turn = applyNotification(live.turn, n);
 					view.update(live.turn);
 					this.scrollToEnd();
@@ -410,6 +533,7 @@ export class AssistantView extends ItemView {
 			});
 			this.conversationId = result.conversationId;
 			live.turn = finishTurn(live.turn, result);
+			this.showModel(result.model || null);
 		} catch (error) {
 			const cancelled = error instanceof RpcError && error.code === ErrorCode.cancelled;
 			live.turn = failTurn(live.turn, error instanceof Error ? error : new Error(String(error)), cancelled);
@@ -437,6 +561,22 @@ export class AssistantView extends ItemView {
 		this.messages = this.messages.filter((message) => message !== waiting.view);
 		this.removeChild(waiting.view);
 		void this.send(waiting.ask);
+	}
+
+	/** While search is partial, how far indexing is (the status bar says it too). */
+	showIndexing(): void {
+		if (!this.indexingEl) return;
+		this.indexingEl.setText(indexingLine(this.plugin.client.connection, this.plugin.indexProgress()) ?? "");
+	}
+
+	/** The conversation shown (null before its first answer). */
+	currentConversation(): string | null {
+		return this.conversationId;
+	}
+
+	/** A write of this conversation was undone: the message that made it says so. */
+	markUndone(callId: string): void {
+		for (const message of this.messages) if (message.markUndone(callId)) return;
 	}
 
 	/** A write of the running turn is being reviewed, or was not approved. */
@@ -496,6 +636,9 @@ export class AssistantView extends ItemView {
 				if (this.lastAsk) void this.ask(this.lastAsk);
 			},
 			localModel: () => this.plugin.localModel(),
+			openSetup: () => this.plugin.openSetup(),
+			openSettings: () => this.plugin.openSettings(),
+			chooseModel: () => this.chooseModel(),
 		};
 	}
 
@@ -584,6 +727,8 @@ export class AssistantView extends ItemView {
 
 	newConversation(): void {
 		this.stop();
+		this.modelChoice = null;
+		this.showModel();
 		this.waitingForModel = null;
 		this.conversationId = null;
 		this.setupConversation = false;

@@ -35,6 +35,7 @@ const basename = (path: string): string => path.split("/").pop() ?? "";
 function fakeHost(): Host {
 	return {
 		platform: "linux",
+		arch: "x64",
 		env: {},
 		homedir: () => "/home/user",
 		join: posixJoin,
@@ -48,13 +49,17 @@ function fakeHost(): Host {
 			throw new Error("not in the browser test");
 		},
 		probe: async (url) => ({ status: 0, body: `nothing answers at ${url}` }),
+		download: async (url) => {
+			throw new Error(`Could not download ${url}: not in the browser test.`);
+		},
+		fileSha256: async () => "0".repeat(64),
 	};
 }
 
 /** The Node side's host: every call goes to the test process; a child's output and exit come
  * back as events. */
 async function nodeSideHost(call: HostCall): Promise<Host> {
-	const machine = (await call({ op: "info" })) as { platform: string; env: Record<string, string>; home: string };
+	const machine = (await call({ op: "info" })) as { platform: string; arch: string; env: Record<string, string>; home: string };
 	const children = new Map<number, { output: ((line: string) => void)[]; exit: ((code: number | null) => void)[] }>();
 	window.aibHostEvent = (event) => {
 		const child = children.get(event.child);
@@ -64,6 +69,7 @@ async function nodeSideHost(call: HostCall): Promise<Host> {
 	let nextChild = 1;
 	return {
 		platform: machine.platform,
+		arch: machine.arch,
 		env: machine.env,
 		homedir: () => machine.home,
 		join: posixJoin,
@@ -74,6 +80,8 @@ async function nodeSideHost(call: HostCall): Promise<Host> {
 		isExecutable: async (path) => (await call({ op: "isExecutable", path })) as boolean,
 		process: async (pid) => (await call({ op: "process", pid })) as Awaited<ReturnType<Host["process"]>>,
 		probe: async (url, origin) => (await call({ op: "probe", url, origin })) as { status: number; body: string },
+		download: async (url, path) => void (await call({ op: "download", url, path })),
+		fileSha256: async (path) => (await call({ op: "fileSha256", path })) as string,
 		spawn: (command, args, cwd): ChildProcessLike => {
 			const id = nextChild++;
 			const listeners = { output: [] as ((line: string) => void)[], exit: [] as ((code: number | null) => void)[] };
@@ -107,6 +115,8 @@ const workspace = new Workspace(app, document.getElementById("sidebar")!, docume
 app.workspace = workspace;
 app.vault = vault;
 app.metadataCache = metadataCache;
+// Obsidian's settings window: the plugin opens it on its tab (an error's *Settings*).
+app.setting = { open: () => undefined, openTabById: () => harness.openSettings() };
 app.fileManager = new FileManager(vault);
 vault.adapter = new FileSystemAdapter(vaultPath);
 

@@ -174,6 +174,7 @@ export class FileSystemAdapter {
 /** The notes of the page's vault, in memory (the test adds the ones it uses). */
 export class Vault extends Events {
 	adapter: FileSystemAdapter;
+	configDir = ".obsidian";
 	notes = new Map<string, { file: TFile; text: string }>();
 	constructor(base: string) {
 		super();

@@ -109,8 +109,14 @@ afterAll(async () => {
 describe.skipIf(!haveChromium)("the plugin on a phone, against another computer's server", () => {
 	it("pairs by a pasted text, connects with the key, streams an answer and reviews a write the server makes, loading no Node module", async () => {
 		const page = await openPhone(pinned);
-		// No address yet: the panel says where to set it.
-		await page.getByText("Set the server's address and client key in the plugin settings").waitFor({ timeout: WAIT });
+		// No address yet: the panel offers to pair, with the one command to run on the computer.
+		const pair = page.locator(".aib-pair-card");
+		await pair.waitFor({ timeout: WAIT });
+		expect(await pair.locator(".aib-command").textContent()).toBe("obsidian-ai-bridge clients add phone --pair");
+		expect(await page.locator(".aib-starting progress").count()).toBe(0); // no bar moving forever
+		await page.setViewportSize({ width: 390, height: 844 });
+		await shot(page, "phone-pair-card.png");
+		await page.setViewportSize({ width: 1280, height: 800 });
 
 		await page.evaluate(() => (window as any).harness.openSettings());
 		const setting = (name: string) =>
@@ -123,7 +129,7 @@ describe.skipIf(!haveChromium)("the plugin on a phone, against another computer'
 		expect(await setting("Address").locator("input").inputValue()).toBe(address);
 		expect(await setting("Client key").locator("input").getAttribute("type")).toBe("password");
 		expect(await setting("Client key").locator("input").inputValue()).toBe(KEY);
-		expect(await setting("Certificate fingerprint").textContent()).toContain(fingerprint);
+		expect((await setting("Certificate fingerprint").textContent())?.replace(/ /g, "")).toContain(fingerprint);
 		expect(await page.locator(".aib-server-settings").count()).toBe(0);
 		expect(await page.locator(".setting-item-heading .setting-item-name").allTextContents()).toEqual(["Server", "Writes", "Model and keys"]);
 		// Kept on this device (localStorage), never in data.json (which syncs with the vault).
@@ -159,12 +165,33 @@ describe.skipIf(!haveChromium)("the plugin on a phone, against another computer'
 		await page.close();
 	});
 
+	it("a pairing text pasted in the panel's card connects, and the panel says as whom and what the key may do", async () => {
+		const page = await openPhone(pinned);
+		const pair = page.locator(".aib-pair-card");
+		await pair.waitFor({ timeout: WAIT });
+		await pair.locator(".aib-pair-input").fill("not a pairing");
+		await pair.locator("button:has-text('Connect')").click();
+		expect(await pair.locator(".aib-pair-message").textContent()).toContain("This is not a pairing text");
+		await pair.locator(".aib-pair-input").fill(pairingText());
+		await pair.locator("button:has-text('Connect')").click();
+		const paired = page.locator(".aib-paired-card");
+		await paired.waitFor({ timeout: WAIT });
+		expect(await paired.locator(".aib-card-title").textContent()).toBe(`Connected to ${new URL(address).host} as phone`);
+		expect(await paired.textContent()).toContain("This device may search and read your notes, chat with the assistant, and change notes (each change reviewed here first).");
+		await page.setViewportSize({ width: 390, height: 844 });
+		await shot(page, "phone-paired.png");
+		await paired.locator("button:has-text('Start')").click();
+		expect(await page.locator(".aib-paired-card").count()).toBe(0);
+		expect(await page.evaluate(() => (window as any).required)).toEqual([]);
+		await page.close();
+	});
+
 	it("a pairing link (a scanned QR code) is used once the user agrees", async () => {
 		const page = await openPhone(pinned);
 		await page.evaluate((link) => (window as any).harness.openLink(link), pairingText());
 		await page.getByText("Connect to the server on another computer?").waitFor({ timeout: WAIT });
 		expect(await page.textContent(".modal-content pre")).toBe(address);
-		await page.getByRole("button", { name: "Connect" }).click();
+		await page.locator(".modal").getByRole("button", { name: "Connect" }).click();
 		await connected(page);
 		expect(await page.evaluate(() => (window as any).required)).toEqual([]);
 		await page.close();
@@ -203,10 +230,17 @@ describe.skipIf(!haveChromium)("the plugin on a phone, against another computer'
 	it("a certificate this device does not trust: one sentence, with a link to the README's section", async () => {
 		const page = await openPhone(unpinned);
 		await page.evaluate((link) => (window as any).harness.openLink(link), pairingText());
-		await page.getByRole("button", { name: "Connect" }).click();
+		await page.locator(".modal").getByRole("button", { name: "Connect" }).click();
 		const reason = page.locator(".aib-reason");
 		await reason.getByText("This device does not trust the certificate of the server at").waitFor({ timeout: WAIT });
 		expect(await reason.locator("a").getAttribute("href")).toBe(REMOTE_HELP_URL);
+		// Its fingerprint, in groups that wrap on a phone's screen, to compare with the computer's.
+		const shown = page.locator(".aib-certificate .aib-fingerprint");
+		expect((await shown.textContent())?.replace(/ /g, "")).toBe(fingerprint);
+		await page.setViewportSize({ width: 390, height: 844 });
+		const box = await shown.boundingBox();
+		expect(box && box.x >= 0 && box.x + box.width <= 390).toBe(true);
+		await shot(page, "phone-untrusted-certificate.png");
 		expect(await page.evaluate(() => (window as any).required)).toEqual([]);
 		await page.close();
 	});

@@ -1,14 +1,17 @@
-// From nothing installed to the first answer, in Chromium, with no data.json (issues 20 and 31):
-// the page gets a Node-side host (tests/helpers/page-host.ts) on a temporary HOME. First nothing
-// is installed: the install card. Its exact command is run as a user would in a terminal, against
-// a local web server that serves the wheel (built as `make release-assets` builds dist/) as the
-// plugin's release, offline (UV_OFFLINE=1: uv's cache, warmed by `make setup`, holds every
-// dependency); it installs the command in ~/.local/bin (not on PATH); *Check again* makes the
-// plugin find and start it by itself; a message sent before any model is set up waits; the setup
+// From nothing installed to the first answer, in Chromium, with no data.json (issues 20, 31 and
+// 39): the page gets a Node-side host (tests/helpers/page-host.ts) on a temporary HOME, with no
+// server command and no uv. First the install card, which says what *Install* downloads and runs
+// nothing. *Install* fetches uv's archive (made from the uv these tests use) from a local web
+// server standing in for GitHub's releases, checks its SHA-256, unpacks it in the plugin's folder
+// and runs `uv tool install` of the wheel that server serves as the plugin's release (built as
+// `make release-assets` builds dist/), offline (UV_OFFLINE=1: uv's cache, warmed by `make setup`,
+// holds every dependency); the command lands in ~/.local/bin (not on PATH) and the plugin starts
+// it by itself; a message sent before any model is set up waits; the setup
 // card lists a fake Ollama's models; once one is picked the message is answered; search by meaning is set up with the small model downloaded from a fake hub; the
 // introduce-yourself conversation writes the context note once reviewed; when Obsidian quits the
 // server stops. One server and one page for the whole file. `make screenshot` saves the two cards into docs/.
 import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer } from "node:net";
@@ -22,6 +25,7 @@ import { PYTHON, REPO_ROOT, testHost } from "../helpers/node";
 import { exposeHost, type PageHost } from "../helpers/page-host";
 import { splitCommand } from "../../src/core/launcher";
 import { PLUGIN_VERSION, REPOSITORY, wheelName } from "../../src/core/install";
+import { UV_VERSION, uvTarget } from "../../src/core/uv-release";
 
 const SHOTS = process.env.SCREENSHOT_DIR;
 const run = promisify(execFile);
@@ -40,6 +44,9 @@ let release: Server;
 let releaseHost: string;
 let dist: string;
 let uv: string[];
+/** The paths the release host was asked for. */
+const served: string[] = [];
+let uvArchiveName: string;
 
 async function until<T>(probe: () => T | null, what: string, ms = 20_000): Promise<T> {
 	const end = Date.now() + ms;
@@ -73,12 +80,30 @@ async function terminal(argv: string[], env: Record<string, string>): Promise<st
 	return stdout;
 }
 
-/** The release the plugin names: `/OWNER/REPO/releases/download/VERSION/FILE` from `dist`. */
+/** uv's release archive for this platform, as uv publishes it (`uv-TARGET/uv` and `uvx` in a
+ * tar.gz, and `<hex>  <name>` in `.sha256`), made from the uv these tests use, into `dist`. */
+async function uvArchive(): Promise<string> {
+	const target = uvTarget(process.platform, process.arch) ?? "";
+	const name = `uv-${target}.tar.gz`;
+	const staging = join(root, "uv-release");
+	mkdirSync(join(staging, `uv-${target}`), { recursive: true });
+	const program = realpathSync(uv[0] === "python3" ? execFileSync("python3", ["-c", "import uv; print(uv.find_uv_bin())"], { encoding: "utf8" }).trim() : (uv[0] ?? ""));
+	for (const tool of ["uv", "uvx"]) cpSync(join(program, "..", tool), join(staging, `uv-${target}`, tool));
+	await run("tar", ["-czf", join(dist, name), "-C", staging, `uv-${target}`]);
+	const digest = createHash("sha256").update(readFileSync(join(dist, name))).digest("hex");
+	writeFileSync(join(dist, `${name}.sha256`), `${digest}  ${name}\n`);
+	return name;
+}
+
+/** The releases the plugin names, from `dist`: the plugin's own
+ * (`/OWNER/REPO/releases/download/VERSION/FILE`) and uv's (`/astral-sh/uv/releases/…`). */
 async function releaseServer(): Promise<Server> {
-	const prefix = `/${REPOSITORY}/releases/download/${PLUGIN_VERSION}/`;
+	const prefixes = [`/${REPOSITORY}/releases/download/${PLUGIN_VERSION}/`, `/astral-sh/uv/releases/download/${UV_VERSION}/`];
 	const server = createHttpServer((request, response) => {
 		const url = request.url ?? "";
-		const file = url.startsWith(prefix) ? url.slice(prefix.length) : "";
+		const prefix = prefixes.find((p) => url.startsWith(p));
+		const file = prefix ? url.slice(prefix.length) : "";
+		served.push(url);
 		if (!file || file.includes("/") || !existsSync(join(dist, file))) {
 			response.writeHead(404).end("not found");
 			return;
@@ -130,10 +155,22 @@ beforeAll(async () => {
 	uv = findUv();
 	dist = join(root, "dist");
 	await terminal([...uv, "build", "--wheel", "--out-dir", dist, "--python", realpathSync(PYTHON), REPO_ROOT], { UV_OFFLINE: "1" });
+	uvArchiveName = await uvArchive();
 	release = await releaseServer();
-	// The machine the plugin sees: a fresh HOME, a PATH without the server, a local Ollama, and
-	// the release host of this test (the plugin then never asks the package registry).
+	// uv's cache (warmed by `make setup`) with the release's wheel fetched once: uv's offline
+	// mode refuses every URL it has not cached, loopback too (no index, no dependency).
+	const cache = (await terminal([...uv, "cache", "dir"], {})).trim();
+	const wheel = `${releaseHost}/${REPOSITORY}/releases/download/${PLUGIN_VERSION}/${wheelName(PLUGIN_VERSION)}`;
+	await terminal([...uv, "pip", "install", "--no-deps", "--target", join(root, "fetched"), "--python", realpathSync(PYTHON), wheel], { UV_CACHE_DIR: cache });
+	served.length = 0;
+	// The machine the plugin sees: a fresh HOME, a PATH without the server or uv, a local
+	// Ollama, the release host of this test (the plugin then never asks the package registry),
+	// and uv kept offline on this machine's Python.
 	const env = {
+		UV_OFFLINE: "1",
+		UV_CACHE_DIR: cache,
+		UV_PYTHON_DOWNLOADS: "never",
+		UV_PYTHON: realpathSync(PYTHON),
 		AI_BRIDGE_RELEASE_HOST: releaseHost,
 		HOME: home,
 		PATH: "/usr/bin:/bin",
@@ -169,43 +206,55 @@ afterAll(async () => {
 });
 
 describe.skipIf(!haveChromium)("from nothing installed to the first answer", () => {
-	it("with nothing installed, the panel shows the install card and no error banner", { timeout: 90_000 }, async () => {
+	it("with nothing installed, the panel shows the install card: what Install downloads, from where, and nothing run yet", { timeout: 90_000 }, async () => {
 		const card = page.locator(".aib-install-card");
 		await card.waitFor({ timeout: SLOW });
 		const wheel = `${releaseHost}/${REPOSITORY}/releases/download/${PLUGIN_VERSION}/${wheelName(PLUGIN_VERSION)}`;
 		expect(await card.locator(".aib-install-command").textContent()).toBe(`uv tool install ${wheel}`);
 		expect(await card.textContent()).toContain(`pipx install ${wheel}`);
+		const plan = card.locator(".aib-install-plan li");
+		await plan.first().waitFor({ timeout: SLOW });
+		const host = new URL(releaseHost).host;
+		expect(await plan.allTextContents()).toEqual([
+			`uv ${UV_VERSION}, the installer (about 20 MB), from ${host}/astral-sh/uv; checked against its SHA-256 and kept in this plugin's folder`,
+			`the assistant's server (obsidian-ai-bridge), from ${host} (this plugin's release)`,
+			"the packages it needs from pypi.org, and a Python if this computer has none uv can use",
+		]);
+		expect(await card.textContent()).toContain("Nothing is downloaded or run until you click Install.");
 		expect(readdirSync(dist)).toContain(wheelName(PLUGIN_VERSION));
 		expect(await page.locator(".aib-disconnected").count()).toBe(0);
 		expect(pageHost.started).toEqual([]);
+		expect(served).toEqual([]);
+		// The command to paste is whole on one line that scrolls, with Copy beside it.
+		const command = await card.locator(".aib-install-command").evaluate((el) => ({ oneLine: el.getBoundingClientRect().height < 2.5 * parseFloat(getComputedStyle(el).fontSize), scrolls: el.scrollWidth > el.clientWidth }));
+		expect(command).toEqual({ oneLine: true, scrolls: true });
 		await screenshot("install-card.png");
 	});
 
-	it("the card's exact command, run offline against the local release, installs a working command; Check again starts it", { timeout: 120_000 }, async () => {
-		const command = (await page.locator(".aib-install-card .aib-install-command").textContent()) ?? "";
-		const [program, ...args] = splitCommand(command);
-		expect(program).toBe("uv");
-		// A user's terminal: the same HOME, uv's cache (warmed by `make setup`), no network. uv's
-		// offline mode refuses every URL it has not cached, loopback too: the wheel is fetched
-		// from the local release once (no index, no dependency), as uv would download it.
-		const cache = (await terminal([...uv, "cache", "dir"], {})).trim();
-		const user = { HOME: home, UV_CACHE_DIR: cache, UV_PYTHON_DOWNLOADS: "never", UV_PYTHON: realpathSync(PYTHON), XDG_DATA_HOME: "", XDG_BIN_HOME: "", UV_TOOL_DIR: "", UV_TOOL_BIN_DIR: "" };
-		await terminal([...uv, "pip", "install", "--no-deps", "--target", join(root, "fetched"), "--python", realpathSync(PYTHON), args[args.length - 1] ?? ""], user);
+	it("Install fetches uv, checks it, installs the release's wheel offline and starts the server, with no terminal", { timeout: 180_000 }, async () => {
+		const card = page.locator(".aib-install-card");
 		const started = Date.now();
-		await terminal([...uv, ...args], { ...user, UV_OFFLINE: "1" });
-		const seconds = (Date.now() - started) / 1000;
-		const script = join(home, ".local", "bin", "obsidian-ai-bridge");
-		expect((await terminal([script, "--version"], user)).trim()).toBe(`obsidian-ai-bridge ${PLUGIN_VERSION}`);
-		writeFileSync(1, `The install card's command installed the release's wheel offline in ${seconds.toFixed(1)} s.\n`);
-		await page.click(".aib-install-card button:has-text('Check again')");
-		// Neutral while the server starts (its first start takes a second or more), never red.
-		await page.waitForSelector(".aib-starting:has-text('Starting the assistant')", { timeout: SLOW }).catch(explain);
-		expect(await page.locator(".aib-disconnected").count()).toBe(0);
-		await screenshot("starting.png");
+		await card.locator(".aib-install-button").click();
+		await card.locator(".aib-install-step").waitFor({ timeout: SLOW }).catch(explain);
+		expect(await card.locator(".aib-install-button").textContent()).toBe("Installing…");
+		await screenshot("install-progress.png");
 		// The server's first start imports everything (slow on a busy machine).
-		await page.locator(".aib-setup-card").waitFor({ timeout: 50_000 }).catch(explain);
-		expect(pageHost.started).toEqual([`${script} serve --vault ${vault}`]);
+		await page.locator(".aib-setup-card").waitFor({ timeout: 150_000 }).catch(explain);
+		const seconds = (Date.now() - started) / 1000;
+		writeFileSync(1, `Install (uv fetched and checked, the release's wheel installed offline, the server started) took ${seconds.toFixed(1)} s.\n`);
+		const target = uvTarget(process.platform, process.arch) ?? "";
+		const folder = join(vault, ".obsidian", "plugins", "ai-bridge-assistant", "uv", UV_VERSION);
+		const wheel = `${releaseHost}/${REPOSITORY}/releases/download/${PLUGIN_VERSION}/${wheelName(PLUGIN_VERSION)}`;
+		const script = join(home, ".local", "bin", "obsidian-ai-bridge");
+		expect(served).toEqual([`/astral-sh/uv/releases/download/${UV_VERSION}/${uvArchiveName}`, `/astral-sh/uv/releases/download/${UV_VERSION}/${uvArchiveName}.sha256`]);
+		expect(pageHost.started).toEqual([
+			`tar -xf ${join(folder, uvArchiveName)} -C ${folder}`,
+			`${join(folder, `uv-${target}`, "uv")} tool install ${wheel}`,
+			`${script} serve --vault ${vault}`,
+		]);
+		expect((await terminal([script, "--version"], { HOME: home })).trim()).toBe(`obsidian-ai-bridge ${PLUGIN_VERSION}`);
 		expect(await page.locator(".aib-install-card").count()).toBe(0);
+		expect(await page.locator(".aib-disconnected").count()).toBe(0);
 		await page.waitForSelector(".aib-status:has-text('connected')", { timeout: SLOW });
 	});
 
@@ -277,6 +326,18 @@ describe.skipIf(!haveChromium)("from nothing installed to the first answer", () 
 		expect(readFileSync(join(vault, "Assistant.md"), "utf8")).toContain("## What this vault is for\n\nIt is for kites and planning.");
 	});
 
+	it("Another computer is tried while the server here keeps running, and is saved only once it answers", { timeout: 90_000 }, async () => {
+		const nowhere = `https://127.0.0.1:${await closedPort()}`;
+		await page.evaluate((address) => (window as any).plugin.setServerChoice({ mode: "another-computer", address, key: `oab_${"k".repeat(43)}`, fingerprint: "" }), nowhere);
+		await page.locator(".aib-reason", { hasText: "Nothing answers at" }).waitFor({ timeout: SLOW });
+		// The address does not answer: the server here still runs, and nothing was saved.
+		expect(pageHost.running()).toBe(1);
+		expect(await page.evaluate(() => JSON.stringify(window.localStorage))).not.toContain(nowhere.slice("https://".length));
+		await page.evaluate(() => (window as any).plugin.setServerChoice({ mode: "this-computer", address: "", key: "", fingerprint: "" }));
+		await page.waitForFunction(() => (window as any).plugin.client.connection.status === "connected", null, { timeout: SLOW });
+		expect(pageHost.started).toHaveLength(3);
+	});
+
 	it("when Obsidian quits, the server the plugin started stops", { timeout: 90_000 }, async () => {
 		expect(pageHost.running()).toBe(1);
 		await page.evaluate(() => window.dispatchEvent(new Event("beforeunload")));
@@ -285,7 +346,7 @@ describe.skipIf(!haveChromium)("from nothing installed to the first answer", () 
 		});
 		// Nothing starts another one while Obsidian closes.
 		await new Promise((resolve) => setTimeout(resolve, 1000));
-		expect(pageHost.started).toHaveLength(1);
+		expect(pageHost.started).toHaveLength(3);
 		expect(await page.textContent(".aib-status")).toBe("Assistant: disconnected");
 	});
 });

@@ -116,9 +116,20 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		await page.click(".aib-approve");
 		await page.getByText("The change is done").waitFor({ timeout: WAIT });
 		expect(onDisk("Plan.md")).toBe(PLAN.replace("Step 2: do thing 2.", "Step 2: done.").replace("Step 17: do thing 17.", "Step 17: done."));
-		await page.locator(".notice", { hasText: "The assistant changed Plan.md." }).last().locator("button:has-text('Undo')").click();
+		const notice = page.locator(".notice", { hasText: "The assistant changed Plan.md." }).last();
+		await notice.locator("button:has-text('Undo')").click();
 		await page.locator(".notice", { hasText: "Undid the change to Plan.md." }).waitFor({ timeout: WAIT });
 		expect(onDisk("Plan.md")).toBe(PLAN);
+		// The panel tells the truth: the used Undo is off, the conversation says undone.
+		expect(await notice.locator("button.aib-undo").textContent()).toBe("Undone");
+		expect(await notice.locator("button.aib-undo").isDisabled()).toBe(true);
+		const answer = page.locator(".aib-assistant").last();
+		expect(await answer.locator(".aib-tool summary").last().textContent()).toBe("Edited Plan.md · undoneDetails");
+		expect(await answer.locator(".aib-undone").textContent()).toBe("You undid this change: Plan.md is back as it was.");
+		// The open note went with the message: it is context, not a source the model read.
+		expect(await answer.locator(".aib-context-notes").textContent()).toBe("Context: Projects/Kafka pipeline");
+		expect(await answer.locator(".aib-sources").count()).toBe(0);
+		await shot("undone.png");
 	});
 
 	it("unchecking every change and applying is a denial, shown as not applied", async () => {
@@ -277,7 +288,7 @@ describe.skipIf(!haveChromium)("a daily user in Chromium", () => {
 		await page.locator(".aib-server-settings .setting-item").first().waitFor({ timeout: WAIT });
 		expect(await page.locator(".setting-item-heading .setting-item").count()).toBe(0);
 		const headings = await page.locator(".setting-item-heading .setting-item-name").allTextContents();
-		expect(headings).toEqual(["Server", "Writes", "Model and keys", "Tool servers"]);
+		expect(headings).toEqual(["Server", "Writes", "Model and keys", "Tool servers", "Chat apps"]);
 		const setting = (name: string) =>
 			page.locator(".aib-server-settings .setting-item").filter({ has: page.locator(".setting-item-name", { hasText: new RegExp(`^${name}$`) }) });
 		expect(await setting("Provider").locator("select").count()).toBe(1);

@@ -71,7 +71,7 @@ function setup(
 
 const TRUSTED = (command: string) => memoryStore({ command, allowed: true });
 const WHEEL = `https://github.com/${REPOSITORY}/releases/download/${PLUGIN_VERSION}/obsidian_ai_bridge-${PLUGIN_VERSION}-py3-none-any.whl`;
-const INSTALL = { command: `uv tool install ${WHEEL}`, alternative: `pipx install ${WHEEL}` };
+const INSTALL = { source: WHEEL, command: `uv tool install ${WHEEL}`, alternative: `pipx install ${WHEEL}` };
 const UV_SAYS = "error: obsidian-ai-bridge was not found in the package registry";
 
 /** `uvx obsidian-ai-bridge --version`: uv's words, then its exit code. */

@@ -43,7 +43,7 @@ describe("the install command", () => {
 	});
 
 	it("uv first, pipx second, with the same source", () => {
-		expect(installCommands("https://x/y.whl")).toEqual({ command: "uv tool install https://x/y.whl", alternative: "pipx install https://x/y.whl" });
+		expect(installCommands("https://x/y.whl")).toEqual({ source: "https://x/y.whl", command: "uv tool install https://x/y.whl", alternative: "pipx install https://x/y.whl" });
 	});
 
 	it("the registry name only when PyPI has this version; the wheel when it has not or cannot be asked", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { count, statusText, statusTitle } from "../../src/core/status";
+import { count, indexingLine, statusText, statusTitle } from "../../src/core/status";
 
 const connected = { status: "connected" as const, vault: "Notes", notes: 12000, pending: 0, done: 0, total: 0, chat: true };
 
@@ -28,7 +28,7 @@ describe("status bar", () => {
 
 	it("follows the embedding job from index/progress", () => {
 		const progress = { phase: "embedding" as const, done: 1200, total: 30000, model: "ollama:nomic-embed-text" };
-		expect(statusText(connected, progress)).toBe("Assistant: embedding 1,200/30,000 chunks");
+		expect(statusText(connected, progress)).toBe("Assistant: embedding 1,200/30,000 passages");
 		expect(statusText(connected, { ...progress, phase: "confirm" })).toBe("Assistant: embedding waits for your approval");
 		expect(statusText(connected, { ...progress, phase: "ready" })).toBe("Assistant: connected");
 	});
@@ -37,5 +37,17 @@ describe("status bar", () => {
 		const off = { status: "disconnected" as const, reason: "x", retryInMs: 500 };
 		expect(statusText(off)).toBe("Assistant: disconnected");
 		expect(statusText(off, null, false, true)).toBe("Assistant: not installed");
+	});
+});
+
+describe("the panel's indexing line", () => {
+	const connected = { status: "connected" as const, vault: "v", notes: 1204, pending: 18796, done: 1204, total: 20000, chat: true };
+
+	it("says how far indexing is while search is partial, and nothing once whole", () => {
+		expect(indexingLine(connected, null)).toBe("Indexing 1,204 of 20,000 notes; search uses what is indexed.");
+		expect(indexingLine({ ...connected, pending: 0 }, null)).toBeNull();
+		const embedding = { phase: "embedding" as const, done: 300, total: 1200, model: "m" };
+		expect(indexingLine({ ...connected, pending: 0 }, embedding)).toBe("Preparing search by meaning (25 %); search by words works meanwhile.");
+		expect(indexingLine({ status: "connecting" }, embedding)).toBeNull();
 	});
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyNotification, chipState, failTurn, finishSummary, finishTurn, markReview, newTurn, usageLine, usageTitle } from "../../src/core/stream";
+import { applyNotification, chipState, failTurn, finishSummary, finishTurn, markReview, newTurn, splitSources, usageLine, usageTitle } from "../../src/core/stream";
 import type { Notification } from "../../src/core/client";
 import type { ChatSendResult } from "../../src/core/protocol";
 
@@ -53,7 +53,8 @@ describe("turn assembly", () => {
 	it("usage shows tokens and cost, or that the cost is unknown", () => {
 		expect(usageLine(RESULT)).toBe("1,234 tokens read · 56 written · $0.0012");
 		expect(usageLine({ ...RESULT, costUsd: null })).toBe("1,234 tokens read · 56 written · price not known");
-		expect(usageLine({ ...RESULT, costUsd: null }, true)).toBe("1,234 tokens read · 56 written · free (runs on this computer)");
+		expect(usageLine({ ...RESULT, costUsd: null }, true)).toBe("1,234 tokens read · 56 written · free, runs on this computer");
+		expect(usageLine({ ...RESULT, model: "demo-small" })).toMatch(/^demo-small · 1,234 tokens read/);
 		expect(usageTitle(RESULT)).toMatch(/list price/);
 		expect(usageTitle({ ...RESULT, costUsd: null }, true)).toMatch(/runs on this computer/);
 	});
@@ -76,5 +77,16 @@ describe("tool chips under review", () => {
 		expect(chipState(turn.tools[0]!)).toEqual({ label: "not applied", kind: "skipped" });
 		const failed = applyNotification(markReview(turn, "c1", null), { method: "chat/toolResult", params: { requestId: 1, id: "c1", isError: true, content: "x" } });
 		expect(chipState(failed.tools[0]!).kind).toBe("failed");
+	});
+});
+
+describe("context apart from sources", () => {
+	it("lists what went with the message as context and only what the model read as sources", () => {
+		expect(splitSources(["Open.md", "Read.md"], ["Open.md", "Never.png"])).toEqual({ context: ["Open.md"], read: ["Read.md"] });
+	});
+
+	it("shows an undone write as undone, not as done", () => {
+		const tool = { id: "c", name: "edit_note", arguments: {}, result: "ok", isError: false, review: "undone" as const };
+		expect(chipState(tool)).toEqual({ label: "undone", kind: "skipped" });
 	});
 });

@@ -1,6 +1,6 @@
 // Words a non-developer understands (issue 31): tool calls as sentences, closeness, tool support.
 import { describe, expect, it } from "vitest";
-import { closeness, isEmbeddingModel, sameEmbedder, toolSentence, toolSupport } from "../../src/core/words";
+import { closeness, isEmbeddingModel, sameEmbedder, toolResultView, toolSentence, toolSupport } from "../../src/core/words";
 
 describe("words", () => {
 	it("a tool call is a sentence, in the past once done", () => {
@@ -32,5 +32,15 @@ describe("words", () => {
 	it("Ollama's name and name:latest are one embedder", () => {
 		expect(sameEmbedder("ollama:nomic-embed-text", "ollama:nomic-embed-text:latest")).toBe(true);
 		expect(sameEmbedder("ollama:nomic-embed-text", "openai:nomic-embed-text")).toBe(false);
+	});
+});
+
+describe("a tool's result in plain words", () => {
+	it("lists a search's notes with snippets, names a read note with its size, and leaves the rest to Details", () => {
+		const search = JSON.stringify({ results: [{ path: "Projects/Kafka pipeline.md", snippet: "Move the **nightly** batch\nexport" }] });
+		expect(toolResultView("search_notes", search)).toEqual({ kind: "notes", notes: [{ path: "Projects/Kafka pipeline.md", snippet: "Move the nightly batch export" }] });
+		expect(toolResultView("read_note", JSON.stringify({ path: "Plan.md", hash: "h", content: "x".repeat(2400) }))).toEqual({ kind: "read", path: "Plan.md", size: "2.4k characters" });
+		expect(toolResultView("create_note", JSON.stringify({ path: "A.md" }))).toBeNull();
+		expect(toolResultView("search_notes", "not json")).toBeNull();
 	});
 });

@@ -22,7 +22,7 @@ async function bundle(): Promise<string> {
 		target: "es2021",
 		alias: { obsidian: join(PLUGIN, "tests", "browser", "obsidian-shim.ts") },
 		// The Node host is never made in the page (the harness passes its own); keep Node out.
-		external: ["fs", "crypto", "os", "path", "child_process", "http", "process"],
+		external: ["fs", "crypto", "os", "path", "child_process", "http", "https", "process"],
 	});
 	return result.outputFiles[0]?.text ?? "";
 }

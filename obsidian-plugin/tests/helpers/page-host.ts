@@ -13,6 +13,8 @@ export type HostCallArgs =
 	| { op: "isExecutable"; path: string }
 	| { op: "process"; pid: number }
 	| { op: "probe"; url: string; origin: string }
+	| { op: "download"; url: string; path: string }
+	| { op: "fileSha256"; path: string }
 	| { op: "spawn"; child: number; command: string; args: string[]; cwd: string }
 	| { op: "kill"; child: number };
 export type HostCall = (call: HostCallArgs) => Promise<unknown>;
@@ -41,7 +43,7 @@ export async function exposeHost(page: Page, host: Host): Promise<PageHost> {
 	await page.exposeFunction("aibHost", async (call: HostCallArgs): Promise<unknown> => {
 		switch (call.op) {
 			case "info":
-				return { platform: host.platform, env: host.env, home: host.homedir() };
+				return { platform: host.platform, arch: host.arch, env: host.env, home: host.homedir() };
 			case "realpath":
 				return host.realpath(call.path);
 			case "sha256Hex":
@@ -54,6 +56,10 @@ export async function exposeHost(page: Page, host: Host): Promise<PageHost> {
 				return host.process(call.pid);
 			case "probe":
 				return host.probe(call.url, call.origin);
+			case "download":
+				return host.download(call.url, call.path).then(() => null);
+			case "fileSha256":
+				return host.fileSha256(call.path);
 			case "spawn": {
 				started.push([call.command, ...call.args].join(" "));
 				const child = host.spawn(call.command, call.args, call.cwd);

@@ -34,7 +34,7 @@ async function waitFor<T>(probe: () => T | null, what: string, ms = 20_000): Pro
 }
 
 export async function demoServer(
-	options: { origins?: string[]; delay?: number; embedder?: boolean; remote?: string } = {},
+	options: { origins?: string[]; delay?: number; embedder?: boolean; remote?: string; spent?: number; manyModels?: number; deepModel?: string } = {},
 ): Promise<DemoServer> {
 	const dir = mkdtempSync(join(tmpdir(), "aib-plugin-"));
 	const vault = join(dir, "vault");
@@ -55,6 +55,9 @@ export async function demoServer(
 			args.push("--delay", String(options.delay ?? 0.02));
 			if (options.embedder) args.push("--embedder");
 			if (options.remote) args.push("--remote", options.remote);
+			if (options.spent !== undefined) args.push("--spent", String(options.spent));
+			if (options.manyModels) args.push("--many-models", String(options.manyModels));
+			if (options.deepModel) args.push("--deep-model", options.deepModel);
 			const started = spawn(PYTHON, args, { cwd: REPO_ROOT, stdio: ["ignore", "ignore", "pipe"] });
 			started.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
 			child = started;

@@ -51,6 +51,9 @@ class Conversations:
         self._items: OrderedDict[str, LLMService] = OrderedDict()
         self._writes: dict[str, asyncio.Task[None]] = {}
         """The last write under way of each conversation (each waits for the one before)."""
+        self._undone: dict[str, list[str]] = {}
+        """Notes whose write the user undid since the conversation's last turn (note/undo with
+        its id): the next turn tells the model, so it does not take the change as made."""
 
     def __len__(self) -> int:
         return len(self._items)
@@ -61,6 +64,21 @@ class Conversations:
         service = self._factory(conversation_id)
         self._keep(conversation_id, service)
         return conversation_id, service
+
+    def undone(self, conversation_id: str, path: str) -> None:
+        """The user undid the write of ``path`` made in ``conversation_id``."""
+        paths = self._undone.setdefault(conversation_id, [])
+        if path not in paths:
+            paths.append(path)
+
+    def take_undone(self, conversation_id: str) -> str:
+        """What the next turn of ``conversation_id`` tells the model of the writes undone since
+        its last turn ("" for none); told once."""
+        paths = self._undone.pop(conversation_id, [])
+        return "".join(
+            f"The user undid your change to {path}: it is back as it was before it.\n"
+            for path in paths
+        )
 
     def get(self, conversation_id: str) -> LLMService:
         """The conversation ``conversation_id``, from memory or the store, or -32602."""

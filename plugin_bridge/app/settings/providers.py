@@ -88,7 +88,11 @@ class ProviderSetup:
         """The provider and model of ``purpose``: its own model when configured (a bare name
         on the chat provider), else the chat route. Raises SettingsError (one sentence) when
         its provider cannot be built."""
-        spec = self._spec(purpose)
+        return self.route_spec(self._spec(purpose))
+
+    def route_spec(self, spec: str | None) -> Route | None:
+        """The route of a model spec (a bare name on the chat provider, or ``provider:model``);
+        the chat route for none. Raises SettingsError when its provider cannot be built."""
         if self.chat is None or not spec:
             return self.chat
         parsed = parse_model_spec(spec)

@@ -59,6 +59,8 @@ class TurnRequest:
     """Who asks: a key reaches its own conversations only, and its usage is recorded under it."""
     client: str | None = None
     """The client program's name (what to configure when no provider is set)."""
+    model: str | None = None
+    """This turn's model (the panel's switcher); None: the purpose's."""
     confirm: ConfirmCallback | None = None
     """Who approves this turn's writes when it is not the client of the running request (a
     chat app's Approve / Deny buttons): the model is then offered the write tools only when
@@ -120,8 +122,15 @@ class Turn:
 
     @property
     def sources(self) -> list[str]:
-        """The notes the turn drew on: those given as context, then those the model read."""
-        return turn_sources(self.input.given, self.service.last_exchange)
+        """The notes the turn drew on: those given as context, then those the model read; an
+        image or PDF that did not reach the model (the warnings say why) is not among them."""
+        media = self.input.media
+        sent = {block.name for block in self.media}
+        unsent = {block.name for block in media.blocks} - sent if media else set()
+        if media:
+            unsent.update(media.left_out)
+        given = [path for path in self.input.given if path not in unsent]
+        return turn_sources(given, self.service.last_exchange)
 
 
 async def start_turn(app: BridgeApp, request: TurnRequest) -> Turn:
@@ -137,7 +146,11 @@ async def start_turn(app: BridgeApp, request: TurnRequest) -> Turn:
     turn = _plain_turn_input(app, request)
     if turn is None:
         turn = await asyncio.to_thread(_turn_input, app, request)
-    route = app.route(turn.purpose, request.client)  # what the settings say now, this turn only
+    undone = app.conversations.take_undone(conversation_id)
+    if undone:  # the model hears of its writes the user undid, before this message
+        turn = turn._replace(context=f"{undone}\n{turn.context}" if turn.context else undone)
+    # What the settings (or the switcher's choice) say now, this turn only.
+    route = app.route(turn.purpose, request.client, request.model)
     app.prepare_turn(service, setup=request.setup, has_note=turn.note is not None)
     if request.confirm is not None:
         service.tools = app.tools_asking(request.confirm, request.caller)

@@ -66,6 +66,12 @@ class ChatSendParams(Params):
         max_length=20,
         description="What the user is looking at or @-mentioned, sent with this message only.",
     )
+    model: str | None = Field(
+        None,
+        max_length=300,
+        description="Run this turn on this model (a models/list id of the chat provider, or "
+        "provider:model): the panel's model switcher; null: the purpose's model.",
+    )
 
     @field_validator("text")
     @classmethod
@@ -99,6 +105,8 @@ class ChatSendResult(WireModel):
         description="One sentence each: what of the message was not sent (images to a model "
         "that cannot see them, images past the limit of 8).",
     )
+    model: str = Field("", description="The model that answered this turn.")
+    provider: str = Field("", description="Its provider's name (empty for a scripted one).")
 
 
 class ChatClearParams(Params):

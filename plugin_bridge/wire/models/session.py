@@ -62,11 +62,22 @@ class VaultInfo(WireModel):
     embedder: EmbedderStatus | None = Field(None, description="null: lexical search only.")
 
 
+class CallerInfo(WireModel):
+    name: str = Field(description="The client key's name; 'owner' with the info file's token.")
+    scope: Literal["read", "chat", "write", "owner"] = Field(
+        description="What it may do: read (search and read notes), chat (also converse), write "
+        "(also write notes, each reviewed), owner (everything, settings too)."
+    )
+
+
 class InitializeResult(WireModel):
     protocol_version: int
     server: ServerInfo
     capabilities: Capabilities
     vault: VaultInfo
+    caller: CallerInfo | None = Field(
+        None, description="Who this connection is (a phone's pairing says so)."
+    )
 
 
 class IndexStatus(WireModel):

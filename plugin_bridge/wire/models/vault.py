@@ -114,6 +114,12 @@ class NoteEditParams(Params):
 
 class NoteUndoParams(Params):
     path: str = Field(max_length=1000, description="Vault-relative .md path.")
+    conversation_id: str | None = Field(
+        None,
+        max_length=100,
+        description="The conversation whose turn made the write: its next turn tells the model "
+        "the change was undone.",
+    )
 
 
 class NoteUndoResult(WireModel):

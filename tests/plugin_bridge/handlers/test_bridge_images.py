@@ -138,6 +138,7 @@ async def test_a_text_only_model_gets_the_rest_and_a_notice(
     ]
     message = fake_http.requests[-1].json()["messages"][-1]
     assert "images" not in message and "What is in this?" in message["content"]
+    assert "Images/photo.jpg" not in result["sources"]  # it never reached the model
 
 
 async def test_a_900_megapixel_png_in_the_context_is_left_out_and_the_turn_answered(

@@ -454,3 +454,18 @@ async def test_tools_execute_stops_at_a_denied_call(tmp_path: Path) -> None:
         assert error["data"]["name"] == "create_note"
         assert [r["name"] for r in error["data"]["results"]] == ["list_notes"]
         assert not (bridge.vault.root / "No.md").exists()
+
+
+async def test_initialize_says_who_the_connection_is(tmp_path: Path) -> None:
+    """The info file's token is the owner; a client key is its name and scope (a phone's
+    pairing says "Connected to HOST as NAME" and what the key may do)."""
+    from tests.helpers.bridge import init_params
+
+    async with running_bridge(tmp_path) as bridge:
+        key = bridge.app.clients.add("phone", "write")
+        owner = await (await bridge.wire(initialize=False)).result(
+            "initialize", init_params(bridge.app.token)
+        )
+        phone = await (await bridge.wire(initialize=False)).result("initialize", init_params(key))
+    assert owner["caller"] == {"name": "owner", "scope": "owner"}
+    assert phone["caller"] == {"name": "phone", "scope": "write"}

@@ -105,3 +105,26 @@ async def test_audit_list_gives_the_newest_writes_first_without_contents(tmp_pat
         all_entries = (await wire.result("audit/list"))["entries"]
         assert [e["action"] for e in all_entries] == ["append", "create"]
         assert "secret" not in str(all_entries)
+
+
+async def test_an_undo_named_with_its_conversation_is_told_to_the_model_once(
+    tmp_path: Path,
+) -> None:
+    """note/undo {conversationId}: the conversation's next turn tells the model the change was
+    undone (so it does not build on it), and only that turn."""
+    from llm_service import ScriptedProvider
+
+    provider = ScriptedProvider()
+    for answer in ("Added.", "Noted.", "Sure."):
+        provider.enqueue_text(answer)
+    async with running_bridge(tmp_path, provider=provider) as bridge:
+        wire = await bridge.wire()
+        first = await wire.result("chat/send", {"text": "add a line"})
+        await wire.result("note/append", {"path": NOTE, "text": "- plant tulips"})
+        conversation = first["conversationId"]
+        await wire.result("note/undo", {"path": NOTE, "conversationId": conversation})
+        for text in ("what now?", "and then?"):
+            await wire.result("chat/send", {"text": text, "conversationId": conversation})
+    told = [request.messages[-1].text for request in provider.requests]
+    undone = f"The user undid your change to {NOTE}: it is back as it was before it."
+    assert [undone in text for text in told] == [False, True, False]

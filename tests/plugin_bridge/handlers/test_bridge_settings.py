@@ -111,6 +111,26 @@ async def test_the_fast_model_titles_a_new_conversation_and_deep_turns_use_the_d
     assert {row["model"] for row in summary["today"]["byModel"]} == {"chat-m", "fast-m", "deep-m"}
 
 
+async def test_a_turn_named_model_answers_that_turn_only_and_the_result_names_it(
+    tmp_path: Path,
+) -> None:
+    """chat/send {model} (the panel's switcher) runs that turn on the model named, the
+    settings unchanged; the result names the model and provider that answered."""
+    from llm_service import ScriptedProvider
+
+    provider = ScriptedProvider()
+    provider.enqueue_text("From the small one.")
+    provider.enqueue_text("From the default.")
+    async with running_bridge(tmp_path, provider=provider, model="chat-m") as bridge:
+        wire = await bridge.wire()
+        switched = await wire.result("chat/send", {"text": "hi", "model": "small-m"})
+        default = await wire.result(
+            "chat/send", {"text": "again", "conversationId": switched["conversationId"]}
+        )
+    assert [r.model for r in provider.requests] == ["small-m", "chat-m"]
+    assert (switched["model"], default["model"]) == ("small-m", "chat-m")
+
+
 async def test_updating_the_exclusions_changes_search_at_once_and_is_saved(tmp_path: Path) -> None:
     """settings/update {exclude}: search drops the folder after the incremental scan; the file
     keeps the list; settings/get shows it."""

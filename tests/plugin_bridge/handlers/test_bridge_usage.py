@@ -67,7 +67,8 @@ async def test_a_used_up_budget_stops_chat_before_the_provider_and_warns_at_80_p
 
 
 async def test_the_usage_command_prints_today_and_this_month_per_model(tmp_path: Path) -> None:
-    """obsidian-ai-bridge usage reads the data folder: totals, per-model rows, unknown prices."""
+    """obsidian-ai-bridge usage reads the data folder: totals, per-model rows, unknown prices,
+    and a local model's cost in the plugin's words ("free, runs on this computer")."""
     from plugin_bridge.app.conversations.usage_log import UsageLog
     from tests.helpers.serve import run_cli
 
@@ -76,11 +77,15 @@ async def test_the_usage_command_prints_today_and_this_month_per_model(tmp_path:
     log = UsageLog(tmp_path / "data")
     log.record("c1", "chat", "anthropic", PRICED, CALL, 0.0006)
     log.record(None, "note", "ollama", "llama3.1:8b", CALL, None)
+    log.record(None, "note", "openai", "unlisted-model", CALL, None)
     log.close()
     code, out, _err = await run_cli(
         tmp_path, "usage", "--vault", str(vault), "--data-dir", str(tmp_path / "data")
     )
     assert code == 0
     assert "Today: $0.0006 (+1 calls of models without a known price)" in out
-    assert "claude-haiku-5-5" in out and "price unknown" in out
+    assert "claude-haiku-5-5" in out
+    rows = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
+    assert rows["ollama:llama3.1:8b"].endswith("free, runs on this computer")
+    assert rows["openai:unlisted-model"].endswith("price not known")
     assert out.count("This month: $0.0006") == 1
