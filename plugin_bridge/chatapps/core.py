@@ -24,6 +24,7 @@ from plugin_bridge.app.clients import AppUser, current_caller
 from plugin_bridge.app.turn.confirm import CHAT_APP_CONFIRM_TIMEOUT, WriteReview, ask_chat
 from plugin_bridge.app.turn.conversation import TurnRequest
 from plugin_bridge.chatapps.stream import EDIT_INTERVAL, ChatSurface, Stream, formatted_or_plain
+from plugin_bridge.chatapps.text import sources_markdown
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.errors import RpcError, WireCode, to_wire_error
 from plugin_bridge.wire.models import NoteContext
@@ -300,8 +301,7 @@ class ChatCore:
         parts = [final.strip() or stream.text.strip() or "(no answer)"]
         parts += turn.warnings
         if turn.sources:
-            names = ", ".join(path.rpartition("/")[2].removesuffix(".md") for path in turn.sources)
-            parts.append(f"Sources: {names}")
+            parts.append(sources_markdown(self.vault.name, turn.sources))
         return "\n\n".join(parts)
 
     def _shower(self, chat: ChatSurface, user: AppUser) -> Callable[[WriteReview], Awaitable[bool]]:

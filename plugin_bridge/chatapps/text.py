@@ -5,7 +5,9 @@ Telegram's MarkdownV2 by the Bot API's escaping rules (Discord takes the model's
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Final
+from urllib.parse import quote
 
 TELEGRAM_LIMIT: Final = 4096
 DISCORD_LIMIT: Final = 2000
@@ -25,6 +27,18 @@ _INLINE: Final = re.compile(
 _FENCE: Final = re.compile(r"^\s*```")
 _HEADING: Final = re.compile(r"^#{1,6}\s+(.*)$")
 _BULLET: Final = re.compile(r"^(\s*)[-*+]\s+(.*)$")
+
+
+def sources_markdown(vault: str, paths: Sequence[str]) -> str:
+    """An answer's sources as Markdown: each note's name, then its ``obsidian://open`` URL as
+    inline code. Neither app makes that scheme a link (Telegram refuses a link whose scheme is
+    not http(s) or tg, Discord shows only http(s) links), so the URL is there to copy."""
+    lines = ["Sources:"]
+    for path in paths:
+        note = path.removesuffix(".md")
+        url = f"obsidian://open?vault={quote(vault, safe='')}&file={quote(note, safe='')}"
+        lines.append(f"- {note.rpartition('/')[2]}: `{url}`")
+    return "\n".join(lines)
 
 
 def escape(text: str) -> str:

@@ -40,10 +40,15 @@ class SentMessage:
         return self.texts[-1]
 
 
+LINK_SCHEMES: Final = frozenset({"http", "https", "tg", "ftp", "mailto"})
+"""The schemes a MarkdownV2 link may have (others, obsidian:// among them, are refused)."""
+
+
 def markdown_v2_problem(text: str) -> str | None:
     """Why the Bot API refuses ``text`` as MarkdownV2 (None: it takes it). The rules: outside
     entities every reserved character is escaped with a backslash; inside code and pre only `
-    and \\ are (and must be); entities (* _ __ ~ || ` ``` [..](..)) are closed."""
+    and \\ are (and must be); entities (* _ __ ~ || ` ``` [..](..)) are closed; a link's URL has
+    a scheme Telegram opens."""
     open_marks: list[str] = []
     i, n = 0, len(text)
     while i < n:
@@ -73,6 +78,9 @@ def markdown_v2_problem(text: str) -> str | None:
                     j += 2 if text[j] == "\\" else 1
                 if j >= n:
                     return f"Can't find end of a url at byte offset {i}"
+                scheme = text[i + 2 : j].partition(":")[0].lower()
+                if scheme not in LINK_SCHEMES:
+                    return "Unsupported URL protocol"
                 i = j + 1
                 continue
             i += 1

@@ -3,25 +3,19 @@ stand-in (tests/fakes/discord.py), the fake Ollama model, a copy of examples/vau
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import io
 from pathlib import Path
 from typing import Any
 
-import pytest
+from PIL import Image
 from pydantic import SecretStr
 
 from plugin_bridge.app.settings.config import DiscordSettings
 from tests.fakes import ollama
 from tests.fakes.discord import TOKEN, FakeDiscord, PostedMessage
-from tests.fakes.http import FakeHTTPServer
+from tests.fakes.http import FakeHTTPServer, Recorded, Reply
 from tests.helpers.bots import STRANGER, USER, running_bots
 from tests.helpers.bridge import wait_for
-
-
-@pytest.fixture
-async def discord_api() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as api:
-        yield api
 
 
 def settings(api: FakeDiscord, **extra: Any) -> DiscordSettings:
@@ -126,3 +120,26 @@ async def test_a_stranger_gets_one_reply_and_a_redelivered_message_is_skipped(
         await wait_for(lambda: len(discord_api.channel(USER)) == 2)
         assert "new conversation" in discord_api.channel(USER)[1].text
         assert fake_http.requests == []
+
+
+async def test_an_image_in_a_dm_lands_in_the_vault_and_reaches_the_model_as_an_image(
+    tmp_path: Path, fake_http: FakeHTTPServer, discord_api: FakeDiscord
+) -> None:
+    image = io.BytesIO()
+    Image.new("RGB", (8, 8), "green").save(image, "PNG")
+    chats = [ollama.text_reply("A green square.")]
+
+    def route(request: Recorded) -> Reply:
+        if request.path == "/api/show":
+            return Reply.json({"capabilities": ["completion", "tools", "vision"]})
+        return chats.pop(0)
+
+    fake_http.route = route
+    async with running_bots(tmp_path, fake_http, discord=settings(discord_api)) as bots:
+        attachment = ("square.png", "image/png", image.getvalue())
+        await discord_api.send(USER, "What is this?", attachment=attachment)
+        await wait_for(lambda: any("green square" in m.text for m in discord_api.channel(USER)))
+        assert (bots.vault / "Attachments" / "square.png").read_bytes() == image.getvalue()
+        chat = next(r for r in fake_http.requests if r.path == "/api/chat").json()
+        assert chat["messages"][-1]["content"].startswith("What is this?")
+        assert chat["messages"][-1]["images"], "sent as an image"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,6 @@ from tests.fakes.telegram import TOKEN, FakeTelegram, SentMessage, plain_of
 from tests.helpers.bots import OTHER_USER, STRANGER, USER, running_bots
 from tests.helpers.bridge import wait_for
 from tests.helpers.pdfs import make_pdf
-
-
-@pytest.fixture
-async def telegram_api() -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram() as api:
-        yield api
 
 
 def settings(api: FakeTelegram, **extra: Any) -> TelegramSettings:

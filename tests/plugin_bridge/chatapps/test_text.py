@@ -10,6 +10,7 @@ from plugin_bridge.chatapps.text import (
     RESERVED,
     TELEGRAM_LIMIT,
     escape,
+    sources_markdown,
     split_text,
     telegram_markdown,
     telegram_pieces,
@@ -111,3 +112,17 @@ def test_escaping_that_grows_a_piece_past_the_limit_cuts_it_smaller() -> None:
     pieces = telegram_pieces(text)
     assert all(len(formatted) <= TELEGRAM_LIMIT for formatted, _ in pieces)
     assert "".join(plain for _, plain in pieces) == text
+
+
+def test_sources_name_each_note_and_give_its_obsidian_url_percent_encoded() -> None:
+    paths = ["Languages/学习中文.md", "Notes (old)/a&b #1.md"]
+    listed = sources_markdown("My Vault", paths)
+    assert listed == (
+        "Sources:\n"
+        "- 学习中文: `obsidian://open?vault=My%20Vault&file=Languages%2F%E5%AD%A6%E4%B9%A0"
+        "%E4%B8%AD%E6%96%87`\n"
+        "- a&b #1: `obsidian://open?vault=My%20Vault&file=Notes%20%28old%29%2Fa%26b%20%231`"
+    )
+    formatted = telegram_markdown(listed)
+    assert markdown_v2_problem(formatted) is None
+    assert "• a&b \\#1: `obsidian://open?vault=My%20Vault&file=Notes%20%28old%29" in formatted

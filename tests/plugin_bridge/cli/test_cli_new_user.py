@@ -20,7 +20,7 @@ from tests.fakes import anthropic as fake_anthropic
 from tests.fakes.http import FakeHTTPServer, Recorded, Reply
 from tests.helpers.bridge import WAIT, copy_example_vault, running_bridge
 from tests.helpers.serve import run_cli
-from tests.plugin_bridge.cli.test_cli_chat_pty import cli_in_terminal
+from tests.plugin_bridge.cli.test_cli_chat_pty import Terminal, cli_in_terminal
 
 
 def _closed_url() -> str:
@@ -112,6 +112,14 @@ def _fake_lm_studio(request: Recorded) -> Reply:
     return Reply.json({"error": "not found"}, status=404)
 
 
+async def _decline_the_bots(terminal: Terminal) -> None:
+    """After the model, setup offers the chat-app bots: Enter is no to each."""
+    await terminal.expect("Chat with your vault from Telegram? [y/N]")
+    terminal.type("\r")
+    await terminal.expect("Chat with your vault from Discord? [y/N]")
+    terminal.type("\r")
+
+
 async def test_interactive_setup_offers_the_ollama_it_finds(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -126,6 +134,7 @@ async def test_interactive_setup_offers_the_ollama_it_finds(
             terminal.type("\r")
             await terminal.expect("Model [")
             terminal.type("qwen3:8b\r")
+            await _decline_the_bots(terminal)
             async with asyncio.timeout(WAIT):
                 await process.wait()
     assert process.returncode == 0, terminal.screen
@@ -148,6 +157,7 @@ async def test_interactive_setup_asks_an_openai_compatible_servers_url(
             terminal.type("\r")
             await terminal.expect("Model [")
             terminal.type("\r")
+            await _decline_the_bots(terminal)
             async with asyncio.timeout(WAIT):
                 await process.wait()
     assert process.returncode == 0, terminal.screen
