@@ -60,6 +60,15 @@ COMMANDS: Final = (
 FileKind = Literal["image", "pdf", "voice", "sticker", "file"]
 
 
+def document_kind(name: str, media_type: str) -> FileKind:
+    """A sent document's kind by its media type (``image/…``) or PDF name: image, pdf or file."""
+    if media_type.startswith("image/"):
+        return "image"
+    if media_type == "application/pdf" or name.lower().endswith(".pdf"):
+        return "pdf"
+    return "file"
+
+
 @dataclass(frozen=True, slots=True)
 class SentFile:
     """A file sent to the bot; ``fetch`` downloads it."""

@@ -13,7 +13,13 @@ import logging
 from typing import TYPE_CHECKING, Final
 
 from llm_service import lazy
-from plugin_bridge.chatapps.core import COMMANDS, ChatCore, FileKind, Incoming, SentFile
+from plugin_bridge.chatapps.core import (
+    COMMANDS,
+    ChatCore,
+    Incoming,
+    SentFile,
+    document_kind,
+)
 from plugin_bridge.chatapps.store import ChatAppStore
 from plugin_bridge.chatapps.stream import BotRefused, RateLimited
 from plugin_bridge.chatapps.text import DISCORD_LIMIT, split_text
@@ -231,12 +237,8 @@ def _attachment(message: hikari.Message) -> SentFile | None:
     file = message.attachments[0]
     media = file.media_type or ""
     name = file.filename
-    kind: FileKind = "file"
-    if media.startswith("image/"):
-        kind = "image"
-    elif media == "application/pdf" or name.lower().endswith(".pdf"):
-        kind = "pdf"
-    elif media.startswith("audio/"):
+    kind = document_kind(name, media)
+    if kind == "file" and media.startswith("audio/"):
         kind = "voice"
 
     async def fetch() -> bytes:

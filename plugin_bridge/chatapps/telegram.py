@@ -14,7 +14,14 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
 from llm_service import lazy
-from plugin_bridge.chatapps.core import COMMANDS, ChatCore, FileKind, Incoming, SentFile
+from plugin_bridge.chatapps.core import (
+    COMMANDS,
+    ChatCore,
+    FileKind,
+    Incoming,
+    SentFile,
+    document_kind,
+)
 from plugin_bridge.chatapps.store import ChatAppStore
 from plugin_bridge.chatapps.stream import BotRefused, RateLimited, Unformattable
 from plugin_bridge.chatapps.text import TELEGRAM_LIMIT, telegram_pieces
@@ -229,10 +236,7 @@ class TelegramBot:
         elif message.document is not None:
             doc = message.document
             name = doc.file_name or f"file-{doc.file_unique_id}"
-            mime = doc.mime_type or ""
-            kind = "pdf" if mime == "application/pdf" or name.lower().endswith(".pdf") else "file"
-            if mime.startswith("image/"):
-                kind = "image"
+            kind = document_kind(name, doc.mime_type or "")
             file_id, size = doc.file_id, doc.file_size
         elif message.voice is not None:
             voice = message.voice
