@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from pydantic import ValidationError
@@ -51,11 +51,11 @@ from llm_service.catalog import max_output_for
 from llm_service.options import ForcedTool, ResponseFormat, ToolChoice, forces_a_call
 from llm_service.providers.base import DEFAULT_MAX_TOKENS
 from llm_service.tools import ToolRegistry
-from plugin_bridge.app.clients import OWNER_CALLER, Caller
+from plugin_bridge.app.ask_options import AskOptions
 from plugin_bridge.app.model_routes import ModelRoutes
 from plugin_bridge.app.tool_args import ToolArgs
 from plugin_bridge.app.turn.confirm import ask_plugin
-from plugin_bridge.app.turn.conversation import Turn, TurnRequest, start_turn
+from plugin_bridge.app.turn.conversation import Turn, TurnParts, TurnRequest, start_turn
 from plugin_bridge.app.turn.prompts import system_prompt
 from plugin_bridge.app.vault_tools import register_vault_tools
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -64,8 +64,9 @@ if TYPE_CHECKING:
     import jsonschema
 
     from llm_service.providers.base import ChatOptions
-    from plugin_bridge.app.settings.providers import Purpose, Route
-    from plugin_bridge.app.state import BridgeApp
+    from plugin_bridge.app.clients import Caller
+    from plugin_bridge.app.settings.providers import Route
+    from plugin_bridge.app.write_through import WriteThrough
 else:
     jsonschema = lazy.module("jsonschema")
 
@@ -76,38 +77,15 @@ SCHEMA_TRIES: Final = 2
 ToolArgsT = TypeVar("ToolArgsT", bound=ToolArgs)
 
 
-@dataclass(frozen=True, slots=True)
-class AskOptions:
-    """What one call asks for besides its messages."""
-
-    model: str | None = None
-    """A client's model id (``vault``, ``provider/model``, a bare id; see
-    :mod:`~plugin_bridge.app.model_routes`); None: the route of ``route``."""
-    route: Purpose = "chat"
-    system: str | None = None
-    tools: Sequence[ToolSpec] = ()
-    tool_choice: ToolChoice | None = None
-    response_format: ResponseFormat | None = None
-    max_tokens: int | None = None
-    """None: the settings' answer length."""
-    temperature: float | None = None
-    """None: the settings' temperature."""
-    caller: Caller = OWNER_CALLER
-    """Who asks: the usage is recorded under its key, and the ``vault`` model's write tools
-    are refused to a key without scope ``write`` (else ``http_allow_writes`` decides)."""
-    client: str | None = None
-    """The client program's name (its ``initialize``): with no provider, the plugin is told to
-    set one in its settings, other clients with the flags and environment."""
-    conversation: str | None = None
-    """The conversation the call serves (a title's): its usage is counted with it."""
-
-
 class Assistant:
     """The one-off calls of one app (see the module docstring)."""
 
-    def __init__(self, app: BridgeApp) -> None:
-        self.app = app
-        self.routes = ModelRoutes(app)
+    def __init__(self, parts: TurnParts, writes: WriteThrough) -> None:
+        self._parts = parts
+        """The runtime reader and what a call works with (the vault, spending, the context
+        note): a turn's parts, the one-off calls' too."""
+        self._runtime = parts.runtime
+        self._writes = writes
         self._http_tools: dict[tuple[bool, bool], ToolRegistry] = {}
         """Per ("writes allowed", "reviewed by the local plugin")."""
 
@@ -115,7 +93,7 @@ class Assistant:
         """A conversation's turn, ready to run: the provider, the conversation (the caller's
         own), the message's input, the route of its purpose, the budget checked; its events
         (``Turn.events``) stream the model's answer and commit the turn."""
-        return await start_turn(self.app, request)
+        return await start_turn(self._parts, request)
 
     async def ask(
         self, purpose: str, messages: Sequence[Message], options: AskOptions
@@ -149,7 +127,7 @@ class Assistant:
         schema of ``args`` (Ollama's ``format``, a structured output elsewhere), checked and
         asked for once more when it does not. The value is None when the reply holds none
         (the caller may read its text)."""
-        self.app.spending.check()
+        self._parts.spending.check()
         route = await self._route(options)
         if route.provider.forces_tools(route.model):
             spec = ToolSpec(args.TOOL, description, args.input_schema())
@@ -160,6 +138,12 @@ class Assistant:
             asked = replace(options, tools=(), tool_choice=None, response_format=fmt)
         reply = await self._answer(purpose, route, messages, asked)
         return typed_value(reply, args), reply
+
+    @property
+    def routes(self) -> ModelRoutes:
+        """The routing of client model ids over the runtime in effect (a settings change is a
+        new runtime, so new routes; the model lists are kept with the providers)."""
+        return ModelRoutes(self._runtime())
 
     async def models(self) -> list[str]:
         """The model ids a request can use: ``vault`` and :meth:`ModelRoutes.usable`."""
@@ -172,15 +156,16 @@ class Assistant:
         the caller may write (built once per value)."""
         writes = caller.allows("write")
         reviewed = self._plugin_reviews(caller)
-        allow = self.app.config.http_allow_writes and writes
+        allow = self._runtime().config.http_allow_writes and writes
         if (allow, reviewed) not in self._http_tools:
-            confirm = ask_plugin(self.app.vault, self.app.writes.plugin) if reviewed else None
+            vault = self._parts.vault
+            confirm = ask_plugin(vault, self._writes.plugin) if reviewed else None
             registry = ToolRegistry(confirm=confirm)
             register_vault_tools(
                 registry,
-                self.app.vault,
+                vault,
                 write_permission="ask" if reviewed else "allow" if allow else "deny",
-                writer=self.app.writes.write,
+                writer=self._writes.write,
             )
             self._http_tools[(allow, reviewed)] = registry
         return self._http_tools[(allow, reviewed)]
@@ -194,16 +179,14 @@ class Assistant:
     def _plugin_reviews(self, caller: Caller) -> bool:
         """Whether ``caller``'s writes over HTTP go to the local plugin's review: a client key
         with ``write``, while the plugin (the info file's token) is connected."""
-        return (
-            not caller.is_owner and caller.allows("write") and self.app.writes.plugin() is not None
-        )
+        return not caller.is_owner and caller.allows("write") and self._writes.plugin() is not None
 
     # -- internals ----------------------------------------------------------------------
 
     async def _events(
         self, purpose: str, messages: Sequence[Message], options: AskOptions, *, stream: bool
     ) -> AsyncGenerator[Event, None]:
-        self.app.spending.check()
+        self._parts.spending.check()
         if options.model == VAULT_MODEL:
             async with aclosing(self._vault(purpose, messages, options, stream)) as events:
                 async for event in events:
@@ -241,11 +224,11 @@ class Assistant:
 
     async def _route(self, options: AskOptions) -> Route:
         if options.model is None:
-            return self.app.route(options.route, options.client)
+            return self._runtime().route(options.route, options.client)
         return await self.routes.resolve(options.model)
 
     def _call_options(self, route: Route, options: AskOptions) -> ChatOptions:
-        configured = self.app.answer_options()
+        configured = self._runtime().answer_options
         wanted = options.max_tokens or configured.get("max_tokens") or DEFAULT_MAX_TOKENS
         limit = max_output_for(route.model)
         temperature = options.temperature
@@ -319,7 +302,7 @@ class Assistant:
         """Record the call's usage under ``purpose`` and the model asked for (as a
         conversation's turns are); ``reply`` with what it cost."""
         model = route.model
-        spending = self.app.spending
+        spending = self._parts.spending
         conversation, caller = options.conversation, options.caller
         cost = spending.record_call(
             conversation, purpose, route.provider, model, reply.usage, caller
@@ -361,24 +344,25 @@ class Assistant:
         prompt and the settings' answer length and temperature (``options``' own above them;
         its usage recorder is set by who uses it)."""
         options = options or AskOptions()
-        answer = self.app.answer_options()
+        runtime = self._runtime()
+        answer = runtime.answer_options
         if options.max_tokens is not None:
             answer["max_tokens"] = options.max_tokens
         if options.temperature is not None:
             answer["temperature"] = options.temperature
-        chat = self.app.route("chat", options.client)
+        chat = runtime.route("chat", options.client)
         service = LLMService(chat.provider, model=chat.model, tools=tools, **answer)
-        service.set_system_prompt(system_prompt(self.app.vault.name))
+        service.set_system_prompt(system_prompt(self._parts.vault.name))
         return service
 
     async def _service(self, purpose: str, options: AskOptions) -> LLMService:
-        app = self.app
+        parts, vault, notes = self._parts, self._parts.vault, self._parts.context_notes
         service = self.service(self.http_tools(options.caller), options)
-        service.on_usage = app.spending.recorder(options.conversation, purpose, options.caller)
-        path = app.config.context_note
-        fresh, note = app.context_notes.cached(app.vault, path)
+        service.on_usage = parts.spending.recorder(options.conversation, purpose, options.caller)
+        path = self._runtime().config.context_note
+        fresh, note = notes.cached(vault, path)
         if not fresh:
-            note = await app.vault.notes.execute(lambda _: app.context_notes.read(app.vault, path))
+            note = await vault.notes.execute(lambda _: notes.read(vault, path))
         service.set_conversation_context("\n\n".join(p for p in (note, options.system) if p))
         return service
 

@@ -1,22 +1,24 @@
 """Settings changed over the wire (``settings/update``) or in the settings file: validated,
-then applied by :meth:`BridgeApp.apply <plugin_bridge.app.state.BridgeApp.apply>` as one
-transaction. :func:`stage` builds what is new (providers, the embedder) and :class:`Staged`
-closes it again when a later step fails."""
+then applied as one transaction by a :class:`SettingsApplier` (the composition root).
+:func:`stage` builds, from the runtime in effect, what is new (the next
+:class:`~plugin_bridge.app.runtime.Runtime`, with new providers when they changed, and the
+embedder) and :class:`Staged` closes it again when a later step fails."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from pydantic import BaseModel, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel
 
 from llm_service import lazy
 from llm_service.errors import LLMError
+from plugin_bridge.app.runtime import Runtime
 from plugin_bridge.app.settings.config import (
     BridgeSettings,
     McpSettings,
@@ -30,7 +32,7 @@ from plugin_bridge.app.settings.config import (
     write_settings_file,
 )
 from plugin_bridge.app.settings.keys import DEFAULT_ORIGINS, HOST_FIELDS, KEY_FIELDS, rebound
-from plugin_bridge.app.settings.providers import ProviderSetup, build_setup
+from plugin_bridge.app.settings.providers import build_setup
 from plugin_bridge.app.settings.sources import label, named_provider
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.wire.errors import RpcError, WireCode
@@ -39,7 +41,8 @@ if TYPE_CHECKING:
     import watchfiles
 
     from llm_service.embedders import Embedder
-    from plugin_bridge.app.state import BridgeApp
+    from plugin_bridge.app.settings.providers import ProviderSetup
+    from plugin_bridge.vault.notes.store import NoteStore
 else:
     watchfiles = lazy.module("watchfiles")
 
@@ -64,18 +67,36 @@ EMBEDDER_FIELDS: Final = frozenset({"embedder", "embedder_base_url"})
 """Changes that switch the embedder (the old vectors serve until the new ones are ready)."""
 
 
-async def update_settings(app: BridgeApp, changes: dict[str, Any]) -> BridgeSettings:
+class SettingsApplier(Protocol):
+    """Who puts settings in effect: the runtime in effect, and the transaction that stages
+    the next one and swaps it in."""
+
+    @property
+    def runtime(self) -> Runtime:
+        """The runtime in effect."""
+        ...
+
+    async def apply(self, settings: BridgeSettings, *, save: Iterable[str] | None = None) -> None:
+        """Put ``settings`` in effect as one transaction, writing ``save`` (field names;
+        None: every changed one) to the settings file; SettingsError or LLMError changing
+        nothing."""
+        ...
+
+
+async def update_settings(
+    app: SettingsApplier, notes: NoteStore, changes: dict[str, Any]
+) -> BridgeSettings:
     """Apply ``changes`` (settings field names; None sets one back to its default) or raise,
-    changing nothing: -32602 for an invalid value or a provider that cannot work, -32010 when
-    the provider refuses a new key."""
-    current = app.config
+    changing nothing: -32602 for an invalid value (a path setting checked against ``notes``'
+    rules) or a provider that cannot work, -32010 when the provider refuses a new key."""
+    current = app.runtime.config
     try:
         extra = rebound(current, changes, named_provider(_validated(current, changes)))
         changes = {**changes, **extra}
         updated = _validated(current, changes)
     except SettingsError as exc:
         raise RpcError(WireCode.INVALID_PARAMS, str(exc)) from exc
-    await asyncio.to_thread(_check_locations, app, changes)
+    await asyncio.to_thread(_check_locations, notes, changes)
     try:
         await app.apply(updated, save=changes.keys())
     except SettingsError as exc:
@@ -105,34 +126,44 @@ def _dropped_key(
 class Staged:
     """What :func:`stage` built for new settings, not in use yet."""
 
-    settings: BridgeSettings
+    runtime: Runtime
+    """The next runtime: new providers when a provider, model, address or key changed; else
+    the ones in use (with their model lists)."""
     changed: frozenset[str]
-    providers: ProviderSetup
-    """New when a provider, model, address or key changed; else the one in use."""
+    new_providers: bool
+    """Whether ``runtime.providers`` were built for it (and are closed if it is discarded)."""
     embedder: Embedder | None
     """The new embedder when ``embedder_changed`` (None: semantic search stops)."""
     embedder_changed: bool
 
-    async def discard(self, in_use: ProviderSetup) -> None:
-        """Close what was built and is not in use."""
-        if self.providers is not in_use:
-            await self.providers.aclose()
-        if self.embedder is not None:
-            await self.embedder.aclose()
+    @property
+    def settings(self) -> BridgeSettings:
+        return self.runtime.config
+
+    async def discard(self) -> None:
+        """Close what was built (nothing the runtime in effect holds)."""
+        try:
+            if self.new_providers:
+                await self.runtime.providers.aclose()
+        finally:
+            if self.embedder is not None:
+                await self.embedder.aclose()
 
 
-async def stage(app: BridgeApp, settings: BridgeSettings) -> Staged:
-    """Build what ``settings`` change against the settings in effect (a provider checked with
+async def stage(current: Runtime, settings: BridgeSettings) -> Staged:
+    """Build what ``settings`` change against the runtime in effect (a provider checked with
     a cheap call when the provider, an address or a key changed), without using any of it;
     SettingsError (one sentence) or the provider's LLMError when it cannot work, with nothing
     left open."""
-    current = app.config
+    in_effect = current.config
     fields = BridgeSettings.model_fields
-    changed = frozenset(f for f in fields if getattr(current, f) != getattr(settings, f))
-    providers = app.providers
+    changed = frozenset(f for f in fields if getattr(in_effect, f) != getattr(settings, f))
     if changed & REBUILT:
-        providers = await _providers_for(settings, changed)
-    staged = Staged(settings, changed, providers, None, bool(changed & EMBEDDER_FIELDS))
+        runtime = Runtime(settings, await _providers_for(settings, changed))
+    else:
+        runtime = replace(current, settings=settings)
+    embedder_changed = bool(changed & EMBEDDER_FIELDS)
+    staged = Staged(runtime, changed, bool(changed & REBUILT), None, embedder_changed)
     try:
         if staged.embedder_changed:
             staged.embedder = build_embedder(settings)
@@ -140,7 +171,7 @@ async def stage(app: BridgeApp, settings: BridgeSettings) -> Staged:
             if problem is not None:
                 raise SettingsError(_unrevealing(settings, problem))
     except BaseException:
-        await staged.discard(app.providers)
+        await staged.discard()
         raise
     return staged
 
@@ -200,14 +231,14 @@ LOCATIONS: Final = {
 """Path settings, checked when set under the rules of note paths (True: a folder)."""
 
 
-def _check_locations(app: BridgeApp, changes: dict[str, Any]) -> None:
+def _check_locations(notes: NoteStore, changes: dict[str, Any]) -> None:
     """-32602 naming the field for a path setting that is not a vault path notes may use."""
     for field, folder in LOCATIONS.items():
         value = changes.get(field)
         if value is None:
             continue
         try:
-            app.vault.notes.check_location(value, folder=folder)
+            notes.check_location(value, folder=folder)
         except VaultError as exc:
             raise RpcError(
                 WireCode.INVALID_PARAMS,
@@ -238,8 +269,8 @@ def _plain(value: Any) -> Any:
 
 class SettingsFileWatch:
     """The settings file, followed while the server runs: a change made by ``setup`` (or in an
-    editor) is applied through :meth:`BridgeApp.apply` without a restart, and wins over the
-    flags and environment variables of the launch until the next one.
+    editor) is applied through :meth:`SettingsApplier.apply` without a restart, and wins over
+    the flags and environment variables of the launch until the next one.
 
     - Only what changed in the file is applied: a changed value as written; a removed one
       back to its environment variable or default; a new provider without its own model or
@@ -250,7 +281,7 @@ class SettingsFileWatch:
       the running settings stay.
     """
 
-    def __init__(self, app: BridgeApp, path: Path | None = None) -> None:
+    def __init__(self, app: SettingsApplier, path: Path | None = None) -> None:
         self.app = app
         self.path = path or config_file()
         self._seen = _file_values(self.path)
@@ -299,7 +330,7 @@ class SettingsFileWatch:
             changes[key] = getattr(without_flags, key)
         if "provider" in changes:
             changes.update({key: None for key in ("model", "base_url") if key not in values})
-        current = self.app.config
+        current = self.app.runtime.config
         try:
             candidate = _validated(current, changes)
             extra = rebound(current, changes, named_provider(candidate))

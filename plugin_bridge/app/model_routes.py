@@ -15,8 +15,9 @@ The rule (docs/http.md gives it to users):
 - The model is then looked up in its provider's list as the provider reads ids
   (:func:`~plugin_bridge.app.model_ids.listed_id`: ``llama3.2`` is ``llama3.2:latest``,
   ``claude-sonnet-4-5`` its dated id) and sent as the list has it. Each list is fetched once and
-  kept for :data:`LIST_SECONDS`, and read again once before an id is given up on (a model
-  loaded since). A server without a models endpoint accepts every id.
+  kept for :data:`~plugin_bridge.app.model_lists.LIST_SECONDS` (with the runtime's
+  providers), and read again once before an id is given up on (a model loaded since). A
+  server without a models endpoint accepts every id.
 - Still missing: an id that names its provider (``provider/…``, or a bare vendor id on that
   vendor) is :class:`ModelNotFound` (404) before any chat request, naming the provider and the
   closest listed ids; any other id (a gateway's, LM Studio's) is sent once as it is, and the
@@ -25,11 +26,9 @@ The rule (docs/http.md gives it to users):
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError
@@ -44,23 +43,16 @@ if TYPE_CHECKING:
     from pydantic import SecretStr
 
     from llm_service import Provider
-    from plugin_bridge.app.state import BridgeApp
+    from plugin_bridge.app.runtime import Runtime
 
 logger = logging.getLogger(__name__)
 
-LIST_SECONDS: Final = 600.0
-"""How long a provider's model list is kept."""
-MAX_SENT_UNLISTED: Final = 256
-"""The most unlisted ids kept per list as sent without a refusal (see ``_Listed``)."""
 VENDOR_PREFIXES: Final[tuple[tuple[re.Pattern[str], ProviderName], ...]] = tuple(
     (re.compile(profile.own_models), name)
     for name, profile in PROFILES.items()
     if profile.own_models is not None
 )
 """Each vendor's own model ids (its profile's ``own_models``)."""
-_NO_LIST: Final = frozenset({"invalid_request", "invalid_response"})
-"""Failures of a models endpoint that mean "this server has no list" (every id is accepted);
-any other failure (down, refused key) would fail the chat request too, and is raised."""
 
 
 def vendor_of(model: str) -> ProviderName | None:
@@ -68,26 +60,14 @@ def vendor_of(model: str) -> ProviderName | None:
     return next((name for pattern, name in VENDOR_PREFIXES if pattern.match(model)), None)
 
 
-@dataclass
-class _Listed:
-    read: float
-    """When it was read (``time.monotonic()``)."""
-    ids: frozenset[str] | None
-    """None: the server lists no models (every id is accepted)."""
-    sent_unlisted: set[str] = field(default_factory=set)
-    """Ids that name no provider, found missing from this list even read again, and sent as
-    they are: not read again for (a gateway's id would cost a list call per request)."""
-
-
 class ModelRoutes:
-    """The routing rule of the module docstring over the app's providers."""
+    """The routing rule of the module docstring over one runtime's providers, their model
+    lists kept with them (:class:`~plugin_bridge.app.model_lists.ModelLists`): a settings
+    change is a new runtime, and so new routes."""
 
-    def __init__(self, app: BridgeApp) -> None:
-        self.app = app
-        self._setup = app.providers
-        """The providers the lists are of (settings/update replaces them whole)."""
-        self._lists: dict[ProviderName | None, _Listed] = {}
-        self._fetching: dict[ProviderName | None, asyncio.Lock] = {}
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._lists = runtime.lists
 
     def clear(self) -> None:
         """Forget every fetched list (the next request fetches again)."""
@@ -101,7 +81,7 @@ class ModelRoutes:
         if configured is not None:
             return configured
         asked = time.monotonic()
-        chat = self.app.route("chat")
+        chat = self.runtime.route("chat")
         parsed = parse_model_spec(spec)
         whole = None
         if parsed.provider is not None:
@@ -121,25 +101,25 @@ class ModelRoutes:
 
     def configured(self) -> list[ProviderName]:
         """The providers this server can route to, the chat provider first."""
-        chat = self.app.providers.name
+        chat = self.runtime.providers.name
         names = [chat] if chat is not None else []
-        settings = self.app.config
+        settings = self.runtime.config
         return names + [n for n in PROVIDER_NAMES if n != chat and has_credentials(settings, n)]
 
     async def usable(self) -> list[str]:
         """The ids a request can use besides ``vault``: the configured chat, fast and deep
         models, then the chat provider's listed models (bare) and every other configured
         provider's (``provider/model``). A list that cannot be fetched is left out."""
-        app = self.app
-        if app.providers.chat is None:
+        runtime = self.runtime
+        if runtime.providers.chat is None:
             return []
-        settings = app.config
-        ids = [m for m in (app.providers.model, settings.fast_model, settings.deep_model) if m]
-        chat = app.route("chat")
+        settings = runtime.config
+        ids = [m for m in (runtime.providers.model, settings.fast_model, settings.deep_model) if m]
+        chat = runtime.route("chat")
         for name in self.configured():
             try:
                 provider = chat.provider if name == chat.name else self._other(name)
-                listed = await self._listed(name, provider)
+                listed = await self._lists.listed(name, provider)
             except (LLMError, RpcError) as exc:
                 logger.warning("could not list the models of %s: %s", name, exc)
                 continue
@@ -152,16 +132,17 @@ class ModelRoutes:
     def _configured_route(self, spec: str) -> Route | None:
         """The route of the purpose whose configured model ``spec`` is (as written in the
         settings, or as its provider/model)."""
-        app = self.app
-        if app.providers.chat is None:
-            app.route("chat")  # -32011 saying what to configure
-        settings = app.config
-        written = {"chat": app.providers.model, "fast": settings.fast_model}
+        runtime = self.runtime
+        providers = runtime.providers
+        if providers.chat is None:
+            runtime.route("chat")  # -32011 saying what to configure
+        settings = runtime.config
+        written = {"chat": providers.model, "fast": settings.fast_model}
         written["deep"] = settings.deep_model
         for purpose in PURPOSES:
-            if purpose != "chat" and not app.providers.configured(purpose):
+            if purpose != "chat" and not providers.configured(purpose):
                 continue
-            route = app.route(purpose)
+            route = runtime.route(purpose)
             names = (written[purpose], f"{route.name}/{route.model}", f"{route.name}:{route.model}")
             if spec in names:
                 return route
@@ -169,9 +150,9 @@ class ModelRoutes:
 
     def _configured_models(self, name: ProviderName | None) -> set[str]:
         """The configured models that run on provider ``name``."""
-        app = self.app
-        purposes = [p for p in PURPOSES if p == "chat" or app.providers.configured(p)]
-        return {r.model for r in (app.route(p) for p in purposes) if r.name == name}
+        runtime = self.runtime
+        purposes = [p for p in PURPOSES if p == "chat" or runtime.providers.configured(p)]
+        return {r.model for r in (runtime.route(p) for p in purposes) if r.name == name}
 
     async def _chat_lists(self, spec: str, chat: Route, *, fetch: bool) -> Route | None:
         """The chat provider's route for ``spec`` whole, when its list holds it whole (LM
@@ -179,11 +160,10 @@ class ModelRoutes:
         ``anthropic/…``). ``fetch``: the list may be read for it (the id names the chat
         provider, whose list the request reads anyway); else only a kept list is looked at, so
         that a chat provider that is down costs another provider's requests nothing."""
-        kept = self._lists.get(chat.name)
-        if not fetch and (kept is None or kept.read + LIST_SECONDS <= time.monotonic()):
+        if not fetch and not self._lists.kept(chat.name):
             return None
         try:
-            listed = await self._listed(chat.name, chat.provider)
+            listed = await self._lists.listed(chat.name, chat.provider)
         except LLMError:
             return None  # the provider named in the id may still answer
         found = None if listed is None else listed_id(spec, listed)
@@ -194,7 +174,7 @@ class ModelRoutes:
         if vendor is None or vendor == chat.name or vendor not in self.configured():
             return Route(chat.name, chat.provider, model)
         try:
-            listed = await self._listed(chat.name, chat.provider)
+            listed = await self._lists.listed(chat.name, chat.provider)
         except LLMError as exc:  # the chat provider is down: the vendor may still answer
             logger.warning("could not list the models of %s: %s", chat.name, exc)
             listed = None
@@ -207,20 +187,18 @@ class ModelRoutes:
         """``route`` with its model as its provider lists it, the list read again once when
         it lacks the model (unless it was read for this request, ``asked`` or later); an id
         still missing is refused when it names its provider (``named``), else sent as it is."""
-        listed = await self._listed(route.name, route.provider)
+        lists = self._lists
+        listed = await lists.listed(route.name, route.provider)
         found = route.model if listed is None else listed_id(route.model, listed)
-        kept = self._lists.get(route.name)
-        if found is None and not named and kept is not None and route.model in kept.sent_unlisted:
+        if found is None and not named and lists.sent_unlisted(route.name, route.model):
             return route
         if found is None:
-            listed = await self._listed(route.name, route.provider, read_after=asked)
+            listed = await lists.listed(route.name, route.provider, read_after=asked)
             found = route.model if listed is None else listed_id(route.model, listed)
         if found is not None:
             return Route(route.name, route.provider, found)
         if not named:
-            kept = self._lists.get(route.name)
-            if kept is not None and len(kept.sent_unlisted) < MAX_SENT_UNLISTED:
-                kept.sent_unlisted.add(route.model)
+            lists.send_unlisted(route.name, route.model)
             return route
         label = PROFILES[route.name].label if route.name else "the configured provider"
         close = close_ids(route.model, listed or ())
@@ -230,37 +208,12 @@ class ModelRoutes:
             "models this server can use."
         )
 
-    async def _listed(
-        self, name: ProviderName | None, provider: Provider, *, read_after: float | None = None
-    ) -> frozenset[str] | None:
-        """The ids ``provider`` lists (None: it has no list), fetched at most once per
-        :data:`LIST_SECONDS`, and again when the kept list was read before ``read_after``."""
-        if self._setup is not self.app.providers:
-            self._setup = self.app.providers
-            self.clear()
-        async with self._fetching.setdefault(name, asyncio.Lock()):
-            cached = self._lists.get(name)
-            now = time.monotonic()
-            if (
-                cached is not None
-                and cached.read + LIST_SECONDS > now
-                and (read_after is None or cached.read >= read_after)
-            ):
-                return cached.ids
-            try:
-                ids: frozenset[str] | None = frozenset(await provider.list_model_ids())
-            except LLMError as exc:
-                if exc.code not in _NO_LIST:
-                    raise
-                ids = None
-            self._lists[name] = _Listed(now, ids or None)
-            return ids or None
-
     def _other(self, name: ProviderName) -> Provider:
         """Provider ``name`` besides the chat provider, or a 400 naming the configured ones."""
-        if name == self.app.providers.name:
-            return self.app.route("chat").provider
-        if not has_credentials(self.app.config, name):
+        runtime = self.runtime
+        if name == runtime.providers.name:
+            return runtime.route("chat").provider
+        if not has_credentials(runtime.config, name):
             configured = ", ".join(self.configured()) or "none"
             raise RpcError(
                 WireCode.INVALID_PARAMS,
@@ -268,7 +221,7 @@ class ModelRoutes:
                 "set its API key in the settings, or use a configured one.",
             )
         try:
-            return self.app.providers.provider(name)
+            return runtime.providers.provider(name)
         except SettingsError as exc:
             raise RpcError(WireCode.INVALID_PARAMS, str(exc)) from exc
 

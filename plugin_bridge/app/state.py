@@ -1,9 +1,11 @@
-"""The bridge application's state: the vault, the model provider, conversations, the tools.
+"""The composition root: :class:`BridgeApp` builds the application's services, each with the
+collaborators it needs, and holds the :class:`~plugin_bridge.app.runtime.Runtime` in effect.
 
-Built by whoever serves it (``cli/serve.py``, the tests) and handed, with the method router, to
+Built by whoever serves it (``cli/serving.py``, the tests) and handed, with the method router, to
 :func:`plugin_bridge.wire.server.start_server`; handlers reach it as ``ctx.app``. It knows nothing
 of connections or routing: the confirm round trip comes in as a callback
-(:func:`plugin_bridge.app.turn.confirm.ask_client`).
+(:func:`plugin_bridge.app.turn.confirm.ask_client`). No other module of ``app/`` knows it: the
+services get a runtime reader and their collaborators (``TurnParts``, the vault, the spending…).
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING
 
 from llm_service import LLMService, Usage
 from llm_service.pricing import cost_usd
@@ -25,36 +27,29 @@ from plugin_bridge.app.conversations.store import ConversationStore
 from plugin_bridge.app.conversations.titles import make_title
 from plugin_bridge.app.conversations.usage import Budgets, Spending
 from plugin_bridge.app.conversations.usage_log import UsageLog
-from plugin_bridge.app.live_settings import save_fields, stage
-from plugin_bridge.app.settings.config import (
-    NO_PROVIDER_IN_PLUGIN,
-    PLUGIN_CLIENT,
-    BridgeSettings,
-    McpSettings,
-    SettingsError,
-)
-from plugin_bridge.app.settings.providers import ProviderSetup, Route
+from plugin_bridge.app.live_settings import Staged, save_fields, stage
+from plugin_bridge.app.runtime import Runtime
+from plugin_bridge.app.settings.providers import ProviderSetup
 from plugin_bridge.app.tool_sources import McpSources, SourceStatus
+from plugin_bridge.app.turn.conversation import TurnParts
 from plugin_bridge.app.turn.prompts import ContextNoteCache, system_prompt
 from plugin_bridge.app.turn.setup import register_setup_tool, setup_prompt, showing_the_note
 from plugin_bridge.app.vault_tools import WRITE_TOOL_NAMES, offer_related, register_vault_tools
 from plugin_bridge.app.write_through import DEFAULT_APPLY_TIMEOUT, WriteThrough
 from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD
-from plugin_bridge.wire.errors import RpcError, WireCode
 from plugin_bridge.wire.models import IndexProgress
 
 if TYPE_CHECKING:
     from llm_service import LLMService, Message
     from llm_service.embedders import Embedder
     from llm_service.tools import ConfirmCallback, ToolRegistry
-    from plugin_bridge.app.settings.providers import Purpose
+    from plugin_bridge.app.settings.config import BridgeSettings, McpSettings
+    from plugin_bridge.app.settings.providers import Purpose, Route
     from plugin_bridge.vault.semantic.semantic_index import Progress, SemanticIndex
     from plugin_bridge.vault.vault import Vault
     from plugin_bridge.wire.models import Notification
 
 logger = logging.getLogger(__name__)
-_DEFAULTS = BridgeSettings.model_construct()
-"""Every setting at its default, without reading the environment or the settings file."""
 
 
 class BridgeApp:
@@ -74,14 +69,14 @@ class BridgeApp:
         apply_timeout: float = DEFAULT_APPLY_TIMEOUT,
     ) -> None:
         self.vault = vault
-        self.providers = providers if providers is not None else ProviderSetup(None)
-        """Where each purpose's model calls go; settings/update replaces it whole."""
+        self.runtime = Runtime(
+            settings, providers if providers is not None else ProviderSetup(None)
+        )
+        """The settings in effect and their providers; :meth:`apply` swaps it whole."""
         self.token = token or secrets.token_urlsafe(32)
         self.confirm = confirm
         self.writes = WriteThrough(vault.notes, timeout=apply_timeout)
         """Every write the server makes goes through the plugin's editor when it is open."""
-        self.settings = settings
-        """What serve started with; settings/update replaces it (None in tests without one)."""
         self.clients = ClientKeys(vault.data_dir)
         """The client keys (``clients add``), read again when the file changes."""
         self.usage_log = UsageLog(vault.data_dir)  # first: it takes over the old store's rows
@@ -90,8 +85,17 @@ class BridgeApp:
         self.context_notes = ContextNoteCache()
         """The vault's context note, read again only when it changed."""
         self.conversations = Conversations(self._new_service, store, limit=max_conversations)
-        self.assistant = Assistant(self)
-        """The one-off model calls (HTTP /chat and /v1, commands)."""
+        parts = TurnParts(
+            lambda: self.runtime,
+            vault,
+            self.conversations,
+            self.spending,
+            self.context_notes,
+            tools=self,
+            title_later=self.title_later,
+        )
+        self.assistant = Assistant(parts, self.writes)
+        """Every model call: conversations' turns, the one-off calls (HTTP, commands)."""
         self._tools: ToolRegistry | None = None
         self._tool_sources: McpSources | None = None
         self._setup_tools: ToolRegistry | None = None
@@ -132,36 +136,67 @@ class BridgeApp:
         if self._tools is not None:
             offer_related(self._tools, vault)
 
+    @property
+    def settings(self) -> BridgeSettings | None:
+        """The runtime's settings (None in tests built without any)."""
+        return self.runtime.settings
+
+    @property
+    def providers(self) -> ProviderSetup:
+        """The runtime's providers."""
+        return self.runtime.providers
+
+    @property
+    def config(self) -> BridgeSettings:
+        """The runtime's settings; the defaults when the app was built without any (tests)."""
+        return self.runtime.config
+
+    def route(self, purpose: Purpose, client: str | None = None, model: str | None = None) -> Route:
+        """The runtime's route of ``purpose`` (:meth:`Runtime.route`)."""
+        return self.runtime.route(purpose, client, model)
+
     async def apply(self, settings: BridgeSettings, *, save: Iterable[str] | None = None) -> None:
-        """Put ``settings`` in effect as one transaction: build what is new (providers, a key
-        checked with one cheap call, the embedder), write ``save`` (the settings' field names;
-        default: every field that changed; empty for settings read from the file) durably to
-        the settings file, then swap everything in at once. On any failure, close what was
-        built and change nothing: SettingsError (one sentence) or the provider's LLMError."""
+        """Put ``settings`` in effect as one transaction: stage the next runtime (new providers,
+        a key checked with one cheap call, the embedder), write ``save`` (the settings' field
+        names; default: every field that changed; empty for settings read from the file)
+        durably to the settings file, then swap the runtime in with one assignment. A failure
+        before the swap closes what was built and changes nothing: SettingsError (one
+        sentence) or the provider's LLMError.
+
+        After the swap the settings are in effect, as the file says: what follows them (the
+        vault's scope, the embedder, the MCP servers) and closing the old providers cannot undo
+        that. Each of those steps runs whatever the others did; a failure is logged in one line
+        (never a key), and the old providers are closed once, even when cancelled."""
         async with self._applying:
-            staged = await stage(self, settings)
+            old = self.runtime
+            staged = await stage(old, settings)
             fields = staged.changed if save is None else frozenset(save)
             try:
                 if fields:
                     await asyncio.to_thread(save_fields, settings, fields)
             except BaseException:
-                await staged.discard(self.providers)
+                await staged.discard()
                 raise
-            old = self.providers
-            self.settings, self.providers = settings, staged.providers  # the swap: no await
+            self.runtime = staged.runtime  # the swap: one assignment, no await before budgets
             self.spending.budgets = Budgets(settings.daily_budget_usd, settings.monthly_budget_usd)
-            if "exclude" in staged.changed:
-                self.vault.set_scope(settings.exclude)
-            if staged.embedder_changed:
-                await self.use_embedder(
-                    staged.embedder,
-                    settings.embedder_confirm_over_usd,
-                    settings.vector_ann_threshold,
-                )
-            if "mcp" in staged.changed:
-                await self.use_mcp_servers(settings.mcp)
-            if old is not staged.providers:
-                await old.aclose()
+            try:
+                await self._follow_settings(staged)
+            finally:
+                if staged.new_providers:
+                    await _logged("closing the old providers", old.providers.aclose())
+
+    async def _follow_settings(self, staged: Staged) -> None:
+        """What follows the settings just swapped in (see :meth:`apply`)."""
+        settings = staged.runtime.config
+        if "exclude" in staged.changed:
+            self.vault.set_scope(settings.exclude)
+        if staged.embedder_changed:
+            switching = self.use_embedder(
+                staged.embedder, settings.embedder_confirm_over_usd, settings.vector_ann_threshold
+            )
+            await _logged("switching the embedder", switching)
+        if "mcp" in staged.changed:  # their starts run in the background, shown by health
+            await _logged("following the MCP servers", self.use_mcp_servers(settings.mcp))
 
     def _embedding_progress(self, progress: Progress) -> None:
         message = IndexProgress.model_validate(progress, from_attributes=True)
@@ -208,7 +243,7 @@ class BridgeApp:
         if self._setup_tools is None:
 
             def note_path() -> str:
-                return self.config.context_note
+                return self.runtime.config.context_note
 
             self._setup_tools = ToolRegistry(confirm=showing_the_note(self.confirm, note_path))
             register_vault_tools(
@@ -221,7 +256,7 @@ class BridgeApp:
         """The system prompt and tools of a turn: the setup conversation's, or every chat's."""
         if setup:
             service.tools = self.setup_tools
-            prompt = setup_prompt(self.vault.name, self.config.context_note, has_note)
+            prompt = setup_prompt(self.vault.name, self.runtime.config.context_note, has_note)
         else:
             service.tools = self.tools
             prompt = system_prompt(self.vault.name)
@@ -233,32 +268,12 @@ class BridgeApp:
         hidden = () if caller.allows("write") else WRITE_TOOL_NAMES
         return self.tools.view(confirm, hidden=hidden)
 
-    @property
-    def config(self) -> BridgeSettings:
-        """The settings in effect; the defaults when the app was built without any (tests)."""
-        return self.settings if self.settings is not None else _DEFAULTS
-
-    def route(self, purpose: Purpose, client: str | None = None, model: str | None = None) -> Route:
-        """The provider and model of a call of ``purpose`` ("chat", "fast" or "deep": the fast
-        or deep model when configured, else the chat model; ``model``: this model spec
-        instead, a switcher's choice), or -32011 saying what to configure: in the plugin's
-        settings when ``client`` (the program's name) is the plugin, else with the flags and
-        environment variables (the CLI, other clients)."""
-        try:
-            route = self.providers.route_spec(model) if model else self.providers.route(purpose)
-        except SettingsError as exc:
-            raise RpcError(WireCode.NO_PROVIDER, str(exc)) from exc
-        if route is None:
-            in_plugin = client == PLUGIN_CLIENT
-            message = NO_PROVIDER_IN_PLUGIN if in_plugin else self.providers.missing
-            raise RpcError(WireCode.NO_PROVIDER, message)
-        return route
-
     def title_later(self, conversation_id: str, exchange: list[Message], caller: Caller) -> None:
         """Ask the fast model, in the background, for the conversation's title (only when a
         fast model is configured: the first words of the question serve otherwise); its usage
         is ``caller``'s."""
-        if self.providers.chat is None or not self.providers.configured("fast"):
+        providers = self.runtime.providers
+        if providers.chat is None or not providers.configured("fast"):
             return
         title = make_title(
             self.assistant,
@@ -273,12 +288,6 @@ class BridgeApp:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def answer_options(self) -> dict[str, Any]:
-        """The answer length and temperature the settings give every chat turn."""
-        if self.settings is None:
-            return {}
-        return {"max_tokens": self.settings.max_tokens, "temperature": self.settings.temperature}
-
     async def aclose(self) -> None:
         """Stop background work, close the conversation store and the provider's client."""
         for task in list(self._background):
@@ -290,12 +299,21 @@ class BridgeApp:
         self.conversations.store.close()
         self.usage_log.close()
         self.clients.flush_used()
-        await self.providers.aclose()
+        await self.runtime.providers.aclose()
 
     def _new_service(self, conversation_id: str) -> LLMService:
         """A conversation's service: the same vault tools for every one (built once); its
         usage recorder is set per turn, with the caller (``app/turn/conversation.py``)."""
         return self.assistant.service(self.tools)
+
+
+async def _logged(step: str, work: Awaitable[None]) -> None:
+    """Await ``work``, a step after the swap of :meth:`BridgeApp.apply`: a failure is logged in
+    one line (its type and sentence), never raised (the settings are in effect already)."""
+    try:
+        await work
+    except Exception as exc:
+        logger.warning("Settings applied, but %s failed (%s: %s).", step, type(exc).__name__, exc)
 
 
 def _nobody(notification: Notification) -> None:

@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Final
 
 from llm_service import LLMError, LLMResponse, Message
-from plugin_bridge.app.assistant import AskOptions
+from plugin_bridge.app.ask_options import AskOptions
 from plugin_bridge.app.conversations.transcripts import save_unique
 from plugin_bridge.app.tool_args import SaveNoteArgs
 from plugin_bridge.handlers.context import AppRouter, Context, caller_of

@@ -61,7 +61,7 @@ async def update(ctx: Context, params: SettingsUpdateParams) -> SettingsResult:
     if params.models is not None:
         for purpose in params.models.model_fields_set:
             changes[_PURPOSE_FIELDS[purpose]] = getattr(params.models, purpose)
-    updated = await update_settings(ctx.app, changes)
+    updated = await update_settings(ctx.app, ctx.app.vault.notes, changes)
     return _result(updated, ctx.app.providers)
 
 

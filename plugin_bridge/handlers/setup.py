@@ -54,7 +54,9 @@ async def download_embedder(ctx: Context, params: EmbedderDownloadParams) -> Emb
 
     folder = ctx.app.vault.data_dir / MODELS_FOLDER / params.model
     await download_model(params.model, folder, on_progress=progress)
-    updated = await update_settings(ctx.app, {"embedder": f"model2vec:{folder}"})
+    updated = await update_settings(
+        ctx.app, ctx.app.vault.notes, {"embedder": f"model2vec:{folder}"}
+    )
     assert updated.embedder is not None
     return EmbedderDownloadResult(embedder=updated.embedder)
 

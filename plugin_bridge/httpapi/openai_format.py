@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from llm_service import Message, TextBlock, ToolCall, ToolResultBlock, ToolSpec
 from llm_service.options import ForcedTool, ResponseFormat, ToolChoice
-from plugin_bridge.app.assistant import AskOptions
+from plugin_bridge.app.ask_options import AskOptions
 from plugin_bridge.app.clients import OWNER_CALLER, Caller
 from plugin_bridge.httpapi.bodies import (
     AssistantMessage,

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Final
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Final, Protocol
 
 from llm_service import LLMError, Message
-from plugin_bridge.app.assistant import AskOptions
+from plugin_bridge.app.ask_options import AskOptions
 from plugin_bridge.app.conversations.store import TITLE_CHARS
 from plugin_bridge.wire.errors import RpcError
 
 if TYPE_CHECKING:
-    from plugin_bridge.app.assistant import Assistant
+    from llm_service import LLMResponse
     from plugin_bridge.app.clients import Caller
 
 logger = logging.getLogger(__name__)
@@ -20,8 +20,18 @@ logger = logging.getLogger(__name__)
 TITLE_MAX_TOKENS: Final = 30
 
 
+class Asker(Protocol):
+    """Who answers a one-off question (the assistant)."""
+
+    async def ask(
+        self, purpose: str, messages: Sequence[Message], options: AskOptions
+    ) -> LLMResponse:
+        """The model's whole answer to ``messages``; usage recorded under ``purpose``."""
+        ...
+
+
 async def make_title(
-    assistant: Assistant,
+    assistant: Asker,
     conversation_id: str,
     exchange: list[Message],
     caller: Caller,

@@ -1,5 +1,6 @@
 """A conversation's turn (``chat/send``), as :meth:`~plugin_bridge.app.assistant.Assistant.turn`
-runs it: everything the transport used to gather itself is decided here, once.
+runs it: everything the transport used to gather itself is decided here, once, from the runtime
+in effect and the collaborators of :class:`TurnParts` (never the composition root itself).
 
 :func:`start_turn` checks that a chat provider is set, finds (or starts) the conversation and
 refuses another key's, reads what the message sends (a custom prompt, the context the user
@@ -16,10 +17,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from plugin_bridge.app.clients import OWNER_CALLER, Caller
 from plugin_bridge.app.conversations.transcripts import save_conversation_note
@@ -33,11 +34,42 @@ if TYPE_CHECKING:
     from llm_service import LLMService, Message
     from llm_service.events import ServiceEvent
     from llm_service.messages import MediaBlock
-    from llm_service.tools import ConfirmCallback
+    from llm_service.tools import ConfirmCallback, ToolRegistry
+    from plugin_bridge.app.conversations.live import Conversations
+    from plugin_bridge.app.conversations.usage import Spending
+    from plugin_bridge.app.runtime import Runtime
+    from plugin_bridge.app.settings.config import BridgeSettings
     from plugin_bridge.app.settings.providers import Purpose, Route
-    from plugin_bridge.app.state import BridgeApp
+    from plugin_bridge.app.turn.prompts import ContextNoteCache
+    from plugin_bridge.vault.vault import Vault
 
 logger = logging.getLogger(__name__)
+
+
+class TurnTools(Protocol):
+    """The tools and system prompt a turn gets."""
+
+    def prepare_turn(self, service: LLMService, *, setup: bool, has_note: bool) -> None:
+        """Set the system prompt and tools of a turn (the setup conversation's, or every
+        chat's)."""
+
+    def tools_asking(self, confirm: ConfirmCallback, caller: Caller) -> ToolRegistry:
+        """Every chat's tools with writes approved by ``confirm`` (a chat app's buttons)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnParts:
+    """What a turn works with besides its request, given by the composition root."""
+
+    runtime: Callable[[], Runtime]
+    """The runtime in effect, read as the turn is prepared (a settings change swaps it)."""
+    vault: Vault
+    conversations: Conversations
+    spending: Spending
+    context_notes: ContextNoteCache
+    tools: TurnTools
+    title_later: Callable[[str, list[Message], Caller], None]
+    """Asks for a new conversation's title in the background, once its first turn is stored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +118,7 @@ class TurnInput(NamedTuple):
 class Turn:
     """One turn, ready to run (:func:`start_turn`)."""
 
-    app: BridgeApp
+    parts: TurnParts
     conversation_id: str
     service: LLMService
     request: TurnRequest
@@ -101,7 +133,7 @@ class Turn:
         """The model's answer as it comes (text deltas, tool calls and results, then
         ResponseComplete); the turn is committed before the generator ends. Closing it early
         (a cancelled request) stores nothing."""
-        app, service, turn = self.app, self.service, self.input
+        parts, service, turn = self.parts, self.service, self.input
         stream = service.stream_message(
             turn.text,
             context=turn.context or None,
@@ -114,9 +146,9 @@ class Turn:
                 yield event
         first_exchange = service.last_exchange if self.first_turn else None
         stored = functools.partial(
-            _stored, app, self.conversation_id, first_exchange, self.request.caller
+            _stored, parts, self.conversation_id, first_exchange, self.request.caller
         )
-        await app.conversations.record(
+        await parts.conversations.record(
             self.conversation_id, service, stored, caller=self.request.caller
         )
 
@@ -133,87 +165,93 @@ class Turn:
         return turn_sources(given, self.service.last_exchange)
 
 
-async def start_turn(app: BridgeApp, request: TurnRequest) -> Turn:
+async def start_turn(parts: TurnParts, request: TurnRequest) -> Turn:
     """A turn ready to run (see the module docstring)."""
-    app.route("chat", request.client)  # -32011 saying what to configure
+    runtime = parts.runtime()
+    runtime.route("chat", request.client)  # -32011 saying what to configure
+    conversations = parts.conversations
     if request.conversation_id is None:
-        conversation_id, service = app.conversations.start()
+        conversation_id, service = conversations.start()
     else:
         conversation_id = request.conversation_id
-        await app.conversations.check_owner(conversation_id, request.caller)
-        await app.conversations.settled(conversation_id)  # its last turn is stored
-        service = app.conversations.get(conversation_id)
-    turn = _plain_turn_input(app, request)
+        await conversations.check_owner(conversation_id, request.caller)
+        await conversations.settled(conversation_id)  # its last turn is stored
+        service = conversations.get(conversation_id)
+    settings = runtime.config
+    turn = _plain_turn_input(parts, settings, request)
     if turn is None:
-        turn = await asyncio.to_thread(_turn_input, app, request)
-    undone = app.conversations.take_undone(conversation_id)
+        turn = await asyncio.to_thread(_turn_input, parts, settings, request)
+    undone = conversations.take_undone(conversation_id)
     if undone:  # the model hears of its writes the user undid, before this message
         turn = turn._replace(context=f"{undone}\n{turn.context}" if turn.context else undone)
     # What the settings (or the switcher's choice) say now, this turn only.
-    route = app.route(turn.purpose, request.client, request.model)
-    app.prepare_turn(service, setup=request.setup, has_note=turn.note is not None)
+    route = parts.runtime().route(turn.purpose, request.client, request.model)
+    parts.tools.prepare_turn(service, setup=request.setup, has_note=turn.note is not None)
     if request.confirm is not None:
-        service.tools = app.tools_asking(request.confirm, request.caller)
-    service.on_usage = app.spending.recorder(conversation_id, "chat", request.caller)
+        service.tools = parts.tools.tools_asking(request.confirm, request.caller)
+    service.on_usage = parts.spending.recorder(conversation_id, "chat", request.caller)
     first_turn = not service.history
     service.set_conversation_context(turn.note)
     media, warnings = await sendable_media(turn.media, route.provider, route.model)
-    app.spending.check()  # -32012 before any provider call
-    return Turn(app, conversation_id, service, request, turn, route, media, warnings, first_turn)
+    parts.spending.check()  # -32012 before any provider call
+    return Turn(parts, conversation_id, service, request, turn, route, media, warnings, first_turn)
 
 
 async def _stored(
-    app: BridgeApp,
+    parts: TurnParts,
     conversation_id: str,
     first_exchange: list[Message] | None,
     caller: Caller,
 ) -> None:
     """Once a turn is stored: a first turn gets its title, the conversation's note is kept."""
     if first_exchange is not None:
-        app.title_later(conversation_id, first_exchange, caller)
-    await _keep_note(app, conversation_id)
+        parts.title_later(conversation_id, first_exchange, caller)
+    await _keep_note(parts, conversation_id)
 
 
 def _text(request: TurnRequest) -> str:
     return request.text.strip() or (FIRST_MESSAGE if request.setup else "")
 
 
-def _plain_turn_input(app: BridgeApp, request: TurnRequest) -> TurnInput | None:
+def _plain_turn_input(
+    parts: TurnParts, settings: BridgeSettings, request: TurnRequest
+) -> TurnInput | None:
     """The input of a plain message (no prompt, no context) whose context note is unchanged
     since it was last read, without a worker thread; None otherwise."""
     if request.prompt_id is not None or request.context:
         return None
-    fresh, note = app.context_notes.cached(app.vault, app.config.context_note)
+    fresh, note = parts.context_notes.cached(parts.vault, settings.context_note)
     if not fresh:
         return None
     return TurnInput(_text(request), "", [], request.purpose or "chat", note)
 
 
-def _turn_input(app: BridgeApp, request: TurnRequest) -> TurnInput:
+def _turn_input(parts: TurnParts, settings: BridgeSettings, request: TurnRequest) -> TurnInput:
     """What this turn sends, which model runs it and the vault's context note (blocking: one
     worker-thread hop for all of it)."""
     text = _text(request)
     purpose: Purpose = request.purpose or "chat"
+    vault = parts.vault
     if request.prompt_id is not None:
-        prompt = read_prompt(app.vault, request.prompt_id, app.config.prompts_folder)
+        prompt = read_prompt(vault, request.prompt_id, settings.prompts_folder)
         text = f"{prompt.instruction}\n\n{text}" if text else prompt.instruction
         if prompt.purpose is not None and request.purpose is None:
             purpose = prompt.purpose
-    context, given, media = resolve_context(app.vault, request.context)
-    note = app.context_notes.read(app.vault, app.config.context_note)
+    context, given, media = resolve_context(vault, request.context)
+    note = parts.context_notes.read(vault, settings.context_note)
     return TurnInput(text, context, given, purpose, note, media)
 
 
-async def _keep_note(app: BridgeApp, conversation_id: str) -> None:
+async def _keep_note(parts: TurnParts, conversation_id: str) -> None:
     """With the setting conversations_folder, the conversation's note is brought up to date;
     a note that cannot be written is logged, never a failed turn (the turn is stored)."""
-    folder = app.config.conversations_folder
+    folder = parts.runtime().config.conversations_folder
     if folder is None:
         return
-    store = app.conversations.store
+    store = parts.conversations.store
     try:
         await asyncio.to_thread(
-            save_conversation_note, app.vault.notes, store, folder, conversation_id
+            save_conversation_note, parts.vault.notes, store, folder, conversation_id
         )
     except VaultError as exc:
         logger.warning("conversation %s was not saved as a note: %s", conversation_id, exc)
