@@ -63,7 +63,9 @@ class RuntimeModel:
 
 
 @dataclass(frozen=True, slots=True)
-class Runtime:
+class LocalRuntime:
+    """A local runtime (Ollama, LM Studio) as its HTTP API answered."""
+
     kind: RuntimeKind
     base_url: str
     """The address a provider is given: Ollama's root, LM Studio's OpenAI-compatible ``/v1``."""
@@ -81,7 +83,7 @@ def runtime_roots(environ: Mapping[str, str] | None = None) -> dict[RuntimeKind,
     }
 
 
-async def detect_runtimes(roots: Mapping[RuntimeKind, str] | None = None) -> list[Runtime]:
+async def detect_runtimes(roots: Mapping[RuntimeKind, str] | None = None) -> list[LocalRuntime]:
     """Ollama and LM Studio, probed at once (see the module docstring)."""
     await warmed()  # httpx may be being imported by a server's warm-up thread
 
@@ -96,12 +98,12 @@ async def detect_runtimes(roots: Mapping[RuntimeKind, str] | None = None) -> lis
     return [ollama, lmstudio]
 
 
-async def _ollama(client: httpx.AsyncClient, root: str) -> Runtime:
+async def _ollama(client: httpx.AsyncClient, root: str) -> LocalRuntime:
     deadline = asyncio.get_running_loop().time() + RUNTIME_SECONDS
     listed = await _within(deadline, _get_json(client, f"{root}/api/tags"))
     entries = listed.get("models") if isinstance(listed, dict) else None
     if not isinstance(entries, list):
-        return Runtime("ollama", root, reachable=False)
+        return LocalRuntime("ollama", root, reachable=False)
     names = [str(e["name"]) for e in entries if isinstance(e, dict) and e.get("name")]
     names = names[:MAX_MODELS]
     at_once = asyncio.Semaphore(SHOW_AT_ONCE)
@@ -114,7 +116,7 @@ async def _ollama(client: httpx.AsyncClient, root: str) -> Runtime:
         show.result() if show.done() and not show.cancelled() else _undescribed(name)
         for name, show in zip(names, shows, strict=True)
     ]
-    return Runtime("ollama", root, reachable=True, models=tuple(shown))
+    return LocalRuntime("ollama", root, reachable=True, models=tuple(shown))
 
 
 async def _ollama_show(
@@ -133,21 +135,21 @@ def _undescribed(name: str) -> RuntimeModel:
     return RuntimeModel(name, None, _named_embedding(name))
 
 
-async def _lmstudio(client: httpx.AsyncClient, root: str) -> Runtime:
+async def _lmstudio(client: httpx.AsyncClient, root: str) -> LocalRuntime:
     base_url = f"{root}/v1"
     deadline = asyncio.get_running_loop().time() + RUNTIME_SECONDS
     native = await _within(deadline, _get_json(client, f"{root}/api/v0/models"))
     entries = native.get("data") if isinstance(native, dict) else None
     if isinstance(entries, list):
         models = [_lmstudio_model(e) for e in entries if isinstance(e, dict) and "id" in e]
-        return Runtime("lmstudio", base_url, reachable=True, models=tuple(models[:MAX_MODELS]))
+        return LocalRuntime("lmstudio", base_url, reachable=True, models=tuple(models[:MAX_MODELS]))
     compatible = await _within(deadline, _get_json(client, f"{base_url}/models"))
     entries = compatible.get("data") if isinstance(compatible, dict) else None
     if not isinstance(entries, list):
-        return Runtime("lmstudio", base_url, reachable=False)
+        return LocalRuntime("lmstudio", base_url, reachable=False)
     ids = [str(e["id"]) for e in entries if isinstance(e, dict) and "id" in e]
     named = tuple(_undescribed(i) for i in ids[:MAX_MODELS])
-    return Runtime("lmstudio", base_url, reachable=True, models=named)
+    return LocalRuntime("lmstudio", base_url, reachable=True, models=named)
 
 
 async def _within(deadline: float, answer: Awaitable[Any]) -> Any:

@@ -46,7 +46,7 @@ def _ollama(
     return route
 
 
-async def _detect(route: Callable[[Recorded], Reply]) -> tuple[runtimes.Runtime, float]:
+async def _detect(route: Callable[[Recorded], Reply]) -> tuple[runtimes.LocalRuntime, float]:
     async with FakeHTTPServer() as fake:
         fake.route = route
         started = time.perf_counter()
