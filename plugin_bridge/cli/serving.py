@@ -5,14 +5,15 @@ served until a signal or the companion ends."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from starlette.routing import BaseRoute, Route
 
@@ -39,6 +40,7 @@ from plugin_bridge.wire.server import start_server
 
 if TYPE_CHECKING:
     from plugin_bridge.cli.remote import RemoteListener
+    from plugin_bridge.wire.server import BridgeServer
 
 logger = logging.getLogger(__name__)
 
@@ -55,13 +57,65 @@ async def serve(
     companion: Companion | None,
     remote: RemoteListener | None = None,
 ) -> int:
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+    """Serve until a signal or the companion ends (0), or 2 when the vault cannot open. Each
+    thing started pushes its close on one exit stack, so a failure part-way (or the end)
+    closes what was started, in reverse order."""
+    stop = _stop_on_signals()
     settings, providers, embedder = checked
     banner = providers.describe()
     print(banner[:1].upper() + banner[1:], file=sys.stderr, flush=True)
+    vault = _vault(vault_root, settings, embedder)
+    try:
+        await vault.start(sole_writer=True)  # the lock is ours: every temp file is a crash's
+    except VaultError as exc:
+        return fail(2, str(exc))
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(vault.close)
+        app = BridgeApp(
+            vault,
+            confirm=ask_client(vault),
+            providers=providers,
+            token=token,
+            budgets=Budgets(settings.daily_budget_usd, settings.monthly_budget_usd),
+            settings=settings,
+        )
+        stack.push_async_callback(app.aclose)
+        if vault.semantic is not None:
+            show_progress(vault.semantic)
+        sock, http_sock = sockets[:2]
+        listening = await start_server(
+            build_router(),
+            app,
+            sock=sock,
+            allowed_origins=settings.allowed_origins,
+            token=app.token,
+        )
+        server = await stack.enter_async_context(listening)
+        app.broadcast = server.broadcast
+        await app.use_mcp_servers(settings.mcp)
+        await _listen_http(stack, app, server, http_sock, settings, remote)
+        print(f"Ready. Try: {chat_hint(vault_root, info_file)}", file=sys.stderr, flush=True)
+        tune_gc()
+        _in_background(stack, _warm_up(app.providers), "warm-up")
+        _in_background(stack, SettingsFileWatch(app).run(), "settings file")
+        await _start_bots(stack, app, settings)
+        await _until_stopped(stop, None if companion is None else companion(app))
+        logger.info("shutting down")
+    return 0
+
+
+def _stop_on_signals() -> asyncio.Event:
+    """Set by SIGTERM and SIGINT."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+def _vault(vault_root: Path, settings: BridgeSettings, embedder: Embedder | None) -> Vault:
+    """The vault with the settings' scope and PDF limit, and semantic search when an embedder
+    is configured (not started yet)."""
     vault = Vault(vault_root, settings.data_dir, exclude=settings.exclude)
     vault.set_pdf_limit(int(settings.pdf_max_mb * 1024 * 1024))
     if embedder is not None:
@@ -71,88 +125,65 @@ async def serve(
             confirm_over_usd=settings.embedder_confirm_over_usd,
             ann_threshold=settings.vector_ann_threshold,
         )
-    try:
-        await vault.start(sole_writer=True)  # the lock is ours: every temp file is a crash's
-    except VaultError as exc:
-        return fail(2, str(exc))
-    app = BridgeApp(
-        vault,
-        confirm=ask_client(vault),
-        providers=providers,
-        token=token,
-        budgets=Budgets(settings.daily_budget_usd, settings.monthly_budget_usd),
-        settings=settings,
+    return vault
+
+
+async def _listen_http(
+    stack: contextlib.AsyncExitStack,
+    app: BridgeApp,
+    server: BridgeServer[BridgeApp],
+    http_sock: socket.socket,
+    settings: BridgeSettings,
+    remote: RemoteListener | None,
+) -> None:
+    """The HTTP API with MCP on ``http_sock`` and, with ``--remote``, the remote listener; at
+    the end MCP's streams close before each listener (an open ``/sse`` would hold it open)."""
+    mcp_app = streamable_http_app(app)  # writes while http_allow_writes is on
+    mcp_routes = mcp_mounts(mcp_app)
+    limits = HttpLimits(timeout=settings.http_timeout)
+    http_app = build_http_app(
+        app,
+        port=http_sock.getsockname()[1],
+        allowed_origins=settings.allowed_origins,
+        mounts=mcp_routes,
+        lifespans=[mcp_app.lifespan],
+        budget=server.budget,
+        limits=limits,
     )
-    if vault.semantic is not None:
-        show_progress(vault.semantic)
-    sock, http_sock = sockets[:2]
-    try:
-        async with await start_server(
-            build_router(),
-            app,
-            sock=sock,
-            allowed_origins=settings.allowed_origins,
-            token=app.token,
-        ) as server:
-            app.broadcast = server.broadcast
-            await app.use_mcp_servers(settings.mcp)
-            mcp_app = streamable_http_app(app)  # writes while http_allow_writes is on
-            mcp_routes = mcp_mounts(mcp_app)
-            http_limits = HttpLimits(timeout=settings.http_timeout)
-            http_app = build_http_app(
-                app,
-                port=http_sock.getsockname()[1],
-                allowed_origins=settings.allowed_origins,
-                mounts=mcp_routes,
-                lifespans=[mcp_app.lifespan],
-                budget=server.budget,
-                limits=http_limits,
-            )
-            http_server = await start_http(http_app, http_sock, limits=http_limits)
-            remote_server = (
-                None
-                if remote is None
-                else await start_remote(
-                    app,
-                    server,
-                    remote.sock,
-                    remote.gate,
-                    mounts=mcp_routes,
-                    limits=http_limits,
-                    tls=remote.tls,
-                )
-            )
-            print(
-                f"Ready. Try: {chat_hint(vault_root, info_file)}",
-                file=sys.stderr,
-                flush=True,
-            )
-            tune_gc()
-            warming = asyncio.create_task(_warm_up(app.providers))
-            following = asyncio.create_task(SettingsFileWatch(app).run(), name="settings file")
-            bots = ChatApps(
-                settings.telegram,
-                settings.discord,
-                app.assistant,
-                vault,
-                app.writes.write,
-                vault.data_dir,
-            )
-            app.bots = bots.states
-            await bots.start()
-            await _until_stopped(stop, None if companion is None else companion(app))
-            warming.cancel()
-            following.cancel()
-            logger.info("shutting down")
-            await bots.aclose()
-            mcp_app.close_streams()
-            await http_server.close()
-            if remote_server is not None:
-                await remote_server.close()
-    finally:
-        await app.aclose()
-        await vault.close()
-    return 0
+    http_server = await start_http(http_app, http_sock, limits=limits)
+    stack.push_async_callback(http_server.close)
+    stack.callback(mcp_app.close_streams)
+    if remote is not None:
+        remote_server = await start_remote(
+            app, server, remote.sock, remote.gate, mounts=mcp_routes, limits=limits, tls=remote.tls
+        )
+        stack.push_async_callback(remote_server.close)
+        stack.callback(mcp_app.close_streams)
+
+
+def _in_background(
+    stack: contextlib.AsyncExitStack, work: Coroutine[Any, Any, None], name: str
+) -> None:
+    """Run ``work`` as a task, cancelled when ``stack`` closes."""
+    task = asyncio.create_task(work, name=name)
+    stack.callback(task.cancel)
+
+
+async def _start_bots(
+    stack: contextlib.AsyncExitStack, app: BridgeApp, settings: BridgeSettings
+) -> None:
+    """The configured chat-app bots, each in the background (``health`` shows their states)."""
+    bots = ChatApps(
+        settings.telegram,
+        settings.discord,
+        app.assistant,
+        app.vault,
+        app.writes.write,
+        app.vault.data_dir,
+    )
+    app.bots = bots.states
+    stack.push_async_callback(bots.aclose)
+    await bots.start()
 
 
 def mcp_mounts(mcp_app: McpHttpApp) -> list[BaseRoute]:
