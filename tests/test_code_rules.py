@@ -5,6 +5,7 @@
   `Event` knows which one it is.
 - Functions over 60 lines do not grow in number: the ones listed here may shrink or leave the list,
   none may join it.
+- The composition root (`app/state.py`) is the one module of `app/` that names `BridgeApp`.
 """
 
 from __future__ import annotations
@@ -121,3 +122,14 @@ def test_the_rules_see_what_they_check() -> None:
     assert {"ContentBlock", "ContentPart", "ReadLine", "ToolArgsT", "SettingSource"} <= homes
     lengths = dict(_function_lengths())
     assert lengths["plugin_bridge/wire/server.py:BridgeServer.serve_socket"] > 1
+
+
+def test_no_module_of_the_application_but_the_root_names_it() -> None:
+    """The composition root is the one module of app/ that knows BridgeApp (services get
+    their collaborators, never the root)."""
+    naming = sorted(
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "plugin_bridge" / "app").rglob("*.py")
+        if "BridgeApp" in path.read_text(encoding="utf-8")
+    )
+    assert naming == ["plugin_bridge/app/state.py"]
