@@ -8,6 +8,7 @@ import os
 import stat
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -384,7 +385,9 @@ async def test_the_vault_model_writes_only_for_a_write_key(
     """With http_allow_writes on, the vault model's writes still need a key of scope write."""
     app = served.bridge.app
     settings = app.config
-    app.settings = settings.model_copy(update={"http_allow_writes": True})
+    app.runtime = replace(
+        app.runtime, settings=settings.model_copy(update={"http_allow_writes": True})
+    )
     path = f"by-{scope}-{time.monotonic_ns()}.md"
     served.anthropic.enqueue(
         anthropic_fake.tool_reply(
@@ -400,7 +403,7 @@ async def test_the_vault_model_writes_only_for_a_write_key(
             model="vault", messages=[{"role": "user", "content": "Write."}]
         )
     finally:
-        app.settings = settings
+        app.runtime = replace(app.runtime, settings=settings)
     assert (served.bridge.vault.root / path).exists() is written
 
 

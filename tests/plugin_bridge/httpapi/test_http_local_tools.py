@@ -4,6 +4,8 @@ run (writes only with http_allow_writes); a refused write names that setting."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from plugin_bridge.app.vault_tools import VAULT_TOOL_NAMES, WRITE_TOOL_NAMES
@@ -45,11 +47,13 @@ async def test_writes_are_listed_only_when_they_would_run(served: Served) -> Non
     async with served.http() as http:
         off = (await http.get("/api/local-llm/tools")).json()["tools"]
         refused = await http.post("/api/local-llm/execute-tools", json={"tool_calls": calls})
-        app.settings = settings.model_copy(update={"http_allow_writes": True})
+        app.runtime = replace(
+            app.runtime, settings=settings.model_copy(update={"http_allow_writes": True})
+        )
         try:
             on = (await http.get("/api/local-llm/tools")).json()["tools"]
         finally:
-            app.settings = settings
+            app.runtime = replace(app.runtime, settings=settings)
     assert {tool["name"] for tool in off} == READS
     assert {tool["name"] for tool in on} == READS | WRITE_TOOL_NAMES
     assert refused.status_code == 403
@@ -64,12 +68,14 @@ async def test_writes_are_listed_only_when_they_would_run(served: Served) -> Non
 async def test_the_local_health_counts_the_tools_listed(served: Served, writes: bool) -> None:
     app = served.bridge.app
     settings = app.config
-    app.settings = settings.model_copy(update={"http_allow_writes": writes})
+    app.runtime = replace(
+        app.runtime, settings=settings.model_copy(update={"http_allow_writes": writes})
+    )
     try:
         async with served.http() as http:
             listed = (await http.get("/api/local-llm/tools")).json()["tools"]
             health = (await http.get("/api/local-llm/health")).json()
     finally:
-        app.settings = settings
+        app.runtime = replace(app.runtime, settings=settings)
     assert health["toolCount"] == len(listed) == (len(VAULT_TOOL_NAMES) if writes else len(READS))
     assert health["status"] == "ok"

@@ -4,6 +4,7 @@ routes: their exact shapes and error codes."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -246,7 +247,9 @@ async def test_health_shape(served: Served) -> None:
 async def test_http_allow_writes_lets_writes_run(served: Served) -> None:
     app = served.bridge.app
     settings = app.config
-    app.settings = settings.model_copy(update={"http_allow_writes": True})
+    app.runtime = replace(
+        app.runtime, settings=settings.model_copy(update={"http_allow_writes": True})
+    )
     calls = [
         {"function": {"name": "create_note", "arguments": {"path": "Allowed.md", "content": "hi"}}}
     ]
@@ -254,7 +257,7 @@ async def test_http_allow_writes_lets_writes_run(served: Served) -> None:
         async with served.http() as http:
             response = await http.post("/api/local-llm/execute-tools", json={"tool_calls": calls})
     finally:
-        app.settings = settings
+        app.runtime = replace(app.runtime, settings=settings)
     assert response.status_code == 200, response.text
     assert response.json()["results"][0]["isError"] is False
     assert (served.bridge.vault.root / "Allowed.md").read_text(encoding="utf-8") == "hi"
