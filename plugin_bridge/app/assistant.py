@@ -78,7 +78,8 @@ ToolArgsT = TypeVar("ToolArgsT", bound=ToolArgs)
 
 
 class Assistant:
-    """The one-off calls of one app (see the module docstring)."""
+    """Every model call of one server (see the module docstring), over the runtime in effect
+    and a turn's parts; the write-through reviews the ``vault`` model's writes."""
 
     def __init__(self, parts: TurnParts, writes: WriteThrough) -> None:
         self._parts = parts
