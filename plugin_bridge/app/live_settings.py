@@ -136,10 +136,6 @@ class Staged:
     """The new embedder when ``embedder_changed`` (None: semantic search stops)."""
     embedder_changed: bool
 
-    @property
-    def settings(self) -> BridgeSettings:
-        return self.runtime.config
-
     async def discard(self) -> None:
         """Close what was built (nothing the runtime in effect holds)."""
         try:
