@@ -167,8 +167,7 @@ class Turn:
 
 async def start_turn(parts: TurnParts, request: TurnRequest) -> Turn:
     """A turn ready to run (see the module docstring)."""
-    runtime = parts.runtime()
-    runtime.route("chat", request.client)  # -32011 saying what to configure
+    parts.runtime().route("chat", request.client)  # -32011 saying what to configure
     conversations = parts.conversations
     if request.conversation_id is None:
         conversation_id, service = conversations.start()
@@ -177,7 +176,7 @@ async def start_turn(parts: TurnParts, request: TurnRequest) -> Turn:
         await conversations.check_owner(conversation_id, request.caller)
         await conversations.settled(conversation_id)  # its last turn is stored
         service = conversations.get(conversation_id)
-    settings = runtime.config
+    settings = parts.runtime().config  # the runtime in effect once the last turn is stored
     turn = _plain_turn_input(parts, settings, request)
     if turn is None:
         turn = await asyncio.to_thread(_turn_input, parts, settings, request)
