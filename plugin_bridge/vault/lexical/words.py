@@ -50,10 +50,12 @@ MIN_STEM_LENGTH: Final = 3
 """Shorter words are not stemmed ("is", "an", ...)."""
 
 QUESTION_WORDS: Final = {
+    "english": frozenset({"can"}),
     "russian": frozenset({"какие", "какое", "какую", "каком", "каким", "каких", "какими"}),
 }
-"""Question words the stop word lists lack, dropped from queries only: the Russian list holds
-"какой" and "какая" but not the other forms of "which" ("Как увидеть, какие заметки…")."""
+"""Question words the stop word lists lack, dropped from queries only: English "can" ("How
+can I…", "…I can tick off"); the Russian list holds "какой" and "какая" but not the other
+forms of "which" ("Как увидеть, какие заметки…")."""
 _TOKEN: Final = re.compile(f"[^\\W_{CJK_CHARS}]+")
 _MARKS: Final = {language: chr(0xE000 + i) for i, language in enumerate(LANGUAGES)}
 STEM_MARKS: Final = frozenset(_MARKS.values())
