@@ -5,11 +5,17 @@ are roughly by frequency: common tokens weigh less, as SIF weighting does), writ
 model2vec folder format ``llm_service/embedders/model2vec.py`` loads (``config.json``,
 ``tokenizer.json``, ``model.safetensors``). The output goes to a cache folder, never to git.
 
+With ``--learn`` the rows are then fitted to MiniLM's own vectors of whole sentences (model2vec's
+tokenlearn idea, in small): sentences of this machine's documentation (package metadata and
+docs, /usr/share/doc; never a help vault), each token seen 5+ times moved by full-batch Adam so
+that the mean of a sentence's rows points where MiniLM's vector of the sentence does.
+
 One vector per token and a mean at query time: no server, no network, about a microsecond per
 token. The model is MiniLM's (Apache-2.0), so is what is distilled from it.
 
     .venv/bin/python -m bench.distill                 # ~/.cache/ai-bridge/minilm-static-256
     .venv/bin/python -m bench.distill --dims 128 --out DIR
+    .venv/bin/python -m bench.distill --learn --dims 384     # ~/.cache/ai-bridge/minilm-learnt-384
     .venv/bin/python -m bench.retrieval --embedder model2vec:~/.cache/ai-bridge/minilm-static-256
 """
 
@@ -18,6 +24,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -36,10 +44,81 @@ CACHE: Final = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / 
 SIF: Final = 1e-4
 """model2vec's SIF coefficient: a token's weight is SIF / (SIF + p), p its Zipf probability."""
 BATCH: Final = 512
+MIN_SEEN: Final = 5
+"""Tokens seen fewer times in the sentences keep their distilled row."""
+STEPS: Final = 100
+RATE: Final = 1e-3
+SENTENCE_WORDS: Final = (6, 40)
+_MARKUP: Final = re.compile(r"http|::|==|[`|\\{}<>=]")
 
 
-def default_folder(dims: int) -> Path:
-    return CACHE / f"minilm-static-{dims}"
+def default_folder(dims: int, learnt: bool = False) -> Path:
+    return CACHE / f"minilm-{'learnt' if learnt else 'static'}-{dims}"
+
+
+def doc_sentences() -> list[str]:
+    """English sentences of 6-40 words from this machine's documentation, deduplicated and
+    shuffled (seed 41): the environment's package metadata and docs, and /usr/share/doc."""
+    packages = [*Path(sys.prefix).glob("lib/python*/site-packages")]
+    files = [
+        *(f for root in packages for f in root.glob("*.dist-info/METADATA")),
+        *(f for root in packages for ext in ("md", "rst") for f in root.rglob(f"*.{ext}")),
+        *Path("/usr/share/doc").rglob("*.txt"),
+    ]
+    seen: set[str] = set()
+    found: list[str] = []
+    for file in files:
+        try:
+            text = file.read_text(encoding="utf-8", errors="ignore")
+        except OSError:
+            continue
+        text = re.sub(r"```.*?```", "", text, flags=re.S)
+        for sentence in re.split(r"(?<=[.!?])\s+", text):
+            sentence = " ".join(sentence.split())
+            if not SENTENCE_WORDS[0] <= len(sentence.split()) <= SENTENCE_WORDS[1]:
+                continue
+            letters = sum(c.isalpha() for c in sentence) / len(sentence)
+            if letters < 0.75 or not sentence.isascii() or _MARKUP.search(sentence):
+                continue
+            if sentence.lower() not in seen:
+                seen.add(sentence.lower())
+                found.append(sentence)
+    random.Random(41).shuffle(found)
+    return found
+
+
+def learn(
+    rows: npt.NDArray[np.float32], ids: list[list[int]], teacher: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
+    """``rows`` moved so that the mean of each sentence's rows (``ids``) points as MiniLM's
+    vector of it (``teacher``) does: mean squared error to the teacher scaled to the rows'
+    typical mean's length, full-batch Adam, only tokens seen MIN_SEEN+ times."""
+    flat = np.concatenate([np.asarray(s, dtype=np.int64) for s in ids])
+    lengths = np.array([len(s) for s in ids], dtype=np.float32)[:, None]
+    starts = np.concatenate([[0], np.cumsum([len(s) for s in ids])[:-1]])
+    owner = np.repeat(np.arange(len(ids)), [len(s) for s in ids])
+
+    def means(table: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        out = np.empty((len(ids), table.shape[1]), dtype=np.float32)
+        for a in range(0, len(ids), 1000):  # a thousand sentences' rows at a time
+            b = min(a + 1000, len(ids))
+            low, high = starts[a], starts[b - 1] + len(ids[b - 1])
+            out[a:b] = np.add.reduceat(table[flat[low:high]], starts[a:b] - low)
+        return out / lengths
+
+    target = teacher * float(np.linalg.norm(means(rows), axis=1).mean())
+    moving = (np.bincount(flat, minlength=len(rows)) >= MIN_SEEN)[:, None]
+    learnt, first, second = rows.copy(), np.zeros_like(rows), np.zeros_like(rows)
+    for step in range(1, STEPS + 1):
+        residual = (means(learnt) - target) / lengths / len(ids)
+        gradient = np.empty_like(learnt)
+        for d in range(learnt.shape[1]):
+            gradient[:, d] = np.bincount(flat, weights=residual[owner, d], minlength=len(rows))
+        first = 0.9 * first + 0.1 * gradient
+        second = 0.999 * second + 0.001 * gradient**2
+        update = (first / (1 - 0.9**step)) / (np.sqrt(second / (1 - 0.999**step)) + 1e-12)
+        learnt -= moving * RATE * update
+    return learnt
 
 
 def token_vectors(model: MiniLM, ids: list[int], cls: int, sep: int) -> npt.NDArray[np.float32]:
@@ -68,7 +147,7 @@ def zipf_weights(count: int) -> npt.NDArray[np.float32]:
     return (SIF / (SIF + probability)).astype(np.float32)
 
 
-def distill(out: Path, dims: int) -> dict[str, object]:
+def distill(out: Path, dims: int, sentences: list[str] | None = None) -> dict[str, object]:
     from safetensors.numpy import save_file
     from tokenizers import Tokenizer
 
@@ -83,10 +162,22 @@ def distill(out: Path, dims: int) -> dict[str, object]:
     started = time.perf_counter()
     embedded = token_vectors(model, kept, vocabulary["[CLS]"], vocabulary["[SEP]"])
     took = time.perf_counter() - started
-    rows = np.zeros((count, dims), dtype=np.float32)
-    rows[kept] = pca(embedded, dims) * zipf_weights(count)[kept, None]
+    weights = zipf_weights(count)[kept, None]
     tokenizer.no_padding()  # the model's own pads to 128: a mean would count the pads
     tokenizer.no_truncation()
+    if sentences:
+        full = np.zeros((count, model.dims), dtype=np.float32)
+        full[kept] = embedded * weights
+        unknown = {vocabulary["[UNK]"], *special}
+        ids = [
+            [t for t in e.ids if t not in unknown]
+            for e in tokenizer.encode_batch(sentences, add_special_tokens=False)
+        ]
+        sentences = [text for text, found in zip(sentences, ids, strict=True) if found]
+        ids = [found for found in ids if found]
+        embedded = learn(full, ids, model.encode(sentences, batch=32))[kept] / weights
+    rows = np.zeros((count, dims), dtype=np.float32)
+    rows[kept] = (pca(embedded, dims) if dims < model.dims else embedded) * weights
     out.mkdir(parents=True, exist_ok=True)
     tokenizer.save(str(out / "tokenizer.json"))
     save_file({"embeddings": rows.astype(np.float16)}, str(out / "model.safetensors"))
@@ -94,7 +185,8 @@ def distill(out: Path, dims: int) -> dict[str, object]:
         "model_type": "model2vec",
         "architectures": ["StaticModel"],
         "tokenizer_name": "sentence-transformers/all-MiniLM-L6-v2",
-        "apply_pca": dims,
+        "apply_pca": dims if dims < model.dims else None,
+        "learnt_from_sentences": len(sentences or []),
         "apply_zipf": True,
         "sif_coefficient": SIF,
         "hidden_dim": dims,
@@ -117,11 +209,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dims", type=int, default=256, help="PCA dimensions (128-384)")
     parser.add_argument("--out", type=Path, help="the model folder (default: the cache)")
+    parser.add_argument(
+        "--learn", action="store_true", help="fit the rows to MiniLM's vectors of sentences"
+    )
+    parser.add_argument("--sentences", type=Path, help="with --learn: one sentence a line")
     args = parser.parse_args()
     if not 8 <= args.dims <= 384:
         print("--dims must be between 8 and 384 (MiniLM's width).", file=sys.stderr)
         return 2
-    made = distill(args.out or default_folder(args.dims), args.dims)
+    sentences = None
+    if args.learn:
+        sentences = (
+            args.sentences.read_text(encoding="utf-8").splitlines()
+            if args.sentences
+            else doc_sentences()
+        )
+    made = distill(args.out or default_folder(args.dims, args.learn), args.dims, sentences)
     print(json.dumps(made))
     return 0
 
