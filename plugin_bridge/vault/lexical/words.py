@@ -107,12 +107,18 @@ def note_stems(words: Iterable[str], language: str) -> str:
     unique = {w for w in set(words) if len(w) >= MIN_STEM_LENGTH and not w[0].isdigit()}
     cyrillic = [w for w in unique if "\u0400" <= w[0] <= "\u04ff"]
     latin = list(unique.difference(cyrillic)) if cyrillic else list(unique)
-    mark = _MARKS[language]
-    stems = {stem + mark for stem in stemmer(language).stemWords(latin)}
+    marked = _marked(stemmer(language).stemWords(latin), _MARKS[language])
     if cyrillic:
-        mark = _MARKS[CYRILLIC]
-        stems.update(stem + mark for stem in stemmer(CYRILLIC).stemWords(cyrillic))
-    return " ".join(stems)
+        more = _marked(stemmer(CYRILLIC).stemWords(cyrillic), _MARKS[CYRILLIC])
+        marked = f"{marked} {more}" if marked else more
+    return marked
+
+
+def _marked(stems: list[str], mark: str) -> str:
+    """The distinct ``stems``, each followed by ``mark``, space-separated (joined in C: no
+    string per stem)."""
+    distinct = set(stems)
+    return (mark + " ").join(distinct) + mark if distinct else ""
 
 
 def query_stems(word: str) -> tuple[str, ...]:

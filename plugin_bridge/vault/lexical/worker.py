@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from plugin_bridge.vault.lexical.ahead import MIN_BACKLOG, AheadReader
+from plugin_bridge.vault.lexical.ahead import MIN_BACKLOG, AheadReader, helper_count
 from plugin_bridge.vault.lexical.indexer import Indexer, IndexOutcome, ScanStats
 
 logger = logging.getLogger(__name__)
@@ -218,7 +218,7 @@ class IndexWorker:
         self._backlog.extend(todo)
         if len(todo) >= MIN_BACKLOG:
             try:
-                self._ahead = AheadReader(self._indexer.files, self._backlog, BATCH)
+                self._ahead = AheadReader(self._indexer.files, self._backlog, BATCH, helper_count())
             except Exception:
                 logger.warning("No indexing helper process; reading in the worker instead.")
         if todo:

@@ -9,7 +9,7 @@ import pytest
 
 from plugin_bridge.vault.files import VaultFiles
 from plugin_bridge.vault.lexical import worker as worker_module
-from plugin_bridge.vault.lexical.ahead import AheadReader
+from plugin_bridge.vault.lexical.ahead import AheadReader, helper_count
 from plugin_bridge.vault.lexical.index import SearchIndex
 from plugin_bridge.vault.lexical.indexer import Note
 from tests.helpers.bridge import WAIT
@@ -81,3 +81,26 @@ def test_a_helper_that_is_gone_leaves_every_batch_to_the_worker(tmp_path: Path) 
         assert items is None
         returned += paths
     assert returned == sorted(NOTES)
+
+
+def test_two_helpers_at_most_and_never_more_than_the_cores() -> None:
+    """A one-core machine gets one helper; two cores or more get two (the writer waits for
+    one helper alone: preparing costs more than writing)."""
+    assert [helper_count(cores) for cores in (1, 2, 3, 64)] == [1, 2, 2, 2]
+    assert helper_count() in (1, 2)
+
+
+def test_two_helpers_prepare_every_batch_in_order(tmp_path: Path) -> None:
+    """With two helper processes the batches still come back in backlog order, each whole."""
+    write_vault(tmp_path / "vault", NOTES)
+    files = VaultFiles((tmp_path / "vault").resolve())
+    reader = AheadReader(files, deque(sorted(NOTES)), 2, helpers=2)
+    try:
+        seen: list[str] = []
+        while not reader.done():
+            paths, items = reader.next()
+            assert items is not None and [item.rel for item in items] == paths
+            seen += paths
+        assert seen == sorted(NOTES)
+    finally:
+        reader.close()
