@@ -315,9 +315,17 @@ def _totals(conn: sqlite3.Connection) -> tuple[int, int]:
 
 
 def _drop_content(conn: sqlite3.Connection, note_id: int) -> None:
+    stored = conn.execute(
+        "SELECT title, aliases, body FROM notes_fts WHERE rowid = ?", (note_id,)
+    ).fetchone()
+    if stored is not None and any(cjk := cjk_columns(*stored)):
+        # the side table holds no text: a row is deleted with the values it was indexed from
+        conn.execute(
+            "INSERT INTO notes_cjk (notes_cjk, rowid, title, text) VALUES ('delete', ?, ?, ?)",
+            (note_id, *cjk),
+        )
     for sql in (
         "DELETE FROM notes_fts WHERE rowid = ?",
-        "DELETE FROM notes_cjk WHERE rowid = ?",
         "DELETE FROM tags WHERE note = ?",
         "DELETE FROM links WHERE src = ?",
         "DELETE FROM chunks WHERE note = ?",
@@ -347,12 +355,18 @@ def _note(
             note_stems(tokens(f"{headings} {tags}"), language),
             note_stems(body, language),
         ),
-        cjk=(bigrams(f"{note.title}\n{aliases}"), bigrams(note.body)),
+        cjk=cjk_columns(note.title, aliases, note.body),
         tags=frozenset(tag.casefold() for tag in note.tags),
         links=frozenset(map(link_key, note.links)),
         chunks=chunks,
         properties=tuple(properties(note.frontmatter)),
     )
+
+
+def cjk_columns(title: str, aliases: str, body: str) -> tuple[str, str]:
+    """The CJK side table's columns for a note: the bigrams of its title and aliases, of its
+    body (what a row is inserted and deleted with)."""
+    return bigrams(f"{title}\n{aliases}"), bigrams(body)
 
 
 def _pdf_note(rel: str, signature: Signature, raw: bytes, pages: list[str]) -> Note:
