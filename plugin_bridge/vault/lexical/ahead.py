@@ -96,6 +96,13 @@ class AheadReader:
             return paths, None
         return paths, [item for item in items if item.rel not in self._fresh]
 
+    def ready(self) -> bool:
+        """Whether :meth:`next` would return at once (its batch is prepared, or failed)."""
+        if not self._pending:
+            return False
+        future = self._pending[0][1]
+        return future is None or future.done()
+
     def done(self) -> bool:
         return not self._pending and not self._backlog
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ from plugin_bridge.vault.files import VaultFiles
 from plugin_bridge.vault.lexical import worker as worker_module
 from plugin_bridge.vault.lexical.ahead import AheadReader, helper_count
 from plugin_bridge.vault.lexical.index import SearchIndex
-from plugin_bridge.vault.lexical.indexer import Note
+from plugin_bridge.vault.lexical.indexer import Indexer, IndexOutcome, Note, Prepared
 from tests.helpers.bridge import WAIT
 from tests.plugin_bridge.vault.lexical.test_index import NOTES, write_vault
 
@@ -104,3 +106,58 @@ def test_two_helpers_prepare_every_batch_in_order(tmp_path: Path) -> None:
         assert seen == sorted(NOTES)
     finally:
         reader.close()
+
+
+class _ReadyAhead:
+    """An AheadReader stand-in that prepares each batch at once, in this process: every
+    batch is ready when the worker asks."""
+
+    def __init__(self, files: VaultFiles, backlog: deque[str], batch: int, helpers: int) -> None:
+        self._backlog, self._batch = backlog, batch
+        self._indexer = Indexer(sqlite3.connect(":memory:"), files)
+
+    def next(self) -> tuple[list[str], list[Prepared]]:
+        paths = [self._backlog.popleft() for _ in range(min(self._batch, len(self._backlog)))]
+        return paths, [self._indexer.prepare(rel) for rel in paths]
+
+    def ready(self) -> bool:
+        return bool(self._backlog)
+
+    def done(self) -> bool:
+        return not self._backlog
+
+    def drop_stale(self, paths: list[str]) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+async def test_ready_batches_are_written_together_with_the_log_checkpointed_less_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large backlog whose batches are ready goes in transactions of BULK_WRITE files, with
+    the write-ahead log checkpointed less often until the backlog is written."""
+    write_vault(tmp_path / "vault", NOTES)
+    writes: list[int] = []
+    bulk: list[bool] = []
+    write, set_bulk = Indexer.write, Indexer.bulk
+
+    def counted(self: Indexer, items: Sequence[Prepared]) -> list[IndexOutcome]:
+        writes.append(len(items))
+        return write(self, items)
+
+    def noted(self: Indexer, on: bool) -> None:
+        bulk.append(on)
+        set_bulk(self, on)
+
+    monkeypatch.setattr(Indexer, "write", counted)
+    monkeypatch.setattr(Indexer, "bulk", noted)
+    monkeypatch.setattr(worker_module, "MIN_BACKLOG", 1)
+    monkeypatch.setattr(worker_module, "BATCH", 2)
+    monkeypatch.setattr(worker_module, "BULK_WRITE", 4)
+    monkeypatch.setattr(worker_module, "AheadReader", _ReadyAhead)
+    hits = await _hits(tmp_path / "vault", tmp_path / "i.sqlite3")
+    assert writes == [4, 4] and len(NOTES) == 8
+    assert bulk == [True, False]
+    assert hits["zebra"] == ["Broken.md"] and hits["Москва"] == ["Café.md"]
