@@ -2,10 +2,10 @@
 
 Reading, hashing and parsing a note (front matter, tags, links, CJK bigrams) is Python work
 that holds the GIL, and writing it is SQLite work; in one thread they take turns. For a big
-backlog (a first index, a vault copied in) helper processes (two, or one on a one-core machine:
-:func:`helper_count`) prepare the next batches while the worker thread writes the current one,
-so they run on several cores (bench/search.py: 10,000 notes 7.5 s → 4.5 s with one helper;
-preparing costs more than writing, so the writer waited for a single helper). A small backlog
+backlog (a first index, a vault copied in) helper processes (one per core but the writer's, at
+most two: :func:`helper_count`) prepare the next batches while the worker thread writes the
+current one, so they run on several cores (bench/search.py: 10,000 notes 7.5 s → 4.5 s with one
+helper on 2 cores; a second helper on the same 2 cores made it 5.8 s). A small backlog
 is not worth the process start (~0.3 s) and is prepared in the worker thread as before.
 
 A change applied while a batch waits (the user saved a note again) is fresher than what the
@@ -31,15 +31,17 @@ logger = logging.getLogger(__name__)
 MIN_BACKLOG: Final = 2000
 """Files in a scan's backlog from which a helper process prepares them."""
 MAX_HELPERS: Final = 2
-"""Helper processes at most (no more than the cores)."""
+"""Helper processes at most."""
 
 
 def helper_count(cores: int | None = None) -> int:
-    """Helper processes for this machine: preparing a note costs more CPU than writing it
-    (bench/search.py --serve: 12 s against 9 s for 10,000 notes), so with one helper the
-    writer waits for it; with two, the writer and the helpers share the cores."""
+    """Helper processes for this machine: one core is the writer's, the others prepare (at
+    most two, at least one). Preparing a note now costs more CPU than writing it (10,000
+    notes: ~7.5 s against ~6 s), so from 3 cores a second helper keeps the writer busy; on 2
+    cores a second helper only takes turns with the writer (measured slower on a quiet
+    machine: docs/benchmarks.md)."""
     found = os.cpu_count() if cores is None else cores
-    return max(1, min(MAX_HELPERS, found or 1))
+    return max(1, min(MAX_HELPERS, (found or 1) - 1))
 
 
 _helper: Indexer | None = None
