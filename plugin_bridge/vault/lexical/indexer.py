@@ -86,8 +86,6 @@ class Note:
     fields: tuple[str, str, str, str, str, str, str, str]
     """``notes_fts`` columns: title, aliases, headings, tags, body and their stems (title and
     aliases, headings and tags, body)."""
-    cjk: tuple[str, str]
-    """The CJK side table's columns: the bigrams of the title and aliases, of the body."""
     tags: frozenset[str]
     links: frozenset[str]
     chunks: tuple[Chunk, ...] = ()
@@ -276,9 +274,11 @@ class Indexer:
             "stem_headings, stem_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (note_id, *note.fields),
         )
-        if any(note.cjk):
+        # the bigrams are made here, not in the helper processes: preparing costs more than
+        # writing, and the body is sent to the writer anyway (bench/search.py --serve)
+        if any(cjk := cjk_columns(title, note.fields[1], note.fields[4])):
             conn.execute(
-                "INSERT INTO notes_cjk (rowid, title, text) VALUES (?, ?, ?)", (note_id, *note.cjk)
+                "INSERT INTO notes_cjk (rowid, title, text) VALUES (?, ?, ?)", (note_id, *cjk)
             )
         conn.executemany("INSERT INTO tags VALUES (?, ?)", [(note_id, t) for t in note.tags])
         conn.executemany("INSERT INTO links VALUES (?, ?)", [(note_id, t) for t in note.links])
@@ -366,7 +366,6 @@ def _note(
             note_stems(tokens(f"{headings} {tags}"), language),
             note_stems(body, language),
         ),
-        cjk=cjk_columns(note.title, aliases, note.body),
         tags=frozenset(tag.casefold() for tag in note.tags),
         links=frozenset(map(link_key, note.links)),
         chunks=chunks,
