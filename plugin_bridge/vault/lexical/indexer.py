@@ -294,7 +294,7 @@ class Indexer:
     def bulk(self, on: bool) -> None:
         """Checkpoint the write-ahead log less often while a large backlog is written (on),
         or as usual again (off): at every ~4 MB the checkpoint copied pages into the database
-        that the next transactions changed again (the writer's CPU -10 % on 10,000 notes)."""
+        that the next transactions changed again (measured with ``worker.BULK_WRITE``)."""
         pages = BULK_CHECKPOINT_PAGES if on else CHECKPOINT_PAGES
         self.conn.execute(f"PRAGMA wal_autocheckpoint={pages}")
 

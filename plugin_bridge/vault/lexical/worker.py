@@ -32,8 +32,9 @@ BATCH: Final = 500
 """Files per write transaction (and per batch a helper process prepares)."""
 BULK_WRITE: Final = 2000
 """Files per write transaction of a large backlog, when the helpers have them ready and no
-change waits: each commit flushes a full-text segment that later merges rewrite, and four
-batches to a commit cut the writer's CPU by a seventh (10,000 notes)."""
+change waits: each commit flushes a full-text segment that later merges rewrite. With the
+rarer checkpoints of ``Indexer.bulk``: the writer's CPU for 10,000 prepared notes 6.4 / 8.2 s
+→ 6.0 / 7.1 s (two runs on a loaded machine, docs/benchmarks.md)."""
 MERGE_AFTER: Final = 1000
 """Notes a scan added, updated or removed from which the full-text tables are merged after it."""
 
