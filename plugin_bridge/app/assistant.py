@@ -149,7 +149,7 @@ class Assistant:
         schema of ``args`` (Ollama's ``format``, a structured output elsewhere), checked and
         asked for once more when it does not. The value is None when the reply holds none
         (the caller may read its text)."""
-        self.app.spending.check()
+        await self.app.spending.check()
         route = await self._route(options)
         if route.provider.forces_tools(route.model):
             spec = ToolSpec(args.TOOL, description, args.input_schema())
@@ -203,7 +203,7 @@ class Assistant:
     async def _events(
         self, purpose: str, messages: Sequence[Message], options: AskOptions, *, stream: bool
     ) -> AsyncGenerator[Event, None]:
-        self.app.spending.check()
+        await self.app.spending.check()
         if options.model == VAULT_MODEL:
             async with aclosing(self._vault(purpose, messages, options, stream)) as events:
                 async for event in events:
