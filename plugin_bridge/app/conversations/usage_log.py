@@ -98,6 +98,12 @@ class UsageLog(BlockingStore):
             data_dir / USAGE_FILE, USAGE_MIGRATIONS, afresh="budgets start from zero"
         )
         self._move_old_rows(data_dir / OLD_USAGE_FILE)
+        self._spent: dict[float, float] = {}
+        """USD spent since each start asked for (:meth:`spent`), kept up to date by
+        :meth:`record`; the door's thread alone touches it."""
+        self._version: int | None = None
+        """SQLite's ``data_version`` when ``_spent`` was filled: another connection's commit
+        changes it, and the totals are summed again."""
 
     def post(
         self,
@@ -137,10 +143,11 @@ class UsageLog(BlockingStore):
     ) -> None:
         """Log one provider call (``client``: who asked, ``owner`` or ``key:NAME``; ``at``: when,
         default now), committed when it returns."""
+        at = time.time() if at is None else at
         self._conn.execute(
             f"INSERT INTO usage ({COLUMNS}, client) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                time.time() if at is None else at,
+                at,
                 conversation_id,
                 purpose,
                 model,
@@ -153,6 +160,9 @@ class UsageLog(BlockingStore):
                 client,
             ),
         )
+        for since in self._spent:
+            if cost_usd is not None and at >= since:
+                self._spent[since] += cost_usd
 
     def by_model(self, since: float, client: str | None = None) -> list[ModelUsage]:
         """Calls since ``since`` (Unix seconds) per provider and model, most expensive first
@@ -167,8 +177,15 @@ class UsageLog(BlockingStore):
         return [ModelUsage(*row) for row in rows]
 
     def spent(self, since: float) -> float:
-        """USD spent on priced calls since ``since`` (Unix seconds)."""
-        return sum(row.cost_usd or 0.0 for row in self.by_model(since))
+        """USD spent on priced calls since ``since`` (Unix seconds): summed once per start (a
+        day's, a month's), then kept up to date by :meth:`record`, and summed again after
+        another connection (another process) wrote."""
+        (version,) = self._conn.execute("PRAGMA data_version").fetchone()
+        if version != self._version or (since not in self._spent and len(self._spent) >= 4):
+            self._spent, self._version = {}, version  # a new day or month drops the old ones
+        if since not in self._spent:
+            self._spent[since] = sum(row.cost_usd or 0.0 for row in self.by_model(since))
+        return self._spent[since]
 
     def close(self) -> None:
         self._conn.close()

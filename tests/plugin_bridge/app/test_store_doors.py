@@ -100,6 +100,25 @@ async def test_a_budget_reached_by_a_call_just_posted_is_refused(tmp_path: Path)
     assert "daily budget of $0.01 is used up" in str(refused.value)
 
 
+async def test_a_call_another_process_records_counts_at_the_next_check(tmp_path: Path) -> None:
+    """The totals a check reads are kept up to date by this log's own rows; a row written
+    through another connection (another server on the same vault) is summed in at the next
+    check all the same."""
+    log, other = UsageLog(tmp_path), UsageLog(tmp_path)
+    spending = Spending(log, Budgets(monthly_usd=1.0))
+    try:
+        assert await spending.snapshot() == {"month": 0.0}
+        spending.recorder(None, "chat", OWNER_CALLER)("m", CALL, 0.25, "anthropic")
+        assert await spending.snapshot() == {"month": 0.25}
+        other.record(None, "chat", "anthropic", "m", CALL, 0.75)
+        with pytest.raises(RpcError) as refused:
+            await spending.check()
+    finally:
+        other.close()
+        await log.execute(UsageLog.close)
+    assert refused.value.data == {"period": "month", "spentUsd": 1.0, "budgetUsd": 1.0}
+
+
 async def test_without_a_budget_a_check_never_reaches_the_log(tmp_path: Path) -> None:
     """No budget set: check and snapshot answer at once, without a hop to the log."""
     log = UsageLog(tmp_path)
