@@ -65,7 +65,7 @@ class Spending:
 
         return record
 
-    def record_call(
+    async def record_call(
         self,
         conversation_id: str | None,
         purpose: str,
@@ -74,11 +74,18 @@ class Spending:
         usage: Usage,
         caller: Caller,
     ) -> float | None:
-        """Record one call made outside a conversation's service (a note, a summary); what it
-        cost (None: unknown)."""
+        """Record one call made outside a conversation's service (a note, a summary),
+        committed when it returns; what it cost (None: unknown)."""
         cost = cost_usd(model, usage, provider.price_provider)
         self.recorder(conversation_id, purpose, caller)(model, usage, cost, provider.kind or "")
+        await self.recorded()
         return cost
+
+    async def recorded(self) -> None:
+        """Return once every call recorded so far is committed (one hop to the log's door,
+        behind the rows posted before it): an answer that follows calls awaits it before it
+        goes out, so what was answered is counted even after a kill -9."""
+        await self.log.execute(_committed)
 
     async def check(self) -> None:
         """RpcError -32012 when a budget is already used up (await before the provider)."""
@@ -126,6 +133,10 @@ class Spending:
         return await self.log.execute(
             lambda log: {period: log.spent(start) for period, start in since.items()}
         )
+
+
+def _committed(log: UsageLog) -> None:
+    """Nothing: a job on the log's door, done once the rows posted before it are."""
 
 
 def period_start(period: Period, now: datetime | None = None) -> float:

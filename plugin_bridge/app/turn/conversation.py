@@ -116,8 +116,11 @@ class Turn:
         stored = functools.partial(
             _stored, app, self.conversation_id, first_exchange, self.request.caller
         )
-        await app.conversations.record(
-            self.conversation_id, service, stored, caller=self.request.caller
+        await asyncio.gather(  # the turn and its calls' usage durable before the reply
+            app.conversations.record(
+                self.conversation_id, service, stored, caller=self.request.caller
+            ),
+            app.spending.recorded(),
         )
 
     @property

@@ -6,6 +6,7 @@ when another process changes the file."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 from llm_service import ScriptedProvider, Usage
 from plugin_bridge.app.clients import OWNER_CALLER, ClientKeys
 from plugin_bridge.app.conversations.usage import Budgets, Spending
-from plugin_bridge.app.conversations.usage_log import UsageLog
+from plugin_bridge.app.conversations.usage_log import USAGE_FILE, UsageLog
 from plugin_bridge.app.settings.config import BridgeSettings
 from plugin_bridge.wire.errors import RpcError, WireCode
 from tests.helpers.bridge import running_bridge
@@ -117,6 +118,23 @@ async def test_a_call_another_process_records_counts_at_the_next_check(tmp_path:
         other.close()
         await log.execute(UsageLog.close)
     assert refused.value.data == {"period": "month", "spentUsd": 1.0, "budgetUsd": 1.0}
+
+
+async def test_a_recorded_call_is_committed_once_recorded_returns(tmp_path: Path) -> None:
+    """Rows are posted without waiting; ``recorded()`` returns once every one posted before
+    it is committed, so another connection (a restart after a kill -9) sees them all."""
+    log = UsageLog(tmp_path)
+    spending = Spending(log, Budgets())
+    record = spending.recorder("c", "chat", OWNER_CALLER)
+    for _ in range(10):
+        record("m", CALL, None, "ollama")
+    await spending.recorded()
+    other = sqlite3.connect(tmp_path / USAGE_FILE)
+    try:
+        assert other.execute("SELECT COUNT(*) FROM usage").fetchone() == (10,)
+    finally:
+        other.close()
+        await log.execute(UsageLog.close)
 
 
 async def test_without_a_budget_a_check_never_reaches_the_log(tmp_path: Path) -> None:
