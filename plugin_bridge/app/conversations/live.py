@@ -2,10 +2,12 @@
 
 At most ``limit`` services stay in memory (the least recently used is dropped); every
 conversation lives on in the store, so ``get`` of one that is not in memory, after a restart
-say, rebuilds its service from the stored messages (the last 20 as working history).
+say, rebuilds its service from the stored messages (the last 20 as working history), read in
+one hop to the store's door. Every read and write of the store goes through that door
+(``store.execute``), never from the event loop.
 
-A completed turn is committed before its reply goes out (:meth:`Conversations.record`): in a
-worker thread, one transaction per turn (WAL, synchronous NORMAL: it survives a kill -9 of the
+A completed turn is committed before its reply goes out (:meth:`Conversations.record`): on
+the store's door, one transaction per turn (WAL, synchronous NORMAL: it survives a kill -9 of the
 server), turns of one conversation in order; only the final result waits for it, never the
 streamed deltas. What needs the stored turn (its note, its title) follows in the background.
 Whatever reads the store first waits for the work still under way (:meth:`Conversations.stored`),
