@@ -148,8 +148,11 @@ class Turn:
         stored = functools.partial(
             _stored, parts, self.conversation_id, first_exchange, self.request.caller
         )
-        await parts.conversations.record(
-            self.conversation_id, service, stored, caller=self.request.caller
+        await asyncio.gather(  # the turn and its calls' usage durable before the reply
+            parts.conversations.record(
+                self.conversation_id, service, stored, caller=self.request.caller
+            ),
+            parts.spending.recorded(),
         )
 
     @property
@@ -175,7 +178,7 @@ async def start_turn(parts: TurnParts, request: TurnRequest) -> Turn:
         conversation_id = request.conversation_id
         await conversations.check_owner(conversation_id, request.caller)
         await conversations.settled(conversation_id)  # its last turn is stored
-        service = conversations.get(conversation_id)
+        service = await conversations.get(conversation_id)
     settings = parts.runtime().config  # the runtime in effect once the last turn is stored
     turn = _plain_turn_input(parts, settings, request)
     if turn is None:
@@ -192,7 +195,7 @@ async def start_turn(parts: TurnParts, request: TurnRequest) -> Turn:
     first_turn = not service.history
     service.set_conversation_context(turn.note)
     media, warnings = await sendable_media(turn.media, route.provider, route.model)
-    parts.spending.check()  # -32012 before any provider call
+    await parts.spending.check()  # -32012 before any provider call
     return Turn(parts, conversation_id, service, request, turn, route, media, warnings, first_turn)
 
 
@@ -247,10 +250,10 @@ async def _keep_note(parts: TurnParts, conversation_id: str) -> None:
     folder = parts.runtime().config.conversations_folder
     if folder is None:
         return
-    store = parts.conversations.store
+    notes = parts.vault.notes
     try:
-        await asyncio.to_thread(
-            save_conversation_note, parts.vault.notes, store, folder, conversation_id
+        await parts.conversations.store.execute(
+            lambda store: save_conversation_note(notes, store, folder, conversation_id)
         )
     except VaultError as exc:
         logger.warning("conversation %s was not saved as a note: %s", conversation_id, exc)
