@@ -310,10 +310,12 @@ def filtered_chunk_hashes(conn: sqlite3.Connection, query: Query) -> set[str]:
 
 
 def filtered_among(conn: sqlite3.Connection, query: Query, hashes: Sequence[str]) -> set[str]:
-    """The chunk hashes among ``hashes`` whose notes pass the query's filters."""
+    """The chunk hashes among ``hashes`` whose notes pass the query's filters. The chunks are
+    found by hash first: left to itself, SQLite reads every chunk of the notes a phrase or tag
+    filter passes (0.6 s instead of 2 ms over 720 hashes at 20,000 notes)."""
     where, params = filter_clauses(query)
     sql = (
-        "SELECT c.hash FROM chunks c JOIN notes n ON n.id = c.note "
+        "SELECT c.hash FROM chunks c INDEXED BY chunks_by_hash JOIN notes n ON n.id = c.note "
         f"WHERE c.hash IN (SELECT value FROM json_each(:among)) {where}"
     )
     return {row[0] for row in conn.execute(sql, {"among": json.dumps(list(hashes)), **params})}

@@ -40,7 +40,7 @@ ANN_THRESHOLD: Final = 300_000
 """Vectors from which the graph answers (``vector_ann_threshold`` in the settings)."""
 CONNECTIVITY: Final = 16
 EXPANSION_ADD: Final = 128
-EXPANSION_SEARCH: Final = 256
+EXPANSION_SEARCH: Final = 2048
 """``ef`` at search time: the recall/speed trade (docs/search.md)."""
 PRECISION: Final = "f16"
 """How the graph stores its vectors: half the memory of float32, the same recall here."""
@@ -134,20 +134,27 @@ class ScalingVectorIndex:
         self, query: Vectors, k: int, passing: Callable[[list[str]], Collection[str]]
     ) -> list[tuple[str, float]] | None:
         """The ``k`` keys closest to ``query`` among those ``passing`` keeps (it is given
-        candidates, best first), from the graph: its :data:`FILTER_CANDIDATES` × ``k`` nearest,
+        candidates, best first), from the graph: as many of its nearest as a search visits
+        anyway (:data:`EXPANSION_SEARCH`, at least :data:`FILTER_CANDIDATES` × ``k``),
         filtered. None when the graph does not answer or fewer than ``k`` pass (the nearest
         passing keys may then lie further out: search exactly among them instead). A filter
         that keeps a good share of the vault is answered without listing what it keeps."""
         if not self.approximate or k <= 0:
             return None
         with self._lock:
-            wanted = min(k * FILTER_CANDIDATES, len(self._ids))
-            found = self._named(self._search(query, wanted, max(wanted, EXPANSION_SEARCH)))
-        if len(found) < k:
-            return None
-        kept = passing([key for key, _ in found])
-        hits = [(key, score) for key, score in found if key in kept]
-        return hits[:k] if len(hits) >= k else None
+            wanted = min(max(k * FILTER_CANDIDATES, EXPANSION_SEARCH), len(self._ids))
+            found = self._named(self._search(query, wanted, wanted))
+        hits: list[tuple[str, float]] = []
+        step = k * FILTER_CANDIDATES  # the best candidates first: often enough of them pass
+        for start in range(0, len(found), step):
+            batch = found[start : start + step]
+            kept = passing([key for key, _ in batch])
+            hits += [(key, score) for key, score in batch if key in kept]
+            if len(hits) >= k:
+                return hits[:k]
+            if len(hits) * len(found) < k * (start + len(batch)):  # at this rate, too few
+                return None
+        return None
 
     def _search(self, query: Vectors, k: int, expansion: int) -> Any:
         graph = self._graph

@@ -179,7 +179,7 @@ def test_a_filter_keeping_a_large_share_is_answered_from_the_graph() -> None:
         exact = {key for key, _ in index.exact.search(query, 10, even)}
         recalls.append(len({key for key, _ in found} & exact) / 10)
     assert np.mean(recalls) >= 0.95
-    assert max(asked) == 10 * ann.FILTER_CANDIDATES
+    assert max(asked) < len(keys)  # candidates only, never every key
 
 
 def test_a_narrow_filter_or_no_graph_leaves_the_search_to_exact_search() -> None:
