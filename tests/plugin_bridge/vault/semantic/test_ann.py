@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from usearch import index as usearch_index
 
 from plugin_bridge.vault.semantic import ann
 from plugin_bridge.vault.semantic.ann import ScalingVectorIndex
@@ -192,3 +193,18 @@ def test_a_narrow_filter_or_no_graph_leaves_the_search_to_exact_search() -> None
     assert big.search_passing(vectors[5], 10, lambda found: rare & set(found)) is None
     small = built(keys, vectors, threshold=5000)
     assert small.search_passing(vectors[5], 10, set) is None
+
+
+def test_a_graph_saved_in_another_precision_is_rebuilt(tmp_path: Path) -> None:
+    """A graph saved by a version that stored float16 is built again in today's precision."""
+    path = tmp_path / "vectors.usearch"
+    vectors = clustered(1000, seed=14)
+    keys = [f"k{i}" for i in range(1000)]
+    older = usearch_index.Index(ndim=DIMS, metric="ip", dtype="f16")
+    older.add(np.arange(1000, dtype=np.uint64), vectors)
+    older.save(str(path))
+    path.with_name(path.name + ".keys").write_text("\n".join(keys), encoding="utf-8")
+    index = built(keys, vectors, threshold=200, path=path)
+    assert not index.loaded and index.approximate
+    assert index.search(vectors[5], 1)[0][0] == "k5"
+    assert usearch_index.Index.metadata(str(path))["kind_scalar"] == usearch_index.ScalarKind.I8
