@@ -151,17 +151,16 @@ class ScalingVectorIndex:
         with self._lock:
             wanted = min(max(k * FILTER_CANDIDATES, EXPANSION_SEARCH), len(self._ids))
             keys = self._keys(self._search(query, wanted, wanted))
-        found = self.exact.scored(query, keys)
         hits: list[tuple[str, float]] = []
-        step = k * FILTER_CANDIDATES  # the best candidates first: often enough of them pass
-        for start in range(0, len(found), step):
-            batch = found[start : start + step]
-            kept = passing([key for key, _ in batch])
-            hits += [(key, score) for key, score in batch if key in kept]
+        start, step = 0, k * FILTER_CANDIDATES  # the best first: often enough of them pass
+        while start < len(keys):
+            batch = keys[start : start + step]
+            kept = passing(batch)
+            hits += self.exact.scored(query, [key for key in batch if key in kept])
             if len(hits) >= k:
+                hits.sort(key=lambda hit: -hit[1])
                 return hits[:k]
-            if len(hits) * len(found) < k * (start + len(batch)):  # at this rate, too few
-                return None
+            start, step = start + step, step * 2
         return None
 
     def _search(self, query: Vectors, k: int, expansion: int) -> Any:
