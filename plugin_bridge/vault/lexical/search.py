@@ -312,6 +312,17 @@ def filtered_chunk_hashes(conn: sqlite3.Connection, query: Query) -> set[str]:
     return {row[0] for row in conn.execute(sql, params)}
 
 
+def filtered_chunk_count(conn: sqlite3.Connection, query: Query, limit: int) -> int:
+    """How many chunks the notes that pass the query's filters hold, counted up to ``limit``
+    (a count stops there: a large filter is not read through)."""
+    where, params = filter_clauses(query)
+    sql = (
+        "SELECT count(*) FROM (SELECT 1 FROM notes n CROSS JOIN chunks c ON c.note = n.id "
+        f"WHERE 1 {where} LIMIT :limit)"
+    )
+    return int(conn.execute(sql, {"limit": limit, **params}).fetchone()[0])
+
+
 def filtered_among(conn: sqlite3.Connection, query: Query, hashes: Sequence[str]) -> set[str]:
     """The chunk hashes among ``hashes`` whose notes pass the query's filters. The chunks are
     found by hash first: left to itself, SQLite reads every chunk of the notes a phrase or tag
