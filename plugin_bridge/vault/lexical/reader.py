@@ -86,7 +86,7 @@ class IndexReader:
             logger.warning("Making snippets failed inside SQLite (%s).", exc)
             return {}
 
-    def filtered_chunk_hashes(self, query: Query) -> set[str]:
+    def filtered_chunk_hashes(self, query: Query) -> list[str]:
         """Hashes of the chunks of the notes that pass the query's filters (not its words)."""
         return search_sql.filtered_chunk_hashes(self.conn, query)
 

@@ -337,7 +337,7 @@ async def test_filters_past_the_graph_threshold_give_what_exact_search_gives(
     listed: list[str] = []
     listing = IndexReader.filtered_chunk_hashes
 
-    def counted(reader: IndexReader, query: Query) -> set[str]:
+    def counted(reader: IndexReader, query: Query) -> list[str]:
         listed.append(query.text)
         return listing(reader, query)
 
