@@ -7,11 +7,12 @@ are replayed before it takes over. Edits and deletes then update both. The exact
 (``get``, filtered searches and the small sizes use it, in half precision); the graph holds its
 own copy in 8 bits (half the memory of float16) and its best :data:`RERANK` candidates are scored
 again from the exact matrix, so a search answers with exact scores in the exact order. A filtered
-search takes the graph's nearest that pass the filter when enough do. The graph is saved beside
-the index file with its keys, and is loaded again at the next start (what changed in between is
-applied to it); one that lost more than a fifth of its entries to deletes and edits, or of
-another precision, is rebuilt in the background. docs/search.md has the measurements behind the
-threshold, the library and these settings.
+search takes the graph's nearest that pass the filter when enough do, asking it for more when a
+large filter's keys lie further out (the caller searches a small filter exactly at once). The
+graph is saved beside the index file with its keys, and is loaded again at the next start (what
+changed in between is applied to it); one that lost more than a fifth of its entries to deletes
+and edits, or of another precision, is rebuilt in the background. docs/search.md has the
+measurements behind the threshold, the library and these settings.
 """
 
 from __future__ import annotations
