@@ -21,9 +21,9 @@ context variable. Everything a call needs is decided here, once:
 - the structured-output retry: an answer that a strict JSON Schema refuses is asked for again
   once, with the reason; a second failure is an ``invalid_response`` LLMError (HTTP 502).
 
-``model="vault"`` is the assistant itself: the chat model with the vault tools run here (reads
-allowed; writes only with the setting ``http_allow_writes``, as nobody is there to review them),
-the system prompt and the vault's context note, the client's earlier messages as its history.
+``model="vault"`` is the assistant itself: the chat model with the vault tools run here (as the
+access policy gives them to the caller over HTTP: :meth:`ToolAccess.over_http`), the system
+prompt and the vault's context note, the client's earlier messages as its history.
 """
 
 from __future__ import annotations
@@ -54,10 +54,8 @@ from llm_service.tools import ToolRegistry
 from plugin_bridge.app.clients import OWNER_CALLER, Caller
 from plugin_bridge.app.model_routes import ModelRoutes
 from plugin_bridge.app.tool_args import ToolArgs
-from plugin_bridge.app.turn.confirm import ask_plugin
 from plugin_bridge.app.turn.conversation import Turn, TurnRequest, start_turn
 from plugin_bridge.app.turn.prompts import system_prompt
-from plugin_bridge.app.vault_tools import register_vault_tools
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
@@ -93,8 +91,8 @@ class AskOptions:
     temperature: float | None = None
     """None: the settings' temperature."""
     caller: Caller = OWNER_CALLER
-    """Who asks: the usage is recorded under its key, and the ``vault`` model's write tools
-    are refused to a key without scope ``write`` (else ``http_allow_writes`` decides)."""
+    """Who asks: the usage is recorded under its key, and the ``vault`` model's tools are those
+    the access policy gives it over HTTP."""
     client: str | None = None
     """The client program's name (its ``initialize``): with no provider, the plugin is told to
     set one in its settings, other clients with the flags and environment."""
@@ -108,8 +106,6 @@ class Assistant:
     def __init__(self, app: BridgeApp) -> None:
         self.app = app
         self.routes = ModelRoutes(app)
-        self._http_tools: dict[tuple[bool, bool], ToolRegistry] = {}
-        """Per ("writes allowed", "reviewed by the local plugin")."""
 
     async def turn(self, request: TurnRequest) -> Turn:
         """A conversation's turn, ready to run: the provider, the conversation (the caller's
@@ -164,39 +160,6 @@ class Assistant:
     async def models(self) -> list[str]:
         """The model ids a request can use: ``vault`` and :meth:`ModelRoutes.usable`."""
         return [VAULT_MODEL, *await self.routes.usable()]
-
-    def http_tools(self, caller: Caller) -> ToolRegistry:
-        """The vault tools as HTTP clients and the ``vault`` model use them: reads allowed;
-        a ``write`` key's writes reviewed by the local plugin when one is open (``tool/confirm``
-        to it, then ``note/apply``); otherwise writes refused unless ``http_allow_writes`` and
-        the caller may write (built once per value)."""
-        writes = caller.allows("write")
-        reviewed = self._plugin_reviews(caller)
-        allow = self.app.config.http_allow_writes and writes
-        if (allow, reviewed) not in self._http_tools:
-            confirm = ask_plugin(self.app.vault, self.app.writes.plugin) if reviewed else None
-            registry = ToolRegistry(confirm=confirm)
-            register_vault_tools(
-                registry,
-                self.app.vault,
-                write_permission="ask" if reviewed else "allow" if allow else "deny",
-                writer=self.app.writes.write,
-            )
-            self._http_tools[(allow, reviewed)] = registry
-        return self._http_tools[(allow, reviewed)]
-
-    def plugin_reviewed_tools(self, caller: Caller) -> ToolRegistry | None:
-        """The HTTP vault tools whose writes go to the local plugin's review, when
-        ``caller``'s writes do (MCP over HTTP runs a write key's writes through them); None
-        when they do not (the owner, a key without ``write``, or no plugin open)."""
-        return self.http_tools(caller) if self._plugin_reviews(caller) else None
-
-    def _plugin_reviews(self, caller: Caller) -> bool:
-        """Whether ``caller``'s writes over HTTP go to the local plugin's review: a client key
-        with ``write``, while the plugin (the info file's token) is connected."""
-        return (
-            not caller.is_owner and caller.allows("write") and self.app.writes.plugin() is not None
-        )
 
     # -- internals ----------------------------------------------------------------------
 
@@ -373,7 +336,7 @@ class Assistant:
 
     async def _service(self, purpose: str, options: AskOptions) -> LLMService:
         app = self.app
-        service = self.service(self.http_tools(options.caller), options)
+        service = self.service(app.access.over_http(options.caller).registry, options)
         service.on_usage = app.spending.recorder(options.conversation, purpose, options.caller)
         path = app.config.context_note
         fresh, note = app.context_notes.cached(app.vault, path)

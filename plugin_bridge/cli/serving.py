@@ -96,7 +96,7 @@ async def serve(
         ) as server:
             app.broadcast = server.broadcast
             await app.use_mcp_servers(settings.mcp)
-            mcp_app = streamable_http_app(app)  # writes while http_allow_writes is on
+            mcp_app = streamable_http_app(app)  # writes as the access policy says
             mcp_routes = mcp_mounts(mcp_app)
             http_limits = HttpLimits(timeout=settings.http_timeout)
             http_app = build_http_app(

@@ -33,9 +33,10 @@ if TYPE_CHECKING:
     from llm_service import LLMService, Message
     from llm_service.events import ServiceEvent
     from llm_service.messages import MediaBlock
-    from llm_service.tools import ConfirmCallback
     from plugin_bridge.app.settings.providers import Purpose, Route
     from plugin_bridge.app.state import BridgeApp
+    from plugin_bridge.app.turn.confirm import Reviewer
+    from plugin_bridge.wire.context import Peer
 
 logger = logging.getLogger(__name__)
 
@@ -61,10 +62,11 @@ class TurnRequest:
     """The client program's name (what to configure when no provider is set)."""
     model: str | None = None
     """This turn's model (the panel's switcher); None: the purpose's."""
-    confirm: ConfirmCallback | None = None
-    """Who approves this turn's writes when it is not the client of the running request (a
-    chat app's Approve / Deny buttons): the model is then offered the write tools only when
-    ``caller`` may write."""
+    peer: Peer | None = None
+    """The connection that sent the turn: its client reviews the writes (``tool/confirm``)."""
+    reviewer: Reviewer | None = None
+    """Who reviews this turn's writes instead of a connection's client (a chat app's Approve /
+    Deny buttons): the model is then offered the write tools only when ``caller`` may write."""
 
 
 class TurnInput(NamedTuple):
@@ -152,8 +154,9 @@ async def start_turn(app: BridgeApp, request: TurnRequest) -> Turn:
     # What the settings (or the switcher's choice) say now, this turn only.
     route = app.route(turn.purpose, request.client, request.model)
     app.prepare_turn(service, setup=request.setup, has_note=turn.note is not None)
-    if request.confirm is not None:
-        service.tools = app.tools_asking(request.confirm, request.caller)
+    service.tools = app.access.for_turn(
+        request.caller, setup=request.setup, peer=request.peer, reviewer=request.reviewer
+    )
     service.on_usage = app.spending.recorder(conversation_id, "chat", request.caller)
     first_turn = not service.history
     service.set_conversation_context(turn.note)
