@@ -6,32 +6,25 @@ them, for every transport.
 plugin is open (:meth:`WriteThrough.plugin`). It builds the vault tools' registries, once each,
 and hands every run (:class:`~plugin_bridge.app.vault_tools.ToolRun`: a chat turn's tool loop,
 one ``tools/execute``, one HTTP or MCP call) a view of one of them bound to it: its writes made
-for its caller (the audit line names it), held to what its user reviewed, and reviewed by:
+for its caller (the audit line names it), held to what its user reviewed, and reviewed by
 
-================  ==========================  ================================  ===============
-transport         tools seen                  writes                            reviewed by
-================  ==========================  ================================  ===============
-WebSocket turn,   every tool (and the MCP     each one asked; a key without     the client of
-``tools/*``       servers' tools)             ``write`` is refused at review     the connection
-setup turn        those and complete_setup    asked, the note's path shown      the same
-chat app          every tool; the writes      each one asked                    the user's
-                  only to a ``write`` scope                                     buttons
-HTTP (``vault``   the vault tools; writes     a ``write`` key's asked while     the local
-model, local      run only with the setting   the plugin is open; else run      plugin
-tool routes)      and a ``write`` caller      with the setting, else refused
-MCP over HTTP     reads; writes as HTTP's     as HTTP's (the MCP client asks    the plugin
-                  (never to a read key)       its user when they run)           (a key's)
-MCP over stdio    reads; writes with          run (the MCP client asks)         nobody here
-                  ``--allow-writes``
-================  ==========================  ================================  ===============
+- the client of the WebSocket connection that sent the turn or ``tools/execute`` (a key without
+  ``write`` is refused at review): :meth:`ToolAccess.for_turn`, :meth:`ToolAccess.for_client`;
+- a chat app's user, with its buttons; a user who may not write is not offered the writes;
+- over HTTP (the ``vault`` model, the local tool routes, ``/mcp``), the local plugin for a
+  ``write`` key while the plugin is open; otherwise the writes run only with the setting and a
+  caller that may write, else are refused naming the setting: :meth:`ToolAccess.over_http`,
+  :meth:`ToolAccess.for_mcp`;
+- over MCP's stdio, nobody here: the writes run with ``--allow-writes`` (the MCP client asks).
 
-A transport asks this object and runs what it gets (:class:`~plugin_bridge.app.tools.Tools`);
-none reads the setting or decides a write itself.
+docs/architecture.md has the table, one row per transport. A transport asks this object and
+runs what it gets (:class:`~plugin_bridge.app.tools.Tools`); none reads the setting or decides a
+write itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Final, Literal
 
 from llm_service.tools import Permission, ToolRegistry
@@ -201,7 +194,7 @@ class ToolAccess:
         registry: ToolRegistry,
         run: ToolRun,
         confirm: ConfirmCallback | None,
-        hidden: frozenset[str] | dict[str, str] | tuple[()] = (),
+        hidden: Iterable[str] | Mapping[str, str] = (),
     ) -> Tools:
         """``registry`` seen by ``run``: its writes made for its caller and held to what its
         user reviewed, asking ``confirm``, without the tools of ``hidden``."""

@@ -55,14 +55,14 @@ class Tools:
     ) -> list[dict[str, Any]]:
         """The tools the run's caller may run, in ``tool_format`` (``runnable_only``: without
         those whose permission is ``deny``)."""
-        usable = set(self.usable(self.tool_run.caller, runnable_only=runnable_only))
+        usable = set(self.usable(runnable_only=runnable_only))
         specs = [spec for spec in self.registry.tool_specs() if spec.name in usable]
         return formatted_tools(tool_format, specs)
 
-    def usable(self, caller: Caller, *, runnable_only: bool = True) -> list[str]:
-        """The names of the tools ``caller``'s scope lets it run (``runnable_only``: and whose
-        permission is not ``deny``), in registration order."""
-        registry = self.registry
+    def usable(self, *, runnable_only: bool = True) -> list[str]:
+        """The names of the tools the run's caller's scope lets it run (``runnable_only``: and
+        whose permission is not ``deny``), in registration order."""
+        registry, caller = self.registry, self.tool_run.caller
         return [
             name
             for name in registry.get_registered_tools()
@@ -78,7 +78,7 @@ class Tools:
         :class:`ToolsDenied` (-32030)."""
         caller = self.tool_run.caller
         check_tools(caller, (name for name, _ in calls), self.registry)
-        runnable, invalid = self._checked(calls, id_prefix, self.usable(caller))
+        runnable, invalid = self._checked(calls, id_prefix, self.usable())
         results = await self._run(runnable)
         return ToolsExecuteResult(results=results, invalid_calls=invalid)
 

@@ -155,7 +155,7 @@ class LocalTools:
 
     async def list_tools(self, caller: Caller | None = None) -> list[ToolSpec]:
         tools = self.access.for_mcp(caller, self._switch)
-        usable = set(tools.usable(tools.tool_run.caller))
+        usable = set(tools.usable())
         return [
             spec
             for spec in tools.registry.tool_specs()
