@@ -63,10 +63,10 @@ STDIO_WRITES_OFF: Final = (
 )
 """Why a write of the ``mcp`` command's client is refused."""
 
-Kind = Literal["chat", "setup", "ask", "allow", "deny"]
+RegistryKind = Literal["chat", "setup", "ask", "allow", "deny"]
 """The registries: every conversation's (writes asked, the MCP servers' tools added), the
 setup turn's, and the vault tools alone with writes asked, run or refused (HTTP and MCP)."""
-_WRITES: Final[dict[Kind, Permission]] = {
+_WRITES: Final[dict[RegistryKind, Permission]] = {
     "chat": "ask",
     "setup": "ask",
     "ask": "ask",
@@ -99,7 +99,7 @@ class ToolAccess:
         self._settings = settings
         self._ask_client = ask_client
         self._ask_plugin = ask_plugin(vault, writes.plugin)
-        self._registries: dict[Kind, ToolRegistry] = {}
+        self._registries: dict[RegistryKind, ToolRegistry] = {}
 
     @property
     def tools(self) -> ToolRegistry:
@@ -204,7 +204,7 @@ class ToolAccess:
             handlers[SETUP_TOOL] = setup_handler(self._vault, self._note, writer, run)
         return Tools(registry.view(confirm, hidden=hidden, handlers=handlers), run)
 
-    def _registry(self, kind: Kind) -> ToolRegistry:
+    def _registry(self, kind: RegistryKind) -> ToolRegistry:
         """The registry of ``kind``, built on first use; related_notes offered while the
         vault has an embedder."""
         registry = self._registries.get(kind)
