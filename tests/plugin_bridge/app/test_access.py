@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from llm_service.tools import ConfirmCallback
 from plugin_bridge.app.access import ToolAccess
 from plugin_bridge.app.clients import OWNER_CALLER, AppUser, Caller, ForbiddenScope
 from plugin_bridge.app.settings.config import BridgeSettings
@@ -158,7 +159,7 @@ async def test_a_chat_app_user_who_may_not_write_is_not_offered_the_writes(
     reader = AppUser("1", "chat", "telegram")
     writer = AppUser("2", "write", "telegram")
 
-    def nobody(run: ToolRun) -> Any:
+    def nobody(run: ToolRun) -> ConfirmCallback:
         return nobody_asks
 
     hidden = access.for_turn(reader, reviewer=nobody).get_registered_tools()
