@@ -26,8 +26,7 @@ async def list_tools(ctx: Context, params: ToolsListParams) -> ToolsListResult:
 
 
 async def execute(ctx: Context, params: ToolsExecuteParams) -> ToolsExecuteResult:
-    """Run the calls with the tools the caller gets (see :meth:`Tools.run`), each write
-    reviewed by this connection's client."""
+    """Run the calls with the app's tools (see :meth:`Tools.run`)."""
     calls: list[tuple[str, dict[str, Any] | str]] = [
         (item.name, dict(item.arguments)) for item in params.calls
     ]
