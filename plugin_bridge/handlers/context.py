@@ -18,7 +18,8 @@ def caller_of(ctx: Context) -> Caller:
     return ctx.caller if isinstance(ctx.caller, Caller) else OWNER_CALLER
 
 
-def authorize(ctx: Context, method: str) -> None:
-    """The app's scope rules for ``method`` (``initialize`` authenticates itself)."""
+async def authorize(ctx: Context, method: str) -> None:
+    """The app's scope rules for ``method`` (``initialize`` authenticates itself; a client
+    key's request hops once to the keys' door)."""
     if method != "initialize":
-        ctx.app.clients.authorize(caller_of(ctx), method)
+        await ctx.app.clients.authorize(caller_of(ctx), method)
