@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import importlib
 import logging
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from plugin_bridge.vault.lexical.index import SearchIndex
+    from plugin_bridge.vault.lexical.query import Query
     from plugin_bridge.vault.lexical.reader import IndexReader
 
 logger = logging.getLogger(__name__)
@@ -386,14 +388,21 @@ class SemanticIndex:
         reader: IndexReader,
         vector: npt.NDArray[np.float32],
         k: int,
-        allowed: set[str] | None = None,
+        within: Query | None = None,
     ) -> list[ChunkHit]:
-        """The chunks closest to ``vector`` (only those with ``allowed`` hashes), best first,
-        read by ``reader`` (on the index's read door)."""
+        """The chunks closest to ``vector`` (only of notes that pass the filters of ``within``
+        when given), best first, read by ``reader`` (on the index's read door)."""
         serving = self._serving
         if serving is None:
             return []
-        found = serving[1].search(vector, k, allowed)
+        vectors = serving[1]
+        if within is None:
+            found = vectors.search(vector, k)
+        else:  # the graph's nearest, filtered; else exactly among every chunk that passes
+            passing = functools.partial(reader.filtered_among, within)
+            found = vectors.search_passing(vector, k, passing) or vectors.search(
+                vector, k, reader.filtered_chunk_hashes(within)
+            )
         if not found:
             return []
         scores = dict(found)
