@@ -7,11 +7,12 @@ are replayed before it takes over. Edits and deletes then update both. The exact
 (``get``, filtered searches and the small sizes use it, in half precision); the graph holds its
 own copy in 8 bits (half the memory of float16) and its best :data:`RERANK` candidates are scored
 again from the exact matrix, so a search answers with exact scores in the exact order. A filtered
-search takes the graph's nearest that pass the filter when enough do. The graph is saved beside
-the index file with its keys, and is loaded again at the next start (what changed in between is
-applied to it); one that lost more than a fifth of its entries to deletes and edits, or of
-another precision, is rebuilt in the background. docs/search.md has the measurements behind the
-threshold, the library and these settings.
+search takes the graph's nearest that pass the filter when enough do, asking it for more when a
+large filter's keys lie further out (the caller searches a small filter exactly at once). The
+graph is saved beside the index file with its keys, and is loaded again at the next start (what
+changed in between is applied to it); one that lost more than a fifth of its entries to deletes
+and edits, or of another precision, is rebuilt in the background. docs/search.md has the
+measurements behind the threshold, the library and these settings.
 """
 
 from __future__ import annotations
@@ -60,6 +61,18 @@ BUILD_BATCH: Final = 10_000
 """Vectors copied from the exact index at a time while the graph is built."""
 FILTER_CANDIDATES: Final = 8
 """A filtered search asks the graph for this many times the keys wanted, then filters."""
+FILTER_WIDENING: Final = 4
+"""When too few of the graph's candidates pass a filter, it is asked for this many times as
+many (the new ones are checked), while that stays within :data:`FILTER_WIDEST`."""
+FILTER_WIDEST: Final = 0.25
+"""The largest share of the vectors a filtered search asks the graph for: past it, a search
+of the graph costs more than scoring what the filter passes (docs/benchmarks.md)."""
+EXACT_FILTER: Final = 10_000
+"""A filter passing at most this many chunks is searched exactly among them: scoring them
+costs less than the graph's search and checking its candidates (docs/benchmarks.md)."""
+WIDEN_FILTER: Final = 40_000
+"""A filter passing more chunks than this is worth asking the graph for more candidates when
+its first ones pass too few; below, scoring what the filter passes costs less."""
 
 
 class ScalingVectorIndex:
@@ -138,30 +151,48 @@ class ScalingVectorIndex:
         return self.exact.scored(query, keys)[:k]
 
     def search_passing(
-        self, query: Vectors, k: int, passing: Callable[[list[str]], Collection[str]]
+        self,
+        query: Vectors,
+        k: int,
+        passing: Callable[[list[str]], Collection[str]],
+        widen: Callable[[], bool] | None = None,
     ) -> list[tuple[str, float]] | None:
         """The ``k`` keys closest to ``query`` among those ``passing`` keeps (it is given
         candidates, best first), from the graph: as many of its nearest as a search visits
         anyway (:data:`EXPANSION_SEARCH`, at least :data:`FILTER_CANDIDATES` × ``k``),
-        filtered. None when the graph does not answer or fewer than ``k`` pass (the nearest
-        passing keys may then lie further out: search exactly among them instead). A filter
-        that keeps a good share of the vault is answered without listing what it keeps."""
+        filtered; while fewer than ``k`` pass and ``widen`` (asked once, then) says the filter
+        is worth it, :data:`FILTER_WIDENING` times as many, up to :data:`FILTER_WIDEST` of the
+        vectors (a filter's notes may all lie past the nearest few thousand: a folder in
+        another language). None when the graph does not answer or too few pass even then
+        (search exactly among what passes instead). A filter that keeps a good share of the
+        vault is answered without listing what it keeps."""
         if not self.approximate or k <= 0:
             return None
-        with self._lock:
-            wanted = min(max(k * FILTER_CANDIDATES, EXPANSION_SEARCH), len(self._ids))
-            keys = self._keys(self._search(query, wanted, wanted))
         hits: list[tuple[str, float]] = []
-        start, step = 0, k * FILTER_CANDIDATES  # the best first: often enough of them pass
-        while start < len(keys):
-            batch = keys[start : start + step]
-            kept = passing(batch)
-            hits += self.exact.scored(query, [key for key in batch if key in kept])
-            if len(hits) >= k:
-                hits.sort(key=lambda hit: -hit[1])
-                return hits[:k]
-            start, step = start + step, step * 2
-        return None
+        checked: set[str] = set()
+        widened = False
+        wanted = max(k * FILTER_CANDIDATES, EXPANSION_SEARCH)
+        while True:
+            with self._lock:
+                total = len(self._ids)
+                keys = self._keys(self._search(query, min(wanted, total), min(wanted, total)))
+            fresh = [key for key in keys if key not in checked]  # a wider search finds them again
+            checked.update(fresh)
+            start, step = 0, k * FILTER_CANDIDATES  # the best first: often enough of them pass
+            while start < len(fresh):
+                batch = fresh[start : start + step]
+                kept = passing(batch)
+                hits += self.exact.scored(query, [key for key in batch if key in kept])
+                if len(hits) >= k:
+                    hits.sort(key=lambda hit: -hit[1])
+                    return hits[:k]
+                start, step = start + step, step * 2
+            wanted *= FILTER_WIDENING
+            if wanted > FILTER_WIDEST * total:
+                return None
+            if not widened and (widen is None or not widen()):
+                return None
+            widened = True
 
     def _search(self, query: Vectors, k: int, expansion: int) -> Any:
         graph = self._graph

@@ -38,7 +38,12 @@ from llm_service.embedders import Embedder, estimate_tokens
 from llm_service.embedders.base import normalised
 from llm_service.errors import LLMError
 from llm_service.pricing import price_for
-from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD, ScalingVectorIndex
+from plugin_bridge.vault.semantic.ann import (
+    ANN_THRESHOLD,
+    EXACT_FILTER,
+    WIDEN_FILTER,
+    ScalingVectorIndex,
+)
 from plugin_bridge.vault.semantic.vector_store import VectorStore
 from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
 
@@ -398,11 +403,14 @@ class SemanticIndex:
         vectors = serving[1]
         if within is None:
             found = vectors.search(vector, k)
-        else:  # the graph's nearest, filtered; else exactly among every chunk that passes
-            passing = functools.partial(reader.filtered_among, within)
-            found = vectors.search_passing(vector, k, passing) or vectors.search(
-                vector, k, reader.filtered_chunk_hashes(within)
-            )
+        else:  # a large filter: the graph's nearest that pass; else exactly among them all
+            found = None
+            if vectors.approximate and _passes_over(reader, within, EXACT_FILTER):
+                passing = functools.partial(reader.filtered_among, within)
+                large = functools.partial(_passes_over, reader, within, WIDEN_FILTER)
+                found = vectors.search_passing(vector, k, passing, large)
+            if found is None:
+                found = vectors.search(vector, k, reader.filtered_chunk_hashes(within))
         if not found:
             return []
         scores = dict(found)
@@ -426,3 +434,8 @@ class SemanticIndex:
             return None
         mean: npt.NDArray[np.float32] = normalised(rows.mean(axis=0, keepdims=True))[0]
         return mean
+
+
+def _passes_over(reader: IndexReader, within: Query, limit: int) -> bool:
+    """True when the notes that pass ``within``'s filters hold more than ``limit`` chunks."""
+    return reader.filtered_chunk_count(within, limit + 1) > limit

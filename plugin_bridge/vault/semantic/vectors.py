@@ -135,11 +135,10 @@ class ExactVectorIndex:
                 rows = None
                 candidates = self._matrix[:count]
             else:
-                found = (row for row in map(self._rows.get, allowed) if row is not None)
-                rows = np.fromiter(found, dtype=np.int64)
+                found = [row for row in map(self._rows.get, allowed) if row is not None]
+                rows = np.unique(np.array(found, dtype=np.int64))  # in order, each row once
                 if rows.size == 0:
                     return []
-                rows.sort()  # read the matrix in order
                 candidates = self._matrix[rows]
             k = min(k, len(candidates))
             query = np.asarray(query, dtype=np.float16)

@@ -195,6 +195,60 @@ def test_a_narrow_filter_or_no_graph_leaves_the_search_to_exact_search() -> None
     assert small.search_passing(vectors[5], 10, set) is None
 
 
+def test_a_filter_the_first_candidates_miss_is_answered_from_more_of_the_graph(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When none of the graph's first candidates pass (the filter's keys all lie further out:
+    a folder in another language), the graph is asked for more, once the caller says the
+    filter is large enough to be worth it, and the answer is what exact search among the
+    passing keys gives, without the filter ever being given every key."""
+    monkeypatch.setattr(ann, "EXPANSION_SEARCH", 64)  # few candidates a round, as at scale
+    vectors = clustered(6000, seed=14)
+    keys = [f"k{i}" for i in range(len(vectors))]
+    index = built(keys, vectors, threshold=1000)
+    query = vectors[7]
+    ranked = [key for key, _ in index.exact.search(query, len(keys))]
+    far = set(ranked[500::3])  # none among the nearest 500
+    asked: list[int] = []
+    widened: list[bool] = []
+
+    def passing(candidates: list[str]) -> set[str]:
+        asked.append(len(candidates))
+        return far & set(candidates)
+
+    def large() -> bool:
+        widened.append(True)
+        return True
+
+    found = index.search_passing(query, 10, passing, large)
+    assert found is not None
+    exact = index.exact.search(query, 10, far)
+    assert [key for key, _ in found] == [key for key, _ in exact]
+    assert widened == [True]  # asked once, before the first wider search
+    assert sum(asked) < len(keys)  # candidates only, never every key
+
+
+def test_a_filter_too_small_to_widen_for_is_left_to_exact_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When the first candidates pass too few and the caller says the filter is small (its
+    keys cost less to score than more of the graph), None sends the search to exact."""
+    monkeypatch.setattr(ann, "EXPANSION_SEARCH", 64)
+    vectors = clustered(6000, seed=15)
+    keys = [f"k{i}" for i in range(len(vectors))]
+    index = built(keys, vectors, threshold=1000)
+    ranked = [key for key, _ in index.exact.search(vectors[3], len(keys))]
+    far = set(ranked[500::3])
+    said: list[bool] = []
+
+    def small() -> bool:
+        said.append(False)
+        return False
+
+    assert index.search_passing(vectors[3], 10, lambda found: far & set(found), small) is None
+    assert said == [False]
+
+
 def test_a_graph_saved_in_another_precision_is_rebuilt(tmp_path: Path) -> None:
     """A graph saved by a version that stored float16 is built again in today's precision."""
     path = tmp_path / "vectors.usearch"

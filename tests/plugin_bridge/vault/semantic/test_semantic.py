@@ -16,6 +16,7 @@ from plugin_bridge.vault.chunks import MAX_CHARS, chunk_note, embed_text
 from plugin_bridge.vault.lexical.index import SearchIndex
 from plugin_bridge.vault.lexical.query import Query
 from plugin_bridge.vault.lexical.reader import IndexReader
+from plugin_bridge.vault.semantic import semantic_index
 from plugin_bridge.vault.semantic.hybrid import fuse, lexical_confidence, related_notes, rrf
 from plugin_bridge.vault.semantic.semantic_index import Progress, SemanticIndex
 from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
@@ -320,9 +321,11 @@ async def test_folder_and_tag_filters_apply_to_vectors(vault: Harness) -> None:
 async def test_filters_past_the_graph_threshold_give_what_exact_search_gives(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With the graph answering, a path or tag filter over half the vault takes the graph's
-    nearest chunks that pass (not a list of every chunk in it), and finds the same notes, in
-    the same order, as exact search; a filter too narrow for that is searched exactly."""
+    """With the graph answering, a path or tag filter over half the vault (more chunks than
+    the bound for an exact search, set low here) takes the graph's nearest chunks that pass
+    (not a list of every chunk in it), and finds the same notes, in the same order, as exact
+    search; a filter too narrow for that is searched exactly."""
+    monkeypatch.setattr(semantic_index, "EXACT_FILTER", 20)
     words = np.random.default_rng(0).choice(WORDS, size=(400, 6)).tolist()
     notes = {
         f"{'Garden' if n % 2 else 'Work'}/Note {n}.md": f"#{'green' if n % 2 else 'grey'}\n"
@@ -334,7 +337,7 @@ async def test_filters_past_the_graph_threshold_give_what_exact_search_gives(
     listed: list[str] = []
     listing = IndexReader.filtered_chunk_hashes
 
-    def counted(reader: IndexReader, query: Query) -> set[str]:
+    def counted(reader: IndexReader, query: Query) -> list[str]:
         listed.append(query.text)
         return listing(reader, query)
 
@@ -357,6 +360,36 @@ async def test_filters_past_the_graph_threshold_give_what_exact_search_gives(
     assert found[1] == found[1_000_000]
     assert all(path.startswith("Garden/") for path in found[1][0] + found[1][2])
     assert found[1][4] == ["Attic/Lamp.md"]
+
+
+async def test_a_filter_of_few_chunks_is_searched_exactly_without_asking_the_graph(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A filter whose notes hold few chunks (a tag on a handful of notes) is scored exactly
+    among them straight away: the graph's candidates are never checked against it."""
+    write(
+        tmp_path / "vault",
+        {
+            f"Notes/Note {n}.md": f"{'#rare ' if n < 3 else ''}Tomatoes number {n}.\n"
+            for n in range(60)
+        },
+    )
+    harness = Harness(tmp_path / "vault", tmp_path / "data")
+    await harness.open(FakeEmbedder(), ann_threshold=1)
+    vectors = harness.semantic.vector_index() if harness.semantic else None
+    assert vectors is not None and vectors.wait_until_built(30) and vectors.approximate
+    checked: list[int] = []
+    among = IndexReader.filtered_among
+
+    def counted(reader: IndexReader, query: Query, hashes: list[str]) -> set[str]:
+        checked.append(len(hashes))
+        return among(reader, query, hashes)
+
+    monkeypatch.setattr(IndexReader, "filtered_among", counted)
+    found = await harness.search("tomatoes tag:#rare", 5, "semantic")
+    await harness.close()
+    assert sorted(hit.path for hit in found.hits) == [f"Notes/Note {n}.md" for n in range(3)]
+    assert checked == []
 
 
 @pytest.mark.parametrize(
