@@ -40,7 +40,7 @@ class BaseUrlsUpdate(Params):
 
 
 class KeysModel(WireModel):
-    # no docstring: the schema has no description for it
+    # each keyed provider's key, masked (no docstring: it would become a schema description)
     anthropic: str | None = Field(description="Masked; null when not set.")
     openai: str | None = Field(description="Masked; null when not set.")
 
@@ -106,8 +106,8 @@ class ModelsUpdate(Params):
 
 
 class SettingsUpdateParams(Params):
-    # settings/update's params (no docstring: the schema has no description for them); the
-    # keys (``NAMEApiKey``, one per keyed provider) are last
+    # settings/update's params, the keys (``NAMEApiKey``, one per keyed provider) last (no
+    # docstring: it would become a schema description)
 
     provider: ProviderName | None = None
     base_url: str | None = Field(None, max_length=2000, description="The chat provider's.")
