@@ -125,6 +125,13 @@ class MiniLM:
         return out
 
     def _forward(self, ids: npt.NDArray[np.int64], mask: Array) -> Array:
+        x = self.hidden(ids, mask)
+        pooled = (x * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def hidden(self, ids: npt.NDArray[np.int64], mask: Array) -> Array:
+        """The last layer's output for each token, (batch, width, dims)."""
         w = self.w
         batch, width = ids.shape
         x = (
@@ -168,6 +175,4 @@ class MiniLM:
                 w[p + "output.LayerNorm.weight"],
                 w[p + "output.LayerNorm.bias"],
             )
-        pooled = (x * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return x

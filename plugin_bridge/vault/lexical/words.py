@@ -17,8 +17,8 @@
   English 175 words, German 129). ``stop-words`` and ``stopwordsiso`` were measured too and
   dropped: their English lists have grown to ~1,300 words, among them "help", "home", "new",
   "show", "use", "first" and "information", words users search notes for. A query drops the
-  stop words of the language whose stop words it uses most; a query of stop words alone keeps
-  them all.
+  stop words of the language whose stop words it uses most, and the question words its list
+  lacks (:data:`QUESTION_WORDS`); a query of stop words alone keeps them all.
 """
 
 from __future__ import annotations
@@ -49,6 +49,13 @@ DETECT_TOKENS: Final = 200
 MIN_STEM_LENGTH: Final = 3
 """Shorter words are not stemmed ("is", "an", ...)."""
 
+QUESTION_WORDS: Final = {
+    "english": frozenset({"can"}),
+    "russian": frozenset({"какие", "какое", "какую", "каком", "каким", "каких", "какими"}),
+}
+"""Question words the stop word lists lack, dropped from queries only: English "can" ("How
+can I…", "…I can tick off"); the Russian list holds "какой" and "какая" but not the other
+forms of "which" ("Как увидеть, какие заметки…")."""
 _TOKEN: Final = re.compile(f"[^\\W_{CJK_CHARS}]+")
 _MARKS: Final = {language: chr(0xE000 + i) for i, language in enumerate(LANGUAGES)}
 STEM_MARKS: Final = frozenset(_MARKS.values())
@@ -130,6 +137,6 @@ def content_words(words: Sequence[str], *, keep_all: bool = True) -> list[str]:
     language = language_of(words)
     if language is None:
         return list(words)
-    stops = stop_words(language)
+    stops = stop_words(language) | QUESTION_WORDS.get(language, frozenset())
     kept = [word for word in words if word not in stops]
     return kept or (list(words) if keep_all else [])

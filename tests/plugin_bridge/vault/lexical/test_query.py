@@ -70,6 +70,16 @@ def test_stop_words_are_dropped_unless_alone() -> None:
     ]
 
 
+def test_question_words_the_stop_word_lists_lack_are_dropped_too() -> None:
+    """English "can" and the Russian forms of "какой" ask; they are not what is looked for."""
+    assert [t.text for t in parse_query("How can I see backlinks?").terms] == ["see", "backlinks"]
+    assert [t.text for t in parse_query("Как увидеть, какие заметки есть?").terms] == [
+        "увидеть",
+        "заметки",
+    ]
+    assert [t.text for t in parse_query("can").terms] == ["can"]  # alone, still searched
+
+
 def test_fts5_operators_and_punctuation_are_text() -> None:
     """FTS5's AND, NOT, NEAR and stray stars never become FTS5 syntax (here "a", "and" and
     "not" are English stop words as well); Obsidian's OR, -, parentheses and phrases filter,
