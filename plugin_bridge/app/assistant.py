@@ -149,7 +149,7 @@ class Assistant:
         schema of ``args`` (Ollama's ``format``, a structured output elsewhere), checked and
         asked for once more when it does not. The value is None when the reply holds none
         (the caller may read its text)."""
-        self.app.spending.check()
+        await self.app.spending.check()
         route = await self._route(options)
         if route.provider.forces_tools(route.model):
             spec = ToolSpec(args.TOOL, description, args.input_schema())
@@ -203,10 +203,12 @@ class Assistant:
     async def _events(
         self, purpose: str, messages: Sequence[Message], options: AskOptions, *, stream: bool
     ) -> AsyncGenerator[Event, None]:
-        self.app.spending.check()
+        await self.app.spending.check()
         if options.model == VAULT_MODEL:
             async with aclosing(self._vault(purpose, messages, options, stream)) as events:
                 async for event in events:
+                    if isinstance(event, ResponseComplete):
+                        await self.app.spending.recorded()  # its calls durable before it
                     yield event
             return
         _check_request(options)
@@ -224,7 +226,8 @@ class Assistant:
         async with aclosing(provider.stream(messages, options.tools, **call)) as events:
             async for event in events:
                 if isinstance(event, ResponseComplete):
-                    event = ResponseComplete(self._record(purpose, route, event.response, options))
+                    reply = await self._record(purpose, route, event.response, options)
+                    event = ResponseComplete(reply)
                     self._check_forcible(route, options.tool_choice)
                 yield event
 
@@ -267,7 +270,7 @@ class Assistant:
         call: ChatOptions,
     ) -> LLMResponse:
         reply = await route.provider.chat(messages, options.tools, **call)
-        return self._record(purpose, route, reply, options)
+        return await self._record(purpose, route, reply, options)
 
     async def _conforming(
         self,
@@ -313,15 +316,15 @@ class Assistant:
                 "and model that take tool_choice.",
             )
 
-    def _record(
+    async def _record(
         self, purpose: str, route: Route, reply: LLMResponse, options: AskOptions
     ) -> LLMResponse:
         """Record the call's usage under ``purpose`` and the model asked for (as a
-        conversation's turns are); ``reply`` with what it cost."""
+        conversation's turns are), committed; ``reply`` with what it cost."""
         model = route.model
         spending = self.app.spending
         conversation, caller = options.conversation, options.caller
-        cost = spending.record_call(
+        cost = await spending.record_call(
             conversation, purpose, route.provider, model, reply.usage, caller
         )
         return replace(reply, cost_usd=cost)

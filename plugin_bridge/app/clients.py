@@ -12,8 +12,13 @@ owner's. Only a SHA-256 of each key is kept, in ``clients.json`` in the vault's 
 (mode 0600, replaced atomically and fsynced before a command answers), read, changed and
 written under a lock (``clients.json.lock``), so commands run at once all land, with the hashes
 and names of revoked keys (``revoked``, the newest :data:`REVOKED_KEPT`), so a revoked key is
-told so by name. A running server looks at the file's identity on every authentication, so a
-key revoked by the CLI stops working at its next request; an open connection holds its key's
+told so by name. A running server keeps the keys in memory and, on its :data:`KEYS` door (one
+thread, which alone touches that memory), looks at the file's identity (inode, mtime_ns, size)
+once per request that names a key, reading the file again only when it changed, so a key
+revoked by the CLI stops working at its next request; the owner's requests never wait on
+it. Async code reaches the keys through :meth:`ClientKeys.authenticate`,
+:meth:`~ClientKeys.authorize`, :meth:`~ClientKeys.caller` and :meth:`~ClientKeys.revoked_name`,
+or ``execute``: one hop each. An open connection holds its key's
 hash, not only its name, so a name revoked and added again does not bring the old key back, and
 the connection is closed at its next call. Names are ASCII letters, digits, ``.``, ``_`` and
 ``-``; a key equal to the info file's token (the owner's) is refused. When each key was last
@@ -37,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
-from llm_service.door import BlockingStore
+from llm_service.door import BlockingStore, Door
 from plugin_bridge.app.vault_tools import WRITE_TOOLS
 from plugin_bridge.vault.datadir import PRIVATE_FILE, private_folder
 from plugin_bridge.vault.locking import held
@@ -72,6 +77,8 @@ OWNER: Final = "owner"
 """The caller that authenticated with the info file's token."""
 KEY_PREFIX: Final = "oab_"
 MIN_IMPORTED_KEY: Final = 16
+KEYS: Final = Door("client-keys")
+"""The client keys' door: its one thread alone reads the file and touches the keys in memory."""
 KEYS_FILE: Final = "clients.json"
 KEYS_LOCK: Final = "clients.json.lock"
 USED_FILE: Final = "clients-used.json"
@@ -293,7 +300,11 @@ def _digest(key: str) -> str:
 
 
 class ClientKeys(BlockingStore):
-    """The vault's client keys (the file of the module docstring), read again when it changed."""
+    """The vault's client keys (the file of the module docstring), read again when it changed.
+    Its async methods hop once to the :data:`KEYS` door; the others block (the CLI calls them,
+    async code through ``execute``)."""
+
+    door = KEYS
 
     def __init__(self, data_dir: Path) -> None:
         self.path = data_dir / KEYS_FILE
@@ -306,7 +317,43 @@ class ClientKeys(BlockingStore):
         self._used: dict[str, float] = self._read_used()
         self._used_flushed = time.monotonic()
 
-    # -- reading ---------------------------------------------------------------------------
+    # -- from async code: one hop each -------------------------------------------------------
+
+    async def authenticate(
+        self, token: str, owner_token: str, peer: object = None
+    ) -> Caller | None:
+        """The owner for the info file's token (no hop), a client for its key, else None; on
+        the remote listener (``peer`` a :class:`RemotePeer`) client keys only, and a failure
+        is counted against the peer's address."""
+        if not isinstance(peer, RemotePeer) and hmac.compare_digest(
+            token.encode(), owner_token.encode()
+        ):
+            return OWNER_CALLER
+        caller = await self.caller(token)
+        if caller is None and isinstance(peer, RemotePeer):
+            peer.failed(peer.name)
+        return caller
+
+    async def caller(self, token: str) -> Caller | None:
+        """:meth:`identify` on the door."""
+        return await self.execute(lambda keys: keys.identify(token))
+
+    async def revoked_name(self, token: str) -> str | None:
+        """:meth:`revoked` on the door."""
+        return await self.execute(lambda keys: keys.revoked(token))
+
+    async def authorize(self, caller: Caller, method: str) -> None:
+        """Raise unless ``caller`` may call ``method`` now: a revoked key (even on a connection
+        it opened before) is refused as a wrong token, a call outside its scope -32004. The
+        owner's calls never hop."""
+        if not caller.is_owner and not await self.execute(lambda keys: keys.holds(caller)):
+            raise RpcError(
+                WireCode.UNAUTHORIZED,
+                f"The client key '{caller.name}' was revoked: ask the vault's owner for a new one.",
+            )
+        check_method(caller, method)
+
+    # -- reading (blocking) ------------------------------------------------------------------
 
     def _identity(self) -> tuple[int, int, int] | None:
         try:
@@ -361,36 +408,16 @@ class ClientKeys(BlockingStore):
         self._load()
         return self._revoked_by_hash.get(_digest(token))
 
-    def authenticate(self, token: str, owner_token: str, peer: object = None) -> Caller | None:
-        """The owner for the info file's token, a client for its key, else None; on the
-        remote listener (``peer`` a :class:`RemotePeer`) client keys only, and a failure is
-        counted against the peer's address."""
-        if isinstance(peer, RemotePeer):
-            caller = self.identify(token)
-            if caller is None:
-                peer.failed(peer.name)
-            return caller
-        if hmac.compare_digest(token.encode(), owner_token.encode()):
-            return OWNER_CALLER
-        return self.identify(token)
-
-    def authorize(self, caller: Caller, method: str) -> None:
-        """Raise unless ``caller`` may call ``method`` now: a revoked key (even on a connection
-        it opened before) is refused as a wrong token, a call outside its scope -32004."""
-        if not caller.is_owner:
-            self._load()
-            record = self._records.get(caller.name)
-            if (
-                record is None
-                or record.get("scope") != caller.scope
-                or record.get("hash") != caller.key_hash
-            ):
-                raise RpcError(
-                    WireCode.UNAUTHORIZED,
-                    f"The client key '{caller.name}' was revoked: ask the vault's owner for a "
-                    "new one.",
-                )
-        check_method(caller, method)
+    def holds(self, caller: Caller) -> bool:
+        """Whether ``caller``'s key is still on file as it was when it authenticated (the same
+        name, scope and hash): a key revoked, or revoked and added again, is not."""
+        self._load()
+        record = self._records.get(caller.name)
+        return (
+            record is not None
+            and record.get("scope") == caller.scope
+            and record.get("hash") == caller.key_hash
+        )
 
     def list(self) -> list[ClientRecord]:
         self._load()

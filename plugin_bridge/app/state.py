@@ -287,9 +287,9 @@ class BridgeApp:
         if self._tool_sources is not None:
             await self._tool_sources.aclose()
         await self.conversations.settled()  # every completed turn is stored before closing
-        self.conversations.store.close()
-        self.usage_log.close()
-        self.clients.flush_used()
+        await self.conversations.store.execute(ConversationStore.close)
+        await self.usage_log.execute(UsageLog.close)  # after the rows posted so far
+        await self.clients.execute(ClientKeys.flush_used)
         await self.providers.aclose()
 
     def _new_service(self, conversation_id: str) -> LLMService:

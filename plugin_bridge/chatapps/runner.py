@@ -140,7 +140,7 @@ class ChatApps:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._store is not None:
-            self._store.close()
+            await self._store.execute(ChatAppStore.close)
 
 
 def _adapter(name: str, api_url: str) -> tuple[Connect, Diagnose]:

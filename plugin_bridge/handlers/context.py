@@ -18,9 +18,10 @@ def caller_of(ctx: Context) -> Caller:
     return ctx.caller if isinstance(ctx.caller, Caller) else OWNER_CALLER
 
 
-def authorize(ctx: Context, method: str) -> None:
-    """The app's scope rules for ``method`` (``initialize`` authenticates itself)."""
+async def authorize(ctx: Context, method: str) -> None:
+    """The app's scope rules for ``method`` (``initialize`` authenticates itself; a client
+    key's request hops once to the keys' door)."""
     if method != "initialize":
         caller = caller_of(ctx)
-        ctx.app.clients.authorize(caller, method)
+        await ctx.app.clients.authorize(caller, method)
         current_caller.set(caller)  # this request's task only: the logs name its key

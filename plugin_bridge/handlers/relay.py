@@ -67,9 +67,9 @@ async def budget_warnings(ctx: RequestContext[BridgeApp]) -> AsyncIterator[None]
     """After the model calls in the block, send ``budget/warning`` for each budget whose 80 %
     mark they passed."""
     app = ctx.app
-    before = app.spending.snapshot()
+    before = await app.spending.snapshot()
     yield
-    for crossing in app.spending.crossings(before):
+    for crossing in await app.spending.crossings(before):
         await ctx.notify(
             BudgetWarning(
                 period=crossing.period,

@@ -42,9 +42,9 @@ logger = logging.getLogger(__name__)
 async def initialize(ctx: Context, params: InitializeParams) -> InitializeResult:
     """Authenticate with the info file's token or a client key; must be the first request of a
     connection."""
-    caller = ctx.app.clients.authenticate(params.token, ctx.app.token, ctx.caller)
+    caller = await ctx.app.clients.authenticate(params.token, ctx.app.token, ctx.caller)
     if caller is None:
-        revoked = ctx.app.clients.revoked(params.token)
+        revoked = await ctx.app.clients.revoked_name(params.token)
         raise RpcError(
             WireCode.UNAUTHORIZED,
             f"The client key '{revoked}' was revoked: ask the vault's owner for a new one."

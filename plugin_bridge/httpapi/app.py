@@ -86,7 +86,7 @@ def build_http_app(
         port=port,
         allowed_origins=allowed_origins,
         max_body=max_body,
-        identify=bridge.clients.identify,
-        revoked=bridge.clients.revoked,
+        identify=bridge.clients.caller,
+        revoked=bridge.clients.revoked_name,
         remote=remote,
     )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any, Final
 
 from plugin_bridge.app.clients import (
@@ -97,17 +97,17 @@ class Guard:
         port: int,
         allowed_origins: Collection[str],
         max_body: int = MAX_BODY_BYTES,
-        identify: Callable[[str], Caller | None] = lambda key: None,
-        revoked: Callable[[str], str | None] = lambda key: None,
+        identify: Callable[[str], Awaitable[Caller | None]],
+        revoked: Callable[[str], Awaitable[str | None]],
         remote: RemoteGate | None = None,
     ) -> None:
         self.app = app
         self.remote = remote
         """The remote listener's rules (None: the loopback listener's)."""
         self.identify = identify
-        """The caller a client key names (None: not a key)."""
+        """The caller a client key names (None: not a key), one hop to the keys' door."""
         self.revoked = revoked
-        """The name of a revoked client key (None: not one)."""
+        """The name of a revoked client key (None: not one), one hop to the keys' door."""
         self.expected = f"Bearer {token}".encode()
         self.port = port
         self.allowed_origins = frozenset(allowed_origins)
@@ -117,7 +117,7 @@ class Guard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket" and self.remote is not None:
-            denied = self._remote_refusal(scope) or self._keyless_upgrade(scope)
+            denied = self._remote_refusal(scope) or await self._keyless_upgrade(scope)
             if denied is not None:
                 await _respond(send, *denied, kind="websocket.http")
                 return
@@ -130,7 +130,7 @@ class Guard:
         if denied is not None:
             await _respond(send, *denied)
             return
-        checked = self._refusal(headers, _address(scope))
+        checked = await self._refusal(headers, _address(scope))
         refusal = checked if not isinstance(checked, Caller) else _scope_refusal(checked, path)
         scope[CALLER] = checked
         if isinstance(checked, Caller):
@@ -188,14 +188,14 @@ class Guard:
         self.refusals.refused(f"refused a request to {path[:100]}: {reason}")
         return 403, error_body(path, 403, "forbidden", reason), None
 
-    def _keyless_upgrade(self, scope: Scope) -> tuple[int, bytes, int | None] | None:
+    async def _keyless_upgrade(self, scope: Scope) -> tuple[int, bytes, int | None] | None:
         """401 for a remote WebSocket upgrade without a valid client key (before it takes a
         slot); a wrong key counts against its address."""
         headers = _ScopeHeaders(scope["headers"])
         key = handshake_key(
             headers.get_all("authorization"), headers.get_all("sec-websocket-protocol")
         )
-        if key is not None and self.identify(key) is not None:
+        if key is not None and await self.identify(key) is not None:
             return None
         assert self.remote is not None
         self.remote.failures.failed(_address(scope))
@@ -206,7 +206,7 @@ class Guard:
         self.refusals.refused(f"refused a WebSocket upgrade: {message}")
         return 401, error_body(scope["path"], 401, "auth_failed", message), None
 
-    def _refusal(self, headers: _ScopeHeaders, address: str) -> tuple[int, str, str] | Caller:
+    async def _refusal(self, headers: _ScopeHeaders, address: str) -> tuple[int, str, str] | Caller:
         if self.remote is None:
             reason = check_handshake(headers, self.port, self.allowed_origins)
             if reason is not None:
@@ -217,14 +217,14 @@ class Guard:
         caller = (
             OWNER_CALLER
             if self.remote is None and hmac.compare_digest(bearer, self.expected)
-            else self.identify(key)
+            else await self.identify(key)
             if bearer.startswith(b"Bearer ")
             else None
         )
         if caller is None:
             if self.remote is not None:
                 self.remote.failures.failed(address)
-            name = self.revoked(key) if bearer.startswith(b"Bearer ") else None
+            name = await self.revoked(key) if bearer.startswith(b"Bearer ") else None
             return 401, "auth_failed", auth_failed(name)
         lengths = headers.get_all("content-length")
         if lengths and (not lengths[0].isdigit() or int(lengths[0]) > self.max_body):

@@ -68,6 +68,9 @@ def _sections(body: str) -> Iterator[tuple[tuple[str, ...], str]]:
     fence = ""
     current: tuple[str, ...] = ()
     for line in body.split("\n"):
+        if not fence and "#" not in line and "`" not in line and "~" not in line:
+            lines.append(line)  # neither a heading nor a fence: most lines, without a regex
+            continue
         opened = _FENCE.match(line)
         if fence:
             if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):

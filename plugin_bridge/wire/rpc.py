@@ -23,7 +23,7 @@ from plugin_bridge.wire.models import ClientRequest, Params, dump
 P = TypeVar("P", bound=Params)
 R = TypeVar("R", bound=BaseModel)
 Handler = Callable[[RequestContext[S], P], Awaitable[R]]
-Authorize = Callable[[RequestContext[S], str], None]
+Authorize = Callable[[RequestContext[S], str], Awaitable[None]]
 """Raises when the request's caller may not call the method (the app's scope rules)."""
 
 MAX_ECHOED_NAME = 80
@@ -74,6 +74,6 @@ class Router(Generic[S]):
                 WireCode.INVALID_PARAMS, "params must be an object (by-name parameters)."
             )
         if self._authorize is not None:
-            self._authorize(ctx, method)
+            await self._authorize(ctx, method)
         parsed = entry.request.params.model_validate(params or {}, by_alias=True, by_name=False)
         return dump(await entry.handler(ctx, parsed))

@@ -2,10 +2,12 @@
 
 At most ``limit`` services stay in memory (the least recently used is dropped); every
 conversation lives on in the store, so ``get`` of one that is not in memory, after a restart
-say, rebuilds its service from the stored messages (the last 20 as working history).
+say, rebuilds its service from the stored messages (the last 20 as working history), read in
+one hop to the store's door. Every read and write of the store goes through that door
+(``store.execute``), never from the event loop.
 
-A completed turn is committed before its reply goes out (:meth:`Conversations.record`): in a
-worker thread, one transaction per turn (WAL, synchronous NORMAL: it survives a kill -9 of the
+A completed turn is committed before its reply goes out (:meth:`Conversations.record`): on
+the store's door, one transaction per turn (WAL, synchronous NORMAL: it survives a kill -9 of the
 server), turns of one conversation in order; only the final result waits for it, never the
 streamed deltas. What needs the stored turn (its note, its title) follows in the background.
 Whatever reads the store first waits for the work still under way (:meth:`Conversations.stored`),
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
-    from llm_service import LLMService
+    from llm_service import LLMService, Message
     from plugin_bridge.app.clients import Caller
     from plugin_bridge.app.conversations.store import ConversationStore
 
@@ -80,17 +82,25 @@ class Conversations:
             for path in paths
         )
 
-    def get(self, conversation_id: str) -> LLMService:
-        """The conversation ``conversation_id``, from memory or the store, or -32602."""
+    async def get(self, conversation_id: str) -> LLMService:
+        """The conversation ``conversation_id``, from memory or the store (one hop), or
+        -32602."""
         service = self._items.get(conversation_id)
         if service is not None:
             self._items.move_to_end(conversation_id)
             return service
-        if self.store.get(conversation_id) is None:
+
+        def stored(store: ConversationStore) -> list[Message] | None:
+            return None if store.get(conversation_id) is None else store.messages(conversation_id)
+
+        messages = await self.store.execute(stored)
+        if messages is None:
             raise unknown(conversation_id)
-        service = self._factory(conversation_id)
-        service.load_history(self.store.messages(conversation_id))
-        self._keep(conversation_id, service)
+        service = self._items.get(conversation_id)  # another request may have loaded it meanwhile
+        if service is None:
+            service = self._factory(conversation_id)
+            service.load_history(messages)
+            self._keep(conversation_id, service)
         return service
 
     async def record(
@@ -168,12 +178,17 @@ class Conversations:
             raise unknown(conversation_id)
 
     async def clear(self, conversation_id: str) -> None:
-        """Forget a conversation's messages, in memory and in the store (its id stays)."""
+        """Forget a conversation's messages, in memory and in the store (its id stays), or
+        -32602 for an unknown id; one hop to the store."""
+        service = self._items.get(conversation_id)
 
         def clear(store: ConversationStore) -> None:
-            self.get(conversation_id).clear_conversation()
+            if service is None and store.get(conversation_id) is None:
+                raise unknown(conversation_id)
             store.clear(conversation_id)
 
+        if service is not None:
+            service.clear_conversation()
         await self.store.execute(clear)
 
     def forget(self, conversation_id: str) -> None:

@@ -3,21 +3,22 @@
 One row per conversation (title, model, created/updated times) and one per message (its JSON,
 as ``llm_service.messages.message_to_dict`` writes it). Each completed turn is one transaction
 (WAL, synchronous NORMAL), so a turn survives a kill -9 as a whole or not at all. Schema
-changes are named, append-only migrations, as in the search index.
+changes are named, append-only migrations, as in the search index. The connection is the
+:data:`CONVERSATIONS` door's alone: async code reaches the store through ``execute``, one hop
+per request, and no lock is shared with a worker thread.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from llm_service.door import BlockingStore
+from llm_service.door import BlockingStore, Door
 from llm_service.messages import (
     Message,
     TextBlock,
@@ -27,6 +28,8 @@ from llm_service.messages import (
 from plugin_bridge.vault.datadir import private_folder
 from plugin_bridge.vault.schema import open_store
 
+CONVERSATIONS: Final = Door("conversations")
+"""The conversation stores' door: one thread, so a conversation's turns are written in order."""
 CONVERSATIONS_FILE: Final = "conversations.sqlite3"
 TITLE_CHARS: Final = 80
 
@@ -108,7 +111,10 @@ class ConversationRow:
 
 class ConversationStore(BlockingStore):
     """The conversations of one vault, in ``<data dir>/conversations.sqlite3``. Its methods
-    block; async code reaches it through ``execute`` (:class:`~llm_service.door.BlockingStore`)."""
+    block and run on the :data:`CONVERSATIONS` door: async code reaches it through ``execute``
+    (:class:`~llm_service.door.BlockingStore`)."""
+
+    door = CONVERSATIONS
 
     def __init__(self, data_dir: Path) -> None:
         private_folder(data_dir)
@@ -118,7 +124,6 @@ class ConversationStore(BlockingStore):
             afresh="conversations start afresh (search and notes never depended on it)",
         )
         self._conn.execute("PRAGMA foreign_keys=ON")
-        self._lock = threading.Lock()
 
     @staticmethod
     def new_id() -> str:
@@ -132,58 +137,54 @@ class ConversationStore(BlockingStore):
         ``client``'s: a caller's label), in one transaction: after a crash, a turn is there
         whole or not at all."""
         bodies = [json.dumps(message_to_dict(m), ensure_ascii=False) for m in messages]
-        with self._lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                now = time.time()
-                conn.execute(
-                    "INSERT OR IGNORE INTO conversations "
-                    "(id, title, model, created_at, updated_at, client) VALUES (?, '', ?, ?, ?, ?)",
-                    (conversation_id, model, now, now, client),
-                )
-                (last,) = conn.execute(
-                    "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE conversation = ?",
-                    (conversation_id,),
-                ).fetchone()
-                conn.executemany(
-                    "INSERT INTO messages VALUES (?, ?, ?)",
-                    [(conversation_id, last + 1 + i, body) for i, body in enumerate(bodies)],
-                )
-                conn.execute(
-                    "UPDATE conversations SET updated_at = ?, model = ?, "
-                    "title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
-                    (now, model, _title(messages), conversation_id),
-                )
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-
-    def get(self, conversation_id: str) -> ConversationRow | None:
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT id, title, model, created_at, updated_at, client FROM conversations "
-                "WHERE id = ?",
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            now = time.time()
+            conn.execute(
+                "INSERT OR IGNORE INTO conversations "
+                "(id, title, model, created_at, updated_at, client) VALUES (?, '', ?, ?, ?, ?)",
+                (conversation_id, model, now, now, client),
+            )
+            (last,) = conn.execute(
+                "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE conversation = ?",
                 (conversation_id,),
             ).fetchone()
+            conn.executemany(
+                "INSERT INTO messages VALUES (?, ?, ?)",
+                [(conversation_id, last + 1 + i, body) for i, body in enumerate(bodies)],
+            )
+            conn.execute(
+                "UPDATE conversations SET updated_at = ?, model = ?, "
+                "title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
+                (now, model, _title(messages), conversation_id),
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def get(self, conversation_id: str) -> ConversationRow | None:
+        row = self._conn.execute(
+            "SELECT id, title, model, created_at, updated_at, client FROM conversations "
+            "WHERE id = ?",
+            (conversation_id,),
+        ).fetchone()
         return None if row is None else ConversationRow(*row)
 
     def client_of(self, conversation_id: str) -> str | None:
         """Whose conversation it is (``owner`` or ``key:NAME``); None: not stored."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT client FROM conversations WHERE id = ?", (conversation_id,)
-            ).fetchone()
+        row = self._conn.execute(
+            "SELECT client FROM conversations WHERE id = ?", (conversation_id,)
+        ).fetchone()
         return None if row is None else str(row[0])
 
     def messages(self, conversation_id: str) -> list[Message]:
         """Every stored message of a conversation, in order."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT body FROM messages WHERE conversation = ? ORDER BY seq",
-                (conversation_id,),
-            ).fetchall()
+        rows = self._conn.execute(
+            "SELECT body FROM messages WHERE conversation = ? ORDER BY seq",
+            (conversation_id,),
+        ).fetchall()
         return [message_from_dict(json.loads(body)) for (body,) in rows]
 
     def page(
@@ -209,47 +210,40 @@ class ConversationStore(BlockingStore):
             )
             args += [like, like]
         sql += " ORDER BY updated_at DESC, id DESC LIMIT ?"
-        with self._lock:
-            rows = self._conn.execute(sql, (*args, limit + 1)).fetchall()
+        rows = self._conn.execute(sql, (*args, limit + 1)).fetchall()
         found = [ConversationRow(*row) for row in rows[:limit]]
         more = len(rows) > limit
         return found, (f"{found[-1].updated_at!r}:{found[-1].id}" if more and found else None)
 
     def rename(self, conversation_id: str, title: str) -> bool:
-        with self._lock:
-            changed = self._conn.execute(
-                "UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id)
-            ).rowcount
+        changed = self._conn.execute(
+            "UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id)
+        ).rowcount
         return changed > 0
 
     def delete(self, conversation_id: str) -> bool:
-        with self._lock:
-            changed = self._conn.execute(
-                "DELETE FROM conversations WHERE id = ?", (conversation_id,)
-            ).rowcount
+        changed = self._conn.execute(
+            "DELETE FROM conversations WHERE id = ?", (conversation_id,)
+        ).rowcount
         return changed > 0
 
     def note_of(self, conversation_id: str) -> tuple[str, str] | None:
         """The path and hash of the note the conversation was last written to, if any."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT note_path, note_hash FROM conversations WHERE id = ? "
-                "AND note_path IS NOT NULL",
-                (conversation_id,),
-            ).fetchone()
+        row = self._conn.execute(
+            "SELECT note_path, note_hash FROM conversations WHERE id = ? AND note_path IS NOT NULL",
+            (conversation_id,),
+        ).fetchone()
         return None if row is None else (row[0], row[1])
 
     def set_note(self, conversation_id: str, path: str, note_hash: str) -> None:
-        with self._lock:
-            self._conn.execute(
-                "UPDATE conversations SET note_path = ?, note_hash = ? WHERE id = ?",
-                (path, note_hash, conversation_id),
-            )
+        self._conn.execute(
+            "UPDATE conversations SET note_path = ?, note_hash = ? WHERE id = ?",
+            (path, note_hash, conversation_id),
+        )
 
     def clear(self, conversation_id: str) -> None:
         """Forget a conversation's messages; the conversation stays."""
-        with self._lock:
-            self._conn.execute("DELETE FROM messages WHERE conversation = ?", (conversation_id,))
+        self._conn.execute("DELETE FROM messages WHERE conversation = ?", (conversation_id,))
 
     def close(self) -> None:
         self._conn.close()

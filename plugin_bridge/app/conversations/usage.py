@@ -15,6 +15,8 @@ from llm_service.pricing import cost_usd
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from llm_service import Provider, Usage
     from llm_service.service import UsageCallback
     from plugin_bridge.app.clients import Caller
@@ -46,7 +48,8 @@ class Crossing:
 
 
 class Spending:
-    """Records provider calls in ``log`` and holds them against ``budgets``."""
+    """Records provider calls in ``log`` and holds them against ``budgets``: every read is one
+    hop to the log's door (none while no budget is set), after the calls posted before it."""
 
     def __init__(self, log: UsageLog, budgets: Budgets) -> None:
         self.log = log
@@ -54,15 +57,15 @@ class Spending:
 
     def recorder(self, conversation_id: str | None, purpose: str, caller: Caller) -> UsageCallback:
         """The ``on_usage`` callback of one conversation (or command) of ``purpose``, its calls
-        recorded under ``caller``'s key."""
+        recorded under ``caller``'s key (posted to the log's door: it returns at once)."""
 
         def record(model: str, usage: Usage, cost_usd: float | None, provider: str) -> None:
             client = caller.label
-            self.log.record(conversation_id, purpose, provider, model, usage, cost_usd, client)
+            self.log.post(conversation_id, purpose, provider, model, usage, cost_usd, client)
 
         return record
 
-    def record_call(
+    async def record_call(
         self,
         conversation_id: str | None,
         purpose: str,
@@ -71,36 +74,31 @@ class Spending:
         usage: Usage,
         caller: Caller,
     ) -> float | None:
-        """Record one call made outside a conversation's service (a note, a summary); what it
-        cost (None: unknown)."""
+        """Record one call made outside a conversation's service (a note, a summary),
+        committed when it returns; what it cost (None: unknown)."""
         cost = cost_usd(model, usage, provider.price_provider)
         self.recorder(conversation_id, purpose, caller)(model, usage, cost, provider.kind or "")
+        await self.recorded()
         return cost
 
-    def spent(self, period: Period, now: datetime | None = None) -> float:
-        """USD spent on priced calls since the start of this local day or month."""
-        return sum(row.cost_usd or 0.0 for row in self.by_model(period, now))
+    async def recorded(self) -> None:
+        """Return once every call recorded so far is committed (one hop to the log's door,
+        behind the rows posted before it): an answer that follows calls awaits it before it
+        goes out, so what was answered is counted even after a kill -9."""
+        await self.log.execute(_committed)
 
-    def by_model(
-        self, period: Period, now: datetime | None = None, client: str | None = None
-    ) -> list[ModelUsage]:
-        """The period's calls per model (``client``: only that client key's)."""
-        return self.log.by_model(period_start(period, now), client)
-
-    def check(self) -> None:
-        """RpcError -32012 when a budget is already used up (call before the provider)."""
-        for period in ("day", "month"):
+    async def check(self) -> None:
+        """RpcError -32012 when a budget is already used up (await before the provider)."""
+        spent = await self.snapshot()
+        for period, now in spent.items():
             budget = self.budgets.limit(period)
-            if budget is None:
-                continue
-            spent = self.spent(period)
-            if spent >= budget:
+            if budget is not None and now >= budget:
                 raise RpcError(
                     WireCode.BUDGET_EXCEEDED,
                     f"The {'daily' if period == 'day' else 'monthly'} budget of ${budget:.2f} is "
-                    f"used up (${spent:.2f} spent): raise it in the settings or wait for the "
+                    f"used up (${now:.2f} spent): raise it in the settings or wait for the "
                     f"next {period}.",
-                    {"period": period, "spentUsd": round(spent, 6), "budgetUsd": budget},
+                    {"period": period, "spentUsd": round(now, 6), "budgetUsd": budget},
                 )
 
     async def by_period(self, client: str | None = None) -> dict[Period, list[ModelUsage]]:
@@ -111,19 +109,34 @@ class Spending:
             lambda log: {period: log.by_model(start, client) for period, start in since.items()}
         )
 
-    def crossings(self, before: dict[Period, float]) -> list[Crossing]:
+    async def crossings(self, before: dict[Period, float]) -> list[Crossing]:
         """The budgets whose 80 % mark was passed since ``before`` (from :meth:`snapshot`)."""
+        spent = await self._spent(before)
         found = []
         for period, was in before.items():
             budget = self.budgets.limit(period)
-            now = self.spent(period)
+            now = spent[period]
             if budget is not None and was < WARN_AT * budget <= now:
                 found.append(Crossing(period, now, budget))
         return found
 
-    def snapshot(self) -> dict[Period, float]:
+    async def snapshot(self) -> dict[Period, float]:
         """What each budgeted period has spent so far."""
-        return {p: self.spent(p) for p in ("day", "month") if self.budgets.limit(p) is not None}
+        return await self._spent([p for p in PERIODS if self.budgets.limit(p) is not None])
+
+    async def _spent(self, periods: Iterable[Period]) -> dict[Period, float]:
+        """USD spent on priced calls since the start of each of ``periods`` (this local day or
+        month), in one hop to the log (none for no period)."""
+        since = {period: period_start(period) for period in periods}
+        if not since:
+            return {}
+        return await self.log.execute(
+            lambda log: {period: log.spent(start) for period, start in since.items()}
+        )
+
+
+def _committed(log: UsageLog) -> None:
+    """Nothing: a job on the log's door, done once the rows posted before it are."""
 
 
 def period_start(period: Period, now: datetime | None = None) -> float:

@@ -116,8 +116,11 @@ class Turn:
         stored = functools.partial(
             _stored, app, self.conversation_id, first_exchange, self.request.caller
         )
-        await app.conversations.record(
-            self.conversation_id, service, stored, caller=self.request.caller
+        await asyncio.gather(  # the turn and its calls' usage durable before the reply
+            app.conversations.record(
+                self.conversation_id, service, stored, caller=self.request.caller
+            ),
+            app.spending.recorded(),
         )
 
     @property
@@ -142,7 +145,7 @@ async def start_turn(app: BridgeApp, request: TurnRequest) -> Turn:
         conversation_id = request.conversation_id
         await app.conversations.check_owner(conversation_id, request.caller)
         await app.conversations.settled(conversation_id)  # its last turn is stored
-        service = app.conversations.get(conversation_id)
+        service = await app.conversations.get(conversation_id)
     turn = _plain_turn_input(app, request)
     if turn is None:
         turn = await asyncio.to_thread(_turn_input, app, request)
@@ -158,7 +161,7 @@ async def start_turn(app: BridgeApp, request: TurnRequest) -> Turn:
     first_turn = not service.history
     service.set_conversation_context(turn.note)
     media, warnings = await sendable_media(turn.media, route.provider, route.model)
-    app.spending.check()  # -32012 before any provider call
+    await app.spending.check()  # -32012 before any provider call
     return Turn(app, conversation_id, service, request, turn, route, media, warnings, first_turn)
 
 
@@ -210,10 +213,10 @@ async def _keep_note(app: BridgeApp, conversation_id: str) -> None:
     folder = app.config.conversations_folder
     if folder is None:
         return
-    store = app.conversations.store
+    notes = app.vault.notes
     try:
-        await asyncio.to_thread(
-            save_conversation_note, app.vault.notes, store, folder, conversation_id
+        await app.conversations.store.execute(
+            lambda store: save_conversation_note(notes, store, folder, conversation_id)
         )
     except VaultError as exc:
         logger.warning("conversation %s was not saved as a note: %s", conversation_id, exc)

@@ -33,6 +33,10 @@ logger = logging.getLogger(__name__)
 IndexOutcome = Literal["added", "updated", "removed", "unchanged", "skipped", "absent"]
 MERGE_PAGES: Final = 2000
 """Pages one merge step may write (FTS5's ``merge`` command; negative: merge every level)."""
+CHECKPOINT_PAGES: Final = 1000
+"""SQLite's default: the write-ahead log is copied into the database past this many pages."""
+BULK_CHECKPOINT_PAGES: Final = 10_000
+"""The same while a large backlog is written (about 40 MB of log)."""
 Signature = tuple[float, int]
 """A file's (mtime, size): when both match the index, the file is not read."""
 
@@ -82,8 +86,6 @@ class Note:
     fields: tuple[str, str, str, str, str, str, str, str]
     """``notes_fts`` columns: title, aliases, headings, tags, body and their stems (title and
     aliases, headings and tags, body)."""
-    cjk: tuple[str, str]
-    """The CJK side table's columns: the bigrams of the title and aliases, of the body."""
     tags: frozenset[str]
     links: frozenset[str]
     chunks: tuple[Chunk, ...] = ()
@@ -272,9 +274,11 @@ class Indexer:
             "stem_headings, stem_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (note_id, *note.fields),
         )
-        if any(note.cjk):
+        # the bigrams are made here, not in the helper processes: preparing costs more than
+        # writing, and the body is sent to the writer anyway (bench/search.py --serve)
+        if any(cjk := cjk_columns(title, note.fields[1], note.fields[4])):
             conn.execute(
-                "INSERT INTO notes_cjk (rowid, title, text) VALUES (?, ?, ?)", (note_id, *note.cjk)
+                "INSERT INTO notes_cjk (rowid, title, text) VALUES (?, ?, ?)", (note_id, *cjk)
             )
         conn.executemany("INSERT INTO tags VALUES (?, ?)", [(note_id, t) for t in note.tags])
         conn.executemany("INSERT INTO links VALUES (?, ?)", [(note_id, t) for t in note.links])
@@ -286,6 +290,13 @@ class Indexer:
             [(note_id, c.seq, c.heading, c.text, c.hash) for c in note.chunks],
         )
         return "updated" if row else "added"
+
+    def bulk(self, on: bool) -> None:
+        """Checkpoint the write-ahead log less often while a large backlog is written (on),
+        or as usual again (off): at every ~4 MB the checkpoint copied pages into the database
+        that the next transactions changed again (measured with ``worker.BULK_WRITE``)."""
+        pages = BULK_CHECKPOINT_PAGES if on else CHECKPOINT_PAGES
+        self.conn.execute(f"PRAGMA wal_autocheckpoint={pages}")
 
     def merge_step(self, table: str) -> bool:
         """Merge some of ``table``'s full-text segments (at most ~2,000 pages written, in
@@ -315,9 +326,17 @@ def _totals(conn: sqlite3.Connection) -> tuple[int, int]:
 
 
 def _drop_content(conn: sqlite3.Connection, note_id: int) -> None:
+    stored = conn.execute(
+        "SELECT title, aliases, body FROM notes_fts WHERE rowid = ?", (note_id,)
+    ).fetchone()
+    if stored is not None and any(cjk := cjk_columns(*stored)):
+        # the side table holds no text: a row is deleted with the values it was indexed from
+        conn.execute(
+            "INSERT INTO notes_cjk (notes_cjk, rowid, title, text) VALUES ('delete', ?, ?, ?)",
+            (note_id, *cjk),
+        )
     for sql in (
         "DELETE FROM notes_fts WHERE rowid = ?",
-        "DELETE FROM notes_cjk WHERE rowid = ?",
         "DELETE FROM tags WHERE note = ?",
         "DELETE FROM links WHERE src = ?",
         "DELETE FROM chunks WHERE note = ?",
@@ -347,12 +366,17 @@ def _note(
             note_stems(tokens(f"{headings} {tags}"), language),
             note_stems(body, language),
         ),
-        cjk=(bigrams(f"{note.title}\n{aliases}"), bigrams(note.body)),
         tags=frozenset(tag.casefold() for tag in note.tags),
         links=frozenset(map(link_key, note.links)),
         chunks=chunks,
         properties=tuple(properties(note.frontmatter)),
     )
+
+
+def cjk_columns(title: str, aliases: str, body: str) -> tuple[str, str]:
+    """The CJK side table's columns for a note: the bigrams of its title and aliases, of its
+    body (what a row is inserted and deleted with)."""
+    return bigrams(f"{title}\n{aliases}"), bigrams(body)
 
 
 def _pdf_note(rel: str, signature: Signature, raw: bytes, pages: list[str]) -> Note:

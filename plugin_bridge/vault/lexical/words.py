@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache
@@ -104,22 +105,28 @@ def language_of(words: Sequence[str]) -> str | None:
 
 def note_language(words: Sequence[str]) -> str:
     """The Latin-script language to stem a note's Latin words with (English when unsure)."""
-    latin = [word for word in words[:DETECT_TOKENS] if not is_cyrillic(word)]
+    latin = [word for word in words[:DETECT_TOKENS] if not "\u0400" <= word[0] <= "\u04ff"]
     found = language_of(latin)
     return found if found in LATIN else "english"
 
 
 def note_stems(words: Iterable[str], language: str) -> str:
     """The distinct stems of ``words``, space-separated: what a note's stem columns hold."""
-    unique = {w for w in set(words) if len(w) >= MIN_STEM_LENGTH and not w[0].isdigit()}
-    cyrillic = [w for w in unique if "\u0400" <= w[0] <= "\u04ff"]
-    latin = list(unique.difference(cyrillic)) if cyrillic else list(unique)
-    mark = _MARKS[language]
-    stems = {stem + mark for stem in stemmer(language).stemWords(latin)}
+    unique = sorted(w for w in set(words) if len(w) >= MIN_STEM_LENGTH and not w[0].isdigit())
+    start, end = bisect_left(unique, "\u0400"), bisect_left(unique, "\u0500")  # Cyrillic
+    cyrillic, latin = unique[start:end], unique[:start] + unique[end:]
+    marked = _marked(stemmer(language).stemWords(latin), _MARKS[language])
     if cyrillic:
-        mark = _MARKS[CYRILLIC]
-        stems.update(stem + mark for stem in stemmer(CYRILLIC).stemWords(cyrillic))
-    return " ".join(stems)
+        more = _marked(stemmer(CYRILLIC).stemWords(cyrillic), _MARKS[CYRILLIC])
+        marked = f"{marked} {more}" if marked else more
+    return marked
+
+
+def _marked(stems: list[str], mark: str) -> str:
+    """The distinct ``stems``, each followed by ``mark``, space-separated (joined in C: no
+    string per stem)."""
+    distinct = set(stems)
+    return (mark + " ").join(distinct) + mark if distinct else ""
 
 
 def query_stems(word: str) -> tuple[str, ...]:

@@ -60,7 +60,7 @@ async def test_a_question_is_answered_by_editing_one_message(
         assert "*three*" in message.text
         assert (USER, "typing") in telegram_api.actions
         listed = await bots.app.conversations.stored()
-        rows, _ = listed.page(10, None)
+        rows, _ = await listed.execute(lambda store: store.page(10, None))
         assert [row.client for row in rows] == [f"telegram:{USER}"]
 
 

@@ -157,6 +157,6 @@ async def test_a_turn_is_stored_after_its_reply_and_before_anything_reads_it(
         )
     # running_bridge closed the app: the second turn was stored before the store closed
     reopened = ConversationStore(tmp_path / "data")
-    texts = [m.text for m in reopened.messages(conversation)]
-    reopened.close()
+    texts = await reopened.execute(lambda store: [m.text for m in store.messages(conversation)])
+    await reopened.execute(ConversationStore.close)
     assert texts == ["First?", "One.", "Second?", "Two."]

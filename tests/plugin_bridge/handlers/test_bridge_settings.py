@@ -3,6 +3,7 @@ the settings file and in effect from the next request (the model switched betwee
 
 from __future__ import annotations
 
+import asyncio
 import tomllib
 from pathlib import Path
 
@@ -80,7 +81,7 @@ async def test_the_fast_model_titles_a_new_conversation_and_deep_turns_use_the_d
     """After the first turn the fast model names the conversation (in the background, its cost
     recorded); purpose deep runs that turn on the deep model."""
     from llm_service import ScriptedProvider
-    from tests.helpers.bridge import wait_for
+    from tests.helpers.bridge import WAIT, wait_for
 
     provider = ScriptedProvider()
     provider.enqueue_text("Sourdough needs daily feeding.")
@@ -102,8 +103,12 @@ async def test_the_fast_model_titles_a_new_conversation_and_deep_turns_use_the_d
             },
         )
         store = bridge.app.conversations.store
-        row = lambda: store.get(first["conversationId"])  # noqa: E731
-        await wait_for(lambda: row() is not None and row().title.startswith("Keeping"))  # type: ignore[union-attr]
+        async with asyncio.timeout(WAIT):  # the title is stored in the background
+            while True:
+                row = await store.execute(lambda s: s.get(first["conversationId"]))
+                if row is not None and row.title.startswith("Keeping"):
+                    break
+                await asyncio.sleep(0.01)
         listed = (await wire.result("conversations/list"))["conversations"]
         summary = await wire.result("usage/summary")
     assert [r.model for r in provider.requests] == ["chat-m", "fast-m", "deep-m"]

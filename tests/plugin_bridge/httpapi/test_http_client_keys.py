@@ -312,8 +312,10 @@ async def test_usage_and_audit_logs_name_the_key(served: Served) -> None:
     served.anthropic.enqueue(anthropic_fake.text_reply("Hi.", stream=False))
     async with served.http(chat_key) as http:
         assert (await http.post("/chat", json={"messages": QUESTION})).status_code == 200
-    rows = served.bridge.app.usage_log._conn.execute("SELECT client FROM usage").fetchall()
-    assert (f"key:{chat_name}",) in rows
+    rows = await served.bridge.app.usage_log.execute(
+        lambda log: log.by_model(0, f"key:{chat_name}")
+    )
+    assert [row.calls for row in rows] == [1]
     wire = await served.bridge.wire(token=keys_of(served).add(write_name, "write"))
     try:
         path = f"by-{write_name}.md"
@@ -342,10 +344,12 @@ async def test_a_keys_turns_and_commands_are_its_own(served: Served) -> None:
         await wire.ws.close()
     app = served.bridge.app
     store = await app.conversations.stored()
-    assert store.client_of(sent["conversationId"]) == f"key:{name}"
-    rows = app.usage_log._conn.execute(
-        "SELECT purpose FROM usage WHERE client = ? ORDER BY time", (f"key:{name}",)
-    ).fetchall()
+    assert await store.execute(lambda s: s.client_of(sent["conversationId"])) == f"key:{name}"
+    rows = await app.usage_log.execute(
+        lambda log: log._conn.execute(
+            "SELECT purpose FROM usage WHERE client = ? ORDER BY time", (f"key:{name}",)
+        ).fetchall()
+    )
     assert rows == [("chat",), ("rewrite",)]
 
 
@@ -354,10 +358,11 @@ async def test_a_chat_key_sees_its_own_conversations_and_usage(served: Served) -
     name = f"own-{time.monotonic_ns()}"
     key = keys_of(served).add(name, "chat")
     store = await app.conversations.stored()
-    store.append("owners-talk", [Message.user("mine"), Message.assistant("ok")], "m", "owner")
+    mine = [Message.user("mine"), Message.assistant("ok")]
+    await store.execute(lambda s: s.append("owners-talk", mine, "m", "owner"))
     theirs = [Message.user("theirs"), Message.assistant("ok")]
-    store.append(f"{name}-talk", theirs, "m", Caller(name, "chat").label)
-    app.usage_log.record(None, "http", "anthropic", "key-model", Usage(7, 3), 0.5, f"key:{name}")
+    await store.execute(lambda s: s.append(f"{name}-talk", theirs, "m", Caller(name, "chat").label))
+    app.usage_log.post(None, "http", "anthropic", "key-model", Usage(7, 3), 0.5, f"key:{name}")
     wire = await served.bridge.wire(token=key)
     try:
         listed = await wire.result("conversations/list", {})

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from plugin_bridge.vault.files import VaultFiles
 from plugin_bridge.vault.lexical import worker as worker_module
-from plugin_bridge.vault.lexical.ahead import AheadReader
+from plugin_bridge.vault.lexical.ahead import AheadReader, helper_count
 from plugin_bridge.vault.lexical.index import SearchIndex
-from plugin_bridge.vault.lexical.indexer import Note
+from plugin_bridge.vault.lexical.indexer import Indexer, IndexOutcome, Note, Prepared
 from tests.helpers.bridge import WAIT
 from tests.plugin_bridge.vault.lexical.test_index import NOTES, write_vault
 
@@ -81,3 +83,81 @@ def test_a_helper_that_is_gone_leaves_every_batch_to_the_worker(tmp_path: Path) 
         assert items is None
         returned += paths
     assert returned == sorted(NOTES)
+
+
+def test_a_helper_per_core_but_the_writers_one_to_two() -> None:
+    """One or two cores get one helper; three or more get two (preparing costs more than
+    writing, so with a core to spare the writer no longer waits for one helper)."""
+    assert [helper_count(cores) for cores in (1, 2, 3, 64)] == [1, 1, 2, 2]
+    assert helper_count() in (1, 2)
+
+
+def test_two_helpers_prepare_every_batch_in_order(tmp_path: Path) -> None:
+    """With two helper processes the batches still come back in backlog order, each whole."""
+    write_vault(tmp_path / "vault", NOTES)
+    files = VaultFiles((tmp_path / "vault").resolve())
+    reader = AheadReader(files, deque(sorted(NOTES)), 2, helpers=2)
+    try:
+        seen: list[str] = []
+        while not reader.done():
+            paths, items = reader.next()
+            assert items is not None and [item.rel for item in items] == paths
+            seen += paths
+        assert seen == sorted(NOTES)
+    finally:
+        reader.close()
+
+
+class _ReadyAhead:
+    """An AheadReader stand-in that prepares each batch at once, in this process: every
+    batch is ready when the worker asks."""
+
+    def __init__(self, files: VaultFiles, backlog: deque[str], batch: int, helpers: int) -> None:
+        self._backlog, self._batch = backlog, batch
+        self._indexer = Indexer(sqlite3.connect(":memory:"), files)
+
+    def next(self) -> tuple[list[str], list[Prepared]]:
+        paths = [self._backlog.popleft() for _ in range(min(self._batch, len(self._backlog)))]
+        return paths, [self._indexer.prepare(rel) for rel in paths]
+
+    def ready(self) -> bool:
+        return bool(self._backlog)
+
+    def done(self) -> bool:
+        return not self._backlog
+
+    def drop_stale(self, paths: list[str]) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+async def test_ready_batches_are_written_together_with_the_log_checkpointed_less_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large backlog whose batches are ready goes in transactions of BULK_WRITE files, with
+    the write-ahead log checkpointed less often until the backlog is written."""
+    write_vault(tmp_path / "vault", NOTES)
+    writes: list[int] = []
+    bulk: list[bool] = []
+    write, set_bulk = Indexer.write, Indexer.bulk
+
+    def counted(self: Indexer, items: Sequence[Prepared]) -> list[IndexOutcome]:
+        writes.append(len(items))
+        return write(self, items)
+
+    def noted(self: Indexer, on: bool) -> None:
+        bulk.append(on)
+        set_bulk(self, on)
+
+    monkeypatch.setattr(Indexer, "write", counted)
+    monkeypatch.setattr(Indexer, "bulk", noted)
+    monkeypatch.setattr(worker_module, "MIN_BACKLOG", 1)
+    monkeypatch.setattr(worker_module, "BATCH", 2)
+    monkeypatch.setattr(worker_module, "BULK_WRITE", 4)
+    monkeypatch.setattr(worker_module, "AheadReader", _ReadyAhead)
+    hits = await _hits(tmp_path / "vault", tmp_path / "i.sqlite3")
+    assert writes == [4, 4] and len(NOTES) == 8
+    assert bulk == [True, False]
+    assert hits["zebra"] == ["Broken.md"] and hits["Москва"] == ["Café.md"]
