@@ -86,9 +86,17 @@ class IndexReader:
             logger.warning("Making snippets failed inside SQLite (%s).", exc)
             return {}
 
-    def filtered_chunk_hashes(self, query: Query) -> set[str]:
+    def filtered_chunk_hashes(self, query: Query) -> list[str]:
         """Hashes of the chunks of the notes that pass the query's filters (not its words)."""
         return search_sql.filtered_chunk_hashes(self.conn, query)
+
+    def filtered_chunk_count(self, query: Query, limit: int) -> int:
+        """The chunks of the notes that pass the query's filters, counted up to ``limit``."""
+        return search_sql.filtered_chunk_count(self.conn, query, limit)
+
+    def filtered_among(self, query: Query, hashes: Sequence[str]) -> set[str]:
+        """The hashes among ``hashes`` of chunks whose notes pass the query's filters."""
+        return search_sql.filtered_among(self.conn, query, hashes)
 
     def chunks(self, hashes: Sequence[str]) -> list[ChunkRow]:
         """The chunks with these hashes, with their notes (chunks gone meanwhile are left out)."""

@@ -23,6 +23,7 @@ written ``+rowid``: it tests the rows one pass of the match yields.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -304,11 +305,35 @@ def _listing(conn: sqlite3.Connection, query: Query, limit: int) -> list[Row]:
     return [(path, title, 0.0, _opening(bodies.get(note_id, ""))) for note_id, path, title in rows]
 
 
-def filtered_chunk_hashes(conn: sqlite3.Connection, query: Query) -> set[str]:
-    """Hashes of the chunks of the notes that pass the query's filters (not its words)."""
+def filtered_chunk_hashes(conn: sqlite3.Connection, query: Query) -> list[str]:
+    """Hashes of the chunks of the notes that pass the query's filters (not its words; a
+    hash twice when two chunks share it: a list is a fifth quicker to build than a set)."""
     where, params = filter_clauses(query)  # notes first: their chunks' hashes come from an index
     sql = f"SELECT c.hash FROM notes n CROSS JOIN chunks c ON c.note = n.id WHERE 1 {where}"
-    return {row[0] for row in conn.execute(sql, params)}
+    return [hash_ for (hash_,) in conn.execute(sql, params)]
+
+
+def filtered_chunk_count(conn: sqlite3.Connection, query: Query, limit: int) -> int:
+    """How many chunks the notes that pass the query's filters hold, counted up to ``limit``
+    (a count stops there: a large filter is not read through)."""
+    where, params = filter_clauses(query)
+    sql = (
+        "SELECT count(*) FROM (SELECT 1 FROM notes n CROSS JOIN chunks c ON c.note = n.id "
+        f"WHERE 1 {where} LIMIT :limit)"
+    )
+    return int(conn.execute(sql, {"limit": limit, **params}).fetchone()[0])
+
+
+def filtered_among(conn: sqlite3.Connection, query: Query, hashes: Sequence[str]) -> set[str]:
+    """The chunk hashes among ``hashes`` whose notes pass the query's filters. The chunks are
+    found by hash first: left to itself, SQLite reads every chunk of the notes a phrase or tag
+    filter passes (0.6 s instead of 2 ms over 720 hashes at 20,000 notes)."""
+    where, params = filter_clauses(query)
+    sql = (
+        "SELECT c.hash FROM chunks c INDEXED BY chunks_by_hash JOIN notes n ON n.id = c.note "
+        f"WHERE c.hash IN (SELECT value FROM json_each(:among)) {where}"
+    )
+    return {row[0] for row in conn.execute(sql, {"among": json.dumps(list(hashes)), **params})}
 
 
 def _cjk_match(terms: Sequence[str]) -> str:

@@ -191,9 +191,9 @@ def _search(
     )
     notes: dict[str, list[ChunkHit]] = {}
     if semantic is not None and vector is not None:
-        allowed = reader.filtered_chunk_hashes(query) if query.filtered else None
         wanted = max(limit, CANDIDATES) * CHUNKS_PER_NOTE
-        notes = roll_up(semantic.nearest_chunks(reader, vector, wanted, allowed))
+        within = query if query.filtered else None
+        notes = roll_up(semantic.nearest_chunks(reader, vector, wanted, within))
         texts = [f"{chunks[0].title}\n{chunks[0].text}" for chunks in notes.values()]
         found = frozenset(hit.path for hit in lexical)
         notes = same_script_first(query.text, notes, texts, found)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import importlib
 import logging
@@ -37,7 +38,12 @@ from llm_service.embedders import Embedder, estimate_tokens
 from llm_service.embedders.base import normalised
 from llm_service.errors import LLMError
 from llm_service.pricing import price_for
-from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD, ScalingVectorIndex
+from plugin_bridge.vault.semantic.ann import (
+    ANN_THRESHOLD,
+    EXACT_FILTER,
+    WIDEN_FILTER,
+    ScalingVectorIndex,
+)
 from plugin_bridge.vault.semantic.vector_store import VectorStore
 from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
 
@@ -46,6 +52,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from plugin_bridge.vault.lexical.index import SearchIndex
+    from plugin_bridge.vault.lexical.query import Query
     from plugin_bridge.vault.lexical.reader import IndexReader
 
 logger = logging.getLogger(__name__)
@@ -386,14 +393,24 @@ class SemanticIndex:
         reader: IndexReader,
         vector: npt.NDArray[np.float32],
         k: int,
-        allowed: set[str] | None = None,
+        within: Query | None = None,
     ) -> list[ChunkHit]:
-        """The chunks closest to ``vector`` (only those with ``allowed`` hashes), best first,
-        read by ``reader`` (on the index's read door)."""
+        """The chunks closest to ``vector`` (only of notes that pass the filters of ``within``
+        when given), best first, read by ``reader`` (on the index's read door)."""
         serving = self._serving
         if serving is None:
             return []
-        found = serving[1].search(vector, k, allowed)
+        vectors = serving[1]
+        if within is None:
+            found = vectors.search(vector, k)
+        else:  # a large filter: the graph's nearest that pass; else exactly among them all
+            found = None
+            if vectors.approximate and _passes_over(reader, within, EXACT_FILTER):
+                passing = functools.partial(reader.filtered_among, within)
+                large = functools.partial(_passes_over, reader, within, WIDEN_FILTER)
+                found = vectors.search_passing(vector, k, passing, large)
+            if found is None:
+                found = vectors.search(vector, k, reader.filtered_chunk_hashes(within))
         if not found:
             return []
         scores = dict(found)
@@ -417,3 +434,8 @@ class SemanticIndex:
             return None
         mean: npt.NDArray[np.float32] = normalised(rows.mean(axis=0, keepdims=True))[0]
         return mean
+
+
+def _passes_over(reader: IndexReader, within: Query, limit: int) -> bool:
+    """True when the notes that pass ``within``'s filters hold more than ``limit`` chunks."""
+    return reader.filtered_chunk_count(within, limit + 1) > limit

@@ -135,11 +135,10 @@ class ExactVectorIndex:
                 rows = None
                 candidates = self._matrix[:count]
             else:
-                found = (row for row in map(self._rows.get, allowed) if row is not None)
-                rows = np.fromiter(found, dtype=np.int64)
+                found = [row for row in map(self._rows.get, allowed) if row is not None]
+                rows = np.unique(np.array(found, dtype=np.int64))  # in order, each row once
                 if rows.size == 0:
                     return []
-                rows.sort()  # read the matrix in order
                 candidates = self._matrix[rows]
             k = min(k, len(candidates))
             query = np.asarray(query, dtype=np.float16)
@@ -150,6 +149,17 @@ class ExactVectorIndex:
                 (keys[row], 1.0 - float(distance))
                 for row, distance in zip(picked.tolist(), best.distances.tolist(), strict=True)
             ]
+
+    def scored(self, query: Vectors, keys: Iterable[str]) -> list[tuple[str, float]]:
+        """The known ``keys`` among these with their cosine to ``query``, best first (an
+        approximate search's candidates, ranked again)."""
+        with self._lock:
+            found = [key for key in keys if key in self._rows]
+            rows = [self._rows[key] for key in found]
+            vectors = self._matrix[rows].astype(np.float32)
+        scores = vectors @ np.asarray(query, dtype=np.float32).reshape(-1)
+        order = np.argsort(-scores, kind="stable").tolist()
+        return [(found[i], float(scores[i])) for i in order]
 
     def known(self, keys: Sequence[str]) -> tuple[list[str], Vectors]:
         """The keys among ``keys`` this index holds and their vectors, read at one moment."""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from usearch import index as usearch_index
 
 from plugin_bridge.vault.semantic import ann
 from plugin_bridge.vault.semantic.ann import ScalingVectorIndex
@@ -156,3 +157,108 @@ def test_room_reserved_ahead_holds_what_is_added() -> None:
     assert exact.search(vectors[2999], 1)[0][0] == "k2999"
     assert exact.search(vectors[4], 1)[0][0] != "k4"
     assert exact.search(vectors[10], 3, allowed={"k10", "k11"})[0][0] == "k10"
+
+
+def test_a_filter_keeping_a_large_share_is_answered_from_the_graph() -> None:
+    """The graph's nearest candidates, filtered, are the nearest keys that pass: the same as
+    exact search among them (and the filter sees only the candidates, never the whole list)."""
+    vectors = clustered(4000, seed=11)
+    keys = [f"k{i}" for i in range(len(vectors))]
+    index = built(keys, vectors, threshold=1000)
+    even = {key for number, key in enumerate(keys) if number % 2 == 0}
+    asked: list[int] = []
+
+    def passing(candidates: list[str]) -> set[str]:
+        asked.append(len(candidates))
+        return even & set(candidates)
+
+    recalls = []
+    for query in clustered(30, seed=12):
+        found = index.search_passing(query, 10, passing)
+        assert found is not None and len(found) == 10
+        assert {key for key, _ in found} <= even
+        exact = {key for key, _ in index.exact.search(query, 10, even)}
+        recalls.append(len({key for key, _ in found} & exact) / 10)
+    assert np.mean(recalls) >= 0.95
+    assert max(asked) < len(keys)  # candidates only, never every key
+
+
+def test_a_narrow_filter_or_no_graph_leaves_the_search_to_exact_search() -> None:
+    """When fewer than k of the graph's candidates pass, the nearest passing keys may lie
+    further out: None says so (the caller searches exactly among what passes)."""
+    vectors = clustered(2000, seed=13)
+    keys = [f"k{i}" for i in range(len(vectors))]
+    big = built(keys, vectors, threshold=500)
+    rare = {"k3", "k1999"}
+    assert big.search_passing(vectors[5], 10, lambda found: rare & set(found)) is None
+    small = built(keys, vectors, threshold=5000)
+    assert small.search_passing(vectors[5], 10, set) is None
+
+
+def test_a_filter_the_first_candidates_miss_is_answered_from_more_of_the_graph(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When none of the graph's first candidates pass (the filter's keys all lie further out:
+    a folder in another language), the graph is asked for more, once the caller says the
+    filter is large enough to be worth it, and the answer is what exact search among the
+    passing keys gives, without the filter ever being given every key."""
+    monkeypatch.setattr(ann, "EXPANSION_SEARCH", 64)  # few candidates a round, as at scale
+    vectors = clustered(6000, seed=14)
+    keys = [f"k{i}" for i in range(len(vectors))]
+    index = built(keys, vectors, threshold=1000)
+    query = vectors[7]
+    ranked = [key for key, _ in index.exact.search(query, len(keys))]
+    far = set(ranked[500::3])  # none among the nearest 500
+    asked: list[int] = []
+    widened: list[bool] = []
+
+    def passing(candidates: list[str]) -> set[str]:
+        asked.append(len(candidates))
+        return far & set(candidates)
+
+    def large() -> bool:
+        widened.append(True)
+        return True
+
+    found = index.search_passing(query, 10, passing, large)
+    assert found is not None
+    exact = index.exact.search(query, 10, far)
+    assert [key for key, _ in found] == [key for key, _ in exact]
+    assert widened == [True]  # asked once, before the first wider search
+    assert sum(asked) < len(keys)  # candidates only, never every key
+
+
+def test_a_filter_too_small_to_widen_for_is_left_to_exact_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When the first candidates pass too few and the caller says the filter is small (its
+    keys cost less to score than more of the graph), None sends the search to exact."""
+    monkeypatch.setattr(ann, "EXPANSION_SEARCH", 64)
+    vectors = clustered(6000, seed=15)
+    keys = [f"k{i}" for i in range(len(vectors))]
+    index = built(keys, vectors, threshold=1000)
+    ranked = [key for key, _ in index.exact.search(vectors[3], len(keys))]
+    far = set(ranked[500::3])
+    said: list[bool] = []
+
+    def small() -> bool:
+        said.append(False)
+        return False
+
+    assert index.search_passing(vectors[3], 10, lambda found: far & set(found), small) is None
+    assert said == [False]
+
+
+def test_a_graph_saved_in_another_precision_is_rebuilt(tmp_path: Path) -> None:
+    """A graph saved by a version that stored float16 is built again in today's precision."""
+    path = tmp_path / "vectors.usearch"
+    vectors = clustered(1000, seed=14)
+    keys = [f"k{i}" for i in range(1000)]
+    older = usearch_index.Index(ndim=DIMS, metric="ip", dtype="f16")
+    older.add(np.arange(1000, dtype=np.uint64), vectors)
+    older.save(str(path))
+    path.with_name(path.name + ".keys").write_text("\n".join(keys), encoding="utf-8")
+    index = built(keys, vectors, threshold=200, path=path)
+    assert not index.loaded and index.approximate
+    assert index.search(vectors[5], 1)[0][0] == "k5"
+    assert usearch_index.Index.metadata(str(path))["kind_scalar"] == usearch_index.ScalarKind.I8

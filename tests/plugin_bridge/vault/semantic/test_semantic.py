@@ -14,6 +14,9 @@ import pytest
 from llm_service.embedders import FakeEmbedder
 from plugin_bridge.vault.chunks import MAX_CHARS, chunk_note, embed_text
 from plugin_bridge.vault.lexical.index import SearchIndex
+from plugin_bridge.vault.lexical.query import Query
+from plugin_bridge.vault.lexical.reader import IndexReader
+from plugin_bridge.vault.semantic import semantic_index
 from plugin_bridge.vault.semantic.hybrid import fuse, lexical_confidence, related_notes, rrf
 from plugin_bridge.vault.semantic.semantic_index import Progress, SemanticIndex
 from plugin_bridge.vault.semantic.vectors import ExactVectorIndex
@@ -28,6 +31,32 @@ NOTES = {
     "中文/花园.md": "# 花园\n番茄需要每天浇水，夏天更要注意。",
     "日本語/天気.md": "# 天気\n東京の天気は明日雨です。傘を持っていきましょう。",
 }
+
+WORDS = [
+    "care",
+    "water",
+    "light",
+    "soil",
+    "frost",
+    "bud",
+    "pipeline",
+    "release",
+    "invoice",
+    "ledger",
+    "ticket",
+    "window",
+    "lamp",
+    "harvest",
+    "compost",
+    "shade",
+    "morning",
+    "evening",
+    "budget",
+    "branch",
+    "merge",
+    "audit",
+    "seed",
+]
 
 
 def write(root: Path, notes: dict[str, str]) -> None:
@@ -287,6 +316,80 @@ async def test_folder_and_tag_filters_apply_to_vectors(vault: Harness) -> None:
     await vault.open(FakeEmbedder())
     found = await vault.search("tomato", 5, mode="semantic", folder="Work")
     assert [h.path for h in found.hits] == ["Work/Deploy.md"]
+
+
+async def test_filters_past_the_graph_threshold_give_what_exact_search_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the graph answering, a path or tag filter over half the vault (more chunks than
+    the bound for an exact search, set low here) takes the graph's nearest chunks that pass
+    (not a list of every chunk in it), and finds the same notes, in the same order, as exact
+    search; a filter too narrow for that is searched exactly."""
+    monkeypatch.setattr(semantic_index, "EXACT_FILTER", 20)
+    words = np.random.default_rng(0).choice(WORDS, size=(400, 6)).tolist()
+    notes = {
+        f"{'Garden' if n % 2 else 'Work'}/Note {n}.md": f"#{'green' if n % 2 else 'grey'}\n"
+        f"{['Tomatoes', 'Roses', 'Deploys', 'Invoices'][n % 4]} need {' '.join(words[n])}.\n"
+        for n in range(400)
+    }
+    notes["Attic/Lamp.md"] = "An old lamp that needs care."
+    write(tmp_path / "vault", notes)
+    listed: list[str] = []
+    listing = IndexReader.filtered_chunk_hashes
+
+    def counted(reader: IndexReader, query: Query) -> list[str]:
+        listed.append(query.text)
+        return listing(reader, query)
+
+    monkeypatch.setattr(IndexReader, "filtered_chunk_hashes", counted)
+    found: dict[int, list[list[str]]] = {}
+    for threshold in (1, 1_000_000):  # the graph, then exact search alone
+        harness = Harness(tmp_path / "vault", tmp_path / f"data{threshold}")
+        await harness.open(FakeEmbedder(), ann_threshold=threshold)
+        vectors = harness.semantic.vector_index() if harness.semantic else None
+        assert vectors is not None and vectors.wait_until_built(30)
+        assert vectors.approximate == (threshold == 1)
+        found[threshold] = [
+            [hit.path for hit in (await harness.search(query, 5, mode)).hits]
+            for query in ("tomatoes care path:Garden", "roses tag:#green", "lamp path:Attic")
+            for mode in ("semantic", "hybrid")
+        ]
+        await harness.close()
+        if threshold == 1:  # only the narrow filter (one note) was listed
+            assert listed == ["lamp", "lamp"]
+    assert found[1] == found[1_000_000]
+    assert all(path.startswith("Garden/") for path in found[1][0] + found[1][2])
+    assert found[1][4] == ["Attic/Lamp.md"]
+
+
+async def test_a_filter_of_few_chunks_is_searched_exactly_without_asking_the_graph(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A filter whose notes hold few chunks (a tag on a handful of notes) is scored exactly
+    among them straight away: the graph's candidates are never checked against it."""
+    write(
+        tmp_path / "vault",
+        {
+            f"Notes/Note {n}.md": f"{'#rare ' if n < 3 else ''}Tomatoes number {n}.\n"
+            for n in range(60)
+        },
+    )
+    harness = Harness(tmp_path / "vault", tmp_path / "data")
+    await harness.open(FakeEmbedder(), ann_threshold=1)
+    vectors = harness.semantic.vector_index() if harness.semantic else None
+    assert vectors is not None and vectors.wait_until_built(30) and vectors.approximate
+    checked: list[int] = []
+    among = IndexReader.filtered_among
+
+    def counted(reader: IndexReader, query: Query, hashes: list[str]) -> set[str]:
+        checked.append(len(hashes))
+        return among(reader, query, hashes)
+
+    monkeypatch.setattr(IndexReader, "filtered_among", counted)
+    found = await harness.search("tomatoes tag:#rare", 5, "semantic")
+    await harness.close()
+    assert sorted(hit.path for hit in found.hits) == [f"Notes/Note {n}.md" for n in range(3)]
+    assert checked == []
 
 
 @pytest.mark.parametrize(
