@@ -3,11 +3,13 @@
 :data:`ProviderName` is the list of providers; the bridge's CLI choices, settings validation and
 wire enum (and, through the generated schema, the plugin's lists) are derived from it. A model
 provider's facts (label, key variable, default origin, key rule, local or hosted, default base
-URL, recommended models) are one :class:`ProviderProfile` row of :data:`PROFILES`, which every
-table of the bridge and the plugin reads. A model spec is ``provider:model`` or
-``provider/model``, split only when the part before the first
-``:`` or ``/`` is a provider name: Ollama tags (``ollama:llama3.1:8b``) keep their ``:`` and LM
-Studio ids (``qwen/qwen3-4b``) stay whole. Nothing here imports a provider or an SDK, so the
+URL, recommended models, whether compatible servers speak its API, whether it embeds, a local
+runtime's address variable and start command) are one :class:`ProviderProfile` row of
+:data:`PROFILES`, which every table of the bridge and the plugin reads, and the bridge branches
+on these facts, never on a provider's name. A model spec is ``provider:model`` or
+``provider/model``, split only when the part before the first ``:`` or ``/`` is a provider
+name: Ollama tags (``ollama:llama3.1:8b``) keep their ``:`` and LM Studio ids (``qwen/qwen3-4b``)
+stay whole. Nothing here imports a provider or an SDK, so the
 providers read their rows from here and :mod:`llm_service.factory` builds them.
 """
 
@@ -46,6 +48,17 @@ class ProviderProfile(NamedTuple):
     own_models: str | None = None
     """A regular expression that only this vendor's model ids match (``^claude-``): a bare
     model id that matches goes to this provider when it is configured; None: no such prefix."""
+    compatible_servers: bool = False
+    """Whether other servers speak its API at a base URL (LM Studio, vLLM, llama.cpp): setup
+    offers one, and there a chat model left unset is the one the server has loaded."""
+    embeds: bool = False
+    """Whether it serves embeddings too: an embedder of its name (``openai:MODEL``) goes where
+    it goes, with its key (a key sent with ``embedder_base_url`` is bound there)."""
+    host_variable: str | None = None
+    """The runtime's own address variable (``OLLAMA_HOST``: a URL or a bare ``host:port``),
+    its address when no base URL is set."""
+    start_command: str | None = None
+    """The command that starts this local runtime, named when nothing answers at its address."""
 
     def lacks_key(self, key: str | None, base_url: str | None) -> bool:
         """Whether it cannot run with ``key`` (None: none) at ``base_url`` (None: its own)."""
@@ -80,6 +93,8 @@ PROFILES: Final[dict[ProviderName, ProviderProfile]] = {
             default_base_url=None,
             recommended_models=("gpt-6.1-sol", "gpt-6.1-terra", "gpt-6-luna"),
             own_models=r"^(gpt-|chatgpt-|o[1-9](-|$))",
+            compatible_servers=True,
+            embeds=True,
         ),
         ProviderProfile(
             name="ollama",
@@ -91,6 +106,9 @@ PROFILES: Final[dict[ProviderName, ProviderProfile]] = {
             local=True,
             default_base_url="http://127.0.0.1:11434",
             recommended_models=("qwen3:8b", "llama3.1:8b", "mistral-nemo"),
+            embeds=True,
+            host_variable="OLLAMA_HOST",
+            start_command="ollama serve",
         ),
     )
 }

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import urlsplit
 
 from llm_service import lazy
-from llm_service.profiles import PROFILES
+from llm_service.profiles import PROFILES, ProviderName
 from llm_service.warmup import warmed
 
 if TYPE_CHECKING:
@@ -41,6 +41,12 @@ else:
     httpx = lazy.module("httpx")
 
 RuntimeKind = Literal["ollama", "lmstudio"]
+RUNTIME_LABELS: Final[dict[RuntimeKind, str]] = {"ollama": "Ollama", "lmstudio": "LM Studio"}
+RUNTIME_PROVIDERS: Final[dict[RuntimeKind, ProviderName]] = {
+    "ollama": "ollama",
+    "lmstudio": "openai",  # its OpenAI-compatible API, at its base URL
+}
+"""The provider that speaks to each runtime."""
 DEFAULT_OLLAMA: Final = PROFILES["ollama"].default_base_url or ""
 DEFAULT_LMSTUDIO: Final = "http://127.0.0.1:1234"
 RUNTIME_CONNECT_SECONDS: Final = 0.25

@@ -94,14 +94,29 @@ class ToolRegistry:
         """Why a tool that was unregistered with a reason cannot run (until registered again)."""
         self._hidden: frozenset[str] = frozenset()
         """Tools of the registry this one views that it neither offers nor runs (:meth:`view`)."""
+        self._refused: dict[str, str] = {}
+        """Why a hidden tool does not run, for a call that names it (:meth:`view`)."""
+        self._handlers: dict[str, ToolHandler] = {}
+        """The handlers this view runs instead of the registered ones (:meth:`view`)."""
 
-    def view(self, confirm: ConfirmCallback | None, *, hidden: Iterable[str] = ()) -> ToolRegistry:
+    def view(
+        self,
+        confirm: ConfirmCallback | None,
+        *,
+        hidden: Iterable[str] | Mapping[str, str] = (),
+        handlers: Mapping[str, ToolHandler] | None = None,
+    ) -> ToolRegistry:
         """A registry over the same tools (those registered later too) that asks ``confirm``
-        instead, and neither offers nor runs the tools named in ``hidden`` (a chat app's
-        conversation: its own approval buttons, no write tools for a user who may not write)."""
+        instead, neither offers nor runs the tools named in ``hidden`` (a chat app's
+        conversation: its own approval buttons, no write tools for a user who may not write;
+        a mapping gives the sentence a call naming one gets instead of "Unknown tool"), and
+        runs the tools named in ``handlers`` with those handlers (the same spec, permission
+        and timeout: one run's own, say the user whose writes they are)."""
         view = ToolRegistry(confirm=confirm)
         view._tools, view._gone = self._tools, self._gone
         view._hidden = self._hidden | frozenset(hidden)
+        view._refused = {**self._refused, **(hidden if isinstance(hidden, Mapping) else {})}
+        view._handlers = {**self._handlers, **(handlers or {})}
         return view
 
     def _offered(self) -> list[_Tool]:
@@ -193,6 +208,8 @@ class ToolRegistry:
         """None if ``call`` names a registered tool with valid arguments, else why it is not;
         an unknown tool's sentence names ``available`` (default: every tool offered)."""
         tool = None if call.name in self._hidden else self._tools.get(call.name)
+        if tool is None and call.name in self._refused:
+            return self._refused[call.name]
         if tool is None and call.name in self._gone:
             return self._gone[call.name]
         if tool is None:
@@ -216,6 +233,9 @@ class ToolRegistry:
         if problem is not None:
             return _error(call, problem)
         tool = self._tools[call.name]
+        handler = self._handlers.get(call.name)
+        if handler is not None:
+            tool = dataclasses.replace(tool, handler=handler)
         call = _given(tool, call)
         approved = await self._approval(tool, call)
         if isinstance(approved, str):

@@ -119,7 +119,10 @@ class OllamaConnection:
 
     def _network_message(self, exc: Exception) -> str:
         if isinstance(exc, (httpx.ConnectError, ConnectionRefusedError)):
-            return f"Ollama is not reachable at {self.base_url}: start it with `ollama serve`."
+            return (
+                f"Ollama is not reachable at {self.base_url}: start it with "
+                f"`{PROFILES['ollama'].start_command}`."
+            )
         return (
             f"Ollama at {self.base_url} dropped the connection; check that it is still "
             "running and send the message again."

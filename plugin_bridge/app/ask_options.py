@@ -32,8 +32,8 @@ class AskOptions:
     temperature: float | None = None
     """None: the settings' temperature."""
     caller: Caller = OWNER_CALLER
-    """Who asks: the usage is recorded under its key, and the ``vault`` model's write tools
-    are refused to a key without scope ``write`` (else the settings decide)."""
+    """Who asks: the usage is recorded under its key, and the ``vault`` model's tools are those
+    the access policy gives it over HTTP."""
     client: str | None = None
     """The client program's name (its ``initialize``): with no provider, the plugin is told to
     set one in its settings, other clients with the flags and environment."""

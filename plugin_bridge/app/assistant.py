@@ -21,9 +21,9 @@ context variable. Everything a call needs is decided here, once:
 - the structured-output retry: an answer that a strict JSON Schema refuses is asked for again
   once, with the reason; a second failure is an ``invalid_response`` LLMError (HTTP 502).
 
-``model="vault"`` is the assistant itself: the chat model with the vault tools run here (reads
-allowed; writes only with the setting ``http_allow_writes``, as nobody is there to review them),
-the system prompt and the vault's context note, the client's earlier messages as its history.
+``model="vault"`` is the assistant itself: the chat model with the vault tools run here (as the
+access policy gives them to the caller over HTTP: :meth:`ToolAccess.over_http`), the system
+prompt and the vault's context note, the client's earlier messages as its history.
 """
 
 from __future__ import annotations
@@ -54,19 +54,16 @@ from llm_service.tools import ToolRegistry
 from plugin_bridge.app.ask_options import AskOptions
 from plugin_bridge.app.model_routes import ModelRoutes
 from plugin_bridge.app.tool_args import ToolArgs
-from plugin_bridge.app.turn.confirm import ask_plugin
 from plugin_bridge.app.turn.conversation import Turn, TurnParts, TurnRequest, start_turn
 from plugin_bridge.app.turn.prompts import system_prompt
-from plugin_bridge.app.vault_tools import register_vault_tools
 from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
     import jsonschema
 
     from llm_service.providers.base import ChatOptions
-    from plugin_bridge.app.clients import Caller
+    from plugin_bridge.app.access import ToolAccess
     from plugin_bridge.app.settings.providers import Route
-    from plugin_bridge.app.write_through import WriteThrough
 else:
     jsonschema = lazy.module("jsonschema")
 
@@ -79,16 +76,14 @@ ToolArgsT = TypeVar("ToolArgsT", bound=ToolArgs)
 
 class Assistant:
     """Every model call of one server (see the module docstring), over the runtime in effect
-    and a turn's parts; the write-through reviews the ``vault`` model's writes."""
+    and a turn's parts; the access policy gives the ``vault`` model its tools."""
 
-    def __init__(self, parts: TurnParts, writes: WriteThrough) -> None:
+    def __init__(self, parts: TurnParts, access: ToolAccess) -> None:
         self._parts = parts
         """The runtime reader and what a call works with (the vault, spending, the context
         note): a turn's parts, the one-off calls' too."""
         self._runtime = parts.runtime
-        self._writes = writes
-        self._http_tools: dict[tuple[bool, bool], ToolRegistry] = {}
-        """Per ("writes allowed", "reviewed by the local plugin")."""
+        self._access = access
 
     async def turn(self, request: TurnRequest) -> Turn:
         """A conversation's turn, ready to run: the provider, the conversation (the caller's
@@ -149,38 +144,6 @@ class Assistant:
     async def models(self) -> list[str]:
         """The model ids a request can use: ``vault`` and :meth:`ModelRoutes.usable`."""
         return [VAULT_MODEL, *await self.routes.usable()]
-
-    def http_tools(self, caller: Caller) -> ToolRegistry:
-        """The vault tools as HTTP clients and the ``vault`` model use them: reads allowed;
-        a ``write`` key's writes reviewed by the local plugin when one is open (``tool/confirm``
-        to it, then ``note/apply``); otherwise writes refused unless ``http_allow_writes`` and
-        the caller may write (built once per value)."""
-        writes = caller.allows("write")
-        reviewed = self._plugin_reviews(caller)
-        allow = self._runtime().config.http_allow_writes and writes
-        if (allow, reviewed) not in self._http_tools:
-            vault = self._parts.vault
-            confirm = ask_plugin(vault, self._writes.plugin) if reviewed else None
-            registry = ToolRegistry(confirm=confirm)
-            register_vault_tools(
-                registry,
-                vault,
-                write_permission="ask" if reviewed else "allow" if allow else "deny",
-                writer=self._writes.write,
-            )
-            self._http_tools[(allow, reviewed)] = registry
-        return self._http_tools[(allow, reviewed)]
-
-    def plugin_reviewed_tools(self, caller: Caller) -> ToolRegistry | None:
-        """The HTTP vault tools whose writes go to the local plugin's review, when
-        ``caller``'s writes do (MCP over HTTP runs a write key's writes through them); None
-        when they do not (the owner, a key without ``write``, or no plugin open)."""
-        return self.http_tools(caller) if self._plugin_reviews(caller) else None
-
-    def _plugin_reviews(self, caller: Caller) -> bool:
-        """Whether ``caller``'s writes over HTTP go to the local plugin's review: a client key
-        with ``write``, while the plugin (the info file's token) is connected."""
-        return not caller.is_owner and caller.allows("write") and self._writes.plugin() is not None
 
     # -- internals ----------------------------------------------------------------------
 
@@ -361,7 +324,7 @@ class Assistant:
 
     async def _service(self, purpose: str, options: AskOptions) -> LLMService:
         parts, vault, notes = self._parts, self._parts.vault, self._parts.context_notes
-        service = self.service(self.http_tools(options.caller), options)
+        service = self.service(self._access.over_http(options.caller).registry, options)
         service.on_usage = parts.spending.recorder(options.conversation, purpose, options.caller)
         path = self._runtime().config.context_note
         fresh, note = notes.cached(vault, path)

@@ -19,6 +19,7 @@ from plugin_bridge.vault.notes.atomic import write_atomic
 from plugin_bridge.vault.paths import resolve_note, to_posix
 
 if TYPE_CHECKING:
+    from plugin_bridge.app.clients import Caller
     from plugin_bridge.app.vault_tools import Writer
     from plugin_bridge.vault.notes.store import PlannedWrite
     from plugin_bridge.vault.vault import Vault
@@ -30,12 +31,13 @@ MAX_FILE_BYTES: Final = 20 * 1024 * 1024
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9._ -]+")
 
 
-async def capture(vault: Vault, writer: Writer, note: str, text: str, origin: str) -> str:
-    """Append ``- YYYY-MM-DD HH:MM text`` to ``note``, creating it when missing; the note's
-    path. VaultError when the path is refused."""
+async def capture(vault: Vault, writer: Writer, note: str, text: str, user: Caller) -> str:
+    """Append ``- YYYY-MM-DD HH:MM text`` to ``note`` for ``user`` (the audit line's origin
+    is its label), creating it when missing; the note's path. VaultError when the path is
+    refused."""
     line = f"- {datetime.now().astimezone():%Y-%m-%d %H:%M} {' '.join(text.split())}"
     plan = await vault.run(_plan_capture, vault, note, line)
-    result = await writer(plan, origin)
+    result = await writer(plan, user.label, user)
     return result.path
 
 

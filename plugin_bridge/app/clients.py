@@ -37,13 +37,11 @@ import os
 import re
 import secrets
 import time
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
 from llm_service.door import BlockingStore, Door
-from plugin_bridge.app.vault_tools import WRITE_TOOLS
 from plugin_bridge.vault.datadir import PRIVATE_FILE, private_folder
 from plugin_bridge.vault.locking import held
 from plugin_bridge.vault.notes.atomic import write_atomic
@@ -51,8 +49,6 @@ from plugin_bridge.wire.errors import RpcError, WireCode
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
-
-    from llm_service.tools import ToolRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -178,10 +174,6 @@ def remote_peer(address: str, failed: Callable[[str], None]) -> RemotePeer:
 
 
 OWNER_CALLER: Final = Caller(OWNER, OWNER)
-current_caller: ContextVar[Caller] = ContextVar("current_caller", default=OWNER_CALLER)
-"""Who the running request came from, for the logs deep inside llm_service's callbacks (the
-usage log, the audit log); set by the HTTP guard and the WebSocket's scope check. Scope
-decisions never read it: they take the caller they are given."""
 CALLER: Final = "oab.caller"
 """The key of an HTTP request's ASGI scope that holds its :class:`Caller` (set by the guard)."""
 
@@ -210,9 +202,9 @@ def method_scope(method: str) -> str:
     return OWNER
 
 
-def audit_origin(origin: str) -> str:
-    """``origin`` of an audit line, with the client key behind the running request."""
-    caller = current_caller.get()
+def audit_origin(origin: str, caller: Caller) -> str:
+    """``origin`` of an audit line, with the client key (or chat app user) ``caller`` behind
+    it: ``model (key:phone)``; the owner's is ``origin`` alone."""
     return origin if caller.is_owner else f"{origin} ({caller.label})"
 
 
@@ -264,20 +256,6 @@ def http_scope(path: str) -> str:
     """The least scope for an HTTP route: the model's routes need ``chat``, the rest ``read``
     (the write tools behind ``/mcp`` and ``/api/local-llm/*`` are checked per call)."""
     return "chat" if path.rstrip("/") in CHAT_ROUTES else "read"
-
-
-def tool_scope(name: str, registry: ToolRegistry) -> str:
-    """``write`` for a tool that writes or that the user reviews (an MCP server's), else
-    ``read``."""
-    if name in WRITE_TOOLS or registry.permission(name) not in (None, "allow"):
-        return "write"
-    return "read"
-
-
-def check_tools(caller: Caller, names: Iterable[str], registry: ToolRegistry) -> None:
-    """Raise :class:`ForbiddenScope` at the first tool ``caller`` may not run."""
-    for name in names:
-        caller.require(tool_scope(name, registry), f"the tool {name[:80]}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,11 +111,11 @@ def _dropped_key(
     """The message for a change of base URL that dropped the chat provider's key, which left
     no provider: only over the wire does the key have to come again with the URL."""
     name = named_provider(updated)
-    if name not in KEY_FIELDS or KEY_FIELDS[name] not in extra:
+    if name is None or KEY_FIELDS.get(name) not in extra:
         return None
     if choose_provider(updated).name is not None:
         return None
-    bound = getattr(current, HOST_FIELDS[name]) or DEFAULT_ORIGINS[name]
+    bound = current.key_host_of(name) or DEFAULT_ORIGINS[name]
     return (
         f"The {label(name)} key was given for {bound}: send it again together with that base "
         "URL (the key never goes to an address it was not given for)."

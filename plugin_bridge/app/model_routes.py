@@ -34,14 +34,17 @@ from typing import TYPE_CHECKING, Final
 from llm_service import LLMError
 from llm_service.profiles import PROFILES, PROVIDER_NAMES, ProviderName, parse_model_spec
 from plugin_bridge.app.model_ids import close_ids, listed_id
-from plugin_bridge.app.settings.config import BridgeSettings, SettingsError, default_model
-from plugin_bridge.app.settings.keys import KEY_FIELDS
+from plugin_bridge.app.settings.config import (
+    BridgeSettings,
+    SettingsError,
+    base_url_for,
+    default_model,
+)
+from plugin_bridge.app.settings.keys import can_run
 from plugin_bridge.app.settings.providers import PURPOSES, Route
 from plugin_bridge.wire.errors import ModelNotFound, RpcError, WireCode
 
 if TYPE_CHECKING:
-    from pydantic import SecretStr
-
     from llm_service import Provider
     from plugin_bridge.app.runtime import Runtime
 
@@ -104,7 +107,7 @@ class ModelRoutes:
         chat = self.runtime.providers.name
         names = [chat] if chat is not None else []
         settings = self.runtime.config
-        return names + [n for n in PROVIDER_NAMES if n != chat and has_credentials(settings, n)]
+        return names + [n for n in PROVIDER_NAMES if n != chat and routable(settings, n)]
 
     async def usable(self) -> list[str]:
         """The ids a request can use besides ``vault``: the configured chat, fast and deep
@@ -213,7 +216,7 @@ class ModelRoutes:
         runtime = self.runtime
         if name == runtime.providers.name:
             return runtime.route("chat").provider
-        if not has_credentials(runtime.config, name):
+        if not routable(runtime.config, name):
             configured = ", ".join(self.configured()) or "none"
             raise RpcError(
                 WireCode.INVALID_PARAMS,
@@ -226,10 +229,14 @@ class ModelRoutes:
             raise RpcError(WireCode.INVALID_PARAMS, str(exc)) from exc
 
 
-def has_credentials(settings: BridgeSettings, name: ProviderName) -> bool:
-    """Whether the settings let this server call ``name`` besides the chat provider."""
-    field = KEY_FIELDS.get(name)
-    if field is None:
-        return name in settings.base_urls or (name == "ollama" and settings.ollama_host is not None)
-    key: SecretStr | None = getattr(settings, field)
-    return key is not None and bool(key.get_secret_value().strip())
+def routable(settings: BridgeSettings, name: ProviderName) -> bool:
+    """Whether the settings let this server call ``name`` besides the chat provider: it can run
+    at its address (:func:`~plugin_bridge.app.settings.keys.can_run`, the profile's key rule),
+    and a local runtime's address was given (its default one is not tried unasked)."""
+    profile = PROFILES[name]
+    given = name in settings.base_urls or (
+        profile.host_variable is not None and settings.ollama_host is not None
+    )
+    if profile.local and not given:
+        return False
+    return can_run(settings, name, base_url_for(settings, name, None))

@@ -4,8 +4,10 @@ collaborators it needs, and holds the :class:`~plugin_bridge.app.runtime.Runtime
 Built by whoever serves it (``cli/serving.py``, the tests) and handed, with the method router, to
 :func:`plugin_bridge.wire.server.start_server`; handlers reach it as ``ctx.app``. It knows nothing
 of connections or routing: the confirm round trip comes in as a callback
-(:func:`plugin_bridge.app.turn.confirm.ask_client`). No other module of ``app/`` knows it: the
-services get a runtime reader and their collaborators (``TurnParts``, the vault, the spending…).
+(:func:`plugin_bridge.app.turn.confirm.ask_client`), which the access policy
+(:class:`~plugin_bridge.app.access.ToolAccess`) gives each run with its connection. No other
+module of ``app/`` knows it: the services get a runtime reader and their collaborators
+(``TurnParts``, the vault, the spending, the access policy…).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from llm_service import LLMService, Usage
 from llm_service.pricing import cost_usd
-from llm_service.tools import ToolRegistry
+from plugin_bridge.app.access import ToolAccess
 from plugin_bridge.app.assistant import Assistant
 from plugin_bridge.app.bot_state import BotState
 from plugin_bridge.app.clients import OWNER_CALLER, Caller, ClientKeys
@@ -32,9 +34,7 @@ from plugin_bridge.app.runtime import Runtime
 from plugin_bridge.app.settings.providers import ProviderSetup
 from plugin_bridge.app.tool_sources import McpSources, SourceStatus
 from plugin_bridge.app.turn.conversation import TurnParts
-from plugin_bridge.app.turn.prompts import ContextNoteCache, system_prompt
-from plugin_bridge.app.turn.setup import register_setup_tool, setup_prompt, showing_the_note
-from plugin_bridge.app.vault_tools import WRITE_TOOL_NAMES, offer_related, register_vault_tools
+from plugin_bridge.app.turn.prompts import ContextNoteCache
 from plugin_bridge.app.write_through import DEFAULT_APPLY_TIMEOUT, WriteThrough
 from plugin_bridge.vault.semantic.ann import ANN_THRESHOLD
 from plugin_bridge.wire.models import IndexProgress
@@ -42,9 +42,9 @@ from plugin_bridge.wire.models import IndexProgress
 if TYPE_CHECKING:
     from llm_service import LLMService, Message
     from llm_service.embedders import Embedder
-    from llm_service.tools import ConfirmCallback, ToolRegistry
     from plugin_bridge.app.settings.config import BridgeSettings, McpSettings
     from plugin_bridge.app.settings.providers import Purpose, Route
+    from plugin_bridge.app.turn.confirm import ClientReviewer
     from plugin_bridge.vault.semantic.semantic_index import Progress, SemanticIndex
     from plugin_bridge.vault.vault import Vault
     from plugin_bridge.wire.models import Notification
@@ -59,7 +59,7 @@ class BridgeApp:
         self,
         vault: Vault,
         *,
-        confirm: ConfirmCallback,
+        confirm: ClientReviewer,
         providers: ProviderSetup | None = None,
         token: str | None = None,
         max_conversations: int = MAX_CONVERSATIONS,
@@ -74,9 +74,10 @@ class BridgeApp:
         )
         """The settings in effect and their providers; :meth:`apply` swaps it whole."""
         self.token = token or secrets.token_urlsafe(32)
-        self.confirm = confirm
         self.writes = WriteThrough(vault.notes, timeout=apply_timeout)
         """Every write the server makes goes through the plugin's editor when it is open."""
+        self.access = ToolAccess(vault, self.writes, lambda: self.runtime.config, confirm)
+        """Who sees which tools, which writes run and who reviews them, for every transport."""
         self.clients = ClientKeys(vault.data_dir)
         """The client keys (``clients add``), read again when the file changes."""
         self.usage_log = UsageLog(vault.data_dir)  # first: it takes over the old store's rows
@@ -91,14 +92,12 @@ class BridgeApp:
             self.conversations,
             self.spending,
             self.context_notes,
-            tools=self,
+            tools=self.access,
             title_later=self.title_later,
         )
-        self.assistant = Assistant(parts, self.writes)
+        self.assistant = Assistant(parts, self.access)
         """Every model call: conversations' turns, the one-off calls (HTTP, commands)."""
-        self._tools: ToolRegistry | None = None
         self._tool_sources: McpSources | None = None
-        self._setup_tools: ToolRegistry | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._applying = asyncio.Lock()
         self.bots: list[BotState] = []
@@ -133,8 +132,6 @@ class BridgeApp:
             )
             assert vault.semantic is not None
             await vault.semantic.start()
-        if self._tools is not None:
-            offer_related(self._tools, vault)
 
     @property
     def settings(self) -> BridgeSettings | None:
@@ -213,60 +210,18 @@ class BridgeApp:
         cost = cost_usd(model, usage, "openai")
         self.spending.recorder(None, "embedding", OWNER_CALLER)(model, usage, cost, "openai")
 
-    @property
-    def tools(self) -> ToolRegistry:
-        """The vault tools without a model (tools/list, tools/execute); built on first use."""
-        if self._tools is None:
-            self._tools = ToolRegistry(confirm=self.confirm)
-            register_vault_tools(
-                self._tools, self.vault, write_permission="ask", writer=self.writes.write
-            )
-        return self._tools
-
     async def use_mcp_servers(self, mcp: McpSettings) -> None:
         """Offer the model the tools of these MCP servers (started, stopped or restarted to
         match; called at start and when the settings change)."""
         if self._tool_sources is None:
             if not mcp.servers:
                 return
-            self._tool_sources = McpSources(self.tools)
+            self._tool_sources = McpSources(self.access.tools)
         await self._tool_sources.apply(mcp)
 
     def mcp_status(self) -> list[SourceStatus]:
         """Each configured MCP server's state, for health."""
         return [] if self._tool_sources is None else self._tool_sources.status()
-
-    @property
-    def setup_tools(self) -> ToolRegistry:
-        """The tools of a setup turn (chat/send with setup): the vault tools and
-        ``complete_setup``, which writes the context note after the user's review."""
-        if self._setup_tools is None:
-
-            def note_path() -> str:
-                return self.runtime.config.context_note
-
-            self._setup_tools = ToolRegistry(confirm=showing_the_note(self.confirm, note_path))
-            register_vault_tools(
-                self._setup_tools, self.vault, write_permission="ask", writer=self.writes.write
-            )
-            register_setup_tool(self._setup_tools, self.vault, note_path, self.writes.write)
-        return self._setup_tools
-
-    def prepare_turn(self, service: LLMService, *, setup: bool, has_note: bool) -> None:
-        """The system prompt and tools of a turn: the setup conversation's, or every chat's."""
-        if setup:
-            service.tools = self.setup_tools
-            prompt = setup_prompt(self.vault.name, self.runtime.config.context_note, has_note)
-        else:
-            service.tools = self.tools
-            prompt = system_prompt(self.vault.name)
-        service.set_system_prompt(prompt)
-
-    def tools_asking(self, confirm: ConfirmCallback, caller: Caller) -> ToolRegistry:
-        """Every chat's tools with writes approved by ``confirm`` (a chat app's buttons); a
-        caller without scope ``write`` is not offered the write tools at all."""
-        hidden = () if caller.allows("write") else WRITE_TOOL_NAMES
-        return self.tools.view(confirm, hidden=hidden)
 
     def title_later(self, conversation_id: str, exchange: list[Message], caller: Caller) -> None:
         """Ask the fast model, in the background, for the conversation's title (only when a
@@ -304,7 +259,7 @@ class BridgeApp:
     def _new_service(self, conversation_id: str) -> LLMService:
         """A conversation's service: the same vault tools for every one (built once); its
         usage recorder is set per turn, with the caller (``app/turn/conversation.py``)."""
-        return self.assistant.service(self.tools)
+        return self.assistant.service(self.access.tools)
 
 
 async def _logged(step: str, work: Awaitable[None]) -> None:

@@ -1,21 +1,22 @@
 """The tools as clients run them without a model: :meth:`Tools.run` checks a batch of calls
-(the caller's scope, each call's arguments) and runs the valid ones in order under their
+(the run's caller's scope, each call's arguments) and runs the valid ones in order under their
 permissions; :meth:`Tools.listed` gives the tool list in a provider's format.
 
-Every transport runs tools through here: ``tools/execute`` and ``tools/list`` on the WebSocket,
-``/api/local-llm/execute-tools`` and ``/api/local-llm/tools`` over HTTP, and MCP's
+Every transport runs tools through here, each with the tools the access policy hands it
+(:class:`~plugin_bridge.app.access.ToolAccess`): ``tools/execute`` and ``tools/list`` on the
+WebSocket, ``/api/local-llm/execute-tools`` and ``/api/local-llm/tools`` over HTTP, and MCP's
 ``tools/call`` (:mod:`plugin_bridge.mcp.tools`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from llm_service import ToolCall
 from llm_service.factory import provider_class as of_provider
 from llm_service.providers.common import strict_function_tool
-from plugin_bridge.app.clients import OWNER_CALLER, Caller, check_tools, tool_scope
+from plugin_bridge.app.vault_tools import WRITE_TOOLS, ToolRun
 from plugin_bridge.wire.errors import ToolDeniedError
 from plugin_bridge.wire.models import InvalidCall, ToolExecution, ToolsExecuteResult, dump
 from plugin_bridge.wire.models.base import ToolFormat
@@ -23,6 +24,7 @@ from plugin_bridge.wire.models.base import ToolFormat
 if TYPE_CHECKING:
     from llm_service import Provider, ToolSpec
     from llm_service.tools import ToolRegistry
+    from plugin_bridge.app.clients import Caller
 
 DEFAULT_FORMAT: ToolFormat = "anthropic"
 Call = tuple[str, dict[str, Any] | str]
@@ -42,28 +44,25 @@ class ToolsDenied(ToolDeniedError):
 
 
 class Tools:
-    """The calls of one registry (the app's vault tools, or those HTTP clients may use)."""
+    """The calls of one run (:class:`ToolRun`: whose they are) over a registry bound to it."""
 
-    def __init__(self, registry: ToolRegistry) -> None:
+    def __init__(self, registry: ToolRegistry, run: ToolRun) -> None:
         self.registry = registry
+        self.tool_run = run
 
     def listed(
-        self,
-        tool_format: ToolFormat,
-        *,
-        runnable_only: bool = False,
-        caller: Caller = OWNER_CALLER,
+        self, tool_format: ToolFormat, *, runnable_only: bool = False
     ) -> list[dict[str, Any]]:
-        """The tools ``caller`` may run, in ``tool_format`` (``runnable_only``: without those
-        whose permission is ``deny``)."""
-        usable = set(self.usable(caller, runnable_only=runnable_only))
+        """The tools the run's caller may run, in ``tool_format`` (``runnable_only``: without
+        those whose permission is ``deny``)."""
+        usable = set(self.usable(runnable_only=runnable_only))
         specs = [spec for spec in self.registry.tool_specs() if spec.name in usable]
         return formatted_tools(tool_format, specs)
 
-    def usable(self, caller: Caller, *, runnable_only: bool = True) -> list[str]:
-        """The names of the tools ``caller``'s scope lets it run (``runnable_only``: and whose
-        permission is not ``deny``), in registration order."""
-        registry = self.registry
+    def usable(self, *, runnable_only: bool = True) -> list[str]:
+        """The names of the tools the run's caller's scope lets it run (``runnable_only``: and
+        whose permission is not ``deny``), in registration order."""
+        registry, caller = self.registry, self.tool_run.caller
         return [
             name
             for name in registry.get_registered_tools()
@@ -71,21 +70,16 @@ class Tools:
             and not (runnable_only and registry.permission(name) == "deny")
         ]
 
-    async def run(
-        self,
-        calls: Sequence[Call],
-        *,
-        caller: Caller = OWNER_CALLER,
-        id_prefix: str = "call",
-        denied: Collection[str] = (),
-    ) -> ToolsExecuteResult:
-        """Run ``calls`` for ``caller``: ForbiddenScope (-32004) at the first tool its key may
-        not run; the invalid calls reported, the valid ones run in order. A call that is not
-        approved (permission ``deny``, or ``ask`` answered no: its id, ``{id_prefix}-{index}``,
-        lands in ``denied``) stops the run with :class:`ToolsDenied` (-32030)."""
+    async def run(self, calls: Sequence[Call], *, id_prefix: str = "call") -> ToolsExecuteResult:
+        """Run ``calls`` for the run's caller: ForbiddenScope (-32004) at the first tool its
+        key may not run; the invalid calls reported, the valid ones run in order. A call that
+        is not approved (permission ``deny``, or ``ask`` answered no: its id,
+        ``{id_prefix}-{index}``, lands in the run's ``denied``) stops the run with
+        :class:`ToolsDenied` (-32030)."""
+        caller = self.tool_run.caller
         check_tools(caller, (name for name, _ in calls), self.registry)
-        runnable, invalid = self._checked(calls, id_prefix, self.usable(caller))
-        results = await self._run(runnable, denied)
+        runnable, invalid = self._checked(calls, id_prefix, self.usable())
+        results = await self._run(runnable)
         return ToolsExecuteResult(results=results, invalid_calls=invalid)
 
     def _checked(
@@ -108,8 +102,8 @@ class Tools:
                 invalid.append(InvalidCall(index=index, name=name, reason=reason))
         return runnable, invalid
 
-    async def _run(self, runnable: Runnable, denied: Collection[str]) -> list[ToolExecution]:
-        registry = self.registry
+    async def _run(self, runnable: Runnable) -> list[ToolExecution]:
+        registry, denied = self.registry, self.tool_run.denied
         results: list[ToolExecution] = []
         ran: list[int] = []
         for index, call in runnable:
@@ -121,6 +115,20 @@ class Tools:
             )
             ran.append(index)
         return results
+
+
+def tool_scope(name: str, registry: ToolRegistry) -> str:
+    """``write`` for a tool that writes or that the user reviews (an MCP server's), else
+    ``read``."""
+    if name in WRITE_TOOLS or registry.permission(name) not in (None, "allow"):
+        return "write"
+    return "read"
+
+
+def check_tools(caller: Caller, names: Iterable[str], registry: ToolRegistry) -> None:
+    """Raise :class:`ForbiddenScope` at the first tool ``caller`` may not run."""
+    for name in names:
+        caller.require(tool_scope(name, registry), f"the tool {name[:80]}")
 
 
 def provider_class(name: ToolFormat) -> type[Provider]:

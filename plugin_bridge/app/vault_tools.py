@@ -5,20 +5,21 @@ default: the user approves each one, shown what :func:`plan_tool_call` works out
 and after, and a title in words). Each write tool says how it plans its write, how it is titled
 and how it writes text the user kept instead (:class:`_Write`); nothing else names a write tool.
 Writes are made by a ``writer`` (the app's write-through to Obsidian; the note store itself by
-default). A refused operation raises VaultError, whose sentence the model reads as an error
-result. Results are compact JSON objects with short keys.
+default) for the caller of the :class:`ToolRun` the handlers are bound to
+(:func:`write_handlers`: the audit line names it). A refused operation raises VaultError, whose
+sentence the model reads as an error result. Results are compact JSON objects with short keys.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TypeVar
 
 from llm_service.messages import ToolCall
 from llm_service.tools import Permission, ToolHandler, ToolOutput, ToolRegistry
+from plugin_bridge.app.clients import OWNER_CALLER, Caller, audit_origin
 from plugin_bridge.app.tool_args import (
     READ_LIMIT_CHARS,
     AppendToNoteArgs,
@@ -48,8 +49,42 @@ EXCERPT_CHARS: Final = 800
 RELATED_TOOL: Final = RelatedNotesArgs.TOOL
 """Offered only while the vault has semantic search (an embedder): see :func:`offer_related`."""
 
-Writer = Callable[[PlannedWrite, str], Awaitable[WriteResult]]
-"""Makes a planned write for an origin ("model"); VaultError when it is refused."""
+Writer = Callable[[PlannedWrite, str, Caller], Awaitable[WriteResult]]
+"""Makes a planned write for an origin ("model") and a caller (the audit line names both);
+VaultError when it is refused."""
+
+
+@dataclass(slots=True)
+class ToolRun:
+    """One run of tools (a chat turn's tool loop, one ``tools/execute``, one HTTP or MCP call):
+    who it runs for, and what its user reviewed. The access policy
+    (:class:`~plugin_bridge.app.access.ToolAccess`) makes one per run and binds the write tools
+    and the confirm callback to it; nothing finds it through a context variable."""
+
+    caller: Caller
+    """Who asked: its scope decides what runs, and the audit line of each write names it."""
+    reviewed: dict[str, str | None] = field(default_factory=dict)
+    """The hash of each note (by path) as it was when the user was shown a write to approve
+    (None: a new note); the approved write must find the note unchanged."""
+    denied: set[str] = field(default_factory=set)
+    """Ids of the calls the user did not approve."""
+
+    def remember_review(self, path: str, version: str | None) -> None:
+        """Hold the approved write of ``path`` to ``version`` of the note (None: a new note)."""
+        self.reviewed[path] = version
+
+    def check_reviewed(self, plan: PlannedWrite) -> None:
+        """VaultError(conflict) when the note changed since the user reviewed this write
+        (checked once)."""
+        if plan.path not in self.reviewed:
+            return
+        if self.reviewed.pop(plan.path) != plan.old_hash:
+            raise VaultError(
+                "conflict",
+                f"'{plan.path}' changed while the user was reviewing this change, so nothing "
+                "was written: read it again and redo the change.",
+                path=plan.path,
+            )
 
 
 def register_vault_tools(
@@ -61,11 +96,12 @@ def register_vault_tools(
 ) -> list[str]:
     """Register the seven vault tools on ``registry`` (an ``LLMService``'s is ``service.tools``),
     and related_notes when the vault has an embedder; reads "allow", writes
-    ``write_permission``, made by ``writer`` (the note store by default).
+    ``write_permission``, made by ``writer`` (the note store by default) as the owner's (a view
+    of the registry runs them for another caller: :func:`write_handlers`).
 
     Returns their names: ``VAULT_TOOL_NAMES`` in order, then related_notes if registered.
     """
-    tools = _VaultTools(vault, writer or store_writer(vault.notes))
+    tools = _VaultTools(vault, writer or store_writer(vault.notes), ToolRun(OWNER_CALLER))
     for spec in _SPECS:
         _register(registry, spec, tools, write_permission)
     return [*VAULT_TOOL_NAMES, *([RELATED_TOOL] if offer_related(registry, vault) else [])]
@@ -77,7 +113,8 @@ def offer_related(registry: ToolRegistry, vault: Vault) -> bool:
     wanted = vault.semantic is not None
     present = registry.permission(RELATED_TOOL) is not None
     if wanted and not present:
-        _register(registry, _RELATED_SPEC, _VaultTools(vault, store_writer(vault.notes)), "allow")
+        tools = _VaultTools(vault, store_writer(vault.notes), ToolRun(OWNER_CALLER))
+        _register(registry, _RELATED_SPEC, tools, "allow")
     elif present and not wanted:
         registry.unregister_tool(
             RELATED_TOOL, "related_notes needs semantic search, and no embedder is configured."
@@ -97,11 +134,19 @@ def _register(
     )
 
 
+def write_handlers(vault: Vault, writer: Writer, run: ToolRun) -> dict[str, ToolHandler]:
+    """The write tools' handlers for ``run`` (a registry's view runs them instead of those
+    :func:`register_vault_tools` registered): each write is held to the version its user
+    reviewed, and made for ``run``'s caller."""
+    tools = _VaultTools(vault, writer, run)
+    return {spec.args.TOOL: _bind(spec, tools) for spec in _SPECS if spec.write is not None}
+
+
 def store_writer(notes: NoteStore) -> Writer:
     """The note store making planned writes itself (no plugin to ask)."""
 
-    async def write(plan: PlannedWrite, origin: str) -> WriteResult:
-        return await FILES.run(notes.write_planned, plan, origin)
+    async def write(plan: PlannedWrite, origin: str, caller: Caller) -> WriteResult:
+        return await FILES.run(notes.write_planned, plan, audit_origin(origin, caller))
 
     return write
 
@@ -131,35 +176,6 @@ def kept_arguments(call: ToolCall, plan: PlannedWrite, after: str) -> dict[str, 
     write = _WRITES[call.name]
     kept: ToolArgs = write.kept(plan, write.args.model_validate(call.arguments), after)
     return kept.model_dump(exclude_none=True)
-
-
-_REVIEWED: ContextVar[dict[str, str | None]] = ContextVar("reviewed_versions")
-"""The hash of each note (by path) as it was when the user was shown a write to approve, in
-the task that runs the tool loop; the approved write must find the note unchanged."""
-
-
-def remember_review(path: str, version: str | None) -> None:
-    """Hold the approved write of ``path`` to ``version`` of the note (None: a new note); call
-    it in the task that runs the tool, as the confirm callback is."""
-    versions = _REVIEWED.get(None)
-    if versions is None:
-        versions = {}
-        _REVIEWED.set(versions)
-    versions[path] = version
-
-
-def _check_reviewed(plan: PlannedWrite) -> None:
-    """VaultError(conflict) when the note changed since the user reviewed this write (once)."""
-    versions = _REVIEWED.get(None)
-    if versions is None or plan.path not in versions:
-        return
-    if versions.pop(plan.path) != plan.old_hash:
-        raise VaultError(
-            "conflict",
-            f"'{plan.path}' changed while the user was reviewing this change, so nothing was "
-            "written: read it again and redo the change.",
-            path=plan.path,
-        )
 
 
 def _check_expected(plan: PlannedWrite, expected: str | None) -> None:
@@ -236,11 +252,12 @@ class _VaultTools:
     """The handlers, each given its tool's typed arguments: reads are sync (the tool registry
     runs them in a worker thread), writes async (their writer may ask Obsidian)."""
 
-    def __init__(self, vault: Vault, writer: Writer) -> None:
+    def __init__(self, vault: Vault, writer: Writer, run: ToolRun) -> None:
         self.vault = vault
         self.notes = vault.notes
         self.index = vault.index
         self.writer = writer
+        self.run = run
 
     async def search_notes(self, args: SearchNotesArgs) -> ToolOutput:
         found = await self.vault.search(args.query, args.limit)
@@ -313,8 +330,8 @@ class _VaultTools:
     async def write(self, write: _Write[A], args: A) -> ToolOutput:
         plan = await self.vault.run(write.plan, self.notes, args)
         _check_expected(plan, getattr(args, "expected_hash", None))
-        _check_reviewed(plan)
-        written = await self.writer(plan, "model")
+        self.run.check_reviewed(plan)
+        written = await self.writer(plan, "model", self.run.caller)
         return {"path": written.path, "hash": written.hash}
 
 
@@ -447,18 +464,3 @@ _WRITES: Final[dict[str, _Write[Any]]] = {
     **{spec.args.TOOL: spec.write for spec in _SPECS if spec.write},
     "complete_setup": _REPLACE,
 }
-
-HTTP_WRITES_OFF: Final = (
-    "writes over HTTP are off: turn on the setting http_allow_writes "
-    "(AI_BRIDGE_HTTP_ALLOW_WRITES=true) to let HTTP clients write"
-)
-"""Why an HTTP client's write (``/mcp``, ``/api/local-llm/execute-tools``) is refused."""
-STDIO_WRITES_OFF: Final = (
-    "this MCP server is read-only: start it with --allow-writes to let clients write"
-)
-"""Why a write of the ``mcp`` command's client is refused."""
-
-
-def write_refusal(name: str, writes_off: str) -> str:
-    """The one sentence refusing write tool ``name``, ``writes_off`` saying which switch is off."""
-    return f"{name} changes notes, and {writes_off}."

@@ -37,6 +37,7 @@ from plugin_bridge.wire.errors import WireCode
 from plugin_bridge.wire.models import NOTE_APPLY, NoteApplyParams, dump
 
 if TYPE_CHECKING:
+    from plugin_bridge.app.clients import Caller
     from plugin_bridge.vault.notes.store import NoteStore, PlannedWrite, WriteResult
     from plugin_bridge.wire.context import Peer
     from plugin_bridge.wire.protocol import Response
@@ -83,9 +84,10 @@ class WriteThrough:
         self._plugins = [p for p in self._plugins if not p.closed]
         return self._plugins[-1] if self._plugins else None
 
-    async def write(self, plan: PlannedWrite, origin: str) -> WriteResult:
-        """Make ``plan`` (see the module docstring); VaultError as the note store raises."""
-        origin = audit_origin(origin)
+    async def write(self, plan: PlannedWrite, origin: str, caller: Caller) -> WriteResult:
+        """Make ``plan`` for ``caller`` (see the module docstring; the audit line names
+        ``origin`` and the caller); VaultError as the note store raises."""
+        origin = audit_origin(origin, caller)
         peer = self._newest() if plan.before is not None else None
         notes = self.notes
         if peer is None:

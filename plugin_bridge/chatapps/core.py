@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from llm_service import LLMError, ResponseComplete, TextDelta
 from plugin_bridge.app.capture import MAX_FILE_BYTES, capture, save_attachment
-from plugin_bridge.app.clients import AppUser, current_caller
+from plugin_bridge.app.clients import AppUser
 from plugin_bridge.app.turn.confirm import CHAT_APP_CONFIRM_TIMEOUT, WriteReview, ask_chat
 from plugin_bridge.app.turn.conversation import TurnRequest
 from plugin_bridge.chatapps.stream import EDIT_INTERVAL, ChatSurface, Stream, formatted_or_plain
@@ -139,7 +139,6 @@ class ChatCore:
         if not message.private and not message.mentioned:
             return
         user = AppUser(str(message.user), self.settings.scope, self.name)
-        current_caller.set(user)  # the audit log's line names the chat app's user
         lock = self._chats.setdefault(message.chat.chat_id, asyncio.Lock())
         async with lock:
             try:
@@ -190,9 +189,7 @@ class ChatCore:
             await self._say(chat, "This bot may only search (scope read).")
             return
         try:
-            path = await capture(
-                self.vault, self.writer, self.settings.capture_note, text, user.label
-            )
+            path = await capture(self.vault, self.writer, self.settings.capture_note, text, user)
         except VaultError as exc:
             await self._say(chat, exc.message)
             return
@@ -280,14 +277,14 @@ class ChatCore:
     ) -> str:
         chat_id = chat.chat_id
         conversation = await self.store.execute(lambda s: s.conversation(self.name, chat_id))
-        confirm = ask_chat(self.vault, self._shower(chat, user), timeout=self.confirm_timeout)
+        reviewer = ask_chat(self.vault, self._shower(chat, user), timeout=self.confirm_timeout)
         request = TurnRequest(
             text,
             conversation_id=conversation,
             context=context,
             caller=user,
             client=self.name,
-            confirm=confirm,
+            reviewer=reviewer,
         )
         try:
             turn = await self.assistant.turn(request)
@@ -295,7 +292,7 @@ class ChatCore:
             if conversation is None or exc.code != WireCode.INVALID_PARAMS:
                 raise
             request = TurnRequest(
-                text, context=context, caller=user, client=self.name, confirm=confirm
+                text, context=context, caller=user, client=self.name, reviewer=reviewer
             )
             turn = await self.assistant.turn(request)  # its conversation was deleted
         final = ""

@@ -99,8 +99,8 @@ def _stdio_companion(allow_writes: bool) -> Callable[[BridgeApp], Awaitable[None
 def _local_tools(app: BridgeApp, allow_writes: bool) -> LocalTools:
     return LocalTools(
         app.vault,
+        app.access,
         allow_writes=allow_writes,
-        writer=app.writes.write,
         prompts_folder=lambda: app.config.prompts_folder,
     )
 

@@ -138,7 +138,7 @@ async def _listen_http(
 ) -> None:
     """The HTTP API with MCP on ``http_sock`` and, with ``--remote``, the remote listener; at
     the end MCP's streams close before each listener (an open ``/sse`` would hold it open)."""
-    mcp_app = streamable_http_app(app)  # writes while http_allow_writes is on
+    mcp_app = streamable_http_app(app)  # writes as the access policy says
     mcp_routes = mcp_mounts(mcp_app)
     limits = HttpLimits(timeout=settings.http_timeout)
     http_app = build_http_app(

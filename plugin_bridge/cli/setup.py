@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from llm_service import LLMError, lazy
 from llm_service.catalog import is_chat_model
 from llm_service.profiles import PROFILES, PROVIDER_NAMES, ProviderProfile, provider_name
-from llm_service.runtimes import detect_runtimes
+from llm_service.runtimes import RUNTIME_LABELS, RUNTIME_PROVIDERS, detect_runtimes
 from plugin_bridge.app.settings.config import (
     BridgeSettings,
     answers,
@@ -110,7 +110,7 @@ async def _setup(
 ) -> int:
     found = await _local_runtimes() if provider is None and ask is not None else {}
     if provider is None:
-        default = "ollama" if "ollama" in found else "openai" if "lmstudio" in found else ""
+        default = next(iter(found), "")  # Ollama's when it answers, else LM Studio's
         shown = f" [{default}]" if default else ""
         question = f"Provider ({', '.join(PROVIDER_NAMES)}){shown}: "
         provider = _answer(ask, "--provider", question, default, valid=provider_name)
@@ -119,12 +119,12 @@ async def _setup(
         raise SetupError(f"Unknown provider '{provider}': use one of {', '.join(PROVIDER_NAMES)}.")
     provider = name
     profile = PROFILES[name]
-    if provider == "openai" and api_key is None and base_url is None and ask is not None:
-        suggested = found.get("lmstudio", "")
+    if profile.compatible_servers and api_key is None and base_url is None and ask is not None:
+        suggested = found.get(name, "")
         base_url = (
             ask(
-                "OpenAI-compatible server URL (LM Studio, vLLM, llama.cpp, OpenRouter; empty for "
-                f"OpenAI's API) [{suggested}]: "
+                f"{profile.label}-compatible server URL (LM Studio, vLLM, llama.cpp, OpenRouter; "
+                f"empty for {profile.label}'s API) [{suggested}]: "
             ).strip()
             or suggested
             or None
@@ -134,9 +134,9 @@ async def _setup(
         where = f" for {base_url}" if base_url else ""
         api_key = _answer(ask_secret, "--api-key", f"{profile.label} API key{where}: ")
         key_source = "the key you typed"
-    if provider == "ollama" and base_url is None and ask is not None:
-        suggested = found.get("ollama", profile.default_base_url or "")
-        base_url = ask(f"Ollama URL [{suggested}]: ").strip() or found.get("ollama")
+    if profile.local and base_url is None and ask is not None:
+        suggested = found.get(name, profile.default_base_url or "")
+        base_url = ask(f"{profile.label} URL [{suggested}]: ").strip() or found.get(name)
     # a new provider brings its own address and model: the old ones are not carried over
     values: dict[str, object] = {"provider": provider, "base_url": base_url, "model": None}
     if api_key:
@@ -228,7 +228,8 @@ async def _checked_models(
     variable."""
     url = provider.base_url or PROFILES[name].default_origin or ""
     if url and not await answers(url):
-        hint = "start it (`ollama serve`)" if name == "ollama" else "check the address"
+        start = PROFILES[name].start_command
+        hint = f"start it (`{start}`)" if start else "check the address"
         raise SetupError(f"Nothing answers at {url}: {hint}, or pass the right --base-url.")
     try:
         return await provider.list_models()
@@ -241,18 +242,20 @@ async def _checked_models(
         ) from None
 
 
-async def _local_runtimes() -> dict[str, str]:
-    """The local runtimes that answer, kind → the base URL to use (Ollama, LM Studio), said
-    on the terminal as they are found."""
-    found: dict[str, str] = {}
+async def _local_runtimes() -> dict[ProviderName, str]:
+    """The local runtimes that answer (Ollama first, then LM Studio), as the provider that
+    speaks to each → the base URL to use, said on the terminal as they are found."""
+    found: dict[ProviderName, str] = {}
     for runtime in await detect_runtimes():
         if not runtime.reachable:
             continue
-        label = "Ollama" if runtime.kind == "ollama" else "LM Studio"
         chat = [m.id for m in runtime.models if not m.embedding]
         listed = ", ".join(chat[:6]) + (" …" if len(chat) > 6 else "")
-        print(f"Found {label} at {runtime.base_url} ({len(chat)} chat models: {listed}).")
-        found[runtime.kind] = runtime.base_url
+        print(
+            f"Found {RUNTIME_LABELS[runtime.kind]} at {runtime.base_url} "
+            f"({len(chat)} chat models: {listed})."
+        )
+        found[RUNTIME_PROVIDERS[runtime.kind]] = runtime.base_url
     return found
 
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from llm_service.profiles import PROFILES
 from plugin_bridge.app.conversations.usage import Budgets, Period, Spending
 from plugin_bridge.app.conversations.usage_log import (
     OLD_USAGE_FILE,
@@ -16,7 +17,7 @@ from plugin_bridge.app.conversations.usage_log import (
 )
 from plugin_bridge.vault.datadir import data_dir_for
 
-LOCAL_PROVIDERS = frozenset({"ollama"})
+LOCAL_PROVIDERS = frozenset(name for name, profile in PROFILES.items() if profile.local)
 """Providers whose models run on this computer: nothing is paid per token."""
 LOCAL_COST = "free, runs on this computer"
 """The one wording of a local model's cost (the plugin's chat, rewrite and phone say the same)."""

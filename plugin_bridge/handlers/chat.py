@@ -31,6 +31,7 @@ async def send(ctx: Context, params: ChatSendParams) -> ChatSendResult:
         setup=params.setup,
         caller=caller_of(ctx),
         client=ctx.client,
+        peer=ctx.peer,
         model=params.model,
     )
     turn = await ctx.app.assistant.turn(request)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
-from plugin_bridge.app.clients import OWNER_CALLER, Caller, current_caller
+from plugin_bridge.app.clients import OWNER_CALLER, Caller
 from plugin_bridge.app.state import BridgeApp
 from plugin_bridge.wire.context import RequestContext
 from plugin_bridge.wire.rpc import Router
@@ -22,6 +22,4 @@ async def authorize(ctx: Context, method: str) -> None:
     """The app's scope rules for ``method`` (``initialize`` authenticates itself; a client
     key's request hops once to the keys' door)."""
     if method != "initialize":
-        caller = caller_of(ctx)
-        await ctx.app.clients.authorize(caller, method)
-        current_caller.set(caller)  # this request's task only: the logs name its key
+        await ctx.app.clients.authorize(caller_of(ctx), method)

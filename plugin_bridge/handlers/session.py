@@ -107,7 +107,7 @@ def health_of(app: BridgeApp) -> HealthResult:
         ),
         recommended_models={name: list(models) for name, models in RECOMMENDED_MODELS.items()},
         supported_formats=list(get_args(ToolFormat)),
-        tool_count=len(app.tools.get_registered_tools()),
+        tool_count=len(app.access.tools.get_registered_tools()),
         mcp_servers=[
             McpServerStatus.model_validate(status, from_attributes=True)
             for status in app.mcp_status()

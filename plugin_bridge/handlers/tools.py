@@ -1,11 +1,11 @@
 """Tool methods: tools/list (in a provider's format) and tools/execute (no model needed), over
-the app's :class:`~plugin_bridge.app.tools.Tools`."""
+the :class:`~plugin_bridge.app.tools.Tools` the access policy gives the caller."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from plugin_bridge.app.tools import DEFAULT_FORMAT, Tools
+from plugin_bridge.app.tools import DEFAULT_FORMAT
 from plugin_bridge.handlers.context import AppRouter, Context, caller_of
 from plugin_bridge.wire.models import (
     TOOLS_EXECUTE,
@@ -21,7 +21,8 @@ async def list_tools(ctx: Context, params: ToolsListParams) -> ToolsListResult:
     """The vault tools the caller may run, in the given provider's tool format."""
     app = ctx.app
     tool_format = params.format or app.providers.name or DEFAULT_FORMAT
-    return ToolsListResult(tools=Tools(app.tools).listed(tool_format, caller=caller_of(ctx)))
+    tools = app.access.for_client(ctx.peer, caller_of(ctx))
+    return ToolsListResult(tools=tools.listed(tool_format))
 
 
 async def execute(ctx: Context, params: ToolsExecuteParams) -> ToolsExecuteResult:
@@ -29,9 +30,8 @@ async def execute(ctx: Context, params: ToolsExecuteParams) -> ToolsExecuteResul
     calls: list[tuple[str, dict[str, Any] | str]] = [
         (item.name, dict(item.arguments)) for item in params.calls
     ]
-    return await Tools(ctx.app.tools).run(
-        calls, caller=caller_of(ctx), id_prefix=f"execute-{ctx.request_id}", denied=ctx.denied
-    )
+    tools = ctx.app.access.for_client(ctx.peer, caller_of(ctx))
+    return await tools.run(calls, id_prefix=f"execute-{ctx.request_id}")
 
 
 def register(router: AppRouter) -> None:

@@ -119,7 +119,7 @@ async def undo_note(ctx: Context, params: NoteUndoParams) -> NoteUndoResult:
     if not caller.is_owner:  # a client key undoes its own writes only
         entries = await vault.run(vault.notes.audit.entries, UNDO_LOOKBACK)
         check_undo(caller, params.path, entries)
-    undone = await vault.run(vault.notes.undo, params.path, origin=audit_origin("user"))
+    undone = await vault.run(vault.notes.undo, params.path, origin=audit_origin("user", caller))
     if params.conversation_id is not None:
         await check_own(ctx, params.conversation_id)
         ctx.app.conversations.undone(params.conversation_id, undone.path)
@@ -137,7 +137,7 @@ async def _user_write(ctx: Context, plan: Callable[[], PlannedWrite]) -> NoteWri
     """Work a write out off the event loop, then make it as the user's (through Obsidian when
     the plugin has the note open)."""
     planned = await ctx.app.vault.run(plan)
-    written = await ctx.app.writes.write(planned, "user")
+    written = await ctx.app.writes.write(planned, "user", caller_of(ctx))
     return NoteWriteResult(path=written.path, hash=written.hash)
 
 

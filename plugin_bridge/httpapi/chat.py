@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from llm_service.tools import ToolRegistry
     from plugin_bridge.app.clients import Caller
     from plugin_bridge.app.state import BridgeApp
+    from plugin_bridge.app.tools import Tools
 
 PURPOSE: Final = "http"
 """The purpose every HTTP model call is recorded under."""
@@ -24,6 +24,6 @@ class HttpChat:
     def __init__(self, bridge: BridgeApp) -> None:
         self.bridge = bridge
 
-    def tools(self, caller: Caller) -> ToolRegistry:
-        """The vault tools as ``caller`` uses them over HTTP (see ``Assistant.http_tools``)."""
-        return self.bridge.assistant.http_tools(caller)
+    def tools(self, caller: Caller) -> Tools:
+        """The vault tools as ``caller`` uses them over HTTP (see ``ToolAccess.over_http``)."""
+        return self.bridge.access.over_http(caller)

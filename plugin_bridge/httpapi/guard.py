@@ -27,7 +27,6 @@ from plugin_bridge.app.clients import (
     OWNER_CALLER,
     Caller,
     ForbiddenScope,
-    current_caller,
     http_scope,
 )
 from plugin_bridge.app.remote import KEYED, RemoteGate, handshake_key
@@ -134,7 +133,6 @@ class Guard:
         refusal = checked if not isinstance(checked, Caller) else _scope_refusal(checked, path)
         scope[CALLER] = checked
         if isinstance(checked, Caller):
-            current_caller.set(checked)  # this request's task: the logs name its key
             keyed = scope.get("state", {}).get(KEYED)  # set by the remote listener's door
             if keyed is not None:
                 keyed()  # the remote connection no longer counts as keyless

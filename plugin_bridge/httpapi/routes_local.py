@@ -4,14 +4,14 @@ lets this server run the vault tools:
 - ``GET /api/local-llm/health``: ``GET /health``'s answer, its ``toolCount`` the number of
   tools ``GET /api/local-llm/tools`` lists to the same caller;
 - ``GET /api/local-llm/tools?format=…``: the vault tools in any format ``tools/list`` accepts
-  (``lmstudio``: strict tools); the write tools only while the setting ``http_allow_writes``
-  lets them run;
+  (``lmstudio``: strict tools); the write tools only while the access policy lets the caller
+  run them (:meth:`~plugin_bridge.app.access.ToolAccess.over_http`);
 - ``POST /api/local-llm/execute-tools {tool_calls: [{id?, function: {name, arguments}}]}``
   (``arguments`` an object or a JSON string) runs them in order and answers
   ``{results: [{tool_call_id, role: "tool", name, isError, content}], invalidCalls: [{index,
   tool_call_id, name, reason}]}`` as ``tools/execute`` does, each with its call's ``id`` (or
-  one made here), so a client appends the results to its messages as they are. Writes are
-  refused (403 ``tool_denied``, naming the setting) unless ``http_allow_writes`` is on.
+  one made here), so a client appends the results to its messages as they are. A write the
+  policy refuses is a 403 ``tool_denied`` naming the setting that would allow it.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from plugin_bridge.app.tools import DEFAULT_FORMAT, Call, Tools, ToolsDenied
-from plugin_bridge.app.vault_tools import HTTP_WRITES_OFF, WRITE_TOOL_NAMES
+from plugin_bridge.app.access import HTTP_WRITES_OFF
+from plugin_bridge.app.tools import DEFAULT_FORMAT, Call, ToolsDenied
+from plugin_bridge.app.vault_tools import WRITE_TOOL_NAMES
 from plugin_bridge.handlers.session import health_of
 from plugin_bridge.httpapi.bodies import ExecuteToolsBody
 from plugin_bridge.httpapi.openai_format import BadRequest, arguments_in, body_problem
@@ -60,17 +61,16 @@ async def tools(request: Request) -> Response:
 
 def _listed(request: Request, tool_format: ToolFormat) -> list[dict[str, Any]]:
     """The tools the caller may run over HTTP, in ``tool_format``."""
-    caller = caller_of(request)
-    tools = Tools(chat_of(request).tools(caller))
-    return tools.listed(tool_format, runnable_only=True, caller=caller)
+    tools = chat_of(request).tools(caller_of(request))
+    return tools.listed(tool_format, runnable_only=True)
 
 
 async def execute_tools(request: Request) -> Response:
     try:
         ids, calls = _calls(await json_body(request))
-        tools = Tools(chat_of(request).tools(caller_of(request)))
+        tools = chat_of(request).tools(caller_of(request))
         try:
-            result = await tools.run(calls, caller=caller_of(request), id_prefix="http-execute")
+            result = await tools.run(calls, id_prefix="http-execute")
         except ToolsDenied as exc:
             raise _refused(exc, [ids[index] for index in exc.ran]) from None
     except Exception as exc:

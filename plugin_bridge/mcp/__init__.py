@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Final
 
 from llm_service import lazy
 from llm_service.warmup import import_early
-from plugin_bridge.app.vault_tools import HTTP_WRITES_OFF
 from plugin_bridge.mcp.tools import LocalTools
 
 if TYPE_CHECKING:
@@ -38,10 +37,11 @@ MESSAGES_PATH: Final = "/messages"
 
 
 def streamable_http_app(app: BridgeApp, *, allow_writes: bool | None = None) -> McpHttpApp:
-    """The ASGI app of ``/mcp`` for the server of ``app``: its vault's tools, the writes only
-    with ``allow_writes`` (None: while the app's setting ``http_allow_writes`` is on, read at
-    every call). Mount it behind the listener's bearer-token, Origin, Host and size checks,
-    with :meth:`McpHttpApp.lifespan` among the listener's lifespans."""
+    """The ASGI app of ``/mcp`` for the server of ``app``: its vault's tools as the access
+    policy gives them (:meth:`~plugin_bridge.app.access.ToolAccess.for_mcp`), the writes only
+    with ``allow_writes`` (None: as the settings say, read at every call). Mount it behind
+    the listener's bearer-token, Origin, Host and size checks, with
+    :meth:`McpHttpApp.lifespan` among the listener's lifespans."""
     return McpHttpApp(app, allow_writes=allow_writes)
 
 
@@ -118,13 +118,7 @@ class McpHttpApp:
 
             from plugin_bridge.mcp.server import build_server
 
-            tools = LocalTools(
-                self.app.vault,
-                allow_writes=self._writes_allowed,
-                writer=self.app.writes.write,
-                writes_off=HTTP_WRITES_OFF,
-                reviewed=self.app.assistant.plugin_reviewed_tools,
-            )
+            tools = LocalTools(self.app.vault, self.app.access, allow_writes=self.allow_writes)
             server = build_server(tools, self.app.vault.name, stateless=True)
             sse = build_server(tools, self.app.vault.name)
             self._sse = sse, SseServerTransport(MESSAGES_PATH)
@@ -151,11 +145,6 @@ class McpHttpApp:
             or manager.exception() is not None
             or bool(self._task is not None and self._task.done())
         )
-
-    def _writes_allowed(self) -> bool:
-        if self.allow_writes is not None:
-            return self.allow_writes
-        return self.app.config.http_allow_writes
 
     def close_streams(self) -> None:
         """End every ``GET /sse`` connection now (the server stops: the listeners wait for

@@ -21,7 +21,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from plugin_bridge import DISTRIBUTION, __version__
-from plugin_bridge.app.clients import CALLER, OWNER, Caller, refusal
+from plugin_bridge.app.clients import CALLER, OWNER, Caller
 from plugin_bridge.app.vault_tools import WRITE_TOOL_NAMES
 from plugin_bridge.mcp.prompts import mcp_prompt, prompt_messages
 from plugin_bridge.mcp.resources import (
@@ -70,12 +70,8 @@ def build_server(tools: VaultTools, vault_name: str, *, stateless: bool = False)
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        caller = caller_of(ctx)
-        if caller is not None and params.name in WRITE_TOOL_NAMES and not caller.allows("write"):
-            forbidden = refusal(caller, "write", f"the tool {params.name}")
-            return call_result(Outcome(forbidden, is_error=True))
         arguments = dict(params.arguments or {})
-        return call_result(await tools.call_tool(params.name, arguments, caller))
+        return call_result(await tools.call_tool(params.name, arguments, caller_of(ctx)))
 
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

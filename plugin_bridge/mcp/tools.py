@@ -1,10 +1,12 @@
 """Which vault tools MCP clients get, and where their calls run.
 
 The tools are the model's own (:mod:`plugin_bridge.app.vault_tools`): the same names, JSON
-schemas, path rules, hash checks, audit log and undo. Reads are always offered; the writes only
-with ``--allow-writes``; related_notes while the vault has an embedder. Two places run them:
+schemas, path rules, hash checks, audit log and undo. Reads are always offered; the writes as
+the access policy says (:meth:`~plugin_bridge.app.access.ToolAccess.mcp_writes`: stdio's
+``--allow-writes``, the setting over HTTP); related_notes while the vault has an embedder. Two
+places run them:
 
-- :class:`LocalTools`: this process serves the vault (its own registry over the app's vault);
+- :class:`LocalTools`: this process serves the vault (the tools the access policy gives);
 - :class:`~plugin_bridge.mcp.forwarded.ForwardedTools`: another server owns the vault, and
   every call goes to it over the WebSocket (``tools/list``, ``tools/execute``), so there is
   one index and one writer (:mod:`plugin_bridge.mcp.forwarded`, with the hand-over to this
@@ -22,19 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from llm_service.messages import ToolSpec
-from llm_service.tools import ToolRegistry
-from plugin_bridge.app.tools import Tools
+from plugin_bridge.app.access import STDIO_WRITES_OFF, write_refusal
+from plugin_bridge.app.clients import ForbiddenScope
 from plugin_bridge.app.turn.prompts import Prompt, list_prompts
-from plugin_bridge.app.vault_tools import (
-    RELATED_TOOL,
-    STDIO_WRITES_OFF,
-    VAULT_TOOL_NAMES,
-    WRITE_TOOL_NAMES,
-    Writer,
-    offer_related,
-    register_vault_tools,
-    write_refusal,
-)
+from plugin_bridge.app.vault_tools import RELATED_TOOL, VAULT_TOOL_NAMES, WRITE_TOOL_NAMES
 from plugin_bridge.vault.errors import VaultError
 from plugin_bridge.vault.lexical.listing import NotesPage
 
@@ -43,7 +36,7 @@ MCP_PAGE: Final = 200
 (bench/mcp_resources.py); the SDK's parsing of each resource, on both sides, is most of it."""
 
 if TYPE_CHECKING:
-    from llm_service.tools import ToolRegistry
+    from plugin_bridge.app.access import ToolAccess
     from plugin_bridge.app.clients import Caller
     from plugin_bridge.vault.vault import Vault
 
@@ -114,11 +107,10 @@ def offered(specs: list[ToolSpec], allow_writes: bool) -> list[ToolSpec]:
     ]
 
 
-def refusal(name: str, allow_writes: bool, writes_off: str = STDIO_WRITES_OFF) -> Outcome | None:
-    """The error for a write MCP does not run while writes are off (``writes_off`` says which
-    switch allows them)."""
+def refusal(name: str, allow_writes: bool) -> Outcome | None:
+    """The error for a write the ``mcp`` command does not forward while its writes are off."""
     if name in WRITE_TOOL_NAMES and not allow_writes:
-        return Outcome(write_refusal(name, writes_off), is_error=True)
+        return Outcome(write_refusal(name, STDIO_WRITES_OFF), is_error=True)
     return None
 
 
@@ -132,58 +124,43 @@ async def unknown_tool(name: str, tools: VaultTools, caller: Caller | None) -> O
 
 
 class LocalTools:
-    """The vault tools of this process's vault; writes run without asking (the MCP client is
-    the one that asks its user), made by ``writer`` (the app's: through Obsidian for an open
-    note), recorded in the audit log as the model's with undo. ``allow_writes``: a bool, or a
-    function read at every call (``/mcp`` follows the setting ``http_allow_writes``)."""
+    """The vault tools of this process's vault as the access policy gives them to MCP clients
+    (:meth:`~plugin_bridge.app.access.ToolAccess.for_mcp`): writes run without asking here
+    (the MCP client is the one that asks its user), made through Obsidian for an open note,
+    recorded in the audit log with undo; a ``write`` key's over HTTP reviewed by the plugin
+    while it is open. ``allow_writes``: stdio's ``--allow-writes``; None: over HTTP, the
+    setting decides (read at every call)."""
 
     def __init__(
         self,
         vault: Vault,
+        access: ToolAccess,
         *,
-        allow_writes: bool | Callable[[], bool],
-        writer: Writer | None = None,
-        writes_off: str = STDIO_WRITES_OFF,
+        allow_writes: bool | None,
         prompts_folder: Callable[[], str] = lambda: "Assistant/Prompts",
-        reviewed: Callable[[Caller], ToolRegistry | None] | None = None,
     ) -> None:
         self.vault = vault
         self.root = vault.root
         self.changes = vault.index
         """The index's change feed: followed notes are told of changes from it."""
         self.prompts_folder = prompts_folder
-        self._allow_writes = allow_writes
-        self.writes_off = writes_off
-        self.reviewed = reviewed
-        """The tools a client key's writes run through when the local plugin reviews them
-        (``/mcp``: a ``write`` key while the plugin is open); None: ``allow_writes`` decides."""
-        self.registry: ToolRegistry = ToolRegistry()
-        register_vault_tools(
-            self.registry,
-            vault,
-            write_permission="allow",  # offered and run only while allow_writes says so
-            writer=writer,
-        )
+        self.access = access
+        self._switch = allow_writes
         self._ids = itertools.count(1)
         self._whole: asyncio.Task[None] | None = None
 
     @property
     def allow_writes(self) -> bool:
-        allow = self._allow_writes
-        return allow() if callable(allow) else allow
+        return self.access.mcp_writes(None, self._switch)
 
     async def list_tools(self, caller: Caller | None = None) -> list[ToolSpec]:
-        offer_related(self.registry, self.vault)  # the embedder may have changed
-        if caller is not None and not caller.allows("write"):
-            writes = False
-        else:
-            writes = self.allow_writes or self._reviewed(caller) is not None
-        return offered(self.registry.tool_specs(), writes)
-
-    def _reviewed(self, caller: Caller | None) -> ToolRegistry | None:
-        if caller is None or self.reviewed is None:
-            return None
-        return self.reviewed(caller)
+        tools = self.access.for_mcp(caller, self._switch)
+        usable = set(tools.usable())
+        return [
+            spec
+            for spec in tools.registry.tool_specs()
+            if spec.name in MCP_TOOL_NAMES and spec.name in usable
+        ]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], caller: Caller | None = None
@@ -191,15 +168,11 @@ class LocalTools:
         unknown = await unknown_tool(name, self, caller)
         if unknown is not None:
             return unknown
-        # a write key's write while the plugin is open: its review decides, not the setting
-        registry = self._reviewed(caller) if name in WRITE_TOOL_NAMES else None
-        if registry is None:
-            refused = refusal(name, self.allow_writes, self.writes_off)
-            if refused is not None:
-                return refused
-            registry = self.registry
-            offer_related(registry, self.vault)
-        ran = await Tools(registry).run([(name, arguments)], id_prefix=f"mcp-{next(self._ids)}")
+        tools = self.access.for_mcp(caller, self._switch)
+        try:
+            ran = await tools.run([(name, arguments)], id_prefix=f"mcp-{next(self._ids)}")
+        except ForbiddenScope as refused:  # a key without write calling a write tool
+            return Outcome(refused.message, is_error=True)
         if ran.invalid_calls:
             return Outcome(ran.invalid_calls[0].reason, is_error=True)
         (result,) = ran.results

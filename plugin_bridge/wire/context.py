@@ -2,16 +2,16 @@
 
 ``RequestContext`` is generic in the state the server was given (the bridge's
 :class:`~plugin_bridge.app.state.BridgeApp`), so the wire layer never imports the application.
-The context of the running request is also kept in a context variable, so that callbacks deep
-inside llm_service (the tool-permission ``confirm`` callback) reach the connection that sent the
-request: asyncio copies context variables into the tasks and threads a request starts.
+The context of the running request is also kept in a context variable (the one the server
+keeps: asyncio copies it into the tasks and threads a request starts); the application never
+reads it: what a run needs (its caller, its connection) is handed to it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from plugin_bridge.wire.models import Notification, dump
@@ -48,8 +48,6 @@ class RequestContext(Generic[S]):
     request_id: RequestId
     methods: Collection[str] = ()
     """The names of every method the server answers (``initialize`` lists them)."""
-    denied: set[str] = field(default_factory=set)
-    """Ids of tool calls the user did not approve during this request."""
     client: str | None = None
     """The client's name from its initialize (``client.name``), e.g. ``ai-bridge-assistant``."""
     caller: Any = None

@@ -104,6 +104,10 @@ def test_every_provider_has_one_profile_that_names_it() -> None:
         assert profile.recommended_models, name
         assert profile.local == (profile.default_base_url is not None)
         assert (profile.key_variable is None) == (profile.default_origin is None)
+        # a runtime's own address variable and start command belong to a local one; servers
+        # of other makers speak a keyed API that needs no key at their address
+        assert profile.local or (profile.host_variable is None and profile.start_command is None)
+        assert not profile.compatible_servers or (profile.key_variable and not profile.needs_key)
     assert AnthropicProvider.build("m", "k").connection.name == "Anthropic"
 
 

@@ -544,3 +544,22 @@ async def test_null_for_an_optional_argument_is_not_given_at_any_depth(
     else:
         assert reason is not None and problem in reason
         assert result.is_error and not seen
+
+
+async def test_a_view_runs_its_own_handlers_and_names_why_a_hidden_tool_does_not_run() -> None:
+    """A view shares the registry's tools (later ones too), runs the handlers it was given
+    instead of the registered ones, and answers a call of a tool it hides with its reason."""
+    registry = _registry()
+    view = registry.view(
+        None,
+        hidden={"read_note": "read_note is off here."},
+        handlers={"search_notes": lambda a: f"mine {a['query']}"},
+    )
+    registry.register_tool("later", "Registered after the view.", {"type": "object"}, _echo)
+    assert view.get_registered_tools() == ["search_notes", "later"]
+    mine = await view.run_tool_call(_call(query="kites"))
+    theirs = await registry.run_tool_call(_call(query="kites"))
+    assert (mine.content, theirs.content) == ("mine kites", "found kites")
+    hidden = await view.run_tool_call(_call("read_note"))
+    assert hidden.is_error and hidden.content == "read_note is off here."
+    assert view.permission("read_note") is None and registry.permission("read_note") == "allow"

@@ -23,7 +23,7 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 from urllib.parse import urlsplit
 
 import tomli_w
@@ -36,7 +36,6 @@ from pydantic import (
     SecretStr,
     StringConstraints,
     ValidationError,
-    create_model,
     field_validator,
     model_validator,
 )
@@ -50,9 +49,9 @@ from pydantic_settings import (
 from llm_service.embedders import Model2VecEmbedder, make_embedder
 from llm_service.embedders.spec import parse_spec
 from llm_service.errors import LLMError
-from llm_service.profiles import KEYED, PROFILES, ProviderName, parse_model_spec, provider_name
+from llm_service.profiles import PROFILES, ProviderName, parse_model_spec, provider_name
 from plugin_bridge.app.remote import parse_listen
-from plugin_bridge.app.settings.keys import HOST_FIELDS, KEY_FIELDS, check_url, key_for
+from plugin_bridge.app.settings.keys import KEY_FIELDS, KEY_VARIABLES, can_run, check_url, key_for
 from plugin_bridge.app.settings.sources import launch_bindings, named_provider, no_key
 from plugin_bridge.wire.models.settings import MCP_NAME_PATTERN
 from plugin_bridge.wire.security import DEFAULT_ALLOWED_ORIGINS
@@ -172,8 +171,13 @@ class DiscordSettings(_ChatAppSettings):
     """The REST base; the gateway is the address GET /gateway/bot answers."""
 
 
-class _Settings(BaseSettings):
-    """Everything ``serve`` needs to know but the keys (:data:`BridgeSettings` adds them)."""
+def _key_alias(name: ProviderName) -> AliasChoices:
+    """Where provider ``name``'s key is read: ``NAME_api_key``, and its SDK's variable."""
+    return AliasChoices(KEY_FIELDS[name], KEY_VARIABLES[name])
+
+
+class BridgeSettings(BaseSettings):
+    """Everything ``serve`` needs to know."""
 
     model_config = SettingsConfigDict(env_prefix="AI_BRIDGE_", extra="forbid", frozen=True)
 
@@ -254,6 +258,16 @@ class _Settings(BaseSettings):
     """The Telegram bot (``[telegram]``), started by serve when present."""
     discord: DiscordSettings | None = None
     """The Discord bot (``[discord]``), started by serve when present."""
+    # A key and its bound origin per keyed provider (``llm_service.profiles.KEYED``; a test
+    # keeps the two lists equal), read through :meth:`key_of` and :meth:`key_host_of`.
+    anthropic_api_key: SecretStr | None = Field(None, validation_alias=_key_alias("anthropic"))
+    """Also read from the SDK's variable (ANTHROPIC_API_KEY)."""
+    anthropic_api_key_host: str | None = None
+    """The origin the key may go to (:mod:`.keys`); None: the provider's default origin."""
+    openai_api_key: SecretStr | None = Field(None, validation_alias=_key_alias("openai"))
+    """Also read from the SDK's variable (OPENAI_API_KEY)."""
+    openai_api_key_host: str | None = None
+    """The origin the key may go to (:mod:`.keys`); None: the provider's default origin."""
 
     @field_validator("embedder")
     @classmethod
@@ -262,7 +276,9 @@ class _Settings(BaseSettings):
             parse_spec(value)
         return value
 
-    @field_validator("base_url", "embedder_base_url", *HOST_FIELDS.values(), check_fields=False)
+    @field_validator(
+        "base_url", "embedder_base_url", "anthropic_api_key_host", "openai_api_key_host"
+    )
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         return None if value is None else check_url(value)
@@ -316,30 +332,15 @@ class _Settings(BaseSettings):
         """Flags, then the environment, then the settings file, then the defaults."""
         return init_settings, env_settings, TomlConfigSettingsSource(settings_cls, config_file())
 
+    def key_of(self, name: ProviderName) -> SecretStr | None:
+        """Provider ``name``'s key as set (None: none, or a provider that takes none)."""
+        keys = {"anthropic": self.anthropic_api_key, "openai": self.openai_api_key}
+        return keys.get(name)
 
-def _key_fields() -> dict[str, Any]:
-    """Per keyed provider: its key (``NAME_api_key``, also read from the SDK's variable) and
-    the origin the key is bound to (``NAME_api_key_host``, see :mod:`.keys`; None: the
-    provider's default origin)."""
-    fields: dict[str, Any] = {}
-    for profile in KEYED:
-        key = KEY_FIELDS[profile.name]
-        alias = AliasChoices(key, profile.key_variable or key)
-        fields[key] = (SecretStr | None, Field(None, validation_alias=alias))
-        fields[HOST_FIELDS[profile.name]] = (str | None, None)
-    return fields
-
-
-if TYPE_CHECKING:
-    BridgeSettings: TypeAlias = _Settings
-else:
-    BridgeSettings = create_model(
-        "BridgeSettings",
-        __base__=_Settings,
-        __doc__="Everything ``serve`` needs to know.",
-        __module__=__name__,
-        **_key_fields(),
-    )
+    def key_host_of(self, name: ProviderName) -> str | None:
+        """The origin provider ``name``'s key is bound to (None: its default origin)."""
+        hosts = {"anthropic": self.anthropic_api_key_host, "openai": self.openai_api_key_host}
+        return hosts.get(name)
 
 
 def load_settings(**flags: object) -> BridgeSettings:
@@ -369,9 +370,9 @@ class SettingsError(Exception):
 def shown(settings: BridgeSettings) -> dict[str, object]:
     """The effective settings for ``config show``: every key, secrets masked."""
     values = settings.model_dump(mode="json")
-    for name in KEY_FIELDS.values():
-        secret = getattr(settings, name)
-        values[name] = None if secret is None else _mask(secret.get_secret_value())
+    for provider, field in KEY_FIELDS.items():
+        secret = settings.key_of(provider)
+        values[field] = None if secret is None else _mask(secret.get_secret_value())
     for bot in (settings.telegram, settings.discord):
         if bot is not None and bot.bot_token is not None:
             name = "telegram" if isinstance(bot, TelegramSettings) else "discord"
@@ -476,10 +477,9 @@ def choose_provider(settings: BridgeSettings) -> ProviderChoice:
     if name is None:
         return ProviderChoice(None, None)
     local = base_url_for(settings, name, name)
-    key = key_for(settings, name, local) if name in KEY_FIELDS else None
-    if PROFILES[name].lacks_key(key, local):
+    if not can_run(settings, name, local):
         return ProviderChoice(None, None, no_key(settings, name, local, read_config_quietly()))
-    if name == "openai" and local is not None:
+    if PROFILES[name].compatible_servers and local is not None:
         return ProviderChoice(name, model)  # None: the server's own, see served_model
     return ProviderChoice(name, model or default_model(name))
 
@@ -496,10 +496,11 @@ def base_url_for(
     settings: BridgeSettings, name: ProviderName, chat: ProviderName | None
 ) -> str | None:
     """Provider ``name``'s address: the chat provider's is ``base_url`` when set, every
-    provider's ``base_urls[name]``; Ollama's falls back to OLLAMA_HOST, then the local one."""
+    provider's ``base_urls[name]``; a local runtime's falls back to its own variable
+    (OLLAMA_HOST, the ``ollama_host`` setting), then its default address."""
     url = settings.base_url if name == chat and settings.base_url else None
     url = url or settings.base_urls.get(name)
-    if name == "ollama":
+    if PROFILES[name].host_variable is not None:
         url = url or _ollama_host(settings)
     return url or PROFILES[name].default_base_url
 
@@ -522,12 +523,15 @@ async def startup_problem(settings: BridgeSettings, choice: ProviderChoice) -> s
         )
     if settings.provider is not None and choice.name is None:
         return choice.missing.removeprefix("No model provider is configured: ")
-    url = base_url_for(settings, choice.name, choice.name) if choice.name else None
-    profile = PROFILES[choice.name] if choice.name else None
+    if choice.name is None:
+        return None
+    url = base_url_for(settings, choice.name, choice.name)
+    profile = PROFILES[choice.name]
     # a local runtime, or a server at a base URL that needs no key (LM Studio, vLLM)
-    local = profile is not None and (profile.local or (not profile.needs_key and url is not None))
+    local = profile.local or (not profile.needs_key and url is not None)
     if local and url is not None and not await answers(url):
-        hint = "start it with `ollama serve`" if choice.name == "ollama" else "start it"
+        start = profile.start_command
+        hint = f"start it with `{start}`" if start else "start it"
         return f"Nothing answers at {url}: {hint}, or pass the right --base-url."
     return None
 
@@ -549,10 +553,6 @@ def default_model(name: ProviderName) -> str:
     return PROFILES[name].recommended_models[0]
 
 
-def _present(secret: SecretStr | None) -> bool:
-    return secret is not None and bool(secret.get_secret_value().strip())
-
-
 def build_embedder(settings: BridgeSettings) -> Embedder | None:
     """The embedder the settings name (nothing is loaded or contacted yet), or None."""
     if settings.embedder is None:
@@ -566,7 +566,7 @@ def build_embedder(settings: BridgeSettings) -> Embedder | None:
         base_url = base_url_for(settings, vendor, chat)
     return make_embedder(
         settings.embedder,
-        api_key=key_for(settings, vendor, base_url) if vendor in KEY_FIELDS else None,
+        api_key=key_for(settings, vendor, base_url) if vendor is not None else None,
         base_url=base_url,
         requests_per_minute=settings.embedder_requests_per_minute,
         concurrency=settings.embedder_concurrency,
@@ -585,14 +585,11 @@ def embedder_problem(settings: BridgeSettings, embedder: Embedder | None) -> str
             embedder.load()
         except LLMError as exc:
             return str(exc)
-    if (
-        embedder.kind == "openai"
-        and embedder.base_url is None
-        and not _present(getattr(settings, KEY_FIELDS["openai"]))
-    ):
+    vendor = provider_name(embedder.kind)
+    if vendor is not None and not can_run(settings, vendor, embedder.base_url):
         return (
-            f"--embedder {settings.embedder} needs OPENAI_API_KEY (or --embedder-base-url for "
-            "a compatible server); set it and restart."
+            f"--embedder {settings.embedder} needs {PROFILES[vendor].key_variable} (or "
+            "--embedder-base-url for a compatible server); set it and restart."
         )
     return None
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
 from llm_service import LLMError, OpenAIProvider, make_provider
-from llm_service.profiles import PROFILES, ProviderName, parse_model_spec
+from llm_service.profiles import ProviderName, parse_model_spec
 from plugin_bridge.app.settings.config import (
     NO_PROVIDER,
     PROBE_SECONDS,
@@ -25,7 +25,7 @@ from plugin_bridge.app.settings.config import (
     base_url_for,
     choose_provider,
 )
-from plugin_bridge.app.settings.keys import KEY_VARIABLES, key_for
+from plugin_bridge.app.settings.keys import KEY_VARIABLES, can_run, key_for
 from plugin_bridge.app.settings.sources import SETUP, key_fix, label
 
 if TYPE_CHECKING:
@@ -148,11 +148,11 @@ def build_named(
     """Provider ``name`` with its key, base URL and the settings' timeout (nothing is imported
     or contacted yet); None when it needs a key the settings lack."""
     base_url = base_url_for(settings, name, chat)
-    key = key_for(settings, name, base_url) if name in KEY_VARIABLES else None
-    if PROFILES[name].lacks_key(key, base_url):
+    if not can_run(settings, name, base_url):
         return None
+    key = key_for(settings, name, base_url)
     options: ProviderOptions = {"base_url": base_url}
-    if key is not None and name in KEY_VARIABLES:
+    if key is not None:
         options["key_hint"] = key_fix(settings, name)
     if settings.timeout is not None:
         options["timeout"] = settings.timeout
@@ -174,9 +174,7 @@ async def key_problem(settings: BridgeSettings, choice: ProviderChoice) -> str |
     cannot be reached now: the server then starts all the same (search works offline) and the
     first message says what is wrong."""
     name = choice.name
-    if name not in KEY_VARIABLES:
-        return None
-    if key_for(settings, name, base_url_for(settings, name, name)) is None:
+    if name is None or key_for(settings, name, base_url_for(settings, name, name)) is None:
         return None
     checker = build_provider(settings, choice)
     if checker is None:

@@ -23,6 +23,7 @@ from plugin_bridge.app.settings.keys import (
     HOST_FIELDS,
     KEY_FIELDS,
     KEY_VARIABLES,
+    KeyedSettings,
     origin,
 )
 
@@ -56,10 +57,9 @@ def env_variable(field: str, value: object) -> str | None:
     return None
 
 
-def source_of(settings: Any, field: str, file: Mapping[str, Any]) -> SettingSource | None:
-    """Where the value of ``field`` in effect came from (``file``: the settings file's values);
-    None when it has none."""
-    value = getattr(settings, field)
+def source_of(field: str, value: object, file: Mapping[str, Any]) -> SettingSource | None:
+    """Where ``value``, the value of ``field`` in effect, came from (``file``: the settings
+    file's values); None when it has none."""
     if value is None:
         return None
     if field in file and _text(file[field]) == _text(value):
@@ -69,42 +69,46 @@ def source_of(settings: Any, field: str, file: Mapping[str, Any]) -> SettingSour
     return "flag"
 
 
-def key_fix(settings: Any, name: ProviderName) -> str:
+def key_fix(settings: KeyedSettings, name: ProviderName) -> str:
     """What to do about ``name``'s key in the place it came from (a clause: no capital, no
     full stop)."""
-    field = KEY_FIELDS[name]
-    variable = env_variable(field, getattr(settings, field))
+    variable = env_variable(KEY_FIELDS[name], settings.key_of(name))
     if variable is not None:
         return f"the key comes from {variable}: export a valid one and restart the server"
     return f"the key was saved by setup or the settings tab: {SETUP} to give a new one"
 
 
-def no_key(settings: Any, name: ProviderName, url: str | None, file: Mapping[str, Any]) -> str:
+def no_key(
+    settings: KeyedSettings, name: ProviderName, url: str | None, file: Mapping[str, Any]
+) -> str:
     """Why ``name`` has no key for ``url``, naming where the provider, the key and the base URL
     came from (``file``: the settings file's values), and what to do there."""
     variable = KEY_VARIABLES[name]
     field = KEY_FIELDS[name]
-    if not _text(getattr(settings, field) or ""):
-        chosen = _where(settings, "provider" if settings.provider else "model", file)
+    if not _text(settings.key_of(name) or ""):
+        chosen = (
+            _where("provider", settings.provider, file)
+            if settings.provider
+            else _where("model", settings.model, file)
+        )
         local = "" if PROFILES[name].needs_key else " (or a base URL for a local server)"
         return (
             f"No model provider is configured: {label(name)} (chosen by {chosen}) needs an API "
             f"key{local}; export {variable} and restart, or {SETUP}."
         )
     url = url or DEFAULT_ORIGINS[name]
-    bound = getattr(settings, HOST_FIELDS[name]) or DEFAULT_ORIGINS[name]
+    bound = settings.key_host_of(name) or DEFAULT_ORIGINS[name]
     return (
         f"No model provider is configured: the {label(name)} key from "
-        f"{_where(settings, field, file)} is for {bound}, not for {url} from "
+        f"{_where(field, settings.key_of(name), file)} is for {bound}, not for {url} from "
         f"{_url_source(settings, name, url, file)}; export {variable} and start with "
         f"--base-url {url} to send it there for this run, or {SETUP} to save a key for it."
     )
 
 
-def _where(settings: Any, field: str, file: Mapping[str, Any]) -> str:
-    """Where ``field``'s value came from, as a message names it."""
-    source = source_of(settings, field, file)
-    value = getattr(settings, field)
+def _where(field: str, value: object, file: Mapping[str, Any]) -> str:
+    """Where ``field``'s value ``value`` came from, as a message names it."""
+    source = source_of(field, value, file)
     if source == "file":
         return "the settings file"
     if source == "env":
@@ -114,10 +118,12 @@ def _where(settings: Any, field: str, file: Mapping[str, Any]) -> str:
     return f"--{field.replace('_', '-')}" + (f" {value}" if field in ("provider", "model") else "")
 
 
-def _url_source(settings: Any, name: ProviderName, url: str, file: Mapping[str, Any]) -> str:
+def _url_source(
+    settings: KeyedSettings, name: ProviderName, url: str, file: Mapping[str, Any]
+) -> str:
     """Where provider ``name``'s base URL ``url`` came from."""
     if settings.base_url == url:
-        return _where(settings, "base_url", file)
+        return _where("base_url", url, file)
     variable = SDK_URL_VARIABLES.get(name)
     if variable is not None and os.environ.get(variable, "").strip() == url:
         return variable
@@ -126,7 +132,7 @@ def _url_source(settings: Any, name: ProviderName, url: str, file: Mapping[str, 
     return "the settings"
 
 
-def launch_bindings(settings: Any, flags: Mapping[str, object]) -> dict[str, Any]:
+def launch_bindings(settings: KeyedSettings, flags: Mapping[str, object]) -> dict[str, Any]:
     """What the keys given at launch do, as settings: a key from the environment is bound to
     its provider's base URL given at launch (``--base-url`` for the chat provider, else the
     SDK's variable, which also sets that address), else to its default host, never to a base
@@ -143,29 +149,28 @@ def launch_bindings(settings: Any, flags: Mapping[str, object]) -> dict[str, Any
             if name == chat and settings.base_url is not None:
                 extra["base_url"] = sdk_url
         field = KEY_FIELDS.get(name)
-        if field is None or env_variable(field, getattr(settings, field)) is None:
+        if field is None or env_variable(field, settings.key_of(name)) is None:
             continue
         host = HOST_FIELDS[name]
-        if env_variable(host, getattr(settings, host)) is not None:
+        if env_variable(host, settings.key_host_of(name)) is not None:
             continue  # AI_BRIDGE_<PROVIDER>_API_KEY_HOST: bound where the user said
         url = flag_url or sdk_url
-        extra[HOST_FIELDS[name]] = origin(str(url)) if url else None
+        extra[host] = origin(str(url)) if url else None
     if base_urls != settings.base_urls:
         extra["base_urls"] = base_urls
     return extra
 
 
-def named_provider(settings: Any) -> ProviderName | None:
+def named_provider(settings: KeyedSettings) -> ProviderName | None:
     """The chat provider the settings name, keys aside: ``provider``, else the chat model's
     ``PROVIDER:``, else the first keyed provider with a key."""
-    provider: ProviderName | None = settings.provider
-    if provider is not None:
-        return provider
+    if settings.provider is not None:
+        return settings.provider
     spec = parse_model_spec(settings.model) if settings.model else None
     if spec is not None and spec.provider is not None:
         return spec.provider
     for profile in KEYED:
-        secret = getattr(settings, KEY_FIELDS[profile.name])
+        secret = settings.key_of(profile.name)
         if secret is not None and secret.get_secret_value().strip():
             return profile.name
     return None

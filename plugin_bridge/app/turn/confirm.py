@@ -1,12 +1,14 @@
-"""The ``tool/confirm`` round trip: ask the client that sent the running request to approve a call.
+"""Who reviews a write: the ``tool/confirm`` round trip, and a chat app's buttons.
 
-:func:`ask_client` builds the confirm callback that the app hands to llm_service's tool registry.
-For a write it says what the write does: a ``title`` in words and, per note, the text ``before``
-and ``after`` (the plugin builds its review from those alone). The answer may approve, deny, or
-approve with ``changes``: the text the user kept of each note, written exactly, and only while
-the note is still as it was reviewed. No answer within the timeout, an error answer, a malformed
-answer, or no client to ask all mean "denied"; denied call ids are recorded on the request's
-context.
+Each builds the confirm callback of one :class:`~plugin_bridge.app.vault_tools.ToolRun` (the
+access policy hands it to llm_service's tool registry): :func:`ask_client` asks the client of
+the connection it is given (a WebSocket request's), :func:`ask_plugin` the local plugin (a
+client key's write over HTTP), :func:`ask_chat` a chat app's user. For a write ``tool/confirm``
+says what the write does: a ``title`` in words and, per note, the text ``before`` and ``after``
+(the plugin builds its review from those alone). The answer may approve, deny, or approve with
+``changes``: the text the user kept of each note, written exactly, and only while the note is
+still as it was reviewed. No answer within the timeout, an error answer, a malformed answer, or
+no client to ask all mean "denied"; denied call ids are recorded on the run.
 """
 
 from __future__ import annotations
@@ -20,16 +22,9 @@ from typing import TYPE_CHECKING, Any, Final
 from pydantic import ValidationError
 
 from llm_service.tools import ToolRefused
-from plugin_bridge.app.clients import Caller
 from plugin_bridge.app.tool_sources import SEPARATOR, server_of
-from plugin_bridge.app.vault_tools import (
-    confirm_title,
-    kept_arguments,
-    plan_tool_call,
-    remember_review,
-)
+from plugin_bridge.app.vault_tools import ToolRun, confirm_title, kept_arguments, plan_tool_call
 from plugin_bridge.vault.errors import VaultError
-from plugin_bridge.wire.context import current_request
 from plugin_bridge.wire.models import TOOL_CONFIRM, FileChange, ToolConfirmParams, dump
 
 if TYPE_CHECKING:
@@ -61,19 +56,24 @@ class WriteReview:
 
 Show = Callable[["WriteReview"], Awaitable[bool]]
 """Shows a review in a chat app and returns the user's answer (True: Approve)."""
+Reviewer = Callable[[ToolRun], "ConfirmCallback"]
+"""Who reviews a run's writes: the confirm callback of one run."""
+ClientReviewer = Callable[["Peer", ToolRun], "ConfirmCallback"]
+"""The confirm callback of one run whose writes the client of a connection reviews."""
 
 
-def ask_chat(
-    vault: Vault, show: Show, *, timeout: float = CHAT_APP_CONFIRM_TIMEOUT
-) -> ConfirmCallback:
-    """A confirm callback for a chat app's conversation: the write is planned (one the vault
-    refuses is refused without asking), shown with ``show``, and run only when the user
-    approves within ``timeout`` (no answer is Deny)."""
+def ask_chat(vault: Vault, show: Show, *, timeout: float = CHAT_APP_CONFIRM_TIMEOUT) -> Reviewer:
+    """A chat app's conversation's reviewer: the write is planned (one the vault refuses is
+    refused without asking), shown with ``show``, and run only when the user approves within
+    ``timeout`` (no answer is Deny)."""
+    return lambda run: _chat_confirm(vault, show, timeout, run)
 
+
+def _chat_confirm(vault: Vault, show: Show, timeout: float, run: ToolRun) -> ConfirmCallback:
     async def confirm(call: ToolCall) -> bool:
         plan = await vault.run(_plan, vault, call)
         if plan is not None:
-            remember_review(plan.path, plan.old_hash)
+            run.remember_review(plan.path, plan.old_hash)
         server = server_of(call.name)
         review = WriteReview(
             title=confirm_title(call, plan) if server is None else mcp_title(call.name, server),
@@ -96,51 +96,63 @@ def short_diff(diff: str, lines: int = REVIEW_LINES) -> str:
     return "\n".join(kept[:lines] + (["…"] if len(kept) > lines else []))
 
 
-def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> ConfirmCallback:
-    """A confirm callback that sends ``tool/confirm`` (saying what a write to ``vault`` does)."""
+def ask_client(vault: Vault, *, timeout: float = DEFAULT_CONFIRM_TIMEOUT) -> ClientReviewer:
+    """The reviewer of a WebSocket request's run: ``tool/confirm`` to the client of the
+    connection given (saying what a write to ``vault`` does); a key without scope ``write``
+    is refused without asking."""
 
-    async def confirm(call: ToolCall) -> bool | dict[str, Any]:
-        ctx = current_request.get()
-        if ctx is None:
-            logger.info("tool %s needs approval and no client is asking: denied", call.name)
-            return False
-        if isinstance(ctx.caller, Caller) and not ctx.caller.allows("write"):
-            logger.info("tool %s refused: the key %s may not write", call.name, ctx.caller.name)
-            ctx.denied.add(call.id)
-            return False
-        approved = await review(vault, ctx.peer, call, timeout)
-        if approved is False:
-            ctx.denied.add(call.id)
-        return approved
+    def reviewer(peer: Peer, run: ToolRun) -> ConfirmCallback:
+        async def confirm(call: ToolCall) -> bool | dict[str, Any]:
+            if not run.caller.allows("write"):
+                logger.info("tool %s refused: the key %s may not write", call.name, run.caller.name)
+                run.denied.add(call.id)
+                return False
+            approved = await review(vault, peer, call, timeout, run)
+            if approved is False:
+                run.denied.add(call.id)
+            return approved
 
-    return confirm
+        return confirm
+
+    return reviewer
+
+
+async def nobody_asks(call: ToolCall) -> bool:
+    """The confirm callback of a run with no client to ask: denied."""
+    logger.info("tool %s needs approval and no client is asking: denied", call.name)
+    return False
 
 
 def ask_plugin(
     vault: Vault, plugin: Callable[[], Peer | None], *, timeout: float = DEFAULT_CONFIRM_TIMEOUT
-) -> ConfirmCallback:
-    """A confirm callback for a client key's write over HTTP (nobody is on that connection to
-    ask): ``tool/confirm`` goes to the local plugin (``plugin()``: the newest connection of the
+) -> Reviewer:
+    """The reviewer of a client key's writes over HTTP (nobody is on that connection to ask):
+    ``tool/confirm`` goes to the local plugin (``plugin()``: the newest connection of the
     plugin that authenticated with the info file's token); none connected means denied."""
 
-    async def confirm(call: ToolCall) -> bool | dict[str, Any]:
-        peer = plugin()
-        if peer is None:
-            logger.info(
-                "tool %s needs the plugin's review and no plugin is open: denied", call.name
-            )
-            return False
-        return await review(vault, peer, call, timeout)
+    def reviewer(run: ToolRun) -> ConfirmCallback:
+        async def confirm(call: ToolCall) -> bool | dict[str, Any]:
+            peer = plugin()
+            if peer is None:
+                logger.info(
+                    "tool %s needs the plugin's review and no plugin is open: denied", call.name
+                )
+                return False
+            return await review(vault, peer, call, timeout, run)
 
-    return confirm
+        return confirm
+
+    return reviewer
 
 
-async def review(vault: Vault, peer: Peer, call: ToolCall, seconds: float) -> bool | dict[str, Any]:
+async def review(
+    vault: Vault, peer: Peer, call: ToolCall, seconds: float, run: ToolRun
+) -> bool | dict[str, Any]:
     """Ask ``peer`` to approve ``call`` (saying what a write does): False (denied), True, or
-    the arguments that write what the user kept."""
+    the arguments that write what the user kept (held to the note as shown, in ``run``)."""
     plan = await vault.run(_plan, vault, call)  # ToolRefused: nobody is asked
     if plan is not None:  # the approved write must find the note as it is shown
-        remember_review(plan.path, plan.old_hash)
+        run.remember_review(plan.path, plan.old_hash)
     server = server_of(call.name)
     params = ToolConfirmParams(
         tool=call.name,

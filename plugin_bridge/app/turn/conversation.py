@@ -26,35 +26,42 @@ from plugin_bridge.app.clients import OWNER_CALLER, Caller
 from plugin_bridge.app.conversations.transcripts import save_conversation_note
 from plugin_bridge.app.turn.context import ContextItem, resolve_context, turn_sources
 from plugin_bridge.app.turn.media import Media, sendable_media
-from plugin_bridge.app.turn.prompts import read_prompt
-from plugin_bridge.app.turn.setup import FIRST_MESSAGE
+from plugin_bridge.app.turn.prompts import read_prompt, system_prompt
+from plugin_bridge.app.turn.setup import FIRST_MESSAGE, setup_prompt
 from plugin_bridge.vault.errors import VaultError
 
 if TYPE_CHECKING:
     from llm_service import LLMService, Message
     from llm_service.events import ServiceEvent
     from llm_service.messages import MediaBlock
-    from llm_service.tools import ConfirmCallback, ToolRegistry
+    from llm_service.tools import ToolRegistry
     from plugin_bridge.app.conversations.live import Conversations
     from plugin_bridge.app.conversations.usage import Spending
     from plugin_bridge.app.runtime import Runtime
     from plugin_bridge.app.settings.config import BridgeSettings
     from plugin_bridge.app.settings.providers import Purpose, Route
+    from plugin_bridge.app.turn.confirm import Reviewer
     from plugin_bridge.app.turn.prompts import ContextNoteCache
     from plugin_bridge.vault.vault import Vault
+    from plugin_bridge.wire.context import Peer
 
 logger = logging.getLogger(__name__)
 
 
 class TurnTools(Protocol):
-    """The tools and system prompt a turn gets."""
+    """The tools a turn gets (the access policy's)."""
 
-    def prepare_turn(self, service: LLMService, *, setup: bool, has_note: bool) -> None:
-        """Set the system prompt and tools of a turn (the setup conversation's, or every
-        chat's)."""
-
-    def tools_asking(self, confirm: ConfirmCallback, caller: Caller) -> ToolRegistry:
-        """Every chat's tools with writes approved by ``confirm`` (a chat app's buttons)."""
+    def for_turn(
+        self,
+        caller: Caller,
+        *,
+        setup: bool = False,
+        peer: Peer | None = None,
+        reviewer: Reviewer | None = None,
+    ) -> ToolRegistry:
+        """The tools of ``caller``'s turn (a setup turn's with ``complete_setup``), their
+        writes reviewed by ``reviewer``, else by ``peer``'s client."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +100,11 @@ class TurnRequest:
     """The client program's name (what to configure when no provider is set)."""
     model: str | None = None
     """This turn's model (the panel's switcher); None: the purpose's."""
-    confirm: ConfirmCallback | None = None
-    """Who approves this turn's writes when it is not the client of the running request (a
-    chat app's Approve / Deny buttons): the model is then offered the write tools only when
-    ``caller`` may write."""
+    peer: Peer | None = None
+    """The connection that sent the turn: its client reviews the writes (``tool/confirm``)."""
+    reviewer: Reviewer | None = None
+    """Who reviews this turn's writes instead of a connection's client (a chat app's Approve /
+    Deny buttons): the model is then offered the write tools only when ``caller`` may write."""
 
 
 class TurnInput(NamedTuple):
@@ -188,9 +196,15 @@ async def start_turn(parts: TurnParts, request: TurnRequest) -> Turn:
         turn = turn._replace(context=f"{undone}\n{turn.context}" if turn.context else undone)
     # What the settings (or the switcher's choice) say now, this turn only.
     route = parts.runtime().route(turn.purpose, request.client, request.model)
-    parts.tools.prepare_turn(service, setup=request.setup, has_note=turn.note is not None)
-    if request.confirm is not None:
-        service.tools = parts.tools.tools_asking(request.confirm, request.caller)
+    vault_name = parts.vault.name
+    if request.setup:
+        prompt = setup_prompt(vault_name, settings.context_note, turn.note is not None)
+    else:
+        prompt = system_prompt(vault_name)
+    service.set_system_prompt(prompt)
+    service.tools = parts.tools.for_turn(
+        request.caller, setup=request.setup, peer=request.peer, reviewer=request.reviewer
+    )
     service.on_usage = parts.spending.recorder(conversation_id, "chat", request.caller)
     first_turn = not service.history
     service.set_conversation_context(turn.note)

@@ -16,12 +16,13 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
+from plugin_bridge.app.clients import OWNER_CALLER
 from plugin_bridge.app.tool_args import CompleteSetupArgs
-from plugin_bridge.app.vault_tools import store_writer
+from plugin_bridge.app.vault_tools import ToolRun, store_writer
 
 if TYPE_CHECKING:
     from llm_service.messages import ToolCall
-    from llm_service.tools import ConfirmCallback, ToolOutput, ToolRegistry
+    from llm_service.tools import ConfirmCallback, ToolHandler, ToolOutput, ToolRegistry
     from plugin_bridge.app.vault_tools import Writer
     from plugin_bridge.vault.vault import Vault
 
@@ -60,17 +61,10 @@ def register_setup_tool(
 ) -> None:
     """Add ``complete_setup`` to ``registry``: it writes ``note_path()`` (the context note
     setting, read when the call runs) with permission "ask", through ``writer`` (the app's
-    write-through to Obsidian; the note store by default)."""
+    write-through to Obsidian; the note store by default), as the owner's (a view of the
+    registry runs :func:`setup_handler` for another caller)."""
     write = writer or store_writer(vault.notes)
-
-    async def complete_setup(args: dict[str, Any]) -> ToolOutput:
-        content = CompleteSetupArgs.model_validate(args).content
-        plan = await vault.notes.execute(
-            lambda notes: notes.plan_create(note_path(), content, overwrite=True)
-        )
-        written = await write(plan, "model")
-        return {"path": written.path, "hash": written.hash}
-
+    complete_setup = setup_handler(vault, note_path, write, ToolRun(OWNER_CALLER))
     registry.register_tool(
         SETUP_TOOL,
         "Save what you learned about the user as their context note (the note every later "
@@ -81,6 +75,22 @@ def register_setup_tool(
         complete_setup,
         permission="ask",
     )
+
+
+def setup_handler(
+    vault: Vault, note_path: Callable[[], str], writer: Writer, run: ToolRun
+) -> ToolHandler:
+    """``complete_setup``'s handler for ``run``: the context note written for its caller."""
+
+    async def complete_setup(args: dict[str, Any]) -> ToolOutput:
+        content = CompleteSetupArgs.model_validate(args).content
+        plan = await vault.notes.execute(
+            lambda notes: notes.plan_create(note_path(), content, overwrite=True)
+        )
+        written = await writer(plan, "model", run.caller)
+        return {"path": written.path, "hash": written.hash}
+
+    return complete_setup
 
 
 def showing_the_note(confirm: ConfirmCallback, note_path: Callable[[], str]) -> ConfirmCallback:

@@ -1,35 +1,19 @@
 """Wire models of the settings: settings/get and settings/update.
 
 Same rules as :mod:`plugin_bridge.wire.models.base`: camelCase on the wire, params strict. The
-fields spelled per provider (``baseUrls``, ``keys``, ``NAMEApiKey``) are made from the provider
-profiles (:func:`per_provider`), so a new profile row adds them without an edit here; the type
-checker sees those models as their base class (nothing reads their fields by name).
+fields spelled per provider (``baseUrls``, ``keys``, ``NAMEApiKey``) are declared here, one per
+provider (``llm_service.profiles.PROVIDER_NAMES``) or per keyed provider (``KEYED``); a test
+fails until a new profile row's fields are added.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeAlias, TypeVar
+from typing import Annotated, Final, Literal
 
-from pydantic import BaseModel, Field, StringConstraints, create_model
-from pydantic.fields import FieldInfo
+from pydantic import Field, StringConstraints
 
-from llm_service.profiles import KEYED, PROVIDER_NAMES, ProviderName
+from llm_service.profiles import ProviderName
 from plugin_bridge.wire.models.base import ClientRequest, Empty, Params, ServerRequest, WireModel
-
-ModelT = TypeVar("ModelT", bound=BaseModel)
-
-
-def per_provider(
-    name: str,
-    base: type[ModelT],
-    doc: str | None,
-    fields: Iterable[tuple[str, Any]],
-    field: Callable[[], FieldInfo],
-) -> type[ModelT]:
-    """The model ``name``: ``base`` with one ``field()`` per (field name, type)."""
-    definitions: dict[str, Any] = {key: (kind, field()) for key, kind in fields}
-    return create_model(name, __base__=base, __doc__=doc, __module__=__name__, **definitions)
 
 
 class ModelsByPurpose(WireModel):
@@ -38,34 +22,27 @@ class ModelsByPurpose(WireModel):
     deep: str | None = Field(description="For the hardest questions; the chat model when null.")
 
 
-_URLS: Final = [(name, str | None) for name in PROVIDER_NAMES]
-if TYPE_CHECKING:
-    BaseUrls: TypeAlias = WireModel
-    BaseUrlsUpdate: TypeAlias = Params
-    KeysModel: TypeAlias = WireModel
-else:
-    BaseUrls = per_provider(
-        "BaseUrls",
-        WireModel,
-        "Each provider's address (null: the API's own, or for Ollama OLLAMA_HOST or the local\n"
-        "one); the chat provider's is ``baseUrl`` when that is set.",
-        _URLS,
-        lambda: Field(None),
-    )
-    BaseUrlsUpdate = per_provider(
-        "BaseUrlsUpdate",
-        Params,
-        "Only the providers sent change; null removes one.",
-        _URLS,
-        lambda: Field(None, max_length=2000),
-    )
-    KeysModel = per_provider(
-        "KeysModel",
-        WireModel,
-        None,
-        [(profile.name, str | None) for profile in KEYED],
-        lambda: Field(description="Masked; null when not set."),
-    )
+class BaseUrls(WireModel):
+    """Each provider's address (null: the API's own, or for Ollama OLLAMA_HOST or the local
+    one); the chat provider's is ``baseUrl`` when that is set."""
+
+    anthropic: str | None = None
+    openai: str | None = None
+    ollama: str | None = None
+
+
+class BaseUrlsUpdate(Params):
+    """Only the providers sent change; null removes one."""
+
+    anthropic: str | None = Field(None, max_length=2000)
+    openai: str | None = Field(None, max_length=2000)
+    ollama: str | None = Field(None, max_length=2000)
+
+
+class KeysModel(WireModel):
+    # each keyed provider's key, masked (no docstring: it would become a schema description)
+    anthropic: str | None = Field(description="Masked; null when not set.")
+    openai: str | None = Field(description="Masked; null when not set.")
 
 
 MCP_NAME_PATTERN: Final = r"^[a-z0-9_-]{1,20}$"
@@ -128,8 +105,9 @@ class ModelsUpdate(Params):
     deep: str | None = Field(None, max_length=200)
 
 
-class _SettingsUpdate(Params):
-    """settings/update's params but the keys (``NAMEApiKey``, added per keyed provider)."""
+class SettingsUpdateParams(Params):
+    # settings/update's params, the keys (``NAMEApiKey``, one per keyed provider) last (no
+    # docstring: it would become a schema description)
 
     provider: ProviderName | None = None
     base_url: str | None = Field(None, max_length=2000, description="The chat provider's.")
@@ -168,18 +146,8 @@ class _SettingsUpdate(Params):
         description="Add or replace servers by name (either command, args and env, or url and "
         "headers); null removes one. Servers not named stay as they are.",
     )
-
-
-if TYPE_CHECKING:
-    SettingsUpdateParams: TypeAlias = _SettingsUpdate
-else:
-    SettingsUpdateParams = per_provider(
-        "SettingsUpdateParams",
-        _SettingsUpdate,
-        None,
-        [(f"{profile.name}_api_key", str | None) for profile in KEYED],
-        lambda: Field(None, max_length=500, description="Write-only."),
-    )
+    anthropic_api_key: str | None = Field(None, max_length=500, description="Write-only.")
+    openai_api_key: str | None = Field(None, max_length=500, description="Write-only.")
 
 
 class SettingsConfirmParams(WireModel):

@@ -149,9 +149,9 @@ async def test_per_provider_base_urls_are_http_only(tmp_path: Path) -> None:
 
 
 def test_every_profile_gets_its_settings_and_wire_fields(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The fields spelled per provider are made from the profiles: a base URL per provider, a
-    key (read from the profile's variable too) and its bound origin per keyed one, the masked
-    key in settings/get and NAMEApiKey in settings/update; nothing else is accepted."""
+    """The fields spelled per provider match the profiles: a base URL per provider, a key
+    (read from the profile's variable too) and its bound origin per keyed one, the masked key
+    in settings/get and NAMEApiKey in settings/update; nothing else is accepted."""
     assert set(BaseUrls.model_fields) == set(BaseUrlsUpdate.model_fields) == set(PROVIDER_NAMES)
     assert set(KeysModel.model_fields) == {profile.name for profile in KEYED}
     for profile in KEYED:

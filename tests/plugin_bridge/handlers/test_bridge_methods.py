@@ -237,7 +237,7 @@ async def test_health_reports_index_and_provider(tmp_path: Path) -> None:
         }
         assert health["recommendedModels"] == RECOMMENDED_MODELS
         assert health["supportedFormats"] == ["anthropic", "openai", "ollama", "lmstudio", "vllm"]
-        assert health["toolCount"] == len(bridge.app.tools.get_registered_tools()) == 7
+        assert health["toolCount"] == len(bridge.app.access.tools.get_registered_tools()) == 7
         for tool_format in health["supportedFormats"]:
             await wire.result("tools/list", {"format": tool_format})
     provider = ScriptedProvider()

@@ -80,7 +80,7 @@ async def test_the_cli_says_which_operator_it_cannot_answer(tmp_path: Path) -> N
 async def test_operators_and_headings_over_mcp(tmp_path: Path) -> None:
     root = write_notes(tmp_path / "vault", FRUIT_NOTES)
     async with running_bridge(tmp_path, vault_root=root, embedder=FakeEmbedder()) as bridge:
-        tools = LocalTools(bridge.vault, allow_writes=False, writer=bridge.app.writes.write)
+        tools = LocalTools(bridge.vault, bridge.app.access, allow_writes=False)
         async with Client(build_server(tools, bridge.vault.name)) as client:
             for query in OBSIDIAN:
                 found: dict[str, Any] = json_of(

@@ -59,7 +59,7 @@ async def test_health_answers_with_the_token(bridge: Bridge) -> None:
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ok"
-    assert body["toolCount"] == len(bridge.app.tools.tool_specs()) > 0
+    assert body["toolCount"] == len(bridge.app.access.tools.tool_specs()) > 0
     assert "lmstudio" in body["supportedFormats"]
 
 

@@ -340,3 +340,33 @@ async def test_ollamas_model_not_found_is_model_not_found(local: Apis) -> None:
 async def test_openais_model_not_found_is_model_not_found(hosted: Apis) -> None:
     # a listed model the API no longer serves
     await refused_by_the_provider(hosted, "openai", "gpt-4o", openai_fake.not_found_reply("gpt-4o"))
+
+
+async def test_a_compatible_server_at_openais_base_url_is_reached_without_a_key(
+    tmp_path: Path,
+) -> None:
+    """LM Studio set as OpenAI's base URL, with no OpenAI key: it can run there (the profile's
+    rule, as for a fast model on it), so a client's ``openai/MODEL`` reaches it, with no key,
+    and ``/v1/models`` lists its models."""
+    async with FakeHTTPServer() as ollama, FakeHTTPServer() as lm_studio:
+        ollama.route = _ollama_route(ollama, list(TAGGED))
+        lm_studio.route = lists(lm_studio, lambda: openai_fake.models_reply("qwen-local"))
+        settings = BridgeSettings.model_construct(
+            base_urls={"openai": lm_studio.url + "/v1"}, max_tokens=512
+        )
+        async with running_bridge(
+            tmp_path,
+            provider=ollama_fake.make_provider(ollama, max_attempts=1),
+            provider_name="ollama",
+            model=OLLAMA_CHAT,
+            settings=settings,
+            http=True,
+        ) as bridge:
+            apis = Apis(bridge, {"ollama": ollama, "openai": lm_studio})
+            async with apis.http() as http:
+                listed = (await http.get("/v1/models")).json()
+            lm_studio.enqueue(openai_fake.text_reply("From LM Studio.", stream=False))
+            assert await by_openai_sdk(apis, "openai/qwen-local") == "From LM Studio."
+    assert "openai/qwen-local" in [model["id"] for model in listed["data"]]
+    assert [r.json()["model"] for r in apis.chats("openai")] == ["qwen-local"]
+    assert lm_studio.requests and not any("authorization" in r.headers for r in lm_studio.requests)

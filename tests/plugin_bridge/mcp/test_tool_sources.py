@@ -223,7 +223,7 @@ async def test_a_crash_is_a_clear_tool_error_and_the_server_restarts(
     assert down["isError"] is True
     assert "'fake' is not running" in down["content"] and "restarted" in down["content"]
     # the tools left the registry (the next turn's list), unless the new process is up already
-    assert bridge.app.tools.permission("fake__echo") is None or starts_of(bridge) > before
+    assert bridge.app.access.tools.permission("fake__echo") is None or starts_of(bridge) > before
     fake = await until_running(wire)
     assert fake["tools"] == 5
     assert starts_of(bridge) == before + 1
@@ -252,7 +252,7 @@ async def test_settings_add_mask_and_remove_a_server(bridge: Bridge, wire: Wire)
     assert "secret-1" not in str(await wire.result("settings/get", {}))
     assert "second" in saved_servers()
     await until_running(wire, "second")
-    assert bridge.app.tools.permission("second__echo") == "ask"
+    assert bridge.app.access.tools.permission("second__echo") == "ask"
     bad_name = await wire.error("settings/update", {"mcpServers": {"Bad Name": second}})
     assert bad_name["code"] == -32602
     both = await wire.error(
@@ -263,4 +263,4 @@ async def test_settings_add_mask_and_remove_a_server(bridge: Bridge, wire: Wire)
     assert {server["name"] for server in removed["mcpServers"]} == {"fake", "web", "broken"}
     assert "second" not in await servers(wire)
     assert set(saved_servers()) == {"fake", "web", "broken"}
-    assert bridge.app.tools.permission("second__echo") is None
+    assert bridge.app.access.tools.permission("second__echo") is None
