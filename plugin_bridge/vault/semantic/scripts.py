@@ -14,11 +14,12 @@ few.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Final, Literal, TypeVar
 
-from plugin_bridge.vault.lexical.cjk import CJK_RUN
+from plugin_bridge.vault.lexical.cjk import CJK_CHARS, CJK_RUN
 
 Script = Literal["latin", "cyrillic", "cjk"]
 SAMPLE_CHARS: Final = 400
@@ -32,16 +33,21 @@ V = TypeVar("V")
 def _letters(text: str) -> dict[Script, int]:
     """How many letters of ``text`` (its first :data:`SAMPLE_CHARS`) are in each script."""
     sample = text[:SAMPLE_CHARS]
-    counts: dict[Script, int] = {"latin": 0, "cyrillic": 0, "cjk": 0}
-    counts["cjk"] = sum(len(run) for run in CJK_RUN.findall(sample))
-    for char in sample:
-        if char.isalpha() and char.isascii():
-            counts["latin"] += 1
-        elif "\u0400" <= char <= "\u04ff":
-            counts["cyrillic"] += 1
-        elif char.isalpha() and unicodedata.name(char, "").startswith("LATIN"):
-            counts["latin"] += 1
-    return counts
+    latin = len(_NOT_ASCII_LETTER.sub("", sample))  # counted by the regex engine: a loop
+    for char in _OTHER.findall(sample):  # over every character was 2-4 ms of a hybrid search
+        if char.isalpha() and unicodedata.name(char, "").startswith("LATIN"):
+            latin += 1
+    return {
+        "latin": latin,
+        "cyrillic": len(_NOT_CYRILLIC.sub("", sample)),
+        "cjk": sum(len(run) for run in CJK_RUN.findall(sample)),
+    }
+
+
+_NOT_ASCII_LETTER: Final = re.compile("[^A-Za-z]+")
+_NOT_CYRILLIC: Final = re.compile("[^\u0400-\u04ff]+")
+_OTHER: Final = re.compile(f"[^\\x00-\\x7f\u0400-\u04ff{CJK_CHARS}]")
+"""Characters that are none of those (a few accented Latin letters, punctuation)."""
 
 
 def script_of(text: str) -> Script | None:
