@@ -180,6 +180,10 @@ def _search(
     vector: npt.NDArray[np.float32] | None,
 ) -> list[NoteHit]:
     fusing = mode == "hybrid"
+    wanted = max(limit, CANDIDATES) * CHUNKS_PER_NOTE
+    ahead = None  # the graph searches in its own thread while the words are searched here
+    if semantic is not None and vector is not None and fusing and not query.filtered:
+        ahead = semantic.search_ahead(vector, wanted)
     lexical = (
         reader.search(
             query,
@@ -191,9 +195,8 @@ def _search(
     )
     notes: dict[str, list[ChunkHit]] = {}
     if semantic is not None and vector is not None:
-        wanted = max(limit, CANDIDATES) * CHUNKS_PER_NOTE
         within = query if query.filtered else None
-        notes = roll_up(semantic.nearest_chunks(reader, vector, wanted, within))
+        notes = roll_up(semantic.nearest_chunks(reader, vector, wanted, within, ahead))
         texts = [f"{chunks[0].title}\n{chunks[0].text}" for chunks in notes.values()]
         found = frozenset(hit.path for hit in lexical)
         notes = same_script_first(query.text, notes, texts, found)

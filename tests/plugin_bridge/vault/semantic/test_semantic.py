@@ -362,6 +362,39 @@ async def test_filters_past_the_graph_threshold_give_what_exact_search_gives(
     assert found[1][4] == ["Attic/Lamp.md"]
 
 
+async def test_the_graph_searches_beside_the_words_and_finds_what_it_finds_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the graph answering, an unfiltered hybrid search starts the graph's search in a
+    thread of its own while the words are searched: the hits are those of the same search
+    made after the words, one at a time; a filtered one does not start it."""
+    words = np.random.default_rng(1).choice(WORDS, size=(300, 6)).tolist()
+    write(
+        tmp_path / "vault",
+        {f"Notes/Note {n}.md": f"Tomatoes need {' '.join(words[n])}.\n" for n in range(300)},
+    )
+    harness = Harness(tmp_path / "vault", tmp_path / "data")
+    semantic = await harness.open(FakeEmbedder(), ann_threshold=1)
+    vectors = semantic.vector_index()
+    assert vectors is not None and vectors.wait_until_built(30) and vectors.approximate
+    started: list[int] = []
+    ahead = SemanticIndex.search_ahead
+
+    def counted(index: SemanticIndex, vector: Any, k: int) -> Any:
+        started.append(k)
+        return ahead(index, vector, k)
+
+    queries = ("tomatoes " + " ".join(words[n][:2]) for n in range(0, 300, 37))
+    asked = [*queries, "tomatoes path:Notes"]
+    monkeypatch.setattr(SemanticIndex, "search_ahead", counted)
+    beside = [[h.path for h in (await harness.search(q, 5, "hybrid")).hits] for q in asked]
+    assert len(started) == len(asked) - 1  # not for the filtered one
+    monkeypatch.setattr(SemanticIndex, "search_ahead", lambda index, vector, k: None)
+    after = [[h.path for h in (await harness.search(q, 5, "hybrid")).hits] for q in asked]
+    await harness.close()
+    assert beside == after and all(beside)
+
+
 async def test_a_filter_of_few_chunks_is_searched_exactly_without_asking_the_graph(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
