@@ -35,6 +35,10 @@ BULK_WRITE: Final = 2000
 change waits: each commit flushes a full-text segment that later merges rewrite. With the
 rarer checkpoints of ``Indexer.bulk``: the writer's CPU for 10,000 prepared notes 6.4 / 8.2 s
 → 6.0 / 7.1 s (two runs on a loaded machine, docs/benchmarks.md)."""
+AHEAD_DEPTH: Final = BULK_WRITE // BATCH
+"""Batches prepared ahead of the writer in a large backlog: a bulk transaction takes up to
+this many, and the helper prepares as many while it is written (with two batches ahead, the
+helper idled during each 2,000-note write and the writer then waited for it)."""
 MERGE_AFTER: Final = 1000
 """Notes a scan added, updated or removed from which the full-text tables are merged after it."""
 
@@ -223,7 +227,9 @@ class IndexWorker:
         self._backlog.extend(todo)
         if len(todo) >= MIN_BACKLOG:
             try:
-                self._ahead = AheadReader(self._indexer.files, self._backlog, BATCH, helper_count())
+                self._ahead = AheadReader(
+                    self._indexer.files, self._backlog, BATCH, helper_count(), AHEAD_DEPTH
+                )
                 self._indexer.bulk(True)
             except Exception:
                 logger.warning("No indexing helper process; reading in the worker instead.")
