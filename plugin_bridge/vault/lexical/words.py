@@ -1,7 +1,10 @@
 """Words as the full-text index sees them: tokens, stop words, Snowball stems, a note's language.
 
 - **Tokens** follow FTS5's ``unicode61`` tokenizer closely enough to agree with it: runs of
-  letters and digits, lower-cased (CJK runs are the bigram side table's, see ``cjk.py``).
+  letters and digits, lower-cased (CJK runs are the bigram side table's, see ``cjk.py``). A
+  long text's characters are classified by numpy through a table built from the same regex
+  (every other character becomes a space, then ``str.split``): the regex costs ~20 ns a
+  character, a third of a note's preparing; the table the same tokens in two thirds of the time.
 - **Stems** come from the Snowball stemmers through PyStemmer (C; ~80x faster than the pure
   Python ``snowballstemmer`` on the help vault's 104,000 words: 0.02 s against 1.8 s, the same
   stems). A note's Latin-script words are stemmed with its language's stemmer, its Cyrillic
@@ -29,15 +32,17 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from llm_service import lazy
 from plugin_bridge.vault.lexical.cjk import CJK_CHARS
 
 if TYPE_CHECKING:
+    import numpy as np
     import Stemmer
     import stopwords
 else:
+    np = lazy.module("numpy")
     Stemmer = lazy.module("Stemmer")
     stopwords = lazy.module("stopwords")
 
@@ -63,9 +68,32 @@ STEM_MARKS: Final = frozenset(_MARKS.values())
 """The characters that end a stem token (never in a word of a note)."""
 
 
+TABLE_FROM: Final = 2000
+"""Characters from which a text is tokenised through the table (below, numpy's calls cost
+more than the regex)."""
+_BMP: Final = 0x10000
+
+
 def tokens(text: str) -> list[str]:
     """Lower-case words and numbers of ``text`` outside its CJK runs."""
-    return _TOKEN.findall(text.lower())
+    lower = text.lower()
+    if len(lower) < TABLE_FROM:
+        return _TOKEN.findall(lower)
+    codes = np.frombuffer(lower.encode("utf-32-le", "surrogatepass"), np.uint32)
+    if int(codes.max()) >= _BMP:  # beyond the table: CJK extensions, emoji
+        return _TOKEN.findall(lower)
+    spaced = np.where(_token_table()[codes], codes, np.uint32(32)).astype(np.uint32)
+    return spaced.tobytes().decode("utf-32-le").split()
+
+
+@cache
+def _token_table() -> Any:
+    """Whether each character of the Basic Multilingual Plane is part of a token, as
+    :data:`_TOKEN` says (numpy booleans by code point; surrogates are not)."""
+    table = np.zeros(_BMP, dtype=bool)
+    every = "\n".join(chr(c) for c in range(_BMP) if not 0xD800 <= c < 0xE000)
+    table[[ord(c) for c in "".join(_TOKEN.findall(every))]] = True
+    return table
 
 
 def fold(word: str) -> str:

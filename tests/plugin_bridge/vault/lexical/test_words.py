@@ -1,0 +1,35 @@
+"""A note's words: long texts are tokenised through a table of characters, and give exactly
+the tokens of the regex that defines them."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plugin_bridge.vault.lexical import words
+from plugin_bridge.vault.lexical.words import TABLE_FROM, tokens
+
+# letters of several scripts, digits, "_", CJK, characters whose lower case is longer ("İ"),
+# astral letters and CJK, whitespace of every kind, punctuation, a lone surrogate
+_ALPHABET = "aZé9_ Жж日本가ｶ々İẞ\u0130\U00020000\U0001d400\U0001f600\t\n\u3000\x85\x1c.,-#'\ud800²"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(st.text(st.sampled_from(_ALPHABET), max_size=40), min_size=1, max_size=200),
+    filler=st.sampled_from(["word ", "слово ", "言葉", " "]),
+)
+def test_a_long_text_gives_the_regexs_tokens(pieces: list[str], filler: str) -> None:
+    text = " ".join(pieces)
+    text += filler * (TABLE_FROM // len(filler) + 1)  # long enough for the table
+    assert tokens(text) == words._TOKEN.findall(text.lower())
+
+
+def test_the_table_and_the_regex_agree_on_the_help_vaults_kinds_of_text() -> None:
+    text = "Obsidian Sync — синхронизация заметок. 同步设置とプラグインの設定 snake_case x2 "
+    text += "Ⅻ ½ ﬁ Straße İstanbul\n"
+    expected = words._TOKEN.findall(text.lower())
+    assert {"синхронизация", "snake", "case", "x2", "straße"} <= set(expected)
+    assert tokens(text * 40) == expected * 40  # through the table
+    astral = text + "𠀀x 😀y\n"  # beyond the table: the regex
+    assert tokens(astral * 40) == words._TOKEN.findall(astral.lower()) * 40
