@@ -1,12 +1,12 @@
-"""A note's words: long texts are tokenised through a table of characters, and give exactly
-the tokens of the regex that defines them."""
+"""A note's words and CJK bigrams: long texts go through tables of characters, and give
+exactly the tokens and bigrams of the regexes that define them."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugin_bridge.vault.lexical import words
+from plugin_bridge.vault.lexical import cjk, words
 from plugin_bridge.vault.lexical.words import TABLE_FROM, tokens
 
 # letters of several scripts, digits, "_", CJK, characters whose lower case is longer ("İ"),
@@ -33,3 +33,26 @@ def test_the_table_and_the_regex_agree_on_the_help_vaults_kinds_of_text() -> Non
     assert tokens(text * 40) == expected * 40  # through the table
     astral = text + "𠀀x 😀y\n"  # beyond the table: the regex
     assert tokens(astral * 40) == words._TOKEN.findall(astral.lower()) * 40
+
+
+def _regex_bigrams(text: str) -> str:
+    runs = cjk.CJK_RUN.findall(text)
+    return "\n".join(" ".join(map(str.__add__, run, run[1:])) + " " + run[-1] for run in runs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(st.text(st.sampled_from(_ALPHABET), max_size=40), min_size=1, max_size=200),
+    filler=st.sampled_from(["word ", "東京都 ", "語", "a語"]),
+    at_end=st.booleans(),
+)
+def test_a_long_texts_bigrams_are_the_regexs(pieces: list[str], filler: str, at_end: bool) -> None:
+    text, more = " ".join(pieces), filler * (cjk.TABLE_FROM // len(filler) + 1)
+    text = text + more if at_end else more + text
+    assert cjk.bigrams(text) == _regex_bigrams(text)
+
+
+def test_bigrams_keep_the_form_the_side_table_was_filled_with() -> None:
+    text = "東京都 x 語 yz 日本" + "." * cjk.TABLE_FROM  # runs of 3, 1 and 2 characters
+    assert cjk.bigrams(text) == "東京 京都 都\n 語\n日本 本"
+    assert cjk.bigrams("a" * cjk.TABLE_FROM) == ""
