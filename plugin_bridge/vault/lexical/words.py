@@ -122,20 +122,38 @@ def stop_words(language: str) -> frozenset[str]:
 
 def language_of(words: Sequence[str]) -> str | None:
     """The language whose stop words ``words`` use most (None when they use none)."""
-    sample = Counter(words[:DETECT_TOKENS])
-    counts = {
-        language: sum(sample[word] for word in stop_words(language).intersection(sample))
-        for language in LANGUAGES
-    }
-    best = max(counts.values())
-    return next(language for language in LANGUAGES if counts[language] == best) if best else None
+    counts = _stop_counts(words)
+    best = max(counts)
+    return LANGUAGES[counts.index(best)] if best else None
 
 
 def note_language(words: Sequence[str]) -> str:
     """The Latin-script language to stem a note's Latin words with (English when unsure)."""
-    latin = [word for word in words[:DETECT_TOKENS] if not "\u0400" <= word[0] <= "\u04ff"]
-    found = language_of(latin)
-    return found if found in LATIN else "english"
+    counts = _stop_counts(words)[: len(LATIN)]  # no Latin stop word is Cyrillic
+    best = max(counts)
+    return LATIN[counts.index(best)] if best else "english"
+
+
+def _stop_counts(words: Sequence[str]) -> list[int]:
+    """How many of the first :data:`DETECT_TOKENS` of ``words`` are stop words of each of
+    :data:`LANGUAGES`, in its order."""
+    sample = Counter(words[:DETECT_TOKENS])
+    languages = _stop_languages()
+    counts = [0] * len(LANGUAGES)
+    for word in sample.keys() & languages.keys():
+        for i in languages[word]:
+            counts[i] += sample[word]
+    return counts
+
+
+@cache
+def _stop_languages() -> dict[str, tuple[int, ...]]:
+    """Every stop word and the places in :data:`LANGUAGES` of the languages it is one of."""
+    found: dict[str, tuple[int, ...]] = {}
+    for i, language in enumerate(LANGUAGES):
+        for word in stop_words(language):
+            found[word] = (*found.get(word, ()), i)
+    return found
 
 
 def note_stems(words: Iterable[str], language: str) -> str:

@@ -56,3 +56,14 @@ def test_bigrams_keep_the_form_the_side_table_was_filled_with() -> None:
     text = "東京都 x 語 yz 日本" + "." * cjk.TABLE_FROM  # runs of 3, 1 and 2 characters
     assert cjk.bigrams(text) == "東京 京都 都\n 語\n日本 本"
     assert cjk.bigrams("a" * cjk.TABLE_FROM) == ""
+
+
+def test_a_notes_language_is_the_latin_one_whose_stop_words_it_uses_most() -> None:
+    german = tokens("Die Notizen und der Ordner sind nicht mit dem Vault synchronisiert")
+    assert words.note_language(german) == "german"
+    russian = tokens("и в не на я что тот быть с а весь это как она по но они к у")
+    assert words.note_language(russian + tokens("the note")) == "english"  # Cyrillic: none
+    assert words.language_of(russian) == "russian"
+    assert words.note_language(tokens("Obsidian Sync")) == "english"  # no stop word at all
+    late = ["x"] * words.DETECT_TOKENS + german  # only the first tokens are looked at
+    assert words.note_language(late) == "english"
