@@ -35,6 +35,11 @@ class Chunk:
     text: str
     hash: str
 
+    def __reduce__(self) -> tuple[type[Chunk], tuple[int, str, str, str]]:
+        """Pickled (to the index's writer) as its four values: the state dataclasses give a
+        class with slots costs a ``fields()`` call per chunk, both ways."""
+        return Chunk, (self.seq, self.heading, self.text, self.hash)
+
 
 def embed_text(title: str, heading: str, text: str) -> str:
     """What the embedder sees for a chunk: title, heading path, then the text."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import sqlite3
 from collections import deque
 from collections.abc import Sequence
@@ -161,3 +162,13 @@ async def test_ready_batches_are_written_together_with_the_log_checkpointed_less
     assert writes == [4, 4] and len(NOTES) == 8
     assert bulk == [True, False]
     assert hits["zebra"] == ["Broken.md"] and hits["Москва"] == ["Café.md"]
+
+
+def test_a_prepared_note_reaches_the_writer_unchanged(tmp_path: Path) -> None:
+    """What the helper sends (pickled) is equal to what it prepared, chunks included."""
+    write_vault(tmp_path / "vault", NOTES)
+    indexer = Indexer(sqlite3.connect(":memory:"), VaultFiles(tmp_path / "vault"))
+    prepared = [indexer.prepare(rel) for rel in sorted(indexer.walk())]
+    notes = [item for item in prepared if isinstance(item, Note)]
+    assert notes and all(note.chunks for note in notes)
+    assert pickle.loads(pickle.dumps(prepared)) == prepared
