@@ -18,7 +18,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
-from llm_service import LLMService, Usage
+from llm_service import Usage
 from llm_service.pricing import cost_usd
 from plugin_bridge.app.access import ToolAccess
 from plugin_bridge.app.assistant import Assistant

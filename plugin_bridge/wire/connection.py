@@ -16,7 +16,7 @@ from typing import Any, Final, Generic
 
 from pydantic import ValidationError
 
-from plugin_bridge.wire.context import RequestContext, S, current_request
+from plugin_bridge.wire.context import RequestContext, S
 from plugin_bridge.wire.errors import RpcError, WireCode, WireError, to_wire_error
 from plugin_bridge.wire.models import CancelRequestParams
 from plugin_bridge.wire.protocol import (
@@ -235,7 +235,6 @@ class Connection(Generic[S]):
         ctx = RequestContext(
             self.app, self, request.id, self.router.names, client=self.client, caller=self.caller
         )
-        token = current_request.set(ctx)
         logger.debug("%s: request %r %s", self.peer_name, request.id, request.method)
         try:
             if self._reserve is not None and not await self._reserve(0):
@@ -250,8 +249,6 @@ class Connection(Generic[S]):
             return self._cancelled(request.id)
         except Exception as exc:
             return self.protocol.error(request.id, to_wire_error(exc))
-        finally:
-            current_request.reset(token)
         if request.method == INITIALIZE:
             self.client = _client_name(request.params)
             self.caller = ctx.caller

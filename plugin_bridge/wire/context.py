@@ -2,15 +2,13 @@
 
 ``RequestContext`` is generic in the state the server was given (the bridge's
 :class:`~plugin_bridge.app.state.BridgeApp`), so the wire layer never imports the application.
-The context of the running request is also kept in a context variable (the one the server
-keeps: asyncio copies it into the tasks and threads a request starts); the application never
-reads it: what a run needs (its caller, its connection) is handed to it.
+It is handed to the handler as its first argument, never kept in a context variable: what a
+run needs (its caller, its connection) is passed on from it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -63,8 +61,3 @@ class RequestContext(Generic[S]):
         in the server's memory budget, which may keep it waiting for room, or refuse it
         (-32003, ``data.reason`` busy)."""
         await self.peer.hold(self.request_id, size)
-
-
-current_request: ContextVar[RequestContext[Any] | None] = ContextVar(
-    "current_request", default=None
-)
