@@ -53,6 +53,29 @@ async def test_a_helper_process_builds_the_same_index(
     assert helped == alone and any(helped.values())
 
 
+@pytest.mark.parametrize(("min_backlog", "started_with"), [(2, [0]), (len(NOTES) + 1, [])])
+async def test_the_helper_starts_while_the_vault_is_still_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, min_backlog: int, started_with: list[int]
+) -> None:
+    """Once the scan has found MIN_BACKLOG new notes the helper process starts, so its own
+    start overlaps the rest of the listing: the backlog it is handed is still empty then (it
+    fills when the listing ends). A smaller backlog starts no helper."""
+    write_vault(tmp_path / "vault", NOTES)
+    seen: list[int] = []
+
+    class Spy(AheadReader):
+        def __init__(
+            self, files: VaultFiles, backlog: deque[str], batch: int, helpers: int = 1
+        ) -> None:
+            super().__init__(files, backlog, batch, helpers)
+            seen.append(len(backlog))
+
+    monkeypatch.setattr(worker_module, "MIN_BACKLOG", min_backlog)
+    monkeypatch.setattr(worker_module, "AheadReader", Spy)
+    found = await _hits(tmp_path / "vault", tmp_path / "index.sqlite3")
+    assert seen == started_with and found["kafka"]
+
+
 def test_a_change_applied_meanwhile_is_not_overwritten_by_the_helper(tmp_path: Path) -> None:
     """Paths indexed from a change while their batch waited are left out of that batch."""
     write_vault(tmp_path / "vault", NOTES)
