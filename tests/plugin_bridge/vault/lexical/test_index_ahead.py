@@ -190,8 +190,9 @@ async def test_ready_batches_are_written_together_with_the_log_checkpointed_less
 def test_a_prepared_note_reaches_the_writer_unchanged(tmp_path: Path) -> None:
     """What the helper sends (pickled) is equal to what it prepared, chunks included."""
     write_vault(tmp_path / "vault", NOTES)
-    indexer = Indexer(sqlite3.connect(":memory:"), VaultFiles(tmp_path / "vault"))
-    prepared = [indexer.prepare(rel) for rel in sorted(indexer.walk())]
+    files = VaultFiles(tmp_path / "vault")
+    indexer = Indexer(sqlite3.connect(":memory:"), files)
+    prepared = [indexer.prepare(rel) for rel in sorted(rel for rel, _ in files.walk(pdfs=True))]
     notes = [item for item in prepared if isinstance(item, Note)]
     assert notes and all(note.chunks for note in notes)
     assert pickle.loads(pickle.dumps(prepared)) == prepared
