@@ -10,7 +10,10 @@ On N notes generated from the non-English help vaults (de, ja, ru, zh), in one r
   ``index.pending`` is 0 with every note counted (``index.notes``): the seconds from the spawn;
 * **lexical p50**: ``vault/search`` (1-2 words, limit 10, lexical) as a WebSocket client sees
   it, against the same queries' p50 on the raw table (``ORDER BY rank LIMIT 10`` with a
-  snippet) in this process.
+  snippet) in this process;
+* **the start's timeline**, seconds from the spawn: the info file, "Ready" and the scan's
+  "Indexing N ... notes" log line on serve's stderr (stamped as they arrive), the first
+  ``health`` that counts a note (the scan's first batch written), pending 0.
 
 ``--before DIR`` times another checkout's serve too, on the same notes in the same run.
 
@@ -28,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -128,6 +132,28 @@ class _Client:
                 return result
 
 
+TIMELINE = {"ready": "Ready.", "scan": "in the background."}
+"""Timeline marks read on serve's stderr: a line starting (or ending) with these words."""
+
+
+def stamp_lines(
+    process: subprocess.Popen[bytes], started: float, timeline: dict[str, float]
+) -> threading.Thread:
+    """A thread reading serve's stderr, noting in ``timeline`` when each mark's line arrives."""
+
+    def read() -> None:
+        assert process.stderr is not None
+        for raw in process.stderr:
+            line = raw.decode("utf-8", "replace").rstrip()
+            for mark, words in TIMELINE.items():
+                if mark not in timeline and (line.startswith(words) or line.endswith(words)):
+                    timeline[mark] = round(time.perf_counter() - started, 3)
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
+
+
 def wait_for_info(info_file: Path, process: subprocess.Popen[bytes]) -> dict[str, Any]:
     """serve's info file (url and token) once it is written."""
     while not info_file.exists():
@@ -139,10 +165,16 @@ def wait_for_info(info_file: Path, process: subprocess.Popen[bytes]) -> dict[str
 
 
 async def indexed_and_searched(
-    info: dict[str, Any], process: subprocess.Popen[bytes], notes: int, rounds: int, started: float
+    info: dict[str, Any],
+    process: subprocess.Popen[bytes],
+    notes: int,
+    rounds: int,
+    started: float,
+    timeline: dict[str, float],
 ) -> tuple[float, list[float], dict[str, Any]]:
-    """Seconds from ``started`` until health says every note is indexed, then the lexical
-    search samples (ms), and the last health's index."""
+    """Seconds from ``started`` until health says every note is indexed (the first health
+    counting a note goes in ``timeline`` as "first batch"), then the lexical search samples
+    (ms), and the last health's index."""
     from websockets.asyncio.client import connect
 
     async with connect(info["url"], open_timeout=60, max_size=None) as ws:
@@ -153,6 +185,8 @@ async def indexed_and_searched(
         )
         while True:
             index = (await client.call("health", {}))["index"]
+            if index["notes"] > 0 and "first batch" not in timeline:
+                timeline["first batch"] = round(time.perf_counter() - started, 3)
             if index["pending"] == 0 and index["notes"] >= notes:
                 break
             if process.poll() is not None:
@@ -172,10 +206,10 @@ async def indexed_and_searched(
 
 def serve_run(
     root: Path, data: Path, notes: int, rounds: int, code: Path = ROOT
-) -> tuple[float, list[float]]:
+) -> tuple[float, list[float], dict[str, float]]:
     """Spawn serve (of the checkout at ``code``) on ``root`` with a fresh ``data`` folder:
     seconds until health says every note is indexed, then the lexical search samples (ms)
-    over its WebSocket."""
+    over its WebSocket, and the start's timeline (seconds from the spawn)."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["HOME"] = str(data.parent / "home")  # no settings of the user's
     env["XDG_CONFIG_HOME"] = str(data.parent / "config")
@@ -184,16 +218,21 @@ def serve_run(
     command += ["--data-dir", str(data), "--info-file", str(info_file), "--port", "0"]
     command += ["--http-port", "0"]
     started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=code, env=env, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, cwd=code, env=env, stderr=subprocess.PIPE)
+    timeline: dict[str, float] = {}
+    reader = stamp_lines(process, started, timeline)
     try:
         info = wait_for_info(info_file, process)
+        timeline["info file"] = round(time.perf_counter() - started, 3)
         indexed_s, samples, _ = asyncio.run(
-            indexed_and_searched(info, process, notes, rounds, started)
+            indexed_and_searched(info, process, notes, rounds, started, timeline)
         )
+        timeline["pending 0"] = round(indexed_s, 3)
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(60)
-    return indexed_s, samples
+        reader.join(5)
+    return indexed_s, samples, timeline
 
 
 def measure(notes: int, rounds: int, before: Path | None = None) -> dict[str, Any]:
@@ -217,7 +256,7 @@ def measure(notes: int, rounds: int, before: Path | None = None) -> dict[str, An
         if before is not None:
             earlier = serve_run(vault.root, work / "before" / "data", notes, rounds, before)
         (work / "after").mkdir()
-        indexed_s, ms = serve_run(vault.root, work / "after" / "data", notes, rounds)
+        indexed_s, ms, timeline = serve_run(vault.root, work / "after" / "data", notes, rounds)
     found = {
         "notes": notes,
         "raw_notes": raw_notes,
@@ -227,15 +266,19 @@ def measure(notes: int, rounds: int, before: Path | None = None) -> dict[str, An
         "index_target_s": round(TARGET_RATIO * raw_s + TARGET_EXTRA_S, 3),
         "raw_search_p50_ms": round(statistics.median(raw_ms), 3),
         "search_target_p50_ms": round(statistics.median(raw_ms) + TARGET_P50_EXTRA_MS, 3),
-        **_serve_figures(indexed_s, ms, raw_s),
+        **_serve_figures(indexed_s, ms, timeline, raw_s),
     }
     if earlier is not None:
         found["before"] = {"code": str(before), **_serve_figures(*earlier, raw_s)}
     return found
 
 
-def _serve_figures(indexed_s: float, ms: list[float], raw_s: float) -> dict[str, float]:
+def _serve_figures(
+    indexed_s: float, ms: list[float], timeline: dict[str, float], raw_s: float
+) -> dict[str, Any]:
+    marks = ("info file", "ready", "scan", "first batch", "pending 0")
     return {
+        "timeline_s": {mark: timeline[mark] for mark in marks if mark in timeline},
         "serve_indexed_s": round(indexed_s, 3),
         "index_ratio": round(indexed_s / raw_s, 2),
         "search_p50_ms": round(statistics.median(ms), 3),
@@ -262,5 +305,7 @@ def report(f: dict[str, Any]) -> str:
             f"{name}: lexical p50 over the WebSocket {run['search_p50_ms']:.2f} ms, "
             f"{'ok' if search_ok else 'OVER'} (< raw + 2 ms = {f['search_target_p50_ms']:.2f} ms); "
             f"p95 {run['search_p95_ms']:.2f} ms",
+            f"{name}: timeline (s from the spawn): "
+            + ", ".join(f"{mark} {at:.2f}" for mark, at in run["timeline_s"].items()),
         ]
     return "\n".join(lines)

@@ -23,6 +23,7 @@ MIN_CHARS: Final = 800
 _HEADING: Final = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _PARAGRAPH: Final = re.compile(r"\n[ \t]*\n")
+_MARKED: Final = re.compile(r"\n {0,3}[#`~]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,11 @@ class Chunk:
     heading: str
     text: str
     hash: str
+
+    def __reduce__(self) -> tuple[type[Chunk], tuple[int, str, str, str]]:
+        """Pickled (to the index's writer) as its four values: the state dataclasses give a
+        class with slots costs a ``fields()`` call per chunk, both ways."""
+        return Chunk, (self.seq, self.heading, self.text, self.hash)
 
 
 def embed_text(title: str, heading: str, text: str) -> str:
@@ -62,35 +68,41 @@ def chunk_note(title: str, body: str, max_chars: int = MAX_CHARS) -> list[Chunk]
 
 
 def _sections(body: str) -> Iterator[tuple[tuple[str, ...], str]]:
-    """(heading path, text) of each part of ``body``; headings inside code fences are text."""
+    """(heading path, text) of each part of ``body``; headings inside code fences are text.
+    Only a line that starts (after at most three spaces) with ``#``, a backtick or ``~`` can
+    be a heading or a fence: the others are never looked at one by one, and each part's text
+    is a slice of ``body``."""
     path: list[tuple[int, str]] = []
-    lines: list[str] = []
     fence = ""
     current: tuple[str, ...] = ()
-    for line in body.split("\n"):
-        if not fence and "#" not in line and "`" not in line and "~" not in line:
-            lines.append(line)  # neither a heading nor a fence: most lines, without a regex
-            continue
+    start = 0  # where the current part's text starts
+    for at, line in _marked_lines(body):
         opened = _FENCE.match(line)
         if fence:
             if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
                 fence = ""
-            lines.append(line)
             continue
         if opened:
             fence = opened.group(1)
-            lines.append(line)
             continue
         heading = _HEADING.match(line)
         if heading is None:
-            lines.append(line)
             continue
-        yield current, "\n".join(lines).strip()
+        yield current, body[start:at].strip()
         level = len(heading.group(1))
         path = [(lvl, name) for lvl, name in path if lvl < level] + [(level, heading.group(2))]
         current = tuple(name for _, name in path)
-        lines = []
-    yield current, "\n".join(lines).strip()
+        start = at + len(line) + 1
+    yield current, body[start:].strip()
+
+
+def _marked_lines(body: str) -> Iterator[tuple[int, str]]:
+    """(where it starts, the line) of each line of ``body`` that could be a heading or a
+    fence, in order (the regex jumps from line break to line break)."""
+    for mark in _MARKED.finditer("\n" + body):
+        begin = mark.start()  # in body: the line break added in front shifts by one
+        end = body.find("\n", begin)
+        yield begin, body[begin:] if end < 0 else body[begin:end]
 
 
 def _merged(

@@ -112,7 +112,10 @@ class VaultFiles:
     def ignored(self, rel: str) -> bool:
         """Whether a vault-relative path (file or folder) is never a note or a note's folder:
         hidden, a temp file, or inside an excluded folder."""
-        rel = to_posix(rel)
+        return self._ignored_posix(to_posix(rel))
+
+    def _ignored_posix(self, rel: str) -> bool:
+        """:meth:`ignored` for a path in POSIX form already."""
         if is_ignored(rel):
             return True
         if any(rel == folder or rel.startswith(folder + "/") for folder in self._excluded_rel):
@@ -131,25 +134,34 @@ class VaultFiles:
         all) with its ``stat``; folder links are not followed, file links only when they stay
         inside the vault."""
         wanted = is_indexed_name if pdfs else is_note_name
-        stack = [os.path.join(self._root, folder) if folder else self._root]
+        top = os.path.join(self._root, folder) if folder else self._root
+        stack = [(top, self._prefix(top))]
         while stack:
+            path, prefix = stack.pop()
             try:
-                entries = list(os.scandir(stack.pop()))
+                entries = list(os.scandir(path))
             except OSError:
                 continue  # vanished or unreadable folder
             for entry in entries:
-                rel = to_posix(os.path.relpath(entry.path, self._root))
-                if self.ignored(rel):
+                name = entry.name  # its folder's path and its name: no relpath per file
+                rel = prefix + name if "\\" not in name else self._prefix(entry.path)[:-1]
+                if self._ignored_posix(rel):
                     continue
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
+                        stack.append((entry.path, rel + "/"))
                     elif wanted(rel) and (not entry.is_symlink() or self.inside(entry.path)):
                         info = entry.stat()
                         if stat.S_ISREG(info.st_mode):
                             yield rel, info
                 except OSError:
                     continue  # vanished between listing and stat: it is not there
+
+    def _prefix(self, path: str) -> str:
+        """The vault-relative POSIX form of the folder ``path`` with a trailing slash ("" for
+        the vault folder)."""
+        rel = to_posix(os.path.relpath(path, self._root))
+        return "" if rel == "." else rel + "/"
 
     def load(
         self, rel: str, full: Path | str, *, settle: float = 0.0

@@ -16,7 +16,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Final
+from functools import cache
+from typing import TYPE_CHECKING, Any, Final
+
+from llm_service import lazy
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy.module("numpy")
 
 CJK_CHARS: Final = (
     "\u1100-\u11ff"  # Hangul Jamo
@@ -35,12 +43,57 @@ CJK_CHARS: Final = (
 CJK_RUN: Final = re.compile(f"[{CJK_CHARS}]+")
 
 
+TABLE_FROM: Final = 2000
+"""Characters from which a text's bigrams are made by numpy, through a table of the CJK
+characters (below, numpy's calls cost more than the regex)."""
+_BMP: Final = 0x10000
+
+
 def bigrams(text: str) -> str:
     """The CJK runs of ``text`` as bigram tokens, one run per line: what the side table
     stores for a note ("" when it has none)."""
+    if len(text) >= TABLE_FROM:
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+        if int(codes.max()) < _BMP:  # beyond the table (CJK extensions B-H): the regex
+            return _bigrams_of(codes)
     return "\n".join(
         " ".join(map(str.__add__, run, run[1:])) + " " + run[-1] for run in CJK_RUN.findall(text)
     )
+
+
+def _bigrams_of(codes: Any) -> str:
+    """:func:`bigrams` of a text given as its code points (all in the table): each CJK
+    character that a CJK character follows gives "ab ", the last of a run "b\n", and a
+    run of one character " a\n" (as the regex's join does)."""
+    at = np.flatnonzero(_cjk_table()[codes])
+    if not at.size:
+        return ""
+    chars = codes[at]
+    joined = np.zeros(at.size, dtype=bool)  # the next character is the run's too
+    joined[:-1] = at[1:] == at[:-1] + 1
+    first = np.ones(at.size, dtype=bool)
+    first[1:] = ~joined[:-1]
+    alone = first & ~joined
+    sizes = np.where(joined | alone, 3, 2)
+    starts = np.cumsum(sizes) - sizes
+    out = np.empty(int(sizes.sum()), dtype=np.uint32)
+    pair = starts[joined]
+    out[pair], out[pair + 1], out[pair + 2] = chars[joined], chars[1:][joined[:-1]], 32
+    last = starts[~joined & ~alone]
+    out[last], out[last + 1] = chars[~joined & ~alone], 10
+    one = starts[alone]
+    out[one], out[one + 1], out[one + 2] = 32, chars[alone], 10
+    return str(out[:-1].tobytes().decode("utf-32-le"))
+
+
+@cache
+def _cjk_table() -> Any:
+    """Whether each character of the Basic Multilingual Plane is in :data:`CJK_CHARS`
+    (numpy booleans by code point)."""
+    table = np.zeros(_BMP, dtype=bool)
+    every = "".join(chr(c) for c in range(_BMP) if not 0xD800 <= c < 0xE000)
+    table[[ord(c) for c in "".join(CJK_RUN.findall(every))]] = True
+    return table
 
 
 def bigram_list(term: str) -> list[str]:

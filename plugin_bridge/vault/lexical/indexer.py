@@ -121,12 +121,6 @@ class Indexer:
 
     # -- finding work ----------------------------------------------------------------------
 
-    def walk(self, folder: str = "") -> dict[str, Signature]:
-        """Every indexable file under ``folder`` (vault-relative, "" = all) and its signature."""
-        return {
-            rel: (info.st_mtime, info.st_size) for rel, info in self.files.walk(folder, pdfs=True)
-        }
-
     def known(self, folder: str = "") -> dict[str, Signature]:
         """What the index recorded (notes and skipped files) under ``folder``."""
         sql = "SELECT path, mtime, size FROM {table}"
@@ -140,11 +134,21 @@ class Indexer:
             for path, mtime, size in self.conn.execute(sql.format(table=table), params)
         }
 
-    def changes(self, folder: str = "") -> tuple[list[str], int]:
-        """Paths under ``folder`` that are new, changed or gone, and how many are unchanged."""
-        on_disk = self.walk(folder)
+    def changes(
+        self, folder: str = "", *, many: int = 0, on_many: Callable[[], object] | None = None
+    ) -> tuple[list[str], int]:
+        """Paths under ``folder`` that are new, changed or gone, and how many are unchanged;
+        ``on_many()`` is called once, while the vault is still being listed, when ``many`` of
+        them are new or changed (so a helper process can start meanwhile)."""
         known = self.known(folder)
-        changed = [rel for rel, signature in on_disk.items() if known.get(rel) != signature]
+        on_disk: dict[str, Signature] = {}
+        changed: list[str] = []
+        for rel, info in self.files.walk(folder, pdfs=True):
+            signature = on_disk[rel] = (info.st_mtime, info.st_size)
+            if known.get(rel) != signature:
+                changed.append(rel)
+                if len(changed) == many and on_many is not None:
+                    on_many()
         removed = [rel for rel in known if rel not in on_disk]
         return changed + removed, len(on_disk) - len(changed)
 

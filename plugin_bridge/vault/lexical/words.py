@@ -1,7 +1,10 @@
 """Words as the full-text index sees them: tokens, stop words, Snowball stems, a note's language.
 
 - **Tokens** follow FTS5's ``unicode61`` tokenizer closely enough to agree with it: runs of
-  letters and digits, lower-cased (CJK runs are the bigram side table's, see ``cjk.py``).
+  letters and digits, lower-cased (CJK runs are the bigram side table's, see ``cjk.py``). A
+  long text's characters are classified by numpy through a table built from the same regex
+  (every other character becomes a space, then ``str.split``): the regex costs ~20 ns a
+  character, a third of a note's preparing; the table the same tokens in two thirds of the time.
 - **Stems** come from the Snowball stemmers through PyStemmer (C; ~80x faster than the pure
   Python ``snowballstemmer`` on the help vault's 104,000 words: 0.02 s against 1.8 s, the same
   stems). A note's Latin-script words are stemmed with its language's stemmer, its Cyrillic
@@ -29,15 +32,17 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from llm_service import lazy
 from plugin_bridge.vault.lexical.cjk import CJK_CHARS
 
 if TYPE_CHECKING:
+    import numpy as np
     import Stemmer
     import stopwords
 else:
+    np = lazy.module("numpy")
     Stemmer = lazy.module("Stemmer")
     stopwords = lazy.module("stopwords")
 
@@ -63,9 +68,32 @@ STEM_MARKS: Final = frozenset(_MARKS.values())
 """The characters that end a stem token (never in a word of a note)."""
 
 
+TABLE_FROM: Final = 2000
+"""Characters from which a text is tokenised through the table (below, numpy's calls cost
+more than the regex)."""
+_BMP: Final = 0x10000
+
+
 def tokens(text: str) -> list[str]:
     """Lower-case words and numbers of ``text`` outside its CJK runs."""
-    return _TOKEN.findall(text.lower())
+    lower = text.lower()
+    if len(lower) < TABLE_FROM:
+        return _TOKEN.findall(lower)
+    codes = np.frombuffer(lower.encode("utf-32-le", "surrogatepass"), np.uint32)
+    if int(codes.max()) >= _BMP:  # beyond the table: CJK extensions, emoji
+        return _TOKEN.findall(lower)
+    spaced = np.where(_token_table()[codes], codes, np.uint32(32)).astype(np.uint32)
+    return spaced.tobytes().decode("utf-32-le").split()
+
+
+@cache
+def _token_table() -> Any:
+    """Whether each character of the Basic Multilingual Plane is part of a token, as
+    :data:`_TOKEN` says (numpy booleans by code point; surrogates are not)."""
+    table = np.zeros(_BMP, dtype=bool)
+    every = "\n".join(chr(c) for c in range(_BMP) if not 0xD800 <= c < 0xE000)
+    table[[ord(c) for c in "".join(_TOKEN.findall(every))]] = True
+    return table
 
 
 def fold(word: str) -> str:
@@ -94,20 +122,38 @@ def stop_words(language: str) -> frozenset[str]:
 
 def language_of(words: Sequence[str]) -> str | None:
     """The language whose stop words ``words`` use most (None when they use none)."""
-    sample = Counter(words[:DETECT_TOKENS])
-    counts = {
-        language: sum(sample[word] for word in stop_words(language).intersection(sample))
-        for language in LANGUAGES
-    }
-    best = max(counts.values())
-    return next(language for language in LANGUAGES if counts[language] == best) if best else None
+    counts = _stop_counts(words)
+    best = max(counts)
+    return LANGUAGES[counts.index(best)] if best else None
 
 
 def note_language(words: Sequence[str]) -> str:
     """The Latin-script language to stem a note's Latin words with (English when unsure)."""
-    latin = [word for word in words[:DETECT_TOKENS] if not "\u0400" <= word[0] <= "\u04ff"]
-    found = language_of(latin)
-    return found if found in LATIN else "english"
+    counts = _stop_counts(words)[: len(LATIN)]  # no Latin stop word is Cyrillic
+    best = max(counts)
+    return LATIN[counts.index(best)] if best else "english"
+
+
+def _stop_counts(words: Sequence[str]) -> list[int]:
+    """How many of the first :data:`DETECT_TOKENS` of ``words`` are stop words of each of
+    :data:`LANGUAGES`, in its order."""
+    sample = Counter(words[:DETECT_TOKENS])
+    languages = _stop_languages()
+    counts = [0] * len(LANGUAGES)
+    for word in sample.keys() & languages.keys():
+        for i in languages[word]:
+            counts[i] += sample[word]
+    return counts
+
+
+@cache
+def _stop_languages() -> dict[str, tuple[int, ...]]:
+    """Every stop word and the places in :data:`LANGUAGES` of the languages it is one of."""
+    found: dict[str, tuple[int, ...]] = {}
+    for i, language in enumerate(LANGUAGES):
+        for word in stop_words(language):
+            found[word] = (*found.get(word, ()), i)
+    return found
 
 
 def note_stems(words: Iterable[str], language: str) -> str:

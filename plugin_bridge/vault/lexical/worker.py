@@ -216,27 +216,37 @@ class IndexWorker:
             self.scanned.set()
             return
         try:
-            todo, unchanged = self._indexer.changes()
+            todo, unchanged = self._indexer.changes(many=MIN_BACKLOG, on_many=self._read_ahead)
         except sqlite3.Error as exc:
             if not self._corrupted(exc):
                 logger.exception("Could not compare the vault with its index.")
             todo, unchanged = [], 0
+            if self._ahead is not None:  # started while listing: nothing for it now
+                self._ahead.close()
+                self._ahead = None
         self._scan_stats = ScanStats(unchanged=unchanged)
         self._scanning = True
         self._count(len(todo))
         self._backlog.extend(todo)
-        if len(todo) >= MIN_BACKLOG:
-            try:
-                self._ahead = AheadReader(
-                    self._indexer.files, self._backlog, BATCH, helper_count(), AHEAD_DEPTH
-                )
-                self._indexer.bulk(True)
-            except Exception:
-                logger.warning("No indexing helper process; reading in the worker instead.")
+        if len(todo) >= MIN_BACKLOG and self._ahead is None:
+            self._read_ahead()
+        if self._ahead is not None:
+            self._indexer.bulk(True)
         if todo:
             logger.info("Indexing %d new, changed or deleted notes in the background.", len(todo))
         else:
             self._finish_scan()
+
+    def _read_ahead(self) -> None:
+        """Helper processes for a large backlog, started at once (the backlog may still be
+        listed: they start meanwhile)."""
+        try:
+            self._ahead = AheadReader(
+                self._indexer.files, self._backlog, BATCH, helper_count(), AHEAD_DEPTH
+            )
+            self._ahead.start()
+        except Exception:
+            logger.warning("No indexing helper process; reading in the worker instead.")
 
     def _apply_backlog(self) -> None:
         prepared = None

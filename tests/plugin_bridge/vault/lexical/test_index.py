@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plugin_bridge.vault.files import MAX_NOTE_BYTES
+from plugin_bridge.vault.files import MAX_NOTE_BYTES, VaultFiles
 from plugin_bridge.vault.lexical import worker as worker_module
 from plugin_bridge.vault.lexical.index import SearchIndex
 from plugin_bridge.vault.lexical.indexer import Indexer, IndexOutcome, Prepared
@@ -421,12 +422,16 @@ async def test_a_file_gone_before_it_is_read_counts_as_deleted(
 ) -> None:
     """A file listed by the scan but gone when read is treated as deleted, without error."""
     write_vault(tmp_path / "v", {"a.md": "alpha"})
-    real_walk = Indexer.walk
+    real_walk = VaultFiles.walk
+    ghost = os.stat_result((0o100644, 0, 0, 1, 0, 0, 5, 1, 1, 1))
 
-    def walk_with_ghost(self: Indexer, folder: str = "") -> dict[str, tuple[float, int]]:
-        return {**real_walk(self, folder), "ghost.md": (1.0, 5)}
+    def walk_with_ghost(
+        self: VaultFiles, folder: str = "", *, pdfs: bool = False
+    ) -> Iterator[tuple[str, os.stat_result]]:
+        yield from real_walk(self, folder, pdfs=pdfs)
+        yield "ghost.md", ghost
 
-    monkeypatch.setattr(Indexer, "walk", walk_with_ghost)
+    monkeypatch.setattr(VaultFiles, "walk", walk_with_ghost)
     index = await started(tmp_path / "v", tmp_path / "i.sqlite3")
     assert index.list_paths() == ["a.md"] and index.last_scan_stats.added == 1
     await index.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import sqlite3
 from collections import deque
 from collections.abc import Sequence
@@ -50,6 +51,34 @@ async def test_a_helper_process_builds_the_same_index(
     helped = await _hits(tmp_path / "vault", tmp_path / "helped.sqlite3")
     assert len(started) == 1
     assert helped == alone and any(helped.values())
+
+
+@pytest.mark.parametrize(("min_backlog", "started_with"), [(2, [0]), (len(NOTES) + 1, [])])
+async def test_the_helper_starts_while_the_vault_is_still_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, min_backlog: int, started_with: list[int]
+) -> None:
+    """Once the scan has found MIN_BACKLOG new notes the helper process starts, so its own
+    start overlaps the rest of the listing: the backlog it is handed is still empty then (it
+    fills when the listing ends). A smaller backlog starts no helper."""
+    write_vault(tmp_path / "vault", NOTES)
+    seen: list[int] = []
+
+    class Spy(AheadReader):
+        def __init__(
+            self,
+            files: VaultFiles,
+            backlog: deque[str],
+            batch: int,
+            helpers: int = 1,
+            depth: int = 0,
+        ) -> None:
+            super().__init__(files, backlog, batch, helpers, depth)
+            seen.append(len(backlog))
+
+    monkeypatch.setattr(worker_module, "MIN_BACKLOG", min_backlog)
+    monkeypatch.setattr(worker_module, "AheadReader", Spy)
+    found = await _hits(tmp_path / "vault", tmp_path / "index.sqlite3")
+    assert seen == started_with and found["kafka"]
 
 
 def test_a_change_applied_meanwhile_is_not_overwritten_by_the_helper(tmp_path: Path) -> None:
@@ -183,3 +212,14 @@ async def test_ready_batches_are_written_together_with_the_log_checkpointed_less
     assert writes == [4, 4] and len(NOTES) == 8
     assert bulk == [True, False]
     assert hits["zebra"] == ["Broken.md"] and hits["Москва"] == ["Café.md"]
+
+
+def test_a_prepared_note_reaches_the_writer_unchanged(tmp_path: Path) -> None:
+    """What the helper sends (pickled) is equal to what it prepared, chunks included."""
+    write_vault(tmp_path / "vault", NOTES)
+    files = VaultFiles(tmp_path / "vault")
+    indexer = Indexer(sqlite3.connect(":memory:"), files)
+    prepared = [indexer.prepare(rel) for rel in sorted(rel for rel, _ in files.walk(pdfs=True))]
+    notes = [item for item in prepared if isinstance(item, Note)]
+    assert notes and all(note.chunks for note in notes)
+    assert pickle.loads(pickle.dumps(prepared)) == prepared
