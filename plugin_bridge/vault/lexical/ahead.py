@@ -64,17 +64,15 @@ def _prepare(paths: list[str]) -> list[Prepared]:
 
 class AheadReader:
     """Prepares ``backlog`` (taken from it ``batch`` paths at a time) in ``helpers`` helper
-    processes, each a batch ahead of the one being written (and one more queued), or
-    ``depth`` batches ahead in all when that is more: a writer that takes several prepared
-    batches into one transaction leaves the helpers that many to prepare meanwhile."""
+    processes, each a batch ahead of the one being written (and one more queued)."""
 
     def __init__(
-        self, files: VaultFiles, backlog: deque[str], batch: int, helpers: int = 1, depth: int = 0
+        self, files: VaultFiles, backlog: deque[str], batch: int, helpers: int = 1
     ) -> None:
         self._backlog = backlog
         self._batch = batch
         self._helpers = helpers
-        self._ahead = max(helpers + 1, depth)
+        self._ahead = helpers + 1
         self._pool = ProcessPoolExecutor(
             helpers,
             mp_context=multiprocessing.get_context("spawn"),

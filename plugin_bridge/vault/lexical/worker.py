@@ -35,10 +35,6 @@ BULK_WRITE: Final = 2000
 change waits: each commit flushes a full-text segment that later merges rewrite. With the
 rarer checkpoints of ``Indexer.bulk``: the writer's CPU for 10,000 prepared notes 6.4 / 8.2 s
 → 6.0 / 7.1 s (two runs on a loaded machine, docs/benchmarks.md)."""
-AHEAD_DEPTH: Final = BULK_WRITE // BATCH
-"""Batches prepared ahead of the writer in a large backlog: a bulk transaction takes up to
-this many, and the helper prepares as many while it is written (with two batches ahead, the
-helper idled during each 2,000-note write and the writer then waited for it)."""
 MERGE_AFTER: Final = 1000
 """Notes a scan added, updated or removed from which the full-text tables are merged after it."""
 
@@ -241,9 +237,7 @@ class IndexWorker:
         """Helper processes for a large backlog, started at once (the backlog may still be
         listed: they start meanwhile)."""
         try:
-            self._ahead = AheadReader(
-                self._indexer.files, self._backlog, BATCH, helper_count(), AHEAD_DEPTH
-            )
+            self._ahead = AheadReader(self._indexer.files, self._backlog, BATCH, helper_count())
             self._ahead.start()
         except Exception:
             logger.warning("No indexing helper process; reading in the worker instead.")

@@ -70,9 +70,8 @@ async def test_the_helper_starts_while_the_vault_is_still_listed(
             backlog: deque[str],
             batch: int,
             helpers: int = 1,
-            depth: int = 0,
         ) -> None:
-            super().__init__(files, backlog, batch, helpers, depth)
+            super().__init__(files, backlog, batch, helpers)
             seen.append(len(backlog))
 
     monkeypatch.setattr(worker_module, "MIN_BACKLOG", min_backlog)
@@ -98,26 +97,6 @@ def test_a_change_applied_meanwhile_is_not_overwritten_by_the_helper(tmp_path: P
         assert sorted(seen) == sorted(set(NOTES) - {"Kafka.md"})
     finally:
         reader.close()
-
-
-def test_the_helper_is_given_as_many_batches_ahead_as_a_bulk_write_takes(tmp_path: Path) -> None:
-    """With a depth of 4, taking the first batch leaves four more with the helper (one
-    helper's default leaves two): it prepares the next transaction's notes while the writer
-    writes this one; every note still comes back once, in order."""
-    write_vault(tmp_path / "vault", NOTES)
-    files = VaultFiles((tmp_path / "vault").resolve())
-    left, backlog = deque(sorted(NOTES)), deque(sorted(NOTES))
-    shallow, deep = AheadReader(files, left, 1, 1), AheadReader(files, backlog, 1, 1, depth=4)
-    try:
-        shallow.next()
-        seen = list(deep.next()[0])
-        assert len(NOTES) - len(left) == 1 + 2 and len(NOTES) - len(backlog) == 1 + 4
-        while not deep.done():
-            seen += deep.next()[0]
-        assert seen == sorted(NOTES)
-    finally:
-        shallow.close()
-        deep.close()
 
 
 def test_a_helper_that_is_gone_leaves_every_batch_to_the_worker(tmp_path: Path) -> None:
@@ -161,9 +140,7 @@ class _ReadyAhead:
     """An AheadReader stand-in that prepares each batch at once, in this process: every
     batch is ready when the worker asks."""
 
-    def __init__(
-        self, files: VaultFiles, backlog: deque[str], batch: int, helpers: int, depth: int
-    ) -> None:
+    def __init__(self, files: VaultFiles, backlog: deque[str], batch: int, helpers: int) -> None:
         self._backlog, self._batch = backlog, batch
         self._indexer = Indexer(sqlite3.connect(":memory:"), files)
 
