@@ -164,7 +164,7 @@ class ToolAccess:
         HTTP session (None: stdio's, the user's own); ``switch``: the ``mcp`` command's
         ``--allow-writes`` (None: the setting http_allow_writes, read now). A key without
         ``write`` never; a ``write`` key also while the plugin reviews its writes."""
-        allowed = self.writes_over_http() if switch is None else switch
+        allowed = self._writes_on(switch)
         if caller is None:
             return allowed
         return caller.allows("write") and (allowed or self.plugin_reviews(caller))
@@ -177,7 +177,7 @@ class ToolAccess:
         run = ToolRun(caller or OWNER_CALLER)
         if caller is not None and self.plugin_reviews(caller):
             return self._bound(self._registry("ask"), run, self._ask_plugin(run))
-        allowed = self.writes_over_http() if switch is None else switch
+        allowed = self._writes_on(switch)
         writes_off = HTTP_WRITES_OFF if switch is None else STDIO_WRITES_OFF
         hidden = (
             {} if allowed else {name: write_refusal(name, writes_off) for name in WRITE_TOOL_NAMES}
@@ -185,6 +185,10 @@ class ToolAccess:
         return self._bound(self._registry("allow"), run, None, hidden)
 
     # -- internals ------------------------------------------------------------------------
+
+    def _writes_on(self, switch: bool | None) -> bool:
+        """The MCP writes' switch: ``--allow-writes`` when given, else the setting."""
+        return self.writes_over_http() if switch is None else switch
 
     def _note(self) -> str:
         return self._settings().context_note
