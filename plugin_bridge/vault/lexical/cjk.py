@@ -44,17 +44,34 @@ CJK_RUN: Final = re.compile(f"[{CJK_CHARS}]+")
 
 
 TABLE_FROM: Final = 2000
-"""Characters from which a text's bigrams are made by numpy, through a table of the CJK
-characters (below, numpy's calls cost more than the regex)."""
+"""Characters from which a text is read through a table of code points (its tokens in
+``words.py``, its bigrams here): below, numpy's calls cost more than the regex."""
 _BMP: Final = 0x10000
+
+
+def code_points(text: str) -> Any:
+    """``text``'s code points as a numpy array, or None when one is beyond the Basic
+    Multilingual Plane (CJK extensions B-H, emoji), which :func:`bmp_table` does not cover."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+    return codes if int(codes.max()) < _BMP else None
+
+
+@cache
+def bmp_table(pattern: re.Pattern[str]) -> Any:
+    """Whether each character of the Basic Multilingual Plane is one that ``pattern`` (a
+    character class, repeated) matches: numpy booleans by code point, surrogates False."""
+    table = np.zeros(_BMP, dtype=bool)
+    every = "\n".join(chr(c) for c in range(_BMP) if not 0xD800 <= c < 0xE000)
+    table[[ord(c) for c in "".join(pattern.findall(every))]] = True
+    return table
 
 
 def bigrams(text: str) -> str:
     """The CJK runs of ``text`` as bigram tokens, one run per line: what the side table
     stores for a note ("" when it has none)."""
     if len(text) >= TABLE_FROM:
-        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
-        if int(codes.max()) < _BMP:  # beyond the table (CJK extensions B-H): the regex
+        codes = code_points(text)
+        if codes is not None:  # else beyond the table (CJK extensions B-H): the regex
             return _bigrams_of(codes)
     return "\n".join(
         " ".join(map(str.__add__, run, run[1:])) + " " + run[-1] for run in CJK_RUN.findall(text)
@@ -65,7 +82,7 @@ def _bigrams_of(codes: Any) -> str:
     """:func:`bigrams` of a text given as its code points (all in the table): each CJK
     character that a CJK character follows gives "ab ", the last of a run "b\n", and a
     run of one character " a\n" (as the regex's join does)."""
-    at = np.flatnonzero(_cjk_table()[codes])
+    at = np.flatnonzero(bmp_table(CJK_RUN)[codes])
     if not at.size:
         return ""
     chars = codes[at]
@@ -84,16 +101,6 @@ def _bigrams_of(codes: Any) -> str:
     one = starts[alone]
     out[one], out[one + 1], out[one + 2] = 32, chars[alone], 10
     return str(out[:-1].tobytes().decode("utf-32-le"))
-
-
-@cache
-def _cjk_table() -> Any:
-    """Whether each character of the Basic Multilingual Plane is in :data:`CJK_CHARS`
-    (numpy booleans by code point)."""
-    table = np.zeros(_BMP, dtype=bool)
-    every = "".join(chr(c) for c in range(_BMP) if not 0xD800 <= c < 0xE000)
-    table[[ord(c) for c in "".join(CJK_RUN.findall(every))]] = True
-    return table
 
 
 def bigram_list(term: str) -> list[str]:

@@ -32,10 +32,10 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from llm_service import lazy
-from plugin_bridge.vault.lexical.cjk import CJK_CHARS
+from plugin_bridge.vault.lexical.cjk import CJK_CHARS, TABLE_FROM, bmp_table, code_points
 
 if TYPE_CHECKING:
     import numpy as np
@@ -68,32 +68,16 @@ STEM_MARKS: Final = frozenset(_MARKS.values())
 """The characters that end a stem token (never in a word of a note)."""
 
 
-TABLE_FROM: Final = 2000
-"""Characters from which a text is tokenised through the table (below, numpy's calls cost
-more than the regex)."""
-_BMP: Final = 0x10000
-
-
 def tokens(text: str) -> list[str]:
     """Lower-case words and numbers of ``text`` outside its CJK runs."""
     lower = text.lower()
     if len(lower) < TABLE_FROM:
         return _TOKEN.findall(lower)
-    codes = np.frombuffer(lower.encode("utf-32-le", "surrogatepass"), np.uint32)
-    if int(codes.max()) >= _BMP:  # beyond the table: CJK extensions, emoji
+    codes = code_points(lower)
+    if codes is None:  # beyond the table: CJK extensions, emoji
         return _TOKEN.findall(lower)
-    spaced = np.where(_token_table()[codes], codes, np.uint32(32)).astype(np.uint32)
+    spaced = np.where(bmp_table(_TOKEN)[codes], codes, np.uint32(32)).astype(np.uint32)
     return spaced.tobytes().decode("utf-32-le").split()
-
-
-@cache
-def _token_table() -> Any:
-    """Whether each character of the Basic Multilingual Plane is part of a token, as
-    :data:`_TOKEN` says (numpy booleans by code point; surrogates are not)."""
-    table = np.zeros(_BMP, dtype=bool)
-    every = "\n".join(chr(c) for c in range(_BMP) if not 0xD800 <= c < 0xE000)
-    table[[ord(c) for c in "".join(_TOKEN.findall(every))]] = True
-    return table
 
 
 def fold(word: str) -> str:

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plugin_bridge.vault.lexical import cjk, words
-from plugin_bridge.vault.lexical.words import TABLE_FROM, tokens
+from plugin_bridge.vault.lexical.cjk import TABLE_FROM
+from plugin_bridge.vault.lexical.words import tokens
 
 # letters of several scripts, digits, "_", CJK, characters whose lower case is longer ("İ"),
 # astral letters and CJK, whitespace of every kind, punctuation, a lone surrogate
