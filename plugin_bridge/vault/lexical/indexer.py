@@ -91,6 +91,9 @@ class Note:
     chunks: tuple[Chunk, ...] = ()
     properties: tuple[tuple[str, str | None], ...] = ()
     """Front matter as (name, value) rows (``parse.properties``)."""
+    cjk: tuple[str, str] = ("", "")
+    """The CJK side table's columns (:func:`cjk_columns`), made with the rest of the note:
+    in a large scan that is the helper process, beside the writer (bench/search.py --serve)."""
 
 
 Prepared = Gone | Skipped | Note
@@ -278,11 +281,9 @@ class Indexer:
             "stem_headings, stem_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (note_id, *note.fields),
         )
-        # the bigrams are made here, not in the helper processes: preparing costs more than
-        # writing, and the body is sent to the writer anyway (bench/search.py --serve)
-        if any(cjk := cjk_columns(title, note.fields[1], note.fields[4])):
+        if any(note.cjk):
             conn.execute(
-                "INSERT INTO notes_cjk (rowid, title, text) VALUES (?, ?, ?)", (note_id, *cjk)
+                "INSERT INTO notes_cjk (rowid, title, text) VALUES (?, ?, ?)", (note_id, *note.cjk)
             )
         conn.executemany("INSERT INTO tags VALUES (?, ?)", [(note_id, t) for t in note.tags])
         conn.executemany("INSERT INTO links VALUES (?, ?)", [(note_id, t) for t in note.links])
@@ -374,6 +375,7 @@ def _note(
         links=frozenset(map(link_key, note.links)),
         chunks=chunks,
         properties=tuple(properties(note.frontmatter)),
+        cjk=cjk_columns(note.title, aliases, note.body),
     )
 
 

@@ -3,6 +3,7 @@ exactly the tokens and bigrams of the regexes that define them."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -68,3 +69,40 @@ def test_a_notes_language_is_the_latin_one_whose_stop_words_it_uses_most() -> No
     assert words.note_language(tokens("Obsidian Sync")) == "english"  # no stop word at all
     late = ["x"] * words.DETECT_TOKENS + german  # only the first tokens are looked at
     assert words.note_language(late) == "english"
+
+
+def _fresh_stems(text: str, language: str) -> set[str]:
+    """What a note's stem column must hold: each word stemmed now, by its script's stemmer."""
+    found = set()
+    for word in tokens(text):
+        if len(word) < words.MIN_STEM_LENGTH or word[0].isdigit():
+            continue
+        script = words.CYRILLIC if words.is_cyrillic(word) else language
+        found.add(words.stemmer(script).stemWord(word) + words._MARKS[script])
+    return found
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(st.sampled_from("aeinrstlé Жжаеит9 \n"), max_size=200),
+    language=st.sampled_from(words.LATIN),
+)
+def test_a_notes_stems_are_its_words_stemmed_whatever_was_stemmed_before(
+    text: str, language: str
+) -> None:
+    column = words.note_stems(tokens(text), language)
+    assert len(column.split()) == len(set(column.split()))  # each stem once
+    assert set(column.split()) == _fresh_stems(text, language)
+    # the same words again, now remembered; and a note of another language stems them anew
+    assert set(words.note_stems(tokens(text), language).split()) == _fresh_stems(text, language)
+    other = "german" if language != "german" else "french"
+    assert set(words.note_stems(tokens(text), other).split()) == _fresh_stems(text, other)
+
+
+def test_the_remembered_stems_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(words, "STEM_CACHE", 50)
+    known = words._known_stems("dutch")
+    for start in range(0, 400, 40):
+        batch = " ".join(f"woord{chr(97 + n % 26)}{n // 26}x" for n in range(start, start + 40))
+        assert set(words.note_stems(tokens(batch), "dutch").split()) == _fresh_stems(batch, "dutch")
+        assert len(known) <= 50
