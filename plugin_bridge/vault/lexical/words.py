@@ -54,7 +54,8 @@ DETECT_TOKENS: Final = 200
 MIN_STEM_LENGTH: Final = 3
 """Shorter words are not stemmed ("is", "an", ...)."""
 STEM_CACHE: Final = 100_000
-"""Words whose stem is remembered per note language (about 10 MB; forgotten all at once)."""
+"""Words whose stem is remembered, every note language together (about 15 MB; forgotten all
+at once when full)."""
 
 QUESTION_WORDS: Final = {
     "english": frozenset({"can"}),
@@ -157,16 +158,19 @@ def note_stems(words: Iterable[str], language: str) -> str:
     return " ".join(filter(None, found))  # "": a word not stemmed
 
 
-@cache
+_known: dict[str, dict[str, str]] = {}
+
+
 def _known_stems(language: str) -> dict[str, str]:
     """Words seen in notes of ``language`` → their marked stem ("" for a word not stemmed)."""
-    return {}
+    return _known.setdefault(language, {})
 
 
 def _learn_stems(known: dict[str, str], words: list[str], language: str) -> None:
     """Add ``words`` (not in ``known``) to ``known``, stemmed as in a note of ``language``."""
-    if len(known) + len(words) > STEM_CACHE:
-        known.clear()
+    if sum(map(len, _known.values())) + len(words) > STEM_CACHE:
+        for each in _known.values():
+            each.clear()
     latin: list[str] = []
     cyrillic: list[str] = []
     for word in words:

@@ -99,10 +99,14 @@ def test_a_notes_stems_are_its_words_stemmed_whatever_was_stemmed_before(
     assert set(words.note_stems(tokens(text), other).split()) == _fresh_stems(text, other)
 
 
-def test_the_remembered_stems_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_remembered_stems_are_bounded_over_every_language(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(words, "STEM_CACHE", 50)
-    known = words._known_stems("dutch")
     for start in range(0, 400, 40):
         batch = " ".join(f"woord{chr(97 + n % 26)}{n // 26}x" for n in range(start, start + 40))
-        assert set(words.note_stems(tokens(batch), "dutch").split()) == _fresh_stems(batch, "dutch")
-        assert len(known) <= 50
+        language = ("dutch", "italian")[start // 40 % 2]
+        assert set(words.note_stems(tokens(batch), language).split()) == _fresh_stems(
+            batch, language
+        )
+        assert sum(map(len, words._known.values())) <= 50
