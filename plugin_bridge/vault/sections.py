@@ -1,5 +1,5 @@
-"""A note's parts by heading: which heading path (``Setup > Linux``) a search hit is under, and
-the part of a note under a heading path, so a model reads just that part.
+"""A note's parts by heading: the part of a note under a heading path (``Setup > Linux``), so a
+model reads just that part (which heading path a search hit is under: ``lexical/headings.py``).
 
 A heading path names a heading by the headings above it, joined by `` > `` as chunks name
 theirs (``chunks.py``); headings inside code fences and front matter are not headings.
@@ -13,14 +13,12 @@ from dataclasses import dataclass
 from typing import Final
 
 from plugin_bridge.vault.errors import VaultError
+from plugin_bridge.vault.lexical.headings import HEADING_LINE
 from plugin_bridge.vault.lexical.parse import body_start
 
 SHOWN_HEADINGS: Final = 5
 """An unknown heading's error lists at most this many of the note's headings."""
 PDF_HEADINGS: Final = "A PDF has no headings: read it by pages instead (e.g. pages='3-5')."
-# Line patterns start with "\n" (the text gets one prepended): a literal first character lets
-# the regex engine jump between lines instead of trying "^" at every position.
-_HEADING: Final = re.compile(r"\n {0,3}(#{1,6})[ \t]+([^\n]*?)(?:[ \t]+#+)?[ \t]*(?=\n|\Z)")
 _FENCED: Final = re.compile(
     r"\n {0,3}(`{3,}|~{3,})[^\n]*(?:\n.*?(?:\n {0,3}\1[`~]*[ \t]*(?=\n|\Z)|\Z)|\Z)", re.S
 )
@@ -70,52 +68,15 @@ def section(rel: str, text: str, heading: str) -> tuple[str, str]:
     raise VaultError("no_such_heading", _missing(rel, heading, [h.path for h in found]), path=rel)
 
 
-def heading_at(body: str, snippet: str) -> str | None:
-    """The heading path a search snippet (its match marked ``**…**``) was cut from in the
-    note ``body``: the innermost heading above the marked word with its neighbours (else the
-    marked word alone, its first place); None above the first heading, or when the body does
-    not hold it."""
-    marked = snippet.split("**")
-    if len(marked) < 3 or not marked[1].strip():
-        return None
-    before, word = marked[0].split("…")[-1].split(), marked[1].split()
-    after = marked[2].split("…")[0].split()
-    text = body[body_start(body) :]
-    at = -1  # the snippet keeps the note's own letters: a plain find, then the word alone
-    for words in ([*before[-1:], *word, *after[:1]], word):
-        if (at := text.find(" ".join(words))) >= 0:
-            break
-    if at < 0:
-        return None
-    return _path_above("\n" + text, at + 1)
-
-
-def _path_above(lines: str, at: int) -> str | None:
-    """The heading path over offset ``at`` of ``lines`` ("\n" + the text), read upwards: each
-    line holding a "#" is tried (a jump in C between them), the nearest heading of each higher
-    level kept, unless an odd number of fence lines above it says it is in code."""
-    path: list[str] = []
-    higher = 7
-    while higher > 1 and (sharp := lines.rfind("#", 0, at)) >= 0:
-        at = lines.rfind("\n", 0, sharp)
-        match = _HEADING.match(lines, at)
-        if match is None or not match.group(2).strip() or len(match.group(1)) >= higher:
-            continue
-        if (lines.count("\n```", 0, at) + lines.count("\n~~~", 0, at)) % 2 == 0:
-            higher = len(match.group(1))
-            path.insert(0, match.group(2))
-    return " > ".join(path) or None
-
-
 def _heading_lines(body: str) -> Iterator[tuple[int, str, int]]:
     """(level, name, offset) of each heading line of ``body``, those in code fences left out
     (two scans in C: the fences, then the headings)."""
-    lines = "\n" + body  # offsets in it are the lines' offsets in ``body`` (see _HEADING)
+    lines = "\n" + body  # offsets in it are the lines' offsets in ``body`` (see HEADING_LINE)
     fences = []
     if "```" in body or "~~~" in body:
         fences = [(m.start(), m.end()) for m in _FENCED.finditer(lines)]
     inside = 0
-    for match in _HEADING.finditer(lines):
+    for match in HEADING_LINE.finditer(lines):
         while inside < len(fences) and fences[inside][1] <= match.start():
             inside += 1
         if inside < len(fences) and fences[inside][0] <= match.start():

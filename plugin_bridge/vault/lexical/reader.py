@@ -24,12 +24,14 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class SearchHit:
     """One matching note; ``score`` is higher for better matches, ``snippet`` marks the match
-    with ``**``."""
+    with ``**``, ``heading`` is the heading path it is under (None above the first heading or
+    without a snippet)."""
 
     path: str
     title: str
     score: float
     snippet: str
+    heading: str | None = None
 
 
 class ChunkRow(NamedTuple):
@@ -62,22 +64,31 @@ class IndexReader:
         self._vocabulary = vocabulary
         scoped.register(conn)  # line:(…) and section:(…) filters
 
-    def search(self, query: Query, limit: int, *, snippets: bool = True) -> list[SearchHit]:
+    def search(
+        self, query: Query, limit: int, *, snippets: bool = True, headings: bool = False
+    ) -> list[SearchHit]:
         """The best ``limit`` notes for ``query``; ``snippets=False`` leaves them "" (a ranking
-        for fusion). A failure inside SQLite (but damage) is logged and finds nothing."""
+        for fusion); ``headings`` finds each snippet's heading path. A failure inside SQLite
+        (but damage) is logged and finds nothing."""
         try:
             rows = search_sql.run(
-                self.conn, query, limit, snippets=snippets, vocabulary=self._vocabulary
+                self.conn,
+                query,
+                limit,
+                snippets=snippets,
+                headings=headings,
+                vocabulary=self._vocabulary,
             )
         except sqlite3.DatabaseError as exc:
             if is_damage(exc):
                 raise
             logger.warning("A search failed inside SQLite (%s); returning no results.", exc)
             return []
-        return [SearchHit(path, title, score, snippet) for path, title, score, snippet in rows]
+        return [SearchHit(*row) for row in rows]
 
-    def snippets(self, query: Query, paths: list[str]) -> dict[str, str]:
-        """The search snippets of ``query`` in these notes (by path)."""
+    def snippets(self, query: Query, paths: list[str]) -> dict[str, tuple[str, str | None]]:
+        """The search snippets of ``query`` in these notes, each with its heading path (by
+        path)."""
         try:
             return search_sql.snippets_for(self.conn, query, paths)
         except sqlite3.DatabaseError as exc:

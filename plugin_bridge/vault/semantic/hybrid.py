@@ -29,7 +29,6 @@ from plugin_bridge.vault.lexical.index import clamp
 from plugin_bridge.vault.lexical.parse import link_forms
 from plugin_bridge.vault.lexical.reader import is_damage
 from plugin_bridge.vault.pdf import is_pdf_name, page_of_snippet, page_of_words, split_body
-from plugin_bridge.vault.sections import heading_at
 from plugin_bridge.vault.semantic.scripts import same_script_first
 
 if TYPE_CHECKING:
@@ -189,6 +188,7 @@ def _search(
             query,
             clamp(max(limit, CANDIDATES) if fusing else limit),
             snippets=not fusing,  # only the few shown get one, below
+            headings=True,
         )
         if mode != "semantic"
         else []
@@ -203,11 +203,13 @@ def _search(
     hits = _combine(mode, lexical, notes, limit, len(query.terms))
     if fusing and (bare := [hit.path for hit in hits if not hit.chunks]):
         made = reader.snippets(query, bare)
-        hits = [hit if hit.chunks else replace(hit, snippet=made.get(hit.path, "")) for hit in hits]
+        hits = [
+            hit if hit.chunks else _snippeted(hit, *made.get(hit.path, ("", None))) for hit in hits
+        ]
     if any(is_pdf_name(hit.path) for hit in hits):
         terms = [term.text for term in query.terms] + list(query.cjk)
         hits = _on_pages(reader, hits, terms, rerank=mode == "lexical")
-    return with_headings(reader, hits)
+    return hits
 
 
 def _combine(
@@ -219,7 +221,17 @@ def _combine(
 ) -> list[NoteHit]:
     lex = {hit.path: hit for hit in lexical}
     if mode == "lexical":
-        return [NoteHit(h.path, h.title, h.score, h.snippet, ("lexical",)) for h in lex.values()]
+        return [
+            NoteHit(
+                h.path,
+                h.title,
+                h.score,
+                h.snippet,
+                ("lexical",),
+                heading=_heading(h.path, h.heading),
+            )
+            for h in lex.values()
+        ]
     if mode == "semantic":
         ranked = [(path, chunks[0].score) for path, chunks in notes.items()]
     else:
@@ -228,10 +240,27 @@ def _combine(
     for path, score in ranked[:limit]:
         chunks = notes.get(path, [])
         sides = _sides(path in lex, bool(chunks))
-        title = chunks[0].title if chunks else lex[path].title
-        snippet = _chunk_snippet(chunks[0]) if chunks else lex[path].snippet
-        hits.append(NoteHit(path, title, round(score, 6), snippet, sides, tuple(chunks)))
+        under: str | None
+        if chunks:
+            title, snippet, under = chunks[0].title, _chunk_snippet(chunks[0]), chunks[0].heading
+        else:
+            title, snippet, under = lex[path].title, lex[path].snippet, lex[path].heading
+        heading = _heading(path, under)
+        hits.append(
+            NoteHit(path, title, round(score, 6), snippet, sides, tuple(chunks), heading=heading)
+        )
     return hits
+
+
+def _heading(path: str, heading: str | None) -> str | None:
+    """The heading path a hit shows: its best chunk's, else the one its snippet was cut under
+    (made with the snippet); none for a PDF, whose pages have none."""
+    return None if is_pdf_name(path) else heading or None
+
+
+def _snippeted(hit: NoteHit, snippet: str, heading: str | None) -> NoteHit:
+    """``hit`` with the snippet made for it after fusion, and that snippet's heading path."""
+    return replace(hit, snippet=snippet, heading=_heading(hit.path, heading))
 
 
 def _on_pages(
@@ -263,22 +292,6 @@ def _on_pages(
         placed.append(replace(hit, page=page + 1, snippet=snippet, score=score))
     if rerank:
         placed.sort(key=lambda hit: -hit.score)  # stable: ties keep the index's order
-    return placed
-
-
-def with_headings(reader: IndexReader, hits: list[NoteHit]) -> list[NoteHit]:
-    """Notes' hits with the heading path they were found under: the best chunk's (vectors),
-    else the one above the snippet's match in the note."""
-    words = [hit.path for hit in hits if not hit.chunks and not is_pdf_name(hit.path)]
-    bodies = reader.bodies(words) if words else {}
-    placed = []
-    for hit in hits:
-        if is_pdf_name(hit.path):
-            placed.append(hit)
-        elif hit.chunks:
-            placed.append(replace(hit, heading=hit.chunks[0].heading or None))
-        else:
-            placed.append(replace(hit, heading=heading_at(bodies.get(hit.path, ""), hit.snippet)))
     return placed
 
 

@@ -158,3 +158,34 @@ async def test_hits_carry_the_heading_they_are_under(vault: Vault) -> None:
     semantic = (await vault.search("cherry pie", 10, "semantic")).hits
     beta = next(hit for hit in semantic if hit.path == "Fruits/beta.md")
     assert beta.heading == beta.chunks[0].heading
+
+
+async def test_a_hybrid_hit_found_by_words_only_names_its_heading_too(vault: Vault) -> None:
+    """Fusion makes the words-only hits' snippets last: their heading comes with them."""
+    hits = (await vault.search("pie", 10, "hybrid")).hits
+    beta = next(hit for hit in hits if hit.path == "Fruits/beta.md")
+    assert beta.heading == (beta.chunks[0].heading if beta.chunks else "Setup > Linux")
+
+
+async def test_a_word_search_reads_the_notes_text_once(vault: Vault) -> None:
+    """The heading path is found in the text FTS5 read for the snippet, not read again by
+    path (that second read was a third of a WebSocket search's slowdown at 10,000 notes);
+    the index's own search, which shows no heading, reads no text for one."""
+    statements: list[str] = []
+    await vault.index.execute(lambda reader: reader.conn.set_trace_callback(statements.append))
+    try:
+        (hit,) = (await vault.search("pie", 10, "lexical")).hits
+        reads = [columns for columns in _columns(statements) if "body" in columns]
+        statements.clear()
+        (plain,) = vault.index.search("pie").hits
+    finally:
+        await vault.index.execute(lambda reader: reader.conn.set_trace_callback(None))
+    assert hit.heading == "Setup > Linux"
+    assert reads and all("snippet(" in columns for columns in reads)
+    assert plain.heading is None
+    assert not [columns for columns in _columns(statements) if "body" in columns]
+
+
+def _columns(statements: list[str]) -> list[str]:
+    """What each SQL statement selects (its text before FROM)."""
+    return [sql.split("FROM")[0] for sql in statements]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from plugin_bridge.vault.errors import VaultError
-from plugin_bridge.vault.sections import heading_at, headings, section
+from plugin_bridge.vault.lexical.headings import heading_at
+from plugin_bridge.vault.sections import headings, section
 
 NOTE = (
     "---\n# a: comment\ntitle: x\n---\nIntro #tag [[x#y]]\n# Setup\nAll.\n"
