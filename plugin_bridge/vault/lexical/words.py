@@ -153,9 +153,10 @@ def note_stems(words: Iterable[str], language: str) -> str:
     known = _known_stems(language)
     found = set(map(known.get, distinct))
     if None in found:
-        _learn_stems(known, [word for word in distinct if word not in known], language)
-        found = set(map(known.get, distinct))
-    return " ".join(filter(None, found))  # "": a word not stemmed
+        found.update(
+            _learn_stems(known, [word for word in distinct if word not in known], language)
+        )
+    return " ".join(filter(None, found))  # None: learnt just now; "": a word not stemmed
 
 
 _known: dict[str, dict[str, str]] = {}
@@ -166,8 +167,9 @@ def _known_stems(language: str) -> dict[str, str]:
     return _known.setdefault(language, {})
 
 
-def _learn_stems(known: dict[str, str], words: list[str], language: str) -> None:
-    """Add ``words`` (not in ``known``) to ``known``, stemmed as in a note of ``language``."""
+def _learn_stems(known: dict[str, str], words: list[str], language: str) -> list[str]:
+    """The marked stems of ``words`` (not in ``known``) in a note of ``language``, added to
+    ``known`` (returned, not read back: another index's thread may clear it meanwhile)."""
     if sum(map(len, _known.values())) + len(words) > STEM_CACHE:
         for each in _known.values():
             each.clear()
@@ -178,10 +180,13 @@ def _learn_stems(known: dict[str, str], words: list[str], language: str) -> None
             known[word] = ""
         else:
             (cyrillic if is_cyrillic(word) else latin).append(word)
+    learnt: list[str] = []
     for script, script_language in ((latin, language), (cyrillic, CYRILLIC)):
         mark = _MARKS[script_language]
-        stems = stemmer(script_language).stemWords(script)
-        known.update(zip(script, (stem + mark for stem in stems), strict=True))
+        stems = [stem + mark for stem in stemmer(script_language).stemWords(script)]
+        known.update(zip(script, stems, strict=True))
+        learnt += stems
+    return learnt
 
 
 def query_stems(word: str) -> tuple[str, ...]:

@@ -110,3 +110,25 @@ def test_the_remembered_stems_are_bounded_over_every_language(
             batch, language
         )
         assert sum(map(len, words._known.values())) <= 50
+
+
+def test_a_notes_stems_do_not_depend_on_another_thread_keeping_the_remembered_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "Notizen werden synchronisiert, und заметки синхронизируются"
+    expected = _fresh_stems(text, "german")
+    real = words.stemmer
+
+    class Forgetful:
+        """A stemmer during whose work another index's thread forgets every remembered stem."""
+
+        def __init__(self, language: str) -> None:
+            self._real = real(language)
+
+        def stemWords(self, batch: list[str]) -> list[str]:
+            for each in words._known.values():
+                each.clear()
+            return list(self._real.stemWords(batch))
+
+    monkeypatch.setattr(words, "stemmer", Forgetful)
+    assert set(words.note_stems(tokens(text), "german").split()) == expected
