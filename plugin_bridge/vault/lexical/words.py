@@ -146,9 +146,10 @@ def note_stems(words: Iterable[str], language: str) -> str:
     """The distinct stems of ``words``, space-separated: what a note's stem columns hold.
 
     A note of ``language`` stems its Latin-script words with that language's stemmer and its
-    Cyrillic words with the Russian one; each word's marked stem is remembered per language
-    (:data:`STEM_CACHE` words at most), since notes repeat most of their words: preparing the
-    10,000 notes of ``bench/search.py --serve`` spent a sixth of its time here."""
+    Cyrillic words with the Russian one; each word's marked stem is remembered per note
+    language (:data:`STEM_CACHE` words at most over all of them), since notes repeat most of
+    their words: preparing the 10,000 notes of ``bench/search.py --serve`` spent a sixth of its
+    time here."""
     distinct = set(words)
     known = _known_stems(language)
     found = set(map(known.get, distinct))
